@@ -1,0 +1,1 @@
+"""DRIFT benchmark pipeline."""
