@@ -1,0 +1,40 @@
+"""Typed entity definitions (spec §3.2): schemas, slots and event types, as a registry.
+
+Entity definitions are data, not behaviour, so they sit on the lowest floor: the scenario layer
+validates entity entries against them and the world layer generates from them. Adding a type is
+one module here that calls :func:`register_entity_type`, plus its import below.
+"""
+
+from ._registry import entity_types, get_entity_type, register_entity_type
+from ._types import (
+    ActionFrame,
+    EntityTypeDef,
+    EventTier,
+    EventTypeDef,
+    SlotDef,
+    SlotKind,
+    Value,
+)
+
+# Built-in types register themselves on import; the order is the order shown to users.
+from .human import HUMAN  # noqa: E402
+from .assistant import ASSISTANT  # noqa: E402  isort: skip
+from .coding import CODING_AGENT  # noqa: E402  isort: skip
+from .tool import TOOL_AGENT  # noqa: E402  isort: skip
+
+__all__ = [
+    "ASSISTANT",
+    "CODING_AGENT",
+    "HUMAN",
+    "TOOL_AGENT",
+    "ActionFrame",
+    "EntityTypeDef",
+    "EventTier",
+    "EventTypeDef",
+    "SlotDef",
+    "SlotKind",
+    "Value",
+    "entity_types",
+    "get_entity_type",
+    "register_entity_type",
+]

@@ -1,0 +1,60 @@
+"""The contract between the harness and a memory system under test (spec §8.2, DESIGN §5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, TypedDict, runtime_checkable
+
+
+class Message(TypedDict):
+    """One turn of a session as a memory system sees it: nothing but the text and who said it.
+
+    Attributes:
+        speaker: Entity id of the author (``principal``, ``assistant``…).
+        role: ``user`` for humans, ``assistant`` for agents, ``tool`` for tool output.
+        content: The message text.
+        timestamp: Simulated time of the session, ISO 8601 (``2027-03-14T09:00:00``).
+    """
+
+    speaker: str
+    role: str
+    content: str
+    timestamp: str
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """LLM tokens a backend has spent so far (spec §7.7): inside ``store`` and inside ``retrieve``."""
+
+    write: int = 0
+    read: int = 0
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """What a memory system implements to be benchmarked.
+
+    The harness calls ``store`` once per session, in order, and then forgets the transcript.
+    At checkpoints it calls ``retrieve`` once per probe; the returned text is all the reader sees.
+    Backends are constructed without arguments (options, if any, as keyword arguments).
+    """
+
+    async def store(self, session_id: str, messages: list[Message]) -> None:
+        """Persist whatever the system chooses from one whole session."""
+        ...
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        """Return the memory text that answers ``query``, as seen by entity ``entity_id``.
+
+        ``session_id`` is the session after which the question is asked. Scope is the backend's
+        job: facts from sessions ``entity_id`` did not take part in must never be returned.
+        """
+        ...
+
+    def token_counts(self) -> TokenCounts:
+        """LLM tokens spent inside ``store`` (write) and ``retrieve`` (read) so far."""
+        ...
+
+    def snapshot(self) -> str:
+        """Everything the system persists now, as text; the harness counts its tokens (S)."""
+        ...

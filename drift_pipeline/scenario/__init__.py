@@ -1,0 +1,54 @@
+"""Scenario specs: pydantic models, YAML loading with one-line errors, JSON Schema export."""
+
+from ._errors import Problem, ScenarioError
+from ._load import LoadedScenario, load_scenario, parse_scenario, parse_scenario_text, scenario_files
+from ._resolve import (
+    ResolvedCheckpoint,
+    SessionTopology,
+    checkpoints_for,
+    root_seed,
+    topology_for,
+)
+from ._spec import (
+    HORIZON_NAMES,
+    PARADIGM_PROBE_TYPES,
+    CheckpointSpec,
+    HorizonName,
+    HorizonSpec,
+    Horizons,
+    ScenarioSpec,
+    TopologyEntry,
+)
+
+
+def json_schema() -> dict[str, object]:
+    """The JSON Schema of scenario files, for editors and external validators."""
+    schema = ScenarioSpec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "DRIFT scenario"
+    return schema
+
+
+__all__ = [
+    "HORIZON_NAMES",
+    "PARADIGM_PROBE_TYPES",
+    "CheckpointSpec",
+    "HorizonName",
+    "HorizonSpec",
+    "Horizons",
+    "LoadedScenario",
+    "Problem",
+    "ResolvedCheckpoint",
+    "ScenarioError",
+    "ScenarioSpec",
+    "SessionTopology",
+    "TopologyEntry",
+    "checkpoints_for",
+    "json_schema",
+    "load_scenario",
+    "parse_scenario",
+    "parse_scenario_text",
+    "root_seed",
+    "scenario_files",
+    "topology_for",
+]

@@ -1,0 +1,88 @@
+"""Derived views of a scenario: checkpoints per horizon, who is active per session, root seed."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ._spec import PARADIGM_PROBE_TYPES, HorizonName, ScenarioSpec
+
+
+@dataclass(frozen=True)
+class ResolvedCheckpoint:
+    """A checkpoint of one horizon.
+
+    Attributes:
+        after_session: Probes are asked after this many sessions (1-based count), i.e. right
+            after session index ``after_session - 1`` has been stored.
+        probe_types: Probe types asked there.
+    """
+
+    after_session: int
+    probe_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionTopology:
+    """Who takes part in a session and how."""
+
+    active: tuple[str, ...]
+    pattern: str
+
+
+def root_seed(spec: ScenarioSpec) -> int:
+    """The scenario's seed, or one derived from its id so that unseeded scenarios still differ."""
+    if spec.seed is not None:
+        return spec.seed
+    return int.from_bytes(hashlib.sha256(spec.id.encode()).digest()[:8], "big") >> 1
+
+
+def checkpoints_for(spec: ScenarioSpec, horizon: HorizonName) -> list[ResolvedCheckpoint]:
+    """Checkpoints that apply to one horizon (DESIGN §3).
+
+    A declared ``after_session: N`` applies to every horizon with at least N sessions, ``every: K``
+    to each multiple of K, and the horizon's final session is always a checkpoint: when no entry
+    puts one there, it is asked with every probe type the scenario declares (or, if it declares
+    none, every type its paradigm defines).
+    """
+    sessions = getattr(spec.horizon, horizon).sessions
+    types_at: dict[int, list[str]] = {}
+
+    def add(after: int, probe_types: list[str] | tuple[str, ...]) -> None:
+        bucket = types_at.setdefault(after, [])
+        bucket.extend(t for t in probe_types if t not in bucket)
+
+    declared: list[str] = []
+    for checkpoint in spec.checkpoints:
+        declared.extend(t for t in checkpoint.probe_types if t not in declared)
+        if checkpoint.after_session is not None:
+            if checkpoint.after_session <= sessions:
+                add(checkpoint.after_session, checkpoint.probe_types)
+        else:
+            assert checkpoint.every is not None
+            for after in range(checkpoint.every, sessions + 1, checkpoint.every):
+                add(after, checkpoint.probe_types)
+    if sessions not in types_at:
+        add(sessions, declared or PARADIGM_PROBE_TYPES[spec.paradigm])
+    order = PARADIGM_PROBE_TYPES["multi_peer"]
+    return [
+        ResolvedCheckpoint(after, tuple(sorted(types, key=order.index)))
+        for after, types in sorted(types_at.items())
+    ]
+
+
+def topology_for(spec: ScenarioSpec, sessions: int) -> list[SessionTopology]:
+    """Who is active in each session of a horizon with ``sessions`` sessions.
+
+    Later topology entries override earlier ones where ranges overlap; a session no entry covers
+    has every entity active in a linear pattern.
+    """
+    everyone = SessionTopology(tuple(entity.id for entity in spec.entities), "linear")
+    result = [everyone] * sessions
+    for entry in spec.topology:
+        first, last = entry.session_range
+        last = sessions - 1 if last == -1 else min(last, sessions - 1)
+        slot = SessionTopology(tuple(entry.active), entry.pattern)
+        for index in range(first, last + 1):
+            result[index] = slot
+    return result

@@ -1,0 +1,180 @@
+"""Pydantic models of a scenario file (spec §3.1, DESIGN §3)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, field_validator, model_validator
+
+from drift_pipeline.entities import entity_types
+from drift_pipeline.entities._spec_common import EntityId, StrictModel
+
+Paradigm = Literal["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]
+HorizonName = Literal["short", "medium", "long"]
+HORIZON_NAMES: tuple[HorizonName, ...] = ("short", "medium", "long")
+InteractionPattern = Literal["linear", "broadcast", "mesh", "hierarchical", "async"]
+ProbeType = Literal[
+    "recall", "action", "revision", "frontier", "consistency", "attribution", "canary", "handoff"
+]
+
+PARADIGM_PROBE_TYPES: dict[str, tuple[str, ...]] = {
+    "user_assistant": ("recall", "action", "revision"),
+    "coding_agent": ("recall", "action", "revision", "frontier"),
+    "crawler_agent": ("recall", "action", "revision", "frontier"),
+    "multi_peer": (
+        "recall", "action", "revision", "frontier", "consistency", "attribution", "canary", "handoff",
+    ),
+}
+"""Probe types each paradigm defines (spec §6)."""
+
+
+class HorizonSpec(StrictModel):
+    """One horizon's trajectory: how many sessions, and the simulated gap between them."""
+
+    sessions: int = Field(gt=0, le=100_000)
+    session_gap_hours: float | None = Field(None, gt=0, le=24 * 365)
+    session_gap_days: float | None = Field(None, gt=0, le=3650)
+
+    @model_validator(mode="after")
+    def _one_gap(self) -> HorizonSpec:
+        if (self.session_gap_hours is None) == (self.session_gap_days is None):
+            raise ValueError("give exactly one of session_gap_hours or session_gap_days")
+        return self
+
+    @property
+    def gap(self) -> timedelta:
+        """The simulated time between consecutive sessions."""
+        if self.session_gap_hours is not None:
+            return timedelta(hours=self.session_gap_hours)
+        assert self.session_gap_days is not None  # guaranteed by _one_gap
+        return timedelta(days=self.session_gap_days)
+
+
+class Horizons(StrictModel):
+    """The horizons a scenario runs; each is its own trajectory."""
+
+    short: HorizonSpec | None = None
+    medium: HorizonSpec | None = None
+    long: HorizonSpec | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> Horizons:
+        if not self.items():
+            raise ValueError("declare at least one of short, medium, long")
+        return self
+
+    def items(self) -> list[tuple[HorizonName, HorizonSpec]]:
+        """Declared horizons in short → long order."""
+        return [(name, spec) for name in HORIZON_NAMES if (spec := getattr(self, name)) is not None]
+
+
+class TopologyEntry(StrictModel):
+    """Who is active in a range of sessions and how they interact (spec §4.1)."""
+
+    session_range: tuple[int, int] = Field(
+        description="[first, last] session index, 0-based and inclusive; -1 means the last session."
+    )
+    active: list[EntityId] = Field(min_length=1)
+    pattern: InteractionPattern = "linear"
+
+    @field_validator("session_range")
+    @classmethod
+    def _ordered(cls, value: tuple[int, int]) -> tuple[int, int]:
+        first, last = value
+        if first < 0:
+            raise ValueError("the first session index must be ≥ 0")
+        if last < -1 or (last != -1 and last < first):
+            raise ValueError("the last session index must be -1 or ≥ the first")
+        return value
+
+
+class CheckpointSpec(StrictModel):
+    """When probes are asked: after a given session count, or every K sessions."""
+
+    after_session: int | None = Field(None, ge=1, description="Probe after this many sessions.")
+    every: int | None = Field(None, ge=1, description="Probe after every K sessions.")
+    probe_types: list[ProbeType] = Field(default_factory=lambda: ["recall", "action", "revision"])
+
+    @model_validator(mode="after")
+    def _one_trigger(self) -> CheckpointSpec:
+        if (self.after_session is None) == (self.every is None):
+            raise ValueError("give exactly one of after_session or every")
+        return self
+
+
+def _entity_union() -> Any:
+    models = tuple(entity_type.spec_model for entity_type in entity_types())
+    return Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007
+
+
+EntitySpec = _entity_union()
+"""Any registered entity type's spec model, chosen by its ``type`` key."""
+
+
+class ScenarioSpec(StrictModel):
+    """A DRIFT scenario: a declarative description from which a whole world is generated."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,79}$", description="Lower-case scenario id.")
+    version: str = Field("1", description="Recorded in every result, bump when the file changes.")
+    description: str | None = None
+    paradigm: Paradigm
+    seed: int | None = Field(
+        None, ge=0, lt=2**63, description="Root seed; derived from the id when absent."
+    )
+    replicates: int = Field(4, ge=1, le=64, description="Independent seeds per horizon.")
+    horizon: Horizons
+    noise_ratio: float = Field(ge=0.0, le=0.95, description="Share of sessions with no event.")
+    signal_ratio: float | None = Field(None, ge=0.0, le=1.0)
+    soft_ratio: float | None = Field(None, ge=0.0, le=1.0)
+    soft_signal_mentions: int = Field(
+        3, ge=1, le=10, description="Mentions before a soft-signal preference enters ground truth."
+    )
+    probes_per_checkpoint: int = Field(
+        120, ge=4, le=5000, description="Cap per checkpoint and replicate; sampled deterministically."
+    )
+    entities: list[EntitySpec] = Field(min_length=1)  # type: ignore[valid-type]
+    topology: list[TopologyEntry] = Field(default_factory=list)
+    checkpoints: list[CheckpointSpec] = Field(default_factory=list)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        # YAML reads `version: 2` as an int and `version: 1.1` as a float; both mean the text.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    @model_validator(mode="after")
+    def _ratios_add_up(self) -> ScenarioSpec:
+        self.tier_ratios()  # raises with a clear message when they do not
+        return self
+
+    def tier_ratios(self) -> tuple[float, float, float]:
+        """Return (signal, soft, noise) shares, defaulting to 1/3 and 2/3 of the non-noise share.
+
+        Raises:
+            ValueError: If the three shares do not add up to 1.
+        """
+        rest = 1.0 - self.noise_ratio
+        signal, soft = self.signal_ratio, self.soft_ratio
+        if signal is None and soft is None:
+            signal, soft = rest / 3.0, rest * 2.0 / 3.0
+        elif signal is None:
+            assert soft is not None
+            signal = rest - soft
+        elif soft is None:
+            soft = rest - signal
+        if signal < -1e-9 or soft < -1e-9 or abs(signal + soft + self.noise_ratio - 1.0) > 1e-6:
+            raise ValueError(
+                f"signal_ratio + soft_ratio + noise_ratio must be 1 "
+                f"(got {signal:.3g} + {soft:.3g} + {self.noise_ratio:.3g})"
+            )
+        return max(signal, 0.0), max(soft, 0.0), self.noise_ratio
+
+    def entity(self, entity_id: str) -> Any:
+        """Return the entity spec with this id."""
+        for entity in self.entities:
+            if entity.id == entity_id:
+                return entity
+        raise KeyError(f"scenario {self.id!r} has no entity {entity_id!r}")

