@@ -41,7 +41,7 @@ CITIES = values(
 
 RELATIONSHIP = values(
     "single", ("dating someone new", "dating"), ("in a long-distance relationship", "long-distance"),
-    ("moved in with their partner", "moved in together", "moved in with"), "engaged", "married",
+    ("living with a partner", "living together", "moved in together"), "engaged", "married",
     "separated", "divorced",
 )
 
@@ -50,7 +50,7 @@ HEALTH = values(
     ("dealing with chronic migraines", "migraines", "migraine"), ("recovering from a broken wrist", "broken wrist"),
     ("managing high blood pressure", "blood pressure"), ("in physiotherapy for a back injury", "back injury"),
     ("recovering from pneumonia", "pneumonia"), ("managing asthma", "asthma"),
-    ("cleared by their doctor after a full check-up", "clean bill of health", "all clear"),
+    ("cleared after a full check-up", "full check-up", "clean bill of health"),
     ("recovering from a torn Achilles tendon", "Achilles"),
 )
 
@@ -78,7 +78,7 @@ HABITS = values(
 )
 
 CONSTRAINTS = values(
-    "vegetarian", ("does not drink alcohol", "sober", "doesn't drink"), ("allergic to peanuts", "peanuts", "peanut"),
+    "vegetarian", ("does not drink alcohol", "sober", "drink alcohol"), ("allergic to peanuts", "peanuts", "peanut"),
     ("lactose intolerant", "lactose"), ("gluten-free", "gluten"), ("no meetings before 10am", "before 10am"),
     ("cannot take long-haul flights", "long-haul"), ("vegan", "vegan"), ("keeps kosher", "kosher"),
     ("avoids caffeine", "caffeine"), ("needs step-free access", "step-free", "wheelchair"),

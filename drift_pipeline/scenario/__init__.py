@@ -1,7 +1,13 @@
 """Scenario specs: pydantic models, YAML loading with one-line errors, JSON Schema export."""
 
 from ._errors import Problem, ScenarioError
-from ._load import LoadedScenario, load_scenario, parse_scenario, parse_scenario_text, scenario_files
+from ._load import (
+    LoadedScenario,
+    load_scenario,
+    parse_scenario,
+    parse_scenario_text,
+    scenario_files,
+)
 from ._resolve import (
     ResolvedCheckpoint,
     SessionTopology,
@@ -14,15 +20,15 @@ from ._spec import (
     PARADIGM_PROBE_TYPES,
     CheckpointSpec,
     HorizonName,
-    HorizonSpec,
     Horizons,
+    HorizonSpec,
     ScenarioSpec,
     TopologyEntry,
 )
 
 
 def json_schema() -> dict[str, object]:
-    """The JSON Schema of scenario files, for editors and external validators."""
+    """Return the JSON Schema of scenario files, for editors and external validators."""
     schema = ScenarioSpec.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "DRIFT scenario"

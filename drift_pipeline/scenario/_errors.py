@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from drift_pipeline.entities import entity_types
+Loc = tuple[int | str, ...]
+"""A field path as parts: ``str`` for a mapping key, ``int`` for a list index."""
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,7 @@ class Problem:
         path: Field path such as ``entities[1].profile.big_five.O``; empty for the whole file.
         message: What is wrong and what would be right.
         line: 1-based line in the file, when known.
+
     """
 
     path: str
@@ -30,6 +34,20 @@ class Problem:
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 
+@dataclass(frozen=True)
+class Finding:
+    """A problem located by path parts, before it is placed on a line of a file.
+
+    Attributes:
+        loc: Where the problem is; ``()`` for the whole file.
+        message: What is wrong and what would be right.
+
+    """
+
+    loc: Loc
+    message: str
+
+
 class ScenarioError(ValueError):
     """A scenario file is invalid; ``problems`` lists every problem found."""
 
@@ -39,117 +57,168 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(problem.render(source) for problem in problems))
 
     def lines(self) -> list[str]:
-        """One rendered line per problem."""
+        """Return one rendered line per problem."""
         return [problem.render(self.source) for problem in self.problems]
 
 
-def format_path(loc: tuple[int | str, ...]) -> str:
-    """Render a pydantic location as ``a.b[0].c``."""
+def format_path(loc: Loc) -> str:
+    """Render a location as ``a.b[0].c``: ints are list indices, strings mapping keys."""
     text = ""
     for part in loc:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if text else str(part)
+            text += f".{part}" if text else part
     return text
 
 
-def _strip_union_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    # Tagged unions put the tag (e.g. "human") into the location; users never wrote that key.
-    tags = {entity_type.name for entity_type in entity_types()}
-    cleaned: list[int | str] = []
-    for index, part in enumerate(loc):
-        if index > 0 and isinstance(loc[index - 1], int) and part in tags and cleaned[:1] == ["entities"]:
-            continue
-        cleaned.append(part)
-    return tuple(cleaned)
+_DISCRIMINATOR = "type"
+"""The key that picks an entity entry's model; pydantic puts its value into error locations."""
+
+_NOT_A_MAPPING = {"model_attributes_type", "model_type", "dict_type"}
 
 
-def _model_at(root: type[BaseModel], loc: tuple[int | str, ...], data: Any) -> type[BaseModel] | None:
-    """Find the pydantic model that owns the mapping at ``loc`` (for "allowed keys" hints)."""
-    from typing import get_args, get_origin
+def findings_from_validation(
+    error: ValidationError, root: type[BaseModel], data: Any
+) -> list[Finding]:
+    """Turn a pydantic ValidationError into one Finding per error, naming what is allowed.
 
-    from drift_pipeline.entities import get_entity_type
+    Args:
+        error: The error raised by validating ``data`` against ``root``.
+        root: The model that was validated.
+        data: The input that failed, used to tell mapping keys from list indices and to pick
+            the entity model whose keys an "unknown key" message lists.
 
-    current: Any = root
-    value: Any = data
-    for part in loc:
-        if isinstance(part, int):
-            value = value[part] if isinstance(value, list) and part < len(value) else None
-            args = get_args(current)
-            current = args[0] if args else None
-            if current is None:
-                return None
-            continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            # A tagged union of entity models: pick by the entry's own type.
-            if isinstance(value, dict) and isinstance(value.get("type"), str):
-                try:
-                    current = get_entity_type(value["type"]).spec_model
-                except KeyError:
-                    return None
-            else:
-                return None
-        field = current.model_fields.get(part)
-        if field is None:
-            return None
-        value = value.get(part) if isinstance(value, dict) else None
-        annotation = field.annotation
-        # Unwrap Optional[...] / list[...] down to the model or union inside.
-        while get_origin(annotation) is not None and not _is_entity_union(annotation):
-            inner = [arg for arg in get_args(annotation) if arg is not type(None)]
-            if get_origin(annotation) is list or len(inner) == 1:
-                if get_origin(annotation) is list:
-                    current = annotation
-                    break
-                annotation = inner[0]
-            else:
-                break
+    Returns:
+        Findings in pydantic's order, with locations as the file writes them.
+
+    """
+    findings: list[Finding] = []
+    for item in error.errors(include_url=False):
+        loc = _file_loc(tuple(item["loc"]), data)
+        kind = item["type"]
+        given = item.get("input")
+        ctx = item.get("ctx") or {}
+        if kind == "extra_forbidden":
+            allowed = ", ".join(_allowed_keys(root, loc[:-1], data))
+            message = f"unknown key {loc[-1]!r}" + (f"; allowed: {allowed}" if allowed else "")
+        elif kind == "union_tag_invalid":
+            tag = given.get(_DISCRIMINATOR) if isinstance(given, dict) else given
+            message = f"unknown entity type {tag!r}; allowed: {_quoted_list(ctx['expected_tags'])}"
+            loc = (*loc, _DISCRIMINATOR)
+        elif kind == "union_tag_not_found":
+            message = f"required field is missing; allowed: {_quoted_list(ctx['expected_tags'])}"
+            loc = (*loc, _DISCRIMINATOR)
+        elif kind == "missing":
+            message = "required field is missing"
+        elif kind == "literal_error":
+            message = f"unknown value {_shown(given)}; allowed: {_quoted_list(ctx['expected'])}"
+        elif kind in _NOT_A_MAPPING:
+            message = f"expected a mapping of fields (got {_shown(given)})"
         else:
-            current = annotation
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return current
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        try:
-            return get_entity_type(value["type"]).spec_model
-        except KeyError:
-            return None
+            message = str(item["msg"]).removeprefix("Value error, ")
+            if not isinstance(given, dict | list | tuple):
+                message += f" (got {_shown(given)})"
+        findings.append(Finding(loc, message))
+    return findings
+
+
+def _file_loc(raw: Loc, data: Any) -> Loc:
+    """Rewrite a pydantic location into the path the file writes.
+
+    Tagged unions insert the tag (``entities.0.human.profile``) and key errors append
+    ``[key]``; neither is a key anyone wrote. Integer-looking mapping keys become strings so
+    that ``format_path`` never shows a mapping key as a list index.
+    """
+    loc: list[int | str] = []
+    value = data
+    for part in raw:
+        if part == "[key]":
+            continue
+        if isinstance(value, dict):
+            if part not in value and part == value.get(_DISCRIMINATOR):
+                continue
+            loc.append(str(part))
+            value = value.get(part)
+        else:
+            loc.append(part)
+            value = _item(value, part)
+    return tuple(loc)
+
+
+def _allowed_keys(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
+    """Return the field names of the model that owns the mapping at ``loc``.
+
+    Walks the annotations alongside the data: a model field leads to its annotation, a list
+    index or mapping key to the container's item type, and a tagged union is resolved by the
+    entry's own ``type``.
+    """
+    annotation: Any = root
+    value = data
+    for part in loc:
+        model = _model_for(annotation, value)
+        if model is not None:
+            field = model.model_fields.get(str(part))
+            annotation = field.annotation if field is not None else None
+        else:
+            annotation = _item_annotation(annotation)
+        if annotation is None:
+            return ()
+        value = value.get(part) if isinstance(value, dict) else _item(value, part)
+    model = _model_for(annotation, value)
+    return tuple(model.model_fields) if model is not None else ()
+
+
+def _alternatives(annotation: Any) -> list[Any]:
+    """Flatten ``Annotated``, ``Optional`` and ``Union`` into the types they allow."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _alternatives(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return [alt for arg in get_args(annotation) for alt in _alternatives(arg)]
+    return [annotation]
+
+
+def _model_for(annotation: Any, value: Any) -> type[BaseModel] | None:
+    """Return the single model ``annotation`` allows for ``value``, if there is one."""
+    alternatives = _alternatives(annotation)
+    models = [alt for alt in alternatives if isinstance(alt, type) and issubclass(alt, BaseModel)]
+    if len(models) > 1 and isinstance(value, dict):
+        tag = value.get(_DISCRIMINATOR)
+        models = [model for model in models if tag in _literal_values(model, _DISCRIMINATOR)]
+    return models[0] if len(models) == 1 else None
+
+
+def _literal_values(model: type[BaseModel], name: str) -> tuple[Any, ...]:
+    field = model.model_fields.get(name)
+    return get_args(field.annotation) if field is not None else ()
+
+
+def _item_annotation(annotation: Any) -> Any:
+    """Return the item type of a list, tuple or dict annotation (the value type for dicts)."""
+    for alt in _alternatives(annotation):
+        if get_origin(alt) in (list, tuple, dict):
+            return get_args(alt)[-1]
     return None
 
 
-def _is_entity_union(annotation: Any) -> bool:
-    from typing import get_args
+def _item(value: Any, part: int | str) -> Any:
+    if isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+        return value[part]
+    return None
 
-    models = {entity_type.spec_model for entity_type in entity_types()}
-    return any(arg in models for arg in get_args(annotation))
+
+def _quoted_list(expected: str) -> str:
+    """Turn pydantic's ``'a', 'b' or 'c'`` into ``a, b, c``."""
+    return ", ".join(re.findall(r"'([^']*)'", expected)) or expected
 
 
-def problems_from_validation(
-    error: ValidationError, root: type[BaseModel], data: Any
-) -> list[Problem]:
-    """Turn a pydantic ValidationError into one Problem per error, with allowed values."""
-    problems: list[Problem] = []
-    for item in error.errors(include_url=False):
-        loc = _strip_union_tags(tuple(item["loc"]))
-        kind = item["type"]
-        message = str(item["msg"])
-        if kind == "extra_forbidden":
-            owner = _model_at(root, loc[:-1], data)
-            allowed = ", ".join(owner.model_fields) if owner else ""
-            message = f"unknown key {loc[-1]!r}" + (f"; allowed: {allowed}" if allowed else "")
-        elif kind == "union_tag_invalid":
-            tags = ", ".join(entity_type.name for entity_type in entity_types())
-            message = f"unknown entity type {item['input'].get('type')!r}; allowed: {tags}"
-            loc = (*loc, "type")
-        elif kind == "union_tag_not_found":
-            tags = ", ".join(entity_type.name for entity_type in entity_types())
-            message = f"missing 'type'; allowed: {tags}"
-        elif kind == "missing":
-            message = "required field is missing"
-        else:
-            if message.startswith("Value error, "):
-                message = message[len("Value error, ") :]
-            if "input" in item and kind not in ("model_type",) and not isinstance(item["input"], dict | list):
-                message += f" (got {item['input']!r})"
-        problems.append(Problem(format_path(loc), message))
-    return problems
+def _shown(value: Any) -> str:
+    """Show a YAML value the way the file would spell it, shortened."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif value is None:
+        text = "null"
+    else:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -7,33 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from ._errors import Problem, ScenarioError, problems_from_validation
-from ._semantics import semantic_problems
+from ._errors import Finding, Problem, ScenarioError, findings_from_validation, format_path
+from ._semantics import semantic_findings
 from ._spec import ScenarioSpec
+from ._yaml import YamlDocument, read_yaml
 
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys instead of silently keeping the last one."""
-
-
-def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _mapping_without_duplicates,  # type: ignore[arg-type]
+_REQUIRED_FIELDS = ", ".join(
+    name for name, field in ScenarioSpec.model_fields.items() if field.is_required()
 )
 
 
@@ -45,6 +27,7 @@ class LoadedScenario:
         spec: The validated scenario.
         source: The file it was read from (or a label for in-memory text).
         sha256: Hash of the file's bytes, recorded in manifests so results name their input.
+
     """
 
     spec: ScenarioSpec
@@ -55,49 +38,57 @@ class LoadedScenario:
 def parse_scenario(data: Any, source: str = "<scenario>") -> ScenarioSpec:
     """Validate already-parsed YAML data.
 
+    Values are checked strictly, as a file spells them: ``replicates: yes`` or
+    ``sessions: "30"`` are errors, not silently read as numbers.
+
+    Args:
+        data: The parsed YAML document.
+        source: Label used in error lines (usually the file name).
+
+    Returns:
+        The validated scenario.
+
     Raises:
-        ScenarioError: Listing every problem found.
+        ScenarioError: Listing every problem found (without line numbers, which only
+            :func:`parse_scenario_text` knows).
+
     """
-    if data is None:
-        raise ScenarioError(
-            source, [Problem("", "empty scenario file; expected a mapping with id, paradigm, "
-                             "horizon, noise_ratio, entities")]
-        )
-    if not isinstance(data, dict):
-        kind = type(data).__name__
-        raise ScenarioError(source, [Problem("", f"top level must be a mapping of fields, got {kind}")])
-    try:
-        spec = ScenarioSpec.model_validate(data)
-    except ValidationError as error:
-        raise ScenarioError(source, problems_from_validation(error, ScenarioSpec, data)) from None
-    problems = semantic_problems(spec)
-    if problems:
-        raise ScenarioError(source, problems)
-    return spec
+    return _validate(data, source, None)
 
 
 def parse_scenario_text(text: str, source: str = "<scenario>") -> ScenarioSpec:
     """Parse and validate scenario YAML text.
 
+    Args:
+        text: The YAML text.
+        source: Label used in error lines (usually the file name).
+
+    Returns:
+        The validated scenario.
+
     Raises:
-        ScenarioError: For YAML syntax errors (with line) and every validation problem.
+        ScenarioError: For a YAML syntax error, or listing every validation problem, each
+            with the line it is on where that can be found.
+
     """
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        line = mark.line + 1 if mark is not None else None
-        column = f", column {mark.column + 1}" if mark is not None else ""
-        raise ScenarioError(source, [Problem("", f"YAML syntax error{column}: {problem}", line)]) from None
-    return parse_scenario(data, source)
+    document = read_yaml(text)
+    if isinstance(document, Problem):
+        raise ScenarioError(source, [document])
+    return _validate(document.data, source, document)
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:
     """Read and validate one scenario file.
 
+    Args:
+        path: The scenario file.
+
+    Returns:
+        The validated scenario with its source and content hash.
+
     Raises:
-        ScenarioError: If the file cannot be read or is invalid.
+        ScenarioError: If the file cannot be read, is not UTF-8, or is invalid.
+
     """
     source = str(path)
     try:
@@ -106,20 +97,82 @@ def load_scenario(path: str | Path) -> LoadedScenario:
         raise ScenarioError(source, [Problem("", f"cannot read file: {error.strerror}")]) from None
     try:
         text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScenarioError(source, [Problem("", "file is not UTF-8 text")]) from None
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        byte = raw[error.start : error.start + 1].hex()
+        problem = Problem("", f"file is not UTF-8 text (byte 0x{byte}); save it as UTF-8", line)
+        raise ScenarioError(source, [problem]) from None
     spec = parse_scenario_text(text, source)
     return LoadedScenario(spec=spec, source=source, sha256=hashlib.sha256(raw).hexdigest())
 
 
 def scenario_files(paths: list[str | Path]) -> list[Path]:
-    """Expand files and folders (their ``*.yaml``/``*.yml`` files, sorted) into scenario files."""
+    """Expand files and folders into scenario files.
+
+    Args:
+        paths: Files, taken as given, and folders, which contribute their ``*.yaml`` and
+            ``*.yml`` files in name order (except ``ablations.yaml``, which is not a scenario).
+
+    Returns:
+        The files to validate or run, in the order given.
+
+    """
     found: list[Path] = []
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            found.extend(sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")
-                                and p.name != "ablations.yaml"))
+            found.extend(
+                sorted(
+                    child
+                    for child in path.iterdir()
+                    if child.suffix in (".yaml", ".yml") and child.name != "ablations.yaml"
+                )
+            )
         else:
             found.append(path)
     return found
+
+
+def _validate(data: Any, source: str, document: YamlDocument | None) -> ScenarioSpec:
+    """Check the shape, then the schema, then cross-field rules; raise with every problem."""
+    if data is None:
+        message = f"empty scenario file; expected a mapping with {_REQUIRED_FIELDS}"
+        raise ScenarioError(source, [Problem("", message)])
+    if not isinstance(data, dict):
+        line = document.root.start_mark.line + 1 if document and document.root else None
+        message = f"top level must be a mapping of fields, got {_yaml_kind(data)}"
+        raise ScenarioError(source, [Problem("", message, line)])
+    try:
+        spec = ScenarioSpec.model_validate(data, strict=True)
+    except ValidationError as error:
+        findings = findings_from_validation(error, ScenarioSpec, data)
+        raise ScenarioError(source, _placed(findings, document)) from None
+    findings = semantic_findings(spec)
+    if findings:
+        raise ScenarioError(source, _placed(findings, document))
+    return spec
+
+
+def _placed(findings: list[Finding], document: YamlDocument | None) -> list[Problem]:
+    """Give each finding its rendered path and, when the node tree is known, its line."""
+    return [
+        Problem(
+            format_path(finding.loc),
+            finding.message,
+            document.line_of(finding.loc) if document is not None else None,
+        )
+        for finding in findings
+    ]
+
+
+def _yaml_kind(value: object) -> str:
+    """Name a YAML value's kind the way a YAML author would."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return type(value).__name__

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._spec import PARADIGM_PROBE_TYPES, HorizonName, ScenarioSpec
@@ -16,6 +17,7 @@ class ResolvedCheckpoint:
         after_session: Probes are asked after this many sessions (1-based count), i.e. right
             after session index ``after_session - 1`` has been stored.
         probe_types: Probe types asked there.
+
     """
 
     after_session: int
@@ -31,7 +33,7 @@ class SessionTopology:
 
 
 def root_seed(spec: ScenarioSpec) -> int:
-    """The scenario's seed, or one derived from its id so that unseeded scenarios still differ."""
+    """Return the scenario's seed, or one derived from its id so unseeded scenarios differ."""
     if spec.seed is not None:
         return spec.seed
     return int.from_bytes(hashlib.sha256(spec.id.encode()).digest()[:8], "big") >> 1
@@ -48,7 +50,7 @@ def checkpoints_for(spec: ScenarioSpec, horizon: HorizonName) -> list[ResolvedCh
     sessions = getattr(spec.horizon, horizon).sessions
     types_at: dict[int, list[str]] = {}
 
-    def add(after: int, probe_types: list[str] | tuple[str, ...]) -> None:
+    def add(after: int, probe_types: Sequence[str]) -> None:
         bucket = types_at.setdefault(after, [])
         bucket.extend(t for t in probe_types if t not in bucket)
 

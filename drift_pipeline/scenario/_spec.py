@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from drift_pipeline.entities import entity_types
 from drift_pipeline.entities._spec_common import EntityId, StrictModel
@@ -23,10 +23,14 @@ PARADIGM_PROBE_TYPES: dict[str, tuple[str, ...]] = {
     "coding_agent": ("recall", "action", "revision", "frontier"),
     "crawler_agent": ("recall", "action", "revision", "frontier"),
     "multi_peer": (
-        "recall", "action", "revision", "frontier", "consistency", "attribution", "canary", "handoff",
+        "recall", "action", "revision", "frontier",
+        "consistency", "attribution", "canary", "handoff",
     ),
 }
 """Probe types each paradigm defines (spec §6)."""
+
+_DEFAULT_PROBE_TYPES: tuple[ProbeType, ...] = ("recall", "action", "revision")
+_RATIO_TOLERANCE = 1e-6
 
 
 class HorizonSpec(StrictModel):
@@ -65,7 +69,7 @@ class Horizons(StrictModel):
         return self
 
     def items(self) -> list[tuple[HorizonName, HorizonSpec]]:
-        """Declared horizons in short → long order."""
+        """Return the declared horizons in short → long order."""
         return [(name, spec) for name in HORIZON_NAMES if (spec := getattr(self, name)) is not None]
 
 
@@ -77,6 +81,12 @@ class TopologyEntry(StrictModel):
     )
     active: list[EntityId] = Field(min_length=1)
     pattern: InteractionPattern = "linear"
+
+    @field_validator("session_range", mode="before")
+    @classmethod
+    def _list_as_tuple(cls, value: object) -> object:
+        # YAML writes `[0, -1]` as a list; files are validated strictly, which wants a tuple.
+        return tuple(value) if isinstance(value, list) else value
 
     @field_validator("session_range")
     @classmethod
@@ -94,7 +104,7 @@ class CheckpointSpec(StrictModel):
 
     after_session: int | None = Field(None, ge=1, description="Probe after this many sessions.")
     every: int | None = Field(None, ge=1, description="Probe after every K sessions.")
-    probe_types: list[ProbeType] = Field(default_factory=lambda: ["recall", "action", "revision"])
+    probe_types: list[ProbeType] = Field(default_factory=lambda: list(_DEFAULT_PROBE_TYPES))
 
     @model_validator(mode="after")
     def _one_trigger(self) -> CheckpointSpec:
@@ -108,15 +118,30 @@ def _entity_union() -> Any:
     return Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007
 
 
-EntitySpec = _entity_union()
-"""Any registered entity type's spec model, chosen by its ``type`` key."""
+if TYPE_CHECKING:
+    # The runtime union is built from the registry, which a type checker cannot follow; it sees
+    # the built-in types, so `if entity.type == "human":` narrows to HumanSpec.
+    from drift_pipeline.entities.assistant import AssistantSpec
+    from drift_pipeline.entities.coding import CodingAgentSpec
+    from drift_pipeline.entities.human import HumanSpec
+    from drift_pipeline.entities.tool import ToolAgentSpec
+
+    EntitySpec = HumanSpec | AssistantSpec | CodingAgentSpec | ToolAgentSpec
+else:
+    EntitySpec = _entity_union()
+    """Any registered entity type's spec model, chosen by its ``type`` key."""
 
 
 class ScenarioSpec(StrictModel):
     """A DRIFT scenario: a declarative description from which a whole world is generated."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,79}$", description="Lower-case scenario id.")
-    version: str = Field("1", description="Recorded in every result, bump when the file changes.")
+    version: str = Field(
+        "1",
+        description="Recorded in every result, bump when the file changes.",
+        # YAML users write `version: 2`; the validator below reads numbers as their text.
+        json_schema_extra={"type": ["string", "number"]},
+    )
     description: str | None = None
     paradigm: Paradigm
     seed: int | None = Field(
@@ -131,9 +156,12 @@ class ScenarioSpec(StrictModel):
         3, ge=1, le=10, description="Mentions before a soft-signal preference enters ground truth."
     )
     probes_per_checkpoint: int = Field(
-        120, ge=4, le=5000, description="Cap per checkpoint and replicate; sampled deterministically."
+        120,
+        ge=4,
+        le=5000,
+        description="Cap per checkpoint and replicate; sampled deterministically.",
     )
-    entities: list[EntitySpec] = Field(min_length=1)  # type: ignore[valid-type]
+    entities: list[EntitySpec] = Field(min_length=1)
     topology: list[TopologyEntry] = Field(default_factory=list)
     checkpoints: list[CheckpointSpec] = Field(default_factory=list)
 
@@ -145,16 +173,44 @@ class ScenarioSpec(StrictModel):
             return str(value)
         return value
 
-    @model_validator(mode="after")
-    def _ratios_add_up(self) -> ScenarioSpec:
-        self.tier_ratios()  # raises with a clear message when they do not
-        return self
+    # The shares are checked on the field the user wrote last, so the error names a field
+    # rather than the whole file; pydantic validates fields in declaration order.
+    @field_validator("signal_ratio")
+    @classmethod
+    def _signal_fits(cls, value: float | None, info: ValidationInfo) -> float | None:
+        noise = info.data.get("noise_ratio")
+        if value is not None and noise is not None and value > 1.0 - noise + _RATIO_TOLERANCE:
+            raise ValueError(
+                f"must be at most 1 - noise_ratio = {1.0 - noise:.3g} (got {value:.3g})"
+            )
+        return value
+
+    @field_validator("soft_ratio")
+    @classmethod
+    def _soft_fits(cls, value: float | None, info: ValidationInfo) -> float | None:
+        noise = info.data.get("noise_ratio")
+        if value is None or noise is None or "signal_ratio" not in info.data:
+            return value  # an invalid noise_ratio or signal_ratio is reported on its own
+        signal = info.data["signal_ratio"]
+        if signal is None:
+            if value > 1.0 - noise + _RATIO_TOLERANCE:
+                raise ValueError(
+                    f"must be at most 1 - noise_ratio = {1.0 - noise:.3g} (got {value:.3g})"
+                )
+        elif abs(signal + value + noise - 1.0) > _RATIO_TOLERANCE:
+            raise ValueError(
+                f"signal_ratio + soft_ratio + noise_ratio must be 1 "
+                f"(got {signal:.3g} + {value:.3g} + {noise:.3g})"
+            )
+        return value
 
     def tier_ratios(self) -> tuple[float, float, float]:
         """Return (signal, soft, noise) shares, defaulting to 1/3 and 2/3 of the non-noise share.
 
         Raises:
-            ValueError: If the three shares do not add up to 1.
+            ValueError: If the three shares do not add up to 1 (only possible for a spec built
+                without validation, e.g. with ``model_construct``).
+
         """
         rest = 1.0 - self.noise_ratio
         signal, soft = self.signal_ratio, self.soft_ratio
@@ -165,15 +221,21 @@ class ScenarioSpec(StrictModel):
             signal = rest - soft
         elif soft is None:
             soft = rest - signal
-        if signal < -1e-9 or soft < -1e-9 or abs(signal + soft + self.noise_ratio - 1.0) > 1e-6:
+        off = abs(signal + soft + self.noise_ratio - 1.0)
+        if signal < -_RATIO_TOLERANCE or soft < -_RATIO_TOLERANCE or off > _RATIO_TOLERANCE:
             raise ValueError(
                 f"signal_ratio + soft_ratio + noise_ratio must be 1 "
                 f"(got {signal:.3g} + {soft:.3g} + {self.noise_ratio:.3g})"
             )
         return max(signal, 0.0), max(soft, 0.0), self.noise_ratio
 
-    def entity(self, entity_id: str) -> Any:
-        """Return the entity spec with this id."""
+    def entity(self, entity_id: str) -> EntitySpec:
+        """Return the entity spec with this id.
+
+        Raises:
+            KeyError: If no entity has this id.
+
+        """
         for entity in self.entities:
             if entity.id == entity_id:
                 return entity

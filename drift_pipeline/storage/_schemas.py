@@ -1,0 +1,153 @@
+"""Column definitions of every table: the one source of truth for writers, readers and tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+_KEY = [
+    pa.field("scenario", pa.string(), nullable=False),
+    pa.field("horizon", pa.string(), nullable=False),
+    pa.field("replicate", pa.int32(), nullable=False),
+]
+
+_OPTION = pa.struct(
+    [
+        pa.field("text", pa.string()),
+        pa.field("terms", pa.list_(pa.string())),
+        pa.field("utility", pa.int8()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class TableDef:
+    """A table: its name (also its Dagster asset's name), columns, and hive partition keys."""
+
+    name: str
+    schema: pa.Schema
+    partition_by: tuple[str, ...]
+    description: str
+
+
+LATENT_PROFILES = TableDef(
+    "latent_profiles",
+    pa.schema(
+        [
+            *_KEY,
+            pa.field("entity_id", pa.string(), nullable=False),
+            pa.field("entity_type", pa.string(), nullable=False),
+            pa.field("name", pa.string(), nullable=False),
+            pa.field("stable_attributes", pa.string(), nullable=False),  # canonical JSON
+            pa.field("initial_state", pa.string(), nullable=False),  # canonical JSON
+        ]
+    ),
+    ("scenario", "horizon"),
+    "One row per entity and replicate: stable attributes and latent initial state.",
+)
+
+EVENT_SCHEDULES = TableDef(
+    "event_schedules",
+    pa.schema(
+        [
+            *_KEY,
+            pa.field("session_index", pa.int32(), nullable=False),
+            pa.field("session_id", pa.string(), nullable=False),
+            pa.field("sim_time", pa.timestamp("s"), nullable=False),
+            pa.field("tier", pa.string(), nullable=False),
+            pa.field("participants", pa.list_(pa.string()), nullable=False),
+            pa.field("pattern", pa.string(), nullable=False),
+            pa.field("n_turns", pa.int32(), nullable=False),
+            pa.field("event_id", pa.string()),
+            pa.field("event_type", pa.string()),
+            pa.field("subject", pa.string()),
+            pa.field("slot", pa.string()),
+            pa.field("value", pa.string()),
+            pa.field("previous_value", pa.string()),
+            pa.field("op", pa.string()),
+            pa.field("mention", pa.int32()),
+            pa.field("enters_ground_truth", pa.bool_()),
+        ]
+    ),
+    ("scenario", "horizon"),
+    "One row per session: time, tier, participants, pattern and the event it carries.",
+)
+
+TRANSCRIPTS = TableDef(
+    "transcripts",
+    pa.schema(
+        [
+            *_KEY,
+            pa.field("session_index", pa.int32(), nullable=False),
+            pa.field("turn_index", pa.int32(), nullable=False),
+            pa.field("speaker", pa.string(), nullable=False),
+            pa.field("role", pa.string(), nullable=False),
+            pa.field("content", pa.string(), nullable=False),
+            pa.field("sim_time", pa.timestamp("s"), nullable=False),
+            # Harness-private labels: never handed to a memory system.
+            pa.field("label_event_id", pa.string()),
+            pa.field("label_kind", pa.string(), nullable=False),
+        ]
+    ),
+    ("scenario", "horizon"),
+    "One row per turn. Label columns are harness-private and never reach a backend.",
+)
+
+GROUND_TRUTH = TableDef(
+    "ground_truth",
+    pa.schema(
+        [
+            *_KEY,
+            pa.field("checkpoint", pa.int32(), nullable=False),
+            pa.field("fact_id", pa.string(), nullable=False),
+            pa.field("subject", pa.string(), nullable=False),
+            pa.field("slot", pa.string(), nullable=False),
+            pa.field("slot_kind", pa.string(), nullable=False),
+            pa.field("value", pa.string(), nullable=False),
+            pa.field("valid_from", pa.int32(), nullable=False),
+            pa.field("valid_to", pa.int32()),
+            pa.field("current", pa.bool_(), nullable=False),
+            pa.field("source_session", pa.int32()),
+            pa.field("tier", pa.string(), nullable=False),
+            pa.field("event_id", pa.string()),
+            pa.field("evidence_sessions", pa.list_(pa.int32()), nullable=False),
+        ]
+    ),
+    ("scenario", "horizon"),
+    "Facts at each checkpoint: those valid then (current) and those closed before it.",
+)
+
+PROBES = TableDef(
+    "probes",
+    pa.schema(
+        [
+            *_KEY,
+            pa.field("checkpoint", pa.int32(), nullable=False),
+            pa.field("probe_id", pa.string(), nullable=False),
+            pa.field("probe_type", pa.string(), nullable=False),
+            pa.field("subtype", pa.string(), nullable=False),
+            pa.field("asker", pa.string(), nullable=False),
+            pa.field("subject", pa.string(), nullable=False),
+            pa.field("question", pa.string(), nullable=False),
+            pa.field("answer", pa.string(), nullable=False),
+            pa.field("aliases", pa.list_(pa.string()), nullable=False),
+            pa.field("deprecated", pa.list_(pa.string()), nullable=False),
+            pa.field("options", pa.list_(_OPTION), nullable=False),
+            pa.field("correct_option", pa.int32()),
+            pa.field("default_option", pa.int32()),
+            pa.field("evidence_sessions", pa.list_(pa.int32()), nullable=False),
+            pa.field("event_id", pa.string()),
+            pa.field("polarity", pa.string(), nullable=False),
+            pa.field("slot", pa.string(), nullable=False),
+            pa.field("event_session", pa.int32()),
+            pa.field("evidence_terms", pa.list_(pa.string()), nullable=False),
+        ]
+    ),
+    ("scenario", "horizon"),
+    "Probes per checkpoint with latent answers, aliases, deprecated values and options.",
+)
+
+WORLD_TABLES: tuple[TableDef, ...] = (
+    LATENT_PROFILES, EVENT_SCHEDULES, TRANSCRIPTS, GROUND_TRUTH, PROBES,
+)

@@ -1,0 +1,35 @@
+"""Phase 01, world generation: latent profiles, event schedules, transcripts, ground truth, probes."""
+
+from ._audit import AuditError, audit_probes
+from ._generate import (
+    GENERATOR_READY_PARADIGMS,
+    GenerationUnsupported,
+    WorldReplicate,
+    check_supported,
+    generate_replicate,
+    session_id,
+    world_tables,
+)
+from ._model import EntityState, Event, Fact, Probe, ProbeOption, SessionPlan, Turn
+from ._rng import derive_seed, rng_for
+
+__all__ = [
+    "GENERATOR_READY_PARADIGMS",
+    "AuditError",
+    "EntityState",
+    "Event",
+    "Fact",
+    "GenerationUnsupported",
+    "Probe",
+    "ProbeOption",
+    "SessionPlan",
+    "Turn",
+    "WorldReplicate",
+    "audit_probes",
+    "check_supported",
+    "derive_seed",
+    "generate_replicate",
+    "rng_for",
+    "session_id",
+    "world_tables",
+]
