@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import types
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -98,26 +97,29 @@ def findings_from_validation(
         loc = _file_loc(tuple(item["loc"]), data)
         kind = item["type"]
         given = item.get("input")
-        ctx = item.get("ctx") or {}
         if kind == "extra_forbidden":
             allowed = ", ".join(_allowed_keys(root, loc[:-1], data))
             message = f"unknown key {loc[-1]!r}" + (f"; allowed: {allowed}" if allowed else "")
-        elif kind == "union_tag_invalid":
-            tag = given.get(_DISCRIMINATOR) if isinstance(given, dict) else given
-            message = f"unknown entity type {tag!r}; allowed: {_quoted_list(ctx['expected_tags'])}"
-            loc = (*loc, _DISCRIMINATOR)
-        elif kind == "union_tag_not_found":
-            message = f"required field is missing; allowed: {_quoted_list(ctx['expected_tags'])}"
+        elif kind in ("union_tag_invalid", "union_tag_not_found"):
+            tags = ", ".join(_allowed_tags(root, loc, data))
+            if kind == "union_tag_invalid":
+                tag = given.get(_DISCRIMINATOR) if isinstance(given, dict) else given
+                message = f"unknown entity type {_shown(tag)}; allowed: {tags}"
+            else:
+                message = f"required field is missing; allowed: {tags}"
             loc = (*loc, _DISCRIMINATOR)
         elif kind == "missing":
             message = "required field is missing"
-        elif kind == "literal_error":
-            message = f"unknown value {_shown(given)}; allowed: {_quoted_list(ctx['expected'])}"
+        elif kind == "literal_error" and (choices := _literal_choices(root, loc, data)):
+            message = f"unknown value {_shown(given)}; allowed: {', '.join(choices)}"
         elif kind in _NOT_A_MAPPING:
             message = f"expected a mapping of fields (got {_shown(given)})"
         else:
             message = str(item["msg"]).removeprefix("Value error, ")
-            if not isinstance(given, dict | list | tuple):
+            # pydantic says "Input should be ..."; the path already names the input.
+            if message.startswith("Input should be "):
+                message = "must be " + message.removeprefix("Input should be ")
+            if "(got " not in message and not isinstance(given, dict | list | tuple):
                 message += f" (got {_shown(given)})"
         findings.append(Finding(loc, message))
     return findings
@@ -146,8 +148,8 @@ def _file_loc(raw: Loc, data: Any) -> Loc:
     return tuple(loc)
 
 
-def _allowed_keys(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
-    """Return the field names of the model that owns the mapping at ``loc``.
+def _annotation_at(root: type[BaseModel], loc: Loc, data: Any) -> Any:
+    """Return the type annotation that governs the value at ``loc`` (``None`` if unknown).
 
     Walks the annotations alongside the data: a model field leads to its annotation, a list
     index or mapping key to the container's item type, and a tagged union is resolved by the
@@ -163,10 +165,29 @@ def _allowed_keys(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]
         else:
             annotation = _item_annotation(annotation)
         if annotation is None:
-            return ()
+            return None
         value = value.get(part) if isinstance(value, dict) else _item(value, part)
-    model = _model_for(annotation, value)
+    return annotation
+
+
+def _allowed_keys(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
+    """Return the field names of the model that owns the mapping at ``loc``."""
+    model = _model_for(_annotation_at(root, loc, data), _value_at(data, loc))
     return tuple(model.model_fields) if model is not None else ()
+
+
+def _allowed_tags(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
+    """Return the ``type`` values the tagged union at ``loc`` accepts."""
+    models = _models_in(_annotation_at(root, loc, data))
+    return tuple(str(tag) for model in models for tag in _literal_values(model, _DISCRIMINATOR))
+
+
+def _literal_choices(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
+    """Return the values the ``Literal`` at ``loc`` allows."""
+    alternatives = _alternatives(_annotation_at(root, loc, data))
+    return tuple(
+        str(choice) for alt in alternatives if get_origin(alt) is Literal for choice in get_args(alt)
+    )
 
 
 def _alternatives(annotation: Any) -> list[Any]:
@@ -179,10 +200,15 @@ def _alternatives(annotation: Any) -> list[Any]:
     return [annotation]
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """Return the models ``annotation`` allows directly (not inside a list or dict)."""
+    alternatives = _alternatives(annotation)
+    return [alt for alt in alternatives if isinstance(alt, type) and issubclass(alt, BaseModel)]
+
+
 def _model_for(annotation: Any, value: Any) -> type[BaseModel] | None:
     """Return the single model ``annotation`` allows for ``value``, if there is one."""
-    alternatives = _alternatives(annotation)
-    models = [alt for alt in alternatives if isinstance(alt, type) and issubclass(alt, BaseModel)]
+    models = _models_in(annotation)
     if len(models) > 1 and isinstance(value, dict):
         tag = value.get(_DISCRIMINATOR)
         models = [model for model in models if tag in _literal_values(model, _DISCRIMINATOR)]
@@ -202,15 +228,17 @@ def _item_annotation(annotation: Any) -> Any:
     return None
 
 
+def _value_at(data: Any, loc: Loc) -> Any:
+    value = data
+    for part in loc:
+        value = value.get(part) if isinstance(value, dict) else _item(value, part)
+    return value
+
+
 def _item(value: Any, part: int | str) -> Any:
     if isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
         return value[part]
     return None
-
-
-def _quoted_list(expected: str) -> str:
-    """Turn pydantic's ``'a', 'b' or 'c'`` into ``a, b, c``."""
-    return ", ".join(re.findall(r"'([^']*)'", expected)) or expected
 
 
 def _shown(value: Any) -> str:

@@ -154,8 +154,12 @@ def _validate(data: Any, source: str, document: YamlDocument | None) -> Scenario
 
 
 def _placed(findings: list[Finding], document: YamlDocument | None) -> list[Problem]:
-    """Give each finding its rendered path and, when the node tree is known, its line."""
-    return [
+    """Give each finding its rendered path and, when the node tree is known, its line.
+
+    Problems come back in file order (whole-file problems first), which is the order a reader
+    fixes them in; pydantic's own order follows the model, not the file.
+    """
+    problems = [
         Problem(
             format_path(finding.loc),
             finding.message,
@@ -163,6 +167,7 @@ def _placed(findings: list[Finding], document: YamlDocument | None) -> list[Prob
         )
         for finding in findings
     ]
+    return sorted(problems, key=lambda problem: problem.line or 0)
 
 
 def _yaml_kind(value: object) -> str:

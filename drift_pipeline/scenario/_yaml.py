@@ -93,11 +93,7 @@ def read_yaml(text: str) -> YamlDocument | Problem:
         line = error.key_node.start_mark.line + 1
         return Problem(format_path(loc), f"{error.problem}; each key may appear once", line)
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        what = error.problem or error.context or "invalid YAML"
-        if mark is None:
-            return Problem("", f"YAML syntax error: {what}")
-        return Problem("", f"YAML syntax error, column {mark.column + 1}: {what}", mark.line + 1)
+        return _syntax_problem(error)
     except yaml.YAMLError as error:
         return Problem("", f"YAML syntax error: {str(error).splitlines()[0]}")
     except RecursionError:
@@ -106,6 +102,19 @@ def read_yaml(text: str) -> YamlDocument | Problem:
     finally:
         loader.dispose()
     return YamlDocument(data, root)
+
+
+def _syntax_problem(error: yaml.MarkedYAMLError) -> Problem:
+    """Describe a YAML error on the line where the parser gave up."""
+    mark = error.problem_mark or error.context_mark
+    what = error.problem or error.context or "invalid YAML"
+    opened = error.context_mark
+    if error.problem and error.context and opened is not None and opened is not mark:
+        # The cause is often where a bracket or quote was opened, lines above the failure.
+        what += f" ({error.context} from line {opened.line + 1})"
+    if mark is None:
+        return Problem("", f"YAML syntax error: {what}")
+    return Problem("", f"YAML syntax error, column {mark.column + 1}: {what}", mark.line + 1)
 
 
 def _child(node: yaml.Node | None, part: int | str) -> tuple[yaml.Node, yaml.Node] | None:

@@ -69,6 +69,15 @@ class StagedWrite:
         self._files.append((staged, final))
         return final
 
+    def put_text(self, relative: str, text: str) -> Path:
+        """Stage a small text file (a manifest) at ``relative`` under the root."""
+        final = self.root / relative
+        staged = self.stage / relative
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged.write_text(text, encoding="utf-8")
+        self._files.append((staged, final))
+        return final
+
     def commit(self) -> list[Path]:
         """Move every staged file into place (each move is an atomic rename)."""
         moved = []

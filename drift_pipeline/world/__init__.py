@@ -12,6 +12,7 @@ from ._generate import (
 )
 from ._model import EntityState, Event, Fact, Probe, ProbeOption, SessionPlan, Turn
 from ._rng import derive_seed, rng_for
+from ._write import WorldSummary, generate_horizon, generate_worlds, world_manifest, world_manifest_path
 
 __all__ = [
     "GENERATOR_READY_PARADIGMS",
@@ -32,4 +33,9 @@ __all__ = [
     "rng_for",
     "session_id",
     "world_tables",
+    "WorldSummary",
+    "generate_horizon",
+    "generate_worlds",
+    "world_manifest",
+    "world_manifest_path",
 ]
