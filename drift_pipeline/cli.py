@@ -37,7 +37,11 @@ def main() -> None:
 def validate(files: tuple[Path, ...]) -> None:
     """Validate scenario FILES (or folders of them); print one line per problem."""
     bad = 0
-    for path in scenario_files(list(files)):
+    found = scenario_files(list(files))
+    if not found:
+        click.echo(f"no scenario files found in {', '.join(map(str, files))}", err=True)
+        sys.exit(EXIT_INVALID)
+    for path in found:
         try:
             loaded = load_scenario(path)
         except ScenarioError as error:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import types
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 Loc = tuple[int | str, ...]
 """A field path as parts: ``str`` for a mapping key, ``int`` for a list index."""
@@ -74,19 +76,20 @@ def format_path(loc: Loc) -> str:
 _DISCRIMINATOR = "type"
 """The key that picks an entity entry's model; pydantic puts its value into error locations."""
 
+_SHOULD = re.compile(r"^(?:Input|String|Tuple|List|Dictionary|Value) should ")
 _NOT_A_MAPPING = {"model_attributes_type", "model_type", "dict_type"}
 
 
 def findings_from_validation(
     error: ValidationError, root: type[BaseModel], data: Any
 ) -> list[Finding]:
-    """Turn a pydantic ValidationError into one Finding per error, naming what is allowed.
+    """Turn a pydantic ValidationError into one Finding per problem, naming what is allowed.
 
     Args:
         error: The error raised by validating ``data`` against ``root``.
         root: The model that was validated.
-        data: The input that failed, used to tell mapping keys from list indices and to pick
-            the entity model whose keys an "unknown key" message lists.
+        data: The input that failed, used to tell mapping keys from list indices and to find
+            the model, union or literal whose allowed keys or values a message lists.
 
     Returns:
         Findings in pydantic's order, with locations as the file writes them.
@@ -94,35 +97,57 @@ def findings_from_validation(
     """
     findings: list[Finding] = []
     for item in error.errors(include_url=False):
-        loc = _file_loc(tuple(item["loc"]), data)
-        kind = item["type"]
-        given = item.get("input")
-        if kind == "extra_forbidden":
-            allowed = ", ".join(_allowed_keys(root, loc[:-1], data))
-            message = f"unknown key {loc[-1]!r}" + (f"; allowed: {allowed}" if allowed else "")
-        elif kind in ("union_tag_invalid", "union_tag_not_found"):
-            tags = ", ".join(_allowed_tags(root, loc, data))
-            if kind == "union_tag_invalid":
-                tag = given.get(_DISCRIMINATOR) if isinstance(given, dict) else given
-                message = f"unknown entity type {_shown(tag)}; allowed: {tags}"
-            else:
-                message = f"required field is missing; allowed: {tags}"
-            loc = (*loc, _DISCRIMINATOR)
-        elif kind == "missing":
-            message = "required field is missing"
-        elif kind == "literal_error" and (choices := _literal_choices(root, loc, data)):
-            message = f"unknown value {_shown(given)}; allowed: {', '.join(choices)}"
-        elif kind in _NOT_A_MAPPING:
-            message = f"expected a mapping of fields (got {_shown(given)})"
-        else:
-            message = str(item["msg"]).removeprefix("Value error, ")
-            # pydantic says "Input should be ..."; the path already names the input.
-            if message.startswith("Input should be "):
-                message = "must be " + message.removeprefix("Input should be ")
-            if "(got " not in message and not isinstance(given, dict | list | tuple):
-                message += f" (got {_shown(given)})"
-        findings.append(Finding(loc, message))
+        finding = _finding(item, _file_loc(tuple(item["loc"]), data), root, data)
+        if finding not in findings:  # e.g. both positions of an empty [first, last]
+            findings.append(finding)
     return findings
+
+
+def _finding(item: ErrorDetails, loc: Loc, root: type[BaseModel], data: Any) -> Finding:
+    """Word one pydantic error for a scenario author."""
+    kind = item["type"]
+    given = item.get("input")
+    ctx = item.get("ctx", {})
+    if kind == "extra_forbidden":
+        allowed = ", ".join(_allowed_keys(root, loc[:-1], data))
+        hint = f"; allowed: {allowed}" if allowed else ""
+        return Finding(loc, f"unknown key {loc[-1]!r}{hint}")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tags = ", ".join(_allowed_tags(root, loc, data))
+        if kind == "union_tag_not_found":
+            return Finding((*loc, _DISCRIMINATOR), f"required field is missing; allowed: {tags}")
+        tag = _shown(given.get(_DISCRIMINATOR) if isinstance(given, dict) else given)
+        return Finding((*loc, _DISCRIMINATOR), f"unknown entity type {tag}; allowed: {tags}")
+    if kind == "missing" and loc and isinstance(loc[-1], int):
+        # A short fixed-size list ([5] for [first, last]) lacks positions, not fields.
+        annotation, value = _annotation_at(root, loc[:-1], data)
+        size = len(get_args(annotation)) if get_origin(annotation) is tuple else 0
+        got = len(value) if isinstance(value, list) else 0
+        return Finding(loc[:-1], f"expected {_items(size)} (got {got})")
+    if kind == "missing":
+        return Finding(loc, "required field is missing")
+    if kind == "literal_error" and (choices := _literal_choices(root, loc, data)):
+        return Finding(loc, f"unknown value {_shown(given)}; allowed: {', '.join(choices)}")
+    if kind == "too_short":
+        bound = f"at least {_items(ctx['min_length'])}"
+        return Finding(loc, f"expected {bound} (got {ctx['actual_length']})")
+    if kind == "too_long":
+        bound = f"at most {_items(ctx['max_length'])}"
+        return Finding(loc, f"expected {bound} (got {ctx['actual_length']})")
+    if kind in ("list_type", "tuple_type"):
+        return Finding(loc, f"expected a list (got {_shown(given)})")
+    if kind in _NOT_A_MAPPING:
+        return Finding(loc, f"expected a mapping of fields (got {_shown(given)})")
+    message = str(item["msg"]).removeprefix("Value error, ")
+    # pydantic says "Input should be ..."; the path already names the input.
+    message = _SHOULD.sub("must ", message, count=1)
+    if "(got " not in message and not isinstance(given, dict | list | tuple):
+        message += f" (got {_shown(given)})"
+    return Finding(loc, message)
+
+
+def _items(count: int) -> str:
+    return "1 item" if count == 1 else f"{count} items"
 
 
 def _file_loc(raw: Loc, data: Any) -> Loc:
@@ -148,8 +173,8 @@ def _file_loc(raw: Loc, data: Any) -> Loc:
     return tuple(loc)
 
 
-def _annotation_at(root: type[BaseModel], loc: Loc, data: Any) -> Any:
-    """Return the type annotation that governs the value at ``loc`` (``None`` if unknown).
+def _annotation_at(root: type[BaseModel], loc: Loc, data: Any) -> tuple[Any, Any]:
+    """Return the annotation that governs ``loc`` (``None`` if unknown) and the value there.
 
     Walks the annotations alongside the data: a model field leads to its annotation, a list
     index or mapping key to the container's item type, and a tagged union is resolved by the
@@ -165,29 +190,28 @@ def _annotation_at(root: type[BaseModel], loc: Loc, data: Any) -> Any:
         else:
             annotation = _item_annotation(annotation)
         if annotation is None:
-            return None
+            return None, None
         value = value.get(part) if isinstance(value, dict) else _item(value, part)
-    return annotation
+    return annotation, value
 
 
 def _allowed_keys(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
     """Return the field names of the model that owns the mapping at ``loc``."""
-    model = _model_for(_annotation_at(root, loc, data), _value_at(data, loc))
+    model = _model_for(*_annotation_at(root, loc, data))
     return tuple(model.model_fields) if model is not None else ()
 
 
 def _allowed_tags(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
     """Return the ``type`` values the tagged union at ``loc`` accepts."""
-    models = _models_in(_annotation_at(root, loc, data))
+    models = _models_in(_annotation_at(root, loc, data)[0])
     return tuple(str(tag) for model in models for tag in _literal_values(model, _DISCRIMINATOR))
 
 
 def _literal_choices(root: type[BaseModel], loc: Loc, data: Any) -> tuple[str, ...]:
     """Return the values the ``Literal`` at ``loc`` allows."""
-    alternatives = _alternatives(_annotation_at(root, loc, data))
-    return tuple(
-        str(choice) for alt in alternatives if get_origin(alt) is Literal for choice in get_args(alt)
-    )
+    annotation, _ = _annotation_at(root, loc, data)
+    literals = [alt for alt in _alternatives(annotation) if get_origin(alt) is Literal]
+    return tuple(str(choice) for literal in literals for choice in get_args(literal))
 
 
 def _alternatives(annotation: Any) -> list[Any]:
@@ -226,13 +250,6 @@ def _item_annotation(annotation: Any) -> Any:
         if get_origin(alt) in (list, tuple, dict):
             return get_args(alt)[-1]
     return None
-
-
-def _value_at(data: Any, loc: Loc) -> Any:
-    value = data
-    for part in loc:
-        value = value.get(part) if isinstance(value, dict) else _item(value, part)
-    return value
 
 
 def _item(value: Any, part: int | str) -> Any:

@@ -143,6 +143,8 @@ def _validate(data: Any, source: str, document: YamlDocument | None) -> Scenario
         message = f"top level must be a mapping of fields, got {_yaml_kind(data)}"
         raise ScenarioError(source, [Problem("", message, line)])
     try:
+        # Strict, because YAML reads `yes`/`on` as booleans and pydantic's lax mode would turn
+        # them into 1; the JSON Schema editors use rejects them too.
         spec = ScenarioSpec.model_validate(data, strict=True)
     except ValidationError as error:
         findings = findings_from_validation(error, ScenarioSpec, data)

@@ -135,7 +135,10 @@ else:
 class ScenarioSpec(StrictModel):
     """A DRIFT scenario: a declarative description from which a whole world is generated."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,79}$", description="Lower-case scenario id.")
+    id: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9._-]{0,79}$",
+        description="Scenario id: lower-case letters, digits, '.', '_' or '-', at most 80.",
+    )
     version: str = Field(
         "1",
         description="Recorded in every result, bump when the file changes.",

@@ -9,6 +9,8 @@ import yaml
 
 from ._errors import Loc, Problem, format_path
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
 
 class _DuplicateKeyError(yaml.constructor.ConstructorError):
     """A mapping repeats a key; ``key_node`` lets the caller find the key's field path."""
@@ -23,14 +25,15 @@ class _StrictLoader(yaml.SafeLoader):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """Build a mapping, raising on the first key that appears twice."""
-        # Merge keys (`<<: *base`) are flattened first, so an override of a merged key is not
-        # a duplicate, the same as in plain PyYAML.
-        self.flatten_mapping(node)
+        # Checked before the base class flattens merge keys (`<<: *base`) into the node: a key
+        # that overrides a merged one is the point of merging, not a duplicate.
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, list | dict):
-                continue  # unhashable: the base constructor reports it with its own message
+                continue  # unhashable: the base class reports it with its own message
             if key in seen:
                 raise _DuplicateKeyError(key, key_node)
             seen.add(key)
@@ -120,7 +123,8 @@ def _syntax_problem(error: yaml.MarkedYAMLError) -> Problem:
 def _child(node: yaml.Node | None, part: int | str) -> tuple[yaml.Node, yaml.Node] | None:
     """Return (the node that names ``part``, its value node) inside ``node``."""
     if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
+        # Backwards: after merge keys are flattened, the last occurrence is the one that counts.
+        for key_node, value_node in reversed(node.value):
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
                 return key_node, value_node
     elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
