@@ -85,11 +85,17 @@ def _load_all(paths: tuple[Path, ...]) -> list[LoadedScenario]:
 
 
 HORIZON_OPTION = click.option(
-    "--horizon", "horizons", multiple=True, type=click.Choice(HORIZON_NAMES),
+    "--horizon",
+    "horizons",
+    multiple=True,
+    type=click.Choice(HORIZON_NAMES),
     help="Only these horizons (repeatable); default: every horizon each scenario declares.",
 )
 OUT_OPTION = click.option(
-    "--out", type=click.Path(path_type=Path), default=Path("data"), show_default=True,
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("data"),
+    show_default=True,
     help="Storage root for the Parquet tables.",
 )
 

@@ -29,10 +29,11 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
 
     Inner whitespace matches any run of whitespace; word boundaries are "not a letter or digit"
     on each side, so ``"run"`` does not match ``"running"`` but ``"tl;dr"`` matches ``"TL;DR:"``.
+    Letters and digits are Unicode ones, so ``"rich"`` does not match ``"Zürich"`` either.
     """
     words = normalise(phrase).split(" ")
     body = r"\s+".join(re.escape(word) for word in words)
-    return re.compile(rf"(?<![0-9a-z]){body}(?![0-9a-z])")
+    return re.compile(rf"(?<![^\W_]){body}(?![^\W_])")
 
 
 def contains_any(text: str, phrases: Iterable[str], *, normalised: bool = False) -> bool:

@@ -14,7 +14,7 @@ import gzip
 import hashlib
 import os
 import tempfile
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -23,7 +23,14 @@ import tiktoken
 ENCODING_NAME = "cl100k_base"
 _OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 
-__all__ = ["ENCODING_NAME", "count_tokens", "count_tokens_batch", "encoding", "truncate_tail"]
+__all__ = [
+    "ENCODING_NAME",
+    "count_tokens",
+    "count_tokens_batch",
+    "count_tokens_lines",
+    "encoding",
+    "truncate_tail",
+]
 
 
 def _cache_dir() -> Path:
@@ -71,6 +78,25 @@ def count_tokens_batch(texts: list[str]) -> list[int]:
     if not texts:
         return []
     return [len(ids) for ids in encoding().encode_ordinary_batch(texts)]
+
+
+@lru_cache(maxsize=200_000)
+def _line_tokens(line: str) -> int:
+    return len(encoding().encode_ordinary(line)) if line else 0
+
+
+def count_tokens_lines(text: str) -> int:
+    """Count tokens line by line, with a cache: the storage-token count of a snapshot.
+
+    cl100k's pre-tokenizer never merges text across a line break, so this equals the whole-text
+    count except where a newline run merges with following spaces (rare, and at most one token
+    per line break). Snapshots are recounted after every session and mostly repeat earlier lines;
+    the cache makes that linear in the number of new lines instead of the snapshot's size.
+    """
+    if not text:
+        return 0
+    lines = text.split("\n")
+    return sum(_line_tokens(line) for line in lines) + len(lines) - 1
 
 
 def truncate_tail(text: str, max_tokens: int) -> str:

@@ -15,12 +15,12 @@ from ._types import (
     SlotKind,
     Value,
 )
+from .assistant import ASSISTANT
+from .coding import CODING_AGENT
 
 # Built-in types register themselves on import; the order is the order shown to users.
-from .human import HUMAN  # noqa: E402
-from .assistant import ASSISTANT  # noqa: E402  isort: skip
-from .coding import CODING_AGENT  # noqa: E402  isort: skip
-from .tool import TOOL_AGENT  # noqa: E402  isort: skip
+from .human import HUMAN
+from .tool import TOOL_AGENT
 
 __all__ = [
     "ASSISTANT",

@@ -11,7 +11,7 @@ EntityId = Annotated[
     str,
     Field(
         pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$",
-        description="Identifier used by topology and probes: a letter, then letters, digits, _ or -.",
+        description="Used by topology and probes: a letter, then letters, digits, _ or -.",
     ),
 ]
 Weight = Annotated[float, Field(ge=0.0, le=1.0)]

@@ -23,33 +23,79 @@ def values(*entries: str | tuple[str, ...]) -> tuple[Value, ...]:
 
 
 EMPLOYERS = values(
-    ("Northwind Traders", "Northwind"), ("Contoso Health", "Contoso"), ("Fabrikam Robotics", "Fabrikam"),
-    ("Globex Logistics", "Globex"), ("Initech Software", "Initech"), ("Vandelay Imports", "Vandelay"),
-    ("Tessellate Bio", "Tessellate"), ("Halvorsen & Pike", "Halvorsen"), ("Brightwater Energy", "Brightwater"),
-    ("Quillfeather Press", "Quillfeather"), ("Lumen Cartography", "Lumen"), ("Osprey Analytics", "Osprey"),
-    ("Marrowind Studios", "Marrowind"), ("Copperleaf Bank", "Copperleaf"), ("Stillwater Schools", "Stillwater"),
-    ("Kestrel Aerospace", "Kestrel"), ("Pemberton Foods", "Pemberton"), ("Ravelin Security", "Ravelin"),
-    ("Saltmarsh Architects", "Saltmarsh"), ("Thistledown Games", "Thistledown"), ("Ambergate Hospital", "Ambergate"),
-    ("Wexford Civic Trust", "Wexford"), ("Zephyr Mobility", "Zephyr"), ("Orchid Dental Group", "Orchid Dental"),
+    ("Northwind Traders", "Northwind"),
+    ("Contoso Health", "Contoso"),
+    ("Fabrikam Robotics", "Fabrikam"),
+    ("Globex Logistics", "Globex"),
+    ("Initech Software", "Initech"),
+    ("Vandelay Imports", "Vandelay"),
+    ("Tessellate Bio", "Tessellate"),
+    ("Halvorsen & Pike", "Halvorsen"),
+    ("Brightwater Energy", "Brightwater"),
+    ("Quillfeather Press", "Quillfeather"),
+    ("Lumen Cartography", "Lumen"),
+    ("Osprey Analytics", "Osprey"),
+    ("Marrowind Studios", "Marrowind"),
+    ("Copperleaf Bank", "Copperleaf"),
+    ("Stillwater Schools", "Stillwater"),
+    ("Kestrel Aerospace", "Kestrel"),
+    ("Pemberton Foods", "Pemberton"),
+    ("Ravelin Security", "Ravelin"),
+    ("Saltmarsh Architects", "Saltmarsh"),
+    ("Thistledown Games", "Thistledown"),
+    ("Ambergate Hospital", "Ambergate"),
+    ("Wexford Civic Trust", "Wexford"),
+    ("Zephyr Mobility", "Zephyr"),
+    ("Orchid Dental Group", "Orchid Dental"),
 )
 
 CITIES = values(
-    "Lisbon", "Porto", "Valencia", "Tallinn", "Ljubljana", "Utrecht", "Bristol", "Halifax", "Kyoto",
-    "Montreal", "Edinburgh", "Denver", "Wellington", "Gothenburg", "Bologna", "Krakow", "Galway",
-    "Tucson", "Adelaide", "Bergen", "Leipzig", "Nantes", "Asheville", "Cork",
+    "Lisbon",
+    "Porto",
+    "Valencia",
+    "Tallinn",
+    "Ljubljana",
+    "Utrecht",
+    "Bristol",
+    "Halifax",
+    "Kyoto",
+    "Montreal",
+    "Edinburgh",
+    "Denver",
+    "Wellington",
+    "Gothenburg",
+    "Bologna",
+    "Krakow",
+    "Galway",
+    "Tucson",
+    "Adelaide",
+    "Bergen",
+    "Leipzig",
+    "Nantes",
+    "Asheville",
+    "Cork",
 )
 
 RELATIONSHIP = values(
-    "single", ("dating someone new", "dating"), ("in a long-distance relationship", "long-distance"),
-    ("living with a partner", "living together", "moved in together"), "engaged", "married",
-    "separated", "divorced",
+    "single",
+    ("dating someone new", "dating"),
+    ("in a long-distance relationship", "long-distance"),
+    ("living with a partner", "living together", "moved in together"),
+    "engaged",
+    "married",
+    "separated",
+    "divorced",
 )
 
 HEALTH = values(
-    ("recovering from knee surgery", "knee surgery"), ("managing type 2 diabetes", "diabetes"),
-    ("dealing with chronic migraines", "migraines", "migraine"), ("recovering from a broken wrist", "broken wrist"),
-    ("managing high blood pressure", "blood pressure"), ("in physiotherapy for a back injury", "back injury"),
-    ("recovering from pneumonia", "pneumonia"), ("managing asthma", "asthma"),
+    ("recovering from knee surgery", "knee surgery"),
+    ("managing type 2 diabetes", "diabetes"),
+    ("dealing with chronic migraines", "migraines", "migraine"),
+    ("recovering from a broken wrist", "broken wrist"),
+    ("managing high blood pressure", "blood pressure"),
+    ("in physiotherapy for a back injury", "back injury"),
+    ("recovering from pneumonia", "pneumonia"),
+    ("managing asthma", "asthma"),
     ("cleared after a full check-up", "full check-up", "clean bill of health"),
     ("recovering from a torn Achilles tendon", "Achilles"),
 )
@@ -64,65 +110,157 @@ OPINION_TOPICS = {
 }
 
 OPINIONS = values(
-    ("strongly in favour", "in favour", "in favor"), ("cautiously optimistic", "optimistic"),
-    ("skeptical", "sceptical"), ("firmly opposed", "opposed"), ("undecided", "on the fence"),
+    ("strongly in favour", "in favour", "in favor"),
+    ("cautiously optimistic", "optimistic"),
+    ("skeptical", "sceptical"),
+    ("firmly opposed", "opposed"),
+    ("undecided", "on the fence"),
 )
 
 HABITS = values(
-    ("running before work", "running"), ("journaling every evening", "journaling"),
-    ("learning Portuguese", "Portuguese"), ("meditating daily", "meditating", "meditation"),
-    ("baking sourdough", "sourdough"), ("rock climbing", "climbing"), ("cycling to work", "cycling"),
-    ("reading before bed", "reading before bed"), ("swimming laps", "swimming"),
-    ("taking cold showers", "cold showers", "cold shower"), ("playing chess online", "chess"),
-    ("gardening on weekends", "gardening"), ("practising the cello", "cello"), ("doing yoga", "yoga"),
+    ("running before work", "running"),
+    ("journaling every evening", "journaling"),
+    ("learning Portuguese", "Portuguese"),
+    ("meditating daily", "meditating", "meditation"),
+    ("baking sourdough", "sourdough"),
+    ("rock climbing", "climbing"),
+    ("cycling to work", "cycling"),
+    ("reading before bed", "reading before bed"),
+    ("swimming laps", "swimming"),
+    ("taking cold showers", "cold showers", "cold shower"),
+    ("playing chess online", "chess"),
+    ("gardening on weekends", "gardening"),
+    ("practising the cello", "cello"),
+    ("doing yoga", "yoga"),
 )
 
 CONSTRAINTS = values(
-    "vegetarian", ("does not drink alcohol", "sober", "drink alcohol"), ("allergic to peanuts", "peanuts", "peanut"),
-    ("lactose intolerant", "lactose"), ("gluten-free", "gluten"), ("no meetings before 10am", "before 10am"),
-    ("cannot take long-haul flights", "long-haul"), ("vegan", "vegan"), ("keeps kosher", "kosher"),
-    ("avoids caffeine", "caffeine"), ("needs step-free access", "step-free", "wheelchair"),
+    "vegetarian",
+    ("does not drink alcohol", "sober", "drink alcohol"),
+    ("allergic to peanuts", "peanuts", "peanut"),
+    ("lactose intolerant", "lactose"),
+    ("gluten-free", "gluten"),
+    ("no meetings before 10am", "before 10am"),
+    ("cannot take long-haul flights", "long-haul"),
+    ("vegan", "vegan"),
+    ("keeps kosher", "kosher"),
+    ("avoids caffeine", "caffeine"),
+    ("needs step-free access", "step-free", "wheelchair"),
     ("keeps Sundays work-free", "Sundays"),
 )
 
 PREFERENCE_DIMENSIONS: dict[str, tuple[str, tuple[Value, ...]]] = {
-    "venue": ("the kind of venue they like", values(("outdoor venues", "outdoor", "outdoors"), ("quiet indoor venues", "quiet indoor", "somewhere quiet"))),
-    "response_length": ("how long they like answers", values(("brief answers", "brief", "short answers"), ("detailed answers", "detailed", "in depth"))),
-    "format": ("how they like information laid out", values(("bullet points", "bullet points", "bullets"), ("flowing prose", "prose", "paragraphs"))),
-    "units": ("which units they use", values(("metric units", "metric", "kilometres"), ("imperial units", "imperial", "miles"))),
-    "meeting_time": ("when they like meetings", values(("morning meetings", "mornings"), ("afternoon meetings", "afternoons"))),
-    "contact_channel": ("how they like to be contacted", values(("email", "email"), ("phone calls", "phone", "call"), ("text messages", "texts", "text"))),
+    "venue": (
+        "the kind of venue they like",
+        values(
+            ("outdoor venues", "outdoor", "outdoors"),
+            ("quiet indoor venues", "quiet indoor", "somewhere quiet"),
+        ),
+    ),
+    "response_length": (
+        "how long they like answers",
+        values(
+            ("brief answers", "brief", "short answers"),
+            ("detailed answers", "detailed", "in depth"),
+        ),
+    ),
+    "format": (
+        "how they like information laid out",
+        values(
+            ("bullet points", "bullet points", "bullets"), ("flowing prose", "prose", "paragraphs")
+        ),
+    ),
+    "units": (
+        "which units they use",
+        values(("metric units", "metric", "kilometres"), ("imperial units", "imperial", "miles")),
+    ),
+    "meeting_time": (
+        "when they like meetings",
+        values(("morning meetings", "mornings"), ("afternoon meetings", "afternoons")),
+    ),
+    "contact_channel": (
+        "how they like to be contacted",
+        values(
+            ("email", "email"), ("phone calls", "phone", "call"), ("text messages", "texts", "text")
+        ),
+    ),
 }
 
 RESPONSE_FORMATS = values(
-    ("reply in bullet points", "bullet points"), ("reply in short paragraphs", "short paragraphs"),
-    ("start every answer with a TL;DR", "TL;DR", "TLDR"), ("write in British English", "British English"),
-    ("use a formal tone", "formal tone"), ("use plain language with no jargon", "plain language", "no jargon"),
+    ("reply in bullet points", "bullet points"),
+    ("reply in short paragraphs", "short paragraphs"),
+    ("start every answer with a TL;DR", "TL;DR", "TLDR"),
+    ("write in British English", "British English"),
+    ("use a formal tone", "formal tone"),
+    ("use plain language with no jargon", "plain language", "no jargon"),
     ("include a numbered action list", "numbered", "action list"),
 )
 
 TASKS = values(
-    ("the quarterly budget spreadsheet", "budget spreadsheet"), ("the wedding seating plan", "seating plan"),
-    ("the grant proposal draft", "grant proposal"), ("the conference talk slides", "talk slides", "slides"),
-    ("the apartment lease comparison", "lease comparison"), ("the tax return checklist", "tax return"),
-    ("the onboarding guide", "onboarding guide"), ("the garden planting schedule", "planting schedule"),
-    ("the holiday itinerary", "itinerary"), ("the cover letter", "cover letter"),
-    ("the newsletter draft", "newsletter"), ("the car insurance comparison", "insurance comparison"),
+    ("the quarterly budget spreadsheet", "budget spreadsheet"),
+    ("the wedding seating plan", "seating plan"),
+    ("the grant proposal draft", "grant proposal"),
+    ("the conference talk slides", "talk slides", "slides"),
+    ("the apartment lease comparison", "lease comparison"),
+    ("the tax return checklist", "tax return"),
+    ("the onboarding guide", "onboarding guide"),
+    ("the garden planting schedule", "planting schedule"),
+    ("the holiday itinerary", "itinerary"),
+    ("the cover letter", "cover letter"),
+    ("the newsletter draft", "newsletter"),
+    ("the car insurance comparison", "insurance comparison"),
 )
 
 WORKFLOW_PREFERENCES = values(
-    ("cite sources for factual claims", "cite sources", "sources"), ("show code examples in Python", "Python"),
-    ("ask before running code", "ask before running"), ("end with a one-line summary", "one-line summary"),
-    ("use tables for comparisons", "tables", "table"), ("search the web before answering", "search the web"),
+    ("cite sources for factual claims", "cite sources", "sources"),
+    ("show code examples in Python", "Python"),
+    ("ask before running code", "ask before running"),
+    ("end with a one-line summary", "one-line summary"),
+    ("use tables for comparisons", "tables", "table"),
+    ("search the web before answering", "search the web"),
 )
 
-NICKNAMES = values("Sam", "Alex", "Jo", "Kit", "Robin", "Max", "Dani", "Teddy", "Bea", "Nico", "Rae", "Lou")
+NICKNAMES = values(
+    "Sam", "Alex", "Jo", "Kit", "Robin", "Max", "Dani", "Teddy", "Bea", "Nico", "Rae", "Lou"
+)
 
 FIRST_NAMES = (
-    "Maren", "Tomasz", "Aiyana", "Rafferty", "Noor", "Emeka", "Saoirse", "Haruto", "Ines", "Dmitri",
-    "Priya", "Lucian", "Yetunde", "Oskar", "Marisol", "Callum", "Anouk", "Teodor", "Zainab", "Rhiannon",
+    "Maren",
+    "Tomasz",
+    "Aiyana",
+    "Rafferty",
+    "Noor",
+    "Emeka",
+    "Saoirse",
+    "Haruto",
+    "Ines",
+    "Dmitri",
+    "Priya",
+    "Lucian",
+    "Yetunde",
+    "Oskar",
+    "Marisol",
+    "Callum",
+    "Anouk",
+    "Teodor",
+    "Zainab",
+    "Rhiannon",
 )
 SURNAMES = (
-    "Okafor", "Lindqvist", "Moreau", "Castellano", "Nakamura", "Brennan", "Haddad", "Kowalczyk",
-    "Abernethy", "Varga", "Delacroix", "Oyelaran", "Sundberg", "Pereira", "Whitcombe", "Arslan",
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Castellano",
+    "Nakamura",
+    "Brennan",
+    "Haddad",
+    "Kowalczyk",
+    "Abernethy",
+    "Varga",
+    "Delacroix",
+    "Oyelaran",
+    "Sundberg",
+    "Pereira",
+    "Whitcombe",
+    "Arslan",
 )

@@ -1,4 +1,4 @@
-"""The ``assistant_agent`` entity type: an assistant and its model of its principal (spec §3.2.2)."""
+"""The ``assistant_agent`` entity type: an assistant and its principal model (spec §3.2.2)."""
 
 from __future__ import annotations
 
@@ -15,55 +15,89 @@ from ._types import ActionFrame, EntityTypeDef, EventTypeDef, SlotDef
 class CapabilityProfile(StrictModel):
     """What the agent declares it can do."""
 
-    context_window: int = Field(200_000, gt=0, le=10_000_000, description="Context budget in tokens.")
+    context_window: int = Field(
+        200_000, gt=0, le=10_000_000, description="Context budget in tokens."
+    )
     tool_access: list[str] = Field(default_factory=list)
     response_style: str | None = None
 
 
 SLOTS: tuple[SlotDef, ...] = (
     SlotDef(
-        "response_format", "functional", vocab.RESPONSE_FORMATS,
+        "response_format",
+        "functional",
+        vocab.RESPONSE_FORMATS,
         "What standing instruction has {principal} given about how you format replies?",
-        "reply format instruction", about_principal=True,
+        "reply format instruction",
+        about_principal=True,
         action=ActionFrame(
-            "style_adaptive", "Answer {principal}'s next question about train times.",
-            "Answer and {value}", "Answer in your default house style",
+            "style_adaptive",
+            "Answer {principal}'s next question about train times.",
+            "Answer and {value}",
+            "Answer in your default house style",
         ),
     ),
     SlotDef(
-        "completed_tasks", "set", vocab.TASKS, "Which tasks have you completed for {principal}?",
-        "completed tasks", about_principal=True,
+        "completed_tasks",
+        "set",
+        vocab.TASKS,
+        "Which tasks have you completed for {principal}?",
+        "completed tasks",
+        about_principal=True,
     ),
     SlotDef(
-        "workflow_preferences", "set", vocab.WORKFLOW_PREFERENCES,
-        "How does {principal} like you to work?", "working preferences", about_principal=True,
+        "workflow_preferences",
+        "set",
+        vocab.WORKFLOW_PREFERENCES,
+        "How does {principal} like you to work?",
+        "working preferences",
+        about_principal=True,
         action=ActionFrame(
-            "style_adaptive", "{principal} asks you to research a new laptop.",
-            "Make sure to {value}", "Give your best recommendation straight away",
+            "style_adaptive",
+            "{principal} asks you to research a new laptop.",
+            "Make sure to {value}",
+            "Give your best recommendation straight away",
         ),
     ),
     SlotDef(
-        "preferred_name", "functional", vocab.NICKNAMES, "What does {principal} want to be called?",
-        "preferred name", about_principal=True,
+        "preferred_name",
+        "functional",
+        vocab.NICKNAMES,
+        "What does {principal} want to be called?",
+        "preferred name",
+        about_principal=True,
         action=ActionFrame(
-            "style_adaptive", "Write the greeting of your next message to {principal}.",
-            "Greet them as {value}", "Greet them by their full name",
+            "style_adaptive",
+            "Write the greeting of your next message to {principal}.",
+            "Greet them as {value}",
+            "Greet them by their full name",
         ),
     ),
 )
 
 EVENT_TYPES: tuple[EventTypeDef, ...] = (
-    EventTypeDef("task_completion", "signal", ("completed_tasks",), 0.05, "Finishes a requested task."),
     EventTypeDef(
-        "instruction_revision", "signal", ("response_format",), 0.04,
+        "task_completion", "signal", ("completed_tasks",), 0.05, "Finishes a requested task."
+    ),
+    EventTypeDef(
+        "instruction_revision",
+        "signal",
+        ("response_format",),
+        0.04,
         "The principal revises a standing instruction.",
     ),
     EventTypeDef(
-        "preference_revelation", "soft", ("workflow_preferences",), 0.05,
+        "preference_revelation",
+        "soft",
+        ("workflow_preferences",),
+        0.05,
         "The principal shows, over repeated mentions, how they like the assistant to work.",
     ),
     EventTypeDef(
-        "explicit_correction", "signal", ("preferred_name",), 0.02,
+        "explicit_correction",
+        "signal",
+        ("preferred_name",),
+        0.02,
         "The principal corrects the assistant about what to call them.",
     ),
 )

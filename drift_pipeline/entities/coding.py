@@ -14,44 +14,81 @@ from .assistant import CapabilityProfile
 
 SLOTS: tuple[SlotDef, ...] = (
     SlotDef(
-        "decision/storage", "functional", values("PostgreSQL", "SQLite", "DynamoDB", "flat Parquet files"),
-        "Which storage layer did the project decide on?", "storage decision",
+        "decision/storage",
+        "functional",
+        values("PostgreSQL", "SQLite", "DynamoDB", "flat Parquet files"),
+        "Which storage layer did the project decide on?",
+        "storage decision",
     ),
     SlotDef(
-        "decision/http", "functional", values("FastAPI", "Flask", "aiohttp", "gRPC"),
-        "Which HTTP framework is the service built on?", "HTTP framework decision",
+        "decision/http",
+        "functional",
+        values("FastAPI", "Flask", "aiohttp", "gRPC"),
+        "Which HTTP framework is the service built on?",
+        "HTTP framework decision",
     ),
     SlotDef(
-        "active_modules", "set", values("billing", "auth", "ingest", "scheduler", "reporting", "search"),
-        "Which modules are under active development?", "active modules",
+        "active_modules",
+        "set",
+        values("billing", "auth", "ingest", "scheduler", "reporting", "search"),
+        "Which modules are under active development?",
+        "active modules",
     ),
     SlotDef(
-        "failing_tests", "set", values("test_refund_rounding", "test_login_lockout", "test_csv_unicode", "test_retry_backoff"),
-        "Which tests are failing right now?", "failing tests",
+        "failing_tests",
+        "set",
+        values(
+            "test_refund_rounding", "test_login_lockout", "test_csv_unicode", "test_retry_backoff"
+        ),
+        "Which tests are failing right now?",
+        "failing tests",
     ),
     SlotDef(
-        "anti_patterns", "set", values("global mutable config", "catching bare exceptions", "N+1 queries", "sleep-based polling"),
-        "Which approaches are known to have failed in this project?", "known anti-patterns",
+        "anti_patterns",
+        "set",
+        values(
+            "global mutable config",
+            "catching bare exceptions",
+            "N+1 queries",
+            "sleep-based polling",
+        ),
+        "Which approaches are known to have failed in this project?",
+        "known anti-patterns",
     ),
     SlotDef(
-        "style/naming", "functional", values("snake_case", "camelCase"),
-        "Which naming convention does the principal want?", "naming convention",
+        "style/naming",
+        "functional",
+        values("snake_case", "camelCase"),
+        "Which naming convention does the principal want?",
+        "naming convention",
     ),
     SlotDef(
-        "dependencies", "set", values("pydantic", "httpx", "structlog", "tenacity", "polars"),
-        "Which third-party dependencies does the project use?", "dependencies",
+        "dependencies",
+        "set",
+        values("pydantic", "httpx", "structlog", "tenacity", "polars"),
+        "Which third-party dependencies does the project use?",
+        "dependencies",
     ),
 )
 
 EVENT_TYPES: tuple[EventTypeDef, ...] = (
-    EventTypeDef("commit", "soft", ("active_modules",), 0.2, "Routine commits that shift where work happens."),
+    EventTypeDef(
+        "commit", "soft", ("active_modules",), 0.2, "Routine commits that shift where work happens."
+    ),
     EventTypeDef("test_failure", "signal", ("failing_tests",), 0.1, "A test starts failing."),
     EventTypeDef(
-        "architectural_override", "signal", ("decision/storage", "decision/http"), 0.05,
+        "architectural_override",
+        "signal",
+        ("decision/storage", "decision/http"),
+        0.05,
         "The principal overrides an architectural decision.",
     ),
-    EventTypeDef("refactor_request", "signal", ("style/naming", "anti_patterns"), 0.05, "A refactor request."),
-    EventTypeDef("dependency_change", "signal", ("dependencies",), 0.05, "A dependency is added or swapped."),
+    EventTypeDef(
+        "refactor_request", "signal", ("style/naming", "anti_patterns"), 0.05, "A refactor request."
+    ),
+    EventTypeDef(
+        "dependency_change", "signal", ("dependencies",), 0.05, "A dependency is added or swapped."
+    ),
 )
 
 

@@ -17,7 +17,7 @@ _Trait = float
 class BigFive(StrictModel):
     """Big Five personality scores in [0, 1]."""
 
-    O: _Trait = Field(0.5, ge=0.0, le=1.0, description="Openness")
+    O: _Trait = Field(0.5, ge=0.0, le=1.0, description="Openness")  # noqa: E741
     C: _Trait = Field(0.5, ge=0.0, le=1.0, description="Conscientiousness")
     E: _Trait = Field(0.5, ge=0.0, le=1.0, description="Extraversion")
     A: _Trait = Field(0.5, ge=0.0, le=1.0, description="Agreeableness")
@@ -36,61 +36,102 @@ class CommunicationStyle(StrictModel):
 
 SLOTS: tuple[SlotDef, ...] = (
     SlotDef(
-        "employer", "functional", vocab.EMPLOYERS, "Where does {name} work now?", "employer",
+        "employer",
+        "functional",
+        vocab.EMPLOYERS,
+        "Where does {name} work now?",
+        "employer",
         action=ActionFrame(
-            "preference_driven", "Draft the signature line for {name}'s work email.",
-            "Sign it with '{value}' as the employer", "Leave the employer out of the signature",
+            "preference_driven",
+            "Draft the signature line for {name}'s work email.",
+            "Sign it with '{value}' as the employer",
+            "Leave the employer out of the signature",
         ),
     ),
     SlotDef(
-        "city", "functional", vocab.CITIES, "Which city does {name} live in now?", "home city",
+        "city",
+        "functional",
+        vocab.CITIES,
+        "Which city does {name} live in now?",
+        "home city",
         action=ActionFrame(
-            "preference_driven", "{name} needs a new dentist. Where should you search?",
-            "Search for dentists in {value}", "Ask {name} where to search first",
+            "preference_driven",
+            "{name} needs a new dentist. Where should you search?",
+            "Search for dentists in {value}",
+            "Ask {name} where to search first",
         ),
     ),
     SlotDef(
-        "relationship", "functional", vocab.RELATIONSHIP,
-        "What is the current status of {name}'s romantic relationship?", "relationship status",
+        "relationship",
+        "functional",
+        vocab.RELATIONSHIP,
+        "What is the current status of {name}'s romantic relationship?",
+        "relationship status",
         recall_subtype="relationship",
     ),
     SlotDef(
-        "health", "functional", vocab.HEALTH, "What is {name}'s current health situation?", "health",
+        "health",
+        "functional",
+        vocab.HEALTH,
+        "What is {name}'s current health situation?",
+        "health",
         action=ActionFrame(
-            "constraint_aware", "Plan a weekend activity for {name}.",
-            "Pick something that works for someone {value}", "Suggest a long hike",
+            "constraint_aware",
+            "Plan a weekend activity for {name}.",
+            "Pick something that works for someone {value}",
+            "Suggest a long hike",
         ),
     ),
     *(
         SlotDef(
-            f"opinion/{key}", "functional", vocab.OPINIONS,
-            f"What is {{name}}'s current view on {topic}?", f"view on {topic}",
+            f"opinion/{key}",
+            "functional",
+            vocab.OPINIONS,
+            f"What is {{name}}'s current view on {topic}?",
+            f"view on {topic}",
         )
         for key, topic in vocab.OPINION_TOPICS.items()
     ),
     SlotDef(
-        "habits", "set", vocab.HABITS, "Which habits has {name} built up?", "habits",
+        "habits",
+        "set",
+        vocab.HABITS,
+        "Which habits has {name} built up?",
+        "habits",
         action=ActionFrame(
-            "preference_driven", "Suggest how {name} could spend a free Saturday morning.",
-            "Make time for {value}", "Suggest a museum visit",
+            "preference_driven",
+            "Suggest how {name} could spend a free Saturday morning.",
+            "Make time for {value}",
+            "Suggest a museum visit",
         ),
     ),
     SlotDef(
-        "constraints", "set", vocab.CONSTRAINTS,
-        "Which constraints should you respect when planning for {name}?", "constraints",
+        "constraints",
+        "set",
+        vocab.CONSTRAINTS,
+        "Which constraints should you respect when planning for {name}?",
+        "constraints",
         action=ActionFrame(
-            "constraint_aware", "Book a team dinner that {name} will attend.",
-            "Choose a place that suits someone who is {value}", "Book the most popular steakhouse in town",
+            "constraint_aware",
+            "Book a team dinner that {name} will attend.",
+            "Choose a place that suits someone who is {value}",
+            "Book the most popular steakhouse in town",
         ),
     ),
     *(
         SlotDef(
-            f"preference/{key}", "functional", pool,
-            f"What does {{name}} prefer when it comes to {label}?", label,
+            f"preference/{key}",
+            "functional",
+            pool,
+            f"What does {{name}} prefer when it comes to {label}?",
+            label,
             action=ActionFrame(
-                "style_adaptive" if key in ("response_length", "format", "units") else "preference_driven",
+                "style_adaptive"
+                if key in ("response_length", "format", "units")
+                else "preference_driven",
                 f"Prepare something for {{name}} where {label} matters.",
-                "Go with {value}", "Use your usual default",
+                "Go with {value}",
+                "Use your usual default",
             ),
         )
         for key, (label, pool) in vocab.PREFERENCE_DIMENSIONS.items()
@@ -99,18 +140,30 @@ SLOTS: tuple[SlotDef, ...] = (
 
 EVENT_TYPES: tuple[EventTypeDef, ...] = (
     EventTypeDef("job_change", "signal", ("employer",), 0.05, "Changes employer."),
-    EventTypeDef("relationship_change", "signal", ("relationship",), 0.04, "Relationship status changes."),
     EventTypeDef(
-        "opinion_shift", "signal", tuple(f"opinion/{key}" for key in vocab.OPINION_TOPICS), 0.05,
+        "relationship_change", "signal", ("relationship",), 0.04, "Relationship status changes."
+    ),
+    EventTypeDef(
+        "opinion_shift",
+        "signal",
+        tuple(f"opinion/{key}" for key in vocab.OPINION_TOPICS),
+        0.05,
         "Changes their view on a contested topic.",
     ),
     EventTypeDef("health_event", "signal", ("health",), 0.03, "A diagnosis, injury or recovery."),
     EventTypeDef("relocation", "signal", ("city",), 0.03, "Moves to another city."),
-    EventTypeDef("constraint_reveal", "signal", ("constraints",), 0.05, "Reveals a lasting constraint."),
-    EventTypeDef("habit_form", "soft", ("habits",), 0.10, "A habit that shows up mention by mention."),
     EventTypeDef(
-        "preference_reveal", "soft", tuple(f"preference/{key}" for key in vocab.PREFERENCE_DIMENSIONS),
-        0.10, "A preference that becomes clear over repeated mentions.",
+        "constraint_reveal", "signal", ("constraints",), 0.05, "Reveals a lasting constraint."
+    ),
+    EventTypeDef(
+        "habit_form", "soft", ("habits",), 0.10, "A habit that shows up mention by mention."
+    ),
+    EventTypeDef(
+        "preference_reveal",
+        "soft",
+        tuple(f"preference/{key}" for key in vocab.PREFERENCE_DIMENSIONS),
+        0.10,
+        "A preference that becomes clear over repeated mentions.",
     ),
 )
 
@@ -150,7 +203,11 @@ HUMAN = register_entity_type(
         description="A human principal whose life changes over the trajectory.",
         spec_model=HumanSpec,
         stable_attributes=(
-            "name", "big_five", "cultural_background", "communication_style", "core_values",
+            "name",
+            "big_five",
+            "cultural_background",
+            "communication_style",
+            "core_values",
             "long_term_goals",
         ),
         slots=SLOTS,

@@ -1,4 +1,4 @@
-"""The ``tool_agent`` entity type (spec §3.2.4): crawlers and test runners; generator comes later."""
+"""The ``tool_agent`` entity type (spec §3.2.4): crawlers and test runners (no generator yet)."""
 
 from __future__ import annotations
 
@@ -13,28 +13,58 @@ from ._vocab import values
 
 SLOTS: tuple[SlotDef, ...] = (
     SlotDef(
-        "objective", "functional",
-        values("map the product catalogue", "collect pricing pages", "find broken links", "index the API docs"),
-        "What is the current objective?", "objective",
+        "objective",
+        "functional",
+        values(
+            "map the product catalogue",
+            "collect pricing pages",
+            "find broken links",
+            "index the API docs",
+        ),
+        "What is the current objective?",
+        "objective",
     ),
     SlotDef(
-        "visited_patterns", "set", values("/products/*", "/blog/*", "/docs/api/*", "/careers/*", "/support/*"),
-        "Which URL patterns have been crawled successfully?", "crawled patterns",
+        "visited_patterns",
+        "set",
+        values("/products/*", "/blog/*", "/docs/api/*", "/careers/*", "/support/*"),
+        "Which URL patterns have been crawled successfully?",
+        "crawled patterns",
     ),
     SlotDef(
-        "dead_ends", "set", values("/search?q=*", "/login", "/cart/*", "/archive/2019/*"),
-        "Which paths are known dead ends?", "dead ends",
+        "dead_ends",
+        "set",
+        values("/search?q=*", "/login", "/cart/*", "/archive/2019/*"),
+        "Which paths are known dead ends?",
+        "dead ends",
     ),
     SlotDef(
-        "environment/site_layout", "functional", values("server-rendered HTML", "single-page app", "paginated JSON API"),
-        "How is the target site currently served?", "site layout",
+        "environment/site_layout",
+        "functional",
+        values("server-rendered HTML", "single-page app", "paginated JSON API"),
+        "How is the target site currently served?",
+        "site layout",
     ),
 )
 
 EVENT_TYPES: tuple[EventTypeDef, ...] = (
-    EventTypeDef("objective_completion", "signal", ("objective",), 0.05, "An objective completes or is revised."),
-    EventTypeDef("environment_change", "signal", ("environment/site_layout",), 0.05, "The environment changes."),
-    EventTypeDef("traversal_dead_end", "signal", ("dead_ends",), 0.05, "A path turns out to be a dead end."),
+    EventTypeDef(
+        "objective_completion",
+        "signal",
+        ("objective",),
+        0.05,
+        "An objective completes or is revised.",
+    ),
+    EventTypeDef(
+        "environment_change",
+        "signal",
+        ("environment/site_layout",),
+        0.05,
+        "The environment changes.",
+    ),
+    EventTypeDef(
+        "traversal_dead_end", "signal", ("dead_ends",), 0.05, "A path turns out to be a dead end."
+    ),
     EventTypeDef("coverage_milestone", "soft", ("visited_patterns",), 0.1, "Coverage grows."),
 )
 

@@ -24,7 +24,7 @@ class Message(TypedDict):
 
 @dataclass(frozen=True)
 class TokenCounts:
-    """LLM tokens a backend has spent so far (spec §7.7): inside ``store`` and inside ``retrieve``."""
+    """LLM tokens a backend spent so far (spec §7.7): in ``store`` (write), ``retrieve`` (read)."""
 
     write: int = 0
     read: int = 0

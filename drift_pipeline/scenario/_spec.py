@@ -23,8 +23,14 @@ PARADIGM_PROBE_TYPES: dict[str, tuple[str, ...]] = {
     "coding_agent": ("recall", "action", "revision", "frontier"),
     "crawler_agent": ("recall", "action", "revision", "frontier"),
     "multi_peer": (
-        "recall", "action", "revision", "frontier",
-        "consistency", "attribution", "canary", "handoff",
+        "recall",
+        "action",
+        "revision",
+        "frontier",
+        "consistency",
+        "attribution",
+        "canary",
+        "handoff",
     ),
 }
 """Probe types each paradigm defines (spec §6)."""

@@ -23,6 +23,7 @@ def partition_dir(root: Path, table: TableDef, keys: Mapping[str, str]) -> Path:
 
     Raises:
         ValueError: If a key is missing or a value would escape its folder.
+
     """
     path = root / table.name
     for key in table.partition_by:
@@ -42,8 +43,13 @@ def write_table(path: Path, data: pa.Table) -> None:
     """Write one Parquet file deterministically (no timestamps, fixed writer settings)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(
-        data, path, compression="zstd", compression_level=3, use_dictionary=True,
-        write_statistics=True, store_schema=True,
+        data,
+        path,
+        compression="zstd",
+        compression_level=3,
+        use_dictionary=True,
+        write_statistics=True,
+        store_schema=True,
     )
 
 
@@ -58,6 +64,8 @@ class StagedWrite:
         self.root = root
         self.stage = root / _STAGING / uuid.uuid4().hex
         self._files: list[tuple[Path, Path]] = []
+        # Folders this write creates (deepest first): a discarded write takes them away again.
+        self._new_dirs = [path for path in (root, *root.parents) if not path.exists()]
 
     def put(self, table: TableDef, keys: Mapping[str, str], data: pa.Table) -> Path:
         """Stage one partition file; returns its final path."""
@@ -91,9 +99,12 @@ class StagedWrite:
     def discard(self) -> None:
         """Drop everything staged."""
         shutil.rmtree(self.stage, ignore_errors=True)
-        parent = self.stage.parent
-        if parent.exists() and not any(parent.iterdir()):
-            parent.rmdir()
+        for folder in (self.stage.parent, *self._new_dirs):
+            if not folder.exists():
+                continue
+            if any(folder.iterdir()):
+                break
+            folder.rmdir()
 
 
 @contextmanager

@@ -54,7 +54,7 @@ EVENT_SCHEDULES = TableDef(
             *_KEY,
             pa.field("session_index", pa.int32(), nullable=False),
             pa.field("session_id", pa.string(), nullable=False),
-            pa.field("sim_time", pa.timestamp("s"), nullable=False),
+            pa.field("sim_time", pa.timestamp("ms"), nullable=False),  # Parquet has no seconds unit
             pa.field("tier", pa.string(), nullable=False),
             pa.field("participants", pa.list_(pa.string()), nullable=False),
             pa.field("pattern", pa.string(), nullable=False),
@@ -84,7 +84,7 @@ TRANSCRIPTS = TableDef(
             pa.field("speaker", pa.string(), nullable=False),
             pa.field("role", pa.string(), nullable=False),
             pa.field("content", pa.string(), nullable=False),
-            pa.field("sim_time", pa.timestamp("s"), nullable=False),
+            pa.field("sim_time", pa.timestamp("ms"), nullable=False),  # Parquet has no seconds unit
             # Harness-private labels: never handed to a memory system.
             pa.field("label_event_id", pa.string()),
             pa.field("label_kind", pa.string(), nullable=False),
@@ -149,5 +149,135 @@ PROBES = TableDef(
 )
 
 WORLD_TABLES: tuple[TableDef, ...] = (
-    LATENT_PROFILES, EVENT_SCHEDULES, TRANSCRIPTS, GROUND_TRUTH, PROBES,
+    LATENT_PROFILES,
+    EVENT_SCHEDULES,
+    TRANSCRIPTS,
+    GROUND_TRUTH,
+    PROBES,
+)
+
+_CELL_KEY = [
+    *_KEY,
+    pa.field("arm", pa.string(), nullable=False),
+    pa.field("backend", pa.string(), nullable=False),
+    pa.field("gate", pa.string(), nullable=False),
+]
+
+MEMORY_SNAPSHOTS = TableDef(
+    "memory_snapshots",
+    pa.schema(
+        [
+            *_CELL_KEY,
+            pa.field("session_index", pa.int32(), nullable=False),
+            pa.field("session_id", pa.string(), nullable=False),
+            pa.field("tier", pa.string(), nullable=False),
+            pa.field("transcript_tokens", pa.int64(), nullable=False),
+            pa.field("write_ms", pa.float64(), nullable=False),
+            pa.field("write_round_trip_ms", pa.float64(), nullable=False),
+            pa.field("write_tokens", pa.int64(), nullable=False),
+            pa.field("storage_tokens", pa.int64(), nullable=False),
+            pa.field("storage_delta_tokens", pa.int64(), nullable=False),
+            pa.field("checkpoint", pa.bool_(), nullable=False),
+            pa.field("snapshot", pa.string()),  # only at checkpoint sessions
+            pa.field("error", pa.string()),
+        ]
+    ),
+    ("scenario", "horizon", "arm"),
+    "One row per arm, replicate and session: write cost, storage after, faults.",
+)
+
+RETRIEVALS = TableDef(
+    "retrievals",
+    pa.schema(
+        [
+            *_CELL_KEY,
+            pa.field("checkpoint", pa.int32(), nullable=False),
+            pa.field("probe_id", pa.string(), nullable=False),
+            pa.field("asker", pa.string(), nullable=False),
+            pa.field("context", pa.string(), nullable=False),
+            pa.field("read_ms", pa.float64(), nullable=False),
+            pa.field("read_round_trip_ms", pa.float64(), nullable=False),
+            pa.field("read_tokens", pa.int64(), nullable=False),
+            pa.field("llm_read_tokens", pa.int64(), nullable=False),
+            pa.field("soft_buffer_tokens", pa.int64(), nullable=False),
+            pa.field("error", pa.string()),
+        ]
+    ),
+    ("scenario", "horizon", "arm"),
+    "One row per arm, replicate and probe: the text handed to the reader and its cost.",
+)
+
+CELL_MEMORY_TABLES: tuple[TableDef, ...] = (MEMORY_SNAPSHOTS, RETRIEVALS)
+
+PROBE_ANSWERS = TableDef(
+    "probe_answers",
+    pa.schema(
+        [
+            *_CELL_KEY,
+            pa.field("checkpoint", pa.int32(), nullable=False),
+            pa.field("probe_id", pa.string(), nullable=False),
+            pa.field("probe_type", pa.string(), nullable=False),
+            pa.field("subtype", pa.string(), nullable=False),
+            pa.field("answer", pa.string(), nullable=False),
+            pa.field("correct", pa.bool_(), nullable=False),
+            pa.field("score", pa.float64(), nullable=False),
+            pa.field("action_score", pa.int8()),
+            pa.field("update_correct", pa.bool_()),
+            pa.field("deprecation_correct", pa.bool_()),
+            pa.field("judge", pa.string(), nullable=False),
+            pa.field("rationale", pa.string(), nullable=False),
+        ]
+    ),
+    ("scenario", "horizon", "arm"),
+    "One row per arm, replicate and probe: the reader's answer and the judge's verdict.",
+)
+
+CELL_METRICS = TableDef(
+    "cell_metrics",
+    pa.schema(
+        [
+            pa.field("scenario", pa.string(), nullable=False),
+            pa.field("horizon", pa.string(), nullable=False),
+            pa.field("arm", pa.string(), nullable=False),
+            pa.field("backend", pa.string(), nullable=False),
+            pa.field("gate", pa.string(), nullable=False),
+            pa.field("checkpoint", pa.string(), nullable=False),  # a session count, or "all"
+            pa.field("metric", pa.string(), nullable=False),
+            pa.field("value", pa.float64()),
+            pa.field("ci_low", pa.float64()),
+            pa.field("ci_high", pa.float64()),
+            pa.field("n", pa.int64(), nullable=False),
+        ]
+    ),
+    ("scenario", "horizon", "arm"),
+    "Per arm, horizon and checkpoint (or all): every metric with its 95% interval.",
+)
+
+COST_CURVES = TableDef(
+    "cost_curves",
+    pa.schema(
+        [
+            pa.field("scenario", pa.string(), nullable=False),
+            pa.field("horizon", pa.string(), nullable=False),
+            pa.field("arm", pa.string(), nullable=False),
+            pa.field("backend", pa.string(), nullable=False),
+            pa.field("gate", pa.string(), nullable=False),
+            pa.field("checkpoint", pa.int32(), nullable=False),
+            pa.field("cumulative_write_tokens", pa.float64(), nullable=False),
+            pa.field("storage_tokens", pa.float64(), nullable=False),
+            pa.field("cumulative_read_tokens", pa.float64(), nullable=False),
+            pa.field("cumulative_tokens", pa.float64(), nullable=False),
+            pa.field("mvot_so_far", pa.float64()),
+        ]
+    ),
+    ("scenario", "horizon", "arm"),
+    "Token cost curve: cumulative tokens and MVOT so far at each checkpoint (spec §7.7).",
+)
+
+CELL_TABLES: tuple[TableDef, ...] = (
+    MEMORY_SNAPSHOTS,
+    RETRIEVALS,
+    PROBE_ANSWERS,
+    CELL_METRICS,
+    COST_CURVES,
 )

@@ -1,4 +1,4 @@
-"""Phase 01, world generation: latent profiles, event schedules, transcripts, ground truth, probes."""
+"""Phase 01, world generation: latent profiles, schedules, transcripts, ground truth, probes."""
 
 from ._audit import AuditError, audit_probes
 from ._generate import (
@@ -12,7 +12,13 @@ from ._generate import (
 )
 from ._model import EntityState, Event, Fact, Probe, ProbeOption, SessionPlan, Turn
 from ._rng import derive_seed, rng_for
-from ._write import WorldSummary, generate_horizon, generate_worlds, world_manifest, world_manifest_path
+from ._write import (
+    WorldSummary,
+    generate_horizon,
+    generate_worlds,
+    world_manifest,
+    world_manifest_path,
+)
 
 __all__ = [
     "GENERATOR_READY_PARADIGMS",
@@ -26,16 +32,16 @@ __all__ = [
     "SessionPlan",
     "Turn",
     "WorldReplicate",
+    "WorldSummary",
     "audit_probes",
     "check_supported",
     "derive_seed",
+    "generate_horizon",
     "generate_replicate",
+    "generate_worlds",
     "rng_for",
     "session_id",
-    "world_tables",
-    "WorldSummary",
-    "generate_horizon",
-    "generate_worlds",
     "world_manifest",
     "world_manifest_path",
+    "world_tables",
 ]

@@ -72,7 +72,9 @@ def _check(
         if plans[session].tier == "noise":
             return f"evidence session {session} is a noise session"
     expressed = [
-        turn.session for session in probe.evidence_sessions for turn in by_session.get(session, ())
+        turn.session
+        for session in probe.evidence_sessions
+        for turn in by_session.get(session, ())
         if contains_any(turn.text, probe.evidence_terms, normalised=True)
     ]
     if not expressed:

@@ -67,7 +67,9 @@ class LatentState:
         return closed
 
 
-def draw_tiers(n_sessions: int, ratios: tuple[float, float, float], rng: random.Random) -> list[Tier]:
+def draw_tiers(
+    n_sessions: int, ratios: tuple[float, float, float], rng: random.Random
+) -> list[Tier]:
     """Tiers for every session: exact quotas by the ratios, in a seeded random order.
 
     Quotas (rather than independent draws) keep the realised noise share within one session of
@@ -76,8 +78,11 @@ def draw_tiers(n_sessions: int, ratios: tuple[float, float, float], rng: random.
     signal_ratio, soft_ratio, _ = ratios
     n_signal = round(signal_ratio * n_sessions)
     n_soft = min(round(soft_ratio * n_sessions), n_sessions - n_signal)
-    tiers: list[Tier] = ["signal"] * n_signal + ["soft"] * n_soft
-    tiers += ["noise"] * (n_sessions - len(tiers))
+    signal: list[Tier] = ["signal"]
+    soft: list[Tier] = ["soft"]
+    noise: list[Tier] = ["noise"]
+    tiers = signal * n_signal + soft * n_soft
+    tiers += noise * (n_sessions - len(tiers))
     rng.shuffle(tiers)
     return tiers
 
@@ -121,8 +126,13 @@ class EventInjector:
             entity_type = self.types[profile.entity_id]
             for slot_name, value in profile.initial.items():
                 self.state.open_fact(
-                    profile.entity_id, entity_type.slot(slot_name), str(value), None, "initial",
-                    None, (),
+                    profile.entity_id,
+                    entity_type.slot(slot_name),
+                    str(value),
+                    None,
+                    "initial",
+                    None,
+                    (),
                 )
 
     def _next_id(self) -> str:
@@ -164,8 +174,12 @@ class EventInjector:
         held = set(self.state.values(subject, slot.name))
         return [value.text for value in slot.values if value.text not in held | exclude]
 
-    def _signal(self, session: int, subject: str, event_type: EventTypeDef, slot: SlotDef) -> Event | None:
-        pending = {value for (s, sl, value) in self.state.pending if s == subject and sl == slot.name}
+    def _signal(
+        self, session: int, subject: str, event_type: EventTypeDef, slot: SlotDef
+    ) -> Event | None:
+        pending = {
+            value for (s, sl, value) in self.state.pending if s == subject and sl == slot.name
+        }
         candidates = self._fresh_values(subject, slot, pending)
         if not candidates:
             return None
@@ -187,9 +201,12 @@ class EventInjector:
         self.state.open_fact(subject, slot, value, session, "signal", event.event_id, (session,))
         return event
 
-    def _soft(self, session: int, subject: str, event_type: EventTypeDef, slot: SlotDef) -> Event | None:
+    def _soft(
+        self, session: int, subject: str, event_type: EventTypeDef, slot: SlotDef
+    ) -> Event | None:
         open_keys = sorted(
-            (mentions[0], key) for key, mentions in self.state.pending.items()
+            (mentions[0], key)
+            for key, mentions in self.state.pending.items()
             if key[0] == subject and key[1] == slot.name
         )
         if open_keys and self.rng.random() < 0.75:
@@ -222,7 +239,9 @@ class EventInjector:
         )
         if established:
             del self.state.pending[key]
-            self.state.open_fact(subject, slot, key[2], session, "soft", event.event_id, tuple(mentions))
+            self.state.open_fact(
+                subject, slot, key[2], session, "soft", event.event_id, tuple(mentions)
+            )
         return event
 
 
@@ -246,5 +265,7 @@ def plan_horizon(
         slot = topology[index]
         event = injector.inject(index, tiers[index], slot.active)
         tier: Tier = "noise" if event is None else tiers[index]
-        plans.append(SessionPlan(index, SIM_EPOCH + gap * index, tier, slot.active, slot.pattern, event))
+        plans.append(
+            SessionPlan(index, SIM_EPOCH + gap * index, tier, slot.active, slot.pattern, event)
+        )
     return plans, injector.state

@@ -80,7 +80,9 @@ def generate_replicate(
     root = root_seed(spec)
     profiles = build_profiles(spec, rng_for(root, replicate, horizon, "profiles"))
     plans, state = plan_horizon(
-        spec, horizon, profiles,
+        spec,
+        horizon,
+        profiles,
         tier_rng=rng_for(root, replicate, horizon, "tiers"),
         event_rng=rng_for(root, replicate, horizon, "events"),
     )
@@ -97,14 +99,23 @@ def generate_replicate(
         event = plan.event
         if event is not None and event.enters_ground_truth:
             key = (event.subject, event.slot)
-            current[key] = (event.value,) if event.op == "set" or event.tier == "soft" and _functional(
-                by_id, event.subject, event.slot
-            ) else (*current.get(key, ()), event.value)
+            current[key] = (
+                (event.value,)
+                if event.op == "set"
+                or (event.tier == "soft"
+                and _functional(by_id, event.subject, event.slot))
+                else (*current.get(key, ()), event.value)
+            )
 
     mentions = _event_mentions(profiles, turns)
     builder = ProbeBuilder(
-        profiles, plans, state.facts, mentions, rng_for(root, replicate, horizon, "probes"),
-        spec.probes_per_checkpoint, id_prefix=f"{horizon}-r{replicate}-",
+        profiles,
+        plans,
+        state.facts,
+        mentions,
+        rng_for(root, replicate, horizon, "probes"),
+        spec.probes_per_checkpoint,
+        id_prefix=f"{horizon}-r{replicate}-",
     )
     probes: list[Probe] = []
     previous = 0
@@ -158,11 +169,17 @@ def world_tables(
         rep = world.replicate
         profiles = cols[LATENT_PROFILES.name]
         for p in world.profiles:
-            for key, value in (
-                ("scenario", scenario), ("horizon", horizon), ("replicate", rep),
-                ("entity_id", p.entity_id), ("entity_type", p.entity_type), ("name", p.name),
-                ("stable_attributes", _canonical(p.stable)), ("initial_state", _canonical(p.initial)),
-            ):
+            entry: tuple[tuple[str, object], ...] = (
+                ("scenario", scenario),
+                ("horizon", horizon),
+                ("replicate", rep),
+                ("entity_id", p.entity_id),
+                ("entity_type", p.entity_type),
+                ("name", p.name),
+                ("stable_attributes", _canonical(p.stable)),
+                ("initial_state", _canonical(p.initial)),
+            )
+            for key, value in entry:
                 profiles[key].append(value)
 
         turns_per_session = [0] * len(world.plans)
@@ -172,15 +189,25 @@ def world_tables(
         for plan in world.plans:
             e = plan.event
             row: dict[str, object] = {
-                "scenario": scenario, "horizon": horizon, "replicate": rep,
+                "scenario": scenario,
+                "horizon": horizon,
+                "replicate": rep,
                 "session_index": plan.session_index,
                 "session_id": session_id(horizon, rep, plan.session_index),
-                "sim_time": plan.sim_time, "tier": plan.tier, "participants": list(plan.participants),
-                "pattern": plan.pattern, "n_turns": turns_per_session[plan.session_index],
-                "event_id": e and e.event_id, "event_type": e and e.event_type,
-                "subject": e and e.subject, "slot": e and e.slot, "value": e and e.value,
-                "previous_value": e and e.previous_value, "op": e and e.op,
-                "mention": e and e.mention, "enters_ground_truth": e and e.enters_ground_truth,
+                "sim_time": plan.sim_time,
+                "tier": plan.tier,
+                "participants": list(plan.participants),
+                "pattern": plan.pattern,
+                "n_turns": turns_per_session[plan.session_index],
+                "event_id": e and e.event_id,
+                "event_type": e and e.event_type,
+                "subject": e and e.subject,
+                "slot": e and e.slot,
+                "value": e and e.value,
+                "previous_value": e and e.previous_value,
+                "op": e and e.op,
+                "mention": e and e.mention,
+                "enters_ground_truth": e and e.enters_ground_truth,
             }
             for key, value in row.items():
                 schedule[key].append(value)
@@ -213,13 +240,23 @@ def world_tables(
                 if fact.valid_from >= after:
                     continue
                 row = {
-                    "scenario": scenario, "horizon": horizon, "replicate": rep, "checkpoint": after,
-                    "fact_id": fact.fact_id, "subject": fact.subject, "slot": fact.slot,
-                    "slot_kind": kinds[(fact.subject, fact.slot)], "value": fact.value,
+                    "scenario": scenario,
+                    "horizon": horizon,
+                    "replicate": rep,
+                    "checkpoint": after,
+                    "fact_id": fact.fact_id,
+                    "subject": fact.subject,
+                    "slot": fact.slot,
+                    "slot_kind": kinds[(fact.subject, fact.slot)],
+                    "value": fact.value,
                     "valid_from": fact.valid_from,
-                    "valid_to": fact.valid_to if fact.valid_to is not None and fact.valid_to < after else None,
-                    "current": fact.valid_at(after), "source_session": fact.source_session,
-                    "tier": fact.tier, "event_id": fact.event_id,
+                    "valid_to": fact.valid_to
+                    if fact.valid_to is not None and fact.valid_to < after
+                    else None,
+                    "current": fact.valid_at(after),
+                    "source_session": fact.source_session,
+                    "tier": fact.tier,
+                    "event_id": fact.event_id,
                     "evidence_sessions": list(fact.evidence_sessions),
                 }
                 for key, value in row.items():
@@ -228,18 +265,30 @@ def world_tables(
         probes = cols[PROBES.name]
         for probe in world.probes:
             row = {
-                "scenario": scenario, "horizon": horizon, "replicate": rep,
-                "checkpoint": probe.checkpoint, "probe_id": probe.probe_id,
-                "probe_type": probe.probe_type, "subtype": probe.subtype, "asker": probe.asker,
-                "subject": probe.subject, "question": probe.question, "answer": probe.answer,
-                "aliases": list(probe.aliases), "deprecated": list(probe.deprecated),
+                "scenario": scenario,
+                "horizon": horizon,
+                "replicate": rep,
+                "checkpoint": probe.checkpoint,
+                "probe_id": probe.probe_id,
+                "probe_type": probe.probe_type,
+                "subtype": probe.subtype,
+                "asker": probe.asker,
+                "subject": probe.subject,
+                "question": probe.question,
+                "answer": probe.answer,
+                "aliases": list(probe.aliases),
+                "deprecated": list(probe.deprecated),
                 "options": [
                     {"text": o.text, "terms": list(o.terms), "utility": o.utility}
                     for o in probe.options
                 ],
-                "correct_option": probe.correct_option, "default_option": probe.default_option,
-                "evidence_sessions": list(probe.evidence_sessions), "event_id": probe.event_id,
-                "polarity": probe.polarity, "slot": probe.slot, "event_session": probe.event_session,
+                "correct_option": probe.correct_option,
+                "default_option": probe.default_option,
+                "evidence_sessions": list(probe.evidence_sessions),
+                "event_id": probe.event_id,
+                "polarity": probe.polarity,
+                "slot": probe.slot,
+                "event_session": probe.event_session,
                 "evidence_terms": list(probe.evidence_terms),
             }
             for key, value in row.items():

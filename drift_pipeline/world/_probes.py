@@ -14,9 +14,16 @@ from ._model import EntityState, Fact, Probe, ProbeOption, SessionPlan
 
 _REVERSAL_FAMILIES = {"opinion", "preference", "workflow_preferences"}
 _GROUP_ORDER = (
-    ("revision", "fact_update"), ("revision", "preference_reversal"), ("revision", "belief_half_life"),
-    ("recall", "fact"), ("recall", "relationship"), ("recall", "temporal"), ("recall", "negative"),
-    ("action", "preference_driven"), ("action", "constraint_aware"), ("action", "style_adaptive"),
+    ("revision", "fact_update"),
+    ("revision", "preference_reversal"),
+    ("revision", "belief_half_life"),
+    ("recall", "fact"),
+    ("recall", "relationship"),
+    ("recall", "temporal"),
+    ("recall", "negative"),
+    ("action", "preference_driven"),
+    ("action", "constraint_aware"),
+    ("action", "style_adaptive"),
 )
 
 
@@ -102,15 +109,19 @@ class ProbeBuilder:
         """Pool values the subject never held and no event turn before ``after`` ever said."""
         held = {f.value for f in self.facts if f.subject == subject and f.slot == slot.name}
         return [
-            v for v in slot.values
+            v
+            for v in slot.values
             if v.text not in held and self.event_mentions.get(v.text, after) >= after
         ]
 
     def _closed_before(self, fact: Fact, after: int) -> list[Fact]:
         return [
-            other for other in self.facts
-            if other.subject == fact.subject and other.slot == fact.slot
-            and other.valid_to is not None and other.valid_to < after
+            other
+            for other in self.facts
+            if other.subject == fact.subject
+            and other.slot == fact.slot
+            and other.valid_to is not None
+            and other.valid_to < after
             and other.value != fact.value
         ]
 
@@ -121,15 +132,30 @@ class ProbeBuilder:
         value = slot.value(fact.value)
         assert fact.source_session is not None
         deprecated = tuple(
-            alias for old in self._closed_before(fact, after)
+            alias
+            for old in self._closed_before(fact, after)
             for alias in slot.value(old.value).all_aliases()
         )
         asker = self._asker(fact.subject, fact.source_session)
         drafts = [
             _Draft(
-                "recall", slot.recall_subtype, asker, fact.subject, self._question(slot.question, fact.subject),
-                value.text, value.all_aliases(), deprecated, (), None, None, fact.evidence_sessions,
-                fact.event_id, "positive", fact.slot, fact.source_session, value.all_aliases(),
+                "recall",
+                slot.recall_subtype,
+                asker,
+                fact.subject,
+                self._question(slot.question, fact.subject),
+                value.text,
+                value.all_aliases(),
+                deprecated,
+                (),
+                None,
+                None,
+                fact.evidence_sessions,
+                fact.event_id,
+                "positive",
+                fact.slot,
+                fact.source_session,
+                value.all_aliases(),
             )
         ]
         if slot.kind == "functional" and fact.tier == "signal":
@@ -138,9 +164,22 @@ class ProbeBuilder:
             question = f"On what date did {who} last tell you about a change in their {slot.label}?"
             drafts.append(
                 _Draft(
-                    "recall", "temporal", asker, fact.subject, self._question(question, fact.subject),
-                    date_aliases(moment)[0], date_aliases(moment), (), (), None, None,
-                    fact.evidence_sessions, fact.event_id, "positive", fact.slot, fact.source_session,
+                    "recall",
+                    "temporal",
+                    asker,
+                    fact.subject,
+                    self._question(question, fact.subject),
+                    date_aliases(moment)[0],
+                    date_aliases(moment),
+                    (),
+                    (),
+                    None,
+                    None,
+                    fact.evidence_sessions,
+                    fact.event_id,
+                    "positive",
+                    fact.slot,
+                    fact.source_session,
                     value.all_aliases(),
                 )
             )
@@ -158,9 +197,23 @@ class ProbeBuilder:
             else f"Has {who} ever mentioned {decoy.text} among their {slot.label}?"
         )
         return _Draft(
-            "recall", "negative", self._asker(subject, after - 1), subject,
-            self._question(template, subject), "no", decoy.all_aliases(), (), (), None, None, (), None,
-            "negative", slot.name, None, decoy.all_aliases(),
+            "recall",
+            "negative",
+            self._asker(subject, after - 1),
+            subject,
+            self._question(template, subject),
+            "no",
+            decoy.all_aliases(),
+            (),
+            (),
+            None,
+            None,
+            (),
+            None,
+            "negative",
+            slot.name,
+            None,
+            decoy.all_aliases(),
         )
 
     def _action(self, fact: Fact, after: int) -> _Draft | None:
@@ -169,12 +222,18 @@ class ProbeBuilder:
         if frame is None:
             return None
         value = slot.value(fact.value)
-        old = [slot.value(f.value) for f in self._closed_before(fact, after) if f.source_session is not None]
+        old = [
+            slot.value(f.value)
+            for f in self._closed_before(fact, after)
+            if f.source_session is not None
+        ]
         decoys = self._unsaid(fact.subject, slot, after)
         self.rng.shuffle(decoys)
         wrong = ([old[-1]] if old else []) + decoys[: 3 - min(len(old), 1)]
         options = [ProbeOption(frame.option.format(value=value.text), value.all_aliases(), 1)]
-        options += [ProbeOption(frame.option.format(value=v.text), v.all_aliases(), -1) for v in wrong]
+        options += [
+            ProbeOption(frame.option.format(value=v.text), v.all_aliases(), -1) for v in wrong
+        ]
         options.append(ProbeOption(frame.default_option, (), 0))
         self.rng.shuffle(options)
         # Option texts name the principal through the same placeholders as questions.
@@ -184,10 +243,22 @@ class ProbeBuilder:
         correct = next(i for i, o in enumerate(options) if o.utility == 1)
         default = next(i for i, o in enumerate(options) if o.utility == 0 and not o.terms)
         return _Draft(
-            "action", frame.subtype, self._asker(fact.subject, fact.source_session), fact.subject,
-            self._question(frame.question, fact.subject), options[correct].text, value.all_aliases(),
-            tuple(a for v in old for a in v.all_aliases()), tuple(options), correct, default,
-            fact.evidence_sessions, fact.event_id, "positive", fact.slot, fact.source_session,
+            "action",
+            frame.subtype,
+            self._asker(fact.subject, fact.source_session),
+            fact.subject,
+            self._question(frame.question, fact.subject),
+            options[correct].text,
+            value.all_aliases(),
+            tuple(a for v in old for a in v.all_aliases()),
+            tuple(options),
+            correct,
+            default,
+            fact.evidence_sessions,
+            fact.event_id,
+            "positive",
+            fact.slot,
+            fact.source_session,
             value.all_aliases(),
         )
 
@@ -203,11 +274,23 @@ class ProbeBuilder:
         else:
             subtype = "fact_update"
         return _Draft(
-            "revision", subtype, self._asker(new.subject, new.source_session), new.subject,
-            self._question(slot.question, new.subject), value.text, value.all_aliases(),
-            slot.value(old.value).all_aliases(), (), None, None,
-            tuple(sorted({*old.evidence_sessions, *new.evidence_sessions})), new.event_id, "positive",
-            new.slot, new.source_session, value.all_aliases(),
+            "revision",
+            subtype,
+            self._asker(new.subject, new.source_session),
+            new.subject,
+            self._question(slot.question, new.subject),
+            value.text,
+            value.all_aliases(),
+            slot.value(old.value).all_aliases(),
+            (),
+            None,
+            None,
+            tuple(sorted({*old.evidence_sessions, *new.evidence_sessions})),
+            new.event_id,
+            "positive",
+            new.slot,
+            new.source_session,
+            value.all_aliases(),
         )
 
     # -- per checkpoint ----------------------------------------------------------------------
@@ -228,14 +311,18 @@ class ProbeBuilder:
                 add(self._recall(fact, after))
             for subject, entity_type in self.types.items():
                 for slot in entity_type.slots:
-                    if any(f.subject == subject and f.slot == slot.name for f in valid) or self.rng.random() < 0.3:
+                    if (
+                        any(f.subject == subject and f.slot == slot.name for f in valid)
+                        or self.rng.random() < 0.3
+                    ):
                         add([self._negative(subject, slot, after)])
         if "action" in checkpoint.probe_types:
             add(self._action(fact, after) for fact in valid)
         if "revision" in checkpoint.probe_types:
             for new in valid:
                 closed = [
-                    f for f in self._closed_before(new, after)
+                    f
+                    for f in self._closed_before(new, after)
                     if f.source_session is not None and f.valid_to == new.valid_from
                 ]
                 if closed:

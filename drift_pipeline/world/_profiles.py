@@ -23,7 +23,11 @@ def _style(profile: Any) -> dict[str, object]:
         "verbose" if big_five.E > 0.65 else "terse" if big_five.E < 0.35 else "moderate"
     )
     formality = declared.formality or (
-        "formal" if big_five.C > 0.7 else "casual" if big_five.O > 0.7 and big_five.C < 0.5 else "neutral"
+        "formal"
+        if big_five.C > 0.7
+        else "casual"
+        if big_five.O > 0.7 and big_five.C < 0.5
+        else "neutral"
     )
     references = declared.references_prior_context
     if references is None:
@@ -45,7 +49,9 @@ def build_profiles(spec: ScenarioSpec, rng: random.Random) -> list[EntityState]:
                 "core_values": list(entity.profile.core_values),
                 "long_term_goals": list(entity.profile.long_term_goals),
             }
-            initial = {slot: rng.choice(pool).text for slot, pool in _INITIAL_SLOTS.items()}
+            initial: dict[str, object] = {
+                slot: rng.choice(pool).text for slot, pool in _INITIAL_SLOTS.items()
+            }
         else:
             name = entity.name or entity.id.replace("_", " ").title()
             stable = entity.model_dump(exclude={"id", "type", "name", "event_distribution"})

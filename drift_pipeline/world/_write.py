@@ -83,14 +83,18 @@ def generate_horizon(
     files.append(
         writer.put_text(
             world_manifest_path(spec.id, horizon),
-            json.dumps(world_manifest(loaded, horizon, synthesizer), indent=2, sort_keys=True) + "\n",
+            json.dumps(world_manifest(loaded, horizon, synthesizer), indent=2, sort_keys=True)
+            + "\n",
         )
     )
     return _summary(loaded, horizon, tables, time.perf_counter() - started, files)
 
 
 def _summary(
-    loaded: LoadedScenario, horizon: HorizonName, tables: dict[str, pa.Table], seconds: float,
+    loaded: LoadedScenario,
+    horizon: HorizonName,
+    tables: dict[str, pa.Table],
+    seconds: float,
     files: list[Path],
 ) -> WorldSummary:
     schedule = tables["event_schedules"]

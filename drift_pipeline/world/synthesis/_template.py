@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from drift_pipeline.entities import get_entity_type
+from drift_pipeline.entities import Value, get_entity_type
 from drift_pipeline.entities import _vocab as vocab
 from drift_pipeline.world._model import EntityState, Event, SessionPlan, Turn
 
@@ -18,7 +18,9 @@ _TURNS = {"terse": (1, 3), "moderate": (2, 5), "verbose": (3, 7)}
 _NOISE_KINDS = ("third_party", "hypothetical", "question", "sarcasm", "small_talk")
 _NOISE_WEIGHTS = (3, 2, 2, 1, 3)
 _DEFAULT_STYLE: dict[str, object] = {
-    "verbosity": "moderate", "formality": "neutral", "references_prior_context": 0.1,
+    "verbosity": "moderate",
+    "formality": "neutral",
+    "references_prior_context": 0.1,
 }
 
 
@@ -30,7 +32,7 @@ class TemplateSynthesizer:
     """Deterministic transcripts from templates; the default synthesizer (no LLM, no network)."""
 
     name = "template"
-    version = "1"
+    version = "2"  # 2: every active assistant replies (was: only the first)
 
     def session(self, plan: SessionPlan, context: SessionContext) -> list[Turn]:
         """Write one session: a routine task, with the event (if any) emerging inside it."""
@@ -40,7 +42,9 @@ class TemplateSynthesizer:
         if not humans:
             return self._agents_only(plan, agents, rng)
         human = context.profiles[humans[0]]
-        agent = agents[0] if agents else humans[-1]
+        # Every active assistant takes part: replies rotate over them, and an event about an
+        # assistant's own model of the principal is answered by that assistant.
+        repliers = agents or humans[-1:]
         style = human.stable.get("communication_style", _DEFAULT_STYLE)
         assert isinstance(style, dict)
         low, high = _TURNS[str(style["verbosity"])]
@@ -59,9 +63,12 @@ class TemplateSynthesizer:
             bot.append(replies[pick].format(**fills))
 
         free = list(range(exchanges))
+        speakers = [repliers[index % len(repliers)] for index in range(exchanges)]
         if plan.event is not None:
             slot = rng.randrange(exchanges)
             free.remove(slot)
+            if plan.event.subject in agents:
+                speakers[slot] = plan.event.subject
             sentence = self._event_sentence(plan.event, human, context, rng)
             request = user[slot][0]
             text = f"{sentence} {request}" if rng.random() < 0.5 else f"{request} {sentence}"
@@ -76,7 +83,7 @@ class TemplateSynthesizer:
             bot[slot] = f"{rng.choice(t.NOISE_REPLIES[kind])} {bot[slot]}"
 
         formality = str(style["formality"])
-        references = float(style["references_prior_context"])  # type: ignore[arg-type]
+        references = float(style["references_prior_context"])
         turns: list[Turn] = []
         for index, (text, event_id, kind) in enumerate(user):
             if index == 0 and (opener := rng.choice(t.OPENERS[formality])):
@@ -89,11 +96,18 @@ class TemplateSynthesizer:
                 text = f"{text} {closer}"
             if formality == "casual" and rng.random() < 0.3:
                 text = text.lower()
-            turns.append(Turn(plan.session_index, 2 * index, human.entity_id, "user", text, event_id, kind))
+            turns.append(
+                Turn(plan.session_index, 2 * index, human.entity_id, "user", text, event_id, kind)
+            )
             turns.append(
                 Turn(
-                    plan.session_index, 2 * index + 1, agent, "assistant", bot[index],
-                    None, "ack" if event_id else "task",
+                    plan.session_index,
+                    2 * index + 1,
+                    speakers[index],
+                    "assistant",
+                    bot[index],
+                    None,
+                    "ack" if event_id else "task",
                 )
             )
         return turns
@@ -139,7 +153,7 @@ class TemplateSynthesizer:
     def _noise_sentence(
         self, kind: str, human: EntityState, context: SessionContext, rng: random.Random
     ) -> str:
-        def pick(slot: str, pool: tuple[vocab.Value, ...], words: bool = False) -> str:
+        def pick(slot: str, pool: tuple[Value, ...], words: bool = False) -> str:
             # Often reuse a value the principal really holds: mentioning a true value in a
             # non-assertion (someone else's news, a hypothetical) is what fools naive memory.
             held = context.current.get((human.entity_id, slot), ())
@@ -155,7 +169,9 @@ class TemplateSynthesizer:
             "city": lambda: pick("city", vocab.CITIES),
             "employer": lambda: pick("employer", vocab.EMPLOYERS, words=True),
             "habit": lambda: pick("habits", vocab.HABITS),
-            "constraint_word": lambda: rng.choice(("vegetarian", "vegan", "gluten-free", "sober", "lactose intolerant")),
+            "constraint_word": lambda: rng.choice(
+                ("vegetarian", "vegan", "gluten-free", "sober", "lactose intolerant")
+            ),
             "relationship": lambda: pick("relationship", vocab.RELATIONSHIP),
             "health": lambda: pick("health", vocab.HEALTH),
             "opinion": lambda: pick(f"opinion/{topic_key}", vocab.OPINIONS),

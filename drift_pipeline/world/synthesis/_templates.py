@@ -112,18 +112,37 @@ SOFT: dict[str, tuple[str, ...]] = {
 # --- first-person phrasings for values that do not read as "I'm {v}" ----------------------
 
 FIRST_PERSON: dict[str, tuple[str, ...]] = {
-    "vegetarian": ("I'm vegetarian", "I went vegetarian a while ago", "I don't eat meat; I'm vegetarian"),
+    "vegetarian": (
+        "I'm vegetarian",
+        "I went vegetarian a while ago",
+        "I don't eat meat; I'm vegetarian",
+    ),
     "does not drink alcohol": ("I don't drink alcohol at all", "I'm sober these days"),
     "allergic to peanuts": ("I'm allergic to peanuts", "I have a serious allergy to peanuts"),
-    "lactose intolerant": ("I'm lactose intolerant", "dairy is a problem for me; I'm lactose intolerant"),
+    "lactose intolerant": (
+        "I'm lactose intolerant",
+        "dairy is a problem for me; I'm lactose intolerant",
+    ),
     "gluten-free": ("I have to eat gluten-free", "I'm strictly gluten-free"),
-    "no meetings before 10am": ("I can't do meetings before 10am", "no meetings before 10am for me, ever"),
-    "cannot take long-haul flights": ("I can't take long-haul flights anymore", "long-haul travel is off the table for me"),
+    "no meetings before 10am": (
+        "I can't do meetings before 10am",
+        "no meetings before 10am for me, ever",
+    ),
+    "cannot take long-haul flights": (
+        "I can't take long-haul flights anymore",
+        "long-haul travel is off the table for me",
+    ),
     "vegan": ("I'm vegan now", "I eat vegan"),
     "keeps kosher": ("I keep kosher", "everything has to be kosher for me"),
     "avoids caffeine": ("I avoid caffeine completely", "no caffeine for me"),
-    "needs step-free access": ("I need step-free access everywhere", "I use a wheelchair, so step-free access matters"),
-    "keeps Sundays work-free": ("I keep Sundays completely free of work", "Sundays are off limits for work"),
+    "needs step-free access": (
+        "I need step-free access everywhere",
+        "I use a wheelchair, so step-free access matters",
+    ),
+    "keeps Sundays work-free": (
+        "I keep Sundays completely free of work",
+        "Sundays are off limits for work",
+    ),
 }
 
 # --- noise: adversarial content that must not be stored as the principal's own state --------
@@ -178,9 +197,24 @@ NOISE: dict[str, tuple[str, ...]] = {
 }
 
 THINGS = (
-    "octopuses", "lighthouses", "medieval maps", "volcanoes", "jazz drummers", "bridges",
-    "chess openings", "bees", "the deep sea", "old trains", "glass blowing", "tea ceremonies",
-    "mushrooms", "ancient Rome", "typefaces", "glaciers", "radio telescopes", "clockmakers",
+    "octopuses",
+    "lighthouses",
+    "medieval maps",
+    "volcanoes",
+    "jazz drummers",
+    "bridges",
+    "chess openings",
+    "bees",
+    "the deep sea",
+    "old trains",
+    "glass blowing",
+    "tea ceremonies",
+    "mushrooms",
+    "ancient Rome",
+    "typefaces",
+    "glaciers",
+    "radio telescopes",
+    "clockmakers",
 )
 
 # --- routine tasks: the scaffolding of every session ----------------------------------------
@@ -323,7 +357,17 @@ TASKS += (
 
 PEOPLE = ("Priya", "Marcus", "Elena", "Tobias", "Grace", "Omar", "Lena", "Felix", "Hana", "Diego")
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-THINGS2 = ("Q3", "supplier", "onboarding", "venue", "website", "audit", "hiring", "launch", "training")
+THINGS2 = (
+    "Q3",
+    "supplier",
+    "onboarding",
+    "venue",
+    "website",
+    "audit",
+    "hiring",
+    "launch",
+    "training",
+)
 COLUMNS = ("B", "C", "D", "F", "H")
 
 # --- assistant acknowledgements of an event turn -------------------------------------------
@@ -354,7 +398,12 @@ NOISE_REPLIES: dict[str, tuple[str, ...]] = {
 OPENERS: dict[str, tuple[str, ...]] = {
     "casual": ("hey!", "hiya.", "ok so", "morning!", "yo,", ""),
     "neutral": ("Hi.", "Hello.", "Quick question.", ""),
-    "formal": ("Good morning.", "Good afternoon.", "Hello, I hope you are well.", "Dear assistant,"),
+    "formal": (
+        "Good morning.",
+        "Good afternoon.",
+        "Hello, I hope you are well.",
+        "Dear assistant,",
+    ),
 }
 CLOSERS: dict[str, tuple[str, ...]] = {
     "casual": ("thx!", "cheers", "ty", "lol ok", ""),

@@ -1,0 +1,1035 @@
+"""DRIFT's metric suite (spec §7, as DESIGN §7 settles it) for one cell, with 95% intervals.
+
+A *cell* is one scenario × horizon × arm, run over ``R`` replicates (independent worlds). The
+entry points are :func:`compute_cell` (every figure of one arm), :func:`compare_arms` (paired
+differences A − B) and :func:`reference_figures` (the reference compressor's per-replicate
+baseline, which MVOT and TES of every arm need). Intervals come from the cluster bootstrap of
+:mod:`._bootstrap`; composites and the TES/LPS formulas live in :mod:`._composites`.
+
+Inputs
+------
+An arm's data is an :class:`ArmData` of three pyarrow tables (extra columns are ignored; a polars
+frame converts with ``.to_arrow()``):
+
+- ``answers``: one row per (replicate, probe): ``replicate, checkpoint, probe_id, probe_type,
+  subtype, correct`` and, where they apply, ``action_score`` (−1/0/+1), ``update_correct`` and
+  ``deprecation_correct``. A null ``correct`` (e.g. a failed judge call) is not scored. For a
+  canary probe (``probe_type`` or ``subtype`` ``canary``) ``correct`` means *no leak*: the asker
+  correctly cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
+- ``snapshots``: one row per (replicate, session): ``replicate, session_index, tier,
+  write_tokens, storage_tokens, storage_delta_tokens, write_ms`` and optional ``error``.
+- ``retrievals``: one row per (replicate, probe): ``replicate, checkpoint, probe_id, read_ms,
+  read_tokens, llm_read_tokens`` and optional ``error``. ``read_tokens`` is the size of the whole
+  context handed to the reader (soft-gate buffer included).
+- ``ttft_ms``: optional measured reader time to first token per retrieval row (same order as
+  ``retrievals``); when given it replaces the prefill model below.
+
+``amnesiac_answers`` has the answers' columns for the same probes, answered from an empty
+context. The reference is either a :class:`ReferenceFigures` (per-replicate C_ref, TC_ref and
+MVOT_ref, fixed per replicate and following the replicate draw in the bootstrap) or the reference
+compressor's own :class:`ArmData` on the same world, in which case its figures are recomputed in
+every bootstrap draw from the same resample indices (a paired TES interval).
+
+Aggregation over replicates
+---------------------------
+A replicate is one trajectory through its own world, and the spec defines MVOT per trajectory
+(``C_ref`` is the reference compressor's on that world). So every rate is computed per replicate
+and the cell value is the mean over replicates (each replicate weighs the same whatever its probe
+count); figures derived from several rates (Selectivity, the harmonic mean of Revision Accuracy,
+TES, LPS, composites) are computed from those cell means. Latency percentiles pool every call of
+the cell, because the replicates run concurrently as one load (spec §7.8) and a mean of p99s is
+not a p99. Percentiles are nearest-rank (always an observed latency).
+
+Definitions (``n`` = units the figure uses; figures marked (t) are also given per checkpoint)
+-------------------------------------------------------------------------------------------
+- ``error_rate`` (t): E(t) = 1 − mean(correct) over scored non-canary probes at t; overall = mean
+  of E(t) over checkpoints. ``error_rate_amnesiac`` the same for the amnesiac answers. n = probes.
+- ``mvot`` (t): per replicate, mean over checkpoints of (E_amn − E_mem) / E_amn ×
+  min(1, C_ref / C_mem), where C = final ``storage_tokens`` / sessions of that replicate; C_mem = 0
+  gives factor 1. Checkpoints with E_amn = 0 are skipped; per checkpoint the figure is that
+  checkpoint's term. ``mvot_skipped`` (t) counts the skipped (replicate, checkpoint) pairs (a
+  diagnostic; its interval is its value; n = pairs considered). An arm whose answers equal the
+  amnesiac's has MVOT exactly 0. n = probes in non-skipped checkpoints.
+- ``selectivity`` = (TNR_noise + (1 − FNR_signal)) / 2, a session being *stored* when
+  ``storage_delta_tokens > epsilon_tokens``; reported parts ``noise_tnr``, ``signal_fnr`` and,
+  apart, ``soft_store_rate``. An arm storing nothing scores 0.5. n = sessions.
+- ``revision_accuracy`` (t): harmonic mean of ``update_correctness`` and
+  ``deprecation_correctness`` over ``fact_update`` and ``preference_reversal`` revision probes
+  (0 when either is 0); ``revision_persistence`` (t) the same over ``belief_half_life`` probes
+  (older changes re-asked). A null ``update_correct`` / ``deprecation_correct`` leaves that probe
+  out of that part. n = revision probes.
+- ``action_alignment`` (t): mean of (action_score + 1) / 2 over action probes. n = action probes.
+- ``privacy`` (t): 1 − canary recall = mean(correct) over canary probes. n = canary probes.
+- ``storage_per_session`` (C), ``write_tokens_per_session`` (W), ``storage_delta_per_session``
+  (S_delta), ``read_llm_tokens_per_retrieve`` (R), ``read_tokens_per_retrieve`` (context size),
+  ``token_cost_per_session`` TC = W + S_delta + R × q_rate. n = sessions (retrievals for reads).
+- ``tes`` = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), both MVOTs averaged over the replicates
+  where both are defined; edge cases in :func:`~._composites.token_efficiency_score`. n = sessions.
+- ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean).
+- ``ttfrt_ms_p50/p95/p99``: read_ms + reader TTFT, TTFT measured if given, else
+  :data:`READER_BASE_TTFT_MS` + :data:`PREFILL_MS_PER_TOKEN` × read_tokens.
+- ``dialectic_ms_p50/p95/p99``: per retrieval, read_ms + reader TTFT + the median ``write_ms``
+  of that replicate's sessions: retrieve → incorporate → first token → store, where the store of
+  the exchange is represented by the replicate's typical (p50) store because the harness stores
+  whole sessions, not single exchanges. Reported on its own, not in LPS. n = retrievals.
+- ``lps`` = 0.4 × min(1, 50 / read p99) + 0.6 × min(1, 200 / TTFRT p99). n = retrievals.
+- ``read_error_rate``, ``write_error_rate``: share of calls with an error.
+- ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions).
+
+Errored calls are kept: a crash or timeout is part of a system's cost and behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._bootstrap import (
+    FloatArray,
+    Groups,
+    IntArray,
+    MetricRow,
+    Resample,
+    Sample,
+    bootstrap_resamples,
+    group_sums,
+    identity_resample,
+    metric_rows_table,
+    ratio,
+    replicate_mean,
+    summarise,
+    weighted_percentiles,
+)
+from ._composites import (
+    _check_horizon,
+    drift_c,
+    drift_e,
+    latency_profile_score,
+    token_efficiency_score,
+)
+
+PREFILL_MS_PER_TOKEN: Final = 0.05
+"""Modelled reader prefill: 20k context tokens per second, a locally served reader of the
+size the spec's local latency targets assume (8k tokens of context cost 400 ms)."""
+
+READER_BASE_TTFT_MS: Final = 25.0
+"""Modelled reader time to first token with an empty context (scheduling plus one decode step).
+Kept small on purpose: TTFRT measures what memory adds to a response, and an amnesiac reader
+(empty context, no read) then meets the 200 ms target with room to spare."""
+
+EPSILON_TOKENS: Final = 8
+Q_RATE: Final = 1.0
+PERCENTILES: Final = (50.0, 95.0, 99.0)
+
+FRESH_REVISION_SUBTYPES: Final = frozenset({"fact_update", "preference_reversal"})
+PERSISTENCE_SUBTYPE: Final = "belief_half_life"
+CANARY: Final = "canary"
+
+METRICS: Final[Mapping[str, str]] = {
+    "mvot": "Memory Value Over Time (spec §7.1)",
+    "mvot_skipped": "(replicate, checkpoint) pairs skipped by MVOT because E_amn = 0",
+    "selectivity": "Selectivity Score (spec §7.2)",
+    "revision_accuracy": "Revision Accuracy: harmonic mean of update and deprecation (§7.3)",
+    "action_alignment": "Action Alignment: mean judge score mapped to [0, 1] (§7.4)",
+    "privacy": "Privacy Score: 1 − canary recall (§7.5)",
+    "tes": "Token Efficiency Score (§7.7)",
+    "lps": "Latency Profile Score (§7.8)",
+    "drift_c": "DRIFT-C capability composite (§7.6)",
+    "drift_e": "DRIFT-E efficiency composite (§7.9)",
+    "error_rate": "Probe error rate E(t), canaries excluded",
+    "error_rate_amnesiac": "Amnesiac error rate E_amn(t)",
+    "update_correctness": "Revision probes whose new value is reflected",
+    "deprecation_correctness": "Revision probes whose old value is no longer retrievable",
+    "revision_persistence": "Revision Accuracy over belief_half_life probes",
+    "noise_tnr": "Noise sessions not stored",
+    "signal_fnr": "Signal sessions not stored",
+    "soft_store_rate": "Soft-signal sessions stored",
+    "storage_per_session": "C: final storage tokens per session",
+    "write_tokens_per_session": "W: LLM tokens inside store() per session",
+    "storage_delta_per_session": "S_delta: storage growth per session",
+    "read_llm_tokens_per_retrieve": "R: LLM tokens inside retrieve() per call",
+    "read_tokens_per_retrieve": "Tokens of the context handed to the reader",
+    "token_cost_per_session": "TC = W + S_delta + R × Q_rate",
+    "read_ms_p50": "Read latency p50",
+    "read_ms_p95": "Read latency p95",
+    "read_ms_p99": "Read latency p99",
+    "write_ms_p50": "Write latency p50",
+    "write_ms_p95": "Write latency p95",
+    "write_ms_p99": "Write latency p99",
+    "ttfrt_ms_p50": "Time to first relevant token p50",
+    "ttfrt_ms_p95": "Time to first relevant token p95",
+    "ttfrt_ms_p99": "Time to first relevant token p99",
+    "dialectic_ms_p50": "Dialectic speed p50",
+    "dialectic_ms_p95": "Dialectic speed p95",
+    "dialectic_ms_p99": "Dialectic speed p99",
+    "read_error_rate": "Retrieve calls that failed",
+    "write_error_rate": "Store calls that failed",
+}
+"""Every metric :func:`compute_cell` reports, in row order, with a one-line description."""
+
+__all__ = [
+    "EPSILON_TOKENS",
+    "METRICS",
+    "PERCENTILES",
+    "PREFILL_MS_PER_TOKEN",
+    "Q_RATE",
+    "READER_BASE_TTFT_MS",
+    "ArmData",
+    "CellMetrics",
+    "MetricConfig",
+    "ReferenceFigures",
+    "compare_arms",
+    "compute_cell",
+    "reference_figures",
+]
+
+_Key = tuple[str, int | None]
+_Figures = dict[_Key, FloatArray]
+
+_ANSWER_COLUMNS = ("replicate", "checkpoint", "probe_id", "probe_type", "correct")
+_SNAPSHOT_COLUMNS = (
+    "replicate",
+    "session_index",
+    "tier",
+    "write_tokens",
+    "storage_tokens",
+    "storage_delta_tokens",
+    "write_ms",
+)
+_RETRIEVAL_COLUMNS = (
+    "replicate",
+    "checkpoint",
+    "probe_id",
+    "read_ms",
+    "read_tokens",
+    "llm_read_tokens",
+)
+
+
+@dataclass(frozen=True)
+class MetricConfig:
+    """Constants of the metric suite and of the bootstrap.
+
+    Attributes:
+        epsilon_tokens: A session counts as stored when its storage delta exceeds this.
+        q_rate: Retrieve calls per session in TC (DESIGN §7: 1).
+        prefill_ms_per_token: Modelled reader prefill per context token (ms).
+        reader_base_ttft_ms: Modelled reader TTFT with an empty context (ms).
+        n_boot: Bootstrap draws (0 gives zero-width intervals).
+        seed: Bootstrap seed; fixed so the output is deterministic.
+        level: Interval coverage.
+
+    """
+
+    epsilon_tokens: int = EPSILON_TOKENS
+    q_rate: float = Q_RATE
+    prefill_ms_per_token: float = PREFILL_MS_PER_TOKEN
+    reader_base_ttft_ms: float = READER_BASE_TTFT_MS
+    n_boot: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.n_boot < 0 or self.seed < 0:
+            raise ValueError("n_boot and seed must be >= 0")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError("level must be in (0, 1)")
+        if self.q_rate < 0 or self.prefill_ms_per_token < 0 or self.reader_base_ttft_ms < 0:
+            raise ValueError("q_rate and reader constants must be >= 0")
+
+
+@dataclass(frozen=True)
+class ArmData:
+    """One arm's records for one world (see the module docstring for the columns).
+
+    Attributes:
+        answers: Scored answers, one row per (replicate, probe).
+        snapshots: Per-session costs, one row per (replicate, session).
+        retrievals: Per-retrieval costs, one row per (replicate, probe).
+        ttft_ms: Optional measured reader TTFT per ``retrievals`` row, in the table's order.
+
+    """
+
+    answers: pa.Table
+    snapshots: pa.Table
+    retrievals: pa.Table
+    ttft_ms: npt.NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceFigures:
+    """The reference compressor's per-replicate figures on one world.
+
+    Attributes:
+        replicates: Replicate numbers.
+        storage_per_session: C_ref per replicate (final storage tokens / sessions).
+        token_cost: TC_ref per replicate (tokens per session).
+        mvot: MVOT_ref per replicate; ``None`` where every checkpoint was skipped.
+
+    """
+
+    replicates: tuple[int, ...]
+    storage_per_session: tuple[float, ...]
+    token_cost: tuple[float, ...]
+    mvot: tuple[float | None, ...]
+
+    def to_table(self) -> pa.Table:
+        """The figures as a table ``replicate, c_ref, tc_ref, mvot_ref`` (for storage)."""
+        return pa.table(
+            {
+                "replicate": pa.array(self.replicates, pa.int32()),
+                "c_ref": pa.array(self.storage_per_session, pa.float64()),
+                "tc_ref": pa.array(self.token_cost, pa.float64()),
+                "mvot_ref": pa.array(self.mvot, pa.float64()),
+            }
+        )
+
+    @classmethod
+    def from_table(cls, table: pa.Table) -> ReferenceFigures:
+        """Read figures written by :meth:`to_table`.
+
+        Args:
+            table: Columns ``replicate, c_ref, tc_ref, mvot_ref``.
+
+        Returns:
+            The figures.
+
+        """
+        _require(table, "reference figures", ("replicate", "c_ref", "tc_ref", "mvot_ref"))
+        return cls(
+            tuple(int(v) for v in table.column("replicate").to_pylist()),
+            tuple(float(v) for v in table.column("c_ref").to_pylist()),
+            tuple(float(v) for v in table.column("tc_ref").to_pylist()),
+            tuple(None if v is None else float(v) for v in table.column("mvot_ref").to_pylist()),
+        )
+
+
+@dataclass(frozen=True)
+class CellMetrics:
+    """Every figure of a cell (or of a paired comparison).
+
+    Attributes:
+        rows: One row per metric and checkpoint (``None`` = the whole cell), in
+            :data:`METRICS` order, each metric's overall row first.
+        samples: Whole-cell figures with their bootstrap draws, by metric name, for
+            combination across horizons (:func:`~._composites.aggregate_horizons`).
+
+    """
+
+    rows: tuple[MetricRow, ...]
+    samples: Mapping[str, Sample]
+
+    def table(self) -> pa.Table:
+        """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number)."""
+        return metric_rows_table(self.rows)
+
+    def get(self, metric: str, checkpoint: int | None = None) -> MetricRow:
+        """The row of one metric at one checkpoint (``None`` = whole cell).
+
+        Args:
+            metric: Metric name.
+            checkpoint: Checkpoint number or ``None``.
+
+        Returns:
+            The row.
+
+        Raises:
+            KeyError: When the cell has no such row.
+
+        """
+        for row in self.rows:
+            if row.metric == metric and row.checkpoint == checkpoint:
+                return row
+        raise KeyError((metric, checkpoint))
+
+
+# --- loading tables into arrays -------------------------------------------------------------
+
+
+def _require(table: pa.Table, what: str, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise ValueError(f"{what} table lacks column(s): {', '.join(missing)}")
+
+
+def _raw(table: pa.Table, column: str) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]]:
+    """Values (object or numeric) and validity of a column; an absent column is all null."""
+    if column not in table.column_names:
+        return np.full(table.num_rows, None, dtype=object), np.zeros(table.num_rows, bool)
+    col = table.column(column)
+    valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    return np.asarray(col.to_numpy(zero_copy_only=False)), valid
+
+
+def _num(table: pa.Table, column: str, what: str) -> FloatArray:
+    values, valid = _raw(table, column)
+    if not valid.all():
+        raise ValueError(f"{what}.{column} has nulls")
+    out = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(out).all():
+        raise ValueError(f"{what}.{column} has non-finite values")
+    return out
+
+
+def _opt_num(table: pa.Table, column: str) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    values, valid = _raw(table, column)
+    return np.where(valid, values, 0).astype(np.float64), valid
+
+
+def _text(table: pa.Table, column: str) -> npt.NDArray[np.object_]:
+    values, valid = _raw(table, column)
+    return np.where(valid, values, "").astype(object)
+
+
+def _errors(table: pa.Table) -> FloatArray:
+    text = _text(table, "error")
+    return np.asarray([1.0 if str(t).strip() else 0.0 for t in text], dtype=np.float64)
+
+
+def _sorted(table: pa.Table, keys: Sequence[str]) -> tuple[pa.Table, IntArray]:
+    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys])
+    return table.take(order), np.asarray(order.to_numpy(), dtype=np.int64)
+
+
+def _check_unique(keys: Sequence[npt.NDArray[Any]], what: str) -> None:
+    if keys[0].size < 2:
+        return
+    same = np.ones(keys[0].size - 1, dtype=bool)
+    for k in keys:
+        same &= k[1:] == k[:-1]
+    if same.any():
+        raise ValueError(f"{what} has duplicate rows for one key")
+
+
+@dataclass(frozen=True)
+class _Units:
+    """One arm's data as arrays, units sorted by replicate (then checkpoint / session / probe)."""
+
+    replicates: tuple[int, ...]
+    checkpoints: tuple[int, ...]
+    probe_keys: tuple[IntArray, IntArray, npt.NDArray[np.object_]]
+    session_keys: tuple[IntArray, IntArray]
+    retrieval_keys: tuple[IntArray, IntArray, npt.NDArray[np.object_]]
+    probe_groups: Groups  # by (replicate, checkpoint)
+    session_groups: Groups  # by replicate
+    retrieval_groups: Groups  # by replicate
+    p: Mapping[str, FloatArray]
+    s: Mapping[str, FloatArray]
+    q: Mapping[str, FloatArray]
+    c_mem: FloatArray  # (R,) final storage tokens / sessions
+
+    @property
+    def layouts(self) -> tuple[IntArray, IntArray, IntArray]:
+        return self.probe_keys[0], self.session_keys[0], self.retrieval_keys[0]
+
+    def same_units(self, other: _Units) -> bool:
+        if self.replicates != other.replicates or self.checkpoints != other.checkpoints:
+            return False
+        pairs = [
+            *zip(self.probe_keys, other.probe_keys, strict=True),
+            *zip(self.session_keys, other.session_keys, strict=True),
+            *zip(self.retrieval_keys, other.retrieval_keys, strict=True),
+        ]
+        return all(a.shape == b.shape and bool(np.all(a == b)) for a, b in pairs)
+
+
+def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units:
+    _require(arm.answers, "answers", _ANSWER_COLUMNS)
+    _require(amnesiac_answers, "amnesiac answers", _ANSWER_COLUMNS)
+    _require(arm.snapshots, "snapshots", _SNAPSHOT_COLUMNS)
+    _require(arm.retrievals, "retrievals", _RETRIEVAL_COLUMNS)
+    if arm.answers.num_rows == 0 or arm.snapshots.num_rows == 0:
+        raise ValueError("a cell needs at least one answer and one session")
+
+    keys = ("replicate", "checkpoint", "probe_id")
+    answers, _ = _sorted(arm.answers, keys)
+    amnesiac, _ = _sorted(amnesiac_answers, keys)
+    a_rep = _num(answers, "replicate", "answers").astype(np.int64)
+    a_cp = _num(answers, "checkpoint", "answers").astype(np.int64)
+    a_id = _text(answers, "probe_id")
+    _check_unique([a_rep, a_cp, a_id], "answers")
+    m_keys = (
+        _num(amnesiac, "replicate", "amnesiac answers").astype(np.int64),
+        _num(amnesiac, "checkpoint", "amnesiac answers").astype(np.int64),
+        _text(amnesiac, "probe_id"),
+    )
+    if m_keys[0].size != a_rep.size or not all(
+        bool(np.all(x == y)) for x, y in zip(m_keys, (a_rep, a_cp, a_id), strict=True)
+    ):
+        raise ValueError("amnesiac answers do not cover exactly the probes of the arm's answers")
+
+    replicates = tuple(int(r) for r in np.unique(a_rep))
+    checkpoints = tuple(int(c) for c in np.unique(a_cp))
+    n_rep, n_cp = len(replicates), len(checkpoints)
+    rep_ids = np.asarray(replicates, dtype=np.int64)
+    p_rep = np.searchsorted(rep_ids, a_rep).astype(np.int64)
+    p_cp = np.searchsorted(np.asarray(checkpoints, dtype=np.int64), a_cp).astype(np.int64)
+
+    probe_type = _text(answers, "probe_type")
+    subtype = _text(answers, "subtype")
+    canary = (probe_type == CANARY) | (subtype == CANARY)
+    correct, correct_ok = _opt_num(answers, "correct")
+    amn_correct, amn_ok = _opt_num(amnesiac, "correct")
+    score, score_ok = _opt_num(answers, "action_score")
+    action = (probe_type == "action") & score_ok
+    if bool(np.any(np.abs(score[action]) > 1)):
+        raise ValueError("answers.action_score must be in [-1, 1]")
+    upd, upd_ok = _opt_num(answers, "update_correct")
+    dep, dep_ok = _opt_num(answers, "deprecation_correct")
+    revision = probe_type == "revision"
+    fresh = revision & np.isin(subtype, list(FRESH_REVISION_SUBTYPES))
+    persist = revision & (subtype == PERSISTENCE_SUBTYPE)
+
+    def f(mask: npt.NDArray[np.bool_], value: FloatArray | None = None) -> FloatArray:
+        base = mask.astype(np.float64)
+        return base if value is None else base * value
+
+    scored, amn_scored = ~canary & correct_ok, ~canary & amn_ok
+    canary_scored = canary & correct_ok
+    p = {
+        "scored": f(scored),
+        "correct": f(scored, correct),
+        "amn_scored": f(amn_scored),
+        "amn_correct": f(amn_scored, amn_correct),
+        "action": f(action),
+        "action_value": f(action, (score + 1.0) / 2.0),
+        "upd": f(fresh & upd_ok),
+        "upd_ok": f(fresh & upd_ok, upd),
+        "dep": f(fresh & dep_ok),
+        "dep_ok": f(fresh & dep_ok, dep),
+        "p_upd": f(persist & upd_ok),
+        "p_upd_ok": f(persist & upd_ok, upd),
+        "p_dep": f(persist & dep_ok),
+        "p_dep_ok": f(persist & dep_ok, dep),
+        "canary": f(canary_scored),
+        "canary_ok": f(canary_scored, correct),
+    }
+
+    snaps, _ = _sorted(arm.snapshots, ("replicate", "session_index"))
+    s_rep_raw = _num(snaps, "replicate", "snapshots").astype(np.int64)
+    s_index = _num(snaps, "session_index", "snapshots").astype(np.int64)
+    _check_unique([s_rep_raw, s_index], "snapshots")
+    if tuple(int(r) for r in np.unique(s_rep_raw)) != replicates:
+        raise ValueError("snapshots and answers cover different replicates")
+    s_rep = np.searchsorted(rep_ids, s_rep_raw).astype(np.int64)
+    tier = _text(snaps, "tier")
+    delta = _num(snaps, "storage_delta_tokens", "snapshots")
+    stored = delta > cfg.epsilon_tokens
+    write_ms = _num(snaps, "write_ms", "snapshots")
+    storage = _num(snaps, "storage_tokens", "snapshots")
+    n_sessions = np.bincount(s_rep, minlength=n_rep).astype(np.float64)
+    last = np.concatenate((np.flatnonzero(np.diff(s_rep)), [s_rep.size - 1]))
+    c_mem = storage[last] / n_sessions
+    s = {
+        "noise": f(tier == "noise"),
+        "noise_kept_out": f((tier == "noise") & ~stored),
+        "signal": f(tier == "signal"),
+        "signal_stored": f((tier == "signal") & stored),
+        "soft": f(tier == "soft"),
+        "soft_stored": f((tier == "soft") & stored),
+        "write_tokens": _num(snaps, "write_tokens", "snapshots"),
+        "delta": delta,
+        "write_ms": write_ms,
+        "error": _errors(snaps),
+    }
+
+    retr, order = _sorted(arm.retrievals, keys)
+    q_rep_raw = _num(retr, "replicate", "retrievals").astype(np.int64)
+    q_cp = _num(retr, "checkpoint", "retrievals").astype(np.int64)
+    q_id = _text(retr, "probe_id")
+    _check_unique([q_rep_raw, q_cp, q_id], "retrievals")
+    if not set(np.unique(q_rep_raw).tolist()) <= set(replicates):
+        raise ValueError("retrievals name replicates the answers do not have")
+    q_rep = np.searchsorted(rep_ids, q_rep_raw).astype(np.int64)
+    read_ms = _num(retr, "read_ms", "retrievals")
+    read_tokens = _num(retr, "read_tokens", "retrievals")
+    if arm.ttft_ms is not None:
+        measured = np.asarray(arm.ttft_ms, dtype=np.float64)
+        if measured.shape != (arm.retrievals.num_rows,):
+            raise ValueError("ttft_ms must have one value per retrievals row")
+        if not np.isfinite(measured).all() or bool(np.any(measured < 0)):
+            raise ValueError("ttft_ms must be finite and >= 0")
+        ttft = measured[order]
+    else:
+        ttft = cfg.reader_base_ttft_ms + cfg.prefill_ms_per_token * read_tokens
+    write_p50 = np.array(
+        [
+            weighted_percentiles(write_ms[s_rep == r], np.ones((1, int(n_sessions[r]))), [50.0])[
+                0, 0
+            ]
+            for r in range(n_rep)
+        ]
+    )
+    q = {
+        "read_ms": read_ms,
+        "read_tokens": read_tokens,
+        "llm_read_tokens": _num(retr, "llm_read_tokens", "retrievals"),
+        "ttfrt_ms": read_ms + ttft,
+        "dialectic_ms": read_ms + ttft + write_p50[q_rep],
+        "error": _errors(retr),
+    }
+    return _Units(
+        replicates=replicates,
+        checkpoints=checkpoints,
+        probe_keys=(p_rep, a_cp, a_id),
+        session_keys=(s_rep, s_index),
+        retrieval_keys=(q_rep, q_cp, q_id),
+        probe_groups=Groups.of(p_rep * n_cp + p_cp, n_rep * n_cp),
+        session_groups=Groups.of(s_rep, n_rep),
+        retrieval_groups=Groups.of(q_rep, n_rep),
+        p=p,
+        s=s,
+        q=q,
+        c_mem=c_mem,
+    )
+
+
+# --- per-replicate building blocks (shared by the arm and the reference) ----------------------
+
+
+def _probe_rates(u: _Units, w: FloatArray, num: str, den: str) -> tuple[FloatArray, FloatArray]:
+    """Rate per (draw, replicate, checkpoint) and per (draw, replicate)."""
+    shape = (w.shape[0], len(u.replicates), len(u.checkpoints))
+    n = group_sums(w, u.p[num], u.probe_groups).reshape(shape)
+    d = group_sums(w, u.p[den], u.probe_groups).reshape(shape)
+    return ratio(n, d), ratio(n.sum(axis=2), d.sum(axis=2))
+
+
+def _replicate_rate(w: FloatArray, values: FloatArray, groups: Groups) -> FloatArray:
+    return ratio(group_sums(w, values, groups), group_sums(w, None, groups))
+
+
+def _mean_over_checkpoints(x: FloatArray) -> FloatArray:
+    defined = np.isfinite(x)
+    return ratio(np.where(defined, x, 0.0).sum(axis=2), defined.sum(axis=2).astype(np.float64))
+
+
+def _efficiency_factor(c_ref: FloatArray, c_mem: FloatArray) -> FloatArray:
+    """min(1, C_ref / C_mem) per replicate; an arm storing nothing pays no penalty."""
+    out = np.ones_like(c_mem)
+    np.divide(c_ref, c_mem, out=out, where=c_mem > 0)
+    return np.minimum(1.0, out)
+
+
+@dataclass(frozen=True)
+class _Mvot:
+    e_mem: FloatArray  # (b, R, T)
+    e_amn: FloatArray  # (b, R, T)
+    terms: FloatArray  # (b, R, T), NaN where skipped or undefined
+    per_replicate: FloatArray  # (b, R)
+
+
+def _replicate_mvot(u: _Units, rs: Resample, c_ref: FloatArray) -> _Mvot:
+    w = rs.units[0]
+    acc, _ = _probe_rates(u, w, "correct", "scored")
+    amn, _ = _probe_rates(u, w, "amn_correct", "amn_scored")
+    e_mem, e_amn = 1.0 - acc, 1.0 - amn
+    valid = np.isfinite(e_mem) & (e_amn > 0)
+    rel = np.full(e_mem.shape, np.nan)
+    np.divide(e_amn - e_mem, e_amn, out=rel, where=valid)
+    terms = rel * _efficiency_factor(c_ref, u.c_mem)[None, :, None]
+    return _Mvot(e_mem, e_amn, terms, _mean_over_checkpoints(terms))
+
+
+def _replicate_costs(u: _Units, rs: Resample, q_rate: float) -> dict[str, FloatArray]:
+    _, ws, wq = rs.units
+    write = _replicate_rate(ws, u.s["write_tokens"], u.session_groups)
+    delta = _replicate_rate(ws, u.s["delta"], u.session_groups)
+    calls = group_sums(wq, None, u.retrieval_groups)
+    reads = _replicate_rate(wq, u.q["llm_read_tokens"], u.retrieval_groups)
+    # A replicate without retrievals spends no read tokens (rather than being undefined).
+    reads_or_zero = np.where(calls > 0, reads, 0.0)
+    return {
+        "write": write,
+        "delta": delta,
+        "reads": reads,
+        "context": _replicate_rate(wq, u.q["read_tokens"], u.retrieval_groups),
+        "tc": write + delta + q_rate * reads_or_zero,
+    }
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """C_ref per arm replicate, and MVOT_ref / TC_ref either fixed or recomputed per draw."""
+
+    storage: FloatArray
+    mvot: FloatArray | None = None
+    cost: FloatArray | None = None
+    units: _Units | None = None
+
+    def per_replicate(self, rs: Resample, cfg: MetricConfig) -> tuple[FloatArray, FloatArray]:
+        if self.units is not None:
+            own = _replicate_mvot(self.units, rs, self.units.c_mem).per_replicate
+            return own, _replicate_costs(self.units, rs, cfg.q_rate)["tc"]
+        assert self.mvot is not None and self.cost is not None
+        shape = rs.replicates.shape
+        return np.broadcast_to(self.mvot, shape), np.broadcast_to(self.cost, shape)
+
+
+def _reference(
+    reference: ReferenceFigures | ArmData,
+    units: _Units,
+    amnesiac_answers: pa.Table,
+    cfg: MetricConfig,
+) -> _Reference:
+    if isinstance(reference, ArmData):
+        ref_units = _load(reference, amnesiac_answers, cfg)
+        if not ref_units.same_units(units):
+            raise ValueError("the reference arm's probes, sessions or retrievals are not the arm's")
+        return _Reference(ref_units.c_mem, units=ref_units)
+    index = {r: i for i, r in enumerate(reference.replicates)}
+    missing = [r for r in units.replicates if r not in index]
+    if missing:
+        raise ValueError(f"reference figures lack replicate(s) {missing}")
+    pick = [index[r] for r in units.replicates]
+    mvot = np.array([np.nan if reference.mvot[i] is None else reference.mvot[i] for i in pick])
+    storage = np.array([reference.storage_per_session[i] for i in pick], dtype=np.float64)
+    cost = np.array([reference.token_cost[i] for i in pick], dtype=np.float64)
+    if not (np.isfinite(storage).all() and np.isfinite(cost).all()):
+        raise ValueError("reference storage and token cost must be finite")
+    return _Reference(storage, mvot=mvot, cost=cost)
+
+
+# --- the figures of one draw block ----------------------------------------------------------
+
+
+def _harmonic(a: FloatArray, b: FloatArray) -> FloatArray:
+    total = a + b
+    out = np.full(total.shape, np.nan)
+    np.divide(2.0 * a * b, total, out=out, where=total > 0)
+    return np.where(total == 0, 0.0, out)
+
+
+def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizon: str) -> _Figures:
+    m = rs.replicates
+    wp, ws, wq = rs.units
+    out: _Figures = {}
+
+    def put(name: str, overall: FloatArray, per_checkpoint: FloatArray | None = None) -> None:
+        out[(name, None)] = overall
+        if per_checkpoint is not None:
+            for j, cp in enumerate(u.checkpoints):
+                out[(name, cp)] = per_checkpoint[:, j]
+
+    def probe_metric(num: str, den: str) -> tuple[FloatArray, FloatArray]:
+        per_cp, per_rep = _probe_rates(u, wp, num, den)
+        return replicate_mean(per_rep, m), replicate_mean(per_cp, m)
+
+    mv = _replicate_mvot(u, rs, ref.storage)
+    mvot = replicate_mean(mv.per_replicate, m)
+    put("mvot", mvot, replicate_mean(mv.terms, m))
+
+    def session_metric(num: str, den: str) -> FloatArray:
+        groups = u.session_groups
+        return replicate_mean(
+            ratio(group_sums(ws, u.s[num], groups), group_sums(ws, u.s[den], groups)), m
+        )
+
+    tnr = session_metric("noise_kept_out", "noise")
+    tpr = session_metric("signal_stored", "signal")
+    soft = session_metric("soft_stored", "soft")
+    selectivity = (tnr + tpr) / 2.0
+    put("selectivity", selectivity)
+
+    upd, upd_t = probe_metric("upd_ok", "upd")
+    dep, dep_t = probe_metric("dep_ok", "dep")
+    revision = _harmonic(upd, dep)
+    put("revision_accuracy", revision, _harmonic(upd_t, dep_t))
+    action, action_t = probe_metric("action_value", "action")
+    put("action_alignment", action, action_t)
+    privacy, privacy_t = probe_metric("canary_ok", "canary")
+    put("privacy", privacy, privacy_t)
+
+    costs = _replicate_costs(u, rs, cfg.q_rate)
+    mvot_ref_r, cost_ref_r = ref.per_replicate(rs, cfg)
+    # TES compares the two MVOTs over the same replicates.
+    joint = np.isfinite(mv.per_replicate) & np.isfinite(mvot_ref_r)
+    mvot_sys = replicate_mean(np.where(joint, mv.per_replicate, np.nan), m)
+    mvot_ref = replicate_mean(np.where(joint, mvot_ref_r, np.nan), m)
+    cost_sys = replicate_mean(costs["tc"], m)
+    cost_ref = replicate_mean(np.where(np.isfinite(costs["tc"]), cost_ref_r, np.nan), m)
+    tes = token_efficiency_score(mvot_sys, mvot_ref, cost_sys, cost_ref)
+    put("tes", tes)
+
+    read_p = weighted_percentiles(u.q["read_ms"], wq, PERCENTILES)
+    write_p = weighted_percentiles(u.s["write_ms"], ws, PERCENTILES)
+    ttfrt_p = weighted_percentiles(u.q["ttfrt_ms"], wq, PERCENTILES)
+    dialectic_p = weighted_percentiles(u.q["dialectic_ms"], wq, PERCENTILES)
+    lps = latency_profile_score(read_p[:, -1], ttfrt_p[:, -1])
+    put("lps", lps)
+    put("drift_c", drift_c(horizon, mvot, selectivity, revision, action))
+    put("drift_e", drift_e(tes, lps))
+
+    put(
+        "error_rate",
+        replicate_mean(_mean_over_checkpoints(mv.e_mem), m),
+        replicate_mean(mv.e_mem, m),
+    )
+    put(
+        "error_rate_amnesiac",
+        replicate_mean(_mean_over_checkpoints(mv.e_amn), m),
+        replicate_mean(mv.e_amn, m),
+    )
+    put("update_correctness", upd, upd_t)
+    put("deprecation_correctness", dep, dep_t)
+    p_upd, p_upd_t = probe_metric("p_upd_ok", "p_upd")
+    p_dep, p_dep_t = probe_metric("p_dep_ok", "p_dep")
+    put("revision_persistence", _harmonic(p_upd, p_dep), _harmonic(p_upd_t, p_dep_t))
+    put("noise_tnr", tnr)
+    put("signal_fnr", 1.0 - tpr)
+    put("soft_store_rate", soft)
+    put("storage_per_session", replicate_mean(np.broadcast_to(u.c_mem, m.shape), m))
+    put("write_tokens_per_session", replicate_mean(costs["write"], m))
+    put("storage_delta_per_session", replicate_mean(costs["delta"], m))
+    put("read_llm_tokens_per_retrieve", replicate_mean(costs["reads"], m))
+    put("read_tokens_per_retrieve", replicate_mean(costs["context"], m))
+    put("token_cost_per_session", cost_sys)
+    for name, block in (
+        ("read_ms", read_p),
+        ("write_ms", write_p),
+        ("ttfrt_ms", ttfrt_p),
+        ("dialectic_ms", dialectic_p),
+    ):
+        for j, pct in enumerate(PERCENTILES):
+            put(f"{name}_p{int(pct)}", block[:, j])
+    put("read_error_rate", replicate_mean(_replicate_rate(wq, u.q["error"], u.retrieval_groups), m))
+    put("write_error_rate", replicate_mean(_replicate_rate(ws, u.s["error"], u.session_groups), m))
+    return out
+
+
+# --- counts, rows and the public entry points -------------------------------------------------
+
+_PROBE_COUNTS: Final[Mapping[str, tuple[str, ...]]] = {
+    "error_rate": ("scored",),
+    "error_rate_amnesiac": ("amn_scored",),
+    "revision_accuracy": ("upd", "dep"),
+    "update_correctness": ("upd",),
+    "deprecation_correctness": ("dep",),
+    "revision_persistence": ("p_upd", "p_dep"),
+    "action_alignment": ("action",),
+    "privacy": ("canary",),
+    "drift_c": ("scored",),
+}
+_SESSION_COUNTS: Final[Mapping[str, tuple[str, ...]]] = {
+    "selectivity": ("noise", "signal"),
+    "noise_tnr": ("noise",),
+    "signal_fnr": ("signal",),
+    "soft_store_rate": ("soft",),
+}
+_RETRIEVAL_METRICS: Final = frozenset(
+    {"lps", "read_llm_tokens_per_retrieve", "read_tokens_per_retrieve", "read_error_rate"}
+    | {f"{k}_p{int(p)}" for k in ("read_ms", "ttfrt_ms", "dialectic_ms") for p in PERCENTILES}
+)
+
+
+def _counts(u: _Units, mvot: _Mvot) -> dict[_Key, int]:
+    p_cp = u.probe_keys[1]
+    cps = np.asarray(u.checkpoints, dtype=np.int64)
+    counts: dict[_Key, int] = {}
+
+    def per_checkpoint(name: str, mask: npt.NDArray[np.bool_]) -> None:
+        counts[(name, None)] = int(mask.sum())
+        for cp in u.checkpoints:
+            counts[(name, cp)] = int((mask & (p_cp == cp)).sum())
+
+    for name, parts in _PROBE_COUNTS.items():
+        per_checkpoint(name, np.logical_or.reduce([u.p[k] > 0 for k in parts]))
+    kept = np.isfinite(mvot.terms[0])  # (R, T): the checkpoints MVOT did not skip
+    p_index = np.searchsorted(cps, p_cp)
+    per_checkpoint("mvot", (u.p["scored"] > 0) & kept[u.probe_keys[0], p_index])
+    n_sessions, n_retrievals = u.session_keys[0].size, u.retrieval_keys[0].size
+    for name, parts in _SESSION_COUNTS.items():
+        counts[(name, None)] = int(sum((u.s[k] > 0).sum() for k in parts))
+    for name in METRICS:
+        if (name, None) not in counts:
+            counts[(name, None)] = n_retrievals if name in _RETRIEVAL_METRICS else n_sessions
+    return counts
+
+
+def _skipped_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
+    e_amn = mvot.e_amn[0]
+    considered = np.isfinite(e_amn)
+    skipped = considered & (e_amn == 0)
+    rows = [
+        MetricRow(
+            "mvot_skipped",
+            None,
+            float(skipped.sum()),
+            float(skipped.sum()),
+            float(skipped.sum()),
+            int(considered.sum()),
+        )
+    ]
+    for j, cp in enumerate(u.checkpoints):
+        k = float(skipped[:, j].sum())
+        rows.append(MetricRow("mvot_skipped", cp, k, k, k, int(considered[:, j].sum())))
+    return rows
+
+
+def _bootstrap(
+    fn: Callable[[Resample], _Figures], u: _Units, cfg: MetricConfig, point: _Figures
+) -> _Figures:
+    blocks = [
+        fn(rs) for rs in bootstrap_resamples(len(u.replicates), u.layouts, cfg.n_boot, cfg.seed)
+    ]
+    return {k: np.concatenate([b[k] for b in blocks]) if blocks else np.zeros(0) for k in point}
+
+
+def _assemble(
+    point: _Figures,
+    draws: _Figures,
+    counts: Mapping[_Key, int],
+    cfg: MetricConfig,
+    skipped: Iterable[MetricRow],
+) -> CellMetrics:
+    by_metric: dict[str, list[_Key]] = {}
+    for key in point:
+        by_metric.setdefault(key[0], []).append(key)
+    rows: list[MetricRow] = []
+    samples: dict[str, Sample] = {}
+    for name in METRICS:
+        if name == "mvot_skipped":
+            rows.extend(skipped)
+            continue
+        overall_n = counts[(name, None)]
+        for key in by_metric[name]:
+            if key[1] is not None and overall_n == 0:
+                continue  # no per-checkpoint curve for a metric the cell cannot measure
+            row = summarise(
+                name, key[1], float(point[key][0]), draws[key], counts.get(key, 0), cfg.level
+            )
+            rows.append(row)
+            if key[1] is None:
+                samples[name] = Sample(row.value, draws[key], row.n)
+    return CellMetrics(tuple(rows), samples)
+
+
+def compute_cell(
+    arm: ArmData,
+    amnesiac_answers: pa.Table,
+    reference: ReferenceFigures | ArmData,
+    horizon: str,
+    config: MetricConfig | None = None,
+) -> CellMetrics:
+    """Every metric of one cell, overall and per checkpoint, with bootstrap intervals.
+
+    Args:
+        arm: The arm's answers, snapshots and retrievals (and optional measured TTFT).
+        amnesiac_answers: Answers to the same probes from an empty context.
+        reference: The reference compressor on the same world: its per-replicate
+            :class:`ReferenceFigures` (fixed per replicate), or its :class:`ArmData`, whose
+            figures are then recomputed in every draw with the same resample indices.
+        horizon: ``short``, ``medium`` or ``long`` (DRIFT-C weights).
+        config: Constants and bootstrap settings; defaults to :class:`MetricConfig`.
+
+    Returns:
+        Rows in :data:`METRICS` order and the whole-cell samples.
+
+    Raises:
+        ValueError: On missing columns, nulls in required columns, duplicate keys, amnesiac
+            answers that do not match the arm's probes, reference data for another world, or an
+            unknown horizon.
+
+    """
+    cfg = config or MetricConfig()
+    _check_horizon(horizon)
+    u = _load(arm, amnesiac_answers, cfg)
+    ref = _reference(reference, u, amnesiac_answers, cfg)
+
+    def fn(rs: Resample) -> _Figures:
+        return _figures(u, rs, ref, cfg, horizon)
+
+    identity = identity_resample(len(u.replicates), u.layouts)
+    point = fn(identity)
+    mvot = _replicate_mvot(u, identity, ref.storage)
+    return _assemble(
+        point, _bootstrap(fn, u, cfg, point), _counts(u, mvot), cfg, _skipped_rows(u, mvot)
+    )
+
+
+def compare_arms(
+    a: ArmData,
+    b: ArmData,
+    amnesiac_answers: pa.Table,
+    reference: ReferenceFigures | ArmData,
+    horizon: str,
+    config: MetricConfig | None = None,
+) -> CellMetrics:
+    """Paired differences A − B of every metric, resampling both arms with the same indices.
+
+    Both arms must have answered the same probes over the same sessions of the same world, so
+    every bootstrap draw picks the same replicates, probes, sessions and retrievals for both; the
+    interval is the percentile interval of the per-draw differences (widened to contain the point
+    difference). An arm compared with itself gets exactly 0 with a zero-width interval. A
+    difference is undefined where either arm's figure is. ``mvot_skipped`` is not compared (it
+    depends on the amnesiac answers only); ``n`` is arm A's.
+
+    Args:
+        a: First arm.
+        b: Second arm.
+        amnesiac_answers: Answers to the same probes from an empty context.
+        reference: As for :func:`compute_cell`.
+        horizon: ``short``, ``medium`` or ``long``.
+        config: Constants and bootstrap settings.
+
+    Returns:
+        Rows of differences in :data:`METRICS` order, and their samples.
+
+    Raises:
+        ValueError: When the arms' units differ, or as :func:`compute_cell`.
+
+    """
+    cfg = config or MetricConfig()
+    _check_horizon(horizon)
+    ua = _load(a, amnesiac_answers, cfg)
+    ub = _load(b, amnesiac_answers, cfg)
+    if not ua.same_units(ub):
+        raise ValueError("paired comparison needs both arms on the same probes and sessions")
+    ref = _reference(reference, ua, amnesiac_answers, cfg)
+
+    def fn(rs: Resample) -> _Figures:
+        fa = _figures(ua, rs, ref, cfg, horizon)
+        fb = _figures(ub, rs, ref, cfg, horizon)
+        return {k: fa[k] - fb[k] for k in fa}
+
+    identity = identity_resample(len(ua.replicates), ua.layouts)
+    point = fn(identity)
+    mvot = _replicate_mvot(ua, identity, ref.storage)
+    return _assemble(point, _bootstrap(fn, ua, cfg, point), _counts(ua, mvot), cfg, [])
+
+
+def reference_figures(
+    reference: ArmData, amnesiac_answers: pa.Table, config: MetricConfig | None = None
+) -> ReferenceFigures:
+    """The reference compressor's per-replicate C_ref, TC_ref and MVOT_ref on one world.
+
+    Computed with the same code as every arm's figures, the reference being its own reference
+    (its efficiency factor is 1), so :func:`compute_cell` of the reference compressor against
+    these figures gives TES exactly 1.
+
+    Args:
+        reference: The reference compressor's answers, snapshots and retrievals.
+        amnesiac_answers: Answers to the same probes from an empty context.
+        config: Constants (``epsilon_tokens`` and ``q_rate`` matter here).
+
+    Returns:
+        The figures, one entry per replicate.
+
+    """
+    cfg = config or MetricConfig()
+    u = _load(reference, amnesiac_answers, cfg)
+    identity = identity_resample(len(u.replicates), u.layouts)
+    mvot = _replicate_mvot(u, identity, u.c_mem).per_replicate[0]
+    cost = _replicate_costs(u, identity, cfg.q_rate)["tc"][0]
+    return ReferenceFigures(
+        replicates=u.replicates,
+        storage_per_session=tuple(float(c) for c in u.c_mem),
+        token_cost=tuple(float(c) for c in cost),
+        mvot=tuple(float(v) if np.isfinite(v) else None for v in mvot),
+    )

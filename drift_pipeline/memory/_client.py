@@ -1,0 +1,211 @@
+"""Harness side of the worker boundary: start, call with a timeout, contain faults, restart."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Only these variables reach a backend; everything else (API keys of the harness, paths to the
+# data root, cloud credentials) is scrubbed.
+_PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
+_MAX_LINE = 256 * 1024 * 1024
+_WORKER_UID_BASE = 61000
+_WORKER_UID_SPAN = 4000
+_next_uid = itertools.count()
+
+
+def _worker_uid() -> int:
+    """An unprivileged uid for one worker, distinct from its neighbours' (root harness only)."""
+    return _WORKER_UID_BASE + (os.getpid() * 7 + next(_next_uid)) % _WORKER_UID_SPAN
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One call across the boundary.
+
+    Attributes:
+        ok: The backend answered without a fault.
+        backend_ms: Time inside the backend call (measured in the worker).
+        round_trip_ms: Wall time at the harness, including the boundary crossing.
+        data: The worker's response fields.
+        error: One line describing the fault, if any.
+    """
+
+    ok: bool
+    backend_ms: float
+    round_trip_ms: float
+    data: dict[str, Any]
+    error: str | None
+
+
+class BackendWorker:
+    """One isolated worker process running one backend instance.
+
+    A timeout or crash kills the worker and starts a fresh one (its in-memory state is lost, as
+    it would be in production; anything it persisted in its state folder survives).
+    """
+
+    def __init__(
+        self,
+        backend: str,
+        options: dict[str, Any],
+        protect: list[Path],
+        call_timeout: float,
+        isolate: bool = True,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.options = options
+        self.protect = [str(p.resolve()) for p in protect]
+        self.call_timeout = call_timeout
+        self.isolate = isolate
+        self.extra_env = extra_env or {}
+        self.isolation = "not-started"
+        self.version = ""
+        self.restarts = 0
+        self._process: asyncio.subprocess.Process | None = None
+        self._base = Path(tempfile.mkdtemp(prefix="drift-worker-"))
+        self.state_dir = self._base / "state"
+        self.uid = _worker_uid()
+
+    def _env(self) -> dict[str, str]:
+        env = {key: os.environ[key] for key in _PASSTHROUGH_ENV if key in os.environ}
+        env.update(
+            {
+                "HOME": str(self.state_dir),
+                "TMPDIR": str(self.state_dir),
+                "PATH": "/usr/bin:/bin",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "TIKTOKEN_CACHE_DIR": str(self.state_dir / ".tiktoken"),
+                "DRIFT_STATE_DIR": str(self.state_dir),
+                # The worker imports the harness package and the backend from the same places the
+                # harness does; PYTHONPATH carries plugin modules given as module:Class.
+                "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
+            }
+        )
+        env.update(self.extra_env)
+        return env
+
+    async def start(self) -> CallResult:
+        """Start (or restart) the worker and construct the backend in it."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0 and self.isolate:
+            os.chmod(self._base, 0o755)
+            os.chown(self.state_dir, self.uid, 65534)
+            os.chmod(self.state_dir, 0o700)
+        config = {
+            "state_dir": str(self.state_dir),
+            "protect": self.protect,
+            "env": self._env(),
+            "isolate": self.isolate,
+            "uid": self.uid,
+        }
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "drift_pipeline.memory._sandbox",
+            json.dumps(config),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+            limit=_MAX_LINE,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+        result = await self.call({"op": "init", "backend": self.backend, "options": self.options})
+        if result.ok:
+            self.isolation = str(result.data.get("isolation", "process"))
+            self.version = str(result.data.get("version", ""))
+        return result
+
+    async def call(self, request: dict[str, Any]) -> CallResult:
+        """Send one request; a timeout, crash or garbled reply becomes a fault and a restart."""
+        started = time.perf_counter()
+        process = self._process
+        if process is None or process.returncode is not None:
+            return CallResult(False, 0.0, 0.0, {}, "worker is not running")
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(request).encode() + b"\n")
+            await process.stdin.drain()
+            line = await asyncio.wait_for(process.stdout.readline(), self.call_timeout)
+        except TimeoutError:
+            if request["op"] == "init":  # never restart from inside a start: no restart loops
+                await self._kill()
+                return self._fault(
+                    started, f"backend construction timed out after {self.call_timeout:g}s"
+                )
+            await self._restart()
+            return self._fault(started, f"timeout after {self.call_timeout:g}s; worker restarted")
+        except (BrokenPipeError, ConnectionResetError):
+            line = b""
+        if not line:
+            code = await self._exit_code()
+            if request["op"] == "init":
+                await self._kill()
+                return self._fault(started, f"worker exited during start (exit {code})")
+            await self._restart()
+            return self._fault(started, f"worker crashed (exit {code}); worker restarted")
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            await self._restart()
+            return self._fault(started, "garbled reply from worker; worker restarted")
+        elapsed = (time.perf_counter() - started) * 1000
+        error = None if data.get("ok") else str(data.get("error") or "unknown error")
+        return CallResult(error is None, float(data.get("ms") or 0.0), elapsed, data, error)
+
+    def _fault(self, started: float, error: str) -> CallResult:
+        return CallResult(False, 0.0, (time.perf_counter() - started) * 1000, {}, error)
+
+    async def _exit_code(self) -> int | None:
+        if self._process is None:
+            return None
+        try:
+            return await asyncio.wait_for(self._process.wait(), 2.0)
+        except TimeoutError:
+            return None
+
+    async def _kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+        self._process = None
+
+    async def _restart(self) -> None:
+        await self._kill()
+        self.restarts += 1
+        result = await self.start()
+        if not result.ok:
+            # Could not even come back: leave it stopped; every later call is a recorded fault.
+            await self._kill()
+
+    async def close(self) -> None:
+        """Stop the worker and remove its folders."""
+        process = self._process
+        if process is not None and process.returncode is None and process.stdin is not None:
+            try:
+                process.stdin.write(b'{"op": "close"}\n')
+                await process.stdin.drain()
+                await asyncio.wait_for(process.wait(), 5.0)
+            except (TimeoutError, BrokenPipeError, ConnectionResetError):
+                pass
+        await self._kill()
+        shutil.rmtree(self._base, ignore_errors=True)

@@ -1,0 +1,343 @@
+"""The memory loop (spec §5, DESIGN §5): sessions through the gate into an isolated backend.
+
+The harness reads one replicate's sessions in order, hands each to ``store()`` and drops it.
+After the store of a checkpoint session it asks one ``retrieve()`` per probe of that checkpoint,
+from the probe's asking entity. Nothing downstream of this loop ever reads a transcript: its
+outputs (``memory_snapshots``, ``retrievals``) hold only what the backend kept and returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from drift_pipeline.storage import (
+    EVENT_SCHEDULES,
+    MEMORY_SNAPSHOTS,
+    PART_FILE,
+    PROBES,
+    RETRIEVALS,
+    TRANSCRIPTS,
+    partition_dir,
+)
+from drift_pipeline.tokens import count_tokens, count_tokens_lines
+
+from ._arms import Arm
+from ._client import BackendWorker, CallResult
+from ._protocol import Message
+from .backends.reference_compressor import summarise_session
+
+ProgressHook = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """How to run one cell.
+
+    Attributes:
+        call_timeout: Seconds before a store/retrieve call is a fault and the worker restarts.
+        isolate: Run backends isolated (see :mod:`._sandbox`); off only for debugging.
+        protect: Folders the backend must not see (the data root at least).
+        concurrency: Replicates run at once, one backend instance each (spec §7.8: 4).
+    """
+
+    call_timeout: float = 30.0
+    isolate: bool = True
+    protect: tuple[Path, ...] = ()
+    concurrency: int = 4
+
+
+@dataclass
+class CellRun:
+    """What the loop produced for one arm on one world."""
+
+    arm: Arm
+    snapshots: pa.Table
+    retrievals: pa.Table
+    isolation: str
+    backend_version: str
+    faults: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Session:
+    index: int
+    session_id: str
+    tier: str
+    timestamp: str
+    messages: list[Message]
+
+
+def _read(root: Path, table: Any, scenario: str, horizon: str) -> pa.Table:
+    path = partition_dir(root, table, {"scenario": scenario, "horizon": horizon}) / PART_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"no {table.name} table for {scenario}/{horizon} under {root}")
+    return pq.read_table(path)
+
+
+def _sessions(schedule: pa.Table, transcripts: pa.Table, replicate: int) -> Iterator[_Session]:
+    """Yield one replicate's sessions in order; each transcript is built, yielded, dropped."""
+    rows = schedule.filter(pc.equal(schedule["replicate"], replicate)).sort_by("session_index")
+    turns = transcripts.filter(pc.equal(transcripts["replicate"], replicate)).sort_by(
+        [("session_index", "ascending"), ("turn_index", "ascending")]
+    )
+    # Only the message columns cross into the loop: harness-private labels stay behind.
+    session_of = turns["session_index"].to_pylist()
+    speakers = turns["speaker"].to_pylist()
+    roles = turns["role"].to_pylist()
+    contents = turns["content"].to_pylist()
+    del turns
+    position = 0
+    for index, session_id, tier, moment in zip(
+        rows["session_index"].to_pylist(),
+        rows["session_id"].to_pylist(),
+        rows["tier"].to_pylist(),
+        rows["sim_time"].to_pylist(),
+        strict=True,
+    ):
+        timestamp = moment.isoformat()
+        messages: list[Message] = []
+        while position < len(session_of) and session_of[position] == index:
+            messages.append(
+                Message(
+                    speaker=speakers[position],
+                    role=roles[position],
+                    content=contents[position],
+                    timestamp=timestamp,
+                )
+            )
+            # Drop the harness's copy as soon as it is handed over.
+            contents[position] = ""
+            position += 1
+        yield _Session(index, session_id, tier, timestamp, messages)
+
+
+def _render(messages: list[Message]) -> str:
+    return "\n".join(f"[{m['timestamp'][:10]}] {m['speaker']}: {m['content']}" for m in messages)
+
+
+async def _run_replicate(
+    arm: Arm,
+    options: dict[str, Any],
+    config: LoopConfig,
+    replicate: int,
+    sessions: Iterator[_Session],
+    probes_at: dict[int, list[tuple[str, str, str]]],
+    snapshot_rows: dict[str, list[Any]],
+    retrieval_rows: dict[str, list[Any]],
+    progress: ProgressHook | None,
+) -> tuple[str, str, list[str]]:
+    worker = BackendWorker(
+        arm.backend, options, list(config.protect), config.call_timeout, config.isolate
+    )
+    faults: list[str] = []
+    started = await worker.start()
+    if not started.ok:
+        faults.append(f"replicate {replicate}: backend did not start: {started.error}")
+    soft: deque[str] = deque(maxlen=arm.gate.size if arm.gate.kind == "soft" else 0)
+    storage = write_total = read_total = 0
+    try:
+        for session in sessions:
+            after = session.index + 1
+            is_checkpoint = after in probes_at
+            transcript_tokens = sum(count_tokens(m["content"]) for m in session.messages)
+            messages = session.messages
+            if arm.gate.kind == "summary":
+                # The summary gate's reference model is the reference compressor's summariser.
+                summary = summarise_session(messages, arm.gate.size)
+                messages = [
+                    Message(
+                        speaker="summary",
+                        role="system",
+                        content=summary,
+                        timestamp=session.timestamp,
+                    )
+                ]
+            result: CallResult = await worker.call(
+                {
+                    "op": "store",
+                    "session_id": session.session_id,
+                    "messages": messages,
+                    "snapshot": is_checkpoint,
+                }
+            )
+            if soft.maxlen:
+                soft.append(_render(session.messages))
+            del messages
+            error = result.error
+            new_storage = int(result.data.get("storage_tokens", storage)) if result.ok else storage
+            snapshot = result.data.get("snapshot") if is_checkpoint else None
+            if snapshot is not None:
+                # Authoritative recount in the harness: a backend cannot under-report its size.
+                recount = count_tokens_lines(str(snapshot))
+                if recount != new_storage:
+                    error = (error + "; " if error else "") + "storage count mismatch; recounted"
+                new_storage = recount
+            write_now = int(result.data.get("write", write_total)) if result.data else write_total
+            read_total = int(result.data.get("read", read_total)) if result.data else read_total
+            if error:
+                faults.append(f"replicate {replicate} store {session.session_id}: {error}")
+            for key, value in (
+                ("replicate", replicate),
+                ("session_index", session.index),
+                ("session_id", session.session_id),
+                ("tier", session.tier),
+                ("transcript_tokens", transcript_tokens),
+                ("write_ms", result.backend_ms),
+                ("write_round_trip_ms", result.round_trip_ms),
+                ("write_tokens", max(0, write_now - write_total)),
+                ("storage_tokens", new_storage),
+                ("storage_delta_tokens", new_storage - storage),
+                ("checkpoint", is_checkpoint),
+                ("snapshot", snapshot),
+                ("error", error),
+            ):
+                snapshot_rows[key].append(value)
+            storage, write_total = new_storage, max(write_total, write_now)
+            if progress:
+                progress(1)
+            if not is_checkpoint:
+                continue
+            buffer = "\n\n".join(soft)
+            buffer_tokens = count_tokens_lines(buffer)
+            for probe_id, asker, question in probes_at[after]:
+                answer = await worker.call(
+                    {
+                        "op": "retrieve",
+                        "session_id": session.session_id,
+                        "entity_id": asker,
+                        "query": question,
+                    }
+                )
+                context = str(answer.data.get("context", "")) if answer.ok else ""
+                if buffer:
+                    context = f"{context}\n\n{buffer}" if context else buffer
+                read_now = int(answer.data.get("read", read_total)) if answer.data else read_total
+                if answer.error:
+                    faults.append(f"replicate {replicate} retrieve {probe_id}: {answer.error}")
+                for key, value in (
+                    ("replicate", replicate),
+                    ("checkpoint", after),
+                    ("probe_id", probe_id),
+                    ("asker", asker),
+                    ("context", context),
+                    ("read_ms", answer.backend_ms),
+                    ("read_round_trip_ms", answer.round_trip_ms),
+                    ("read_tokens", count_tokens_lines(context)),
+                    ("llm_read_tokens", max(0, read_now - read_total)),
+                    ("soft_buffer_tokens", buffer_tokens),
+                    ("error", answer.error),
+                ):
+                    retrieval_rows[key].append(value)
+                read_total = max(read_total, read_now)
+    finally:
+        isolation, version = worker.isolation, worker.version
+        await worker.close()
+    return isolation, version, faults
+
+
+def run_cell(
+    world_root: Path,
+    scenario: str,
+    horizon: str,
+    replicates: int,
+    arm: Arm,
+    options: dict[str, Any] | None = None,
+    config: LoopConfig | None = None,
+    progress: ProgressHook | None = None,
+) -> CellRun:
+    """Run one arm over every replicate of one world; returns its two tables in memory."""
+    config = config or LoopConfig()
+    schedule = _read(world_root, EVENT_SCHEDULES, scenario, horizon)
+    transcripts = _read(world_root, TRANSCRIPTS, scenario, horizon)
+    probes = _read(world_root, PROBES, scenario, horizon)
+    snapshot_rows: dict[str, list[Any]] = {
+        f.name: [] for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS
+    }
+    retrieval_rows: dict[str, list[Any]] = {
+        f.name: [] for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS
+    }
+    per_replicate: list[dict[int, list[tuple[str, str, str]]]] = []
+    for replicate in range(replicates):
+        mine = probes.filter(pc.equal(probes["replicate"], replicate))
+        probes_at: dict[int, list[tuple[str, str, str]]] = {}
+        for checkpoint, probe_id, asker, question in zip(
+            mine["checkpoint"].to_pylist(),
+            mine["probe_id"].to_pylist(),
+            mine["asker"].to_pylist(),
+            mine["question"].to_pylist(),
+            strict=True,
+        ):
+            probes_at.setdefault(checkpoint, []).append((probe_id, asker, question))
+        per_replicate.append(probes_at)
+
+    async def run_all() -> list[tuple[str, str, list[str]]]:
+        limit = asyncio.Semaphore(max(1, config.concurrency))
+        # Each replicate writes into its own row buffers; merged in replicate order afterwards
+        # so that the output does not depend on which replicate finished first.
+        buffers = [
+            ({k: [] for k in snapshot_rows}, {k: [] for k in retrieval_rows})
+            for _ in range(replicates)
+        ]
+
+        async def one(replicate: int) -> tuple[str, str, list[str]]:
+            async with limit:
+                return await _run_replicate(
+                    arm,
+                    options or {},
+                    config,
+                    replicate,
+                    _sessions(schedule, transcripts, replicate),
+                    per_replicate[replicate],
+                    buffers[replicate][0],
+                    buffers[replicate][1],
+                    progress,
+                )
+
+        results = await asyncio.gather(*(one(r) for r in range(replicates)))
+        for snap, retr in buffers:
+            for key in snapshot_rows:
+                snapshot_rows[key].extend(snap[key])
+            for key in retrieval_rows:
+                retrieval_rows[key].extend(retr[key])
+        return list(results)
+
+    results = asyncio.run(run_all())
+    constants = {
+        "scenario": scenario,
+        "horizon": horizon,
+        "arm": arm.key,
+        "backend": arm.backend,
+        "gate": str(arm.gate),
+    }
+    snapshots = _with_constants(snapshot_rows, constants, MEMORY_SNAPSHOTS.schema)
+    retrievals = _with_constants(retrieval_rows, constants, RETRIEVALS.schema)
+    isolation = sorted({r[0] for r in results})
+    return CellRun(
+        arm=arm,
+        snapshots=snapshots,
+        retrievals=retrievals,
+        isolation=",".join(isolation),
+        backend_version=next((r[1] for r in results if r[1]), ""),
+        faults=[fault for r in results for fault in r[2]],
+    )
+
+
+_CELL_CONSTANTS = ("scenario", "horizon", "arm", "backend", "gate")
+
+
+def _with_constants(
+    rows: dict[str, list[Any]], constants: dict[str, str], schema: pa.Schema
+) -> pa.Table:
+    n = len(next(iter(rows.values()))) if rows else 0
+    columns = {name: [value] * n for name, value in constants.items()}
+    columns.update(rows)
+    return pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema)

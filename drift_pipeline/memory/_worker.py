@@ -1,0 +1,135 @@
+"""The backend worker: runs one memory system, answering JSON-line requests (DESIGN §5).
+
+Started by :mod:`._sandbox` after isolation. Requests come on stdin, responses go on the
+original stdout; the backend's own prints are redirected to stderr so they can never corrupt the
+protocol. Responses are plain JSON (never pickle), so a hostile backend cannot run code in the
+harness through them.
+
+Requests: ``{"op": "init", "backend": spec, "options": {...}}``,
+``{"op": "store", "session_id": ..., "messages": [...], "snapshot": bool}``,
+``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
+``{"op": "snapshot"}``, ``{"op": "close"}``.
+Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
+backend's LLM token counters) and, on failure, ``error`` (one line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from drift_pipeline.tokens import count_tokens_lines
+
+from ._protocol import MemoryBackend
+
+
+def _one_line(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}".replace("\n", " ")
+    return text[:500]
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.backend: MemoryBackend | None = None
+        self.loop = asyncio.new_event_loop()
+
+    def _counts(self) -> dict[str, Any]:
+        if self.backend is None:
+            return {"write": 0, "read": 0}
+        try:
+            counts = self.backend.token_counts()
+            return {"write": int(counts.write), "read": int(counts.read)}
+        except Exception as error:  # a broken counter is a fault, not a crash
+            return {"write": 0, "read": 0, "counts_error": _one_line(error)}
+
+    def _run(self, value: Any) -> Any:
+        return self.loop.run_until_complete(value) if inspect.isawaitable(value) else value
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request["op"]
+        if op == "init":
+            from .backends import load_backend
+
+            started = time.perf_counter()
+            self.backend = load_backend(request["backend"], request.get("options") or {})
+            return {
+                "ok": True,
+                "ms": (time.perf_counter() - started) * 1000,
+                "version": str(getattr(self.backend, "version", "")),
+                **self._counts(),
+            }
+        assert self.backend is not None, "init must come first"
+        if op == "store":
+            started = time.perf_counter()
+            self._run(self.backend.store(request["session_id"], request["messages"]))
+            elapsed = (time.perf_counter() - started) * 1000
+            snapshot = self.backend.snapshot()
+            if not isinstance(snapshot, str):
+                raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            response: dict[str, Any] = {
+                "ok": True,
+                "ms": elapsed,
+                "storage_tokens": count_tokens_lines(snapshot),
+                **self._counts(),
+            }
+            if request.get("snapshot"):
+                response["snapshot"] = snapshot
+            return response
+        if op == "retrieve":
+            started = time.perf_counter()
+            context = self._run(
+                self.backend.retrieve(request["session_id"], request["entity_id"], request["query"])
+            )
+            elapsed = (time.perf_counter() - started) * 1000
+            if not isinstance(context, str):
+                return {
+                    "ok": False,
+                    "ms": elapsed,
+                    **self._counts(),
+                    "error": f"retrieve() returned {type(context).__name__}, expected str",
+                }
+            return {"ok": True, "ms": elapsed, "context": context, **self._counts()}
+        if op == "snapshot":
+            snapshot = self.backend.snapshot()
+            return {"ok": True, "ms": 0.0, "snapshot": str(snapshot), **self._counts()}
+        raise ValueError(f"unknown op {op!r}")
+
+
+def main() -> None:
+    """Serve requests until ``close`` or end of input."""
+    protocol_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    # Backends that print must not corrupt the protocol: fd 1 now goes to stderr.
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdout = sys.stderr
+    worker = _Worker()
+    reader = protocol_in
+    buffer = b""
+    while True:
+        while b"\n" not in buffer:
+            chunk = reader.read(1 << 20)
+            if not chunk:
+                return
+            buffer += chunk
+        line, _, buffer = buffer.partition(b"\n")
+        request = json.loads(line)
+        if request.get("op") == "close":
+            protocol_out.write(b'{"ok": true, "ms": 0}\n')
+            return
+        try:
+            response = worker.handle(request)
+        except Exception as error:
+            response = {"ok": False, "ms": 0.0, "error": _one_line(error), **worker._counts()}
+        response["isolation"] = os.environ.get("DRIFT_ISOLATION", "process")
+        protocol_out.write(json.dumps(response).encode() + b"\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""Extract dated, attributed slot facts from a session, and decide ADD/UPDATE/DELETE/NOOP.
+
+Shared by ``fact_store`` and ``temporal_graph``. Only what a human speaker (role ``user``, or an
+attributed line of a ``system`` summary) says about themselves counts. A sentence is skipped
+whole when it is a question, hypothetical or conditional, sarcastic, or quoted/reported speech;
+a clause is skipped when its subject is someone else (``my sister…``, ``he…``). The clause rules
+themselves live in ``_rules.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from drift_pipeline.memory._protocol import Message
+from drift_pipeline.memory.backends._instructions import instruction_fact
+from drift_pipeline.memory.backends._lexicon import THIRD_PARTY
+from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
+from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
+
+__all__ = [
+    "Operation",
+    "Statement",
+    "decide",
+    "extract_statements",
+    "normalise_value",
+    "predicate_hint",
+    "values_match",
+]
+
+
+class Operation(StrEnum):
+    """What a statement does to the stored fact under its key (Mem0's vocabulary)."""
+
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A fact one speaker stated (or withdrew) about themselves on one date.
+
+    Attributes:
+        subject: Entity id of the speaker the fact is about.
+        predicate: Normalised key (``works at``, ``diet``, ``instruction respond in``…).
+        value: Surface value, compared loosely.
+        text: Readable predicate phrase (``works at Acme Corp``); empty for a retraction.
+        date: Calendar date of the message.
+        retraction: The speaker withdrew the fact (``I am no longer vegetarian``).
+        matchable: A retraction applies only when the stored value matches ``value``.
+
+    """
+
+    subject: str
+    predicate: str
+    value: str
+    text: str
+    date: str
+    retraction: bool = False
+    matchable: bool = True
+
+
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|would(?! rather)|could|might|maybe|perhaps|possibly|probably|someday|"
+    r"some day|one day|imagine|imagining|suppose|supposing|hypothetically|in theory|wish|"
+    r"wishing|should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
+    r"ought to|thinking (?:about|of)|considering|planning|plan to|plans to|hoping|hope to|"
+    r"dream(?:ing)? (?:of|about)|want to|wanna|"
+    r"going to(?! (?:the|a|an|my|our|work|school|church|bed|class|classes|practice)\b)|"
+    r"gonna|tempted|in case|what if)\b",
+    re.IGNORECASE,
+)
+_ATTRIBUTED_LINE = re.compile(r"(?m)^(?P<speaker>[A-Za-z][\w.-]{0,63}): (?P<text>.+)$")
+_MAY = re.compile(r"\bmay\b")  # lower-case only: "May" is a month
+_SARCASM = re.compile(
+    r"yeah,? right|\btotally\b|(?:^|\s)/s\b|\bas if\b|🙄|🙃|😒|😏|\bjust kidding\b|\bjk\b|"
+    r"\bnot!|\bsure,? because\b|\boh,? great\b|\blol,? no\b|\bkidding\b",
+    re.IGNORECASE,
+)
+_REPORTED = re.compile(
+    r"[\"“”«»]|(?<!\bI )\b(?:said|says|saying)\b|\b(?:told me|tells me|telling me|according to|"
+    r"apparently|supposedly|allegedly|heard that|claims?|claimed)\b",
+    re.IGNORECASE,
+)
+_SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^']*'(?=[\s.,!?;:]|$)")
+_CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bi\b"), "I"),
+    (re.compile(r"\bI'm\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\bI've\b", re.IGNORECASE), "I have"),
+    (re.compile(r"\bI'd rather\b", re.IGNORECASE), "I would rather"),
+    (re.compile(r"\bI'd\b", re.IGNORECASE), "I would"),
+    (re.compile(r"\bI'll\b", re.IGNORECASE), "I will"),
+    (re.compile(r"\bwe're\b", re.IGNORECASE), "we are"),
+    (re.compile(r"\bwe've\b", re.IGNORECASE), "we have"),
+    (re.compile(r"\bcan't\b", re.IGNORECASE), "cannot"),
+    (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
+    (re.compile(r"\b(\w+)n't\b", re.IGNORECASE), r"\1 not"),
+]
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*|\s+[—–]\s+|\s+-\s+|"
+    r",?\s+(?:and|but|so|because|since|although|though|while|whereas|plus)\s+(?=(?:I|we|my)\b)|"
+    r",\s+(?=(?:I|we|my)\b)"
+)
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+_DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_LEAD = re.compile(
+    r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|"
+    r"just so you know|for the record|quick update|small update|update|news|big news|"
+    r"good news|ok|okay|yeah|yes|yep|no|nope|hey|hi|hello|um|uh|hmm|honestly|basically|"
+    r"guess what|plus|lately|recently|these days|nowadays|from now on|going forward|"
+    r"as of (?:today|now|this \w+|last \w+)|since (?:last|this) \w+|"
+    rf"(?:last|this|earlier this) (?:week|month|year|weekend|spring|summer|autumn|fall|winter|"
+    rf"{_DAYS})|a (?:few|couple of) (?:days|weeks|months|years) ago|yesterday|today|"
+    rf"in (?:{_MONTHS}|\d{{4}}))\b[\s,:!.\-]*)+",
+    re.IGNORECASE,
+)
+
+# Words added to a fact's index text so queries phrased differently still find it.
+_PREDICATE_HINTS = {
+    "works at": "job employer company workplace work career",
+    "occupation": "job role profession career work title",
+    "lives in": "home city town location live based country moved",
+    "from": "origin hometown grew born",
+    "name": "name called",
+    "relationship status": "relationship partner married single dating engaged",
+    "diet": "diet food eat meal",
+    "age": "age old years",
+}
+_PREFIX_HINTS = (
+    ("prefers ", "preference prefer"),
+    ("favourite ", "favourite favorite preference"),
+    ("opinion ", "opinion view think feel"),
+    ("constraint ", "constraint restriction avoid cannot"),
+    ("activity ", "activity habit hobby routine"),
+    ("habit ", "habit routine"),
+    ("health ", "health medical condition"),
+    ("has ", "has owns"),
+    ("instruction ", "instruction request rule always never"),
+)
+
+
+def predicate_hint(predicate: str) -> str:
+    """Return extra index words for a predicate (``works at`` → ``job employer company…``)."""
+    if predicate in _PREDICATE_HINTS:
+        return _PREDICATE_HINTS[predicate]
+    for prefix, hint in _PREFIX_HINTS:
+        if predicate.startswith(prefix):
+            return hint
+    return ""
+
+
+def normalise_value(value: str) -> str:
+    """Lower-case a value to its words, without a leading article."""
+    words = re.findall(r"[a-z0-9]+", value.lower())
+    if words and words[0] in {"the", "a", "an"}:
+        words = words[1:]
+    return " ".join(words)
+
+
+def values_match(stored: str, stated: str) -> bool:
+    """Return True when two values name the same thing (equal, or one contains the other)."""
+    left, right = normalise_value(stored), normalise_value(stated)
+    if not left or not right:
+        return False
+    return left == right or f" {right} " in f" {left} " or f" {left} " in f" {right} "
+
+
+def decide(current_value: str | None, statement: Statement) -> Operation:
+    """Decide what ``statement`` does given the value currently stored under its key."""
+    if statement.retraction:
+        if current_value is None:
+            return Operation.NOOP
+        if (
+            statement.matchable
+            and statement.value
+            and not values_match(current_value, statement.value)
+        ):
+            return Operation.NOOP
+        return Operation.DELETE
+    if current_value is None:
+        return Operation.ADD
+    if normalise_value(current_value) == normalise_value(statement.value):
+        return Operation.NOOP
+    return Operation.UPDATE
+
+
+def extract_statements(messages: Sequence[Message]) -> list[Statement]:
+    """Return, in order, the facts the human speakers of a session state or withdraw."""
+    found: list[Statement] = []
+    for speaker, content, date in _human_turns(messages):
+        for fact in _message_facts(content):
+            found.append(
+                Statement(
+                    subject=speaker,
+                    predicate=fact.predicate,
+                    value=fact.value,
+                    text=fact.text,
+                    date=date,
+                    retraction=fact.retraction,
+                    matchable=fact.matchable,
+                )
+            )
+    return found
+
+
+def _human_turns(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
+    """``(speaker, text, date)`` of what humans said.
+
+    Turns with role ``user``, plus the ``name: text`` lines of a ``system`` message: that is how a
+    pre-compressed session (the summary gate) arrives, one attributed sentence per line.
+    """
+    turns: list[tuple[str, str, str]] = []
+    for message in messages:
+        date = message_date(message["timestamp"])
+        if message["role"] == "user":
+            turns.append((message["speaker"], message["content"], date))
+        elif message["role"] == "system":
+            for line in _ATTRIBUTED_LINE.finditer(message["content"]):
+                turns.append((line.group("speaker"), line.group("text"), date))
+    return turns
+
+
+def _message_facts(content: str) -> list[Fact]:
+    text = content.replace("’", "'").replace("‘", "'")
+    sentences = split_sentences(text)
+    skipped: set[int] = set()
+    for index, sentence in enumerate(sentences):
+        if _SARCASM.search(sentence):
+            skipped.add(index)
+            # A bare marker ("Yeah, right.", "🙄") mocks the sentence before it.
+            if len(_SARCASM.sub("", sentence).split()) <= 3:
+                skipped.add(index - 1)
+    facts: list[Fact] = []
+    for index, sentence in enumerate(sentences):
+        if index in skipped or is_question(sentence) or _is_reported(sentence):
+            continue
+        sentence = _expand(sentence)
+        instruction = instruction_fact(sentence)
+        if instruction is not None:
+            facts.append(instruction)
+            continue
+        if _is_hypothetical(sentence):
+            continue
+        for clause in _clauses(sentence):
+            facts.extend(_clause_facts(clause))
+    return facts
+
+
+def _clause_facts(clause: str) -> list[Fact]:
+    clause = _LEAD.sub("", clause).strip().rstrip(".!…").strip()
+    if not clause or THIRD_PARTY.match(clause):
+        return []
+    withdrawn = retracted_facts(clause)
+    if withdrawn is not None:
+        return withdrawn
+    return positive_facts(clause)
+
+
+def _expand(sentence: str) -> str:
+    for pattern, replacement in _CONTRACTIONS:
+        sentence = pattern.sub(replacement, sentence)
+    return sentence
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [part for part in _CLAUSE_BREAK.split(sentence) if part and part.strip()]
+
+
+def _is_hypothetical(sentence: str) -> bool:
+    return bool(_HYPOTHETICAL.search(sentence) or _MAY.search(sentence))
+
+
+def _is_reported(sentence: str) -> bool:
+    return bool(_REPORTED.search(sentence) or _SINGLE_QUOTED.search(sentence))

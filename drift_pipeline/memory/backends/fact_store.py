@@ -1,0 +1,156 @@
+"""``fact_store``: rule-based slot facts with ADD / UPDATE / DELETE / NOOP, after Mem0.
+
+Each slot is (speaker, normalised predicate) and holds the latest value the speaker gave: a new
+value replaces the old one, a retraction deletes it, a repeat changes nothing. Noise sessions add
+nothing because nothing in them is a first-person fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from drift_pipeline.memory._protocol import Message, TokenCounts
+from drift_pipeline.memory.backends._extract import (
+    Operation,
+    Statement,
+    decide,
+    extract_statements,
+    predicate_hint,
+)
+from drift_pipeline.memory.backends._lexical import LexicalIndex
+from drift_pipeline.memory.backends._registry import register_backend
+from drift_pipeline.memory.backends._text import (
+    line_tokens,
+    pack_to_budget,
+    session_speakers,
+    terms,
+)
+
+__all__ = ["FactStoreBackend"]
+
+
+@dataclass
+class _Fact:
+    """One value of a slot, the entities that know it as current, and when it was set."""
+
+    doc_id: int
+    subject: str
+    predicate: str
+    value: str
+    set_date: str
+    touched: int
+    viewers: frozenset[str]
+    line: str
+    tokens: int
+
+
+@register_backend("fact_store")
+class FactStoreBackend:
+    """Keep the current fact per (speaker, predicate); answer with the facts nearest the query.
+
+    ``store`` extracts first-person statements from the human turns of a session and applies each
+    as ADD, UPDATE (replace), DELETE or NOOP, decided against the value the speaker last gave.
+
+    Scope: a fact is known to the speakers of the session it was stated in (its viewers). An
+    update or retraction changes the slot for the entities present, who let go of the value they
+    held; an entity that was not there keeps the value it last heard, and never sees the new one.
+    In a two-party conversation this is simply one value per slot. ``retrieve`` ranks the facts
+    ``entity_id`` knows by lexical overlap with the query (more recently touched first on ties)
+    and returns ``[date] subject: fact`` lines within ``budget_tokens``.
+
+    Args:
+        budget_tokens: Size of the returned context.
+
+    """
+
+    name: ClassVar[str] = "fact_store"
+    version: ClassVar[str] = "1"
+
+    def __init__(self, budget_tokens: int = 1000) -> None:
+        if budget_tokens < 0:
+            raise ValueError(f"fact_store budget_tokens must be >= 0, got {budget_tokens}")
+        self.budget_tokens = budget_tokens
+        self._facts: dict[int, _Fact] = {}
+        self._slots: dict[tuple[str, str], list[int]] = {}
+        self._index = LexicalIndex()
+        self._next_doc = 0
+        self._clock = 0
+        self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
+
+    async def store(self, session_id: str, messages: list[Message]) -> None:
+        """Apply every statement of the session to the slots, in order."""
+        speakers = session_speakers(messages)
+        for statement in extract_statements(messages):
+            self._apply(statement, speakers)
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        """Return the facts ``entity_id`` knows, most relevant to ``query`` first."""
+        scores = self._index.scores(query)
+        named = set(terms(query))
+        visible = [fact for fact in self._facts.values() if entity_id in fact.viewers]
+
+        def rank(fact: _Fact) -> tuple[float, bool, int, int]:
+            # Content overlap first; naming the subject only breaks ties (it matches all its facts).
+            mentioned = bool(named.intersection(terms(fact.subject)))
+            return (-scores.get(fact.doc_id, 0.0), not mentioned, -fact.touched, fact.doc_id)
+
+        visible.sort(key=rank)
+        return "\n".join(pack_to_budget(((f.line, f.tokens) for f in visible), self.budget_tokens))
+
+    def token_counts(self) -> TokenCounts:
+        """No LLM calls: extraction is rule-based."""
+        return TokenCounts()
+
+    def snapshot(self) -> str:
+        """The current facts, one line each with the date they were last set, oldest first."""
+        return "\n".join(self._facts[doc_id].line for doc_id in sorted(self._facts))
+
+    def _apply(self, statement: Statement, speakers: frozenset[str]) -> Operation:
+        key = (statement.subject, statement.predicate)
+        held = [self._facts[doc_id] for doc_id in self._slots.get(key, [])]
+        heard = [fact for fact in held if fact.viewers & speakers]
+        current = next((f for f in heard if statement.subject in f.viewers), None)
+        operation = decide(current.value if current else None, statement)
+        self.operation_counts[operation] += 1
+        self._clock += 1
+        if operation is Operation.NOOP:
+            if current is not None and not statement.retraction:
+                # Everyone present now holds this value (and lets go of any other they held).
+                self._release([f for f in heard if f is not current], speakers)
+                current.viewers = current.viewers | speakers
+                current.touched = self._clock
+            return operation
+        self._release(heard, speakers)
+        if operation is Operation.DELETE:
+            return operation
+        line = f"[{statement.date}] {statement.subject}: {statement.text}"
+        fact = _Fact(
+            doc_id=self._next_doc,
+            subject=statement.subject,
+            predicate=statement.predicate,
+            value=statement.value,
+            set_date=statement.date,
+            touched=self._clock,
+            viewers=speakers,
+            line=line,
+            tokens=line_tokens(line),
+        )
+        self._next_doc += 1
+        self._facts[fact.doc_id] = fact
+        self._slots.setdefault(key, []).append(fact.doc_id)
+        self._index.add(fact.doc_id, f"{statement.text} {predicate_hint(statement.predicate)}")
+        return operation
+
+    def _release(self, facts: list[_Fact], speakers: frozenset[str]) -> None:
+        """The entities in ``speakers`` stop holding ``facts``; a fact nobody holds is deleted."""
+        for fact in facts:
+            fact.viewers = fact.viewers - speakers
+            if fact.viewers:
+                continue
+            del self._facts[fact.doc_id]
+            self._index.remove(fact.doc_id)
+            slot = self._slots[(fact.subject, fact.predicate)]
+            slot.remove(fact.doc_id)
+            if not slot:
+                del self._slots[(fact.subject, fact.predicate)]

@@ -1,0 +1,192 @@
+"""``reference_compressor``: one extractive summary of at most 512 tokens per session.
+
+The TES reference (spec §7.7): its costs stand for "one LLM call per session, 512-token cap
+output, no retrieval LLM calls". The summary itself is extractive and deterministic, so the
+reference is reproducible without a model; only its write cost is modelled as that LLM call
+(transcript tokens in, summary tokens out).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from drift_pipeline import tokens
+from drift_pipeline.memory._protocol import Message, TokenCounts
+from drift_pipeline.memory.backends._lexical import LexicalIndex
+from drift_pipeline.memory.backends._registry import register_backend
+from drift_pipeline.memory.backends._text import (
+    count_each,
+    first_date,
+    is_first_person,
+    is_question,
+    pack_to_budget,
+    session_speakers,
+    split_sentences,
+    terms,
+)
+
+__all__ = ["SUMMARY_CAP_TOKENS", "ReferenceCompressor", "render_transcript", "summarise_session"]
+
+SUMMARY_CAP_TOKENS = 512
+# The date line and "speaker: " prefixes are metadata, not content: they are not indexed (a
+# speaker's name would otherwise match every summary of every session they spoke in).
+_SPEAKER_AND_DATE = re.compile(r"(?m)^(?:\[[^\]\n]*\]$|[^:\n]{1,64}: )")
+# No "speaker: sentence" line is shorter than this, so a smaller remainder cannot take another.
+_SMALLEST_LINE_TOKENS = 3
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    position: int
+    line: str
+    terms: frozenset[str]
+    first_person: bool
+
+
+@dataclass(frozen=True)
+class _Summary:
+    session_id: str
+    date: str
+    text: str
+    tokens: int
+    speakers: frozenset[str]
+
+
+def render_transcript(messages: list[Message]) -> str:
+    """Render a session as the modelled summariser's prompt sees it: ``speaker: text`` lines."""
+    return "\n".join(f"{message['speaker']}: {message['content']}" for message in messages)
+
+
+def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOKENS) -> str:
+    """Return an extractive summary of a session, dated on its first line, within ``cap_tokens``.
+
+    Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
+    ask). Selection is greedy: first-person sentences before others, then the sentence adding the
+    most content words not yet covered, earlier sentences winning ties; a sentence adding nothing
+    new is dropped. Lines keep that order (most informative first) and are added while the
+    summary, date line included, stays within the cap.
+
+    Args:
+        messages: One whole session.
+        cap_tokens: Token cap of the returned text.
+
+    Returns:
+        ``[2027-03-14]`` followed by ``speaker: sentence`` lines, or ``""`` when nothing qualifies.
+
+    """
+    candidates: list[_Candidate] = []
+    for message in messages:
+        if message["role"] == "assistant":
+            continue
+        for sentence in split_sentences(message["content"]):
+            sentence_terms = frozenset(terms(sentence))
+            if is_question(sentence) or not sentence_terms:
+                continue
+            candidates.append(
+                _Candidate(
+                    position=len(candidates),
+                    line=f"{message['speaker']}: {sentence}",
+                    terms=sentence_terms,
+                    first_person=is_first_person(sentence),
+                )
+            )
+    if not candidates:
+        return ""
+    header = f"[{first_date(messages)}]"
+    counts = count_each([header + "\n", *(c.line + "\n" for c in candidates)])
+    room = cap_tokens - counts[0]
+    chosen: list[_Candidate] = []
+    covered: set[str] = set()
+    remaining = list(candidates)
+    while remaining and room >= _SMALLEST_LINE_TOKENS:
+        best = max(remaining, key=lambda c: (c.first_person, len(c.terms - covered), -c.position))
+        if not best.terms - covered:
+            break
+        remaining.remove(best)
+        cost = counts[best.position + 1]
+        if cost > room:
+            continue  # too long for what is left; a shorter sentence may still fit
+        chosen.append(best)
+        covered |= best.terms
+        room -= cost
+    if not chosen:
+        return ""
+    lines = [header, *(c.line for c in chosen)]
+    summary = "\n".join(lines)
+    # Belt and braces: per-line counts add up exactly for these lines, but the cap is a promise.
+    while len(lines) > 1 and tokens.count_tokens(summary) > cap_tokens:
+        lines.pop()
+        summary = "\n".join(lines)
+    return summary if len(lines) > 1 else ""
+
+
+@register_backend("reference_compressor")
+class ReferenceCompressor:
+    """Keep one ≤512-token extractive summary per session; retrieve the most relevant ones.
+
+    Write cost per session is modelled as one LLM call: the transcript's tokens (prompt) plus
+    the summary's tokens (completion). Retrieval is lexical (IDF-weighted overlap between query
+    and summary, more recent first on ties), needs no LLM, and returns whole summaries while they
+    fit ``budget_tokens``. A summary is visible to the speakers of its session only.
+
+    Args:
+        budget_tokens: Size of the returned context.
+
+    """
+
+    name: ClassVar[str] = "reference_compressor"
+    version: ClassVar[str] = "1"
+
+    def __init__(self, budget_tokens: int = 2000) -> None:
+        if budget_tokens < 0:
+            raise ValueError(
+                f"reference_compressor budget_tokens must be >= 0, got {budget_tokens}"
+            )
+        self.budget_tokens = budget_tokens
+        self._summaries: list[_Summary] = []
+        self._index = LexicalIndex()
+        self._write_tokens = 0
+
+    async def store(self, session_id: str, messages: list[Message]) -> None:
+        """Summarise the session and keep the summary; account one modelled LLM call."""
+        if not messages:
+            return
+        summary = summarise_session(messages)
+        summary_tokens = tokens.count_tokens(summary)
+        self._write_tokens += tokens.count_tokens(render_transcript(messages)) + summary_tokens
+        if not summary:
+            return
+        self._index.add(len(self._summaries), _SPEAKER_AND_DATE.sub("", summary))
+        self._summaries.append(
+            _Summary(
+                session_id=session_id,
+                date=first_date(messages),
+                text=summary,
+                tokens=tokens.count_tokens(summary + "\n"),  # as joined to the next summary
+                speakers=session_speakers(messages),
+            )
+        )
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        """Return the summaries sharing most words with ``query`` that ``entity_id`` may see."""
+        scores = self._index.scores(query)
+        ranked = sorted(
+            (
+                (-score, -doc_id)
+                for doc_id, score in scores.items()
+                if entity_id in self._summaries[doc_id].speakers
+            ),
+        )
+        chosen = (self._summaries[-negative_id] for _, negative_id in ranked)
+        kept = pack_to_budget(((s.text, s.tokens) for s in chosen), self.budget_tokens)
+        return "\n".join(kept)
+
+    def token_counts(self) -> TokenCounts:
+        """Modelled summariser tokens (write); retrieval is free (read 0)."""
+        return TokenCounts(write=self._write_tokens, read=0)
+
+    def snapshot(self) -> str:
+        """Every stored summary, oldest first."""
+        return "\n".join(summary.text for summary in self._summaries)

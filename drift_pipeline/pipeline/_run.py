@@ -1,0 +1,180 @@
+"""A whole benchmark run without Dagster: worlds → memory loop → evaluation → tables.
+
+``drift run`` and the Dagster assets call the same functions, so both paths write the same
+tables and the same figures.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from drift_pipeline.memory import Arm, CellRun, LoopConfig, run_cell
+from drift_pipeline.scenario import HorizonName, LoadedScenario
+from drift_pipeline.storage import staged
+
+from ._cells import CellResult, evaluate_world_cells
+from ._worlds import ensure_worlds
+
+REFERENCE_ARM = Arm.parse("reference_compressor@hard")
+"""Run on every world whether asked for or not: MVOT's and TES's reference (spec §7.1, §7.7)."""
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+
+
+@dataclass
+class RunOptions:
+    """Everything ``drift run`` can be told.
+
+    Attributes:
+        arms: Backend × gate pairs to run.
+        horizons: Only these horizons (empty: all declared).
+        out: Storage root.
+        loop: Memory-loop settings (timeout, isolation, concurrency).
+        backend_options: Constructor options per backend name.
+    """
+
+    arms: list[Arm]
+    horizons: Sequence[HorizonName] = ()
+    out: Path = Path("data")
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """What a run produced, for the summary, the JSON file and the manifest."""
+
+    cells: list[CellResult]
+    generated_worlds: int
+    manifest: dict[str, Any]
+
+    @property
+    def faults(self) -> list[str]:
+        """Every fault recorded against a backend call, across cells."""
+        return [fault for cell in self.cells for fault in cell.faults]
+
+
+def _options_for(
+    arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    options = dict(backend_options.get(arm.backend, {}))
+    if arm.backend == "full_context" and "budget_tokens" not in options:
+        # B defaults to the asking agent's declared context window (DESIGN §5), so stuffing
+        # the context visibly breaks once a trajectory outgrows it.
+        windows = [
+            e.capability_profile.context_window
+            for e in loaded.spec.entities
+            if e.type == "assistant_agent"
+        ]
+        if windows:
+            options["budget_tokens"] = min(windows)
+    return options
+
+
+def run_benchmark(
+    scenarios: Sequence[LoadedScenario],
+    options: RunOptions,
+    progress: ProgressFactory | None = None,
+) -> RunResult:
+    """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
+    root = options.out
+    worlds, generated = ensure_worlds(root, scenarios, options.horizons)
+    protect = tuple({*options.loop.protect, root.resolve()})
+    loop = LoopConfig(
+        options.loop.call_timeout, options.loop.isolate, protect, options.loop.concurrency
+    )
+    cells: list[CellResult] = []
+    for loaded, horizon in worlds:
+        spec = loaded.spec
+        sessions = getattr(spec.horizon, horizon).sessions
+        runs: dict[Arm, CellRun] = {}
+        for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
+            hook = (
+                progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
+                if progress
+                else None
+            )
+            runs[arm] = run_cell(
+                root,
+                spec.id,
+                horizon,
+                spec.replicates,
+                arm,
+                _options_for(arm, loaded, options.backend_options),
+                loop,
+                hook,
+            )
+        world_cells = evaluate_world_cells(root, loaded, horizon, runs, REFERENCE_ARM)
+        for cell in world_cells:
+            cell.reported = cell.arm in options.arms
+            # One cell at a time: a later failure cannot take an earlier cell's rows with it.
+            with staged(root) as writer:
+                for table_def, table in cell.tables().items():
+                    writer.put(
+                        table_def,
+                        {"scenario": spec.id, "horizon": horizon, "arm": cell.arm.key},
+                        table,
+                    )
+            cells.append(cell)
+    manifest = run_manifest(scenarios, options, cells)
+    with staged(root) as writer:
+        writer.put_text(
+            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        )
+    return RunResult(
+        cells=[c for c in cells if c.reported], generated_worlds=len(generated), manifest=manifest
+    )
+
+
+def run_manifest(
+    scenarios: Sequence[LoadedScenario], options: RunOptions, cells: Sequence[CellResult]
+) -> dict[str, Any]:
+    """What produced a run's tables: code, inputs, seeds, backends, isolation, reader, judge.
+
+    Deliberately free of wall-clock time and absolute paths, so reruns are comparable.
+    """
+    from drift_pipeline.evaluation import JUDGE_NAME, JUDGE_VERSION
+
+    return {
+        "drift_pipeline": package_version("drift-pipeline"),
+        "scenarios": [
+            {
+                "id": s.spec.id,
+                "version": s.spec.version,
+                "sha256": s.sha256,
+                "seed": s.spec.seed,
+                "replicates": s.spec.replicates,
+            }
+            for s in scenarios
+        ],
+        "arms": sorted({c.arm.key for c in cells}),
+        "backends": {c.arm.backend: c.backend_version for c in cells},
+        "isolation": sorted({c.isolation for c in cells}),
+        "reader": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
+        "judge": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
+        "call_timeout_s": options.loop.call_timeout,
+        "machine": {
+            "python": platform.python_version(),
+            "system": platform.system(),
+            "machine": platform.machine(),
+            "cpus": _cpus(),
+        },
+    }
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 0
+
+
+def _unused(_: pa.Table) -> None:  # pragma: no cover - keeps pyarrow import for typing
+    return None

@@ -1,0 +1,59 @@
+"""Worlds for a run: reuse the generated tables when the same scenario version made them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from drift_pipeline.scenario import HorizonName, LoadedScenario
+from drift_pipeline.storage import PART_FILE, WORLD_TABLES, partition_dir, staged
+from drift_pipeline.world import (
+    WorldSummary,
+    generate_horizon,
+    world_manifest,
+    world_manifest_path,
+)
+from drift_pipeline.world.synthesis import TemplateSynthesizer
+
+
+def world_is_current(root: Path, loaded: LoadedScenario, horizon: str) -> bool:
+    """Whether ``root`` holds all five tables of this world, made from this very scenario file."""
+    manifest = root / world_manifest_path(loaded.spec.id, horizon)
+    if not manifest.exists():
+        return False
+    try:
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+    except ValueError:
+        return False
+    if recorded != world_manifest(loaded, horizon, TemplateSynthesizer()):
+        return False
+    keys = {"scenario": loaded.spec.id, "horizon": horizon}
+    return all((partition_dir(root, table, keys) / PART_FILE).exists() for table in WORLD_TABLES)
+
+
+def ensure_worlds(
+    root: Path,
+    scenarios: Sequence[LoadedScenario],
+    horizons: Sequence[HorizonName],
+) -> tuple[list[tuple[LoadedScenario, HorizonName]], list[WorldSummary]]:
+    """Generate the worlds that are missing or stale; return every world of the run.
+
+    Returns:
+        The (scenario, horizon) worlds to run, and summaries of those generated now.
+    """
+    worlds: list[tuple[LoadedScenario, HorizonName]] = []
+    missing: list[tuple[LoadedScenario, HorizonName]] = []
+    for loaded in scenarios:
+        for name, _ in loaded.spec.horizon.items():
+            if horizons and name not in horizons:
+                continue
+            worlds.append((loaded, name))
+            if not world_is_current(root, loaded, name):
+                missing.append((loaded, name))
+    generated: list[WorldSummary] = []
+    if missing:
+        with staged(root) as writer:
+            for loaded, name in missing:
+                generated.append(generate_horizon(loaded, name, writer))
+    return worlds, generated

@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import pytest
+
+from drift_pipeline.memory._protocol import Message
+from drift_pipeline.memory.backends._extract import (
+    Operation,
+    Statement,
+    decide,
+    extract_statements,
+    values_match,
+)
+
+from ._sessions import agent, user
+
+
+def _facts(text: str) -> list[tuple[str, str, bool]]:
+    return [
+        (s.predicate, s.text or s.value, s.retraction)
+        for s in extract_statements([user(text, "2027-03-14")])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I work at Acme Corp.", [("works at", "works at Acme Corp", False)]),
+        ("I just started at Globex last week!", [("works at", "works at Globex", False)]),
+        ("I moved to Lisbon last month with my partner.", [("lives in", "lives in Lisbon", False)]),
+        ("So anyway, I live in New York City.", [("lives in", "lives in New York City", False)]),
+        ("Please call me Dr. Smith from now on.", [("name", "goes by Dr. Smith", False)]),
+        ("I'm vegetarian.", [("diet", "is vegetarian", False)]),
+        ("I'm no longer vegetarian.", [("diet", "is vegetarian", True)]),
+        ("I'm not vegetarian anymore.", [("diet", "is vegetarian", True)]),
+        ("I'd rather fly economy.", [("prefers economy", "prefers fly economy", False)]),
+        ("I work as a nurse.", [("occupation", "works as a nurse", False)]),
+        ("I'm allergic to peanuts.", [("is allergic peanut", "is allergic to peanuts", False)]),
+        ("I don't work at Acme anymore.", [("works at", "works at Acme", True)]),
+        ("I stopped learning Spanish.", [("activity spanish", "learning Spanish", True)]),
+        ("I'm learning Spanish.", [("activity spanish", "is learning Spanish", False)]),
+        ("I've been running every morning.", [
+            ("activity run", "has been running every morning", False),
+        ]),
+        ("I think remote work is overrated.", [
+            ("opinion remot work", "thinks remote work is overrated", False),
+        ]),
+        ("I hate cilantro.", [("opinion cilantro", "hates cilantro", False)]),
+        ("I can't eat gluten.", [("constraint eat gluten", "cannot eat gluten", False)]),
+        ("My favourite colour is teal.", [("favourite colour", "favourite colour is teal", False)]),
+        ("I'm 34.", [("age", "is 34 years old", False)]),
+        ("I got married!", [("relationship status", "is married", False)]),
+        ("i work at initech", []),  # no capital: not recognisably a name
+        ("I work for the BBC now and I live in London.", [
+            ("works at", "works at the BBC", False),
+            ("lives in", "lives in London", False),
+        ]),
+        ("Please always reply in Spanish.", [
+            ("instruction respond in", "standing instruction: always reply in Spanish", False),
+        ]),
+        ("From now on, keep answers short.", [
+            (
+                "instruction keep answer",
+                "standing instruction: from now on, keep answers short",
+                False,
+            ),
+        ]),
+        ("Stop using emojis please.", [
+            ("instruction use emojis", "standing instruction: stop using emojis", False),
+        ]),
+    ],
+)  # fmt: skip
+def test_first_person_statements_become_slot_facts(
+    text: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # questions
+        "Do you think I should move to Berlin?",
+        "I work at Acme, right?",
+        # hypotheticals and conditionals
+        "If I moved to Berlin I'd be happier.",
+        "Maybe I'll start running someday.",
+        "I might join Globex.",
+        "I would live in Paris if I could.",
+        "Imagine I worked at NASA.",
+        "What if I became vegan.",
+        "I'm thinking about moving to Berlin.",
+        # third parties
+        "My sister works at Google.",
+        "My best friend is vegan.",
+        "She lives in Paris.",
+        "He just moved to Berlin.",
+        "They work at Initech.",
+        # sarcasm
+        "I love Mondays. Yeah right.",
+        "I totally love working late 🙄",
+        "Oh sure, I live in a palace /s",
+        "As if I'd ever work at Globex.",
+        # quoted or reported speech
+        'She said "I work at Acme".',
+        "He told me I'm vegan.",
+        "According to my mum, I live in Leeds.",
+        "'I work at Acme' is what I told the recruiter.",
+        # passing states and small talk
+        "I'm tired today.",
+        "I'm so excited!",
+        "I have a meeting at 3.",
+        "I'm looking for a good book.",
+        "I love this idea!",
+        "I don't know.",
+        "I like your suggestion.",
+        "Thanks, that's helpful!",
+        "Never mind, it's fine.",
+        "Never again!",
+        "I usually don't mind the rain.",
+        "I'm a huge fan of your summaries.",
+        "I always forget where I put my keys.",
+        "I'm working on a presentation for Monday.",
+        "My mum says hi.",
+    ],
+)
+def test_non_facts_are_ignored(text: str) -> None:
+    assert _facts(text) == []
+
+
+def test_only_the_human_speaker_counts_and_dates_come_from_the_turn() -> None:
+    messages = [
+        agent("I work at OpenMemory Inc and I live in the cloud."),
+        user("I live in Leeds.", "2027-06-01", speaker="grace"),
+    ]
+    assert extract_statements(messages) == [
+        Statement("grace", "lives in", "Leeds", "lives in Leeds", "2027-06-01")
+    ]
+
+
+def test_prefer_x_over_y_withdraws_y() -> None:
+    assert _facts("I prefer tea over coffee.") == [
+        ("prefers coffe", "coffee", True),
+        ("prefers tea", "prefers tea", False),
+    ]
+
+
+def _statement(value: str, retraction: bool = False, matchable: bool = True) -> Statement:
+    return Statement("p", "works at", value, "", "2027-01-01", retraction, matchable)
+
+
+def test_decide_add_update_delete_noop() -> None:
+    assert decide(None, _statement("Acme")) is Operation.ADD
+    assert decide("Acme", _statement("acme")) is Operation.NOOP
+    assert decide("Acme", _statement("Globex")) is Operation.UPDATE
+    assert decide("Acme Corp", _statement("Acme", retraction=True)) is Operation.DELETE
+    assert decide("Globex", _statement("Acme", retraction=True)) is Operation.NOOP
+    assert decide("Globex", _statement("Acme", True, matchable=False)) is Operation.DELETE
+    assert decide(None, _statement("Acme", retraction=True)) is Operation.NOOP
+
+
+def test_values_match_loosely() -> None:
+    assert values_match("the BBC", "BBC")
+    assert values_match("Acme Corp", "acme")
+    assert not values_match("Acme", "Globex")
+    assert not values_match("", "x")
+
+
+def test_attributed_lines_of_a_system_summary_count_as_human_turns() -> None:
+    summary = Message(
+        speaker="summary",
+        role="system",
+        content="[2027-03-14]\ngrace: I work at Acme Corp.\ngrace: It rained all day.",
+        timestamp="2027-03-14T09:00:00",
+    )
+    assert extract_statements([summary]) == [
+        Statement("grace", "works at", "Acme Corp", "works at Acme Corp", "2027-03-14")
+    ]
+
+
+def test_lets_and_you_should_are_instructions() -> None:
+    assert _facts("Let's use metric units from now on.") == [
+        ("instruction use unit", "standing instruction: from now on, use metric units", False)
+    ]
+    assert _facts("You should always book aisle seats.") == [
+        ("instruction book seat", "standing instruction: always book aisle seats", False)
+    ]

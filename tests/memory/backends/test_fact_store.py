@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+from drift_pipeline import tokens
+from drift_pipeline.memory._protocol import TokenCounts
+from drift_pipeline.memory.backends import FactStoreBackend
+from drift_pipeline.memory.backends._extract import Operation
+
+from ._sessions import NOISE, ask, chat, store_all
+
+
+def test_a_new_value_updates_the_slot() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I work at Acme Corp.", "I live in Leeds."),
+            chat("2027-05-02", "Big news: I just started at Globex!"),
+        ],
+    )
+    assert backend.snapshot() == (
+        "[2027-03-14] principal: lives in Leeds\n[2027-05-02] principal: works at Globex"
+    )
+    answer = ask(backend, "Where does the principal work now?")
+    assert answer.split("\n")[0] == "[2027-05-02] principal: works at Globex"
+    assert "Acme" not in answer
+    assert backend.operation_counts[Operation.UPDATE] == 1
+    assert backend.token_counts() == TokenCounts()
+
+
+def test_repeating_a_fact_is_a_noop_that_keeps_its_date() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend, [chat("2027-03-14", "I live in Leeds."), chat("2027-04-01", "I live in Leeds.")]
+    )
+    assert backend.snapshot() == "[2027-03-14] principal: lives in Leeds"
+    assert backend.operation_counts[Operation.NOOP] == 1
+
+
+def test_no_longer_deletes() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I'm vegetarian.", "I work at Acme Corp."),
+            chat("2027-04-01", "I'm no longer vegetarian."),
+            chat("2027-04-05", "I left Initech."),  # not the stored employer: nothing happens
+        ],
+    )
+    assert backend.snapshot() == "[2027-03-14] principal: works at Acme Corp"
+    assert "vegetarian" not in ask(backend, "Is the principal vegetarian? diet food")
+    assert backend.operation_counts[Operation.DELETE] == 1
+
+
+def test_questions_hypotheticals_third_parties_and_sarcasm_are_not_stored() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat(
+                "2027-03-14",
+                "Should I move to Berlin?",
+                "If I moved to Berlin I'd learn German.",
+                "My sister works at Google.",
+                "I love Mondays. Yeah right.",
+                "He said I'm vegan.",
+            )
+        ],
+    )
+    assert backend.snapshot() == ""
+    assert ask(backend, "Berlin Google Mondays vegan") == ""
+
+
+def test_noise_sessions_add_nothing() -> None:
+    backend = FactStoreBackend()
+    store_all(backend, [chat("2027-03-01", "I live in Leeds.")])
+    before = backend.snapshot()
+    store_all(backend, NOISE)
+    assert backend.snapshot() == before
+
+
+def test_standing_instructions_are_kept_by_what_they_govern() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "Please always reply in Spanish.", "Never book red-eye flights."),
+            chat("2027-04-01", "From now on, respond in English."),
+        ],
+    )
+    snapshot = backend.snapshot().split("\n")
+    assert snapshot == [
+        "[2027-03-14] principal: standing instruction: never book red-eye flights",
+        "[2027-04-01] principal: standing instruction: from now on, respond in English",
+    ]
+    assert ask(backend, "Which language should replies be in?").startswith(
+        "[2027-04-01] principal: standing instruction: from now on, respond in English"
+    )
+
+
+def test_retrieve_ranks_by_overlap_then_recency_within_budget() -> None:
+    backend = FactStoreBackend(budget_tokens=25)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I have a dog named Rex.", "I live in Leeds."),
+            chat("2027-03-20", "I hate cilantro.", "I'm allergic to peanuts."),
+        ],
+    )
+    text = ask(backend, "Tell me about the dog")
+    assert text.split("\n")[0] == "[2027-03-14] principal: has a dog named Rex"
+    assert tokens.count_tokens(text) <= 25
+    # With no overlap the most recently set facts come first.
+    assert ask(backend, "zzz").split("\n")[0].startswith("[2027-03-20]")
+
+
+def test_facts_are_scoped_to_their_session_speakers() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds.", helper="assistant_a"),
+            chat("2027-03-15", "I'm allergic to peanuts.", helper="assistant_b"),
+        ],
+    )
+    assert "Leeds" not in ask(backend, "Where does the principal live?", entity="assistant_b")
+    assert "peanuts" in ask(backend, "allergies", entity="assistant_b")
+    assert "Leeds" in ask(backend, "Where does the principal live?", entity="assistant_a")
+    # Repeating a fact in front of someone new shares it with them.
+    store_all(backend, [chat("2027-03-16", "I live in Leeds.", helper="assistant_b")])
+    assert "Leeds" in ask(backend, "Where does the principal live?", entity="assistant_b")
+
+
+def test_an_update_heard_by_one_entity_does_not_reach_another() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds.", helper="assistant_a"),
+            chat("2027-04-01", "I moved to York.", helper="assistant_b"),
+        ],
+    )
+    question = "Where does the principal live?"
+    assert ask(backend, question, entity="assistant_a") == "[2027-03-14] principal: lives in Leeds"
+    assert ask(backend, question, entity="assistant_b") == "[2027-04-01] principal: lives in York"
+    assert ask(backend, question, entity="principal") == "[2027-04-01] principal: lives in York"
+    # Once assistant_a hears the move too, Leeds is held by nobody and is gone.
+    store_all(backend, [chat("2027-04-09", "I live in York.", helper="assistant_a")])
+    assert ask(backend, question, entity="assistant_a") == "[2027-04-01] principal: lives in York"
+    assert backend.snapshot() == "[2027-04-01] principal: lives in York"

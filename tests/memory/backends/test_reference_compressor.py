@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from drift_pipeline import tokens
+from drift_pipeline.memory._protocol import Message
+from drift_pipeline.memory.backends import SUMMARY_CAP_TOKENS, ReferenceCompressor
+from drift_pipeline.memory.backends.reference_compressor import (
+    render_transcript,
+    summarise_session,
+)
+
+from ._sessions import agent, ask, chat, run, store_all, user
+
+
+def _long_session() -> list[Message]:
+    messages: list[Message] = []
+    for n in range(120):
+        messages.append(
+            user(f"I visited museum number {n} in district {n * 3} and saw painting {n * 11}.")
+        )
+        messages.append(agent(f"Museum {n} sounds lovely; district {n * 3} is famous for art."))
+    return messages
+
+
+def test_summary_never_exceeds_the_cap() -> None:
+    summary = summarise_session(_long_session())
+    assert summary.startswith("[2027-03-14]\n")
+    assert tokens.count_tokens(summary) <= SUMMARY_CAP_TOKENS
+    assert tokens.count_tokens(summary) > SUMMARY_CAP_TOKENS - 40  # the cap is actually used
+    assert tokens.count_tokens(summarise_session(_long_session(), cap_tokens=50)) <= 50
+
+
+def test_summary_prefers_first_person_statements_and_skips_assistant_and_questions() -> None:
+    messages = [
+        user("The weather has been strange lately."),
+        user("Could you help with a recipe?"),
+        user("I work at Acme Corp as an engineer."),
+        agent("I love helping with recipes and engineering questions."),
+    ]
+    lines = summarise_session(messages).split("\n")
+    assert lines == [
+        "[2027-03-14]",
+        "principal: I work at Acme Corp as an engineer.",
+        "principal: The weather has been strange lately.",
+    ]
+
+
+def test_repeated_content_adds_nothing_and_empty_sessions_store_nothing() -> None:
+    messages = [user("I live in Leeds."), user("I live in Leeds."), user("Leeds, I live in.")]
+    assert summarise_session(messages) == "[2027-03-14]\nprincipal: I live in Leeds."
+    assert summarise_session([user("Is it?"), agent("Yes, I think so.")]) == ""
+
+
+def test_write_tokens_model_one_llm_call_per_session() -> None:
+    backend = ReferenceCompressor()
+    sessions = [chat("2027-03-14", "I work at Acme Corp."), _long_session()]
+    expected = 0
+    for messages in sessions:
+        summary = summarise_session(messages)
+        expected += tokens.count_tokens(render_transcript(messages)) + tokens.count_tokens(summary)
+    store_all(backend, sessions)
+    counts = backend.token_counts()
+    assert counts.write == expected
+    assert counts.read == 0
+    ask(backend, "museum")
+    assert backend.token_counts().read == 0
+
+
+def test_retrieve_returns_relevant_dated_summaries_within_budget() -> None:
+    backend = ReferenceCompressor(budget_tokens=60)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I work at Acme Corp as an engineer."),
+            chat("2027-04-01", "I adopted a greyhound called Biscuit."),
+            chat("2027-05-09", "I started a new job at Globex, still engineering."),
+        ],
+    )
+    text = ask(backend, "Where does the principal work as an engineer?")
+    assert text.split("\n")[0] == "[2027-03-14]"
+    assert "Acme Corp" in text
+    assert "Biscuit" not in text
+    assert tokens.count_tokens(text) <= 60
+    assert ask(backend, "greyhound").startswith("[2027-04-01]\nprincipal: I adopted a greyhound")
+    assert ask(backend, "submarines") == ""
+    snapshot = backend.snapshot()
+    assert snapshot.index("Acme") < snapshot.index("Biscuit") < snapshot.index("Globex")
+
+
+def test_summaries_are_scoped_to_their_session_speakers() -> None:
+    backend = ReferenceCompressor()
+    run(backend.store("a", chat("2027-03-14", "My locker code is 4471.", helper="assistant_a")))
+    run(backend.store("b", chat("2027-03-15", "My locker is blue.", helper="assistant_b")))
+    assert "4471" in ask(backend, "locker code", entity="assistant_a")
+    seen_by_b = ask(backend, "locker code", entity="assistant_b")
+    assert "blue" in seen_by_b
+    assert "4471" not in seen_by_b

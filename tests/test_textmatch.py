@@ -1,0 +1,81 @@
+"""Word-bounded, normalised phrase matching (shared by the audit and the context judge)."""
+
+from __future__ import annotations
+
+import pytest
+
+from drift_pipeline.textmatch import contains_any, normalise, phrase_pattern
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("  Hello   World \n", "hello world"),
+        ("Long–haul — flights", "long-haul - flights"),  # en and em dashes fold to '-'
+        ("non‑breaking‐hyphen−minus", "non-breaking-hyphen-minus"),
+        ("It’s “quoted” ‘here’", "it's \"quoted\" 'here'"),
+        ("Ｌｉｓｂｏｎ ﬁnal", "lisbon final"),  # NFKC: full-width letters, ligatures
+        ("tabs\tand\r\nnewlines", "tabs and newlines"),
+        ("ÉCOLE", "école"),
+        ("", ""),
+    ],
+)
+def test_normalise(raw: str, expected: str):
+    assert normalise(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "found"),
+    [
+        ("I started running before work", "running", True),
+        ("I like to run", "running", False),
+        ("I'm running late", "run", False),  # word-bounded: no match inside a word
+        ("Rerun it", "run", False),
+        ("We moved to LISBON!", "Lisbon", True),
+        ("Lisbon's trams", "lisbon", True),
+        ("Lisbon’s trams", "lisbon's", True),  # curly apostrophe folds
+        ("start with a TL;DR: done", "TL;DR", True),
+        ("no long–haul flights", "long-haul", True),  # en dash in the text
+        ("no long-haul flights", "long–haul", True),  # en dash in the phrase
+        ("Northwind\n  Traders signed", "Northwind Traders", True),  # any whitespace between
+        ("Northwind-Traders", "Northwind Traders", False),
+        ("no meetings before 10am please", "before 10am", True),
+        ("before 10am5", "before 10am", False),
+        ("ask before running code", "ask before running", True),
+        ("use tables for comparisons", "table", False),
+        ("gluten-free", "gluten", True),  # '-' is a boundary
+        ("test_login_lockout failing", "test_login_lockout", True),
+        ("crawl /docs/api/* next", "/docs/api/*", True),
+        ("Ｌｉｓｂｏｎ", "Lisbon", True),
+        # Word boundaries hold for letters outside ASCII too.
+        ("Zürich is lovely", "rich", False),
+        ("a café nearby", "caf", False),
+        ("Kraków", "krak", False),
+        ("Ljubljana, Kraków and Porto", "Kraków", True),
+        ("naïve plan", "na", False),
+        ("München ist schön", "münchen", True),
+    ],
+)
+def test_contains_any_is_word_bounded_and_normalised(text: str, phrase: str, found: bool):
+    assert contains_any(text, [phrase]) is found
+
+
+def test_any_of_several_phrases():
+    assert contains_any("Joined Contoso last week", ["Contoso Health", "Contoso"])
+    assert not contains_any("Joined Contosoft last week", ["Contoso Health", "Contoso"])
+    assert not contains_any("anything", [])
+    assert not contains_any("anything", [""])  # an empty alias never matches
+
+
+def test_prenormalised_text_is_searched_as_is():
+    text = normalise("We signed with NORTHWIND")
+    assert contains_any(text, ["Northwind"], normalised=True)
+    # normalised=True skips folding the text: raw upper-case text is not found then.
+    assert not contains_any("NORTHWIND", ["northwind"], normalised=True)
+
+
+def test_patterns_are_cached_and_escape_regex_characters():
+    assert phrase_pattern("a.b") is phrase_pattern("a.b")
+    assert not contains_any("axb", ["a.b"])
+    assert contains_any("a.b", ["a.b"])
+    assert contains_any("cost (net) rose", ["(net)"])

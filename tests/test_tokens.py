@@ -1,0 +1,78 @@
+"""The one tokenizer: cl100k_base through tiktoken, working offline from bundled BPE files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from drift_pipeline.tokens import (
+    ENCODING_NAME,
+    count_tokens,
+    count_tokens_batch,
+    encoding,
+    truncate_tail,
+)
+
+
+def test_hello_world_is_two_tokens():
+    assert ENCODING_NAME == "cl100k_base"
+    assert count_tokens("hello world") == 2
+    assert encoding().encode_ordinary("hello world") == [15339, 1917]
+
+
+def test_empty_text_has_no_tokens():
+    assert count_tokens("") == 0
+    assert count_tokens_batch([]) == []
+
+
+def test_special_token_text_is_counted_as_plain_text():
+    assert count_tokens("<|endoftext|>") > 1
+
+
+def test_batch_counts_equal_single_counts():
+    texts = ["hello world", "", "Northwind Traders signed the offer.", "héllo wörld " * 20]
+    assert count_tokens_batch(texts) == [count_tokens(text) for text in texts]
+
+
+def test_truncate_tail_keeps_the_most_recent_tokens():
+    text = " ".join(f"word{i}" for i in range(200))
+    tail = truncate_tail(text, 10)
+    assert count_tokens(tail) <= 10
+    assert text.endswith(tail) and tail.endswith("word199")
+    assert truncate_tail(text, 10_000) == text
+    assert truncate_tail(text, 0) == ""
+
+
+def test_works_offline_with_a_fresh_cache(tmp_path: Path):
+    """A new machine: empty tiktoken cache, and any network attempt fails fast."""
+    cache = tmp_path / "tiktoken-cache"
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(cache),
+        # Point every proxy at a closed port so a download attempt fails instead of succeeding.
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "https_proxy": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",
+        "NO_PROXY": "",
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from drift_pipeline.tokens import count_tokens; print(count_tokens('hello world'))",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "2"
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{ENCODING_NAME}.tiktoken"
+    seeded = cache / hashlib.sha1(url.encode()).hexdigest()
+    assert seeded.is_file() and seeded.stat().st_size > 1_000_000
+    assert not list(cache.glob(".partial-*"))

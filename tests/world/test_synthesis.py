@@ -1,0 +1,138 @@
+"""The template synthesizer, exhaustively: every value of every slot, many phrasings."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from drift_pipeline.entities import get_entity_type
+from drift_pipeline.textmatch import contains_any
+from drift_pipeline.world import EntityState, Event, SessionPlan, rng_for
+from drift_pipeline.world._events import SIM_EPOCH
+from drift_pipeline.world.synthesis import SessionContext, TemplateSynthesizer
+from drift_pipeline.world.synthesis import _templates as templates
+
+STYLES = [
+    {"verbosity": v, "formality": f, "references_prior_context": 0.5}
+    for v, f in (("terse", "casual"), ("moderate", "neutral"), ("verbose", "formal"))
+]
+
+
+def _profiles(style: dict[str, object]) -> dict[str, EntityState]:
+    return {
+        "p": EntityState(
+            "p",
+            "human",
+            "Ada Brennan",
+            {"communication_style": style},
+            {"employer": "Globex Logistics", "city": "Bergen"},
+        ),
+        "a": EntityState("a", "assistant_agent", "Assistant", {}),
+        "b": EntityState("b", "assistant_agent", "Second", {}),
+    }
+
+
+def _event(subject: str, slot: str, value: str, tier: str, previous: str | None) -> Event:
+    return Event(
+        event_id="e00007",
+        session_index=3,
+        event_type="x",
+        tier=tier,  # type: ignore[arg-type]
+        subject=subject,
+        slot=slot,
+        value=value,
+        previous_value=previous,
+        op="mention" if tier == "soft" else "set",
+        mention=1,
+        enters_ground_truth=True,
+    )
+
+
+def _cases() -> list[tuple[str, str, str]]:
+    cases = []
+    for subject, type_name in (("p", "human"), ("a", "assistant_agent")):
+        entity_type = get_entity_type(type_name)
+        for event_type in entity_type.event_types:
+            for slot in event_type.slots:
+                cases.append((subject, slot, event_type.tier))
+    return cases
+
+
+@pytest.mark.parametrize(("subject", "slot_name", "tier"), _cases())
+def test_every_event_sentence_expresses_its_value(subject: str, slot_name: str, tier: str):
+    type_name = "human" if subject == "p" else "assistant_agent"
+    slot = get_entity_type(type_name).slot(slot_name)
+    synthesizer = TemplateSynthesizer()
+    for index, value in enumerate(slot.values):
+        previous = slot.values[index - 1].text if slot.kind == "functional" and index % 2 else None
+        event = _event(subject, slot_name, value.text, tier, previous)
+        plan = SessionPlan(3, SIM_EPOCH, tier, ("p", "a", "b"), "linear", event)  # type: ignore[arg-type]
+        for seed in range(12):
+            rng = rng_for(seed, slot_name, value.text)
+            context = SessionContext(_profiles(STYLES[seed % 3]), {}, rng)
+            turns = synthesizer.session(plan, context)
+            labelled = [turn for turn in turns if turn.label_event_id == "e00007"]
+            assert len(labelled) == 1
+            turn = labelled[0]
+            assert turn.role == "user" and turn.speaker == "p" and turn.label_kind == "event"
+            assert contains_any(turn.content, value.all_aliases()), (value.text, turn.content)
+            assert "{" not in turn.content and "}" not in turn.content
+            # The reply right after it acknowledges the event, from the assistant concerned.
+            reply = turns[turn.turn_index + 1]
+            assert reply.role == "assistant" and reply.label_kind == "ack"
+            if subject != "p":
+                assert reply.speaker == subject
+
+
+def test_noise_sessions_have_no_event_turn_and_adversarial_content():
+    synthesizer = TemplateSynthesizer()
+    kinds: set[str] = set()
+    for seed in range(200):
+        plan = SessionPlan(seed, SIM_EPOCH, "noise", ("p", "a"), "linear", None)
+        context = SessionContext(
+            _profiles(STYLES[seed % 3]), {("p", "city"): ("Bergen",)}, random.Random(seed)
+        )
+        turns = synthesizer.session(plan, context)
+        assert all(turn.label_event_id is None for turn in turns)
+        assert [turn.turn_index for turn in turns] == list(range(len(turns)))
+        assert {turn.speaker for turn in turns} <= {"p", "a"}
+        kinds.update(turn.label_kind for turn in turns)
+        for turn in turns:
+            assert "{" not in turn.content, turn.content
+    assert kinds == {"task", "third_party", "hypothetical", "question", "sarcasm", "small_talk"}
+
+
+def test_sessions_without_a_human_are_agent_chatter():
+    plan = SessionPlan(0, SIM_EPOCH, "noise", ("a", "b"), "async", None)
+    context = SessionContext(_profiles(STYLES[0]), {}, random.Random(1))
+    turns = TemplateSynthesizer().session(plan, context)
+    assert 2 <= len(turns) <= 4
+    assert {turn.speaker for turn in turns} == {"a", "b"}
+    assert all(turn.role == "assistant" and turn.label_event_id is None for turn in turns)
+
+
+def test_the_same_session_rng_gives_the_same_turns():
+    synthesizer = TemplateSynthesizer()
+    event = _event("p", "employer", "Kestrel Aerospace", "signal", "Globex Logistics")
+    plan = SessionPlan(3, SIM_EPOCH, "signal", ("p", "a"), "linear", event)
+    first = synthesizer.session(plan, SessionContext(_profiles(STYLES[1]), {}, random.Random(9)))
+    second = synthesizer.session(plan, SessionContext(_profiles(STYLES[1]), {}, random.Random(9)))
+    third = synthesizer.session(plan, SessionContext(_profiles(STYLES[1]), {}, random.Random(10)))
+    assert first == second
+    assert first != third
+
+
+def test_templates_cover_every_slot_family_of_generated_types():
+    for type_name in ("human", "assistant_agent"):
+        for event_type in get_entity_type(type_name).event_types:
+            pool = templates.SIGNAL if event_type.tier == "signal" else templates.SOFT
+            for slot in event_type.slots:
+                family = slot.partition("/")[0]
+                assert len(pool[family]) >= 4, family
+    constraints = {value.text for value in get_entity_type("human").slot("constraints").values}
+    assert set(templates.FIRST_PERSON) == constraints
+    for value, phrasings in templates.FIRST_PERSON.items():
+        aliases = get_entity_type("human").slot("constraints").value(value).all_aliases()
+        for phrasing in phrasings:
+            assert contains_any(phrasing, aliases), (value, phrasing)
