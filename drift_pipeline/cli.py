@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
+import yaml
 from tqdm import tqdm
 
-from drift_pipeline.report import render_world_summaries
+from drift_pipeline.memory import Arm, Gate, LoopConfig
+from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.pipeline import RunOptions, run_benchmark
+from drift_pipeline.report import render_leaderboard, render_world_summaries, standings, summary_json
 from drift_pipeline.scenario import (
     HORIZON_NAMES,
     HorizonName,
@@ -124,3 +130,110 @@ def generate(scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], out
         summaries = generate_worlds(loaded, out, horizons, progress=bar.update)
     elapsed = time.perf_counter() - started
     click.echo(render_world_summaries(summaries, elapsed, out))
+
+
+def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
+    """Backend × gate arms, or exit 2 naming the bad value."""
+    names = backends or tuple(backend_names())
+    arms: list[Arm] = []
+    for backend in names:
+        if ":" in backend:
+            module, _, cls = backend.partition(":")
+            if not module or not cls or not all(p.isidentifier() for p in [*module.split("."), cls]):
+                click.echo(f"--backend {backend!r}: expected a built-in name or package.module:Class", err=True)
+                sys.exit(EXIT_INVALID)
+        elif backend not in backend_names():
+            known = ", ".join(backend_names())
+            click.echo(f"--backend {backend!r}: unknown backend; built-ins: {known}, or package.module:Class", err=True)
+            sys.exit(EXIT_INVALID)
+        for gate in gates or ("hard",):
+            try:
+                arm = Arm(backend, Gate.parse(gate))
+            except ValueError as error:
+                click.echo(f"--gate: {error}", err=True)
+                sys.exit(EXIT_INVALID)
+            if arm not in arms:
+                arms.append(arm)
+    return arms
+
+
+def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
+    """Per-backend constructor options from a YAML mapping ``backend: {option: value}``."""
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        click.echo(f"{path}: cannot read backend config: {str(error).splitlines()[0]}", err=True)
+        sys.exit(EXIT_INVALID)
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        click.echo(f"{path}: expected a mapping of backend name to a mapping of options", err=True)
+        sys.exit(EXIT_INVALID)
+    return {str(k): dict(v) for k, v in data.items()}
+
+
+@main.command()
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
+@HORIZON_OPTION
+@click.option("--backend", "backends", multiple=True, metavar="NAME|module:Class",
+              help="Memory system to run (repeatable); default: the six built-ins.")
+@click.option("--gate", "gates", multiple=True, metavar="hard|soft:K|summary:N",
+              help="Budget gate (repeatable); each backend × gate pair is an arm. Default: hard.")
+@OUT_OPTION
+@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+              help="Seconds before a store/retrieve call is recorded as a timeout.")
+@click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
+@click.option("--backend-config", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="YAML mapping backend name → constructor options.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the summary as JSON to this file.")
+@click.option("--no-isolation", is_flag=True, hidden=True,
+              help="Debugging only: run backends without the sandbox (recorded in the manifest).")
+def run(
+    scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], backends: tuple[str, ...],
+    gates: tuple[str, ...], out: Path, call_timeout: float, fail_on_error: bool,
+    backend_config: Path | None, json_path: Path | None, no_isolation: bool,
+) -> None:
+    """Run the benchmark: generate (or reuse) worlds, run every arm, score, and print a leaderboard."""
+    loaded = _load_all(scenarios)
+    try:
+        for item in loaded:
+            check_supported(item.spec)
+    except GenerationUnsupported as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    arms = _parse_arms(backends, gates)
+    options = RunOptions(
+        arms=arms, horizons=horizons, out=out,
+        loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
+        backend_options=_backend_config(backend_config),
+    )
+    bars: list[tqdm[Any]] = []
+
+    def progress(label: str, total: int) -> Callable[[int], None]:
+        bar = tqdm(total=total, unit="session", desc=label, disable=None, leave=False)
+        bars.append(bar)
+        return lambda n: (bar.update(n), bar.close() if bar.n >= total else None) and None
+
+    started = time.perf_counter()
+    result = run_benchmark(loaded, options, progress)
+    for bar in bars:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    table = standings(result.cells)
+    click.echo(render_leaderboard(table))
+    click.echo(
+        f"\n{len(result.cells)} cells ({len(loaded)} scenarios × horizons × {len(arms)} arms), "
+        f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "
+        f"isolation: {', '.join(result.manifest['isolation'])}, {elapsed:.1f} s → {out}"
+    )
+    for fault in result.faults[:20]:
+        click.echo(f"  fault: {fault}")
+    if len(result.faults) > 20:
+        click.echo(f"  … and {len(result.faults) - 20} more (column `error` of memory_snapshots/retrievals)")
+    if json_path is not None:
+        payload = summary_json(result.cells, [item.spec.id for item in loaded])
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    if fail_on_error and result.faults:
+        sys.exit(1)

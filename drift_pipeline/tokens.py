@@ -62,7 +62,9 @@ def _seed_cache(name: str) -> None:
 def encoding() -> tiktoken.Encoding:
     """Return the shared tiktoken encoding, seeding tiktoken's cache from the bundled files."""
     _seed_cache(ENCODING_NAME)
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(_cache_dir()))
+    # An empty TIKTOKEN_CACHE_DIR makes tiktoken skip its cache and try the network.
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(_cache_dir())
     return tiktoken.get_encoding(ENCODING_NAME)
 
 
@@ -81,22 +83,24 @@ def count_tokens_batch(texts: list[str]) -> list[int]:
 
 
 @lru_cache(maxsize=200_000)
-def _line_tokens(line: str) -> int:
-    return len(encoding().encode_ordinary(line)) if line else 0
+def _piece_tokens(piece: str) -> int:
+    return len(encoding().encode_ordinary(piece)) if piece else 0
 
 
 def count_tokens_lines(text: str) -> int:
     """Count tokens line by line, with a cache: the storage-token count of a snapshot.
 
-    cl100k's pre-tokenizer never merges text across a line break, so this equals the whole-text
-    count except where a newline run merges with following spaces (rare, and at most one token
-    per line break). Snapshots are recounted after every session and mostly repeat earlier lines;
-    the cache makes that linear in the number of new lines instead of the snapshot's size.
+    Each line is counted together with its line break (cl100k merges ``".\n"`` into one token),
+    and cl100k's pre-tokenizer does not merge across line breaks otherwise, so this matches the
+    whole-text count except around runs of blank lines. Snapshots are recounted after every
+    session and mostly repeat earlier lines; the cache makes that cost grow with the new lines,
+    not with the snapshot's size.
     """
     if not text:
         return 0
     lines = text.split("\n")
-    return sum(_line_tokens(line) for line in lines) + len(lines) - 1
+    last = lines.pop()
+    return sum(_piece_tokens(line + "\n") for line in lines) + _piece_tokens(last)
 
 
 def truncate_tail(text: str, max_tokens: int) -> str:

@@ -7,6 +7,11 @@ at all, which is strict on purpose: a memory that keeps third-party chatter verb
 Action probes are answered by a fixed policy: choose the one option whose terms the text
 supports; with no support, or support for several options, act as an agent with no memory
 would (the default option).
+
+Lines that say a statement is no longer true (``RETRACTION_MARKERS``, e.g. a temporal memory's
+"(no longer true since 2027-03-01)") do not assert their value: they are ignored when checking
+that an old value is gone, that a decoy is absent, and which action the text supports, exactly
+as a careful reader would ignore them. Positive answers may come from any line.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from drift_pipeline.textmatch import normalise, phrase_pattern
 
 JUDGE_NAME = "context"
 JUDGE_VERSION = "1"
+RETRACTION_MARKERS = ("no longer true", "no longer", "superseded", "not anymore", "outdated")
 
 
 @dataclass(frozen=True)
@@ -50,9 +56,20 @@ def _found(haystack: str, phrases: list[str]) -> str | None:
     return None
 
 
+def _asserted(text: str) -> str:
+    """The normalised text without lines that retract what they mention."""
+    if not any(marker in text for marker in RETRACTION_MARKERS):
+        return text
+    return "\n".join(
+        line for line in text.split("\n") if not any(m in line for m in RETRACTION_MARKERS)
+    )
+
+
 def judge(probe: dict[str, Any], context: str) -> Verdict:
     """Answer and score one probe from ``context`` (the text handed to the reader)."""
-    text = normalise(context) if context else ""
+    # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
+    text = "\n".join(normalise(line) for line in context.split("\n")) if context else ""
+    asserted = _asserted(text)
     kind = probe["probe_type"]
     aliases: list[str] = list(probe["aliases"] or [])
     if kind == "action":
@@ -61,7 +78,7 @@ def judge(probe: dict[str, Any], context: str) -> Verdict:
         supported = [
             index
             for index, option in enumerate(options)
-            if index != default and _found(text, list(option["terms"] or []))
+            if index != default and _found(asserted, list(option["terms"] or []))
         ]
         chosen = supported[0] if len(supported) == 1 else default
         utility = int(options[chosen]["utility"]) - int(options[default]["utility"])
@@ -75,7 +92,7 @@ def judge(probe: dict[str, Any], context: str) -> Verdict:
             str(options[chosen]["text"]), chosen == probe["correct_option"], score, None, None, why
         )
     if probe["polarity"] == "negative":
-        hit = _found(text, aliases)
+        hit = _found(asserted, aliases)
         return Verdict(
             "yes" if hit else "no",
             hit is None,
@@ -86,7 +103,7 @@ def judge(probe: dict[str, Any], context: str) -> Verdict:
         )
     hit = _found(text, aliases)
     if kind == "revision":
-        stale = _found(text, list(probe["deprecated"] or []))
+        stale = _found(asserted, list(probe["deprecated"] or []))
         update, deprecation = hit is not None, stale is None
         why = (
             f"new value {'found' if update else 'missing'}; "

@@ -120,6 +120,34 @@ def _sessions(schedule: pa.Table, transcripts: pa.Table, replicate: int) -> Iter
         yield _Session(index, session_id, tier, timestamp, messages)
 
 
+def _summary_messages(messages: list[Message], size: int, timestamp: str) -> list[Message]:
+    """The summary gate's input: an N-token reference summary instead of the transcript.
+
+    The reference model is the reference compressor's summariser. Its ``speaker: sentence``
+    lines go back to their speakers, and every participant keeps one message, so backends can
+    still scope what they store by who took part in the session.
+    """
+    summary = summarise_session(messages, size)
+    lines: dict[str, list[str]] = {}
+    roles: dict[str, str] = {}
+    for message in messages:
+        lines.setdefault(message["speaker"], [])
+        roles.setdefault(message["speaker"], message["role"])
+    for line in summary.splitlines()[1:]:  # the first line is the date
+        speaker, sep, sentence = line.partition(": ")
+        if sep and speaker in lines:
+            lines[speaker].append(sentence)
+    return [
+        Message(
+            speaker=speaker,
+            role=roles[speaker],
+            content=" ".join(said) if said else "(summary gate: nothing kept from this speaker)",
+            timestamp=timestamp,
+        )
+        for speaker, said in lines.items()
+    ]
+
+
 def _render(messages: list[Message]) -> str:
     return "\n".join(f"[{m['timestamp'][:10]}] {m['speaker']}: {m['content']}" for m in messages)
 
@@ -151,16 +179,7 @@ async def _run_replicate(
             transcript_tokens = sum(count_tokens(m["content"]) for m in session.messages)
             messages = session.messages
             if arm.gate.kind == "summary":
-                # The summary gate's reference model is the reference compressor's summariser.
-                summary = summarise_session(messages, arm.gate.size)
-                messages = [
-                    Message(
-                        speaker="summary",
-                        role="system",
-                        content=summary,
-                        timestamp=session.timestamp,
-                    )
-                ]
+                messages = _summary_messages(messages, arm.gate.size, session.timestamp)
             result: CallResult = await worker.call(
                 {
                     "op": "store",

@@ -14,8 +14,6 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from drift_pipeline.memory import Arm, CellRun, LoopConfig, run_cell
 from drift_pipeline.scenario import HorizonName, LoadedScenario
 from drift_pipeline.storage import staged
@@ -174,7 +172,3 @@ def _cpus() -> int:
     import os
 
     return os.cpu_count() or 0
-
-
-def _unused(_: pa.Table) -> None:  # pragma: no cover - keeps pyarrow import for typing
-    return None

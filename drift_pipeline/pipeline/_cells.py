@@ -1,0 +1,189 @@
+"""Evaluating the cells of one world: judge every arm's retrievals, then compute metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from drift_pipeline.evaluation import (
+    ArmData,
+    CellMetrics,
+    compute_cell,
+    judge_all,
+)
+from drift_pipeline.memory import Arm, CellRun
+from drift_pipeline.scenario import LoadedScenario
+from drift_pipeline.storage import (
+    CELL_METRICS,
+    COST_CURVES,
+    MEMORY_SNAPSHOTS,
+    PART_FILE,
+    PROBE_ANSWERS,
+    PROBES,
+    RETRIEVALS,
+    TableDef,
+    partition_dir,
+)
+
+
+@dataclass
+class CellResult:
+    """One evaluated cell: an arm on one world, with its tables and headline figures."""
+
+    scenario: str
+    horizon: str
+    replicates: int
+    arm: Arm
+    run: CellRun
+    answers: pa.Table
+    metrics: CellMetrics
+    cost_curve: pa.Table
+    reported: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def faults(self) -> list[str]:
+        """Faults recorded against this cell's backend calls."""
+        return self.run.faults
+
+    @property
+    def isolation(self) -> str:
+        """Isolation level that held for this cell's workers."""
+        return self.run.isolation
+
+    @property
+    def backend_version(self) -> str:
+        """The backend's declared version."""
+        return self.run.backend_version
+
+    def _constants(self, n: int) -> dict[str, list[str]]:
+        return {
+            "scenario": [self.scenario] * n, "horizon": [self.horizon] * n,
+            "arm": [self.arm.key] * n, "backend": [self.arm.backend] * n,
+            "gate": [str(self.arm.gate)] * n,
+        }
+
+    def tables(self) -> dict[TableDef, pa.Table]:
+        """The cell's five tables, conformed to their schemas."""
+        metrics = self.metrics.table()
+        metric_columns = {**self._constants(metrics.num_rows),
+                          **{name: metrics.column(name) for name in metrics.column_names}}
+        return {
+            MEMORY_SNAPSHOTS: self.run.snapshots,
+            RETRIEVALS: self.run.retrievals,
+            PROBE_ANSWERS: self.answers,
+            CELL_METRICS: pa.Table.from_pydict(
+                {f.name: metric_columns[f.name] for f in CELL_METRICS.schema},
+                schema=CELL_METRICS.schema,
+            ),
+            COST_CURVES: self.cost_curve,
+        }
+
+
+def _answers_table(cell: CellRun, probes: pa.Table) -> pa.Table:
+    contexts = {
+        (replicate, probe_id): context
+        for replicate, probe_id, context in zip(
+            cell.retrievals.column("replicate").to_pylist(),
+            cell.retrievals.column("probe_id").to_pylist(),
+            cell.retrievals.column("context").to_pylist(),
+            strict=True,
+        )
+    }
+    columns = judge_all(probes, contexts)
+    n = len(columns["probe_id"])
+    columns["score"] = [
+        (score + 1) / 2 if score is not None else float(correct)
+        for score, correct in zip(columns["action_score"], columns["correct"], strict=True)
+    ]
+    constants = {
+        "scenario": probes.column("scenario").to_pylist(), "horizon": probes.column("horizon").to_pylist(),
+        "arm": [cell.arm.key] * n, "backend": [cell.arm.backend] * n, "gate": [str(cell.arm.gate)] * n,
+    }
+    columns.update(constants)
+    return pa.Table.from_pydict(
+        {f.name: columns[f.name] for f in PROBE_ANSWERS.schema}, schema=PROBE_ANSWERS.schema
+    )
+
+
+def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str) -> pa.Table:
+    """Cumulative tokens (mean over replicates) and MVOT so far at each checkpoint (spec §7.7)."""
+    snapshots = cell.snapshots.to_pydict()
+    retrievals = cell.retrievals.to_pydict()
+    checkpoints = sorted({c for c in retrievals["checkpoint"]})
+    replicates = sorted(set(snapshots["replicate"]))
+    rows: dict[str, list[Any]] = {f.name: [] for f in COST_CURVES.schema}
+    mvots: list[float] = []
+    for checkpoint in checkpoints:
+        write = storage = read = 0.0
+        for replicate in replicates:
+            sessions = [
+                i for i, (r, s) in enumerate(
+                    zip(snapshots["replicate"], snapshots["session_index"], strict=True)
+                )
+                if r == replicate and s < checkpoint
+            ]
+            write += sum(snapshots["write_tokens"][i] for i in sessions)
+            storage += snapshots["storage_tokens"][sessions[-1]] if sessions else 0
+            read += sum(
+                retrievals["llm_read_tokens"][i]
+                for i, (r, c) in enumerate(
+                    zip(retrievals["replicate"], retrievals["checkpoint"], strict=True)
+                )
+                if r == replicate and c <= checkpoint
+            )
+        count = max(1, len(replicates))
+        value = metrics.get("mvot", checkpoint).value
+        if value is not None:
+            mvots.append(value)
+        for key, item in (
+            ("scenario", scenario), ("horizon", horizon), ("arm", cell.arm.key),
+            ("backend", cell.arm.backend), ("gate", str(cell.arm.gate)), ("checkpoint", checkpoint),
+            ("cumulative_write_tokens", write / count), ("storage_tokens", storage / count),
+            ("cumulative_read_tokens", read / count),
+            ("cumulative_tokens", (write + storage + read) / count),
+            ("mvot_so_far", sum(mvots) / len(mvots) if mvots else None),
+        ):
+            rows[key].append(item)
+    return pa.Table.from_pydict(rows, schema=COST_CURVES.schema)
+
+
+def evaluate_world_cells(
+    root: Path,
+    loaded: LoadedScenario,
+    horizon: str,
+    runs: dict[Arm, CellRun],
+    reference_arm: Arm,
+) -> list[CellResult]:
+    """Judge and score every arm run on one world.
+
+    The amnesiac answers (the same judge on empty contexts) and the reference compressor's
+    figures are computed once here and shared by every arm, whether or not those arms were
+    asked for.
+    """
+    keys = {"scenario": loaded.spec.id, "horizon": horizon}
+    probes = pq.read_table(partition_dir(root, PROBES, keys) / PART_FILE)
+    amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
+    data: dict[Arm, tuple[ArmData, pa.Table]] = {}
+    for arm, run in runs.items():
+        answers = _answers_table(run, probes)
+        data[arm] = (ArmData(answers, run.snapshots, run.retrievals), answers)
+    # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
+    # with the reference's resamples; the reference's own TES is then exactly [1, 1].
+    reference = data[reference_arm][0]
+    results = []
+    for arm, run in runs.items():
+        arm_data, answers = data[arm]
+        metrics = compute_cell(arm_data, amnesiac, reference, horizon)
+        results.append(
+            CellResult(
+                scenario=loaded.spec.id, horizon=horizon, replicates=loaded.spec.replicates,
+                arm=arm, run=run, answers=answers, metrics=metrics,
+                cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
+            )
+        )
+    return results

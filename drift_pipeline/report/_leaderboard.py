@@ -1,0 +1,172 @@
+"""Leaderboards and the run summary: per-arm figures across horizons and scenarios."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from drift_pipeline.evaluation import HORIZON_WEIGHTS, CellMetrics, MetricRow, Sample, summarise
+
+HEADLINE: tuple[str, ...] = (
+    "drift_c", "drift_e", "mvot", "selectivity", "revision_accuracy", "action_alignment", "tes",
+    "lps",
+)
+"""Metrics on the leaderboard, in column order."""
+_LABELS = {
+    "drift_c": "DRIFT-C", "drift_e": "DRIFT-E", "mvot": "MVOT", "selectivity": "Select.",
+    "revision_accuracy": "Revision", "action_alignment": "Action", "tes": "TES", "lps": "LPS",
+}
+JSON_METRICS: tuple[str, ...] = (*HEADLINE[2:], "privacy", "drift_c", "drift_e")
+
+
+class _Arm(Protocol):
+    backend: str
+
+    @property
+    def key(self) -> str: ...
+
+
+class _Cell(Protocol):
+    scenario: str
+    horizon: str
+    replicates: int
+    metrics: CellMetrics
+
+    @property
+    def arm(self) -> Any: ...
+
+    @property
+    def faults(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class ArmStanding:
+    """One arm's headline figures over every scenario and horizon it ran."""
+
+    arm: str
+    backend: str
+    gate: str
+    rows: dict[str, MetricRow]
+
+
+def _combine_scenarios(metric: str, rows: list[tuple[MetricRow, Sample]]) -> MetricRow:
+    """Mean over scenarios; the draws are averaged draw by draw (scenarios are independent)."""
+    values = [row.value for row, _ in rows if row.value is not None]
+    usable = [sample.draws for row, sample in rows if row.value is not None and sample.draws.size]
+    if not values or not usable:
+        return MetricRow(metric, None, None, None, None, sum(row.n for row, _ in rows))
+    with np.errstate(all="ignore"):
+        stacked = np.vstack(usable)
+        # A draw undefined in every scenario stays NaN (and is dropped by the interval).
+        defined = np.isfinite(stacked).any(axis=0)
+        draws = np.full(stacked.shape[1], np.nan)
+        draws[defined] = np.nanmean(stacked[:, defined], axis=0)
+    return summarise(metric, None, float(np.mean(values)), draws, sum(row.n for row, _ in rows))
+
+
+def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRow, Sample]:
+    """Weighted over horizons (spec §7.6: short .2, medium .3, long .5), renormalised over the
+    horizons present with a defined value; draws combined the same way, draw by draw."""
+    present = [h for h in ("short", "medium", "long") if h in samples and samples[h].value is not None]
+    n = sum(sample.n for sample in samples.values())
+    if not present:
+        return MetricRow(metric, None, None, None, None, n), Sample(None, np.zeros(0), n)
+    total = sum(HORIZON_WEIGHTS[h] for h in present)
+    value = sum(HORIZON_WEIGHTS[h] / total * float(samples[h].value or 0.0) for h in present)
+    draws = np.sum(
+        np.vstack([samples[h].draws * (HORIZON_WEIGHTS[h] / total) for h in present]), axis=0
+    )
+    return summarise(metric, None, value, draws, n), Sample(value, draws, n)
+
+
+def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
+    """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios."""
+    by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
+    arms: dict[str, Any] = {}
+    for cell in cells:
+        by_arm.setdefault(cell.arm.key, {}).setdefault(cell.scenario, {})[cell.horizon] = cell
+        arms[cell.arm.key] = cell.arm
+    result = []
+    for key, scenarios in by_arm.items():
+        rows: dict[str, MetricRow] = {}
+        for metric in HEADLINE:
+            per_scenario = [
+                _combine_horizons(metric, {h: c.metrics.samples[metric] for h, c in horizons.items()})
+                for horizons in scenarios.values()
+            ]
+            rows[metric] = _combine_scenarios(metric, per_scenario)
+        arm = arms[key]
+        result.append(ArmStanding(key, arm.backend, str(arm.gate), rows))
+    result.sort(key=lambda s: -(s.rows["drift_c"].value if s.rows["drift_c"].value is not None else -math.inf))
+    return result
+
+
+def _fmt(row: MetricRow) -> str:
+    if row.value is None:
+        return "—"
+
+    def number(x: float) -> str:
+        return f"{x:.2f}" if abs(x) < 100 else f"{x:.0f}"
+
+    assert row.ci_low is not None and row.ci_high is not None
+    return f"{number(row.value)} [{number(row.ci_low)}, {number(row.ci_high)}]"
+
+
+def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
+    """The leaderboard as a fixed-width (or Markdown) table with 95% intervals."""
+    header = ["arm", *(_LABELS[m] for m in HEADLINE)]
+    body = [[s.arm, *(_fmt(s.rows[m]) for m in HEADLINE)] for s in rows]
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(lines)
+
+
+def _metric(row: MetricRow) -> dict[str, float | None] | None:
+    return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high}
+
+
+def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
+    """The ``--json`` summary (issue contract: scenario, cells, arms; more keys are fine)."""
+    out_cells = []
+    for cell in cells:
+        m = cell.metrics
+        metrics: dict[str, Any] = {}
+        for name in JSON_METRICS:
+            row = m.get(name)
+            metrics[name] = None if name == "privacy" and row.value is None else _metric(row)
+
+        def pct(prefix: str, metrics_: CellMetrics = m) -> dict[str, float | None]:
+            return {p: metrics_.get(f"{prefix}_{p}").value for p in ("p50", "p95", "p99")}
+
+        out_cells.append(
+            {
+                "scenario": cell.scenario, "horizon": cell.horizon, "backend": cell.arm.backend,
+                "gate": str(cell.arm.gate), "arm": cell.arm.key, "replicates": cell.replicates,
+                "metrics": metrics,
+                "latency_ms": {"read": pct("read_ms"), "write": pct("write_ms"),
+                               "ttfrt": pct("ttfrt_ms"), "dialectic": pct("dialectic_ms")},
+                "tokens": {
+                    "write": m.get("write_tokens_per_session").value,
+                    "storage_per_session": m.get("storage_per_session").value,
+                    "read_per_query": m.get("read_tokens_per_retrieve").value,
+                },
+                "faults": len(cell.faults),
+            }
+        )
+    arms = [
+        {"backend": s.backend, "gate": s.gate, "arm": s.arm,
+         **{metric: _metric(row) for metric, row in s.rows.items()}}
+        for s in standings(cells)
+    ]
+    return {"scenario": ",".join(scenario_ids), "scenarios": list(scenario_ids),
+            "cells": out_cells, "arms": arms}
