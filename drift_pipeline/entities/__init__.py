@@ -2,7 +2,7 @@
 
 Entity definitions are data, not behaviour, so they sit on the lowest floor: the scenario layer
 validates entity entries against them and the world layer generates from them. Adding a type is
-one module here that calls :func:`register_entity_type`, plus its import below.
+one module here defining its :class:`EntityTypeDef`, plus one registration below.
 """
 
 from ._registry import entity_types, get_entity_type, register_entity_type
@@ -17,10 +17,12 @@ from ._types import (
 )
 from .assistant import ASSISTANT
 from .coding import CODING_AGENT
-
-# Built-in types register themselves on import; the order is the order shown to users.
 from .human import HUMAN
 from .tool import TOOL_AGENT
+
+# The order of registration is the order shown to users (errors, schema, docs).
+for _definition in (HUMAN, ASSISTANT, CODING_AGENT, TOOL_AGENT):
+    register_entity_type(_definition)
 
 __all__ = [
     "ASSISTANT",

@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from . import _vocab as vocab
-from ._registry import register_entity_type
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import ActionFrame, EntityTypeDef, EventTypeDef, SlotDef
 
@@ -32,7 +31,7 @@ SLOTS: tuple[SlotDef, ...] = (
         about_principal=True,
         action=ActionFrame(
             "style_adaptive",
-            "Answer {principal}'s next question about train times.",
+            "Answer {principal}'s next question about train times, formatted as instructed.",
             "Answer and {value}",
             "Answer in your default house style",
         ),
@@ -54,7 +53,7 @@ SLOTS: tuple[SlotDef, ...] = (
         about_principal=True,
         action=ActionFrame(
             "style_adaptive",
-            "{principal} asks you to research a new laptop.",
+            "{principal} asks you to research a laptop. How should you work on it, as they like?",
             "Make sure to {value}",
             "Give your best recommendation straight away",
         ),
@@ -68,7 +67,7 @@ SLOTS: tuple[SlotDef, ...] = (
         about_principal=True,
         action=ActionFrame(
             "style_adaptive",
-            "Write the greeting of your next message to {principal}.",
+            "Write the greeting of your next message to {principal}: what should you call them?",
             "Greet them as {value}",
             "Greet them by their full name",
         ),
@@ -118,14 +117,12 @@ class AssistantSpec(StrictModel):
         return check_event_distribution(value, (e.name for e in EVENT_TYPES), "assistant_agent")
 
 
-ASSISTANT = register_entity_type(
-    EntityTypeDef(
-        name="assistant_agent",
-        description="An assistant that builds a model of its principal and a task history.",
-        spec_model=AssistantSpec,
-        stable_attributes=("name", "capability_profile"),
-        slots=SLOTS,
-        event_types=EVENT_TYPES,
-        ground_truth_repr="The correct principal model and task state at the checkpoint.",
-    )
+ASSISTANT = EntityTypeDef(
+    name="assistant_agent",
+    description="An assistant that builds a model of its principal and a task history.",
+    spec_model=AssistantSpec,
+    stable_attributes=("name", "capability_profile"),
+    slots=SLOTS,
+    event_types=EVENT_TYPES,
+    ground_truth_repr="The correct principal model and task state at the checkpoint.",
 )

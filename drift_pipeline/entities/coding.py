@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ._registry import register_entity_type
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import EntityTypeDef, EventTypeDef, SlotDef
 from ._vocab import values
@@ -109,15 +108,13 @@ class CodingAgentSpec(StrictModel):
         return check_event_distribution(value, (e.name for e in EVENT_TYPES), "coding_agent")
 
 
-CODING_AGENT = register_entity_type(
-    EntityTypeDef(
-        name="coding_agent",
-        description="A coding agent working on a project graph with a decision log.",
-        spec_model=CodingAgentSpec,
-        stable_attributes=("name", "capability_profile", "repository", "language"),
-        slots=SLOTS,
-        event_types=EVENT_TYPES,
-        ground_truth_repr="The correct project graph and decision log at the checkpoint.",
-        generator_ready=False,
-    )
+CODING_AGENT = EntityTypeDef(
+    name="coding_agent",
+    description="A coding agent working on a project graph with a decision log.",
+    spec_model=CodingAgentSpec,
+    stable_attributes=("name", "capability_profile", "repository", "language"),
+    slots=SLOTS,
+    event_types=EVENT_TYPES,
+    ground_truth_repr="The correct project graph and decision log at the checkpoint.",
+    generator_ready=False,
 )

@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from . import _vocab as vocab
-from ._registry import register_entity_type
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import ActionFrame, EntityTypeDef, EventTypeDef, SlotDef
 
@@ -43,7 +42,7 @@ SLOTS: tuple[SlotDef, ...] = (
         "employer",
         action=ActionFrame(
             "preference_driven",
-            "Draft the signature line for {name}'s work email.",
+            "Draft the signature line for {name}'s work email: where do they work?",
             "Sign it with '{value}' as the employer",
             "Leave the employer out of the signature",
         ),
@@ -56,7 +55,7 @@ SLOTS: tuple[SlotDef, ...] = (
         "home city",
         action=ActionFrame(
             "preference_driven",
-            "{name} needs a new dentist. Where should you search?",
+            "{name} needs a new dentist. In which city should you search?",
             "Search for dentists in {value}",
             "Ask {name} where to search first",
         ),
@@ -77,7 +76,7 @@ SLOTS: tuple[SlotDef, ...] = (
         "health",
         action=ActionFrame(
             "constraint_aware",
-            "Plan a weekend activity for {name}.",
+            "Plan a weekend activity for {name} that suits their health.",
             "Pick something that works for someone {value}",
             "Suggest a long hike",
         ),
@@ -100,7 +99,7 @@ SLOTS: tuple[SlotDef, ...] = (
         "habits",
         action=ActionFrame(
             "preference_driven",
-            "Suggest how {name} could spend a free Saturday morning.",
+            "Suggest how {name} could spend a free Saturday morning, given their habits.",
             "Make time for {value}",
             "Suggest a museum visit",
         ),
@@ -113,7 +112,7 @@ SLOTS: tuple[SlotDef, ...] = (
         "constraints",
         action=ActionFrame(
             "constraint_aware",
-            "Book a team dinner that {name} will attend.",
+            "Book a team dinner that {name} will attend, respecting their constraints.",
             "Choose a place that suits someone who is {value}",
             "Book the most popular steakhouse in town",
         ),
@@ -129,7 +128,7 @@ SLOTS: tuple[SlotDef, ...] = (
                 "style_adaptive"
                 if key in ("response_length", "format", "units")
                 else "preference_driven",
-                f"Prepare something for {{name}} where {label} matters.",
+                f"Prepare something for {{name}}, keeping in mind what they prefer for {label}.",
                 "Go with {value}",
                 "Use your usual default",
             ),
@@ -197,21 +196,19 @@ class HumanSpec(StrictModel):
     profile: HumanProfile = Field(default_factory=HumanProfile)
 
 
-HUMAN = register_entity_type(
-    EntityTypeDef(
-        name="human",
-        description="A human principal whose life changes over the trajectory.",
-        spec_model=HumanSpec,
-        stable_attributes=(
-            "name",
-            "big_five",
-            "cultural_background",
-            "communication_style",
-            "core_values",
-            "long_term_goals",
-        ),
-        slots=SLOTS,
-        event_types=EVENT_TYPES,
-        ground_truth_repr="The valid facts of every mutable-state slot at the checkpoint.",
-    )
+HUMAN = EntityTypeDef(
+    name="human",
+    description="A human principal whose life changes over the trajectory.",
+    spec_model=HumanSpec,
+    stable_attributes=(
+        "name",
+        "big_five",
+        "cultural_background",
+        "communication_style",
+        "core_values",
+        "long_term_goals",
+    ),
+    slots=SLOTS,
+    event_types=EVENT_TYPES,
+    ground_truth_repr="The valid facts of every mutable-state slot at the checkpoint.",
 )

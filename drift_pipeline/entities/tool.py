@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ._registry import register_entity_type
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import EntityTypeDef, EventTypeDef, SlotDef
 from ._vocab import values
@@ -85,15 +84,13 @@ class ToolAgentSpec(StrictModel):
         return check_event_distribution(value, (e.name for e in EVENT_TYPES), "tool_agent")
 
 
-TOOL_AGENT = register_entity_type(
-    EntityTypeDef(
-        name="tool_agent",
-        description="A crawler or test runner pursuing an objective across sessions.",
-        spec_model=ToolAgentSpec,
-        stable_attributes=("name", "role"),
-        slots=SLOTS,
-        event_types=EVENT_TYPES,
-        ground_truth_repr="The correct frontier model and objective state at the checkpoint.",
-        generator_ready=False,
-    )
+TOOL_AGENT = EntityTypeDef(
+    name="tool_agent",
+    description="A crawler or test runner pursuing an objective across sessions.",
+    spec_model=ToolAgentSpec,
+    stable_attributes=("name", "role"),
+    slots=SLOTS,
+    event_types=EVENT_TYPES,
+    ground_truth_repr="The correct frontier model and objective state at the checkpoint.",
+    generator_ready=False,
 )

@@ -24,6 +24,9 @@ SIGNAL: dict[str, tuple[str, ...]] = {
         "Badge photo day at {v}. Terrible lighting, but I'm in!",
         "Need a polite goodbye email for my team at {old}; I'm joining {v}.",
         "Switching desks for real this time: I accepted the job at {v}.",
+        "I work at {v} now, so please update my details.",
+        "New job news: I'm working for {v} from this week.",
+        "Where I work changed again. It's {v} now.",
     ),
     "city": (
         "The movers finally dropped everything off in {v}; the new flat is full of boxes.",
@@ -34,6 +37,8 @@ SIGNAL: dict[str, tuple[str, ...]] = {
         "Change my weather widget to {v}, please. That's home now.",
         "First night in our new place in {v}. Neighbours seem friendly.",
         "Signed the lease in {v} today. Goodbye, {old}!",
+        "I live in {v} now; the new city is growing on me.",
+        "We moved, so the city I live in is {v} these days.",
     ),
     "relationship": (
         "Bit of personal news: I'm {v} now.",
@@ -41,6 +46,8 @@ SIGNAL: dict[str, tuple[str, ...]] = {
         "I should tell you, because it changes some plans: I'm {v}.",
         "Update my emergency contact notes, would you? I'm {v} these days.",
         "It's been a strange month. Long story short, I'm {v} now.",
+        "Relationship update, since you asked last time: I'm {v}.",
+        "My relationship status changed. I'm {v}.",
     ),
     "health": (
         "The doctor confirmed it: I'm {v}.",
@@ -48,6 +55,8 @@ SIGNAL: dict[str, tuple[str, ...]] = {
         "Note for the calendar: I'm {v}, so no heavy lifting for a while.",
         "Quick health update since you keep my schedule: I'm {v}.",
         "Got the results back. I'm {v}, which explains a lot.",
+        "Health-wise, I'm {v} at the moment.",
+        "My health situation right now: I'm {v}.",
     ),
     "opinion": (
         "Honestly, I've come round on {topic}: I'm {v} now.",
@@ -62,6 +71,8 @@ SIGNAL: dict[str, tuple[str, ...]] = {
         "Heads up before you plan the dinner: {fp}.",
         "One thing I never told you: {fp}. Can you factor that in from now on?",
         "For the conference form, {fp}.",
+        "A constraint to respect whenever you plan anything for me: {fp}.",
+        "When planning for me, keep this constraint in mind: {fp}.",
     ),
     "response_format": (
         "From now on, please {v}.",
@@ -69,18 +80,24 @@ SIGNAL: dict[str, tuple[str, ...]] = {
         "Change of plan on formatting. Please {v}, starting today.",
         "Going forward I'd like you to {v} whenever you answer me.",
         "Can you {v} from here on? It's easier for me to scan.",
+        "Standing instruction for how you format replies: {v}.",
+        "Please format your replies differently from now on: {v}.",
     ),
     "completed_tasks": (
         "Great, so {v} is finally done. Thanks for finishing it!",
         "Perfect, that wraps up {v}. Consider it complete.",
         "Looks good, I've sent it off, so {v} is done.",
         "Checked your last version: {v} is finished, nothing left to do there.",
+        "Task completed: {v} is done. Thank you!",
+        "You can mark {v} as a completed task.",
     ),
     "preferred_name": (
         "Actually, please call me {v}. Nobody uses my full name.",
         "Small correction: it's {v}, not {name}, when you address me.",
         "You can drop the formal {name}; I go by {v}.",
         "By the way, I prefer {v}. Please use that from now on.",
+        "I want to be called {v} from now on.",
+        "Please call me {v}; that's what I like to be called.",
     ),
 }
 
@@ -93,6 +110,8 @@ SOFT: dict[str, tuple[str, ...]] = {
         "{v} is slowly becoming part of my routine.",
         "Did my {v} before anything else today.",
         "Skipped {v} yesterday and felt off all day.",
+        "{v} is turning into a proper habit.",
+        "My new habit of {v} is sticking.",
     ),
     "preference": (
         "I really do prefer {v}.",
@@ -100,12 +119,14 @@ SOFT: dict[str, tuple[str, ...]] = {
         "As usual, {v} please.",
         "{v} suit me better, to be honest.",
         "You know me: {v}, every time.",
+        "I prefer {v}, honestly.",
     ),
     "workflow_preferences": (
         "Please {v}, like last time.",
         "Again, it really helps when you {v}.",
         "Remember to {v}; that's how I like it.",
         "Same as always: {v}.",
+        "I like it when you {v}; that's how I like you to work.",
     ),
 }
 
