@@ -10,13 +10,26 @@ from pathlib import Path
 from typing import Any
 
 import click
+import duckdb
 import yaml
 from tqdm import tqdm
 
 from drift_pipeline.memory import Arm, Gate, LoopConfig
 from drift_pipeline.memory.backends import backend_names
-from drift_pipeline.pipeline import RunOptions, run_benchmark
-from drift_pipeline.report import render_leaderboard, render_world_summaries, standings, summary_json
+from drift_pipeline.pipeline import (
+    RunOptions,
+    cell_exists,
+    compare_stored,
+    connect,
+    run_benchmark,
+    world_is_current,
+)
+from drift_pipeline.report import (
+    render_leaderboard,
+    render_world_summaries,
+    standings,
+    summary_json,
+)
 from drift_pipeline.scenario import (
     HORIZON_NAMES,
     HorizonName,
@@ -139,12 +152,22 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
     for backend in names:
         if ":" in backend:
             module, _, cls = backend.partition(":")
-            if not module or not cls or not all(p.isidentifier() for p in [*module.split("."), cls]):
-                click.echo(f"--backend {backend!r}: expected a built-in name or package.module:Class", err=True)
+            if (
+                not module
+                or not cls
+                or not all(p.isidentifier() for p in [*module.split("."), cls])
+            ):
+                click.echo(
+                    f"--backend {backend!r}: expected a built-in name or package.module:Class",
+                    err=True,
+                )
                 sys.exit(EXIT_INVALID)
         elif backend not in backend_names():
             known = ", ".join(backend_names())
-            click.echo(f"--backend {backend!r}: unknown backend; built-ins: {known}, or package.module:Class", err=True)
+            click.echo(
+                f"--backend {backend!r}: unknown backend; built-ins: {known}, or package.module:Class",
+                err=True,
+            )
             sys.exit(EXIT_INVALID)
         for gate in gates or ("hard",):
             try:
@@ -175,24 +198,59 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
 @main.command()
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
 @HORIZON_OPTION
-@click.option("--backend", "backends", multiple=True, metavar="NAME|module:Class",
-              help="Memory system to run (repeatable); default: the six built-ins.")
-@click.option("--gate", "gates", multiple=True, metavar="hard|soft:K|summary:N",
-              help="Budget gate (repeatable); each backend × gate pair is an arm. Default: hard.")
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    metavar="NAME|module:Class",
+    help="Memory system to run (repeatable); default: the six built-ins.",
+)
+@click.option(
+    "--gate",
+    "gates",
+    multiple=True,
+    metavar="hard|soft:K|summary:N",
+    help="Budget gate (repeatable); each backend × gate pair is an arm. Default: hard.",
+)
 @OUT_OPTION
-@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
-              help="Seconds before a store/retrieve call is recorded as a timeout.")
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0.01),
+    default=30.0,
+    show_default=True,
+    help="Seconds before a store/retrieve call is recorded as a timeout.",
+)
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
-@click.option("--backend-config", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="YAML mapping backend name → constructor options.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the summary as JSON to this file.")
-@click.option("--no-isolation", is_flag=True, hidden=True,
-              help="Debugging only: run backends without the sandbox (recorded in the manifest).")
+@click.option(
+    "--backend-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="YAML mapping backend name → constructor options.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the summary as JSON to this file.",
+)
+@click.option(
+    "--no-isolation",
+    is_flag=True,
+    hidden=True,
+    help="Debugging only: run backends without the sandbox (recorded in the manifest).",
+)
 def run(
-    scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], backends: tuple[str, ...],
-    gates: tuple[str, ...], out: Path, call_timeout: float, fail_on_error: bool,
-    backend_config: Path | None, json_path: Path | None, no_isolation: bool,
+    scenarios: tuple[Path, ...],
+    horizons: tuple[HorizonName, ...],
+    backends: tuple[str, ...],
+    gates: tuple[str, ...],
+    out: Path,
+    call_timeout: float,
+    fail_on_error: bool,
+    backend_config: Path | None,
+    json_path: Path | None,
+    no_isolation: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, and print a leaderboard."""
     loaded = _load_all(scenarios)
@@ -204,7 +262,9 @@ def run(
         sys.exit(EXIT_INVALID)
     arms = _parse_arms(backends, gates)
     options = RunOptions(
-        arms=arms, horizons=horizons, out=out,
+        arms=arms,
+        horizons=horizons,
+        out=out,
         loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
         backend_options=_backend_config(backend_config),
     )
@@ -230,10 +290,114 @@ def run(
     for fault in result.faults[:20]:
         click.echo(f"  fault: {fault}")
     if len(result.faults) > 20:
-        click.echo(f"  … and {len(result.faults) - 20} more (column `error` of memory_snapshots/retrievals)")
+        click.echo(
+            f"  … and {len(result.faults) - 20} more (column `error` of memory_snapshots/retrievals)"
+        )
     if json_path is not None:
         payload = summary_json(result.cells, [item.spec.id for item in loaded])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     if fail_on_error and result.faults:
         sys.exit(1)
+
+
+COMPARE_METRICS = (
+    "drift_c",
+    "drift_e",
+    "mvot",
+    "selectivity",
+    "revision_accuracy",
+    "action_alignment",
+    "tes",
+    "lps",
+    "read_ms_p99",
+    "storage_per_session",
+)
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(path_type=Path))
+@click.option("--backend-a", required=True, metavar="NAME|module:Class")
+@click.option("--backend-b", required=True, metavar="NAME|module:Class")
+@click.option("--gate", default="hard", show_default=True, help="Gate of both arms.")
+@HORIZON_OPTION
+@OUT_OPTION
+@click.option("--call-timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True)
+def compare(
+    scenario: Path,
+    backend_a: str,
+    backend_b: str,
+    gate: str,
+    horizons: tuple[HorizonName, ...],
+    out: Path,
+    call_timeout: float,
+) -> None:
+    """Paired differences A − B per metric, with 95% intervals, on the same probes.
+
+    Reads the cells of a finished run under --out; arms not run yet are run first.
+    """
+    loaded = _load_all((scenario,))
+    arms = _parse_arms((backend_a, backend_b), (gate,))
+    if len(arms) < 2:
+        click.echo("--backend-a and --backend-b name the same arm; nothing to compare", err=True)
+        sys.exit(EXIT_INVALID)
+    a, b = arms
+    spec = loaded[0].spec
+    wanted = [h for h, _ in spec.horizon.items() if not horizons or h in horizons]
+    missing = [arm for arm in (a, b) for h in wanted if not cell_exists(out, spec.id, h, arm)]
+    if missing or not all(world_is_current(out, loaded[0], h) for h in wanted):
+        run_benchmark(
+            loaded,
+            RunOptions(
+                arms=sorted(set(missing) or {a, b}, key=arms.index),
+                horizons=tuple(wanted),
+                out=out,
+                loop=LoopConfig(call_timeout=call_timeout),
+            ),
+        )
+    click.echo(f"{spec.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
+    for horizon in wanted:
+        diff = compare_stored(out, spec.id, horizon, a, b)
+        click.echo(f"\n{horizon}:")
+        for metric in COMPARE_METRICS:
+            row = diff.get(metric)
+            if row.value is None:
+                click.echo(f"  {metric:<22} undefined")
+                continue
+            marker = "" if (row.ci_low or 0) <= 0 <= (row.ci_high or 0) else "  *"
+            click.echo(
+                f"  {metric:<22} {row.value:+.3f}  [{row.ci_low:+.3f}, {row.ci_high:+.3f}]{marker}"
+            )
+    click.echo("\n* the interval excludes 0")
+
+
+@main.command()
+@click.argument("sql")
+@OUT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+def query(sql: str, out: Path, fmt: str) -> None:
+    """Run SQL in DuckDB over a run's tables (one view per table: probes, cell_metrics, …)."""
+    con = connect(out)
+    try:
+        relation = con.sql(sql)
+    except duckdb.Error as error:
+        click.echo(f"query failed: {str(error).splitlines()[0]}", err=True)
+        sys.exit(EXIT_INVALID)
+    if relation is None:
+        return
+    if fmt == "table":
+        click.echo(str(relation))
+    elif fmt == "csv":
+        frame = relation.fetch_arrow_table()
+        click.echo(",".join(frame.column_names))
+        for row in zip(*(frame.column(c).to_pylist() for c in frame.column_names), strict=True):
+            click.echo(",".join("" if v is None else str(v) for v in row))
+    else:
+        frame = relation.fetch_arrow_table()
+        click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))

@@ -15,7 +15,15 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
-from ._judge import ANSWER_COLUMNS, JUDGE_NAME, JUDGE_VERSION, RETRACTION_MARKERS, Verdict, judge, judge_all
+from ._judge import (
+    ANSWER_COLUMNS,
+    JUDGE_NAME,
+    JUDGE_VERSION,
+    RETRACTION_MARKERS,
+    Verdict,
+    judge,
+    judge_all,
+)
 from ._metrics import (
     EPSILON_TOKENS,
     METRICS,

@@ -2,6 +2,7 @@
 
 from ._cells import CellResult, evaluate_world_cells
 from ._run import REFERENCE_ARM, RunOptions, RunResult, run_benchmark, run_manifest
+from ._stored import cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
@@ -9,8 +10,12 @@ __all__ = [
     "CellResult",
     "RunOptions",
     "RunResult",
+    "cell_exists",
+    "compare_stored",
+    "connect",
     "ensure_worlds",
     "evaluate_world_cells",
+    "load_arm",
     "run_benchmark",
     "run_manifest",
     "world_is_current",

@@ -62,16 +62,20 @@ class CellResult:
 
     def _constants(self, n: int) -> dict[str, list[str]]:
         return {
-            "scenario": [self.scenario] * n, "horizon": [self.horizon] * n,
-            "arm": [self.arm.key] * n, "backend": [self.arm.backend] * n,
+            "scenario": [self.scenario] * n,
+            "horizon": [self.horizon] * n,
+            "arm": [self.arm.key] * n,
+            "backend": [self.arm.backend] * n,
             "gate": [str(self.arm.gate)] * n,
         }
 
     def tables(self) -> dict[TableDef, pa.Table]:
         """The cell's five tables, conformed to their schemas."""
         metrics = self.metrics.table()
-        metric_columns = {**self._constants(metrics.num_rows),
-                          **{name: metrics.column(name) for name in metrics.column_names}}
+        metric_columns = {
+            **self._constants(metrics.num_rows),
+            **{name: metrics.column(name) for name in metrics.column_names},
+        }
         return {
             MEMORY_SNAPSHOTS: self.run.snapshots,
             RETRIEVALS: self.run.retrievals,
@@ -101,8 +105,11 @@ def _answers_table(cell: CellRun, probes: pa.Table) -> pa.Table:
         for score, correct in zip(columns["action_score"], columns["correct"], strict=True)
     ]
     constants = {
-        "scenario": probes.column("scenario").to_pylist(), "horizon": probes.column("horizon").to_pylist(),
-        "arm": [cell.arm.key] * n, "backend": [cell.arm.backend] * n, "gate": [str(cell.arm.gate)] * n,
+        "scenario": probes.column("scenario").to_pylist(),
+        "horizon": probes.column("horizon").to_pylist(),
+        "arm": [cell.arm.key] * n,
+        "backend": [cell.arm.backend] * n,
+        "gate": [str(cell.arm.gate)] * n,
     }
     columns.update(constants)
     return pa.Table.from_pydict(
@@ -122,7 +129,8 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
         write = storage = read = 0.0
         for replicate in replicates:
             sessions = [
-                i for i, (r, s) in enumerate(
+                i
+                for i, (r, s) in enumerate(
                     zip(snapshots["replicate"], snapshots["session_index"], strict=True)
                 )
                 if r == replicate and s < checkpoint
@@ -141,9 +149,14 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
         if value is not None:
             mvots.append(value)
         for key, item in (
-            ("scenario", scenario), ("horizon", horizon), ("arm", cell.arm.key),
-            ("backend", cell.arm.backend), ("gate", str(cell.arm.gate)), ("checkpoint", checkpoint),
-            ("cumulative_write_tokens", write / count), ("storage_tokens", storage / count),
+            ("scenario", scenario),
+            ("horizon", horizon),
+            ("arm", cell.arm.key),
+            ("backend", cell.arm.backend),
+            ("gate", str(cell.arm.gate)),
+            ("checkpoint", checkpoint),
+            ("cumulative_write_tokens", write / count),
+            ("storage_tokens", storage / count),
             ("cumulative_read_tokens", read / count),
             ("cumulative_tokens", (write + storage + read) / count),
             ("mvot_so_far", sum(mvots) / len(mvots) if mvots else None),
@@ -181,8 +194,13 @@ def evaluate_world_cells(
         metrics = compute_cell(arm_data, amnesiac, reference, horizon)
         results.append(
             CellResult(
-                scenario=loaded.spec.id, horizon=horizon, replicates=loaded.spec.replicates,
-                arm=arm, run=run, answers=answers, metrics=metrics,
+                scenario=loaded.spec.id,
+                horizon=horizon,
+                replicates=loaded.spec.replicates,
+                arm=arm,
+                run=run,
+                answers=answers,
+                metrics=metrics,
                 cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
             )
         )

@@ -12,13 +12,25 @@ import numpy as np
 from drift_pipeline.evaluation import HORIZON_WEIGHTS, CellMetrics, MetricRow, Sample, summarise
 
 HEADLINE: tuple[str, ...] = (
-    "drift_c", "drift_e", "mvot", "selectivity", "revision_accuracy", "action_alignment", "tes",
+    "drift_c",
+    "drift_e",
+    "mvot",
+    "selectivity",
+    "revision_accuracy",
+    "action_alignment",
+    "tes",
     "lps",
 )
 """Metrics on the leaderboard, in column order."""
 _LABELS = {
-    "drift_c": "DRIFT-C", "drift_e": "DRIFT-E", "mvot": "MVOT", "selectivity": "Select.",
-    "revision_accuracy": "Revision", "action_alignment": "Action", "tes": "TES", "lps": "LPS",
+    "drift_c": "DRIFT-C",
+    "drift_e": "DRIFT-E",
+    "mvot": "MVOT",
+    "selectivity": "Select.",
+    "revision_accuracy": "Revision",
+    "action_alignment": "Action",
+    "tes": "TES",
+    "lps": "LPS",
 }
 JSON_METRICS: tuple[str, ...] = (*HEADLINE[2:], "privacy", "drift_c", "drift_e")
 
@@ -70,8 +82,11 @@ def _combine_scenarios(metric: str, rows: list[tuple[MetricRow, Sample]]) -> Met
 
 def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRow, Sample]:
     """Weighted over horizons (spec §7.6: short .2, medium .3, long .5), renormalised over the
-    horizons present with a defined value; draws combined the same way, draw by draw."""
-    present = [h for h in ("short", "medium", "long") if h in samples and samples[h].value is not None]
+    horizons present with a defined value; draws combined the same way, draw by draw.
+    """
+    present = [
+        h for h in ("short", "medium", "long") if h in samples and samples[h].value is not None
+    ]
     n = sum(sample.n for sample in samples.values())
     if not present:
         return MetricRow(metric, None, None, None, None, n), Sample(None, np.zeros(0), n)
@@ -95,13 +110,19 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
         rows: dict[str, MetricRow] = {}
         for metric in HEADLINE:
             per_scenario = [
-                _combine_horizons(metric, {h: c.metrics.samples[metric] for h, c in horizons.items()})
+                _combine_horizons(
+                    metric, {h: c.metrics.samples[metric] for h, c in horizons.items()}
+                )
                 for horizons in scenarios.values()
             ]
             rows[metric] = _combine_scenarios(metric, per_scenario)
         arm = arms[key]
         result.append(ArmStanding(key, arm.backend, str(arm.gate), rows))
-    result.sort(key=lambda s: -(s.rows["drift_c"].value if s.rows["drift_c"].value is not None else -math.inf))
+    result.sort(
+        key=lambda s: (
+            -(s.rows["drift_c"].value if s.rows["drift_c"].value is not None else -math.inf)
+        )
+    )
     return result
 
 
@@ -150,11 +171,19 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
 
         out_cells.append(
             {
-                "scenario": cell.scenario, "horizon": cell.horizon, "backend": cell.arm.backend,
-                "gate": str(cell.arm.gate), "arm": cell.arm.key, "replicates": cell.replicates,
+                "scenario": cell.scenario,
+                "horizon": cell.horizon,
+                "backend": cell.arm.backend,
+                "gate": str(cell.arm.gate),
+                "arm": cell.arm.key,
+                "replicates": cell.replicates,
                 "metrics": metrics,
-                "latency_ms": {"read": pct("read_ms"), "write": pct("write_ms"),
-                               "ttfrt": pct("ttfrt_ms"), "dialectic": pct("dialectic_ms")},
+                "latency_ms": {
+                    "read": pct("read_ms"),
+                    "write": pct("write_ms"),
+                    "ttfrt": pct("ttfrt_ms"),
+                    "dialectic": pct("dialectic_ms"),
+                },
                 "tokens": {
                     "write": m.get("write_tokens_per_session").value,
                     "storage_per_session": m.get("storage_per_session").value,
@@ -164,9 +193,17 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             }
         )
     arms = [
-        {"backend": s.backend, "gate": s.gate, "arm": s.arm,
-         **{metric: _metric(row) for metric, row in s.rows.items()}}
+        {
+            "backend": s.backend,
+            "gate": s.gate,
+            "arm": s.arm,
+            **{metric: _metric(row) for metric, row in s.rows.items()},
+        }
         for s in standings(cells)
     ]
-    return {"scenario": ",".join(scenario_ids), "scenarios": list(scenario_ids),
-            "cells": out_cells, "arms": arms}
+    return {
+        "scenario": ",".join(scenario_ids),
+        "scenarios": list(scenario_ids),
+        "cells": out_cells,
+        "arms": arms,
+    }

@@ -102,8 +102,7 @@ def generate_replicate(
             current[key] = (
                 (event.value,)
                 if event.op == "set"
-                or (event.tier == "soft"
-                and _functional(by_id, event.subject, event.slot))
+                or (event.tier == "soft" and _functional(by_id, event.subject, event.slot))
                 else (*current.get(key, ()), event.value)
             )
 
