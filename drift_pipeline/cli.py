@@ -401,3 +401,7 @@ def query(sql: str, out: Path, fmt: str) -> None:
     else:
         frame = relation.fetch_arrow_table()
         click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -51,7 +51,12 @@ class Verdict:
 
 def _found(haystack: str, phrases: list[str]) -> str | None:
     for phrase in phrases:
-        if phrase and phrase_pattern(phrase).search(haystack):
+        if not phrase:
+            continue
+        # A plain substring test first: most phrases are absent, and it is far cheaper than the
+        # word-bounded pattern on a long context.
+        first_word = normalise(phrase).split(" ", 1)[0]
+        if first_word in haystack and phrase_pattern(phrase).search(haystack):
             return phrase
     return None
 
@@ -65,11 +70,27 @@ def _asserted(text: str) -> str:
     )
 
 
-def judge(probe: dict[str, Any], context: str) -> Verdict:
-    """Answer and score one probe from ``context`` (the text handed to the reader)."""
+@dataclass(frozen=True)
+class _Prepared:
+    """A context normalised once, shared by every probe answered from it."""
+
+    text: str
+    asserted: str
+
+
+def _prepare(context: str) -> _Prepared:
     # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
     text = "\n".join(normalise(line) for line in context.split("\n")) if context else ""
-    asserted = _asserted(text)
+    return _Prepared(text, _asserted(text))
+
+
+def judge(probe: dict[str, Any], context: str) -> Verdict:
+    """Answer and score one probe from ``context`` (the text handed to the reader)."""
+    return _judge_prepared(probe, _prepare(context))
+
+
+def _judge_prepared(probe: dict[str, Any], prepared: _Prepared) -> Verdict:
+    text, asserted = prepared.text, prepared.asserted
     kind = probe["probe_type"]
     aliases: list[str] = list(probe["aliases"] or [])
     if kind == "action":
@@ -143,9 +164,15 @@ def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[st
         Columns of the answers, in the order of ``probes``.
     """
     columns: dict[str, list[Any]] = {name: [] for name in ANSWER_COLUMNS}
+    # Many probes share one context (a full-context memory returns the same tail to every
+    # question of a checkpoint): normalise each distinct text once.
+    prepared: dict[str, _Prepared] = {}
     for probe in probes.to_pylist():
         key = (probe["replicate"], probe["probe_id"])
-        verdict = judge(probe, contexts.get(key, ""))
+        context = contexts.get(key, "")
+        if context not in prepared:
+            prepared[context] = _prepare(context)
+        verdict = _judge_prepared(probe, prepared[context])
         row = {
             "replicate": probe["replicate"],
             "checkpoint": probe["checkpoint"],

@@ -25,6 +25,10 @@ _WORKER_UID_SPAN = 4000
 _next_uid = itertools.count()
 
 
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
 def _worker_uid() -> int:
     """An unprivileged uid for one worker, distinct from its neighbours' (root harness only)."""
     return _WORKER_UID_BASE + (os.getpid() * 7 + next(_next_uid)) % _WORKER_UID_SPAN
@@ -130,46 +134,65 @@ class BackendWorker:
         return result
 
     async def call(self, request: dict[str, Any]) -> CallResult:
-        """Send one request; a timeout, crash or garbled reply becomes a fault and a restart."""
+        """Send one request; a timeout, crash or garbled reply becomes a fault and a restart.
+
+        The timeout covers the whole exchange (sending the request too: a worker that stops
+        reading its input must not block the harness). A fault's ``backend_ms`` is the time the
+        call took before it failed (at least the timeout for a hang), so faults do not flatter
+        a backend's latency percentiles.
+        """
         started = time.perf_counter()
         process = self._process
         if process is None or process.returncode is not None:
             return CallResult(False, 0.0, 0.0, {}, "worker is not running")
-        assert process.stdin is not None and process.stdout is not None
         try:
-            process.stdin.write(json.dumps(request).encode() + b"\n")
-            await process.stdin.drain()
-            line = await asyncio.wait_for(process.stdout.readline(), self.call_timeout)
+            line = await asyncio.wait_for(self._exchange(process, request), self.call_timeout)
         except TimeoutError:
+            waited = _ms_since(started)
             if request["op"] == "init":  # never restart from inside a start: no restart loops
                 await self._kill()
                 return self._fault(
-                    started, f"backend construction timed out after {self.call_timeout:g}s"
+                    started, waited, f"backend construction timed out after {self.call_timeout:g}s"
                 )
             await self._restart()
-            return self._fault(started, f"timeout after {self.call_timeout:g}s; worker restarted")
+            return self._fault(
+                started, waited, f"timeout after {self.call_timeout:g}s; worker restarted"
+            )
         except (BrokenPipeError, ConnectionResetError):
             line = b""
+        except ValueError:  # a reply line longer than the stream limit
+            waited = _ms_since(started)
+            await self._restart()
+            return self._fault(started, waited, "oversized reply from worker; worker restarted")
         if not line:
+            waited = _ms_since(started)
             code = await self._exit_code()
             if request["op"] == "init":
                 await self._kill()
-                return self._fault(started, f"worker exited during start (exit {code})")
+                return self._fault(started, waited, f"worker exited during start (exit {code})")
             await self._restart()
-            return self._fault(started, f"worker crashed (exit {code}); worker restarted")
+            return self._fault(started, waited, f"worker crashed (exit {code}); worker restarted")
         try:
             data = json.loads(line)
             if not isinstance(data, dict):
                 raise ValueError("not an object")
         except ValueError:
+            waited = _ms_since(started)
             await self._restart()
-            return self._fault(started, "garbled reply from worker; worker restarted")
-        elapsed = (time.perf_counter() - started) * 1000
+            return self._fault(started, waited, "garbled reply from worker; worker restarted")
+        elapsed = _ms_since(started)
         error = None if data.get("ok") else str(data.get("error") or "unknown error")
         return CallResult(error is None, float(data.get("ms") or 0.0), elapsed, data, error)
 
-    def _fault(self, started: float, error: str) -> CallResult:
-        return CallResult(False, 0.0, (time.perf_counter() - started) * 1000, {}, error)
+    @staticmethod
+    async def _exchange(process: asyncio.subprocess.Process, request: dict[str, Any]) -> bytes:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        await process.stdin.drain()
+        return await process.stdout.readline()
+
+    def _fault(self, started: float, waited_ms: float, error: str) -> CallResult:
+        return CallResult(False, waited_ms, _ms_since(started), {}, error)
 
     async def _exit_code(self) -> int | None:
         if self._process is None:

@@ -148,6 +148,13 @@ def _summary_messages(messages: list[Message], size: int, timestamp: str) -> lis
     ]
 
 
+def _text(value: Any) -> str | None:
+    """A worker's string as valid UTF-8 (a lone surrogate would break the Parquet writer)."""
+    if value is None:
+        return None
+    return str(value).encode("utf-8", "replace").decode("utf-8")
+
+
 def _render(messages: list[Message]) -> str:
     return "\n".join(f"[{m['timestamp'][:10]}] {m['speaker']}: {m['content']}" for m in messages)
 
@@ -180,6 +187,7 @@ async def _run_replicate(
             messages = session.messages
             if arm.gate.kind == "summary":
                 messages = _summary_messages(messages, arm.gate.size, session.timestamp)
+            incarnation = worker.restarts
             result: CallResult = await worker.call(
                 {
                     "op": "store",
@@ -191,12 +199,12 @@ async def _run_replicate(
             if soft.maxlen:
                 soft.append(_render(session.messages))
             del messages
-            error = result.error
+            error = _text(result.error)
             new_storage = int(result.data.get("storage_tokens", storage)) if result.ok else storage
-            snapshot = result.data.get("snapshot") if is_checkpoint else None
+            snapshot = _text(result.data.get("snapshot")) if is_checkpoint else None
             if snapshot is not None:
                 # Authoritative recount in the harness: a backend cannot under-report its size.
-                recount = count_tokens_lines(str(snapshot))
+                recount = count_tokens_lines(snapshot)
                 if recount != new_storage:
                     error = (error + "; " if error else "") + "storage count mismatch; recounted"
                 new_storage = recount
@@ -221,6 +229,9 @@ async def _run_replicate(
             ):
                 snapshot_rows[key].append(value)
             storage, write_total = new_storage, max(write_total, write_now)
+            if worker.restarts != incarnation:
+                # A fresh backend instance counts its LLM tokens from zero again.
+                write_total = read_total = 0
             if progress:
                 progress(1)
             if not is_checkpoint:
@@ -228,6 +239,7 @@ async def _run_replicate(
             buffer = "\n\n".join(soft)
             buffer_tokens = count_tokens_lines(buffer)
             for probe_id, asker, question in probes_at[after]:
+                incarnation = worker.restarts
                 answer = await worker.call(
                     {
                         "op": "retrieve",
@@ -236,12 +248,13 @@ async def _run_replicate(
                         "query": question,
                     }
                 )
-                context = str(answer.data.get("context", "")) if answer.ok else ""
+                context = (_text(answer.data.get("context")) or "") if answer.ok else ""
                 if buffer:
                     context = f"{context}\n\n{buffer}" if context else buffer
                 read_now = int(answer.data.get("read", read_total)) if answer.data else read_total
-                if answer.error:
-                    faults.append(f"replicate {replicate} retrieve {probe_id}: {answer.error}")
+                answer_error = _text(answer.error)
+                if answer_error:
+                    faults.append(f"replicate {replicate} retrieve {probe_id}: {answer_error}")
                 for key, value in (
                     ("replicate", replicate),
                     ("checkpoint", after),
@@ -253,10 +266,12 @@ async def _run_replicate(
                     ("read_tokens", count_tokens_lines(context)),
                     ("llm_read_tokens", max(0, read_now - read_total)),
                     ("soft_buffer_tokens", buffer_tokens),
-                    ("error", answer.error),
+                    ("error", answer_error),
                 ):
                     retrieval_rows[key].append(value)
                 read_total = max(read_total, read_now)
+                if worker.restarts != incarnation:
+                    write_total = read_total = 0
     finally:
         isolation, version = worker.isolation, worker.version
         await worker.close()
@@ -302,7 +317,7 @@ def run_cell(
         limit = asyncio.Semaphore(max(1, config.concurrency))
         # Each replicate writes into its own row buffers; merged in replicate order afterwards
         # so that the output does not depend on which replicate finished first.
-        buffers = [
+        buffers: list[tuple[dict[str, list[Any]], dict[str, list[Any]]]] = [
             ({k: [] for k in snapshot_rows}, {k: [] for k in retrieval_rows})
             for _ in range(replicates)
         ]

@@ -9,7 +9,8 @@ Levels, strongest first (the one that held is reported to the harness and record
 - ``unprivileged-user+mount-namespace`` (harness runs as root): a private mount namespace in
   which every protected path (the data root) is covered by an empty read-only tmpfs, the home of
   the interpreter (often ``/root``) is replaced by a tmpfs exposing only the interpreter, then
-  the process drops to ``nobody`` for good, so it can neither read the real paths nor unmount.
+  the process drops to an unprivileged uid of its own for good (``no_new_privs`` set, so no
+  set-uid program can raise it again), so it can neither read the real paths nor unmount.
 - ``user+mount-namespace`` (not root, user namespaces allowed): the same covering mounts in a new
   user namespace, with every capability dropped and ``no_new_privs`` set so they cannot be undone.
 - ``process``: a separate process with a scrubbed environment and its own folder only.
@@ -121,6 +122,8 @@ def _isolate(protect: list[str], state_dir: Path, uid: int) -> str:
         for path in protect:
             if os.path.isdir(path):
                 _cover(path)
+        # No set-uid program (su, mount, umount…) can hand root back once the uid is dropped.
+        _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         os.setgroups([])
         os.setgid(NOBODY)
         # A uid of its own (not plain nobody): workers of other arms cannot read its folder.

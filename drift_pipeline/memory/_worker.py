@@ -30,7 +30,20 @@ from ._protocol import MemoryBackend
 
 def _one_line(error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}".replace("\n", " ")
-    return text[:500]
+    return _printable(text[:500])
+
+
+def _printable(text: str) -> str:
+    """``text`` as valid UTF-8 (a lone surrogate would break the harness's Parquet writer)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Worker:
@@ -71,6 +84,8 @@ class _Worker:
             snapshot = self.backend.snapshot()
             if not isinstance(snapshot, str):
                 raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            if not _is_utf8(snapshot):
+                raise ValueError("snapshot() returned text that is not valid Unicode (surrogates)")
             response: dict[str, Any] = {
                 "ok": True,
                 "ms": elapsed,
@@ -93,10 +108,17 @@ class _Worker:
                     **self._counts(),
                     "error": f"retrieve() returned {type(context).__name__}, expected str",
                 }
+            if not _is_utf8(context):
+                return {
+                    "ok": False,
+                    "ms": elapsed,
+                    **self._counts(),
+                    "error": "retrieve() returned text that is not valid Unicode (surrogates)",
+                }
             return {"ok": True, "ms": elapsed, "context": context, **self._counts()}
         if op == "snapshot":
             snapshot = self.backend.snapshot()
-            return {"ok": True, "ms": 0.0, "snapshot": str(snapshot), **self._counts()}
+            return {"ok": True, "ms": 0.0, "snapshot": _printable(str(snapshot)), **self._counts()}
         raise ValueError(f"unknown op {op!r}")
 
 
@@ -123,10 +145,13 @@ def main() -> None:
         if request.get("op") == "close":
             protocol_out.write(b'{"ok": true, "ms": 0}\n')
             return
+        started = time.perf_counter()
         try:
             response = worker.handle(request)
         except Exception as error:
-            response = {"ok": False, "ms": 0.0, "error": _one_line(error), **worker._counts()}
+            # The time the call took before it raised still counts as its latency.
+            elapsed = (time.perf_counter() - started) * 1000
+            response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
         response["isolation"] = os.environ.get("DRIFT_ISOLATION", "process")
         protocol_out.write(json.dumps(response).encode() + b"\n")
 

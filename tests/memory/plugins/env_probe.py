@@ -1,0 +1,66 @@
+"""A backend that reports what its worker process can see: environment, folder, user.
+
+``retrieve`` answers with JSON; the isolation tests read it back from ``retrievals``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from drift_pipeline.memory import Message, TokenCounts
+
+
+def _readable(path: str) -> bool:
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            Path(path).read_bytes()
+        return True
+    except OSError:
+        return False
+
+
+class EnvProbe:
+    """Stores nothing; reports its process's view of the world.
+
+    Args:
+        peek: Paths to try to read (files) or list (folders); reported as readable or not.
+    """
+
+    name = "env_probe"
+    version = "1"
+
+    def __init__(self, peek: list[str] | None = None) -> None:
+        self.peek = list(peek or [])
+
+    async def store(self, session_id: str, messages: list[Message]) -> None:
+        return None
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        cwd = os.getcwd()
+        try:
+            probe = Path(cwd, "probe-write.txt")
+            probe.write_text("ok")
+            writable = probe.read_text() == "ok"
+        except OSError:
+            writable = False
+        report: dict[str, Any] = {
+            "env": dict(os.environ),
+            "cwd": cwd,
+            "uid": os.getuid(),
+            "euid": os.geteuid(),
+            "gid": os.getgid(),
+            "cwd_writable": writable,
+            "readable": {path: _readable(path) for path in self.peek},
+        }
+        return json.dumps(report)
+
+    def token_counts(self) -> TokenCounts:
+        return TokenCounts()
+
+    def snapshot(self) -> str:
+        return ""
