@@ -1,6 +1,6 @@
 """Whole runs without Dagster (``drift run``): the same functions the Dagster assets call."""
 
-from ._cells import CellResult, evaluate_world_cells
+from ._cells import CellResult, amnesiac_answers, evaluate_cell, evaluate_world_cells
 from ._run import REFERENCE_ARM, RunOptions, RunResult, run_benchmark, run_manifest
 from ._stored import cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
@@ -8,6 +8,8 @@ from ._worlds import ensure_worlds, world_is_current
 __all__ = [
     "REFERENCE_ARM",
     "CellResult",
+    "amnesiac_answers",
+    "evaluate_cell",
     "RunOptions",
     "RunResult",
     "cell_exists",

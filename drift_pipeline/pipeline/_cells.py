@@ -165,6 +165,44 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
     return pa.Table.from_pydict(rows, schema=COST_CURVES.schema)
 
 
+def amnesiac_answers(root: Path, scenario: str, horizon: str) -> tuple[pa.Table, pa.Table]:
+    """The world's probes and the amnesiac's answers to them (the same judge, empty contexts)."""
+    keys = {"scenario": scenario, "horizon": horizon}
+    probes = pq.read_table(partition_dir(root, PROBES, keys) / PART_FILE)
+    return probes, pa.Table.from_pydict(judge_all(probes, {}))
+
+
+def evaluate_cell(
+    loaded: LoadedScenario,
+    horizon: str,
+    run: CellRun,
+    probes: pa.Table,
+    amnesiac: pa.Table,
+    reference: ArmData | None,
+) -> CellResult:
+    """Judge one arm's retrievals and compute its metrics against the world's baselines.
+
+    Args:
+        loaded: The scenario.
+        horizon: The world's horizon.
+        run: The arm's memory-loop output.
+        probes: The world's probes.
+        amnesiac: The amnesiac's answers to them.
+        reference: The reference compressor's data on this world; ``None`` when ``run`` is the
+            reference itself.
+    """
+    answers = _answers_table(run, probes)
+    data = ArmData(answers, run.snapshots, run.retrievals)
+    # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
+    # with the reference's resamples; the reference's own TES is then exactly [1, 1].
+    metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
+    return CellResult(
+        scenario=loaded.spec.id, horizon=horizon, replicates=loaded.spec.replicates,
+        arm=run.arm, run=run, answers=answers, metrics=metrics,
+        cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
+    )
+
+
 def evaluate_world_cells(
     root: Path,
     loaded: LoadedScenario,
@@ -174,34 +212,16 @@ def evaluate_world_cells(
 ) -> list[CellResult]:
     """Judge and score every arm run on one world.
 
-    The amnesiac answers (the same judge on empty contexts) and the reference compressor's
-    figures are computed once here and shared by every arm, whether or not those arms were
-    asked for.
+    The amnesiac answers and the reference compressor's data are computed once here and shared
+    by every arm, whether or not those arms were asked for.
     """
-    keys = {"scenario": loaded.spec.id, "horizon": horizon}
-    probes = pq.read_table(partition_dir(root, PROBES, keys) / PART_FILE)
-    amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
-    data: dict[Arm, tuple[ArmData, pa.Table]] = {}
+    probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
+    reference = evaluate_cell(loaded, horizon, runs[reference_arm], probes, amnesiac, None)
+    reference_data = ArmData(
+        reference.answers, reference.run.snapshots, reference.run.retrievals
+    )
+    results = [reference]
     for arm, run in runs.items():
-        answers = _answers_table(run, probes)
-        data[arm] = (ArmData(answers, run.snapshots, run.retrievals), answers)
-    # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
-    # with the reference's resamples; the reference's own TES is then exactly [1, 1].
-    reference = data[reference_arm][0]
-    results = []
-    for arm, run in runs.items():
-        arm_data, answers = data[arm]
-        metrics = compute_cell(arm_data, amnesiac, reference, horizon)
-        results.append(
-            CellResult(
-                scenario=loaded.spec.id,
-                horizon=horizon,
-                replicates=loaded.spec.replicates,
-                arm=arm,
-                run=run,
-                answers=answers,
-                metrics=metrics,
-                cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
-            )
-        )
+        if arm != reference_arm:
+            results.append(evaluate_cell(loaded, horizon, run, probes, amnesiac, reference_data))
     return results
