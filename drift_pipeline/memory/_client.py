@@ -20,6 +20,9 @@ from typing import Any
 # data root, cloud credentials) is scrubbed.
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
 _MAX_LINE = 256 * 1024 * 1024
+# Starting a worker (interpreter, sandbox, imports, the backend's constructor) is not a
+# store/retrieve call: it gets at least this long, whatever the per-call timeout.
+START_TIMEOUT = 60.0
 _WORKER_UID_BASE = 61000
 _WORKER_UID_SPAN = 4000
 _next_uid = itertools.count()
@@ -146,13 +149,14 @@ class BackendWorker:
         if process is None or process.returncode is not None:
             return CallResult(False, 0.0, 0.0, {}, "worker is not running")
         try:
-            line = await asyncio.wait_for(self._exchange(process, request), self.call_timeout)
+            timeout = self._timeout(request)
+            line = await asyncio.wait_for(self._exchange(process, request), timeout)
         except TimeoutError:
             waited = _ms_since(started)
             if request["op"] == "init":  # never restart from inside a start: no restart loops
                 await self._kill()
                 return self._fault(
-                    started, waited, f"backend construction timed out after {self.call_timeout:g}s"
+                    started, waited, f"backend construction timed out after {timeout:g}s"
                 )
             await self._restart()
             return self._fault(
@@ -183,6 +187,11 @@ class BackendWorker:
         elapsed = _ms_since(started)
         error = None if data.get("ok") else str(data.get("error") or "unknown error")
         return CallResult(error is None, float(data.get("ms") or 0.0), elapsed, data, error)
+
+    def _timeout(self, request: dict[str, Any]) -> float:
+        if request["op"] == "init":
+            return max(self.call_timeout, START_TIMEOUT)
+        return self.call_timeout
 
     @staticmethod
     async def _exchange(process: asyncio.subprocess.Process, request: dict[str, Any]) -> bytes:

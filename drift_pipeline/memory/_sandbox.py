@@ -114,21 +114,37 @@ def _drop_capabilities() -> None:
 
 
 def _isolate(protect: list[str], state_dir: Path, uid: int) -> str:
-    interpreter_prefix = Path(os.path.realpath(sys.executable)).parent.parent
     if os.geteuid() == 0:
-        _check(_libc.unshare(CLONE_NEWNS), "unshare")
-        _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-        _expose_interpreter(interpreter_prefix, state_dir.parent / f".{state_dir.name}-python")
-        for path in protect:
-            if os.path.isdir(path):
-                _cover(path)
-        # No set-uid program (su, mount, umount…) can hand root back once the uid is dropped.
-        _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        os.setgroups([])
-        os.setgid(NOBODY)
-        # A uid of its own (not plain nobody): workers of other arms cannot read its folder.
-        os.setuid(uid)
-        return "unprivileged-user+mount-namespace"
+        try:
+            _check(_libc.unshare(CLONE_NEWNS), "unshare")
+        except OSError:
+            # Root without CAP_SYS_ADMIN (a container, say): the next level down, as a non-root
+            # harness would get it. The state folder was made for the worker uid; take it back.
+            os.chown(state_dir, os.getuid(), os.getgid())
+            return _isolate_in_user_namespace(protect)
+        return _isolate_as_root(protect, state_dir, uid)
+    return _isolate_in_user_namespace(protect)
+
+
+def _isolate_as_root(protect: list[str], state_dir: Path, uid: int) -> str:
+    """In a fresh mount namespace (already unshared): cover, expose the interpreter, drop root."""
+    interpreter_prefix = Path(os.path.realpath(sys.executable)).parent.parent
+    _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+    _expose_interpreter(interpreter_prefix, state_dir.parent / f".{state_dir.name}-python")
+    for path in protect:
+        if os.path.isdir(path):
+            _cover(path)
+    # No set-uid program (su, mount, umount…) can hand root back once the uid is dropped.
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    os.setgroups([])
+    os.setgid(NOBODY)
+    # A uid of its own (not plain nobody): workers of other arms cannot read its folder.
+    os.setuid(uid)
+    return "unprivileged-user+mount-namespace"
+
+
+def _isolate_in_user_namespace(protect: list[str]) -> str:
+    """The covering mounts in a new user namespace, every capability dropped; else nothing."""
     uid, gid = os.getuid(), os.getgid()
     try:
         _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from drift_pipeline.tokens import count_tokens_lines
+from drift_pipeline.tokens import count_tokens_lines, encoding
 
 from ._protocol import MemoryBackend
 
@@ -68,6 +68,9 @@ class _Worker:
         if op == "init":
             from .backends import load_backend
 
+            # Load the tokenizer now (a few hundred ms, once), so that no store's timing, the
+            # backend's or the harness's round trip, pays for it.
+            encoding()
             started = time.perf_counter()
             self.backend = load_backend(request["backend"], request.get("options") or {})
             return {

@@ -24,6 +24,17 @@ def _readable(path: str) -> bool:
         return False
 
 
+def _status() -> dict[str, str]:
+    """Privilege fields of ``/proc/self/status`` (capabilities, no_new_privs)."""
+    wanted = ("CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Uid", "Gid", "Groups")
+    fields: dict[str, str] = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in wanted:
+            fields[key] = value.strip()
+    return fields
+
+
 class EnvProbe:
     """Stores nothing; reports its process's view of the world.
 
@@ -56,6 +67,7 @@ class EnvProbe:
             "gid": os.getgid(),
             "cwd_writable": writable,
             "readable": {path: _readable(path) for path in self.peek},
+            "status": _status(),
         }
         return json.dumps(report)
 

@@ -72,3 +72,49 @@ class BadText:
 
     def snapshot(self) -> str:
         return "\udcff"
+
+
+class Huge:
+    """Answers every query with ``size`` characters (to overflow the harness's line limit)."""
+
+    name = "huge"
+    version = "1"
+
+    def __init__(self, size: int = 2_000_000) -> None:
+        self.size = size
+        self.calls = 0
+
+    async def store(self, session_id: str, messages: list[Message]) -> None:
+        return None
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        self.calls += 1
+        return "x" * (self.size if query == "huge" else 10)
+
+    def token_counts(self) -> TokenCounts:
+        return TokenCounts()
+
+    def snapshot(self) -> str:
+        return ""
+
+
+class SlowStart:
+    """Takes ``seconds`` to construct (a model to load, a server to reach), then works."""
+
+    name = "slow_start"
+    version = "1"
+
+    def __init__(self, seconds: float = 2.0) -> None:
+        time.sleep(seconds)
+
+    async def store(self, session_id: str, messages: list[Message]) -> None:
+        return None
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        return "ready"
+
+    def token_counts(self) -> TokenCounts:
+        return TokenCounts()
+
+    def snapshot(self) -> str:
+        return ""

@@ -1,8 +1,8 @@
 """A backend that records exactly what crossed the boundary, and returns it as its memory.
 
-``snapshot`` lists, per stored session, the session id, the message keys and the number of
-messages and tokens it received; ``retrieve`` returns the ids it has stored so far and the
-question's arguments. The loop tests read both back.
+``snapshot`` lists, per stored session, the session id, the message keys, the number of
+messages and characters it received and whether the tokenizer was already loaded; ``retrieve``
+returns the ids it has stored so far and the question's arguments. The loop tests read both.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from drift_pipeline.memory import Message, TokenCounts
+from drift_pipeline.tokens import encoding
 
 
 class Recorder:
@@ -29,6 +30,9 @@ class Recorder:
                 "speakers": sorted({m["speaker"] for m in messages}),
                 "messages": len(messages),
                 "chars": sum(len(m["content"]) for m in messages),
+                # Whether the harness had loaded the tokenizer before this call (it should
+                # have, at start: a one-off load must not land in any store's timing).
+                "tokenizer_ready": encoding.cache_info().currsize > 0,
             }
         )
 

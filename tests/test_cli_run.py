@@ -1,0 +1,325 @@
+"""``drift run`` end to end, as a user runs it: a subprocess, plugins on ``PYTHONPATH``, Parquet
+read back through DuckDB (issue 3, memory loop)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memory.plugins import _support
+from memory.plugins.crasher import EXIT_CODE
+
+DRIFT = str(Path(sys.executable).with_name("drift"))
+STRONGEST = "unprivileged-user+mount-namespace"
+SECRETS = {"OPENAI_API_KEY": "sk-test-cli-secret", "DRIFT_TEST_SECRET": "cli-secret-1618"}
+KEEPER = "plugins.keeper:RecentLines"
+ENV_PROBE = "plugins.env_probe:EnvProbe"
+FAULTY = "plugins.faulty:FaultyBackend"
+CRASHER = "plugins.crasher:CrashOnce"
+
+
+@dataclass
+class Run:
+    """One finished ``drift run``: exit code, output, storage root, JSON summary."""
+
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+    summary: dict[str, Any]
+
+    def query(self, sql: str, *params: object) -> list[dict[str, Any]]:
+        return _support.query(self.out, sql, *params)
+
+    def manifest(self) -> dict[str, Any]:
+        return json.loads((self.out / "_manifests" / "run.json").read_text())  # type: ignore[no-any-return]
+
+
+def drift_run(folder: Path, *args: str, scenario_id: str = "cli-loop-t") -> Run:
+    """Run ``drift run`` on the test scenario with plugins importable and secrets set."""
+    scenario = _support.write_scenario(folder / "scenarios", scenario_id)
+    out = folder / "data"
+    summary = folder / "summary.json"
+    env = {
+        **os.environ,
+        **SECRETS,
+        "PYTHONPATH": str(_support.PLUGINS_ROOT),
+    }
+    done = subprocess.run(
+        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    payload = json.loads(summary.read_text()) if summary.exists() else {}
+    return Run(done.returncode, done.stdout, done.stderr, out, payload)
+
+
+def _rows_per_arm(run: Run) -> dict[str, list[tuple[int, int, int, int]]]:
+    rows = run.query(
+        "select arm, replicate, count(*) as n, count(distinct session_index) as d, "
+        "min(session_index) as lo, max(session_index) as hi "
+        "from {memory_snapshots} group by arm, replicate order by arm, replicate"
+    )
+    found: dict[str, list[tuple[int, int, int, int]]] = {}
+    for row in rows:
+        found.setdefault(row["arm"], []).append((row["n"], row["d"], row["lo"], row["hi"]))
+    return found
+
+
+def _assert_complete(run: Run, arms: set[str]) -> None:
+    """Every arm: each replicate has each session exactly once (sessions × replicates rows)."""
+    per_arm = _rows_per_arm(run)
+    assert set(per_arm) == arms
+    full = (_support.SESSIONS, _support.SESSIONS, 0, _support.SESSIONS - 1)
+    for arm in arms:
+        assert per_arm[arm] == [full] * _support.REPLICATES, arm
+    totals = run.query("select arm, count(*) as n from {memory_snapshots} group by arm")
+    assert {r["n"] for r in totals} == {_support.SESSIONS * _support.REPLICATES}
+
+
+# --- a plugin next to the built-ins ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plugin_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    folder = tmp_path_factory.mktemp("plugin-run")
+    return drift_run(folder, "--backend", "bm25", "--backend", KEEPER, "--backend", ENV_PROBE)
+
+
+def test_a_plugin_backend_runs_next_to_the_built_ins(plugin_run: Run):
+    assert plugin_run.code == 0, plugin_run.stderr
+    assert "Traceback" not in plugin_run.stderr
+    _assert_complete(
+        plugin_run,
+        {"bm25@hard", f"{KEEPER}@hard", f"{ENV_PROBE}@hard", "reference_compressor@hard"},
+    )
+    # The plugin is on the leaderboard and its costs were recorded like any built-in's.
+    assert f"{KEEPER}@hard" in plugin_run.stdout
+    costs = plugin_run.query(
+        "select sum(write_tokens) as w, min(storage_tokens) as s from {memory_snapshots} "
+        "where backend = ?",
+        KEEPER,
+    )[0]
+    assert costs["w"] == 10 * _support.SESSIONS * _support.REPLICATES and costs["s"] > 0
+    answered = plugin_run.query(
+        "select count(*) as n, count(error) as e, min(llm_read_tokens) as r from {retrievals} "
+        "where backend = ?",
+        KEEPER,
+    )[0]
+    probes = plugin_run.query("select count(*) as n from {probes}")[0]["n"]
+    assert answered == {"n": probes, "e": 0, "r": 3}
+
+
+def test_the_manifest_records_the_isolation_that_held_and_the_plugin(plugin_run: Run):
+    manifest = plugin_run.manifest()
+    if os.geteuid() == 0:
+        assert manifest["isolation"] == [STRONGEST]
+    assert manifest["backends"][KEEPER] == "0.3"
+    assert f"{KEEPER}@hard" in manifest["arms"]
+    assert f"isolation: {', '.join(manifest['isolation'])}" in plugin_run.stdout
+    assert not any(value in json.dumps(manifest) for value in SECRETS.values())
+
+
+def test_read_latency_percentiles_are_ordered_for_every_arm(plugin_run: Run):
+    cells = plugin_run.summary["cells"]
+    assert {c["arm"] for c in cells} == {"bm25@hard", f"{KEEPER}@hard", f"{ENV_PROBE}@hard"}
+    for cell in cells:
+        for kind in ("read", "write"):
+            p = cell["latency_ms"][kind]
+            assert 0 <= p["p50"] <= p["p95"] <= p["p99"], (cell["arm"], kind, p)
+        assert cell["faults"] == 0
+
+
+def test_a_plugin_sees_no_harness_secrets_and_runs_unprivileged_in_its_own_folder(
+    plugin_run: Run,
+):
+    contexts = plugin_run.query(
+        "select context from {retrievals} where backend = ? and error is null", ENV_PROBE
+    )
+    assert contexts
+    for row in contexts:
+        report = json.loads(row["context"])
+        for key, value in SECRETS.items():
+            assert key not in report["env"] and value not in row["context"]
+        assert report["cwd"] == os.path.realpath(report["env"]["HOME"])
+        assert report["cwd_writable"] is True
+        if os.geteuid() == 0:
+            assert report["uid"] != 0 and report["euid"] != 0
+            assert report["env"]["DRIFT_ISOLATION"] == STRONGEST
+
+
+# --- faults ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def faults_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    folder = tmp_path_factory.mktemp("faults-run")
+    return drift_run(
+        folder,
+        *("--backend", "bm25", "--backend", FAULTY, "--backend", CRASHER),
+        *("--call-timeout", "2", "--fail-on-error"),
+    )
+
+
+def test_faults_are_recorded_and_fail_on_error_exits_1(faults_run: Run):
+    assert faults_run.code == 1, faults_run.stderr
+    assert "Traceback" not in faults_run.stderr + faults_run.stdout
+    _assert_complete(
+        faults_run,
+        {"bm25@hard", f"{FAULTY}@hard", f"{CRASHER}@hard", "reference_compressor@hard"},
+    )
+    store_errors = [
+        r["error"]
+        for r in faults_run.query(
+            "select error from {memory_snapshots} where backend = ? and error is not null", FAULTY
+        )
+    ]
+    read_errors = [
+        r["error"]
+        for r in faults_run.query(
+            "select error from {retrievals} where backend = ? and error is not null", FAULTY
+        )
+    ]
+    assert store_errors
+    assert all(e.startswith("RuntimeError: planned failure on store call") for e in store_errors)
+    assert read_errors.count("timeout after 2s; worker restarted") == _support.REPLICATES
+    assert "retrieve() returned dict, expected str" in read_errors
+    crashes = faults_run.query(
+        "select replicate, session_index, error from {memory_snapshots} "
+        "where backend = ? and error is not null order by replicate",
+        CRASHER,
+    )
+    assert crashes == [
+        {"replicate": r, "session_index": 4, "error": f"worker crashed (exit {EXIT_CODE}); "
+         "worker restarted"}
+        for r in range(_support.REPLICATES)
+    ]  # fmt: skip
+
+
+def test_the_summary_lists_the_faults(faults_run: Run):
+    errors = faults_run.query(
+        "select backend, count(error) as n from "
+        "(select backend, error from {memory_snapshots} "
+        " union all select backend, error from {retrievals}) group by backend"
+    )
+    per_backend = {r["backend"]: r["n"] for r in errors}
+    total = sum(per_backend.values())
+    assert total > 0 and per_backend["bm25"] == 0
+    summary_line = next(line for line in faults_run.stdout.splitlines() if " faults, " in line)
+    assert f", {total} faults, " in summary_line, (summary_line, per_backend)
+    listed = [line for line in faults_run.stdout.splitlines() if line.startswith("  fault: ")]
+    assert total > 20 and len(listed) == 20
+    assert f"… and {total - 20} more" in faults_run.stdout
+    # Each listed fault names the replicate, the call and what went wrong.
+    assert any("retrieve" in line and "timeout after 2s" in line for line in listed)
+    assert any(" store short-r0-" in line and "RuntimeError" in line for line in listed)
+    cells = {c["backend"]: c["faults"] for c in faults_run.summary["cells"]}
+    assert cells == {"bm25": 0, FAULTY: per_backend[FAULTY], CRASHER: per_backend[CRASHER]}
+
+
+def test_other_arms_are_intact_next_to_a_faulty_one(faults_run: Run, plugin_run: Run):
+    probes = faults_run.query("select count(*) as n from {probes}")[0]["n"]
+    bm25 = faults_run.query(
+        "select count(*) as n, count(error) as e, sum(length(context)) as chars "
+        "from {retrievals} where backend = 'bm25'"
+    )[0]
+    assert bm25["n"] == probes and bm25["e"] == 0 and bm25["chars"] > 0
+    assert faults_run.query(
+        "select count(error) as e from {memory_snapshots} where backend = 'bm25'"
+    ) == [{"e": 0}]
+    # Same scenario, same world: bm25 answered exactly as it did in a run without faulty arms.
+    sql = (
+        "select replicate, probe_id, context from {retrievals} where backend = 'bm25' order by all"
+    )
+    assert faults_run.query(sql) == plugin_run.query(sql)
+
+
+def test_without_fail_on_error_a_faulty_run_exits_0(tmp_path: Path):
+    run = drift_run(tmp_path, "--backend", FAULTY, "--call-timeout", "2")
+    assert run.code == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    assert " 0 faults" not in run.stdout and "  fault: " in run.stdout
+    _assert_complete(run, {f"{FAULTY}@hard", "reference_compressor@hard"})
+
+
+# --- gates ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gates_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    folder = tmp_path_factory.mktemp("gates-run")
+    return drift_run(
+        folder,
+        *("--backend", "full_context", "--backend", "bm25"),
+        *("--gate", "hard", "--gate", "soft:2", "--gate", "summary:64"),
+    )
+
+
+def test_every_gate_of_every_backend_is_an_arm(gates_run: Run):
+    assert gates_run.code == 0, gates_run.stderr
+    arms = {f"{b}@{g}" for b in ("full_context", "bm25") for g in ("hard", "soft:2", "summary:64")}
+    _assert_complete(gates_run, {*arms, "reference_compressor@hard"})
+    assert {c["arm"] for c in gates_run.summary["cells"]} == arms
+
+
+def test_soft_gate_appends_the_last_transcripts_to_contexts(gates_run: Run):
+    buffers = gates_run.query(
+        "select gate, min(soft_buffer_tokens) as lo, max(soft_buffer_tokens) as hi, "
+        "bool_and(read_tokens >= soft_buffer_tokens) as within from {retrievals} group by gate"
+    )
+    by_gate = {r["gate"]: r for r in buffers}
+    assert by_gate["soft:2"]["lo"] > 0 and by_gate["soft:2"]["within"]
+    assert by_gate["hard"]["hi"] == 0 and by_gate["summary:64"]["hi"] == 0
+    # The soft arm's contexts are the hard arm's plus the buffer.
+    pairs = gates_run.query(
+        "select h.context as hard, s.context as soft, s.soft_buffer_tokens as buffer "
+        "from {retrievals} h join {retrievals} s using (replicate, probe_id) "
+        "where h.arm = 'bm25@hard' and s.arm = 'bm25@soft:2'"
+    )
+    assert pairs
+    assert all(p["soft"].startswith(p["hard"]) and len(p["soft"]) > len(p["hard"]) for p in pairs)
+
+
+def test_summary_gate_hands_backends_summaries(gates_run: Run):
+    last = gates_run.query(
+        "select gate, replicate, storage_tokens, write_ms from {memory_snapshots} "
+        "where backend = 'full_context' and session_index = ?",
+        _support.SESSIONS - 1,
+    )
+    storage = {(r["gate"], r["replicate"]): r["storage_tokens"] for r in last}
+    for replicate in range(_support.REPLICATES):
+        assert 0 < storage[("summary:64", replicate)] < storage[("hard", replicate)]
+    writes = gates_run.query(
+        "select count(*) as n, count(error) as e from {memory_snapshots} "
+        "where gate = 'summary:64' and backend = 'full_context'"
+    )
+    assert writes == [{"n": _support.SESSIONS * _support.REPLICATES, "e": 0}]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--gate", "bogus"), "bogus"),
+        (("--gate", "soft:0"), "soft:0"),
+        (("--backend", "no_such_backend"), "no_such_backend"),
+        (("--backend", "not a:path"), "not a:path"),
+    ],
+)
+def test_bad_arms_exit_2_with_one_line_and_write_nothing(
+    tmp_path: Path, args: tuple[str, ...], expected: str
+):
+    run = drift_run(tmp_path, *args)
+    assert run.code == 2
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0]
+    assert "Traceback" not in run.stderr
+    assert not run.out.exists()
