@@ -151,35 +151,35 @@ CONSTRAINTS = values(
 
 PREFERENCE_DIMENSIONS: dict[str, tuple[str, tuple[Value, ...]]] = {
     "venue": (
-        "the kind of venue they like",
+        "venues",
         values(
             ("outdoor venues", "outdoor", "outdoors"),
             ("quiet indoor venues", "quiet indoor", "somewhere quiet"),
         ),
     ),
     "response_length": (
-        "how long they like answers",
+        "answer length",
         values(
             ("brief answers", "brief", "short answers"),
             ("detailed answers", "detailed", "in depth"),
         ),
     ),
     "format": (
-        "how they like information laid out",
+        "information layout",
         values(
             ("bullet points", "bullet points", "bullets"), ("flowing prose", "prose", "paragraphs")
         ),
     ),
     "units": (
-        "which units they use",
+        "units",
         values(("metric units", "metric", "kilometres"), ("imperial units", "imperial", "miles")),
     ),
     "meeting_time": (
-        "when they like meetings",
+        "meeting times",
         values(("morning meetings", "mornings"), ("afternoon meetings", "afternoons")),
     ),
     "contact_channel": (
-        "how they like to be contacted",
+        "contact channel",
         values(
             ("email", "email"), ("phone calls", "phone", "call"), ("text messages", "texts", "text")
         ),

@@ -122,18 +122,18 @@ SLOTS: tuple[SlotDef, ...] = (
             f"preference/{key}",
             "functional",
             pool,
-            f"What does {{name}} prefer when it comes to {label}?",
-            label,
+            f"What does {{name}} prefer when it comes to {topic}?",
+            f"preference for {topic}",
             action=ActionFrame(
                 "style_adaptive"
                 if key in ("response_length", "format", "units")
                 else "preference_driven",
-                f"Prepare something for {{name}}, keeping in mind what they prefer for {label}.",
+                f"Prepare something for {{name}}, keeping in mind their preference for {topic}.",
                 "Go with {value}",
                 "Use your usual default",
             ),
         )
-        for key, (label, pool) in vocab.PREFERENCE_DIMENSIONS.items()
+        for key, (topic, pool) in vocab.PREFERENCE_DIMENSIONS.items()
     ),
 )
 
