@@ -28,6 +28,7 @@ __all__ = [
     "count_tokens",
     "count_tokens_batch",
     "count_tokens_lines",
+    "LineCounter",
     "encoding",
     "truncate_tail",
 ]
@@ -101,6 +102,34 @@ def count_tokens_lines(text: str) -> int:
     lines = text.split("\n")
     last = lines.pop()
     return sum(_piece_tokens(line + "\n") for line in lines) + _piece_tokens(last)
+
+
+class LineCounter:
+    """:func:`count_tokens_lines` for a text that is recounted after each change.
+
+    When the new text extends the previous one (an append-only memory), only the appended part
+    and the line it continues are counted, so recounting a growing snapshot after every session
+    costs what was added, not the snapshot's size.
+    """
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._count = 0
+
+    def count(self, text: str) -> int:
+        """Token count of ``text``, reusing the previous count when ``text`` extends it."""
+        previous = self._text
+        if previous and len(text) >= len(previous) and text.startswith(previous):
+            last_line = previous[previous.rfind("\n") + 1 :]
+            total = (
+                self._count
+                - count_tokens_lines(last_line)
+                + count_tokens_lines(last_line + text[len(previous) :])
+            )
+        else:
+            total = count_tokens_lines(text)
+        self._text, self._count = text, total
+        return total
 
 
 def truncate_tail(text: str, max_tokens: int) -> str:

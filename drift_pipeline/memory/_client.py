@@ -81,6 +81,8 @@ class BackendWorker:
         self.isolation = "not-started"
         self.version = ""
         self.restarts = 0
+        # The worker sends a retrieve's text once and then "same as last time" (see _worker).
+        self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._base = Path(tempfile.mkdtemp(prefix="drift-worker-"))
         self.state_dir = self._base / "state"
@@ -106,6 +108,7 @@ class BackendWorker:
 
     async def start(self) -> CallResult:
         """Start (or restart) the worker and construct the backend in it."""
+        self._last_context = None  # a fresh worker has sent nothing yet
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0 and self.isolate:
             os.chmod(self._base, 0o755)
@@ -185,6 +188,10 @@ class BackendWorker:
             await self._restart()
             return self._fault(started, waited, "garbled reply from worker; worker restarted")
         elapsed = _ms_since(started)
+        if data.pop("same_context", False):
+            data["context"] = self._last_context or ""
+        elif isinstance(data.get("context"), str):
+            self._last_context = data["context"]
         error = None if data.get("ok") else str(data.get("error") or "unknown error")
         return CallResult(error is None, float(data.get("ms") or 0.0), elapsed, data, error)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -83,13 +84,23 @@ def _read(root: Path, table: Any, scenario: str, horizon: str) -> pa.Table:
     return pq.read_table(path)
 
 
+def _in_order(table: pa.Table, keys: list[str]) -> pa.Table:
+    """Sort by ``keys`` unless already sorted (generated tables are; sorting copies every row)."""
+    order = np.lexsort([table[key].to_numpy() for key in reversed(keys)])
+    if np.array_equal(order, np.arange(table.num_rows)):
+        return table
+    return table.take(pa.array(order))
+
+
 def _sessions(schedule: pa.Table, transcripts: pa.Table, replicate: int) -> Iterator[_Session]:
     """Yield one replicate's sessions in order; each transcript is built, yielded, dropped."""
-    rows = schedule.filter(pc.equal(schedule["replicate"], replicate)).sort_by("session_index")
-    turns = transcripts.filter(pc.equal(transcripts["replicate"], replicate)).sort_by(
-        [("session_index", "ascending"), ("turn_index", "ascending")]
-    )
+    rows = _in_order(schedule.filter(pc.equal(schedule["replicate"], replicate)), ["session_index"])
     # Only the message columns cross into the loop: harness-private labels stay behind.
+    message_columns = ["session_index", "turn_index", "speaker", "role", "content"]
+    turns = _in_order(
+        transcripts.select(message_columns).filter(pc.equal(transcripts["replicate"], replicate)),
+        ["session_index", "turn_index"],
+    )
     session_of = turns["session_index"].to_pylist()
     speakers = turns["speaker"].to_pylist()
     roles = turns["role"].to_pylist()
@@ -237,6 +248,7 @@ async def _run_replicate(
             if not is_checkpoint:
                 continue
             buffer = "\n\n".join(soft)
+            last_context, last_tokens = "", 0
             buffer_tokens = count_tokens_lines(buffer)
             for probe_id, asker, question in probes_at[after]:
                 incarnation = worker.restarts
@@ -251,6 +263,12 @@ async def _run_replicate(
                 context = (_text(answer.data.get("context")) or "") if answer.ok else ""
                 if buffer:
                     context = f"{context}\n\n{buffer}" if context else buffer
+                # Equal contexts share one string (and one token count): a full-context memory
+                # gives every probe of a checkpoint the same, possibly huge, text.
+                if context == last_context:
+                    context = last_context
+                else:
+                    last_context, last_tokens = context, count_tokens_lines(context)
                 read_now = int(answer.data.get("read", read_total)) if answer.data else read_total
                 answer_error = _text(answer.error)
                 if answer_error:
@@ -263,7 +281,7 @@ async def _run_replicate(
                     ("context", context),
                     ("read_ms", answer.backend_ms),
                     ("read_round_trip_ms", answer.round_trip_ms),
-                    ("read_tokens", count_tokens_lines(context)),
+                    ("read_tokens", last_tokens),
                     ("llm_read_tokens", max(0, read_now - read_total)),
                     ("soft_buffer_tokens", buffer_tokens),
                     ("error", answer_error),
@@ -372,6 +390,18 @@ def _with_constants(
     rows: dict[str, list[Any]], constants: dict[str, str], schema: pa.Schema
 ) -> pa.Table:
     n = len(next(iter(rows.values()))) if rows else 0
-    columns = {name: [value] * n for name, value in constants.items()}
+    columns: dict[str, Any] = {name: [value] * n for name, value in constants.items()}
     columns.update(rows)
+    for field in schema:
+        if pa.types.is_dictionary(field.type):
+            columns[field.name] = _dictionary(columns[field.name], field.type)
     return pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema)
+
+
+def _dictionary(values: list[Any], kind: pa.DataType) -> pa.DictionaryArray:
+    """Dictionary-encode without first copying every value (contexts repeat, and can be huge)."""
+    index: dict[Any, int] = {}
+    codes = [index.setdefault(value, len(index)) for value in values]
+    return pa.DictionaryArray.from_arrays(
+        pa.array(codes, type=kind.index_type), pa.array(list(index), type=kind.value_type)
+    )

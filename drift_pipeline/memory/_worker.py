@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from drift_pipeline.tokens import count_tokens_lines, encoding
+from drift_pipeline.tokens import LineCounter, encoding
 
 from ._protocol import MemoryBackend
 
@@ -50,6 +50,8 @@ class _Worker:
     def __init__(self) -> None:
         self.backend: MemoryBackend | None = None
         self.loop = asyncio.new_event_loop()
+        self.storage = LineCounter()
+        self.last_context: str | None = None
 
     def _counts(self) -> dict[str, Any]:
         if self.backend is None:
@@ -92,7 +94,7 @@ class _Worker:
             response: dict[str, Any] = {
                 "ok": True,
                 "ms": elapsed,
-                "storage_tokens": count_tokens_lines(snapshot),
+                "storage_tokens": self.storage.count(snapshot),
                 **self._counts(),
             }
             if request.get("snapshot"):
@@ -118,6 +120,11 @@ class _Worker:
                     **self._counts(),
                     "error": "retrieve() returned text that is not valid Unicode (surrogates)",
                 }
+            if context == self.last_context:
+                # The same text as the previous answer (a full-context memory answers every
+                # question of a checkpoint alike): say so instead of sending it again.
+                return {"ok": True, "ms": elapsed, "same_context": True, **self._counts()}
+            self.last_context = context
             return {"ok": True, "ms": elapsed, "context": context, **self._counts()}
         if op == "snapshot":
             snapshot = self.backend.snapshot()

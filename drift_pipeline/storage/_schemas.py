@@ -194,7 +194,8 @@ RETRIEVALS = TableDef(
             pa.field("checkpoint", pa.int32(), nullable=False),
             pa.field("probe_id", pa.string(), nullable=False),
             pa.field("asker", pa.string(), nullable=False),
-            pa.field("context", pa.string(), nullable=False),
+            # Dictionary-encoded: every probe of a checkpoint may get the same (long) text.
+            pa.field("context", pa.dictionary(pa.int32(), pa.string()), nullable=False),
             pa.field("read_ms", pa.float64(), nullable=False),
             pa.field("read_round_trip_ms", pa.float64(), nullable=False),
             pa.field("read_tokens", pa.int64(), nullable=False),
