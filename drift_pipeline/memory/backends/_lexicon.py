@@ -35,8 +35,7 @@ NAME_STOP = re.compile(
 PHRASE_STOP = re.compile(
     r"\s*(?:[,;:.!?()\[\]]|\s[-—–]\s)|\s+(?:because|since|but|though|although|so that|which|"
     r"whereas|while|these days|nowadays|anymore|any more|any longer|lately|recently|now|"
-    r"at the moment|right now|for now|lol|haha|btw|too|as well|again|instead|at all|"
-    r"to be honest|honestly|if I am honest|for real|for a while|for good)\b",
+    r"at the moment|right now|for now|lol|haha|btw|too|as well|again|instead)\b",
     re.IGNORECASE,
 )
 COMPARISON = re.compile(r"\s+(?:over|to|than|rather than|instead of|versus|vs\.?)\s+", re.I)
@@ -161,6 +160,14 @@ def first_word(phrase: str) -> str:
     return words[0].strip(",.;:!?\"'()") if words else ""
 
 
+def activity_key(phrase: str) -> str | None:
+    """Key an activity by what it is about: ``doing yoga`` and ``quit yoga`` share ``yoga``."""
+    found = terms(phrase)
+    while len(found) > 1 and found[0] in LIGHT_VERB_STEMS:
+        found = found[1:]
+    return f"activity {found[0]}" if found else None
+
+
 def name_value(raw: str) -> str:
     """Return the leading capitalised words of ``raw`` (``Dr. Smith`` of ``Dr. Smith please``)."""
     kept: list[str] = []
@@ -173,114 +180,3 @@ def name_value(raw: str) -> str:
         if word[-1:] in ",.;:!?" and not title:
             break
     return " ".join(kept)
-
-
-# --- word classes of the state families (ordinary English, no scenario vocabulary) -----------
-
-# Where someone stands on a topic ("strongly in favour", "on the fence", "a big fan").
-STANCE = (
-    r"(?:(?:strongly|firmly|cautiously|fully|mostly|broadly|largely|very|quite|pretty|deeply|"
-    r"somewhat|increasingly|really|totally|completely|still|now|more|rather|fairly|a bit|"
-    r"a little|kind of|sort of|definitely|solidly|squarely)\s+)*"
-    r"(?:in favou?r|opposed|against it|skeptical|sceptical|optimistic|pessimistic|undecided|"
-    r"on the fence|torn|ambivalent|neutral|supportive|unconvinced|convinced|enthusiastic|"
-    r"critical|won over|sold on it|unsure|doubtful|wary|"
-    r"an? (?:big |huge |firm |strong |reluctant )?(?:fan|supporter|critic|sceptic|skeptic|"
-    r"believer|convert|advocate|opponent))"
-)
-# Phrases that name the topic of a view: "changed my mind about X", "where I stand on X".
-TOPIC_CUE = re.compile(
-    r"\b(?:come (?:round|around) on|came (?:round|around) on|"
-    r"changed my (?:mind|view|views|opinion|position|thinking|tune) (?:about|on)|"
-    r"(?:where|how) I stand on|"
-    r"my (?:view|views|opinion|take|position|stance|thoughts|feelings) (?:on|about)|"
-    r"(?:report|article|book|study|paper|piece|debate|discussion|podcast|documentary|talk|"
-    r"thread|essay|research|data) (?:on|about)|"
-    r"(?:think|thought|feel|felt) differently about|on the (?:subject|topic|question|issue) of|"
-    r"^(?:on|as for|regarding|when it comes to))"
-    r"\s+(?P<topic>[^,.;:!?]+)",
-    re.IGNORECASE,
-)
-TOPIC_STOP = re.compile(
-    r"\s+(?:last|this|yesterday|today|and|so|because|but|after|when|I|we|now|lately|recently|"
-    r"these days|at work|at the|got|is|was|were|are|has|had|made|really|changed|won|left|"
-    r"convinced|turned)\b",
-    re.IGNORECASE,
-)
-
-# Medical vocabulary: a "managing …" or "dealing with …" clause about one of these is health.
-MEDICAL = re.compile(
-    r"\b(?:asthma|diabet\w*|migraines?|headaches?|arthritis|injur(?:y|ies)|surgery|operation|"
-    r"fracture[ds]?|broken|sprain(?:ed)?|torn|tendon|ligament|back|knee|hip|wrist|ankle|"
-    r"shoulder|neck|concussion|pneumonia|flu|covid|infection|illness|disease|condition|"
-    r"syndrome|disorder|cancer|chemo(?:therapy)?|anxiety|depression|burnout|insomnia|"
-    r"allerg(?:y|ies)|blood pressure|cholesterol|pain|eczema|tinnitus|bronchitis|an(?:a)?emia|"
-    r"thyroid|heart|pregnan\w*|physio(?:therapy)?|rehab\w*|check-?up|diagnos\w*|medication|"
-    r"disc|spine|hernia|sciatica|fatigue|"
-    r"treatment|recovery|type \d)\b",
-    re.IGNORECASE,
-)
-
-# Heads of preference values that name what the preference is about ("email" → contact).
-PREFERENCE_TOPICS = {
-    "email": "contact", "e-mail": "contact", "phone": "contact", "call": "contact",
-    "calls": "contact", "text": "contact", "texts": "contact", "message": "contact",
-    "messages": "contact", "sms": "contact", "whatsapp": "contact", "slack": "contact",
-    "voicemail": "contact", "letter": "contact", "letters": "contact",
-    "prose": "format", "bullet": "format", "bullets": "format", "paragraph": "format",
-    "paragraphs": "format", "outline": "format", "table": "format", "tables": "format",
-    "list": "format", "lists": "format", "points": "format",
-}  # fmt: skip
-
-# Words that show an instruction is about the form of the assistant's replies.
-REPLY_FORM = re.compile(
-    r"\b(?:reply|replies|replying|respond|response|responses|answer|answers|answering|"
-    r"format|formatting|formatted|tone|style|language|english|jargon|bullet|bullets|"
-    r"paragraphs?|prose|tl;?dr|summary|summaries|emojis?|length|concise|headings?|numbered|"
-    r"sentences|formal|informal|casual|plain|write|writing|spelling)\b",
-    re.IGNORECASE,
-)
-
-# Common imperative verbs: "Same as always: cite sources" is a request, "As usual, email" is not.
-IMPERATIVE_VERBS = word_set(
-    """use show cite ask search end start include keep give send reply write add check put mark
-    make avoid skip explain summarise summarize quote link flag run test stick go try be let
-    tell remind copy attach highlight split sort leave save bold spell translate convert compare
-    follow respond answer limit double-check confirm offer suggest share provide stop drop
-    address schedule lay walk structure group greet"""
-)
-
-# Verbs of saying and knowing: "I never told you", "I can't remember" are not constraints.
-NOT_CONSTRAINT_VERBS = word_set(
-    """told tell said say mention mentioned asked ask know knew think thought remember mind care
-    want need get understand see feel believe agree mean recall expect wish hope seem guess
-    wait find found sleep stop stand help imagine decide figure tell believe quite really
-    even usually always have had worry forget blame disagree miss trust like love enjoy hear
-    notice smell"""
-)
-
-# Ordinal and induction words that open "first week at X", "badge photo day at X".
-WORKPLACE_START = (
-    r"(?:first|second|third|1st|2nd|3rd|orientation|onboarding|induction|badge(?: photo)?|"
-    r"training|welcome)"
-)
-
-_HABIT_TAIL = re.compile(
-    r"\s+(?:(?:every|each)\s+\w+|daily|weekly|nightly|regularly|"
-    r"(?:before|after)\s+(?:work|bed|breakfast|lunch|dinner|school|anything else)|"
-    r"on\s+(?:weekends|weekdays|\w+days)|(?:first thing )?in the (?:morning|evening)s?|"
-    r"at (?:night|lunch|dawn)|again|as usual)\b.*$",
-    re.IGNORECASE,
-)
-
-
-def habit_key(phrase: str) -> str | None:
-    """Key a habit by what it is: ``taking cold showers`` and ``cold showers`` share a key.
-
-    Leading light verbs (``doing``, ``taking``, ``practising``) and a trailing time phrase
-    (``every evening``, ``before work``) are not part of the key.
-    """
-    found = terms(_HABIT_TAIL.sub("", phrase))
-    while len(found) > 1 and found[0] in LIGHT_VERB_STEMS:
-        found = found[1:]
-    return f"habit {' '.join(found[:2])}" if found else None

@@ -1,11 +1,8 @@
 """``fact_store``: rule-based slot facts with ADD / UPDATE / DELETE / NOOP, after Mem0.
 
 Each slot is (speaker, normalised predicate) and holds the latest value the speaker gave: a new
-value replaces the old one, a retraction deletes it, a repeat changes nothing. Preferences are
-weighed (``PreferenceEvidence``): one passing mention does not overturn a preference the speaker
-has stated several times. Noise sessions add nothing because nothing in them is a first-person
-fact. Retrieval puts the families a question names first (``Where does … work`` → the employer)
-and returns every current fact of a small memory.
+value replaces the old one, a retraction deletes it, a repeat changes nothing. Noise sessions add
+nothing because nothing in them is a first-person fact.
 """
 
 from __future__ import annotations
@@ -15,15 +12,10 @@ from typing import ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._extract import (
-    ALL_FACTS_LIMIT,
     Operation,
-    PreferenceEvidence,
-    QueryFocus,
     Statement,
     decide,
     extract_statements,
-    off_topic_views,
-    predicate_family,
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
@@ -51,8 +43,6 @@ class _Fact:
     viewers: frozenset[str]
     line: str
     tokens: int
-    family: str
-    subject_terms: frozenset[str]
 
 
 @register_backend("fact_store")
@@ -75,7 +65,7 @@ class FactStoreBackend:
     """
 
     name: ClassVar[str] = "fact_store"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "1"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:
@@ -87,7 +77,6 @@ class FactStoreBackend:
         self._next_doc = 0
         self._clock = 0
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
-        self._evidence = PreferenceEvidence()
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Apply every statement of the session to the slots, in order."""
@@ -96,56 +85,33 @@ class FactStoreBackend:
             self._apply(statement, speakers)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
-        """Return the facts ``entity_id`` knows, most relevant to ``query`` first.
-
-        Facts of the families the question names come first (``Where does … work`` → the
-        employer, even without a shared word), then facts sharing words with it, then the most
-        recently set. Views on another topic than the one asked about are left out. A small
-        memory returns every current fact; a large one its ranked head, within the budget.
-        """
-        focus = QueryFocus.of(query)
+        """Return the facts ``entity_id`` knows, most relevant to ``query`` first."""
         scores = self._index.scores(query)
+        named = set(terms(query))
         visible = [fact for fact in self._facts.values() if entity_id in fact.viewers]
-        off_topic = off_topic_views([fact.predicate for fact in visible], focus.terms)
 
-        def rank(fact: _Fact) -> tuple[bool, float, bool, int, int]:
-            # Naming the subject only breaks ties (it matches all its facts).
-            return (
-                fact.family not in focus.families,
-                -scores.get(fact.doc_id, 0.0),
-                not focus.terms & fact.subject_terms,
-                -fact.touched,
-                fact.doc_id,
-            )
+        def rank(fact: _Fact) -> tuple[float, bool, int, int]:
+            # Content overlap first; naming the subject only breaks ties (it matches all its facts).
+            mentioned = bool(named.intersection(terms(fact.subject)))
+            return (-scores.get(fact.doc_id, 0.0), not mentioned, -fact.touched, fact.doc_id)
 
-        ranked = sorted((f for f in visible if f.predicate not in off_topic), key=rank)
-        relevant = sum(
-            1 for f in ranked if f.family in focus.families or scores.get(f.doc_id, 0.0) > 0
-        )
-        ranked = ranked[: max(ALL_FACTS_LIMIT, relevant)]
-        return "\n".join(pack_to_budget(((f.line, f.tokens) for f in ranked), self.budget_tokens))
+        visible.sort(key=rank)
+        return "\n".join(pack_to_budget(((f.line, f.tokens) for f in visible), self.budget_tokens))
 
     def token_counts(self) -> TokenCounts:
         """No LLM calls: extraction is rule-based."""
         return TokenCounts()
 
     def snapshot(self) -> str:
-        """The current facts, one line each with the date they were last set, oldest first.
-
-        Preference mentions that have not (yet) changed their slot follow, marked as such.
-        """
-        lines = [self._facts[doc_id].line for doc_id in sorted(self._facts)]
-        return "\n".join([*lines, *self._evidence.pending_lines()])
+        """The current facts, one line each with the date they were last set, oldest first."""
+        return "\n".join(self._facts[doc_id].line for doc_id in sorted(self._facts))
 
     def _apply(self, statement: Statement, speakers: frozenset[str]) -> Operation:
         key = (statement.subject, statement.predicate)
         held = [self._facts[doc_id] for doc_id in self._slots.get(key, [])]
         heard = [fact for fact in held if fact.viewers & speakers]
         current = next((f for f in heard if statement.subject in f.viewers), None)
-        current_value = current.value if current else None
-        operation = decide(current_value, statement)
-        if not self._evidence.admits(current_value, statement):
-            operation = Operation.NOOP  # a passing mention against a well-attested preference
+        operation = decide(current.value if current else None, statement)
         self.operation_counts[operation] += 1
         self._clock += 1
         if operation is Operation.NOOP:
@@ -169,8 +135,6 @@ class FactStoreBackend:
             viewers=speakers,
             line=line,
             tokens=line_tokens(line),
-            family=predicate_family(statement.predicate),
-            subject_terms=frozenset(terms(statement.subject)),
         )
         self._next_doc += 1
         self._facts[fact.doc_id] = fact

@@ -2,8 +2,8 @@
 
 The same extraction as ``fact_store``, but nothing is forgotten: an UPDATE or DELETE closes the
 current edge (``valid_to`` = the date it stopped being true) and keeps it, marked superseded.
-Retrieval answers with current facts (``since <date>``), ranked as in ``fact_store``, and after
-them a few superseded facts relevant to the query, each marked ``(no longer true since <date>)``.
+Retrieval answers with current facts (``since <date>``) and, after them, a few superseded facts
+relevant to the query, each marked ``(no longer true since <date>)``.
 """
 
 from __future__ import annotations
@@ -13,16 +13,11 @@ from typing import ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._extract import (
-    ALL_FACTS_LIMIT,
     Operation,
-    PreferenceEvidence,
-    QueryFocus,
     Statement,
     decide,
     extract_statements,
     normalise_value,
-    off_topic_views,
-    predicate_family,
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
@@ -56,8 +51,6 @@ class _Edge:
     valid_from: str
     touched: int
     viewers: frozenset[str]
-    family: str
-    subject_terms: frozenset[str]
     closed_for: dict[str, str] = field(default_factory=dict)
     valid_to: str | None = None
 
@@ -92,7 +85,7 @@ class TemporalGraphBackend:
     """
 
     name: ClassVar[str] = "temporal_graph"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "1"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:
@@ -108,7 +101,6 @@ class TemporalGraphBackend:
         self._index = LexicalIndex()
         self._clock = 0
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
-        self._evidence = PreferenceEvidence()
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Apply every statement of the session: add edges, close superseded ones."""
@@ -117,41 +109,22 @@ class TemporalGraphBackend:
             self._apply(statement, speakers)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
-        """Return current facts, then a few relevant superseded ones, that ``entity_id`` knew.
-
-        Current facts are ranked as in ``fact_store``: the families the question names first,
-        then shared words, then recency; views on another topic than the one asked about are left
-        out, and a small memory shows every current fact. Superseded facts follow only when they
-        are relevant (same family or shared words), each marked ``no longer true since``.
-        """
-        focus = QueryFocus.of(query)
+        """Return current facts, then a few relevant superseded ones, that ``entity_id`` knew."""
         scores = self._index.scores(query)
+        named = set(terms(query))
 
-        def rank(edge: _Edge) -> tuple[bool, float, bool, int, int]:
-            # Naming the subject only breaks ties (it matches all its facts).
-            return (
-                edge.family not in focus.families,
-                -scores.get(edge.doc_id, 0.0),
-                not focus.terms & edge.subject_terms,
-                -edge.touched,
-                edge.doc_id,
-            )
+        def rank(edge: _Edge) -> tuple[float, bool, int, int]:
+            # Content overlap first; naming the subject only breaks ties (it matches all its facts).
+            mentioned = bool(named.intersection(terms(edge.subject)))
+            return (-scores.get(edge.doc_id, 0.0), not mentioned, -edge.touched, edge.doc_id)
 
-        def relevant(edge: _Edge) -> bool:
-            return edge.family in focus.families or scores.get(edge.doc_id, 0.0) > 0
-
-        visible = [e for e in self._edges if entity_id in e.viewers]
-        off_topic = off_topic_views([e.predicate for e in visible], focus.terms)
-        current = sorted((e for e in visible if e.predicate not in off_topic), key=rank)
-        current = current[: max(ALL_FACTS_LIMIT, sum(1 for e in current if relevant(e)))]
+        current = sorted((e for e in self._edges if entity_id in e.viewers), key=rank)
         # A value that is current again ("I moved back to Leeds") is not shown as superseded,
         # and each superseded value is shown once, with its latest end.
-        holding = {(e.subject, e.predicate, normalise_value(e.value)) for e in visible}
+        holding = {(e.subject, e.predicate, normalise_value(e.value)) for e in current}
         latest: dict[tuple[str, str, str], _Edge] = {}
         for edge in self._edges:
-            if entity_id not in edge.closed_for or not relevant(edge):
-                continue
-            if edge.predicate in off_topic:
+            if entity_id not in edge.closed_for or scores.get(edge.doc_id, 0.0) <= 0:
                 continue
             slot_value = (edge.subject, edge.predicate, normalise_value(edge.value))
             if slot_value in holding:
@@ -174,7 +147,7 @@ class TemporalGraphBackend:
         """Current facts (with ``since``), then superseded facts with their intervals."""
         current = [edge.snapshot_line() for edge in self._edges if edge.valid_to is None]
         closed = [edge.snapshot_line() for edge in self._edges if edge.valid_to is not None]
-        return "\n".join([*current, *closed, *self._evidence.pending_lines()])
+        return "\n".join([*current, *closed])
 
     def history(self, subject: str, predicate: str) -> list[tuple[str, str, str | None]]:
         """Return ``(value, valid_from, valid_to)`` of every edge of one slot, oldest first."""
@@ -195,10 +168,7 @@ class TemporalGraphBackend:
         held = [self._edges[doc_id] for doc_id in self._slots.get(key, [])]
         heard = [edge for edge in held if edge.viewers & speakers]
         current = next((e for e in heard if statement.subject in e.viewers), None)
-        current_value = current.value if current else None
-        operation = decide(current_value, statement)
-        if not self._evidence.admits(current_value, statement):
-            operation = Operation.NOOP  # a passing mention against a well-attested preference
+        operation = decide(current.value if current else None, statement)
         self.operation_counts[operation] += 1
         self._clock += 1
         if operation is Operation.NOOP:
@@ -219,8 +189,6 @@ class TemporalGraphBackend:
             valid_from=statement.date,
             touched=self._clock,
             viewers=speakers,
-            family=predicate_family(statement.predicate),
-            subject_terms=frozenset(terms(statement.subject)),
         )
         self._edges.append(edge)
         self._slots.setdefault(key, []).append(edge.doc_id)

@@ -90,10 +90,10 @@ def test_standing_instructions_are_kept_by_what_they_govern() -> None:
     snapshot = backend.snapshot().split("\n")
     assert snapshot == [
         "[2027-03-14] principal: standing instruction: never book red-eye flights",
-        "[2027-04-01] principal: standing instruction: respond in English",
+        "[2027-04-01] principal: standing instruction: from now on, respond in English",
     ]
     assert ask(backend, "Which language should replies be in?").startswith(
-        "[2027-04-01] principal: standing instruction: respond in English"
+        "[2027-04-01] principal: standing instruction: from now on, respond in English"
     )
 
 
@@ -147,94 +147,3 @@ def test_an_update_heard_by_one_entity_does_not_reach_another() -> None:
     store_all(backend, [chat("2027-04-09", "I live in York.", helper="assistant_a")])
     assert ask(backend, question, entity="assistant_a") == "[2027-04-01] principal: lives in York"
     assert backend.snapshot() == "[2027-04-01] principal: lives in York"
-
-
-def _life() -> FactStoreBackend:
-    backend = FactStoreBackend()
-    store_all(
-        backend,
-        [
-            chat(
-                "2027-01-05",
-                "Could you sort my inbox? Also, heads up: I'm pescatarian.",
-                "I've got 40 emails to answer before lunch.",
-            ),
-            chat("2027-02-11", "Second week at Marlow Freight done, still finding the toilets."),
-            chat("2027-03-02", "We finally moved into our new apartment in Porto."),
-            chat("2027-03-20", "On self-driving cars, I'm still sceptical. Anyway, pack list?"),
-            chat("2027-04-09", "It helps a lot when you show your working."),
-            chat("2027-05-15", "Morning pages are slowly becoming part of my routine."),
-            chat("2027-06-01", "I read an article about basic income, and now I'm undecided."),
-        ],
-    )
-    return backend
-
-
-def test_routine_requests_add_nothing_and_state_is_kept_by_family() -> None:
-    backend = _life()
-    assert backend.snapshot().split("\n") == [
-        "[2027-01-05] principal: constraint: is pescatarian",
-        "[2027-02-11] principal: works at Marlow Freight",
-        "[2027-03-02] principal: lives in Porto",
-        "[2027-03-20] principal: view on self-driving cars: sceptical",
-        "[2027-04-09] principal: likes you to show your working",
-        "[2027-05-15] principal: habit: Morning pages",
-        "[2027-06-01] principal: view on basic income: undecided",
-    ]
-
-
-def test_a_question_gets_its_family_first_even_without_shared_words() -> None:
-    backend = _life()
-    first = ask(backend, "Where does Ines work now?").split("\n")[0]
-    assert first == "[2027-02-11] principal: works at Marlow Freight"
-    assert ask(backend, "Which city is Ines based in?").split("\n")[0].endswith("lives in Porto")
-    assert "Morning pages" in ask(backend, "Which habits has Ines built up?").split("\n")[0]
-    # A small memory answers with everything it holds: an action prompt finds the constraint.
-    plan = ask(backend, "Book a team dinner that Ines will attend.")
-    assert plan.split("\n")[0].endswith("constraint: is pescatarian")
-    assert len(plan.split("\n")) == 7
-
-
-def test_views_on_other_topics_stay_out_of_a_question_about_one_topic() -> None:
-    text = ask(_life(), "What is Ines's current view on self-driving cars?")
-    assert "sceptical" in text
-    assert "undecided" not in text and "basic income" not in text
-
-
-def test_a_later_view_on_the_same_topic_replaces_the_earlier_one() -> None:
-    backend = _life()
-    store_all(backend, [chat("2027-07-01", "I've come round on self-driving cars: I'm a fan.")])
-    text = ask(backend, "What does Ines think about self-driving cars?")
-    assert "view on self-driving cars: a fan" in text
-    assert "sceptical" not in text
-
-
-def test_one_passing_mention_does_not_overturn_a_well_attested_preference() -> None:
-    backend = FactStoreBackend()
-    store_all(
-        backend,
-        [
-            chat("2027-01-01", "I prefer email, honestly."),
-            chat("2027-01-08", "As usual, email please."),
-            chat("2027-01-15", "Texts suit me better."),
-        ],
-    )
-    assert "prefers email" in ask(backend, "How does Ines like to be contacted?")
-    assert backend.snapshot().split("\n") == [
-        "[2027-01-01] principal: prefers email",
-        "principal: prefers Texts (mentioned 1x, not current)",
-    ]
-    store_all(
-        backend, [chat("2027-02-01", "I prefer texts."), chat("2027-02-02", "Texts, please.")]
-    )
-    text = ask(backend, "How does Ines like to be contacted?")
-    assert "prefers texts" in text and "email" not in text
-
-
-def test_a_large_memory_returns_its_ranked_head() -> None:
-    backend = FactStoreBackend(budget_tokens=100_000)
-    hobbies = [f"Playing boardgame{n} is becoming a habit." for n in range(60)]
-    store_all(backend, [chat("2027-01-01", "I live in Porto."), chat("2027-02-01", *hobbies)])
-    assert len(ask(backend, "zzz").split("\n")) == 40
-    assert ask(backend, "Which city does Ines live in?").split("\n")[0].endswith("lives in Porto")
-    assert len(ask(backend, "Which habits has Ines built up?").split("\n")) == 60
