@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.memory import Arm, CellRun, LoopConfig, run_cell
-from drift_pipeline.scenario import HorizonName, LoadedScenario
+from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import staged
 
 from ._cells import CellResult, evaluate_world_cells
@@ -148,7 +148,9 @@ def run_manifest(
                 "id": s.spec.id,
                 "version": s.spec.version,
                 "sha256": s.sha256,
-                "seed": s.spec.seed,
+                # The seed actually used: declared, or derived from the id when absent.
+                "seed": root_seed(s.spec),
+                "seed_declared": s.spec.seed is not None,
                 "replicates": s.spec.replicates,
             }
             for s in scenarios

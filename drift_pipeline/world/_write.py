@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for
+from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
 from drift_pipeline.storage import WORLD_TABLES, StagedWrite, staged
 
 from ._generate import WorldReplicate, check_supported, generate_replicate, world_tables
@@ -54,7 +54,7 @@ def world_manifest(
         "scenario_version": loaded.spec.version,
         "scenario_sha256": loaded.sha256,
         "horizon": horizon,
-        "seed": loaded.spec.seed,
+        "seed": root_seed(loaded.spec),
         "replicates": loaded.spec.replicates,
         "synthesizer": f"{synthesizer.name}@{synthesizer.version}",
         "drift_pipeline": package_version("drift-pipeline"),
