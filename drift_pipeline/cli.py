@@ -140,7 +140,11 @@ def generate(scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], out
     )
     started = time.perf_counter()
     with tqdm(total=total, unit="session", desc="generate", disable=None, leave=False) as bar:
-        summaries = generate_worlds(loaded, out, horizons, progress=bar.update)
+
+        def advance(n: int) -> None:
+            bar.update(n)
+
+        summaries = generate_worlds(loaded, out, horizons, progress=advance)
     elapsed = time.perf_counter() - started
     click.echo(render_world_summaries(summaries, elapsed, out))
 
@@ -165,7 +169,8 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
         elif backend not in backend_names():
             known = ", ".join(backend_names())
             click.echo(
-                f"--backend {backend!r}: unknown backend; built-ins: {known}, or package.module:Class",
+                f"--backend {backend!r}: unknown backend; "
+                f"built-ins: {known}, or package.module:Class",
                 err=True,
             )
             sys.exit(EXIT_INVALID)
@@ -252,7 +257,7 @@ def run(
     json_path: Path | None,
     no_isolation: bool,
 ) -> None:
-    """Run the benchmark: generate (or reuse) worlds, run every arm, score, and print a leaderboard."""
+    """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
     loaded = _load_all(scenarios)
     try:
         for item in loaded:
@@ -273,7 +278,13 @@ def run(
     def progress(label: str, total: int) -> Callable[[int], None]:
         bar = tqdm(total=total, unit="session", desc=label, disable=None, leave=False)
         bars.append(bar)
-        return lambda n: (bar.update(n), bar.close() if bar.n >= total else None) and None
+
+        def advance(n: int) -> None:
+            bar.update(n)
+            if bar.n >= total:
+                bar.close()
+
+        return advance
 
     started = time.perf_counter()
     result = run_benchmark(loaded, options, progress)
@@ -291,7 +302,8 @@ def run(
         click.echo(f"  fault: {fault}")
     if len(result.faults) > 20:
         click.echo(
-            f"  … and {len(result.faults) - 20} more (column `error` of memory_snapshots/retrievals)"
+            f"  … and {len(result.faults) - 20} more "
+            "(column `error` of memory_snapshots / retrievals)"
         )
     if json_path is not None:
         payload = summary_json(result.cells, [item.spec.id for item in loaded])

@@ -25,10 +25,10 @@ _OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tik
 
 __all__ = [
     "ENCODING_NAME",
+    "LineCounter",
     "count_tokens",
     "count_tokens_batch",
     "count_tokens_lines",
-    "LineCounter",
     "encoding",
     "truncate_tail",
 ]
@@ -89,7 +89,7 @@ def _piece_tokens(piece: str) -> int:
 
 
 def count_tokens_lines(text: str) -> int:
-    """Count tokens line by line, with a cache: the storage-token count of a snapshot.
+    r"""Count tokens line by line, with a cache: the storage-token count of a snapshot.
 
     Each line is counted together with its line break (cl100k merges ``".\n"`` into one token),
     and cl100k's pre-tokenizer does not merge across line breaks otherwise, so this matches the

@@ -392,9 +392,9 @@ def _with_constants(
     n = len(next(iter(rows.values()))) if rows else 0
     columns: dict[str, Any] = {name: [value] * n for name, value in constants.items()}
     columns.update(rows)
-    for field in schema:
-        if pa.types.is_dictionary(field.type):
-            columns[field.name] = _dictionary(columns[field.name], field.type)
+    for column in schema:
+        if pa.types.is_dictionary(column.type):
+            columns[column.name] = _dictionary(columns[column.name], column.type)
     return pa.Table.from_pydict({f.name: columns[f.name] for f in schema}, schema=schema)
 
 

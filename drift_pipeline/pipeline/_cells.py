@@ -197,8 +197,13 @@ def evaluate_cell(
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
     metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
     return CellResult(
-        scenario=loaded.spec.id, horizon=horizon, replicates=loaded.spec.replicates,
-        arm=run.arm, run=run, answers=answers, metrics=metrics,
+        scenario=loaded.spec.id,
+        horizon=horizon,
+        replicates=loaded.spec.replicates,
+        arm=run.arm,
+        run=run,
+        answers=answers,
+        metrics=metrics,
         cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
     )
 
@@ -217,9 +222,7 @@ def evaluate_world_cells(
     """
     probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
     reference = evaluate_cell(loaded, horizon, runs[reference_arm], probes, amnesiac, None)
-    reference_data = ArmData(
-        reference.answers, reference.run.snapshots, reference.run.retrievals
-    )
+    reference_data = ArmData(reference.answers, reference.run.snapshots, reference.run.retrievals)
     results = [reference]
     for arm, run in runs.items():
         if arm != reference_arm:

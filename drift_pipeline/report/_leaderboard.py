@@ -81,8 +81,10 @@ def _combine_scenarios(metric: str, rows: list[tuple[MetricRow, Sample]]) -> Met
 
 
 def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRow, Sample]:
-    """Weighted over horizons (spec §7.6: short .2, medium .3, long .5), renormalised over the
-    horizons present with a defined value; draws combined the same way, draw by draw.
+    """Combine one metric over a scenario's horizons.
+
+    Weights are spec §7.6's (short .2, medium .3, long .5), renormalised over the horizons with a
+    defined value; the bootstrap draws are combined the same way, draw by draw.
     """
     present = [
         h for h in ("short", "medium", "long") if h in samples and samples[h].value is not None

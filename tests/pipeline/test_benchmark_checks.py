@@ -34,7 +34,14 @@ checkpoints:
   - { every: 40, probe_types: [recall, action, revision] }
 """
 
-BUILT_INS = ("amnesiac", "full_context", "reference_compressor", "bm25", "fact_store", "temporal_graph")
+BUILT_INS = (
+    "amnesiac",
+    "full_context",
+    "reference_compressor",
+    "bm25",
+    "fact_store",
+    "temporal_graph",
+)
 UNBOUNDED = {"mvot", "tes", "mvot_skipped"}
 
 
@@ -97,7 +104,11 @@ def test_every_interval_contains_its_value_and_rates_are_bounded(
             checked += 1
             if row.metric in UNBOUNDED or row.metric.endswith(("_ms_p50", "_ms_p95", "_ms_p99")):
                 continue
-            if "tokens" in row.metric or "per_session" in row.metric or "per_retrieve" in row.metric:
+            if (
+                "tokens" in row.metric
+                or "per_session" in row.metric
+                or "per_retrieve" in row.metric
+            ):
                 continue
             assert 0.0 <= row.value <= 1.0, (cell.arm.key, row)
     assert checked > 100
