@@ -39,6 +39,7 @@ from drift_pipeline.scenario import (
     load_scenario,
     scenario_files,
 )
+from drift_pipeline.storage import StorageRoot
 from drift_pipeline.world import GenerationUnsupported, check_supported, generate_worlds
 
 EXIT_INVALID = 2
@@ -110,12 +111,24 @@ HORIZON_OPTION = click.option(
     type=click.Choice(HORIZON_NAMES),
     help="Only these horizons (repeatable); default: every horizon each scenario declares.",
 )
+
+
+def _storage_root(ctx: click.Context, param: click.Parameter, value: str) -> StorageRoot:
+    """``--out``: a local folder or ``s3://bucket/prefix`` (credentials from the environment)."""
+    try:
+        return StorageRoot.from_url(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from error
+
+
 OUT_OPTION = click.option(
     "--out",
-    type=click.Path(path_type=Path),
-    default=Path("data"),
+    type=str,
+    default="data",
     show_default=True,
-    help="Storage root for the Parquet tables.",
+    callback=_storage_root,
+    metavar="FOLDER|s3://BUCKET/PREFIX",
+    help="Storage root for the Parquet tables: a folder or an s3:// URL.",
 )
 
 
@@ -123,7 +136,9 @@ OUT_OPTION = click.option(
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
 @HORIZON_OPTION
 @OUT_OPTION
-def generate(scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], out: Path) -> None:
+def generate(
+    scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], out: StorageRoot
+) -> None:
     """Generate the worlds of SCENARIOS (files or folders) as Parquet tables under --out."""
     loaded = _load_all(scenarios)
     try:
@@ -146,7 +161,7 @@ def generate(scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], out
 
         summaries = generate_worlds(loaded, out, horizons, progress=advance)
     elapsed = time.perf_counter() - started
-    click.echo(render_world_summaries(summaries, elapsed, out))
+    click.echo(render_world_summaries(summaries, elapsed, str(out)))
 
 
 def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
@@ -250,7 +265,7 @@ def run(
     horizons: tuple[HorizonName, ...],
     backends: tuple[str, ...],
     gates: tuple[str, ...],
-    out: Path,
+    out: StorageRoot,
     call_timeout: float,
     fail_on_error: bool,
     backend_config: Path | None,
@@ -341,7 +356,7 @@ def compare(
     backend_b: str,
     gate: str,
     horizons: tuple[HorizonName, ...],
-    out: Path,
+    out: StorageRoot,
     call_timeout: float,
 ) -> None:
     """Paired differences A − B per metric, with 95% intervals, on the same probes.
@@ -393,7 +408,7 @@ def compare(
     default="table",
     show_default=True,
 )
-def query(sql: str, out: Path, fmt: str) -> None:
+def query(sql: str, out: StorageRoot, fmt: str) -> None:
     """Run SQL in DuckDB over a run's tables (one view per table: probes, cell_metrics, …)."""
     con = connect(out)
     try:

@@ -18,16 +18,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     MEMORY_SNAPSHOTS,
-    PART_FILE,
     PROBES,
     RETRIEVALS,
     TRANSCRIPTS,
-    partition_dir,
+    RootLike,
+    StorageRoot,
 )
 from drift_pipeline.tokens import count_tokens, count_tokens_lines
 
@@ -77,11 +76,11 @@ class _Session:
     messages: list[Message]
 
 
-def _read(root: Path, table: Any, scenario: str, horizon: str) -> pa.Table:
-    path = partition_dir(root, table, {"scenario": scenario, "horizon": horizon}) / PART_FILE
-    if not path.exists():
+def _read(root: StorageRoot, table: Any, scenario: str, horizon: str) -> pa.Table:
+    keys = {"scenario": scenario, "horizon": horizon}
+    if not root.partition_exists(table, keys):
         raise FileNotFoundError(f"no {table.name} table for {scenario}/{horizon} under {root}")
-    return pq.read_table(path)
+    return root.read_table(table, keys)
 
 
 def _in_order(table: pa.Table, keys: list[str]) -> pa.Table:
@@ -297,7 +296,7 @@ async def _run_replicate(
 
 
 def run_cell(
-    world_root: Path,
+    world_root: RootLike,
     scenario: str,
     horizon: str,
     replicates: int,
@@ -308,9 +307,10 @@ def run_cell(
 ) -> CellRun:
     """Run one arm over every replicate of one world; returns its two tables in memory."""
     config = config or LoopConfig()
-    schedule = _read(world_root, EVENT_SCHEDULES, scenario, horizon)
-    transcripts = _read(world_root, TRANSCRIPTS, scenario, horizon)
-    probes = _read(world_root, PROBES, scenario, horizon)
+    storage = StorageRoot.from_url(world_root)
+    schedule = _read(storage, EVENT_SCHEDULES, scenario, horizon)
+    transcripts = _read(storage, TRANSCRIPTS, scenario, horizon)
+    probes = _read(storage, PROBES, scenario, horizon)
     snapshot_rows: dict[str, list[Any]] = {
         f.name: [] for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS
     }

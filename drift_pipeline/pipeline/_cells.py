@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from drift_pipeline.evaluation import (
     ArmData,
@@ -21,12 +19,12 @@ from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
     MEMORY_SNAPSHOTS,
-    PART_FILE,
     PROBE_ANSWERS,
     PROBES,
     RETRIEVALS,
+    RootLike,
+    StorageRoot,
     TableDef,
-    partition_dir,
 )
 
 
@@ -165,10 +163,10 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
     return pa.Table.from_pydict(rows, schema=COST_CURVES.schema)
 
 
-def amnesiac_answers(root: Path, scenario: str, horizon: str) -> tuple[pa.Table, pa.Table]:
+def amnesiac_answers(root: RootLike, scenario: str, horizon: str) -> tuple[pa.Table, pa.Table]:
     """The world's probes and the amnesiac's answers to them (the same judge, empty contexts)."""
     keys = {"scenario": scenario, "horizon": horizon}
-    probes = pq.read_table(partition_dir(root, PROBES, keys) / PART_FILE)
+    probes = StorageRoot.from_url(root).read_table(PROBES, keys)
     return probes, pa.Table.from_pydict(judge_all(probes, {}))
 
 
@@ -209,7 +207,7 @@ def evaluate_cell(
 
 
 def evaluate_world_cells(
-    root: Path,
+    root: RootLike,
     loaded: LoadedScenario,
     horizon: str,
     runs: dict[Arm, CellRun],

@@ -16,7 +16,7 @@ from typing import Any
 
 from drift_pipeline.memory import Arm, CellRun, LoopConfig, run_cell
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
-from drift_pipeline.storage import staged
+from drift_pipeline.storage import RootLike, StorageRoot, staged
 
 from ._cells import CellResult, evaluate_world_cells
 from ._worlds import ensure_worlds
@@ -34,14 +34,14 @@ class RunOptions:
     Attributes:
         arms: Backend × gate pairs to run.
         horizons: Only these horizons (empty: all declared).
-        out: Storage root.
+        out: Storage root: a folder or an ``s3://bucket/prefix`` URL.
         loop: Memory-loop settings (timeout, isolation, concurrency).
         backend_options: Constructor options per backend name.
     """
 
     arms: list[Arm]
     horizons: Sequence[HorizonName] = ()
-    out: Path = Path("data")
+    out: RootLike = Path("data")
     loop: LoopConfig = field(default_factory=LoopConfig)
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -83,9 +83,11 @@ def run_benchmark(
     progress: ProgressFactory | None = None,
 ) -> RunResult:
     """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
-    root = options.out
+    root = StorageRoot.from_url(options.out)
     worlds, generated = ensure_worlds(root, scenarios, options.horizons)
-    protect = tuple({*options.loop.protect, root.resolve()})
+    # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
+    # (the worker's environment is scrubbed, so it holds no credentials to reach it).
+    protect = tuple({*options.loop.protect, *root.protect_paths()})
     loop = LoopConfig(
         options.loop.call_timeout, options.loop.isolate, protect, options.loop.concurrency
     )

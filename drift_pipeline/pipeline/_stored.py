@@ -2,53 +2,51 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, judge_all
 from drift_pipeline.memory import Arm
 from drift_pipeline.storage import (
     CELL_TABLES,
     MEMORY_SNAPSHOTS,
-    PART_FILE,
     PROBE_ANSWERS,
     PROBES,
     RETRIEVALS,
     WORLD_TABLES,
-    glob,
-    partition_dir,
+    RootLike,
+    StorageRoot,
+    TableDef,
 )
 
 from ._run import REFERENCE_ARM
 
 
-def cell_exists(root: Path, scenario: str, horizon: str, arm: Arm) -> bool:
+def cell_exists(root: RootLike, scenario: str, horizon: str, arm: Arm) -> bool:
     """Whether a finished run left this cell's tables under ``root``."""
+    storage = StorageRoot.from_url(root)
     keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
     return all(
-        (partition_dir(root, table, keys) / PART_FILE).exists()
+        storage.partition_exists(table, keys)
         for table in (MEMORY_SNAPSHOTS, RETRIEVALS, PROBE_ANSWERS)
     )
 
 
-def load_arm(root: Path, scenario: str, horizon: str, arm: Arm) -> ArmData:
+def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
     """An arm's answers, snapshots and retrievals on one world, as stored by a run."""
+    storage = StorageRoot.from_url(root)
     keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
 
-    def read(table: object) -> pa.Table:
-        return pq.read_table(partition_dir(root, table, keys) / PART_FILE)  # type: ignore[arg-type]
+    def read(table: TableDef) -> pa.Table:
+        return storage.read_table(table, keys)
 
     return ArmData(read(PROBE_ANSWERS), read(MEMORY_SNAPSHOTS), read(RETRIEVALS))
 
 
-def compare_stored(root: Path, scenario: str, horizon: str, a: Arm, b: Arm) -> CellMetrics:
+def compare_stored(root: RootLike, scenario: str, horizon: str, a: Arm, b: Arm) -> CellMetrics:
     """Paired differences A − B on the same probes of one world of a finished run."""
-    probes = pq.read_table(
-        partition_dir(root, PROBES, {"scenario": scenario, "horizon": horizon}) / PART_FILE
-    )
+    root = StorageRoot.from_url(root)
+    probes = root.read_table(PROBES, {"scenario": scenario, "horizon": horizon})
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
     reference = load_arm(root, scenario, horizon, REFERENCE_ARM)
     return compare_arms(
@@ -60,12 +58,13 @@ def compare_stored(root: Path, scenario: str, horizon: str, a: Arm, b: Arm) -> C
     )
 
 
-def connect(root: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with one view per table found under ``root``."""
-    con = duckdb.connect()
+def connect(root: RootLike) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with one view per table found under ``root`` (a folder or S3)."""
+    storage = StorageRoot.from_url(root)
+    con = storage.duckdb_connect()
     for table in (*WORLD_TABLES, *CELL_TABLES):
-        if (root / table.name).is_dir() and any((root / table.name).rglob("*.parquet")):
-            path = glob(root, table).replace("'", "''")
+        if storage.has_table(table):
+            path = storage.glob(table).replace("'", "''")
             con.execute(
                 f"create view {table.name} as select * from "
                 f"read_parquet('{path}', hive_partitioning=true, union_by_name=true)"

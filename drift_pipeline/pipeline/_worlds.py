@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from drift_pipeline.scenario import HorizonName, LoadedScenario
-from drift_pipeline.storage import PART_FILE, WORLD_TABLES, partition_dir, staged
+from drift_pipeline.storage import WORLD_TABLES, RootLike, StorageRoot, staged
 from drift_pipeline.world import (
     WorldSummary,
     generate_horizon,
@@ -17,23 +16,21 @@ from drift_pipeline.world import (
 from drift_pipeline.world.synthesis import TemplateSynthesizer
 
 
-def world_is_current(root: Path, loaded: LoadedScenario, horizon: str) -> bool:
+def world_is_current(root: RootLike, loaded: LoadedScenario, horizon: str) -> bool:
     """Whether ``root`` holds all five tables of this world, made from this very scenario file."""
-    manifest = root / world_manifest_path(loaded.spec.id, horizon)
-    if not manifest.exists():
-        return False
+    storage = StorageRoot.from_url(root)
     try:
-        recorded = json.loads(manifest.read_text(encoding="utf-8"))
-    except ValueError:
+        recorded = json.loads(storage.read_text(world_manifest_path(loaded.spec.id, horizon)))
+    except (FileNotFoundError, ValueError):
         return False
     if recorded != world_manifest(loaded, horizon, TemplateSynthesizer()):
         return False
     keys = {"scenario": loaded.spec.id, "horizon": horizon}
-    return all((partition_dir(root, table, keys) / PART_FILE).exists() for table in WORLD_TABLES)
+    return all(storage.partition_exists(table, keys) for table in WORLD_TABLES)
 
 
 def ensure_worlds(
-    root: Path,
+    root: RootLike,
     scenarios: Sequence[LoadedScenario],
     horizons: Sequence[HorizonName],
 ) -> tuple[list[tuple[LoadedScenario, HorizonName]], list[WorldSummary]]:

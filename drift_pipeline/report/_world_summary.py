@@ -20,7 +20,7 @@ class _Summary(Protocol):
     checkpoints: list[int]
 
 
-def render_world_summaries(summaries: Sequence[_Summary], seconds: float, out: Path) -> str:
+def render_world_summaries(summaries: Sequence[_Summary], seconds: float, out: Path | str) -> str:
     """A fixed-width table, one row per (scenario, horizon), then totals and throughput."""
     header = (
         f"{'scenario':<34} {'horizon':<7} {'reps':>4} {'sessions':>8} {'noise':>6} "

@@ -1,6 +1,10 @@
-"""Table schemas (one source of column truth), the Parquet layout, and DuckDB access."""
+"""Table schemas (one source of column truth), the Parquet layout, and the storage root.
+
+The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot`).
+"""
 
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
+from ._root import S3_ENDPOINT_ENV, Location, RootLike, StorageRoot, partition_file
 from ._schemas import (
     CELL_MEMORY_TABLES,
     CELL_METRICS,
@@ -31,12 +35,17 @@ __all__ = [
     "PROBES",
     "PROBE_ANSWERS",
     "RETRIEVALS",
+    "S3_ENDPOINT_ENV",
     "TRANSCRIPTS",
     "WORLD_TABLES",
+    "Location",
+    "RootLike",
     "StagedWrite",
+    "StorageRoot",
     "TableDef",
     "glob",
     "partition_dir",
+    "partition_file",
     "staged",
     "write_table",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -12,9 +13,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._root import PART_FILE, Location, RootLike, StorageRoot, partition_file, partition_parts
 from ._schemas import TableDef
 
-PART_FILE = "part-0.parquet"
+__all__ = ["PART_FILE", "StagedWrite", "glob", "partition_dir", "staged", "write_table"]
+
 _STAGING = ".staging"
 
 
@@ -25,17 +28,13 @@ def partition_dir(root: Path, table: TableDef, keys: Mapping[str, str]) -> Path:
         ValueError: If a key is missing or a value would escape its folder.
 
     """
-    path = root / table.name
-    for key in table.partition_by:
-        value = keys[key]
-        if not value or "/" in value or value in (".", "..") or "=" in value:
-            raise ValueError(f"partition value {key}={value!r} cannot be a folder name")
-        path = path / f"{key}={value}"
-    return path
+    return root.joinpath(*partition_parts(table, keys))
 
 
-def glob(root: Path | str, table: TableDef) -> str:
+def glob(root: RootLike, table: TableDef) -> str:
     """The DuckDB glob reading every partition of a table."""
+    if isinstance(root, StorageRoot):
+        return root.glob(table)
     return f"{str(root).rstrip('/')}/{table.name}/**/*.parquet"
 
 
@@ -57,48 +56,84 @@ class StagedWrite:
     """Files written to a staging folder and moved into place together on commit.
 
     A failed run leaves nothing behind: the staging folder is removed and the destination is
-    untouched; a rerun replaces a partition's file with a single rename.
+    untouched.
+
+    Under a local root the staging folder is ``<root>/.staging/<id>`` and a commit moves each
+    file into place with one atomic rename (a rerun replaces a partition's file the same way).
+    Under an S3 root every file is finished in a local temporary folder first; the commit then
+    uploads each as a single object (a reader sees the whole object or none of it), and a
+    commit that fails part-way deletes the objects it had newly created.
     """
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.stage = root / _STAGING / uuid.uuid4().hex
-        self._files: list[tuple[Path, Path]] = []
-        # Folders this write creates (deepest first): a discarded write takes them away again.
-        self._new_dirs = [path for path in (root, *root.parents) if not path.exists()]
+    def __init__(self, root: RootLike) -> None:
+        self.storage = StorageRoot.from_url(root)
+        self._files: list[tuple[Path, str]] = []
+        local = self.storage.local_path
+        if local is not None:
+            self.root: Path | None = local
+            self.stage = local / _STAGING / uuid.uuid4().hex
+            # Folders this write creates (deepest first): a discarded write takes them away.
+            self._new_dirs = [path for path in (local, *local.parents) if not path.exists()]
+        else:
+            self.root = None
+            self.stage = Path(tempfile.mkdtemp(prefix="drift-stage-"))
+            self._new_dirs = []
 
-    def put(self, table: TableDef, keys: Mapping[str, str], data: pa.Table) -> Path:
-        """Stage one partition file; returns its final path."""
+    def put(self, table: TableDef, keys: Mapping[str, str], data: pa.Table) -> Location:
+        """Stage one partition file; returns its final location (a Path under a local root)."""
         if data.schema != table.schema:
             data = data.cast(table.schema)
-        final = partition_dir(self.root, table, keys) / PART_FILE
-        staged = self.stage / final.relative_to(self.root)
-        write_table(staged, data)
-        self._files.append((staged, final))
-        return final
+        relative = partition_file(table, keys)
+        write_table(self.stage / relative, data)
+        self._files.append((self.stage / relative, relative))
+        return self.storage.location(relative)
 
-    def put_text(self, relative: str, text: str) -> Path:
+    def put_text(self, relative: str, text: str) -> Location:
         """Stage a small text file (a manifest) at ``relative`` under the root."""
-        final = self.root / relative
+        final = self.storage.location(relative)
         staged = self.stage / relative
         staged.parent.mkdir(parents=True, exist_ok=True)
         staged.write_text(text, encoding="utf-8")
-        self._files.append((staged, final))
+        self._files.append((staged, relative))
         return final
 
-    def commit(self) -> list[Path]:
-        """Move every staged file into place (each move is an atomic rename)."""
-        moved = []
-        for staged, final in self._files:
+    def commit(self) -> list[Location]:
+        """Move every staged file into place (each move is an atomic rename or one PUT)."""
+        if self.root is None:
+            return self._upload()
+        moved: list[Location] = []
+        for staged, relative in self._files:
+            final = self.root / relative
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, final)
             moved.append(final)
         self.discard()
         return moved
 
+    def _upload(self) -> list[Location]:
+        created: list[str] = []
+        uploaded: list[Location] = []
+        try:
+            for staged, relative in self._files:
+                existed = self.storage.exists(relative)
+                self.storage.put_file(staged, relative)
+                if not existed:
+                    created.append(relative)
+                uploaded.append(self.storage.location(relative))
+        except BaseException:
+            # Objects replaced before the failure cannot be restored; new ones are taken away.
+            for relative in created:
+                self.storage.remove(relative)
+            raise
+        finally:
+            self.discard()
+        return uploaded
+
     def discard(self) -> None:
         """Drop everything staged."""
         shutil.rmtree(self.stage, ignore_errors=True)
+        if self.root is None:
+            return
         for folder in (self.stage.parent, *self._new_dirs):
             if not folder.exists():
                 continue
@@ -108,7 +143,7 @@ class StagedWrite:
 
 
 @contextmanager
-def staged(root: Path) -> Iterator[StagedWrite]:
+def staged(root: RootLike) -> Iterator[StagedWrite]:
     """Stage writes under ``root``; commit on success, discard on any exception."""
     writer = StagedWrite(root)
     try:

@@ -8,12 +8,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
-from pathlib import Path
 
 import pyarrow as pa
 
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
-from drift_pipeline.storage import WORLD_TABLES, StagedWrite, staged
+from drift_pipeline.storage import WORLD_TABLES, Location, RootLike, StagedWrite, staged
 
 from ._generate import WorldReplicate, check_supported, generate_replicate, world_tables
 from .synthesis import Synthesizer, TemplateSynthesizer
@@ -37,7 +36,7 @@ class WorldSummary:
     checkpoints: list[int]
     probes_per_checkpoint: dict[int, int]
     seconds: float
-    files: list[Path] = field(default_factory=list)
+    files: list[Location] = field(default_factory=list)
 
 
 def world_manifest_path(scenario: str, horizon: str) -> str:
@@ -95,7 +94,7 @@ def _summary(
     horizon: HorizonName,
     tables: dict[str, pa.Table],
     seconds: float,
-    files: list[Path],
+    files: list[Location],
 ) -> WorldSummary:
     schedule = tables["event_schedules"]
     transcripts = tables["transcripts"].column("content").to_pylist()
@@ -119,12 +118,14 @@ def _summary(
 
 def generate_worlds(
     scenarios: Sequence[LoadedScenario],
-    root: Path,
+    root: RootLike,
     horizons: Sequence[HorizonName] = (),
     synthesizer: Synthesizer | None = None,
     progress: ProgressHook | None = None,
 ) -> list[WorldSummary]:
     """Generate the chosen horizons (default: all declared) of every scenario under ``root``.
+
+    ``root`` is a folder or an ``s3://bucket/prefix`` URL (see :class:`StorageRoot`).
 
     Everything is staged and moved into place only when all worlds generated, so a failure
     leaves the destination as it was.
