@@ -421,12 +421,12 @@ def query(sql: str, out: StorageRoot, fmt: str) -> None:
     if fmt == "table":
         click.echo(str(relation))
     elif fmt == "csv":
-        frame = relation.fetch_arrow_table()
+        frame = relation.to_arrow_table()
         click.echo(",".join(frame.column_names))
         for row in zip(*(frame.column(c).to_pylist() for c in frame.column_names), strict=True):
             click.echo(",".join("" if v is None else str(v) for v in row))
     else:
-        frame = relation.fetch_arrow_table()
+        frame = relation.to_arrow_table()
         click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))
 
 
