@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -57,6 +57,15 @@ class CellResult:
     def backend_version(self) -> str:
         """The backend's declared version."""
         return self.run.backend_version
+
+    def release(self) -> None:
+        """Drop the row-level tables once written; metrics, faults and identity stay."""
+        self.run = replace(
+            self.run,
+            snapshots=self.run.snapshots.slice(0, 0),
+            retrievals=self.run.retrievals.slice(0, 0),
+        )
+        self.answers = self.answers.slice(0, 0)
 
     def _constants(self, n: int) -> dict[str, list[str]]:
         return {

@@ -14,11 +14,12 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from drift_pipeline.memory import Arm, CellRun, LoopConfig, run_cell
+from drift_pipeline.evaluation import ArmData
+from drift_pipeline.memory import Arm, LoopConfig, run_cell
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 
-from ._cells import CellResult, evaluate_world_cells
+from ._cells import CellResult, amnesiac_answers, evaluate_cell
 from ._worlds import ensure_worlds
 
 REFERENCE_ARM = Arm.parse("reference_compressor@hard")
@@ -95,14 +96,15 @@ def run_benchmark(
     for loaded, horizon in worlds:
         spec = loaded.spec
         sessions = getattr(spec.horizon, horizon).sessions
-        runs: dict[Arm, CellRun] = {}
+        probes, amnesiac = amnesiac_answers(root, spec.id, horizon)
+        reference: ArmData | None = None
         for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
             hook = (
                 progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
                 if progress
                 else None
             )
-            runs[arm] = run_cell(
+            run = run_cell(
                 root,
                 spec.id,
                 horizon,
@@ -112,18 +114,26 @@ def run_benchmark(
                 loop,
                 hook,
             )
-        world_cells = evaluate_world_cells(root, loaded, horizon, runs, REFERENCE_ARM)
-        for cell in world_cells:
-            cell.reported = cell.arm in options.arms
-            # One cell at a time: a later failure cannot take an earlier cell's rows with it.
+            # The reference runs first: every other arm's MVOT and TES need its figures.
+            cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+            if reference is None:
+                reference = ArmData(cell.answers, run.snapshots, run.retrievals)
+            cell.reported = arm in options.arms
+            # One cell at a time: a later failure cannot take an earlier cell's rows with it,
+            # and only one arm's contexts are ever held in memory.
             with staged(root) as writer:
                 for table_def, table in cell.tables().items():
                     writer.put(
                         table_def,
-                        {"scenario": spec.id, "horizon": horizon, "arm": cell.arm.key},
+                        {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
                         table,
                     )
+            if arm != REFERENCE_ARM:
+                cell.release()
             cells.append(cell)
+        for cell in cells:
+            if cell.arm == REFERENCE_ARM:
+                cell.release()
     manifest = run_manifest(scenarios, options, cells)
     with staged(root) as writer:
         writer.put_text(
