@@ -1,0 +1,112 @@
+"""The answerability audit re-run on a world's stored tables (plain Python, no Dagster).
+
+Generation already audits every replicate before it writes. Re-running the same
+:func:`drift_pipeline.world.audit_probes` on what was actually stored proves the files on disk
+(not the generator's memory) are fair, and catches a table replaced or damaged afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from drift_pipeline.storage import EVENT_SCHEDULES, PART_FILE, PROBES, TRANSCRIPTS, partition_dir
+from drift_pipeline.world import AuditError, Probe, ProbeOption, SessionPlan, Turn, audit_probes
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """What the stored audit found: probes checked, replicates, and the failure if any."""
+
+    probes: int
+    replicates: int
+    failure: str | None
+
+    @property
+    def passed(self) -> bool:
+        """Whether every probe is answerable from its evidence sessions."""
+        return self.failure is None
+
+
+def audit_stored_world(root: Path, scenario: str, horizon: str) -> AuditOutcome:
+    """Run the answerability audit over the stored probes, schedule and transcripts."""
+    keys = {"scenario": scenario, "horizon": horizon}
+    read = {
+        t.name: pq.read_table(partition_dir(root, t, keys) / PART_FILE)
+        for t in (PROBES, EVENT_SCHEDULES, TRANSCRIPTS)
+    }
+    replicates = sorted(set(read[EVENT_SCHEDULES.name].column("replicate").to_pylist()))
+    failures: list[str] = []
+    checked = 0
+    for replicate in replicates:
+        rows = {
+            name: table.filter(pc.equal(table["replicate"], replicate)).to_pylist()
+            for name, table in read.items()
+        }
+        probes = [_probe(row) for row in rows[PROBES.name]]
+        plans = sorted(
+            (_plan(row) for row in rows[EVENT_SCHEDULES.name]), key=lambda p: p.session_index
+        )
+        turns = [_turn(row) for row in rows[TRANSCRIPTS.name]]
+        checked += len(probes)
+        try:
+            audit_probes(probes, plans, turns)
+        except AuditError as error:
+            failures.append(f"replicate {replicate}: {error}")
+    return AuditOutcome(checked, len(replicates), "; ".join(failures) or None)
+
+
+def _probe(row: dict[str, Any]) -> Probe:
+    options = tuple(
+        ProbeOption(o["text"], tuple(o["terms"] or ()), int(o["utility"] or 0))
+        for o in row["options"]
+    )
+    return Probe(
+        probe_id=row["probe_id"],
+        checkpoint=row["checkpoint"],
+        probe_type=row["probe_type"],
+        subtype=row["subtype"],
+        asker=row["asker"],
+        subject=row["subject"],
+        question=row["question"],
+        answer=row["answer"],
+        aliases=tuple(row["aliases"]),
+        deprecated=tuple(row["deprecated"]),
+        options=options,
+        correct_option=row["correct_option"],
+        default_option=row["default_option"],
+        evidence_sessions=tuple(row["evidence_sessions"]),
+        event_id=row["event_id"],
+        polarity=cast(Any, row["polarity"]),
+        slot=row["slot"],
+        event_session=row["event_session"],
+        evidence_terms=tuple(row["evidence_terms"]),
+    )
+
+
+def _plan(row: dict[str, Any]) -> SessionPlan:
+    # The audit reads only a session's index, tier and time; its event is not needed.
+    return SessionPlan(
+        session_index=row["session_index"],
+        sim_time=row["sim_time"],
+        tier=row["tier"],
+        participants=tuple(row["participants"]),
+        pattern=row["pattern"],
+        event=None,
+    )
+
+
+def _turn(row: dict[str, Any]) -> Turn:
+    return Turn(
+        session_index=row["session_index"],
+        turn_index=row["turn_index"],
+        speaker=row["speaker"],
+        role=row["role"],
+        content=row["content"],
+        label_event_id=row["label_event_id"],
+        label_kind=row["label_kind"],
+    )

@@ -1,0 +1,230 @@
+"""Cells as stored between assets: what a memory run leaves besides its two tables, read back.
+
+Plain Python (no Dagster). The memory assets and the evaluation assets run in different runs
+(often different processes), so a cell's :class:`~drift_pipeline.memory.CellRun` is rebuilt
+from its Parquet tables plus a small manifest with what the tables do not hold: the isolation
+level, the backend's version and the faults (a backend that never started leaves no row).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from drift_pipeline.evaluation import ArmData, CellMetrics, compute_cell, judge_all
+from drift_pipeline.memory import Arm, CellRun
+from drift_pipeline.pipeline import (
+    REFERENCE_ARM,
+    CellResult,
+    amnesiac_answers,
+    evaluate_cell,
+    load_arm,
+)
+from drift_pipeline.scenario import LoadedScenario
+from drift_pipeline.storage import (
+    CELL_METRICS,
+    COST_CURVES,
+    MEMORY_SNAPSHOTS,
+    PART_FILE,
+    PROBE_ANSWERS,
+    PROBES,
+    RETRIEVALS,
+    StagedWrite,
+    TableDef,
+    partition_dir,
+)
+
+EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
+"""The tables a cell's evaluation writes (its memory run writes the other two)."""
+
+
+def _manifest_relative(scenario: str, horizon: str, arm: Arm) -> str:
+    # partition_dir validates every value (no '/', '=', '..'): reuse it for the manifest path.
+    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
+    folder = partition_dir(Path(), MEMORY_SNAPSHOTS, keys).relative_to(MEMORY_SNAPSHOTS.name)
+    return f"_manifests/cells/{folder.as_posix()}.json"
+
+
+def stage_cell_run(writer: StagedWrite, scenario: str, horizon: str, run: CellRun) -> None:
+    """Stage a memory run's two tables and its manifest."""
+    keys = {"scenario": scenario, "horizon": horizon, "arm": run.arm.key}
+    writer.put(MEMORY_SNAPSHOTS, keys, run.snapshots)
+    writer.put(RETRIEVALS, keys, run.retrievals)
+    manifest = {
+        "arm": run.arm.key,
+        "isolation": run.isolation,
+        "backend_version": run.backend_version,
+        "faults": run.faults,
+    }
+    writer.put_text(
+        _manifest_relative(scenario, horizon, run.arm),
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n",
+    )
+
+
+def load_cell_run(root: Path, scenario: str, horizon: str, arm: Arm) -> CellRun:
+    """A memory run as stored by :func:`stage_cell_run`.
+
+    Raises:
+        FileNotFoundError: Naming the missing cell and what materializes it.
+    """
+    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
+    manifest_path = root / _manifest_relative(scenario, horizon, arm)
+    paths = [
+        partition_dir(root, table, keys) / PART_FILE for table in (MEMORY_SNAPSHOTS, RETRIEVALS)
+    ]
+    missing = [str(p) for p in (*paths, manifest_path) if not p.exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"cell {scenario}/{horizon} {arm.key} has no memory run under {root} "
+            f"(missing {missing[0]}); materialize memory_snapshots for it first"
+        )
+    manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+    return CellRun(
+        arm=arm,
+        snapshots=pq.read_table(paths[0]),
+        retrievals=pq.read_table(paths[1]),
+        isolation=str(manifest["isolation"]),
+        backend_version=str(manifest["backend_version"]),
+        faults=[str(f) for f in manifest["faults"]],
+    )
+
+
+def stage_evaluation(writer: StagedWrite, result: CellResult) -> dict[TableDef, pa.Table]:
+    """Stage a cell's evaluation tables; returns them as written."""
+    keys = {"scenario": result.scenario, "horizon": result.horizon, "arm": result.arm.key}
+    tables = {t: data for t, data in result.tables().items() if t in EVALUATION_TABLES}
+    for table, data in tables.items():
+        writer.put(table, keys, data)
+    return tables
+
+
+def read_evaluation(root: Path, scenario: str, horizon: str, arm: Arm) -> dict[TableDef, pa.Table]:
+    """A cell's stored evaluation tables."""
+    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
+    return {t: pq.read_table(partition_dir(root, t, keys) / PART_FILE) for t in EVALUATION_TABLES}
+
+
+def evaluate_stored(
+    root: Path, loaded: LoadedScenario, horizon: str, arm: Arm, reference: ArmData | None
+) -> CellResult:
+    """Evaluate a stored memory run exactly as ``drift run`` evaluates the in-memory one.
+
+    Args:
+        root: Storage root.
+        loaded: The scenario.
+        horizon: The world's horizon.
+        arm: The arm.
+        reference: The reference compressor's stored data, or ``None`` for the reference itself.
+    """
+    run = load_cell_run(root, loaded.spec.id, horizon, arm)
+    probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
+    return evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+
+
+def stored_result(root: Path, loaded: LoadedScenario, horizon: str, arm: Arm) -> CellResult:
+    """A finished cell as a :class:`CellResult`, recomputed from its stored tables.
+
+    The judge and the bootstrap are deterministic, so this equals what the evaluation wrote
+    (and what ``drift run`` returns); the intervals need the bootstrap draws, which are not
+    stored.
+    """
+    reference = (
+        None if arm == REFERENCE_ARM else load_arm(root, loaded.spec.id, horizon, REFERENCE_ARM)
+    )
+    return evaluate_stored(root, loaded, horizon, arm, reference)
+
+
+# --- every stored cell, through DuckDB (leaderboard) -------------------------------------------
+
+
+@dataclass
+class StoredCell:
+    """A cell read back for the leaderboard (the fields :func:`report.standings` needs)."""
+
+    scenario: str
+    horizon: str
+    replicates: int
+    arm: Arm
+    metrics: CellMetrics
+    faults: list[str]
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, where: Mapping[str, str]) -> pa.Table:
+    columns = ", ".join(f'"{f.name}"' for f in table.schema)
+    condition = " and ".join(f'"{key}" = ?' for key in where)
+    data = con.sql(
+        f"select {columns} from {table.name} where {condition}", params=list(where.values())
+    ).to_arrow_table()
+    return data.cast(table.schema)
+
+
+def stored_cells(con: duckdb.DuckDBPyConnection) -> tuple[list[StoredCell], list[str]]:
+    """Every evaluated cell in the views of ``con``, with its metrics recomputed.
+
+    The metrics need the bootstrap draws (to combine intervals across horizons and scenarios),
+    which are not stored; they are recomputed from the stored answers and costs, paired with
+    the world's reference compressor exactly as in ``drift run``.
+
+    Returns:
+        The cells, and one line per cell that could not be used (and why).
+    """
+    tables = {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
+    needed = {CELL_METRICS.name, PROBE_ANSWERS.name, MEMORY_SNAPSHOTS.name, RETRIEVALS.name}
+    if not needed <= tables or PROBES.name not in tables:
+        return [], []
+    keys = con.execute(
+        "select distinct scenario, horizon, arm from cell_metrics order by all"
+    ).fetchall()
+    cells: list[StoredCell] = []
+    skipped: list[str] = []
+    worlds: dict[tuple[str, str], tuple[pa.Table, ArmData | None]] = {}
+    for scenario, horizon, arm_key in keys:
+        world = {"scenario": scenario, "horizon": horizon}
+        if (scenario, horizon) not in worlds:
+            probes = _fetch(con, PROBES, world)
+            amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
+            reference_keys = {**world, "arm": REFERENCE_ARM.key}
+            reference = _arm_data(con, reference_keys)
+            worlds[(scenario, horizon)] = (amnesiac, reference)
+        amnesiac, reference = worlds[(scenario, horizon)]
+        data = _arm_data(con, {**world, "arm": arm_key})
+        if reference is None or data is None:
+            skipped.append(f"{scenario}/{horizon} {arm_key}: no reference or no answers stored")
+            continue
+        metrics = compute_cell(data, amnesiac, reference, horizon)
+        errors = [
+            str(e)
+            for column in (data.snapshots.column("error"), data.retrievals.column("error"))
+            for e in column.to_pylist()
+            if e
+        ]
+        replicates = len(set(data.snapshots.column("replicate").to_pylist()))
+        cells.append(StoredCell(scenario, horizon, replicates, Arm.parse(arm_key), metrics, errors))
+    return cells, skipped
+
+
+def _arm_data(con: duckdb.DuckDBPyConnection, keys: Mapping[str, str]) -> ArmData | None:
+    answers = _fetch(con, PROBE_ANSWERS, keys)
+    if answers.num_rows == 0:
+        return None
+    return ArmData(answers, _fetch(con, MEMORY_SNAPSHOTS, keys), _fetch(con, RETRIEVALS, keys))
+
+
+def metric_values(metrics: pa.Table, names: Sequence[str]) -> dict[str, float | None]:
+    """Whole-cell values of ``names`` from a ``cell_metrics`` table (``None`` if undefined)."""
+    rows = metrics.to_pydict()
+    found: dict[str, float | None] = {name: None for name in names}
+    for metric, checkpoint, value in zip(
+        rows["metric"], rows["checkpoint"], rows["value"], strict=True
+    ):
+        if checkpoint == "all" and metric in found:
+            found[metric] = value
+    return found

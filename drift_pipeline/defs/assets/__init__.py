@@ -1,0 +1,31 @@
+"""Assets by phase: world tables, memory runs, baselines and evaluation, reports."""
+
+import dagster as dg
+
+from .baselines import world_baselines
+from .evaluation import CELL_COST_CURVE, cell_evaluation
+from .memory import memory_tables
+from .report import cost_curves, leaderboard
+from .world import ANSWERABILITY, world_tables
+
+ALL_ASSETS: list[dg.AssetsDefinition] = [
+    world_tables,
+    memory_tables,
+    world_baselines,
+    cell_evaluation,
+    leaderboard,
+    cost_curves,
+]
+"""Every asset definition of the project, in pipeline order."""
+
+__all__ = [
+    "ALL_ASSETS",
+    "ANSWERABILITY",
+    "CELL_COST_CURVE",
+    "cell_evaluation",
+    "cost_curves",
+    "leaderboard",
+    "memory_tables",
+    "world_baselines",
+    "world_tables",
+]

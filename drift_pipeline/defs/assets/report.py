@@ -1,0 +1,180 @@
+"""Reports over every stored cell, read through DuckDB over the Parquet globs.
+
+Unpartitioned: they depend on every partition of the cell assets, and read whatever cells the
+storage root holds through :func:`drift_pipeline.pipeline.connect` (one DuckDB view per table),
+not through an IO manager fanning partitions in.
+"""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import dagster as dg
+
+from drift_pipeline.report import render_leaderboard, standings
+from drift_pipeline.storage import (
+    CELL_METRICS,
+    MEMORY_SNAPSHOTS,
+    PROBE_ANSWERS,
+    PROBES,
+    RETRIEVALS,
+    staged,
+)
+
+from .. import metadata as md
+from .._stored import stored_cells
+from ..resources import DriftStorage
+from .evaluation import CELL_COST_CURVE
+
+GROUP = "report"
+REPORTS = "_reports"
+"""Folder under the storage root holding the rendered reports."""
+
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+@dg.asset(
+    deps=[
+        CELL_METRICS.name,
+        PROBE_ANSWERS.name,
+        MEMORY_SNAPSHOTS.name,
+        RETRIEVALS.name,
+        PROBES.name,
+    ],
+    group_name=GROUP,
+    kinds={"duckdb", "python"},
+)
+def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    """Every arm's headline metrics with 95% intervals, over all stored scenarios and horizons."""
+    with storage.connect() as con:
+        cells, skipped = stored_cells(con)
+    for line in skipped:
+        context.log.warning(f"not on the leaderboard: {line}")
+    rows = standings(cells)
+    table = render_leaderboard(rows, markdown=True) if rows else "_no evaluated cells yet_"
+    _write(storage, "leaderboard.md", table + "\n")
+    best = rows[0].rows["drift_c"].value if rows else None
+    return dg.MaterializeResult(
+        metadata={
+            **md.numeric(
+                {
+                    md.CELLS: len(cells),
+                    md.ARMS: len(rows),
+                    md.WORLDS: len({(c.scenario, c.horizon) for c in cells}),
+                    md.SKIPPED_CELLS: len(skipped),
+                    md.BEST_DRIFT_C: best,
+                },
+                md.LEADERBOARD_KEYS,
+            ),
+            "leaderboard": dg.MetadataValue.md(table),
+        }
+    )
+
+
+@dg.asset(
+    deps=[CELL_COST_CURVE],
+    group_name=GROUP,
+    kinds={"duckdb", "python"},
+)
+def cost_curves(storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
+    """Token-cost curves per arm and horizon (mean over scenarios), as a table and a plot."""
+    with storage.connect() as con:
+        views = {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
+        points: list[tuple[Any, ...]] = []
+        if "cost_curves" in views:
+            points = con.execute(
+                "select horizon, arm, checkpoint, avg(cumulative_tokens), avg(mvot_so_far), "
+                "count(distinct scenario) from cost_curves group by all "
+                "order by horizon, arm, checkpoint"
+            ).fetchall()
+    table = _curve_table(points)
+    spec = _vega_lite(points)
+    _write(storage, "cost_curves.md", table + "\n")
+    _write(storage, "cost_curves.vl.json", json.dumps(spec, indent=2) + "\n")
+    return dg.MaterializeResult(
+        metadata={
+            **md.numeric(
+                {
+                    md.ROWS: len(points),
+                    md.ARMS: len({p[1] for p in points}),
+                    md.WORLDS: len({p[0] for p in points}),
+                    md.MAX_CUMULATIVE_TOKENS: max((p[3] for p in points), default=None),
+                },
+                md.COST_CURVES_KEYS,
+            ),
+            "cost_curves": dg.MetadataValue.md(table),
+            "plot": dg.MetadataValue.json(spec),
+        }
+    )
+
+
+def _write(storage: DriftStorage, name: str, text: str) -> None:
+    with staged(storage.path()) as writer:
+        writer.put_text(f"{REPORTS}/{name}", text)
+
+
+def _sparkline(values: Sequence[float | None]) -> str:
+    present = [v for v in values if v is not None]
+    if not present:
+        return ""
+    low, high = min(present), max(present)
+    span = (high - low) or 1.0
+    return "".join(
+        " " if v is None else _SPARK[round((v - low) / span * (len(_SPARK) - 1))] for v in values
+    )
+
+
+def _curve_table(points: Sequence[tuple[Any, ...]]) -> str:
+    """One row per arm and horizon: the curve as sparklines, and its end point."""
+    if not points:
+        return "_no cost curves yet_"
+    curves: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    for point in points:
+        curves.setdefault((point[0], point[1]), []).append(point)
+    lines = [
+        "| horizon | arm | checkpoints | tokens (cumulative) | MVOT so far | final tokens | "
+        "final MVOT | scenarios |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (horizon, arm), curve in curves.items():
+        tokens = [p[3] for p in curve]
+        mvot = [p[4] for p in curve]
+        final_mvot = "—" if mvot[-1] is None else f"{mvot[-1]:.3f}"
+        lines.append(
+            f"| {horizon} | {arm} | {', '.join(str(p[2]) for p in curve)} | "
+            f"`{_sparkline(tokens)}` | `{_sparkline(mvot)}` | {tokens[-1]:,.0f} | "
+            f"{final_mvot} | {curve[-1][5]} |"
+        )
+    return "\n".join(lines)
+
+
+def _vega_lite(points: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
+    """A Vega-Lite line chart of cumulative tokens against MVOT so far, per arm and horizon."""
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": "Token-cost curves (mean over scenarios)",
+        "data": {
+            "values": [
+                {
+                    "horizon": p[0],
+                    "arm": p[1],
+                    "checkpoint": p[2],
+                    "cumulative_tokens": p[3],
+                    "mvot_so_far": p[4],
+                }
+                for p in points
+            ]
+        },
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {
+                "field": "cumulative_tokens",
+                "type": "quantitative",
+                "title": "cumulative tokens",
+            },
+            "y": {"field": "mvot_so_far", "type": "quantitative", "title": "MVOT so far"},
+            "color": {"field": "arm", "type": "nominal"},
+            "column": {"field": "horizon", "type": "nominal"},
+            "order": {"field": "checkpoint", "type": "quantitative"},
+        },
+    }

@@ -1,0 +1,119 @@
+"""Phase 01 as assets: the five world tables of one world, generated together, audited."""
+
+from collections.abc import Iterator
+
+import dagster as dg
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from drift_pipeline.scenario import checkpoints_for
+from drift_pipeline.storage import (
+    EVENT_SCHEDULES,
+    GROUND_TRUTH,
+    LATENT_PROFILES,
+    PART_FILE,
+    PROBES,
+    TRANSCRIPTS,
+    WORLD_TABLES,
+    partition_dir,
+    staged,
+)
+from drift_pipeline.tokens import count_tokens
+from drift_pipeline.world import generate_horizon
+
+from .. import metadata as md
+from .._audit import audit_stored_world
+from ..partitions import WorldKey, worlds_partitions
+from ..resources import DriftStorage, ScenarioCatalog
+
+GROUP = "world"
+ANSWERABILITY = "answerability_audit"
+"""Blocking check on ``probes``: every probe is answerable from its evidence sessions."""
+
+_KINDS = {"python", "parquet"}
+
+
+@dg.multi_asset(
+    name="world_tables",
+    specs=[
+        dg.AssetSpec(
+            table.name,
+            group_name=GROUP,
+            kinds=_KINDS,
+            description=table.description,
+            metadata={
+                "drift/table": table.name,
+                "drift/partitioned_by": ", ".join(table.partition_by),
+            },
+        )
+        for table in WORLD_TABLES
+    ],
+    check_specs=[
+        dg.AssetCheckSpec(
+            ANSWERABILITY,
+            asset=PROBES.name,
+            blocking=True,
+            description="Re-runs the answerability audit on the stored probes, schedule and "
+            "transcripts: no cell is scored on an unfair probe.",
+        )
+    ],
+    partitions_def=worlds_partitions,
+)
+def world_tables(
+    context: dg.AssetExecutionContext, storage: DriftStorage, scenarios: ScenarioCatalog
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:  # type: ignore[type-arg]
+    """Generate one world (scenario × horizon): profiles, schedule, transcripts, truth, probes."""
+    world = WorldKey.parse(context.partition_key)
+    loaded = scenarios.load(world.scenario)
+    if getattr(loaded.spec.horizon, world.horizon) is None:
+        raise ValueError(
+            f"world {world.key}: scenario {loaded.source} declares no {world.horizon!r} horizon"
+        )
+    root = storage.path()
+    with staged(root) as writer:
+        summary = generate_horizon(loaded, world.horizon, writer)
+    context.log.info(
+        f"{world.key}: {summary.sessions} sessions, {summary.turns} turns, "
+        f"{summary.probes} probes in {summary.seconds:.1f} s"
+    )
+    tables = {
+        t.name: pq.read_table(partition_dir(root, t, world.storage_keys) / PART_FILE)
+        for t in WORLD_TABLES
+    }
+    sessions = getattr(loaded.spec.horizon, world.horizon).sessions
+    common = {md.REPLICATES: loaded.spec.replicates, md.SESSIONS: sessions}
+    own: dict[str, dict[str, float | int | None]] = {
+        LATENT_PROFILES.name: {md.ENTITIES: len(loaded.spec.entities)},
+        EVENT_SCHEDULES.name: {
+            md.EVENTS: tables[EVENT_SCHEDULES.name].num_rows
+            - tables[EVENT_SCHEDULES.name].column("event_id").null_count
+        },
+        TRANSCRIPTS.name: {
+            md.TURNS: tables[TRANSCRIPTS.name].num_rows,
+            md.TRANSCRIPT_TOKENS: _tokens(tables[TRANSCRIPTS.name]),
+        },
+        GROUND_TRUTH.name: {md.FACTS: summary.facts},
+        PROBES.name: {
+            md.PROBES: tables[PROBES.name].num_rows,
+            md.CHECKPOINTS: len(checkpoints_for(loaded.spec, world.horizon)),
+        },
+    }
+    for table in WORLD_TABLES:
+        values = {md.ROWS: tables[table.name].num_rows, **common, **own[table.name]}
+        yield dg.MaterializeResult(
+            asset_key=table.name,
+            metadata=md.numeric(values, md.WORLD_TABLE_KEYS[table.name]),
+        )
+    audit = audit_stored_world(root, world.scenario, world.horizon)
+    yield dg.AssetCheckResult(
+        check_name=ANSWERABILITY,
+        asset_key=PROBES.name,
+        passed=audit.passed,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=audit.failure,
+        metadata={"probes_audited": audit.probes, "replicates": audit.replicates},
+    )
+
+
+def _tokens(transcripts: pa.Table) -> int:
+    return sum(count_tokens(text) for text in transcripts.column("content").to_pylist())

@@ -1,0 +1,171 @@
+"""The fixed vocabulary of numeric metadata every asset reports, so the UI can plot it.
+
+Each asset reports exactly the keys of its tuple below on every materialization (a figure that
+is undefined for a cell is reported as null, never left out), so a key's plot in the UI has one
+point per materialization.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import dagster as dg
+import numpy as np
+
+ROWS = "dagster/row_count"
+"""Rows written (Dagster's standard key)."""
+REPLICATES = "drift/replicates"
+SESSIONS = "drift/sessions"
+"""Sessions per replicate."""
+TURNS = "drift/turns"
+FACTS = "drift/facts"
+PROBES = "drift/probes"
+CHECKPOINTS = "drift/checkpoints"
+ENTITIES = "drift/entities"
+EVENTS = "drift/events"
+"""Sessions carrying an event (signal or soft)."""
+
+TRANSCRIPT_TOKENS = "drift/transcript_tokens"
+"""Tokens of every session handed to the gate (all replicates)."""
+WRITE_TOKENS = "drift/write_tokens"
+"""LLM tokens spent inside ``store()`` (all replicates)."""
+STORAGE_TOKENS = "drift/storage_tokens"
+"""Final storage size, mean over replicates."""
+READ_TOKENS = "drift/read_tokens"
+"""Tokens of the contexts handed to the reader, mean per retrieval."""
+LLM_READ_TOKENS = "drift/llm_read_tokens"
+"""LLM tokens spent inside ``retrieve()`` (all replicates)."""
+WRITE_MS_P50 = "drift/write_ms_p50"
+WRITE_MS_P95 = "drift/write_ms_p95"
+WRITE_MS_P99 = "drift/write_ms_p99"
+READ_MS_P50 = "drift/read_ms_p50"
+READ_MS_P95 = "drift/read_ms_p95"
+READ_MS_P99 = "drift/read_ms_p99"
+FAULTS = "drift/faults"
+"""Backend calls that failed (or timed out)."""
+
+ACCURACY = "drift/accuracy"
+"""Share of probes answered correctly."""
+MEAN_SCORE = "drift/mean_score"
+AMNESIAC_ERROR_RATE = "drift/amnesiac_error_rate"
+REFERENCE_STORAGE_PER_SESSION = "drift/reference_storage_per_session"
+"""C_ref: the reference compressor's final storage tokens per session."""
+
+MVOT = "drift/mvot"
+SELECTIVITY = "drift/selectivity"
+REVISION_ACCURACY = "drift/revision_accuracy"
+ACTION_ALIGNMENT = "drift/action_alignment"
+TES = "drift/tes"
+LPS = "drift/lps"
+DRIFT_C = "drift/drift_c"
+DRIFT_E = "drift/drift_e"
+STORAGE_PER_SESSION = "drift/storage_per_session"
+TOKEN_COST_PER_SESSION = "drift/token_cost_per_session"
+FINAL_CUMULATIVE_TOKENS = "drift/final_cumulative_tokens"
+FINAL_MVOT = "drift/final_mvot"
+
+CELLS = "drift/cells"
+ARMS = "drift/arms"
+WORLDS = "drift/worlds"
+SKIPPED_CELLS = "drift/skipped_cells"
+BEST_DRIFT_C = "drift/best_drift_c"
+MAX_CUMULATIVE_TOKENS = "drift/max_cumulative_tokens"
+
+HEADLINE_METRICS: Mapping[str, str] = {
+    "mvot": MVOT,
+    "selectivity": SELECTIVITY,
+    "revision_accuracy": REVISION_ACCURACY,
+    "action_alignment": ACTION_ALIGNMENT,
+    "tes": TES,
+    "lps": LPS,
+    "drift_c": DRIFT_C,
+    "drift_e": DRIFT_E,
+    "storage_per_session": STORAGE_PER_SESSION,
+    "token_cost_per_session": TOKEN_COST_PER_SESSION,
+    "read_ms_p50": READ_MS_P50,
+    "read_ms_p95": READ_MS_P95,
+    "read_ms_p99": READ_MS_P99,
+    "write_ms_p50": WRITE_MS_P50,
+    "write_ms_p95": WRITE_MS_P95,
+    "write_ms_p99": WRITE_MS_P99,
+}
+"""``cell_metrics`` rows reported as metadata, by metric name."""
+
+WORLD_KEYS: tuple[str, ...] = (ROWS, REPLICATES, SESSIONS)
+"""Reported by every world table, plus the table's own keys below."""
+WORLD_TABLE_KEYS: Mapping[str, tuple[str, ...]] = {
+    "latent_profiles": (*WORLD_KEYS, ENTITIES),
+    "event_schedules": (*WORLD_KEYS, EVENTS),
+    "transcripts": (*WORLD_KEYS, TURNS, TRANSCRIPT_TOKENS),
+    "ground_truth": (*WORLD_KEYS, FACTS),
+    "probes": (*WORLD_KEYS, PROBES, CHECKPOINTS),
+}
+MEMORY_SNAPSHOTS_KEYS: tuple[str, ...] = (
+    ROWS,
+    REPLICATES,
+    SESSIONS,
+    TRANSCRIPT_TOKENS,
+    WRITE_TOKENS,
+    STORAGE_TOKENS,
+    WRITE_MS_P50,
+    WRITE_MS_P95,
+    WRITE_MS_P99,
+    FAULTS,
+)
+RETRIEVALS_KEYS: tuple[str, ...] = (
+    ROWS,
+    REPLICATES,
+    READ_TOKENS,
+    LLM_READ_TOKENS,
+    READ_MS_P50,
+    READ_MS_P95,
+    READ_MS_P99,
+    FAULTS,
+)
+PROBE_ANSWERS_KEYS: tuple[str, ...] = (ROWS, PROBES, ACCURACY, MEAN_SCORE)
+CELL_METRICS_KEYS: tuple[str, ...] = (ROWS, *HEADLINE_METRICS.values())
+CELL_COST_CURVE_KEYS: tuple[str, ...] = (
+    ROWS,
+    CHECKPOINTS,
+    FINAL_CUMULATIVE_TOKENS,
+    FINAL_MVOT,
+)
+WORLD_BASELINES_KEYS: tuple[str, ...] = (
+    PROBES,
+    AMNESIAC_ERROR_RATE,
+    REFERENCE_STORAGE_PER_SESSION,
+    MVOT,
+    DRIFT_C,
+    FAULTS,
+)
+LEADERBOARD_KEYS: tuple[str, ...] = (CELLS, ARMS, WORLDS, SKIPPED_CELLS, BEST_DRIFT_C)
+COST_CURVES_KEYS: tuple[str, ...] = (ROWS, ARMS, WORLDS, MAX_CUMULATIVE_TOKENS)
+
+
+def numeric(
+    values: Mapping[str, float | int | None], keys: Sequence[str]
+) -> dict[str, dg.MetadataValue]:
+    """Exactly ``keys``, as Dagster metadata (an undefined or missing figure is null).
+
+    Raises:
+        ValueError: If ``values`` has a key outside ``keys`` (the vocabulary is fixed).
+    """
+    extra = set(values) - set(keys)
+    if extra:
+        raise ValueError(f"metadata keys {sorted(extra)} are not in the vocabulary {list(keys)}")
+    out: dict[str, dg.MetadataValue] = {}
+    for key in keys:
+        value = values.get(key)
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            out[key] = dg.MetadataValue.null()
+        elif isinstance(value, bool | int | np.bool_ | np.integer):
+            out[key] = dg.MetadataValue.int(int(value))
+        else:
+            out[key] = dg.MetadataValue.float(float(value))
+    return out
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile (linear), or ``None`` for no values."""
+    return float(np.percentile(np.asarray(values, dtype=float), q)) if len(values) else None

@@ -1,0 +1,207 @@
+"""Partitions: worlds (scenario × horizon), arms (backend × gate) and cells (world × arm).
+
+Every partition key is parsed here and nowhere else: :class:`WorldKey` for ``world`` keys
+(``ua-baseline-001/long``), :class:`drift_pipeline.memory.Arm` for ``arm`` keys
+(``bm25@soft:3``) and :class:`CellKey` for the 2-D keys Dagster builds from both
+(``bm25@soft:3|ua-baseline-001/long``: Dagster orders dimensions by name and joins them with
+``|``, which is why a world key cannot use ``|`` itself).
+
+Both dimensions are dynamic, so a scenario that is not in the repository (``drift run --via
+dagster some/where.yaml``) and a plugin backend get partitions without a code reload. The
+repository's own worlds and arms are registered when the definitions load
+(:func:`register_at_load`), by the ``partition_registry`` sensor, and by every in-process run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import dagster as dg
+
+from drift_pipeline.memory import Arm, Gate
+from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.scenario import HORIZON_NAMES, HorizonName, LoadedScenario
+from drift_pipeline.world import GenerationUnsupported, check_supported
+
+from ._ablations import Ablation
+from .resources import ScenarioCatalog
+
+WORLD = "world"
+"""Name of the world dimension (and of its dynamic partitions definition)."""
+ARM = "arm"
+"""Name of the arm dimension (and of its dynamic partitions definition)."""
+WORLD_SEPARATOR = "/"
+"""Between scenario id and horizon in a world key; mirrors the hive folders."""
+
+_log = logging.getLogger(__name__)
+
+
+class WorldKey(NamedTuple):
+    """One world: a scenario at one horizon (a ``world`` partition)."""
+
+    scenario: str
+    horizon: HorizonName
+
+    @property
+    def key(self) -> str:
+        """The partition key, ``<scenario id>/<horizon>``."""
+        return f"{self.scenario}{WORLD_SEPARATOR}{self.horizon}"
+
+    @property
+    def storage_keys(self) -> dict[str, str]:
+        """The hive partition values of the world's tables."""
+        return {"scenario": self.scenario, "horizon": self.horizon}
+
+    @classmethod
+    def parse(cls, key: str) -> WorldKey:
+        """Parse ``<scenario id>/<horizon>``.
+
+        Raises:
+            ValueError: Naming the key and the expected form.
+        """
+        scenario, sep, horizon = key.rpartition(WORLD_SEPARATOR)
+        if (
+            not sep
+            or not scenario
+            or WORLD_SEPARATOR in scenario
+            or horizon not in HORIZON_NAMES
+            or "..." in scenario
+        ):
+            raise ValueError(
+                f"world key {key!r} is not '<scenario id>/<horizon>' with a horizon of "
+                f"{', '.join(HORIZON_NAMES)}"
+            )
+        return cls(scenario, horizon)
+
+
+class CellKey(NamedTuple):
+    """One cell: an arm on a world (a 2-D ``world × arm`` partition)."""
+
+    world: WorldKey
+    arm: Arm
+
+    @property
+    def partition_key(self) -> dg.MultiPartitionKey:
+        """The 2-D partition key Dagster expects."""
+        return dg.MultiPartitionKey({WORLD: self.world.key, ARM: self.arm.key})
+
+    @property
+    def key(self) -> str:
+        """The partition key as a string (``<arm>|<world>``)."""
+        return str(self.partition_key)
+
+    @property
+    def storage_keys(self) -> dict[str, str]:
+        """The hive partition values of the cell's tables."""
+        return {**self.world.storage_keys, "arm": self.arm.key}
+
+    @classmethod
+    def parse(cls, key: str | dg.MultiPartitionKey) -> CellKey:
+        """Parse a 2-D key (a ``MultiPartitionKey`` or its ``<arm>|<world>`` string).
+
+        Raises:
+            ValueError: Naming the key and the expected form.
+        """
+        if isinstance(key, dg.MultiPartitionKey):
+            dimensions = key.keys_by_dimension
+        else:
+            arm, sep, world = key.partition("|")
+            if not sep or "|" in world:
+                raise ValueError(f"cell key {key!r} is not '<arm>|<scenario id>/<horizon>'")
+            dimensions = {ARM: arm, WORLD: world}
+        return cls(WorldKey.parse(dimensions[WORLD]), Arm.parse(dimensions[ARM]))
+
+
+worlds_partitions = dg.DynamicPartitionsDefinition(name=WORLD)
+"""World partitions (scenario × horizon)."""
+
+arms_partitions = dg.DynamicPartitionsDefinition(name=ARM)
+"""Arm partitions (backend × gate)."""
+
+cells_partitions = dg.MultiPartitionsDefinition({WORLD: worlds_partitions, ARM: arms_partitions})
+"""Cell partitions (world × arm)."""
+
+with warnings.catch_warnings():
+    # Beta in 1.13, and exactly the mapping needed: a cell reads its own world's tables.
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    cell_to_world = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=WORLD)
+    """Maps a cell to its world (and a world to every cell on it)."""
+
+
+def scenario_worlds(scenarios: Iterable[LoadedScenario]) -> list[WorldKey]:
+    """Every declared horizon of every scenario the generator supports."""
+    worlds: list[WorldKey] = []
+    for loaded in scenarios:
+        try:
+            check_supported(loaded.spec)
+        except GenerationUnsupported as error:
+            _log.warning("not registering %s: %s", loaded.source, error)
+            continue
+        worlds.extend(WorldKey(loaded.spec.id, name) for name, _ in loaded.spec.horizon.items())
+    return worlds
+
+
+def repository_arms(ablations: Iterable[Ablation]) -> list[Arm]:
+    """Every registered backend under the hard gate, then every ablation's arms."""
+    arms = [Arm(name, Gate("hard")) for name in backend_names()]
+    for ablation in ablations:
+        arms.extend(arm for arm in ablation.arms if arm not in arms)
+    return arms
+
+
+def missing_partitions(
+    instance: dg.DagsterInstance, worlds: Sequence[WorldKey], arms: Sequence[Arm]
+) -> tuple[list[str], list[str]]:
+    """World and arm keys not registered on ``instance`` yet, in the order given."""
+    known_worlds = set(instance.get_dynamic_partitions(WORLD))
+    known_arms = set(instance.get_dynamic_partitions(ARM))
+    new_worlds = list(dict.fromkeys(w.key for w in worlds if w.key not in known_worlds))
+    new_arms = list(dict.fromkeys(a.key for a in arms if a.key not in known_arms))
+    return new_worlds, new_arms
+
+
+def register_partitions(
+    instance: dg.DagsterInstance, worlds: Sequence[WorldKey], arms: Sequence[Arm]
+) -> tuple[list[str], list[str]]:
+    """Add the worlds and arms that ``instance`` does not know yet; returns the added keys."""
+    new_worlds, new_arms = missing_partitions(instance, worlds, arms)
+    if new_worlds:
+        instance.add_dynamic_partitions(WORLD, new_worlds)
+    if new_arms:
+        instance.add_dynamic_partitions(ARM, new_arms)
+    return new_worlds, new_arms
+
+
+def repository_partitions(catalog: ScenarioCatalog) -> tuple[list[WorldKey], list[Arm]]:
+    """The worlds of the catalog's scenario files and the arms of the registry and ablations.
+
+    Raises:
+        ScenarioError: If a scenario file is invalid.
+        AblationError: If ``ablations.yaml`` is invalid.
+    """
+    return scenario_worlds(catalog.scenarios()), repository_arms(catalog.ablations())
+
+
+def register_at_load(catalog: ScenarioCatalog) -> None:
+    """Register the catalog's partitions on the ``DAGSTER_HOME`` instance, if there is one.
+
+    Called while the code location loads, so ``dagster dev`` shows every world and arm at once.
+    Without ``DAGSTER_HOME`` (tests, ephemeral runs) there is no instance to write to. A failure
+    (an invalid scenario file, an unreachable database) only logs, so the code location still
+    loads; the ``partition_registry`` sensor then reports the error on its ticks.
+    """
+    if not os.environ.get("DAGSTER_HOME"):
+        return
+    try:
+        worlds, arms = repository_partitions(catalog)
+        with dg.DagsterInstance.get() as instance:
+            added_worlds, added_arms = register_partitions(instance, worlds, arms)
+    except Exception as error:  # loading must not fail on registration
+        _log.warning("could not register partitions at load time: %s", error)
+        return
+    if added_worlds or added_arms:
+        _log.info("registered %d worlds and %d arms", len(added_worlds), len(added_arms))

@@ -1,0 +1,152 @@
+"""Resources: where tables live, where scenarios come from, and how the memory loop runs."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import duckdb
+from pydantic import Field
+
+from drift_pipeline.memory import LoopConfig
+from drift_pipeline.pipeline import connect
+from drift_pipeline.scenario import LoadedScenario, ScenarioError, load_scenario, scenario_files
+
+from ._ablations import ABLATIONS_FILE, Ablation, load_ablations
+
+DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
+"""Environment variable naming the storage root (default ``data``)."""
+SCENARIOS_ENV = "DRIFT_SCENARIOS"
+"""Environment variable listing scenario files or folders (``os.pathsep``-separated)."""
+
+
+class DriftStorage(dg.ConfigurableResource):  # type: ignore[type-arg]
+    """The storage root of every table: a local folder (an ``s3://`` URL is planned).
+
+    Attributes:
+        root: Folder holding ``<table>/scenario=…/horizon=…[/arm=…]/part-0.parquet``.
+    """
+
+    root: str = Field(
+        default="data",
+        description="Storage root: a local folder (s3://bucket/prefix is not supported yet).",
+    )
+
+    def path(self) -> Path:
+        """The root as a local path.
+
+        Raises:
+            NotImplementedError: For a URL root (``s3://…``), which needs the S3 storage layer.
+        """
+        if "://" in self.root:
+            raise NotImplementedError(
+                f"storage root {self.root!r}: only local folders are supported so far; "
+                f"set {DATA_ROOT_ENV} to a folder"
+            )
+        return Path(self.root)
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """DuckDB with one view per table found under the root."""
+        return connect(self.path())
+
+
+def default_storage() -> DriftStorage:
+    """``DriftStorage`` rooted at ``$DRIFT_DATA_ROOT`` or ``data``."""
+    return DriftStorage(root=os.environ.get(DATA_ROOT_ENV) or "data")
+
+
+class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
+    """Where world partitions find their scenario files, and the ablation list.
+
+    Attributes:
+        paths: Scenario files or folders (folders contribute their ``*.yaml``, and an
+            ``ablations.yaml`` in a folder lists the ablation arms).
+    """
+
+    paths: list[str] = Field(
+        default=["scenarios"], description="Scenario files or folders of them."
+    )
+
+    def files(self) -> list[Path]:
+        """Every scenario file, in the order given."""
+        return scenario_files(list(self.paths))
+
+    def scenarios(self) -> list[LoadedScenario]:
+        """Every scenario, validated.
+
+        Raises:
+            ScenarioError: If a file is invalid.
+        """
+        return [_load(str(path), *_stamp(path)) for path in self.files()]
+
+    def load(self, scenario_id: str) -> LoadedScenario:
+        """The scenario with this id (another file being invalid does not matter).
+
+        Raises:
+            LookupError: If no valid file under ``paths`` declares it (naming the paths, and
+                the invalid files, one of which may be the one meant).
+        """
+        invalid: list[str] = []
+        for path in self.files():
+            try:
+                loaded = _load(str(path), *_stamp(path))
+            except ScenarioError as error:
+                invalid.append(error.lines()[0])
+                continue
+            if loaded.spec.id == scenario_id:
+                return loaded
+        hint = f"; invalid files: {' | '.join(invalid)}" if invalid else ""
+        raise LookupError(
+            f"no scenario with id {scenario_id!r} in {', '.join(self.paths)} "
+            f"(set the catalog paths, {SCENARIOS_ENV}){hint}"
+        )
+
+    def ablations(self) -> list[Ablation]:
+        """Ablations listed in ``ablations.yaml`` of every folder in ``paths``."""
+        found: list[Ablation] = []
+        for item in self.paths:
+            if Path(item).is_dir():
+                found.extend(load_ablations(Path(item) / ABLATIONS_FILE))
+        return found
+
+
+def default_catalog() -> ScenarioCatalog:
+    """``ScenarioCatalog`` over ``$DRIFT_SCENARIOS`` or ``scenarios``."""
+    paths = [p for p in os.environ.get(SCENARIOS_ENV, "").split(os.pathsep) if p]
+    return ScenarioCatalog(paths=paths or ["scenarios"])
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=256)
+def _load(path: str, mtime_ns: int, size: int) -> LoadedScenario:
+    # Keyed by modification stamp: an edited file is read again, an unchanged one is not.
+    return load_scenario(path)
+
+
+class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
+    """How cells run their backends (the same settings as ``drift run``).
+
+    Attributes:
+        call_timeout: Seconds before a store/retrieve call is a fault.
+        isolate: Sandbox the backends (off only for debugging; recorded in the manifest).
+        concurrency: Replicates run at once.
+        backend_options: Constructor options per backend name.
+    """
+
+    call_timeout: float = Field(default=30.0, description="Seconds before a call is a fault.")
+    isolate: bool = Field(default=True, description="Run backends in the sandbox.")
+    concurrency: int = Field(default=4, description="Replicates run at once per cell.")
+    backend_options: dict[str, dict[str, Any]] = Field(
+        default={}, description="Constructor options per backend name."
+    )
+
+    def config(self, root: Path) -> LoopConfig:
+        """The loop settings, with the storage root protected from backends."""
+        return LoopConfig(self.call_timeout, self.isolate, (root.resolve(),), self.concurrency)

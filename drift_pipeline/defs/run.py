@@ -1,0 +1,149 @@
+"""``drift run --via dagster``: the same benchmark, executed as Dagster runs.
+
+:func:`run_via_dagster` registers the run's worlds and arms as partitions, executes the runs
+that compute every cell in process against the instance at ``DAGSTER_HOME`` (so the UI shows
+every materialization, its metadata and its checks), and returns a
+:class:`~drift_pipeline.pipeline.RunResult` built exactly like ``drift run``'s: the same plain
+functions with the same seeds, so every figure except measured latencies is identical.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from drift_pipeline.memory import Arm, LoopConfig
+from drift_pipeline.pipeline import (
+    REFERENCE_ARM,
+    CellResult,
+    RunOptions,
+    RunResult,
+    run_manifest,
+    world_is_current,
+)
+from drift_pipeline.scenario import HorizonName, LoadedScenario, load_scenario, scenario_files
+from drift_pipeline.storage import staged
+from drift_pipeline.world import check_supported
+
+from ._steps import execute, plan_cells
+from ._stored import stored_result
+from .assets import ALL_ASSETS
+from .jobs import ALL_JOBS
+from .partitions import WorldKey, register_partitions
+from .resources import DriftStorage, MemoryLoop, ScenarioCatalog
+
+
+def build_definitions(
+    storage: DriftStorage, scenarios: ScenarioCatalog, loop: MemoryLoop
+) -> dg.Definitions:
+    """The project's assets and jobs bound to these resources (for in-process runs)."""
+    return dg.Definitions(
+        assets=ALL_ASSETS,
+        jobs=ALL_JOBS,
+        resources={"storage": storage, "scenarios": scenarios, "loop": loop},
+    )
+
+
+def run_via_dagster(
+    scenario_paths: Sequence[str | Path],
+    arms: Sequence[Arm],
+    horizons: Sequence[HorizonName] = (),
+    out: Path = Path("data"),
+    *,
+    loop: LoopConfig | None = None,
+    backend_options: dict[str, dict[str, Any]] | None = None,
+    instance: dg.DagsterInstance | None = None,
+    log: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run the benchmark through Dagster; same tables and figures as ``run_benchmark``.
+
+    Args:
+        scenario_paths: Scenario files or folders (as ``drift run`` takes them).
+        arms: Arms to report; the reference compressor always runs (MVOT and TES need it).
+        horizons: Only these horizons (empty: every declared horizon).
+        out: Storage root.
+        loop: Memory-loop settings (timeout, isolation, concurrency); ``protect`` is ignored,
+            the storage root is always protected.
+        backend_options: Constructor options per backend name.
+        instance: Dagster instance; default ``DagsterInstance.get()`` (``DAGSTER_HOME``).
+        log: Called with one line per run started.
+
+    Returns:
+        The reported cells (recomputed from the stored tables, equal to what the assets wrote),
+        the number of worlds generated (also worlds that were current on disk but unknown to
+        the instance: they are regenerated, identically, so the instance records them), and
+        the run manifest (also written to
+        ``<out>/_manifests/run.json``).
+
+    Raises:
+        ScenarioError: A scenario file is invalid.
+        GenerationUnsupported: A scenario's paradigm has no generator yet.
+        ValueError: Two files declare the same scenario id.
+        RuntimeError: A run failed (naming the job and partition).
+    """
+    files = scenario_files(list(scenario_paths))
+    scenarios: list[LoadedScenario] = [load_scenario(path) for path in files]
+    ids = [loaded.spec.id for loaded in scenarios]
+    for loaded in scenarios:
+        check_supported(loaded.spec)
+        if ids.count(loaded.spec.id) > 1:
+            raise ValueError(f"scenario id {loaded.spec.id!r} is used by more than one file")
+    settings = loop or LoopConfig()
+    storage = DriftStorage(root=str(out))
+    catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
+    memory_loop = MemoryLoop(
+        call_timeout=settings.call_timeout,
+        isolate=settings.isolate,
+        concurrency=settings.concurrency,
+        backend_options=backend_options or {},
+    )
+    root = storage.path()
+    worlds = [
+        (loaded, WorldKey(loaded.spec.id, name))
+        for loaded in scenarios
+        for name, _ in loaded.spec.horizon.items()
+        if not horizons or name in horizons
+    ]
+    run_arms = [REFERENCE_ARM, *(arm for arm in dict.fromkeys(arms) if arm != REFERENCE_ARM)]
+    owns_instance = instance is None
+    active = instance or dg.DagsterInstance.get()
+    try:
+        register_partitions(active, [world for _, world in worlds], run_arms)
+        recorded = active.get_materialized_partitions(dg.AssetKey("probes"))
+        regenerate = {
+            world
+            for loaded, world in worlds
+            if world.key not in recorded or not world_is_current(root, loaded, world.horizon)
+        }
+        steps = plan_cells(
+            [w for _, w in worlds], list(dict.fromkeys(arms)), regenerate.__contains__
+        )
+        execute(build_definitions(storage, catalog, memory_loop), active, steps, log)
+    finally:
+        if owns_instance:
+            active.dispose()
+    cells: list[CellResult] = []
+    for loaded, world in worlds:
+        for arm in run_arms:
+            cell = stored_result(root, loaded, world.horizon, arm)
+            cell.reported = arm in arms
+            cells.append(cell)
+    options = RunOptions(
+        arms=list(arms),
+        horizons=tuple(horizons),
+        out=out,
+        loop=settings,
+        backend_options=backend_options or {},
+    )
+    manifest = run_manifest(scenarios, options, cells)
+    with staged(root) as writer:
+        writer.put_text(
+            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        )
+    return RunResult(
+        cells=[c for c in cells if c.reported], generated_worlds=len(regenerate), manifest=manifest
+    )

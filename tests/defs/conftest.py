@@ -1,0 +1,187 @@
+"""Fixtures for the Dagster project's tests: a tiny scenario of their own, instances on SQLite,
+in memory and on a real PostgreSQL server started here on loopback.
+
+The scenario is written here (not taken from ``scenarios/``): two replicates of 15 sessions, so a
+whole cell runs in a second or two.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[2]
+REPO_SCENARIOS = PROJECT / "scenarios"
+
+TINY_ID = "dagster-tiny-t"
+TINY_SESSIONS = 15
+TINY_REPLICATES = 2
+TINY = f"""\
+id: {TINY_ID}
+paradigm: user_assistant
+seed: 2718
+replicates: {TINY_REPLICATES}
+horizon:
+  short: {{ sessions: {TINY_SESSIONS}, session_gap_hours: 9 }}
+noise_ratio: 0.40
+entities:
+  - id: principal
+    type: human
+    profile:
+      big_five: {{ O: 0.6, C: 0.4, E: 0.5, A: 0.7, N: 0.3 }}
+      event_distribution:
+        job_change: 0.25
+        relocation: 0.20
+        habit_form: 0.20
+        preference_reveal: 0.20
+  - id: assistant
+    type: assistant_agent
+    capability_profile: {{ context_window: 32000 }}
+checkpoints:
+  - {{ after_session: 8, probe_types: [recall, action, revision] }}
+"""
+
+
+def write_tiny(folder: Path, scenario_id: str = TINY_ID) -> Path:
+    """Write the tiny scenario (with this id) into ``folder``; return its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{scenario_id}.yaml"
+    path.write_text(TINY.replace(TINY_ID, scenario_id), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """The tiny scenario's file, alone in its folder."""
+    return write_tiny(tmp_path / "scenarios")
+
+
+@pytest.fixture(autouse=True)
+def _no_user_instance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the developer's own instance or data root from a test."""
+    for name in ("DAGSTER_HOME", "DRIFT_DATA_ROOT", "DRIFT_SCENARIOS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def sqlite_home(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``folder`` as DAGSTER_HOME with the project's own dagster.yaml (paths under it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT / "dagster.yaml", folder / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(folder))
+    monkeypatch.chdir(folder)  # dagster.yaml's paths are relative to the working directory
+    return folder
+
+
+# --- a real PostgreSQL server on loopback ----------------------------------------------------
+
+_PG_HINT = (
+    "PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/*/bin; "
+    "install them with `apt-get install -y postgresql` (scripts/test.sh does it as root)"
+)
+
+
+def _pg_bin() -> Path:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.fail(_PG_HINT, pytrace=False)
+    return Path(found[-1]).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _default_signals() -> None:
+    # A server started from a non-interactive shell may inherit ignored SIGINT/SIGTERM.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _as_postgres(command: list[str]) -> list[str]:
+    # initdb refuses to run as root; the image's `postgres` user owns the cluster then.
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+@pytest.fixture(scope="session")
+def postgres_env() -> Iterator[dict[str, str]]:
+    """A throwaway PostgreSQL server on 127.0.0.1 with a ``dagster`` database.
+
+    Yields the ``DRIFT_PG_*`` variables that ``dagster.postgres.yaml`` reads. Installs nothing:
+    without the server binaries the tests fail, saying what to install.
+    """
+    pg_bin = _pg_bin()
+    folder = Path(tempfile.mkdtemp(prefix="drift-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    data, port = folder / "data", _free_port()
+    env = {
+        "DRIFT_PG_HOST": "127.0.0.1",
+        "DRIFT_PG_PORT": str(port),
+        "DRIFT_PG_USER": "drift",
+        "DRIFT_PG_PASSWORD": "",
+        "DRIFT_PG_DB": "dagster",
+    }
+
+    def run(*command: str) -> None:
+        subprocess.run(
+            _as_postgres(list(command)),
+            check=True,
+            capture_output=True,
+            timeout=60,
+            preexec_fn=_default_signals,
+        )
+
+    started = False
+    try:
+        run(
+            str(pg_bin / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "drift",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+        )
+        run(
+            str(pg_bin / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"),
+            "-o", f"-h 127.0.0.1 -p {port} -k {folder}", "-w", "start",
+        )  # fmt: skip
+        started = True
+        run(str(pg_bin / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "drift", "dagster")
+        yield env
+    finally:
+        if started:
+            run(str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def postgres_instance(
+    folder: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> dg.DagsterInstance:
+    """An instance configured by the project's dagster.postgres.yaml against ``env``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT / "dagster.postgres.yaml", folder / "dagster.yaml")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(folder)
+    instance = dg.DagsterInstance.from_config(str(folder))
+    instance.wipe()  # one database for the session: every test starts empty
+    for name in ("world", "arm"):
+        for key in instance.get_dynamic_partitions(name):
+            instance.delete_dynamic_partition(name, key)
+    return instance

@@ -1,0 +1,106 @@
+"""One world partition and one cell partition materialized in process, on an ephemeral instance
+and on a real PostgreSQL server: tables written, metadata in the fixed vocabulary, checks pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from drift_pipeline.defs import metadata as md
+from drift_pipeline.defs.partitions import CellKey, WorldKey, register_partitions
+from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+from drift_pipeline.defs.run import build_definitions
+from drift_pipeline.memory import Arm
+from drift_pipeline.pipeline import REFERENCE_ARM
+from drift_pipeline.storage import MEMORY_SNAPSHOTS, PART_FILE, WORLD_TABLES, partition_dir
+
+from .conftest import TINY_ID, TINY_REPLICATES, TINY_SESSIONS, postgres_instance
+
+WORLD = WorldKey(TINY_ID, "short")
+BM25 = Arm.parse("bm25@hard")
+VOCABULARY = {
+    **md.WORLD_TABLE_KEYS,
+    "memory_snapshots": md.MEMORY_SNAPSHOTS_KEYS,
+    "retrievals": md.RETRIEVALS_KEYS,
+    "world_baselines": md.WORLD_BASELINES_KEYS,
+    "probe_answers": md.PROBE_ANSWERS_KEYS,
+    "cell_metrics": md.CELL_METRICS_KEYS,
+    "cell_cost_curve": md.CELL_COST_CURVE_KEYS,
+}
+
+
+@pytest.fixture(params=["ephemeral", "postgres"])
+def instance(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dg.DagsterInstance]:
+    if request.param == "ephemeral":
+        active = dg.DagsterInstance.ephemeral()
+    else:
+        env = request.getfixturevalue("postgres_env")
+        active = postgres_instance(tmp_path / "pg-home", env, monkeypatch)
+    try:
+        yield active
+    finally:
+        active.dispose()
+
+
+def _latest(instance: dg.DagsterInstance, asset: str, partition: str) -> dg.AssetMaterialization:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[partition]), limit=1
+    ).records
+    assert records, f"no materialization of {asset} {partition}"
+    materialization = records[0].asset_materialization
+    assert materialization is not None
+    return materialization
+
+
+@pytest.mark.slow
+def test_world_and_cell_partitions(
+    instance: dg.DagsterInstance, tiny: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "data"
+    defs = build_definitions(
+        DriftStorage(root=str(root)),
+        ScenarioCatalog(paths=[str(tiny.parent)]),
+        MemoryLoop(),
+    )
+    reference, cell = CellKey(WORLD, REFERENCE_ARM), CellKey(WORLD, BM25)
+    register_partitions(instance, [WORLD], [REFERENCE_ARM, BM25])
+    checks: dict[str, bool] = {}
+    for job, partition in (
+        ("world_job", WORLD.key),
+        ("memory_job", reference.key),
+        ("baselines_job", WORLD.key),
+        ("cell_job", cell.key),
+    ):
+        result = defs.resolve_job_def(job).execute_in_process(
+            instance=instance, partition_key=partition
+        )
+        assert result.success, job
+        checks.update({e.check_name: e.passed for e in result.get_asset_check_evaluations()})
+    assert checks == {"answerability_audit": True, "rows_per_session": True, "gate_lineage": True}
+
+    # Every asset of the world and of the cell has a materialization with exactly its keys.
+    for asset, keys in VOCABULARY.items():
+        partition = (
+            WORLD.key if asset in md.WORLD_TABLE_KEYS or asset == "world_baselines" else cell.key
+        )
+        materialization = _latest(instance, asset, partition)
+        assert set(materialization.metadata) == set(keys), asset
+    snapshots = _latest(instance, "memory_snapshots", cell.key).metadata
+    assert snapshots[md.ROWS].value == TINY_SESSIONS * TINY_REPLICATES
+    assert snapshots[md.SESSIONS].value == TINY_SESSIONS
+    metrics = _latest(instance, "cell_metrics", cell.key).metadata
+    assert 0.0 <= metrics[md.DRIFT_C].value <= 1.0  # type: ignore[operator]
+
+    # The tables are where the storage layout says, one file per partition.
+    for table in WORLD_TABLES:
+        assert (partition_dir(root, table, WORLD.storage_keys) / PART_FILE).exists()
+    stored = pq.read_table(partition_dir(root, MEMORY_SNAPSHOTS, cell.storage_keys) / PART_FILE)
+    assert stored.num_rows == TINY_SESSIONS * TINY_REPLICATES
+    assert set(stored.column("arm").to_pylist()) == {BM25.key}

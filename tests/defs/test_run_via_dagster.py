@@ -1,0 +1,165 @@
+"""``run_via_dagster`` against the ``DAGSTER_HOME`` instance equals ``run_benchmark``.
+
+Both paths call the same plain functions with the same seeds on a scenario that is not in the
+repository. Every figure is identical except measured latencies (the ``*_ms_*`` percentiles and
+the two scores built on them, LPS and DRIFT-E), which no two runs share.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from drift_pipeline.defs import metadata as md
+from drift_pipeline.defs.partitions import register_partitions
+from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
+from drift_pipeline.defs.run import run_via_dagster
+from drift_pipeline.defs.schedules import nightly_leaderboard
+from drift_pipeline.defs.sensors import stale_cells
+from drift_pipeline.memory import Arm
+from drift_pipeline.pipeline import REFERENCE_ARM, CellResult, RunOptions, RunResult, run_benchmark
+from drift_pipeline.scenario import load_scenario
+from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
+
+from .conftest import TINY_ID, sqlite_home, write_tiny
+
+ARMS = [Arm.parse("bm25@hard"), Arm.parse("fact_store@soft:1")]
+MEASURED = ("_ms_p50", "_ms_p95", "_ms_p99")
+FROM_LATENCY = {"lps", "drift_e"}
+EVERY_ASSET = {
+    "latent_profiles",
+    "event_schedules",
+    "transcripts",
+    "ground_truth",
+    "probes",
+    "memory_snapshots",
+    "retrievals",
+    "world_baselines",
+    "probe_answers",
+    "cell_metrics",
+    "cell_cost_curve",
+    "leaderboard",
+    "cost_curves",
+}
+
+
+def _deterministic(cell: CellResult) -> dict[tuple[str, int | None], tuple[Any, ...]]:
+    return {
+        (row.metric, row.checkpoint): (row.value, row.ci_low, row.ci_high, row.n)
+        for row in cell.metrics.rows
+        if not row.metric.endswith(MEASURED) and row.metric not in FROM_LATENCY
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("via-dagster")
+    scenario = write_tiny(folder / "scenarios")
+    started = time.perf_counter()
+    direct = run_benchmark([load_scenario(scenario)], RunOptions(arms=ARMS, out=folder / "direct"))
+    direct_seconds = time.perf_counter() - started
+    # The working directory stays in the home for the whole module: dagster.yaml's SQLite
+    # paths are relative to it, and the instance opens its databases lazily.
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        home = sqlite_home(folder / "home", monkeypatch)
+        started = time.perf_counter()
+        via = run_via_dagster([scenario], ARMS, out=folder / "dagster")
+        via_seconds = time.perf_counter() - started
+        print(f"\nrun_benchmark {direct_seconds:.1f} s, run_via_dagster {via_seconds:.1f} s")
+        with dg.DagsterInstance.get() as instance:
+            yield {
+                "folder": folder,
+                "scenario": scenario,
+                "home": home,
+                "direct": direct,
+                "via": via,
+                "instance": instance,
+            }
+
+
+@pytest.mark.slow
+def test_same_cells_and_figures(runs: dict[str, Any]) -> None:
+    direct: RunResult = runs["direct"]
+    via: RunResult = runs["via"]
+    assert [c.arm for c in via.cells] == [c.arm for c in direct.cells] == ARMS
+    for a, b in zip(direct.cells, via.cells, strict=True):
+        assert _deterministic(a) == _deterministic(b), a.arm.key
+        for name in FROM_LATENCY:
+            assert b.metrics.get(name).value is not None
+        assert a.faults == b.faults == []
+        assert (a.replicates, a.isolation, a.backend_version) == (
+            b.replicates,
+            b.isolation,
+            b.backend_version,
+        )
+    assert via.generated_worlds == direct.generated_worlds == 1
+    assert via.manifest == direct.manifest
+
+
+@pytest.mark.slow
+def test_same_tables(runs: dict[str, Any]) -> None:
+    folder: Path = runs["folder"]
+    for table in (*WORLD_TABLES, PROBE_ANSWERS, COST_CURVES):
+        direct = sorted((folder / "direct").glob(f"{table.name}/**/*.parquet"))
+        via = sorted((folder / "dagster").glob(f"{table.name}/**/*.parquet"))
+        assert [p.relative_to(folder / "direct") for p in direct] == [
+            p.relative_to(folder / "dagster") for p in via
+        ]
+        for a, b in zip(direct, via, strict=True):
+            assert pq.read_table(a).equals(pq.read_table(b)), str(a)
+    assert (folder / "dagster" / "_manifests" / "run.json").read_text() == (
+        folder / "direct" / "_manifests" / "run.json"
+    ).read_text()
+    assert glob(folder / "dagster", PROBE_ANSWERS).endswith("probe_answers/**/*.parquet")
+
+
+@pytest.mark.slow
+def test_instance_has_every_asset_and_the_reports(runs: dict[str, Any]) -> None:
+    instance: dg.DagsterInstance = runs["instance"]
+    assert (runs["home"] / ".dagster_home" / "storage").is_dir()  # dagster.yaml's SQLite
+    materialized = {
+        key.to_user_string()
+        for key in instance.get_asset_keys()
+        if instance.fetch_materializations(key, limit=1).records
+    }
+    assert materialized == EVERY_ASSET
+    cells = instance.get_materialized_partitions(dg.AssetKey("cell_metrics"))
+    assert cells == {f"{arm.key}|{TINY_ID}/short" for arm in [*ARMS, REFERENCE_ARM]}
+    board = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records[0]
+    metadata = board.asset_materialization.metadata  # type: ignore[union-attr]
+    assert metadata[md.CELLS].value == 3  # the two arms and the reference compressor
+    table = metadata["leaderboard"].value
+    assert all(arm.key in str(table) for arm in ARMS)
+    curves = instance.fetch_materializations(dg.AssetKey("cost_curves"), limit=1).records[0]
+    curve_meta = curves.asset_materialization.metadata  # type: ignore[union-attr]
+    assert "| short | bm25@hard |" in str(curve_meta["cost_curves"].value)
+    plot = curve_meta["plot"].value
+    assert isinstance(plot, dict) and plot["mark"]["type"] == "line"
+
+
+@pytest.mark.slow
+def test_automation_rests_then_picks_up_a_new_arm(runs: dict[str, Any]) -> None:
+    instance: dg.DagsterInstance = runs["instance"]
+    resources = {
+        "storage": DriftStorage(root=str(runs["folder"] / "dagster")),
+        "scenarios": ScenarioCatalog(paths=[str(runs["scenario"].parent)]),
+    }
+    sensor = stale_cells(dg.build_sensor_context(instance=instance, resources=resources))
+    assert isinstance(sensor, dg.SkipReason)
+    schedule = nightly_leaderboard(
+        dg.build_schedule_context(instance=instance, resources=resources)
+    )
+    assert isinstance(schedule, dg.SkipReason)
+    register_partitions(instance, [], [Arm.parse("amnesiac@hard")])
+    requests = stale_cells(dg.build_sensor_context(instance=instance, resources=resources))
+    assert isinstance(requests, list)
+    assert [(r.job_name, r.partition_key) for r in requests] == [
+        ("cell_job", f"amnesiac@hard|{TINY_ID}/short")
+    ]
+    assert requests[0].run_key and requests[0].run_key.startswith("cell_job:amnesiac@hard|")
