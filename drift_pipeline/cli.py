@@ -18,6 +18,7 @@ from drift_pipeline.memory import Arm, Gate, LoopConfig
 from drift_pipeline.memory.backends import backend_names
 from drift_pipeline.pipeline import (
     RunOptions,
+    RunResult,
     cell_exists,
     compare_stored,
     connect,
@@ -255,6 +256,14 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     help="Write the summary as JSON to this file.",
 )
 @click.option(
+    "--via",
+    type=click.Choice(["direct", "dagster"]),
+    default="direct",
+    show_default=True,
+    help="direct: in this process; dagster: as Dagster runs against the instance at "
+    "DAGSTER_HOME (materializations visible in `dagster dev`), same tables and figures.",
+)
+@click.option(
     "--no-isolation",
     is_flag=True,
     hidden=True,
@@ -270,6 +279,7 @@ def run(
     fail_on_error: bool,
     backend_config: Path | None,
     json_path: Path | None,
+    via: str,
     no_isolation: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
@@ -302,7 +312,10 @@ def run(
         return advance
 
     started = time.perf_counter()
-    result = run_benchmark(loaded, options, progress)
+    if via == "dagster":
+        result = _run_via_dagster(scenarios, options)
+    else:
+        result = run_benchmark(loaded, options, progress)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -326,6 +339,34 @@ def run(
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     if fail_on_error and result.faults:
         sys.exit(1)
+
+
+def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunResult:
+    """``drift run --via dagster``; Dagster is imported only when asked for."""
+    import os
+
+    if not os.environ.get("DAGSTER_HOME"):
+        click.echo(
+            "--via dagster needs DAGSTER_HOME (the project root holds dagster.yaml: "
+            'export DAGSTER_HOME="$PWD")',
+            err=True,
+        )
+        sys.exit(EXIT_INVALID)
+    root = StorageRoot.from_url(options.out)
+    if root.local_path is None:
+        click.echo("--via dagster supports local storage roots only so far", err=True)
+        sys.exit(EXIT_INVALID)
+    from drift_pipeline.defs.run import run_via_dagster
+
+    return run_via_dagster(
+        list(scenarios),
+        options.arms,
+        options.horizons,
+        root.local_path,
+        loop=options.loop,
+        backend_options=options.backend_options,
+        log=lambda line: click.echo(line, err=True),
+    )
 
 
 COMPARE_METRICS = (
