@@ -352,17 +352,13 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    root = StorageRoot.from_url(options.out)
-    if root.local_path is None:
-        click.echo("--via dagster supports local storage roots only so far", err=True)
-        sys.exit(EXIT_INVALID)
     from drift_pipeline.defs.run import run_via_dagster
 
     return run_via_dagster(
         list(scenarios),
         options.arms,
         options.horizons,
-        root.local_path,
+        options.out,
         loop=options.loop,
         backend_options=options.backend_options,
         log=lambda line: click.echo(line, err=True),

@@ -8,13 +8,11 @@ Generation already audits every replicate before it writes. Re-running the same
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from drift_pipeline.storage import EVENT_SCHEDULES, PART_FILE, PROBES, TRANSCRIPTS, partition_dir
+from drift_pipeline.storage import EVENT_SCHEDULES, PROBES, TRANSCRIPTS, StorageRoot
 from drift_pipeline.world import AuditError, Probe, ProbeOption, SessionPlan, Turn, audit_probes
 
 
@@ -32,13 +30,10 @@ class AuditOutcome:
         return self.failure is None
 
 
-def audit_stored_world(root: Path, scenario: str, horizon: str) -> AuditOutcome:
+def audit_stored_world(root: StorageRoot, scenario: str, horizon: str) -> AuditOutcome:
     """Run the answerability audit over the stored probes, schedule and transcripts."""
     keys = {"scenario": scenario, "horizon": horizon}
-    read = {
-        t.name: pq.read_table(partition_dir(root, t, keys) / PART_FILE)
-        for t in (PROBES, EVENT_SCHEDULES, TRANSCRIPTS)
-    }
+    read = {t.name: root.read_table(t, keys) for t in (PROBES, EVENT_SCHEDULES, TRANSCRIPTS)}
     replicates = sorted(set(read[EVENT_SCHEDULES.name].column("replicate").to_pylist()))
     failures: list[str] = []
     checked = 0

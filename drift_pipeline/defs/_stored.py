@@ -16,7 +16,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from drift_pipeline.evaluation import ArmData, CellMetrics, compute_cell, judge_all
 from drift_pipeline.memory import Arm, CellRun
@@ -32,11 +31,11 @@ from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
     MEMORY_SNAPSHOTS,
-    PART_FILE,
     PROBE_ANSWERS,
     PROBES,
     RETRIEVALS,
     StagedWrite,
+    StorageRoot,
     TableDef,
     partition_dir,
 )
@@ -69,28 +68,29 @@ def stage_cell_run(writer: StagedWrite, scenario: str, horizon: str, run: CellRu
     )
 
 
-def load_cell_run(root: Path, scenario: str, horizon: str, arm: Arm) -> CellRun:
+def load_cell_run(root: StorageRoot, scenario: str, horizon: str, arm: Arm) -> CellRun:
     """A memory run as stored by :func:`stage_cell_run`.
 
     Raises:
         FileNotFoundError: Naming the missing cell and what materializes it.
     """
     keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
-    manifest_path = root / _manifest_relative(scenario, horizon, arm)
-    paths = [
-        partition_dir(root, table, keys) / PART_FILE for table in (MEMORY_SNAPSHOTS, RETRIEVALS)
-    ]
-    missing = [str(p) for p in (*paths, manifest_path) if not p.exists()]
+    manifest_path = _manifest_relative(scenario, horizon, arm)
+    missing = [
+        str(root.partition_path(table, keys))
+        for table in (MEMORY_SNAPSHOTS, RETRIEVALS)
+        if not root.partition_exists(table, keys)
+    ] + ([] if root.exists(manifest_path) else [str(root.location(manifest_path))])
     if missing:
         raise FileNotFoundError(
             f"cell {scenario}/{horizon} {arm.key} has no memory run under {root} "
             f"(missing {missing[0]}); materialize memory_snapshots for it first"
         )
-    manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest: dict[str, Any] = json.loads(root.read_text(manifest_path))
     return CellRun(
         arm=arm,
-        snapshots=pq.read_table(paths[0]),
-        retrievals=pq.read_table(paths[1]),
+        snapshots=root.read_table(MEMORY_SNAPSHOTS, keys),
+        retrievals=root.read_table(RETRIEVALS, keys),
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
         faults=[str(f) for f in manifest["faults"]],
@@ -106,14 +106,16 @@ def stage_evaluation(writer: StagedWrite, result: CellResult) -> dict[TableDef, 
     return tables
 
 
-def read_evaluation(root: Path, scenario: str, horizon: str, arm: Arm) -> dict[TableDef, pa.Table]:
+def read_evaluation(
+    root: StorageRoot, scenario: str, horizon: str, arm: Arm
+) -> dict[TableDef, pa.Table]:
     """A cell's stored evaluation tables."""
     keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
-    return {t: pq.read_table(partition_dir(root, t, keys) / PART_FILE) for t in EVALUATION_TABLES}
+    return {t: root.read_table(t, keys) for t in EVALUATION_TABLES}
 
 
 def evaluate_stored(
-    root: Path, loaded: LoadedScenario, horizon: str, arm: Arm, reference: ArmData | None
+    root: StorageRoot, loaded: LoadedScenario, horizon: str, arm: Arm, reference: ArmData | None
 ) -> CellResult:
     """Evaluate a stored memory run exactly as ``drift run`` evaluates the in-memory one.
 
@@ -129,7 +131,7 @@ def evaluate_stored(
     return evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
 
 
-def stored_result(root: Path, loaded: LoadedScenario, horizon: str, arm: Arm) -> CellResult:
+def stored_result(root: StorageRoot, loaded: LoadedScenario, horizon: str, arm: Arm) -> CellResult:
     """A finished cell as a :class:`CellResult`, recomputed from its stored tables.
 
     The judge and the bootstrap are deterministic, so this equals what the evaluation wrote

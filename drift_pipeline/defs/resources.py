@@ -14,6 +14,7 @@ from pydantic import Field
 from drift_pipeline.memory import LoopConfig
 from drift_pipeline.pipeline import connect
 from drift_pipeline.scenario import LoadedScenario, ScenarioError, load_scenario, scenario_files
+from drift_pipeline.storage import StorageRoot
 
 from ._ablations import ABLATIONS_FILE, Ablation, load_ablations
 
@@ -24,29 +25,19 @@ SCENARIOS_ENV = "DRIFT_SCENARIOS"
 
 
 class DriftStorage(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """The storage root of every table: a local folder (an ``s3://`` URL is planned).
+    """The storage root of every table: a local folder or ``s3://bucket/prefix``.
 
     Attributes:
-        root: Folder holding ``<table>/scenario=…/horizon=…[/arm=…]/part-0.parquet``.
+        root: Where ``<table>/scenario=…/horizon=…[/arm=…]/part-0.parquet`` live. S3 roots take
+            their endpoint from ``DRIFT_S3_ENDPOINT_URL`` and credentials from the standard AWS
+            variables (set them for the code location and the run workers).
     """
 
-    root: str = Field(
-        default="data",
-        description="Storage root: a local folder (s3://bucket/prefix is not supported yet).",
-    )
+    root: str = Field(default="data", description="Storage root: a folder or s3://bucket/prefix.")
 
-    def path(self) -> Path:
-        """The root as a local path.
-
-        Raises:
-            NotImplementedError: For a URL root (``s3://…``), which needs the S3 storage layer.
-        """
-        if "://" in self.root:
-            raise NotImplementedError(
-                f"storage root {self.root!r}: only local folders are supported so far; "
-                f"set {DATA_ROOT_ENV} to a folder"
-            )
-        return Path(self.root)
+    def path(self) -> StorageRoot:
+        """The root (local folder or S3 prefix) every reader and writer goes through."""
+        return StorageRoot.from_url(self.root)
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """DuckDB with one view per table found under the root."""
@@ -147,6 +138,6 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
         default={}, description="Constructor options per backend name."
     )
 
-    def config(self, root: Path) -> LoopConfig:
-        """The loop settings, with the storage root protected from backends."""
-        return LoopConfig(self.call_timeout, self.isolate, (root.resolve(),), self.concurrency)
+    def config(self, root: StorageRoot) -> LoopConfig:
+        """The loop settings, with a local storage root protected from backends."""
+        return LoopConfig(self.call_timeout, self.isolate, root.protect_paths(), self.concurrency)

@@ -26,7 +26,7 @@ from drift_pipeline.pipeline import (
     world_is_current,
 )
 from drift_pipeline.scenario import HorizonName, LoadedScenario, load_scenario, scenario_files
-from drift_pipeline.storage import staged
+from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world import check_supported
 
 from ._steps import execute, plan_cells
@@ -52,7 +52,7 @@ def run_via_dagster(
     scenario_paths: Sequence[str | Path],
     arms: Sequence[Arm],
     horizons: Sequence[HorizonName] = (),
-    out: Path = Path("data"),
+    out: RootLike = "data",
     *,
     loop: LoopConfig | None = None,
     backend_options: dict[str, dict[str, Any]] | None = None,
@@ -93,7 +93,7 @@ def run_via_dagster(
         if ids.count(loaded.spec.id) > 1:
             raise ValueError(f"scenario id {loaded.spec.id!r} is used by more than one file")
     settings = loop or LoopConfig()
-    storage = DriftStorage(root=str(out))
+    storage = DriftStorage(root=StorageRoot.from_url(out).url)
     catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
     memory_loop = MemoryLoop(
         call_timeout=settings.call_timeout,

@@ -100,10 +100,13 @@ def test_registry_sensor_registers_worlds_and_ablation_arms() -> None:
         assert isinstance(again, dg.SkipReason)
 
 
-def test_storage_root_is_local_for_now() -> None:
-    assert DriftStorage(root="data").path() == Path("data")
-    with pytest.raises(NotImplementedError, match="only local folders"):
-        DriftStorage(root="s3://bucket/prefix").path()
+def test_storage_root_is_a_folder_or_an_s3_prefix() -> None:
+    local = DriftStorage(root="data").path()
+    assert local.is_local and local.local_path is not None
+    assert local.local_path.name == "data"
+    remote = DriftStorage(root="s3://bucket/prefix").path()
+    assert not remote.is_local and remote.url == "s3://bucket/prefix"
+    assert remote.protect_paths() == ()
 
 
 def test_a_broken_scenario_file_does_not_break_loading(

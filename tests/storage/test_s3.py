@@ -471,3 +471,37 @@ def test_query_and_compare_read_a_finished_s3_run(
     assert result.exit_code == 0, result.output
     assert "bm25@hard − reference_compressor@hard" in result.output
     assert "drift_c" in result.output
+
+
+@pytest.mark.slow
+def test_dagster_materializes_to_s3_with_the_figures_of_a_local_run(
+    runs: dict[str, Any], s3: S3, scenario: Path, tmp_path: Path
+) -> None:
+    """``drift run --via dagster --out s3://…``: the assets write through the same StorageRoot."""
+    repo = Path(__file__).resolve().parents[2]
+    (tmp_path / "dagster.yaml").write_text((repo / "dagster.yaml").read_text())
+    url = f"s3://{s3.bucket()}/dagster/v1"
+    result = subprocess.run(
+        [
+            DRIFT,
+            "run",
+            str(scenario),
+            "--horizon",
+            "short",
+            "--backend",
+            "bm25",
+            "--out",
+            url,
+            "--via",
+            "dagster",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # dagster.yaml's paths are relative to the working directory
+        env={**os.environ, **s3.env, "DAGSTER_HOME": str(tmp_path)},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    remote = connect(url).sql(CELL_METRICS_SQL).fetchall()
+    assert remote == connect(runs["local"]).sql(CELL_METRICS_SQL).fetchall()
+    assert StorageRoot.from_url(url).exists("_manifests/run.json")

@@ -4,18 +4,15 @@ from collections.abc import Iterator
 
 import dagster as dg
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from drift_pipeline.scenario import checkpoints_for
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     GROUND_TRUTH,
     LATENT_PROFILES,
-    PART_FILE,
     PROBES,
     TRANSCRIPTS,
     WORLD_TABLES,
-    partition_dir,
     staged,
 )
 from drift_pipeline.tokens import count_tokens
@@ -76,10 +73,7 @@ def world_tables(
         f"{world.key}: {summary.sessions} sessions, {summary.turns} turns, "
         f"{summary.probes} probes in {summary.seconds:.1f} s"
     )
-    tables = {
-        t.name: pq.read_table(partition_dir(root, t, world.storage_keys) / PART_FILE)
-        for t in WORLD_TABLES
-    }
+    tables = {t.name: root.read_table(t, world.storage_keys) for t in WORLD_TABLES}
     sessions = getattr(loaded.spec.horizon, world.horizon).sessions
     common = {md.REPLICATES: loaded.spec.replicates, md.SESSIONS: sessions}
     own: dict[str, dict[str, float | int | None]] = {
