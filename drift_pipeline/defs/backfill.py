@@ -19,6 +19,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -218,6 +219,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--dry-run", action="store_true", help="print the selection and the runs only"
     )
     args = parser.parse_args(argv)
+    if not os.environ.get("DAGSTER_HOME"):
+        print(
+            'DAGSTER_HOME is not set; from the project root: export DAGSTER_HOME="$PWD"',
+            file=sys.stderr,
+        )
+        return 2
     storage, catalog = default_storage(), default_catalog()
     with dg.DagsterInstance.get() as instance:
         register_partitions(instance, *repository_partitions(catalog))
