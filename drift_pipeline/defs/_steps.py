@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import dagster as dg
 
@@ -166,6 +167,9 @@ def plan_refresh(
     return steps
 
 
+QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
 def execute(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -183,7 +187,11 @@ def execute(
             log(f"[{index}/{len(steps)}] {step.stage.value} {step.partition or ''}".rstrip())
         try:
             result = jobs[step.stage].execute_in_process(
-                instance=instance, partition_key=step.partition, raise_on_error=True
+                instance=instance,
+                partition_key=step.partition,
+                raise_on_error=True,
+                # Every event is in the instance (and the UI); the terminal gets warnings only.
+                run_config=QUIET_CONSOLE,
             )
         except Exception as error:
             raise RuntimeError(
