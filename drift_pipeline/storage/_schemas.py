@@ -156,12 +156,15 @@ WORLD_TABLES: tuple[TableDef, ...] = (
     PROBES,
 )
 
-_CELL_KEY = [
-    *_KEY,
+_ARM = [
     pa.field("arm", pa.string(), nullable=False),
     pa.field("backend", pa.string(), nullable=False),
     pa.field("gate", pa.string(), nullable=False),
 ]
+_CELL_KEY = [*_KEY, *_ARM]
+"""Key columns of per-replicate cell tables."""
+_ARM_KEY = [*_KEY[:2], *_ARM]
+"""Key columns of per-cell summaries (no replicate): scenario, horizon, arm, backend, gate."""
 
 MEMORY_SNAPSHOTS = TableDef(
     "memory_snapshots",
@@ -237,11 +240,7 @@ CELL_METRICS = TableDef(
     "cell_metrics",
     pa.schema(
         [
-            pa.field("scenario", pa.string(), nullable=False),
-            pa.field("horizon", pa.string(), nullable=False),
-            pa.field("arm", pa.string(), nullable=False),
-            pa.field("backend", pa.string(), nullable=False),
-            pa.field("gate", pa.string(), nullable=False),
+            *_ARM_KEY,
             pa.field("checkpoint", pa.string(), nullable=False),  # a session count, or "all"
             pa.field("metric", pa.string(), nullable=False),
             pa.field("value", pa.float64()),
@@ -258,11 +257,7 @@ COST_CURVES = TableDef(
     "cost_curves",
     pa.schema(
         [
-            pa.field("scenario", pa.string(), nullable=False),
-            pa.field("horizon", pa.string(), nullable=False),
-            pa.field("arm", pa.string(), nullable=False),
-            pa.field("backend", pa.string(), nullable=False),
-            pa.field("gate", pa.string(), nullable=False),
+            *_ARM_KEY,
             pa.field("checkpoint", pa.int32(), nullable=False),
             pa.field("cumulative_write_tokens", pa.float64(), nullable=False),
             pa.field("storage_tokens", pa.float64(), nullable=False),
