@@ -142,8 +142,10 @@ class ScenarioSpec(StrictModel):
     """A DRIFT scenario: a declarative description from which a whole world is generated."""
 
     id: str = Field(
-        pattern=r"^[a-z0-9][a-z0-9._-]{0,79}$",
-        description="Scenario id: lower-case letters, digits, '.', '_' or '-', at most 80.",
+        # A leading letter: DuckDB's hive partitioning would read an all-digit id as a number.
+        pattern=r"^[a-z][a-z0-9._-]{0,79}$",
+        description="Scenario id: a lower-case letter, then letters, digits, '.', '_' or '-' "
+        "(at most 80).",
     )
     version: str = Field(
         "1",
