@@ -2,6 +2,16 @@
 # Installs everything the tests need, then runs the whole suite (slow end-to-end tests included).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# --- Chromium for the web UI test (tests/defs/test_web_ui.py) ---------------------------------
+# Debian's chromium, driven by Playwright through its executable path (no browser download).
+# Without it (and not root) that test fails, saying how to install it.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" -eq 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
+# ------------------------------------------------------------------------------------------------
+
 source scripts/bootstrap.sh
 .venv/bin/ruff check drift_pipeline tests
 .venv/bin/mypy drift_pipeline

@@ -1,0 +1,370 @@
+"""The web UI, for real: ``dagster dev -w workspace.yaml`` (as the README starts it) driven by a
+headless Chromium, and ``dagster-webserver -w workspace.yaml`` answering GraphQL.
+
+Each server runs in a temporary project folder of its own: ``DAGSTER_HOME`` holds a copy of the
+repository's ``dagster.yaml`` and is the working directory (its paths are relative to it),
+``DRIFT_DATA_ROOT`` and ``DRIFT_SCENARIOS`` point at a data folder and a tiny scenario written
+here. The whole process group is stopped, and the folder removed, in a ``finally``.
+
+The browser is Debian's ``chromium`` (``/usr/bin/chromium``), driven by Playwright through its
+executable path; Playwright never downloads a browser here. Without Chromium the browser test
+fails, saying how to install it (``scripts/test.sh`` installs it as root); it is never skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from drift_pipeline.defs.partitions import WorldKey
+from drift_pipeline.storage import PART_FILE, TRANSCRIPTS, partition_dir
+
+from .conftest import PROJECT, TINY_REPLICATES, TINY_SESSIONS, write_tiny
+
+pytestmark = pytest.mark.slow
+
+SCENARIO_ID = "webui-tiny"
+WORLD = WorldKey(SCENARIO_ID, "short")
+WORLD_ASSETS = ("latent_profiles", "event_schedules", "transcripts", "ground_truth", "probes")
+LOCATION = "drift"  # workspace.yaml's location_name
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_HINT = (
+    f"Chromium not found at {CHROMIUM}: install Debian's package with "
+    "`apt-get update && apt-get install -y chromium` (scripts/test.sh does it as root)"
+)
+# As on the machine notes: no sandbox as root, and nothing that reaches for the network.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+SERVER_START_TIMEOUT = 120.0  # seconds until the code location is loaded (about 10-20 s here)
+RUN_TIMEOUT_MS = 180_000  # the world run itself takes about 20 s here, queueing included
+UI_TIMEOUT_MS = 30_000
+
+
+# --- servers ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Server:
+    """A Dagster webserver started here, and the temporary project it serves."""
+
+    url: str
+    data: Path
+    log: Path
+
+    def log_tail(self, chars: int = 4000) -> str:
+        """The end of the server's combined output."""
+        text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
+        return text[-chars:]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _default_signals() -> None:
+    # A server started from a non-interactive shell may inherit ignored SIGINT/SIGTERM.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _graphql(url: str, query: str, timeout: float = 30.0) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body: dict[str, Any] = json.load(response)
+    assert "errors" not in body, body["errors"]
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+_LOCATIONS = """
+{ workspaceOrError { __typename ... on Workspace { locationEntries {
+    name loadStatus
+    locationOrLoadError { __typename ... on PythonError { message } }
+} } } }
+"""
+
+
+def _wait_ready(server: Server, process: subprocess.Popen[bytes]) -> None:
+    """Until ``/server_info`` answers and the code location is loaded (bounded)."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    answered, status = False, "no answer"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(
+                f"the Dagster server exited with {process.returncode}:\n{server.log_tail()}",
+                pytrace=False,
+            )
+        try:
+            if not answered:
+                with urllib.request.urlopen(f"{server.url}/server_info", timeout=5) as response:
+                    answered = response.status == 200
+            if answered:
+                entries = _graphql(server.url, _LOCATIONS)["workspaceOrError"]["locationEntries"]
+                entry = next((e for e in entries if e["name"] == LOCATION), None)
+                status = json.dumps(entry)
+                if entry and entry["loadStatus"] == "LOADED":
+                    loaded = entry["locationOrLoadError"]
+                    assert loaded["__typename"] == "RepositoryLocation", (
+                        f"code location {LOCATION!r} failed to load: {loaded.get('message')}"
+                    )
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(
+        f"Dagster server not ready after {SERVER_START_TIMEOUT:.0f} s ({status}):\n"
+        f"{server.log_tail()}",
+        pytrace=False,
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C the whole process group (webserver, daemon, code servers, runs), as a terminal
+    would; whatever is left of the group after 30 s is killed."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGINT)
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline and (process.poll() is None or _group_alive(process.pid)):
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _server_env(home: Path, data: Path, scenarios: Path, tmp: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DAGSTER_HOME", "DRIFT_DATA_ROOT", "DRIFT_SCENARIOS"}
+    }
+    env.update(
+        DAGSTER_HOME=str(home),
+        DRIFT_DATA_ROOT=str(data),
+        DRIFT_SCENARIOS=str(scenarios),
+        DAGSTER_DISABLE_TELEMETRY="1",  # dagster.yaml turns telemetry off too
+        TMPDIR=str(tmp),  # code-server sockets and such end up in the folder removed below
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """Starts ``<venv>/bin/<command> -w workspace.yaml -h 127.0.0.1 -p <free port>`` on demand.
+
+    Returns a function of the command name (``dagster dev`` or ``dagster-webserver``) that
+    gives a ready ``Server``; every server is stopped, and its folder removed, afterwards.
+    """
+    started: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+    def start(*command: str) -> Server:
+        folder = Path(tempfile.mkdtemp(prefix="drift-webui-"))
+        home, data, tmp = folder / "home", folder / "data", folder / "tmp"
+        for path in (home, data, tmp):
+            path.mkdir()
+        shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+        scenarios = write_tiny(folder / "scenarios", SCENARIO_ID).parent
+        port = _free_port()
+        server = Server(f"http://127.0.0.1:{port}", data, folder / "server.log")
+        executable = Path(sys.executable).with_name(command[0])
+        argv = [str(executable), *command[1:]]
+        argv += ["-w", str(PROJECT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)]
+        with server.log.open("wb") as log:
+            process = subprocess.Popen(
+                argv,
+                cwd=home,  # dagster.yaml's paths are relative to the working directory
+                env=_server_env(home, data, scenarios, tmp),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_default_signals,
+            )
+        started.append((process, folder))
+        _wait_ready(server, process)
+        return server
+
+    try:
+        yield start
+    finally:
+        for process, folder in reversed(started):
+            try:
+                _stop(process)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- GraphQL -----------------------------------------------------------------------------------
+
+
+def test_webserver_serves_the_asset_graph_over_graphql(serve: Any) -> None:
+    server: Server = serve("dagster-webserver")
+    data = _graphql(
+        server.url,
+        "{ assetNodes { assetKey { path } groupName isPartitioned dependencyKeys { path } } }",
+    )
+    nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
+    for name in (*WORLD_ASSETS, "memory_snapshots", "retrievals", "leaderboard", "cost_curves"):
+        assert name in nodes, f"{name} not among {sorted(nodes)}"
+    assert {n for n, node in nodes.items() if node["groupName"] == "world"} == set(WORLD_ASSETS)
+    assert nodes["transcripts"]["isPartitioned"]
+    assert not nodes["leaderboard"]["isPartitioned"]
+    assert {"path": ["transcripts"]} in nodes["memory_snapshots"]["dependencyKeys"]
+
+    # The code location registered the scenario's world when it loaded (DRIFT_SCENARIOS).
+    partitions = _graphql(
+        server.url,
+        '{ assetNodeOrError(assetKey: {path: ["transcripts"]}) '
+        "{ ... on AssetNode { partitionKeys } } }",
+    )
+    assert partitions["assetNodeOrError"]["partitionKeys"] == [WORLD.key]
+
+
+# --- the browser -------------------------------------------------------------------------------
+
+
+def test_materialize_a_world_partition_from_the_ui(serve: Any, tmp_path: Path) -> None:
+    # Debian's Chromium, or a failure saying how to install it (never a skip).
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(CHROMIUM_HINT, pytrace=False)
+    server: Server = serve("dagster", "dev")
+    # A fresh instance greets the first visitor with a community sign-up dialog over the page;
+    # mark it seen, as its Skip button does.
+    assert _graphql(server.url, "mutation { setNuxSeen }")["setNuxSeen"] is True
+    assert _graphql(server.url, "{ shouldShowNux }")["shouldShowNux"] is False
+    profile = Path(tempfile.mkdtemp(prefix="drift-chromium-"))
+    try:
+        with sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                str(profile),  # a fresh --user-data-dir, removed below
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=CHROMIUM_FLAGS,
+                viewport={"width": 1600, "height": 1000},
+            )
+            try:
+                page = context.new_page()
+                page.set_default_timeout(UI_TIMEOUT_MS)
+                try:
+                    run_prefix = _materialize_world(page, server)
+                    rows, sessions = _read_metadata(page, server, run_prefix)
+                except BaseException as error:
+                    shot, log = tmp_path / "failure.png", tmp_path / "server.log"
+                    with contextlib.suppress(Exception):  # never hide the failure itself
+                        page.screenshot(path=str(shot), full_page=True)
+                        shutil.copy(server.log, log)
+                    error.add_note(f"screenshot: {shot}; server log: {log}")
+                    raise
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+    stored = pq.read_table(partition_dir(server.data, TRANSCRIPTS, WORLD.storage_keys) / PART_FILE)
+    assert stored.num_rows > 0
+    assert rows == stored.num_rows
+    assert sessions == TINY_SESSIONS
+    assert len(set(stored.column("session_index").to_pylist())) == TINY_SESSIONS
+    assert len(set(stored.column("replicate").to_pylist())) == TINY_REPLICATES
+
+
+def _materialize_world(page: Page, server: Server) -> str:
+    """From the asset graph, launch the world assets of ``WORLD``; return the run's id prefix."""
+    # The global asset graph shows the project's groups ...
+    page.goto(f"{server.url}/asset-groups")
+    expect(page.get_by_text("Global asset lineage").first).to_be_visible()
+    for group in ("world", "memory", "evaluation", "report"):
+        expect(page.get_by_text(group, exact=True).first).to_be_visible()
+
+    # ... and the world group's graph its five assets.
+    page.goto(f"{server.url}/locations/{LOCATION}/asset-groups/world")
+    for asset in WORLD_ASSETS:
+        expect(page.get_by_text(asset, exact=True).first).to_be_visible()
+
+    page.get_by_role("button", name="Materialize all").click()
+    dialog = page.get_by_role("dialog").filter(has_text="Launch runs to materialize")
+    expect(dialog).to_contain_text("Launch runs to materialize 5 assets")
+    dialog.get_by_text("Select a partition or create one").click()
+    page.get_by_role("menuitem").filter(has_text=WORLD.key).click()
+    page.keyboard.press("Escape")  # close the partition list, not the dialog
+    expect(dialog).to_contain_text("1 partition")
+    dialog.get_by_role("button", name="Launch 1 run").click()
+    expect(dialog).to_be_hidden()
+
+    launched = page.get_by_text(re.compile(r"^Launched run [0-9a-f]{8}$")).first
+    expect(launched).to_be_visible()
+    prefix: str = launched.inner_text().split()[-1]
+    # To the run through the Runs list (the toast's View button is gone after a few seconds).
+    page.goto(f"{server.url}/runs")
+    page.get_by_text(prefix, exact=True).first.click()
+    page.wait_for_url(re.compile(rf"/runs/{prefix}[0-9a-f-]{{28}}"))
+
+    # The run page's status tag: queued, starting, started, then one of these.
+    status = page.get_by_text(re.compile(r"^(Success|Failure|Canceled)$")).first
+    expect(status).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    assert status.inner_text() == "Success", f"run {prefix}: {status.inner_text()}"
+    expect(page.get_by_text(f"partition: {WORLD.key}", exact=True).first).to_be_visible()
+    return prefix
+
+
+def _read_metadata(page: Page, server: Server, run_prefix: str) -> tuple[int, int]:
+    """``dagster/row_count`` and ``drift/sessions`` of the partition's latest materialization,
+    as the asset's Events tab shows them."""
+    partition = urllib.parse.quote(WORLD.key, safe="")
+    page.goto(f"{server.url}/assets/transcripts?view=events&partition={partition}")
+    expect(
+        page.get_by_text(f"Partition {WORLD.key} materialized in run {run_prefix}").first
+    ).to_be_visible()
+
+    def value(key: str) -> int:
+        row = page.get_by_role("row").filter(has=page.get_by_text(key, exact=True)).first
+        expect(row).to_be_visible()
+        return int(row.get_by_role("cell").nth(1).inner_text().strip().replace(",", ""))
+
+    return value("dagster/row_count"), value("drift/sessions")
