@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 
 from drift_pipeline.entities import EntityTypeDef, SlotDef, Value, get_entity_type
@@ -34,29 +34,6 @@ def date_aliases(moment: datetime) -> tuple[str, ...]:
         f"{moment.strftime('%B')} {moment.day}, {moment.year}",
         f"{moment.day} {moment.strftime('%B')} {moment.year}",
     )
-
-
-@dataclass
-class _Draft:
-    """A probe before its id is assigned (ids follow the sampled order)."""
-
-    probe_type: str
-    subtype: str
-    asker: str
-    subject: str
-    question: str
-    answer: str
-    aliases: tuple[str, ...]
-    deprecated: tuple[str, ...]
-    options: tuple[ProbeOption, ...]
-    correct_option: int | None
-    default_option: int | None
-    evidence_sessions: tuple[int, ...]
-    event_id: str | None
-    polarity: str
-    slot: str
-    event_session: int | None
-    evidence_terms: tuple[str, ...]
 
 
 class ProbeBuilder:
@@ -127,7 +104,7 @@ class ProbeBuilder:
 
     # -- probe families --------------------------------------------------------------------
 
-    def _recall(self, fact: Fact, after: int) -> list[_Draft]:
+    def _recall(self, fact: Fact, after: int) -> list[Probe]:
         slot = self._slot(fact)
         value = slot.value(fact.value)
         assert fact.source_session is not None
@@ -138,7 +115,9 @@ class ProbeBuilder:
         )
         asker = self._asker(fact.subject, fact.source_session)
         drafts = [
-            _Draft(
+            Probe(
+                "",  # the id is given once the checkpoint's probes are sampled
+                after,
                 "recall",
                 slot.recall_subtype,
                 asker,
@@ -163,7 +142,9 @@ class ProbeBuilder:
             who = "{principal}" if slot.about_principal else "{name}"
             question = f"On what date did {who} last tell you about a change in their {slot.label}?"
             drafts.append(
-                _Draft(
+                Probe(
+                    "",  # the id is given once the checkpoint's probes are sampled
+                    after,
                     "recall",
                     "temporal",
                     asker,
@@ -185,7 +166,7 @@ class ProbeBuilder:
             )
         return drafts
 
-    def _negative(self, subject: str, slot: SlotDef, after: int) -> _Draft | None:
+    def _negative(self, subject: str, slot: SlotDef, after: int) -> Probe | None:
         decoys = self._unsaid(subject, slot, after)
         if not decoys:
             return None
@@ -196,7 +177,9 @@ class ProbeBuilder:
             if slot.kind == "functional"
             else f"Has {who} ever mentioned {decoy.text} among their {slot.label}?"
         )
-        return _Draft(
+        return Probe(
+            "",  # the id is given once the checkpoint's probes are sampled
+            after,
             "recall",
             "negative",
             self._asker(subject, after - 1),
@@ -216,7 +199,7 @@ class ProbeBuilder:
             decoy.all_aliases(),
         )
 
-    def _action(self, fact: Fact, after: int) -> _Draft | None:
+    def _action(self, fact: Fact, after: int) -> Probe | None:
         slot = self._slot(fact)
         frame = slot.action
         if frame is None:
@@ -242,7 +225,9 @@ class ProbeBuilder:
         ]
         correct = next(i for i, o in enumerate(options) if o.utility == 1)
         default = next(i for i, o in enumerate(options) if o.utility == 0 and not o.terms)
-        return _Draft(
+        return Probe(
+            "",  # the id is given once the checkpoint's probes are sampled
+            after,
             "action",
             frame.subtype,
             self._asker(fact.subject, fact.source_session),
@@ -262,7 +247,7 @@ class ProbeBuilder:
             value.all_aliases(),
         )
 
-    def _revision(self, new: Fact, old: Fact, previous_checkpoint: int, after: int) -> _Draft:
+    def _revision(self, new: Fact, old: Fact, previous_checkpoint: int, after: int) -> Probe:
         slot = self._slot(new)
         value = slot.value(new.value)
         assert new.source_session is not None
@@ -273,7 +258,9 @@ class ProbeBuilder:
             subtype = "preference_reversal"
         else:
             subtype = "fact_update"
-        return _Draft(
+        return Probe(
+            "",  # the id is given once the checkpoint's probes are sampled
+            after,
             "revision",
             subtype,
             self._asker(new.subject, new.source_session),
@@ -299,9 +286,9 @@ class ProbeBuilder:
         """All probes of one checkpoint, sampled down to the cap with every group represented."""
         after = checkpoint.after_session
         valid = [f for f in self.facts if f.source_session is not None and f.valid_at(after)]
-        groups: dict[tuple[str, str], list[_Draft]] = {}
+        groups: dict[tuple[str, str], list[Probe]] = {}
 
-        def add(drafts: Iterable[_Draft | None]) -> None:
+        def add(drafts: Iterable[Probe | None]) -> None:
             for draft in drafts:
                 if draft is not None:
                     groups.setdefault((draft.probe_type, draft.subtype), []).append(draft)
@@ -328,38 +315,17 @@ class ProbeBuilder:
                 if closed:
                     add([self._revision(new, closed[-1], previous, after)])
 
-        drafts = self._sample(groups)
         return [
-            Probe(
-                probe_id=f"{self.prefix}c{after:05d}-{index:03d}",
-                checkpoint=after,
-                probe_type=d.probe_type,
-                subtype=d.subtype,
-                asker=d.asker,
-                subject=d.subject,
-                question=d.question,
-                answer=d.answer,
-                aliases=d.aliases,
-                deprecated=d.deprecated,
-                options=d.options,
-                correct_option=d.correct_option,
-                default_option=d.default_option,
-                evidence_sessions=d.evidence_sessions,
-                event_id=d.event_id,
-                polarity=d.polarity,  # type: ignore[arg-type]
-                slot=d.slot,
-                event_session=d.event_session,
-                evidence_terms=d.evidence_terms,
-            )
-            for index, d in enumerate(drafts)
+            replace(probe, probe_id=f"{self.prefix}c{after:05d}-{index:03d}")
+            for index, probe in enumerate(self._sample(groups))
         ]
 
-    def _sample(self, groups: dict[tuple[str, str], list[_Draft]]) -> list[_Draft]:
+    def _sample(self, groups: dict[tuple[str, str], list[Probe]]) -> list[Probe]:
         """Round-robin over probe groups in a fixed order, each shuffled, up to the cap."""
         ordered = [groups[key] for key in _GROUP_ORDER if key in groups]
         for drafts in ordered:
             self.rng.shuffle(drafts)
-        chosen: list[_Draft] = []
+        chosen: list[Probe] = []
         depth = 0
         while len(chosen) < self.cap and any(depth < len(d) for d in ordered):
             for drafts in ordered:
