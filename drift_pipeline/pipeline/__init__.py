@@ -1,6 +1,6 @@
 """Whole runs without Dagster (``drift run``): the same functions the Dagster assets call."""
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell, evaluate_world_cells
+from ._cells import CellResult, amnesiac_answers, evaluate_cell
 from ._run import REFERENCE_ARM, RunOptions, RunResult, run_benchmark, run_manifest
 from ._stored import cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
@@ -16,7 +16,6 @@ __all__ = [
     "connect",
     "ensure_worlds",
     "evaluate_cell",
-    "evaluate_world_cells",
     "load_arm",
     "run_benchmark",
     "run_manifest",

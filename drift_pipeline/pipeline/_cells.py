@@ -213,25 +213,3 @@ def evaluate_cell(
         metrics=metrics,
         cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
     )
-
-
-def evaluate_world_cells(
-    root: RootLike,
-    loaded: LoadedScenario,
-    horizon: str,
-    runs: dict[Arm, CellRun],
-    reference_arm: Arm,
-) -> list[CellResult]:
-    """Judge and score every arm run on one world.
-
-    The amnesiac answers and the reference compressor's data are computed once here and shared
-    by every arm, whether or not those arms were asked for.
-    """
-    probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
-    reference = evaluate_cell(loaded, horizon, runs[reference_arm], probes, amnesiac, None)
-    reference_data = ArmData(reference.answers, reference.run.snapshots, reference.run.retrievals)
-    results = [reference]
-    for arm, run in runs.items():
-        if arm != reference_arm:
-            results.append(evaluate_cell(loaded, horizon, run, probes, amnesiac, reference_data))
-    return results

@@ -6,7 +6,6 @@ The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
 from ._root import S3_ENDPOINT_ENV, Location, RootLike, StorageRoot, partition_file
 from ._schemas import (
-    CELL_MEMORY_TABLES,
     CELL_METRICS,
     CELL_TABLES,
     COST_CURVES,
@@ -23,7 +22,6 @@ from ._schemas import (
 )
 
 __all__ = [
-    "CELL_MEMORY_TABLES",
     "CELL_METRICS",
     "CELL_TABLES",
     "COST_CURVES",

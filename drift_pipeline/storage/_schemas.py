@@ -211,7 +211,6 @@ RETRIEVALS = TableDef(
     "One row per arm, replicate and probe: the text handed to the reader and its cost.",
 )
 
-CELL_MEMORY_TABLES: tuple[TableDef, ...] = (MEMORY_SNAPSHOTS, RETRIEVALS)
 
 PROBE_ANSWERS = TableDef(
     "probe_answers",
