@@ -1,7 +1,14 @@
 """Whole runs without Dagster (``drift run``): the same functions the Dagster assets call."""
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell
-from ._run import REFERENCE_ARM, RunOptions, RunResult, run_benchmark, run_manifest
+from ._run import (
+    REFERENCE_ARM,
+    RunOptions,
+    RunResult,
+    backend_options_for,
+    run_benchmark,
+    run_manifest,
+)
 from ._stored import cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
 
@@ -11,6 +18,7 @@ __all__ = [
     "RunOptions",
     "RunResult",
     "amnesiac_answers",
+    "backend_options_for",
     "cell_exists",
     "compare_stored",
     "connect",

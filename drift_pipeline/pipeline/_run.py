@@ -61,9 +61,10 @@ class RunResult:
         return [fault for cell in self.cells for fault in cell.faults]
 
 
-def _options_for(
+def backend_options_for(
     arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
+    """Constructor options of an arm's backend on one scenario (shared by both run paths)."""
     options = dict(backend_options.get(arm.backend, {}))
     if arm.backend == "full_context" and "budget_tokens" not in options:
         # B defaults to the asking agent's declared context window (DESIGN §5), so stuffing
@@ -110,7 +111,7 @@ def run_benchmark(
                 horizon,
                 spec.replicates,
                 arm,
-                _options_for(arm, loaded, options.backend_options),
+                backend_options_for(arm, loaded, options.backend_options),
                 loop,
                 hook,
             )

@@ -12,7 +12,7 @@ import dagster as dg
 from drift_pipeline.memory import CellRun, run_cell
 
 # Same backend options as `drift run` (the full-context budget defaults to the asker's window).
-from drift_pipeline.pipeline._run import _options_for
+from drift_pipeline.pipeline import backend_options_for
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     MEMORY_SNAPSHOTS,
@@ -84,7 +84,7 @@ def memory_tables(
         world.horizon,
         spec.replicates,
         cell.arm,
-        _options_for(cell.arm, loaded, loop.backend_options),
+        backend_options_for(cell.arm, loaded, loop.backend_options),
         loop.config(root),
         _progress(context, cell, sessions * spec.replicates),
     )
