@@ -4,23 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+
+from drift_pipeline.world import WorldSummary
 
 
-class _Summary(Protocol):
-    scenario: str
-    horizon: str
-    replicates: int
-    sessions: int
-    tiers: dict[str, int]
-    turns: int
-    distinct_turn_share: float
-    facts: int
-    probes: int
-    checkpoints: list[int]
-
-
-def render_world_summaries(summaries: Sequence[_Summary], seconds: float, out: Path | str) -> str:
+def render_world_summaries(
+    summaries: Sequence[WorldSummary], seconds: float, out: Path | str
+) -> str:
     """A fixed-width table, one row per (scenario, horizon), then totals and throughput."""
     header = (
         f"{'scenario':<34} {'horizon':<7} {'reps':>4} {'sessions':>8} {'noise':>6} "
