@@ -1,0 +1,26 @@
+"""The LLM layer: the only place that talks to a model (issue 7).
+
+An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM, …) is described
+by :class:`LLMConfig` (from ``DRIFT_LLM_BASE_URL``, ``DRIFT_LLM_MODEL`` and friends; the key stays
+in ``DRIFT_LLM_API_KEY`` and is read per call). :class:`LLMClient` caches every completion by
+content (so reruns send nothing), retries with backoff, caps concurrency, counts tokens and cost.
+"""
+
+from ._cache import CompletionCache, cache_key
+from ._client import Completion, LLMClient, LLMUsage
+from ._config import API_KEY_ENV, BASE_URL_ENV, MODEL_ENV, LLMConfig, Price
+from ._errors import LLMError
+
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "MODEL_ENV",
+    "Completion",
+    "CompletionCache",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "LLMUsage",
+    "Price",
+    "cache_key",
+]
