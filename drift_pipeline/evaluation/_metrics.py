@@ -13,7 +13,9 @@ frame converts with ``.to_arrow()``):
 
 - ``answers``: one row per (replicate, probe): ``replicate, checkpoint, probe_id, probe_type,
   subtype, correct`` and, where they apply, ``action_score`` (−1/0/+1), ``update_correct`` and
-  ``deprecation_correct``. A null ``correct`` (e.g. a failed judge call) is not scored. For a
+  ``deprecation_correct``. A null ``correct`` (e.g. a failed judge call) is not scored; an
+  optional ``judge_error`` column (non-empty = the reader or judge call failed) is counted in
+  ``judge_errors`` and such a row is never scored, whatever its other columns say. For a
   canary probe (``probe_type`` or ``subtype`` ``canary``) ``correct`` means *no leak*: the asker
   correctly cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
 - ``snapshots``: one row per (replicate, session): ``replicate, session_index, tier,
@@ -22,7 +24,9 @@ frame converts with ``.to_arrow()``):
   read_tokens, llm_read_tokens`` and optional ``error``. ``read_tokens`` is the size of the whole
   context handed to the reader (soft-gate buffer included).
 - ``ttft_ms``: optional measured reader time to first token per retrieval row (same order as
-  ``retrievals``); when given it replaces the prefill model below.
+  ``retrievals``); when given it replaces the prefill model below. A NaN entry (no measurement,
+  e.g. the reader call failed) falls back to the model for that row; ``ttft_measured`` reports
+  the share of rows measured.
 
 ``amnesiac_answers`` has the answers' columns for the same probes, answered from an empty
 context. The reference is either a :class:`ReferenceFigures` (per-replicate C_ref, TC_ref and
@@ -74,6 +78,10 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   whole sessions, not single exchanges. Reported on its own, not in LPS. n = retrievals.
 - ``lps`` = 0.4 × min(1, 50 / read p99) + 0.6 × min(1, 200 / TTFRT p99). n = retrievals.
 - ``read_error_rate``, ``write_error_rate``: share of calls with an error.
+- ``judge_errors`` (t): answers whose reader or judge call failed (``judge_error``), excluded from
+  every probe metric (a count; its interval is its value; n = probes).
+- ``ttft_measured``: share of retrievals whose reader TTFT was measured (1 with an LLM reader, 0
+  when TTFRT is modelled; its interval is its value; n = retrievals).
 - ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions).
 
 Errored calls are kept: a crash or timeout is part of a system's cost and behaviour.
@@ -170,6 +178,8 @@ METRICS: Final[Mapping[str, str]] = {
     "dialectic_ms_p99": "Dialectic speed p99",
     "read_error_rate": "Retrieve calls that failed",
     "write_error_rate": "Store calls that failed",
+    "judge_errors": "Answers whose reader or judge call failed (excluded from the metrics)",
+    "ttft_measured": "Share of retrievals whose reader TTFT was measured, not modelled",
 }
 """Every metric :func:`compute_cell` reports, in row order, with a one-line description."""
 
@@ -387,8 +397,8 @@ def _text(table: pa.Table, column: str) -> npt.NDArray[np.object_]:
     return np.where(valid, values, "").astype(object)
 
 
-def _errors(table: pa.Table) -> FloatArray:
-    text = _text(table, "error")
+def _errors(table: pa.Table, column: str = "error") -> FloatArray:
+    text = _text(table, column)
     return np.asarray([1.0 if str(t).strip() else 0.0 for t in text], dtype=np.float64)
 
 
@@ -474,14 +484,20 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     probe_type = _text(answers, "probe_type")
     subtype = _text(answers, "subtype")
     canary = (probe_type == CANARY) | (subtype == CANARY)
+    # A failed reader or judge call scores nothing (never a stand-in verdict).
+    judged = _errors(answers, "judge_error") == 0
     correct, correct_ok = _opt_num(answers, "correct")
+    correct_ok &= judged
     amn_correct, amn_ok = _opt_num(amnesiac, "correct")
+    amn_ok &= _errors(amnesiac, "judge_error") == 0
     score, score_ok = _opt_num(answers, "action_score")
-    action = (probe_type == "action") & score_ok
+    action = (probe_type == "action") & score_ok & judged
     if bool(np.any(np.abs(score[action]) > 1)):
         raise ValueError("answers.action_score must be in [-1, 1]")
     upd, upd_ok = _opt_num(answers, "update_correct")
     dep, dep_ok = _opt_num(answers, "deprecation_correct")
+    upd_ok &= judged
+    dep_ok &= judged
     revision = probe_type == "revision"
     fresh = revision & np.isin(subtype, list(FRESH_REVISION_SUBTYPES))
     persist = revision & (subtype == PERSISTENCE_SUBTYPE)
@@ -509,6 +525,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "p_dep_ok": f(persist & dep_ok, dep),
         "canary": f(canary_scored),
         "canary_ok": f(canary_scored, correct),
+        "judge_error": f(~judged),
     }
 
     snaps, _ = _sorted(arm.snapshots, ("replicate", "session_index"))
@@ -549,15 +566,19 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     q_rep = np.searchsorted(rep_ids, q_rep_raw).astype(np.int64)
     read_ms = _num(retr, "read_ms", "retrievals")
     read_tokens = _num(retr, "read_tokens", "retrievals")
+    modelled = cfg.reader_base_ttft_ms + cfg.prefill_ms_per_token * read_tokens
     if arm.ttft_ms is not None:
         measured = np.asarray(arm.ttft_ms, dtype=np.float64)
         if measured.shape != (arm.retrievals.num_rows,):
             raise ValueError("ttft_ms must have one value per retrievals row")
-        if not np.isfinite(measured).all() or bool(np.any(measured < 0)):
-            raise ValueError("ttft_ms must be finite and >= 0")
-        ttft = measured[order]
+        measured = measured[order]
+        was_measured = ~np.isnan(measured)
+        if np.isinf(measured).any() or bool(np.any(measured[was_measured] < 0)):
+            raise ValueError("ttft_ms must be finite (or NaN: not measured) and >= 0")
+        ttft = np.where(was_measured, measured, modelled)
     else:
-        ttft = cfg.reader_base_ttft_ms + cfg.prefill_ms_per_token * read_tokens
+        was_measured = np.zeros(read_tokens.shape, dtype=bool)
+        ttft = modelled
     write_p50 = np.array(
         [
             weighted_percentiles(write_ms[s_rep == r], np.ones((1, int(n_sessions[r]))), [50.0])[
@@ -573,6 +594,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "ttfrt_ms": read_ms + ttft,
         "dialectic_ms": read_ms + ttft + write_p50[q_rep],
         "error": _errors(retr),
+        "ttft_measured": was_measured.astype(np.float64),
     }
     return _Units(
         replicates=replicates,
@@ -872,6 +894,27 @@ def _skipped_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
     return rows
 
 
+_COUNTED: Final = frozenset({"mvot_skipped", "judge_errors", "ttft_measured"})
+"""Diagnostics reported as observed values (no interval), and not compared between arms."""
+
+
+def _counted_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
+    """``mvot_skipped``, ``judge_errors`` and ``ttft_measured``: observed values, no draws."""
+    rows = _skipped_rows(u, mvot)
+    failed, p_cp = u.p["judge_error"], u.probe_keys[1]
+    total = float(failed.sum())
+    rows.append(MetricRow("judge_errors", None, total, total, total, int(failed.size)))
+    if total:
+        for cp in u.checkpoints:
+            mask = p_cp == cp
+            k = float(failed[mask].sum())
+            rows.append(MetricRow("judge_errors", cp, k, k, k, int(mask.sum())))
+    measured = u.q["ttft_measured"]
+    share = float(measured.mean()) if measured.size else None
+    rows.append(MetricRow("ttft_measured", None, share, share, share, int(measured.size)))
+    return rows
+
+
 def _bootstrap(
     fn: Callable[[Resample], _Figures], u: _Units, cfg: MetricConfig, point: _Figures
 ) -> _Figures:
@@ -894,8 +937,8 @@ def _assemble(
     rows: list[MetricRow] = []
     samples: dict[str, Sample] = {}
     for name in METRICS:
-        if name == "mvot_skipped":
-            rows.extend(skipped)
+        if name in _COUNTED:
+            rows.extend(r for r in skipped if r.metric == name)
             continue
         overall_n = counts[(name, None)]
         for key in by_metric[name]:
@@ -949,7 +992,7 @@ def compute_cell(
     point = fn(identity)
     mvot = _replicate_mvot(u, identity, ref.storage)
     return _assemble(
-        point, _bootstrap(fn, u, cfg, point), _counts(u, mvot), cfg, _skipped_rows(u, mvot)
+        point, _bootstrap(fn, u, cfg, point), _counts(u, mvot), cfg, _counted_rows(u, mvot)
     )
 
 
@@ -967,8 +1010,8 @@ def compare_arms(
     every bootstrap draw picks the same replicates, probes, sessions and retrievals for both; the
     interval is the percentile interval of the per-draw differences (widened to contain the point
     difference). An arm compared with itself gets exactly 0 with a zero-width interval. A
-    difference is undefined where either arm's figure is. ``mvot_skipped`` is not compared (it
-    depends on the amnesiac answers only); ``n`` is arm A's.
+    difference is undefined where either arm's figure is. ``mvot_skipped``, ``judge_errors`` and
+    ``ttft_measured`` are not compared (diagnostics, not figures); ``n`` is arm A's.
 
     Args:
         a: First arm.

@@ -1,6 +1,14 @@
 """Whole runs without Dagster (``drift run``): the same functions the Dagster assets call."""
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell
+from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
+from ._evaluators import (
+    JUDGE_MODEL_ENV,
+    LLM_CACHE,
+    READER_MODEL_ENV,
+    EvaluationOptions,
+    build_evaluator,
+    llm_cache_location,
+)
 from ._run import (
     REFERENCE_ARM,
     RunOptions,
@@ -13,19 +21,26 @@ from ._stored import cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
+    "JUDGE_MODEL_ENV",
+    "LLM_CACHE",
+    "READER_MODEL_ENV",
     "REFERENCE_ARM",
     "CellResult",
+    "EvaluationOptions",
     "RunOptions",
     "RunResult",
     "amnesiac_answers",
     "backend_options_for",
+    "build_evaluator",
     "cell_exists",
     "compare_stored",
     "connect",
     "ensure_worlds",
     "evaluate_cell",
+    "llm_cache_location",
     "load_arm",
     "run_benchmark",
     "run_manifest",
     "world_is_current",
+    "world_profiles",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -10,14 +11,19 @@ import pyarrow as pa
 from drift_pipeline.evaluation import (
     ArmData,
     CellMetrics,
+    ContextEvaluator,
+    Evaluator,
+    LLMEvaluator,
     compute_cell,
-    judge_all,
+    latent_profiles,
+    measured_ttft,
 )
 from drift_pipeline.memory import Arm, CellRun
 from drift_pipeline.scenario import LoadedScenario
 from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
+    GROUND_TRUTH,
     MEMORY_SNAPSHOTS,
     PROBE_ANSWERS,
     PROBES,
@@ -95,7 +101,16 @@ class CellResult:
         }
 
 
-def _answers_table(cell: CellRun, probes: pa.Table) -> pa.Table:
+Profiles = Mapping[tuple[int, int, str], tuple[str, ...]]
+
+
+def _answers_table(
+    cell: CellRun,
+    probes: pa.Table,
+    evaluator: Evaluator,
+    amnesiac: pa.Table,
+    profiles: Profiles | None,
+) -> pa.Table:
     contexts = {
         (replicate, probe_id): context
         for replicate, probe_id, context in zip(
@@ -105,10 +120,10 @@ def _answers_table(cell: CellRun, probes: pa.Table) -> pa.Table:
             strict=True,
         )
     }
-    columns = judge_all(probes, contexts)
+    columns = evaluator.answer(probes, contexts, amnesiac, profiles)
     n = len(columns["probe_id"])
     columns["score"] = [
-        (score + 1) / 2 if score is not None else float(correct)
+        (score + 1) / 2 if score is not None else None if correct is None else float(correct)
         for score, correct in zip(columns["action_score"], columns["correct"], strict=True)
     ]
     constants = {
@@ -172,11 +187,36 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
     return pa.Table.from_pydict(rows, schema=COST_CURVES.schema)
 
 
-def amnesiac_answers(root: RootLike, scenario: str, horizon: str) -> tuple[pa.Table, pa.Table]:
-    """The world's probes and the amnesiac's answers to them (the same judge, empty contexts)."""
+def world_profiles(
+    root: RootLike, scenario: str, horizon: str, evaluator: Evaluator
+) -> Profiles | None:
+    """Latent profiles for the LLM judge's action probes (``None`` when no LLM evaluates)."""
+    if not isinstance(evaluator, LLMEvaluator):
+        return None
+    keys = {"scenario": scenario, "horizon": horizon}
+    return latent_profiles(StorageRoot.from_url(root).read_table(GROUND_TRUTH, keys))
+
+
+def amnesiac_answers(
+    root: RootLike,
+    scenario: str,
+    horizon: str,
+    evaluator: Evaluator | None = None,
+    profiles: Profiles | None = None,
+) -> tuple[pa.Table, pa.Table]:
+    """The world's probes and the amnesiac's answers to them (the same reader, empty contexts).
+
+    Args:
+        root: Storage root holding the world.
+        scenario: Scenario id.
+        horizon: Horizon name.
+        evaluator: Reader and judge (default: the context judge).
+        profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
+    """
     keys = {"scenario": scenario, "horizon": horizon}
     probes = StorageRoot.from_url(root).read_table(PROBES, keys)
-    return probes, pa.Table.from_pydict(judge_all(probes, {}))
+    answers = (evaluator or ContextEvaluator()).answer(probes, {}, None, profiles)
+    return probes, pa.Table.from_pydict(answers)
 
 
 def evaluate_cell(
@@ -186,6 +226,8 @@ def evaluate_cell(
     probes: pa.Table,
     amnesiac: pa.Table,
     reference: ArmData | None,
+    evaluator: Evaluator | None = None,
+    profiles: Profiles | None = None,
 ) -> CellResult:
     """Judge one arm's retrievals and compute its metrics against the world's baselines.
 
@@ -197,9 +239,13 @@ def evaluate_cell(
         amnesiac: The amnesiac's answers to them.
         reference: The reference compressor's data on this world; ``None`` when ``run`` is the
             reference itself.
+        evaluator: Reader and judge (default: the context judge); ``amnesiac`` must come from
+            the same one.
+        profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
     """
-    answers = _answers_table(run, probes)
-    data = ArmData(answers, run.snapshots, run.retrievals)
+    answers = _answers_table(run, probes, evaluator or ContextEvaluator(), amnesiac, profiles)
+    # With an LLM reader TTFRT uses its measured time to first token (spec §7.8).
+    data = ArmData(answers, run.snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
     # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
     metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)

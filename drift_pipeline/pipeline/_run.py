@@ -14,12 +14,13 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from drift_pipeline.evaluation import ArmData
+from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
 from drift_pipeline.memory import Arm, LoopConfig, run_cell
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell
+from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
+from ._evaluators import EvaluationOptions, build_evaluator, close_evaluator, llm_usage
 from ._worlds import ensure_worlds
 
 REFERENCE_ARM = Arm.parse("reference_compressor@hard")
@@ -38,6 +39,8 @@ class RunOptions:
         out: Storage root: a folder or an ``s3://bucket/prefix`` URL.
         loop: Memory-loop settings (timeout, isolation, concurrency).
         backend_options: Constructor options per backend name.
+        evaluation: Reader and judge (``--reader``, ``--judge``); harness-side, so no backend
+            option can change them.
     """
 
     arms: list[Arm]
@@ -45,15 +48,21 @@ class RunOptions:
     out: RootLike = Path("data")
     loop: LoopConfig = field(default_factory=LoopConfig)
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evaluation: EvaluationOptions = field(default_factory=EvaluationOptions)
 
 
 @dataclass
 class RunResult:
-    """What a run produced, for the summary, the JSON file and the manifest."""
+    """What a run produced, for the summary, the JSON file and the manifest.
+
+    ``llm_usage`` counts the reader's and judge's model calls of this run (requests, cache
+    hits, tokens, cost); it is not in the manifest, which must not change on a cached rerun.
+    """
 
     cells: list[CellResult]
     generated_worlds: int
     manifest: dict[str, Any]
+    llm_usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def faults(self) -> list[str]:
@@ -93,11 +102,39 @@ def run_benchmark(
     loop = LoopConfig(
         options.loop.call_timeout, options.loop.isolate, protect, options.loop.concurrency
     )
+    evaluator = build_evaluator(options.evaluation, root)
+    try:
+        cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
+        manifest = run_manifest(scenarios, options, cells, evaluator)
+        usage = llm_usage(evaluator)
+    finally:
+        close_evaluator(evaluator)
+    with staged(root) as writer:
+        writer.put_text(
+            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        )
+    return RunResult(
+        cells=[c for c in cells if c.reported],
+        generated_worlds=len(generated),
+        manifest=manifest,
+        llm_usage=usage,
+    )
+
+
+def _run_worlds(
+    root: StorageRoot,
+    worlds: Sequence[tuple[LoadedScenario, HorizonName]],
+    options: RunOptions,
+    loop: LoopConfig,
+    evaluator: Evaluator,
+    progress: ProgressFactory | None,
+) -> list[CellResult]:
     cells: list[CellResult] = []
     for loaded, horizon in worlds:
         spec = loaded.spec
         sessions = getattr(spec.horizon, horizon).sessions
-        probes, amnesiac = amnesiac_answers(root, spec.id, horizon)
+        profiles = world_profiles(root, spec.id, horizon, evaluator)
+        probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
         reference: ArmData | None = None
         for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
             hook = (
@@ -116,9 +153,16 @@ def run_benchmark(
                 hook,
             )
             # The reference runs first: every other arm's MVOT and TES need its figures.
-            cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+            cell = evaluate_cell(
+                loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles
+            )
             if reference is None:
-                reference = ArmData(cell.answers, run.snapshots, run.retrievals)
+                reference = ArmData(
+                    cell.answers,
+                    run.snapshots,
+                    run.retrievals,
+                    measured_ttft(cell.answers, run.retrievals),
+                )
             cell.reported = arm in options.arms
             # One cell at a time: a later failure cannot take an earlier cell's rows with it,
             # and only one arm's contexts are ever held in memory.
@@ -135,25 +179,22 @@ def run_benchmark(
         for cell in cells:
             if cell.arm == REFERENCE_ARM:
                 cell.release()
-    manifest = run_manifest(scenarios, options, cells)
-    with staged(root) as writer:
-        writer.put_text(
-            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-        )
-    return RunResult(
-        cells=[c for c in cells if c.reported], generated_worlds=len(generated), manifest=manifest
-    )
+    return cells
 
 
 def run_manifest(
-    scenarios: Sequence[LoadedScenario], options: RunOptions, cells: Sequence[CellResult]
+    scenarios: Sequence[LoadedScenario],
+    options: RunOptions,
+    cells: Sequence[CellResult],
+    evaluator: Evaluator | None = None,
 ) -> dict[str, Any]:
     """What produced a run's tables: code, inputs, seeds, backends, isolation, reader, judge.
 
-    Deliberately free of wall-clock time and absolute paths, so reruns are comparable.
+    Deliberately free of wall-clock time and absolute paths, so reruns are comparable. The
+    reader and judge are pinned: name and version, or for a model its name, endpoint host and
+    prompt sha256 (never a key).
     """
-    from drift_pipeline.evaluation import JUDGE_NAME, JUDGE_VERSION
-
+    pins = (evaluator or ContextEvaluator()).pins()
     return {
         "drift_pipeline": package_version("drift-pipeline"),
         "scenarios": [
@@ -171,8 +212,8 @@ def run_manifest(
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
         "isolation": sorted({c.isolation for c in cells}),
-        "reader": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
-        "judge": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
+        "reader": pins["reader"],
+        "judge": pins["judge"],
         "call_timeout_s": options.loop.call_timeout,
         "machine": {
             "python": platform.python_version(),

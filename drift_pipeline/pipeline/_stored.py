@@ -5,7 +5,14 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, judge_all
+from drift_pipeline.evaluation import (
+    JUDGE_NAME,
+    ArmData,
+    CellMetrics,
+    compare_arms,
+    judge_all,
+    measured_ttft,
+)
 from drift_pipeline.memory import Arm
 from drift_pipeline.storage import (
     CELL_TABLES,
@@ -40,22 +47,27 @@ def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
     def read(table: TableDef) -> pa.Table:
         return storage.read_table(table, keys)
 
-    return ArmData(read(PROBE_ANSWERS), read(MEMORY_SNAPSHOTS), read(RETRIEVALS))
+    answers, retrievals = read(PROBE_ANSWERS), read(RETRIEVALS)
+    return ArmData(answers, read(MEMORY_SNAPSHOTS), retrievals, measured_ttft(answers, retrievals))
 
 
 def compare_stored(root: RootLike, scenario: str, horizon: str, a: Arm, b: Arm) -> CellMetrics:
     """Paired differences A − B on the same probes of one world of a finished run."""
     root = StorageRoot.from_url(root)
     probes = root.read_table(PROBES, {"scenario": scenario, "horizon": horizon})
+    arm_a, arm_b = (load_arm(root, scenario, horizon, arm) for arm in (a, b))
+    for arm, data in ((a, arm_a), (b, arm_b)):
+        if "reader" in data.answers.column_names:
+            readers = {r for r in data.answers["reader"].to_pylist() if r is not None}
+            if any(not r.startswith(f"{JUDGE_NAME}@") for r in readers):
+                # The amnesiac baseline is recomputed here with the context judge only.
+                raise ValueError(
+                    f"{arm.key} on {scenario}/{horizon} was read by an LLM reader; "
+                    "compare supports context-judge runs only"
+                )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
     reference = load_arm(root, scenario, horizon, REFERENCE_ARM)
-    return compare_arms(
-        load_arm(root, scenario, horizon, a),
-        load_arm(root, scenario, horizon, b),
-        amnesiac,
-        reference,
-        horizon,
-    )
+    return compare_arms(arm_a, arm_b, amnesiac, reference, horizon)
 
 
 def connect(root: RootLike) -> duckdb.DuckDBPyConnection:

@@ -222,13 +222,17 @@ PROBE_ANSWERS = TableDef(
             pa.field("probe_type", pa.string(), nullable=False),
             pa.field("subtype", pa.string(), nullable=False),
             pa.field("answer", pa.string(), nullable=False),
-            pa.field("correct", pa.bool_(), nullable=False),
-            pa.field("score", pa.float64(), nullable=False),
+            # Null only when the reader or judge call failed (see judge_error): never guessed.
+            pa.field("correct", pa.bool_()),
+            pa.field("score", pa.float64()),
             pa.field("action_score", pa.int8()),
             pa.field("update_correct", pa.bool_()),
             pa.field("deprecation_correct", pa.bool_()),
             pa.field("judge", pa.string(), nullable=False),
             pa.field("rationale", pa.string(), nullable=False),
+            pa.field("reader", pa.string()),  # name@version of the reader (LLM: model, prompt)
+            pa.field("reader_ttft_ms", pa.float64()),  # measured; null when modelled
+            pa.field("judge_error", pa.string()),  # the failed reader/judge call, one line
         ]
     ),
     ("scenario", "horizon", "arm"),
