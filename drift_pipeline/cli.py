@@ -17,6 +17,7 @@ from tqdm import tqdm
 from drift_pipeline.memory import Arm, Gate, LoopConfig
 from drift_pipeline.memory.backends import backend_names
 from drift_pipeline.pipeline import (
+    EvaluationOptions,
     RunOptions,
     RunResult,
     cell_exists,
@@ -264,6 +265,23 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     "DAGSTER_HOME (materializations visible in `dagster dev`), same tables and figures.",
 )
 @click.option(
+    "--reader",
+    type=click.Choice(["context", "llm"]),
+    default="context",
+    show_default=True,
+    help="context: the deterministic context judge reads the retrieved text; llm: the pinned "
+    "LLM reader answers from it (DRIFT_LLM_BASE_URL, DRIFT_LLM_MODEL or DRIFT_READER_MODEL, "
+    "key in DRIFT_LLM_API_KEY); its measured time to first token enters TTFRT.",
+)
+@click.option(
+    "--judge",
+    type=click.Choice(["rule", "llm"]),
+    default="rule",
+    show_default=True,
+    help="rule: the context judge's rules; llm: the pinned LLM judge (DRIFT_JUDGE_MODEL or "
+    "DRIFT_LLM_MODEL; needs --reader llm). Failed judge calls are counted, never guessed.",
+)
+@click.option(
     "--no-isolation",
     is_flag=True,
     hidden=True,
@@ -280,9 +298,15 @@ def run(
     backend_config: Path | None,
     json_path: Path | None,
     via: str,
+    reader: str,
+    judge: str,
     no_isolation: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
+    evaluation = _evaluation_options(reader, judge)
+    if evaluation.uses_llm and via == "dagster":
+        click.echo("--reader llm / --judge llm: not available with --via dagster yet", err=True)
+        sys.exit(EXIT_INVALID)
     loaded = _load_all(scenarios)
     try:
         for item in loaded:
@@ -297,6 +321,7 @@ def run(
         out=out,
         loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
         backend_options=_backend_config(backend_config),
+        evaluation=evaluation,
     )
     bars: list[tqdm[Any]] = []
 
@@ -326,6 +351,19 @@ def run(
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "
         f"isolation: {', '.join(result.manifest['isolation'])}, {elapsed:.1f} s → {out}"
     )
+    if result.llm_usage:
+        usage = result.llm_usage
+        errors = sum(
+            int(row.value or 0)
+            for cell in result.cells
+            for row in cell.metrics.rows
+            if row.metric == "judge_errors" and row.checkpoint is None
+        )
+        click.echo(
+            f"reader/judge LLM: {usage['requests']} requests, {usage['cache_hits']} cache hits, "
+            f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens sent, "
+            f"{errors} judge errors (left out of the metrics)"
+        )
     for fault in result.faults[:20]:
         click.echo(f"  fault: {fault}")
     if len(result.faults) > 20:
@@ -339,6 +377,17 @@ def run(
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     if fail_on_error and result.faults:
         sys.exit(1)
+
+
+def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:
+    """Reader and judge from the switches and the environment, or exit 2 in one line."""
+    from drift_pipeline.llm import LLMError
+
+    try:
+        return EvaluationOptions.from_env(reader, judge)  # type: ignore[arg-type]
+    except (LLMError, ValueError) as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
 
 
 def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunResult:
@@ -433,6 +482,61 @@ def compare(
                 f"  {metric:<22} {row.value:+.3f}  [{row.ci_low:+.3f}, {row.ci_high:+.3f}]{marker}"
             )
     click.echo("\n* the interval excludes 0")
+
+
+@main.command("judge-check")
+@click.option(
+    "--judge",
+    type=click.Choice(["rule", "llm"]),
+    default="llm",
+    show_default=True,
+    help="llm: the pinned LLM judge (DRIFT_LLM_BASE_URL, DRIFT_JUDGE_MODEL or DRIFT_LLM_MODEL); "
+    "rule: the context judge's rules, for comparison.",
+)
+@click.option(
+    "--set",
+    "check_set",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="A labelled set of your own (JSON lines); default: the one the package ships.",
+)
+@OUT_OPTION
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the report (rates, categories, every decision) as JSON to this file.",
+)
+def judge_check(
+    judge: str, check_set: Path | None, out: StorageRoot, json_path: Path | None
+) -> None:
+    """How strict is the judge? False-accept and false-reject rates on a labelled set.
+
+    The shipped set holds vague but on-topic answers and specific but wrong ones (a sound judge
+    rejects both), correct answers phrased differently (accepted), and plain controls. LLM
+    replies are cached under --out's llm_cache.
+    """
+    from drift_pipeline.evaluation import LLMJudge, RuleJudge, load_check_set, run_judge_check
+    from drift_pipeline.llm import LLMClient
+    from drift_pipeline.pipeline import llm_cache_location
+
+    try:
+        items = load_check_set(check_set)
+    except (OSError, ValueError) as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    if judge == "rule":
+        report = run_judge_check(RuleJudge(), items)
+    else:
+        options = _evaluation_options("llm", "llm")
+        assert options.judge_llm is not None
+        with LLMClient(options.judge_llm, llm_cache_location(out)) as client:
+            report = run_judge_check(LLMJudge(client), items)
+    click.echo(report.render())
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
 
 
 @main.command()
