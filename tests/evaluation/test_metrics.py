@@ -443,6 +443,86 @@ def test_measured_ttft_replaces_the_model_and_follows_row_order() -> None:
     assert shuffled.rows == base.rows
 
 
+def test_unmeasured_ttft_rows_are_modelled_and_the_measured_share_reported(
+    cell: CellMetrics,
+) -> None:
+    table = retrievals()
+    modelled = MetricConfig().reader_base_ttft_ms + MetricConfig().prefill_ms_per_token * 100
+    all_nan = np.full(table.num_rows, np.nan)
+    none_measured = compute_cell(
+        ArmData(answers(ARM), snapshots(SESSIONS), table, all_nan),
+        answers(AMNESIAC),
+        REFERENCE,
+        "short",
+        FAST,
+    )
+    assert value(none_measured, "ttfrt_ms_p99") == value(cell, "ttfrt_ms_p99")
+    assert value(none_measured, "ttft_measured") == 0.0 and value(cell, "ttft_measured") == 0.0
+    half = all_nan.copy()
+    half[: table.num_rows // 2] = 1000.0  # replicate 0 measured (slow), replicate 1 modelled
+    mixed = compute_cell(
+        ArmData(answers(ARM), snapshots(SESSIONS), table, half),
+        answers(AMNESIAC),
+        REFERENCE,
+        "short",
+        FAST,
+    )
+    assert value(mixed, "ttft_measured") == 0.5
+    read = np.concatenate([READ_MS[0], READ_MS[1]])
+    expected = np.concatenate([read[:7] + 1000.0, read[7:] + modelled])
+    assert value(mixed, "ttfrt_ms_p99") == float(np.max(expected))
+    with pytest.raises(ValueError, match="ttft_ms"):
+        bad = half.copy()
+        bad[0] = np.inf
+        compute_cell(
+            ArmData(answers(ARM), snapshots(SESSIONS), table, bad),
+            answers(AMNESIAC),
+            REFERENCE,
+            "short",
+            FAST,
+        )
+
+
+def with_judge_errors(table: pa.Table, failed: set[tuple[int, str]]) -> pa.Table:
+    """``table`` with ``judge_error`` set on ``failed`` rows (their verdicts left as they were)."""
+    keys = zip(table["replicate"].to_pylist(), table["probe_id"].to_pylist(), strict=True)
+    errors = ["judge: unparsable reply" if key in failed else None for key in keys]
+    return table.append_column("judge_error", pa.array(errors, pa.string()))
+
+
+def test_judge_errors_are_excluded_from_every_probe_metric_and_counted(cell: CellMetrics) -> None:
+    # p3 (revision) and p5 (action) of replicate 0 failed: their stored verdicts must not count.
+    failed = {(0, "p3"), (0, "p5")}
+    errored = compute_cell(
+        ArmData(with_judge_errors(answers(ARM), failed), snapshots(SESSIONS), retrievals()),
+        answers(AMNESIAC),
+        REFERENCE,
+        "short",
+        FAST,
+    )
+    # The same cell with those two rows' verdicts nulled by hand.
+    nulled = with_answers(with_answers(ARM, 0, 2, (None,) * 4), 0, 4, (None,) * 4)
+    by_hand = compute_cell(
+        ArmData(answers(nulled), snapshots(SESSIONS), retrievals()),
+        answers(AMNESIAC),
+        REFERENCE,
+        "short",
+        FAST,
+    )
+    for name in ("error_rate", "mvot", "revision_accuracy", "action_alignment", "drift_c"):
+        assert errored.get(name) == by_hand.get(name), name
+    assert errored.get("error_rate").n == cell.get("error_rate").n - 2
+    assert errored.get("action_alignment").n == cell.get("action_alignment").n - 1
+    assert errored.get("judge_errors") == MetricRow("judge_errors", None, 2.0, 2.0, 2.0, 14)
+    assert value(errored, "judge_errors", 2) == 1.0 and value(errored, "judge_errors", 4) == 1.0
+    assert cell.get("judge_errors") == MetricRow("judge_errors", None, 0.0, 0.0, 0.0, 14)
+    # A failed amnesiac answer leaves that probe out of E_amn as well.
+    amnesiac_failed = compute_cell(
+        arm(), with_judge_errors(answers(AMNESIAC), {(0, "p1")}), REFERENCE, "short", FAST
+    )
+    assert amnesiac_failed.get("error_rate_amnesiac").n == cell.get("error_rate_amnesiac").n - 1
+
+
 def test_row_order_of_inputs_does_not_matter(cell: CellMetrics) -> None:
     data = arm()
     rng = np.random.default_rng(7)
