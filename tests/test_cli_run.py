@@ -323,3 +323,128 @@ def test_bad_arms_exit_2_with_one_line_and_write_nothing(
     assert len(lines) == 1 and expected in lines[0]
     assert "Traceback" not in run.stderr
     assert not run.out.exists()
+
+
+# --- the LLM reader and judge (issue 7) ----------------------------------------------------------
+
+LLM_KEY = "sk-test-DRIFT-SECRET-123"
+
+
+def drift_llm(folder: Path, server: Any, *args: str, env: dict[str, str] | None = None) -> Run:
+    """``drift run`` with the LLM endpoint of ``server`` in the environment (plus ``env``)."""
+    scenario = _support.write_scenario(folder / "scenarios", "cli-llm-t")
+    out, summary = folder / "data", folder / "summary.json"
+    environment = {
+        **os.environ,
+        "DRIFT_LLM_API_KEY": LLM_KEY,
+        "DRIFT_LLM_MODEL": "scripted-model",
+        "DRIFT_LLM_MAX_RETRIES": "1",
+        **({"DRIFT_LLM_BASE_URL": server.base_url} if server is not None else {}),
+        **(env or {}),
+    }
+    done = subprocess.run(
+        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    payload = json.loads(summary.read_text()) if summary.exists() else {}
+    return Run(done.returncode, done.stdout, done.stderr, out, payload)
+
+
+def test_drift_run_with_the_llm_reader_and_judge(tmp_path: Path) -> None:
+    import scripted_llm
+    from llm_server import FakeOpenAIServer
+
+    with FakeOpenAIServer(scripted_llm.respond, api_key=LLM_KEY) as server:
+        run = drift_llm(
+            tmp_path, server, "--backend", "fact_store", "--reader", "llm", "--judge", "llm"
+        )
+        sent = len(server.requests)
+        again = drift_llm(
+            tmp_path, server, "--backend", "fact_store", "--reader", "llm", "--judge", "llm"
+        )
+        resent = len(server.requests) - sent
+    assert run.code == 0, run.stderr
+    assert again.code == 0, again.stderr
+    assert sent > 0 and resent == 0
+    assert "judge errors (left out of the metrics)" in run.stdout
+    manifest = run.manifest()
+    assert manifest["reader"]["model"] == manifest["judge"]["model"] == "scripted-model"
+    revision = run.query(
+        "select count(*) as n, count(judge_error) as e from {probe_answers} "
+        "where arm = 'fact_store@hard' and probe_type = 'revision'"
+    )[0]
+    assert revision["n"] == revision["e"] > 0
+    # The key reached the server (it answers 401 otherwise) and nothing written holds it.
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("llm_cache" in p.parts for p in written)
+    for path in written:
+        assert LLM_KEY.encode() not in path.read_bytes(), path
+    for text in (run.stdout, run.stderr, again.stdout, again.stderr):
+        assert LLM_KEY not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "unset", "message"),
+    [
+        (("--reader", "llm"), "DRIFT_LLM_BASE_URL", "DRIFT_LLM_BASE_URL is not set"),
+        (("--reader", "llm", "--judge", "llm"), "DRIFT_LLM_MODEL", "DRIFT_LLM_MODEL is not set"),
+        (("--judge", "llm"), None, "--judge llm needs --reader llm"),
+    ],
+)
+def test_llm_switches_without_their_config_exit_2_in_one_line(
+    tmp_path: Path, args: tuple[str, ...], unset: str | None, message: str
+) -> None:
+    env = {"DRIFT_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    if unset is not None:
+        env[unset] = ""
+    run = drift_llm(tmp_path, None, "--backend", "bm25", *args, env=env)
+    assert run.code == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert not run.out.exists()
+
+
+def test_judge_check_reports_rates_for_the_rule_and_the_llm_judge(tmp_path: Path) -> None:
+    import scripted_llm
+    from llm_server import FakeOpenAIServer
+
+    env = {**os.environ, "DRIFT_LLM_API_KEY": LLM_KEY, "DRIFT_LLM_MODEL": "scripted-model"}
+    rule = subprocess.run(
+        [DRIFT, "judge-check", "--judge", "rule", "--json", str(tmp_path / "rule.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert rule.returncode == 0, rule.stderr
+    report = json.loads((tmp_path / "rule.json").read_text())
+    assert report["judge"] == "context@1" and report["judge_errors"] == 0
+    assert report["false_reject_rate"] > 0.5  # paraphrases are lost on word matching
+    assert f"false-reject rate {100 * report['false_reject_rate']:5.1f}%" in rule.stdout
+    with FakeOpenAIServer(scripted_llm.respond, api_key=LLM_KEY) as server:
+        llm = subprocess.run(
+            [
+                DRIFT,
+                "judge-check",
+                "--out",
+                str(tmp_path / "data"),
+                "--json",
+                str(tmp_path / "l.json"),
+            ],
+            capture_output=True,
+            text=True,
+            env={**env, "DRIFT_LLM_BASE_URL": server.base_url},
+            timeout=120,
+        )
+    assert llm.returncode == 0, llm.stderr
+    judged = json.loads((tmp_path / "l.json").read_text())
+    revisions = sum(1 for o in judged["outcomes"] if o["error"])
+    assert (
+        judged["judge"].startswith("llm:scripted-model@")
+        and judged["judge_errors"] == revisions > 0
+    )
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert LLM_KEY.encode() not in path.read_bytes(), path
