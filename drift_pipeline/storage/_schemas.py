@@ -156,6 +156,25 @@ WORLD_TABLES: tuple[TableDef, ...] = (
     PROBES,
 )
 
+SYNTHESIS_FALLBACKS = TableDef(
+    "synthesis_fallbacks",
+    pa.schema(
+        [
+            *_KEY,
+            pa.field("session_index", pa.int32(), nullable=False),
+            pa.field("session_id", pa.string(), nullable=False),
+            pa.field("synthesizer", pa.string(), nullable=False),  # name@version that failed
+            pa.field("fallback", pa.string(), nullable=False),  # name@version that wrote it
+            pa.field("reason", pa.string(), nullable=False),
+            pa.field("attempts", pa.int32(), nullable=False),
+        ]
+    ),
+    ("scenario", "horizon"),
+    "Sessions the LLM synthesizer failed to write verifiably, written by the template instead.",
+)
+"""Written beside the world tables by synthesizers that can fall back (LLM); not one of
+``WORLD_TABLES``, which every synthesizer writes."""
+
 _ARM = [
     pa.field("arm", pa.string(), nullable=False),
     pa.field("backend", pa.string(), nullable=False),

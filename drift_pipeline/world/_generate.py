@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -20,11 +21,14 @@ from drift_pipeline.textmatch import contains_any, normalise
 
 from ._audit import audit_probes
 from ._events import plan_horizon
-from ._model import EntityState, Fact, Probe, SessionPlan, Turn
+from ._model import EntityState, Event, Fact, Probe, SessionPlan, Turn
 from ._probes import ProbeBuilder
 from ._profiles import build_profiles
 from ._rng import rng_for
 from .synthesis import SessionContext, Synthesizer, TemplateSynthesizer
+
+if TYPE_CHECKING:
+    from .synthesis import SynthesisFallback
 
 GENERATOR_READY_PARADIGMS = ("user_assistant",)
 
@@ -43,6 +47,8 @@ class WorldReplicate:
     turns: list[Turn]
     facts: list[Fact]
     probes: list[Probe]
+    synthesis_fallbacks: tuple[SynthesisFallback, ...] = ()
+    """Sessions the synthesizer could not write and handed to its fallback (LLM only)."""
 
 
 def session_id(horizon: str, replicate: int, session_index: int) -> str:
@@ -93,18 +99,23 @@ def generate_replicate(
     }
     session_rng = rng_for(root, replicate, horizon, "sessions")
     turns: list[Turn] = []
-    for plan in plans:
-        context = SessionContext(by_id, current, rng_for(session_rng.getrandbits(64)))
-        turns.extend(synthesizer.session(plan, context))
-        event = plan.event
-        if event is not None and event.enters_ground_truth:
-            key = (event.subject, event.slot)
-            current[key] = (
-                (event.value,)
-                if event.op == "set"
-                or (event.tier == "soft" and _functional(by_id, event.subject, event.slot))
-                else (*current.get(key, ()), event.value)
-            )
+    prepare = getattr(synthesizer, "prepare", None)
+    if prepare is not None:
+        # A batching synthesizer (the LLM one) writes all sessions at once. State replays from
+        # the plans alone, so every session's context (with a snapshot of the state) is known.
+        contexts = []
+        for plan in plans:
+            rng = rng_for(session_rng.getrandbits(64))
+            contexts.append(SessionContext(by_id, dict(current), rng))
+            _advance(current, by_id, plan.event)
+        prepare(plans, contexts)
+        for plan, context in zip(plans, contexts, strict=True):
+            turns.extend(synthesizer.session(plan, context))
+    else:
+        for plan in plans:
+            context = SessionContext(by_id, current, rng_for(session_rng.getrandbits(64)))
+            turns.extend(synthesizer.session(plan, context))
+            _advance(current, by_id, plan.event)
 
     mentions = _event_mentions(profiles, turns)
     builder = ProbeBuilder(
@@ -122,7 +133,25 @@ def generate_replicate(
         probes.extend(builder.checkpoint(checkpoint, previous))
         previous = checkpoint.after_session
     audit_probes(probes, plans, turns)
-    return WorldReplicate(replicate, profiles, plans, turns, state.facts, probes)
+    take_fallbacks = getattr(synthesizer, "take_fallbacks", None)
+    fallbacks = tuple(take_fallbacks()) if take_fallbacks is not None else ()
+    return WorldReplicate(replicate, profiles, plans, turns, state.facts, probes, fallbacks)
+
+
+def _advance(
+    current: dict[tuple[str, str], tuple[str, ...]],
+    profiles: dict[str, EntityState],
+    event: Event | None,
+) -> None:
+    """Apply one session's event to the values holding now."""
+    if event is not None and event.enters_ground_truth:
+        key = (event.subject, event.slot)
+        current[key] = (
+            (event.value,)
+            if event.op == "set"
+            or (event.tier == "soft" and _functional(profiles, event.subject, event.slot))
+            else (*current.get(key, ()), event.value)
+        )
 
 
 def _functional(profiles: dict[str, EntityState], subject: str, slot: str) -> bool:

@@ -12,8 +12,16 @@ from importlib.metadata import version as package_version
 import pyarrow as pa
 
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
-from drift_pipeline.storage import WORLD_TABLES, Location, RootLike, StagedWrite, staged
+from drift_pipeline.storage import (
+    SYNTHESIS_FALLBACKS,
+    WORLD_TABLES,
+    Location,
+    RootLike,
+    StagedWrite,
+    staged,
+)
 
+from ._fallbacks import fallback_table, writes_fallbacks
 from ._generate import WorldReplicate, check_supported, generate_replicate, world_tables
 from .synthesis import Synthesizer, TemplateSynthesizer
 
@@ -57,6 +65,8 @@ def world_manifest(
         "replicates": loaded.spec.replicates,
         "synthesizer": f"{synthesizer.name}@{synthesizer.version}",
         "drift_pipeline": package_version("drift-pipeline"),
+        # An LLM synthesizer's pin (model, prompt version; never a key or an endpoint).
+        **({"synthesizer_pin": pin()} if (pin := getattr(synthesizer, "pin", None)) else {}),
     }
 
 
@@ -79,6 +89,9 @@ def generate_horizon(
     tables = world_tables(spec, horizon, replicates)
     keys = {"scenario": spec.id, "horizon": horizon}
     files = [writer.put(table, keys, tables[table.name]) for table in WORLD_TABLES]
+    if writes_fallbacks(synthesizer):
+        fallbacks = fallback_table(spec.id, horizon, synthesizer, replicates)
+        files.append(writer.put(SYNTHESIS_FALLBACKS, keys, fallbacks))
     files.append(
         writer.put_text(
             world_manifest_path(spec.id, horizon),

@@ -1,6 +1,31 @@
-"""Transcript synthesis (spec §3.5): the interface and the offline template synthesizer."""
+"""Transcript synthesis (spec §3.5): the interface, the offline template synthesizer, the LLM one.
+
+``LLMSynthesizer`` and ``SynthesisFallback`` load on first use, so the template path never
+imports the ``openai`` package.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from ._base import SessionContext, Synthesizer
 from ._template import TemplateSynthesizer
 
-__all__ = ["SessionContext", "Synthesizer", "TemplateSynthesizer"]
+if TYPE_CHECKING:
+    from ._llm import LLMSynthesizer, SynthesisFallback
+
+__all__ = [
+    "LLMSynthesizer",
+    "SessionContext",
+    "SynthesisFallback",
+    "Synthesizer",
+    "TemplateSynthesizer",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("LLMSynthesizer", "SynthesisFallback"):
+        from . import _llm
+
+        return getattr(_llm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
