@@ -13,17 +13,26 @@ from drift_pipeline.world import (
     world_manifest,
     world_manifest_path,
 )
-from drift_pipeline.world.synthesis import TemplateSynthesizer
+from drift_pipeline.world.synthesis import Synthesizer, TemplateSynthesizer
 
 
-def world_is_current(root: RootLike, loaded: LoadedScenario, horizon: str) -> bool:
-    """Whether ``root`` holds all five tables of this world, made from this very scenario file."""
+def world_is_current(
+    root: RootLike,
+    loaded: LoadedScenario,
+    horizon: str,
+    synthesizer: Synthesizer | None = None,
+) -> bool:
+    """Whether ``root`` holds all five tables of this world, made from this very scenario file.
+
+    ``synthesizer`` (default: the template one) must be the one that wrote it, with the same
+    pin (an LLM synthesizer's model and prompt version).
+    """
     storage = StorageRoot.from_url(root)
     try:
         recorded = json.loads(storage.read_text(world_manifest_path(loaded.spec.id, horizon)))
     except (FileNotFoundError, ValueError):
         return False
-    if recorded != world_manifest(loaded, horizon, TemplateSynthesizer()):
+    if recorded != world_manifest(loaded, horizon, synthesizer or TemplateSynthesizer()):
         return False
     keys = {"scenario": loaded.spec.id, "horizon": horizon}
     return all(storage.partition_exists(table, keys) for table in WORLD_TABLES)
@@ -33,8 +42,12 @@ def ensure_worlds(
     root: RootLike,
     scenarios: Sequence[LoadedScenario],
     horizons: Sequence[HorizonName],
+    synthesizer: Synthesizer | None = None,
 ) -> tuple[list[tuple[LoadedScenario, HorizonName]], list[WorldSummary]]:
     """Generate the worlds that are missing or stale; return every world of the run.
+
+    Worlds are written by ``synthesizer`` (default: the template one); a world another
+    synthesizer wrote counts as stale.
 
     Returns:
         The (scenario, horizon) worlds to run, and summaries of those generated now.
@@ -46,11 +59,11 @@ def ensure_worlds(
             if horizons and name not in horizons:
                 continue
             worlds.append((loaded, name))
-            if not world_is_current(root, loaded, name):
+            if not world_is_current(root, loaded, name, synthesizer):
                 missing.append((loaded, name))
     generated: list[WorldSummary] = []
     if missing:
         with staged(root) as writer:
             for loaded, name in missing:
-                generated.append(generate_horizon(loaded, name, writer))
+                generated.append(generate_horizon(loaded, name, writer, synthesizer))
     return worlds, generated
