@@ -14,6 +14,7 @@ import duckdb
 import yaml
 from tqdm import tqdm
 
+from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, Gate, LoopConfig
 from drift_pipeline.memory.backends import backend_names
 from drift_pipeline.pipeline import (
@@ -43,6 +44,7 @@ from drift_pipeline.scenario import (
 )
 from drift_pipeline.storage import StorageRoot
 from drift_pipeline.world import GenerationUnsupported, check_supported, generate_worlds
+from drift_pipeline.world.synthesis import Synthesizer
 
 EXIT_INVALID = 2
 """Exit code for invalid input (scenario files, options); 1 is left for runtime failures."""
@@ -134,12 +136,42 @@ OUT_OPTION = click.option(
 )
 
 
+SYNTHESIZER_OPTION = click.option(
+    "--synthesizer",
+    type=click.Choice(["template", "llm"]),
+    default="template",
+    show_default=True,
+    help="template: offline and deterministic; llm: an OpenAI-compatible model writes each "
+    "session (DRIFT_LLM_BASE_URL, DRIFT_LLM_MODEL or DRIFT_SYNTHESIZER_MODEL, key in "
+    "DRIFT_LLM_API_KEY), verified, cached under --out's llm_cache; sessions that fail "
+    "verification are templated and listed in the synthesis_fallbacks table.",
+)
+
+
+def _synthesizer(name: str, out: StorageRoot) -> Synthesizer | None:
+    """The synthesizer of ``--synthesizer`` (None: the template default), or exit 2 in one line."""
+    if name == "template":
+        return None
+    from drift_pipeline.pipeline import llm_cache_location
+    from drift_pipeline.world.synthesis import synthesizer_from_env
+
+    try:
+        return synthesizer_from_env(llm_cache_location(out))
+    except LLMError as error:
+        click.echo(f"--synthesizer llm: {error}", err=True)
+        sys.exit(EXIT_INVALID)
+
+
 @main.command()
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
 @HORIZON_OPTION
 @OUT_OPTION
+@SYNTHESIZER_OPTION
 def generate(
-    scenarios: tuple[Path, ...], horizons: tuple[HorizonName, ...], out: StorageRoot
+    scenarios: tuple[Path, ...],
+    horizons: tuple[HorizonName, ...],
+    out: StorageRoot,
+    synthesizer: str,
 ) -> None:
     """Generate the worlds of SCENARIOS (files or folders) as Parquet tables under --out."""
     loaded = _load_all(scenarios)
@@ -149,6 +181,7 @@ def generate(
     except GenerationUnsupported as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
+    writer = _synthesizer(synthesizer, out)
     total = sum(
         h.sessions * item.spec.replicates
         for item in loaded
@@ -161,7 +194,12 @@ def generate(
         def advance(n: int) -> None:
             bar.update(n)
 
-        summaries = generate_worlds(loaded, out, horizons, progress=advance)
+        try:
+            summaries = generate_worlds(loaded, out, horizons, writer, progress=advance)
+        except LLMError as error:
+            # Replies received so far stay cached: the same command resumes from there.
+            click.echo(f"--synthesizer llm: {error}", err=True)
+            sys.exit(1)
     elapsed = time.perf_counter() - started
     click.echo(render_world_summaries(summaries, elapsed, str(out)))
 
@@ -315,12 +353,14 @@ def run(
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
     arms = _parse_arms(backends, gates)
+    backend_options = _backend_config(backend_config)
+    _check_compressor(backend_options, loaded[0], via)
     options = RunOptions(
         arms=arms,
         horizons=horizons,
         out=out,
         loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
-        backend_options=_backend_config(backend_config),
+        backend_options=backend_options,
         evaluation=evaluation,
     )
     bars: list[tqdm[Any]] = []
@@ -386,6 +426,26 @@ def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:
     try:
         return EvaluationOptions.from_env(reader, judge)  # type: ignore[arg-type]
     except (LLMError, ValueError) as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+
+
+def _check_compressor(
+    backend_options: dict[str, dict[str, Any]], loaded: LoadedScenario, via: str
+) -> None:
+    """The reference compressor's LLM summariser has an endpoint, or exit 2 in one line."""
+    from drift_pipeline.pipeline import REFERENCE_ARM, backend_options_for
+
+    if backend_options.get(REFERENCE_ARM.backend, {}).get("summariser") != "llm":
+        return
+    if via == "dagster":
+        click.echo(
+            "reference_compressor summariser llm: not available with --via dagster yet", err=True
+        )
+        sys.exit(EXIT_INVALID)
+    try:
+        backend_options_for(REFERENCE_ARM, loaded, backend_options)
+    except ValueError as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
 

@@ -10,7 +10,8 @@ server serves a whole ``drift run --reader llm --judge llm``:
 - revision judge: a malformed reply (prose around the JSON), on purpose: every revision probe
   must come out as ``judge_error``;
 - action judge: ``equivalent`` when the two actions are the same text, else ``better``; the
-  action fits the profile when one of the profile's values occurs in it.
+  action fits the profile when one of the profile's values occurs in it;
+- reference compressor: the session's first four lines, as they came.
 
 Everything is a pure function of the request, so a test can predict every verdict.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from importlib.resources import files
 from typing import Any
 
 from drift_pipeline.evaluation._prompts import load_prompt
@@ -27,6 +29,11 @@ READER = load_prompt("reader").text
 JUDGE_ANSWER = load_prompt("judge_answer").text
 JUDGE_REVISION = load_prompt("judge_revision").text
 JUDGE_ACTION = load_prompt("judge_action").text
+COMPRESSOR = (
+    (files("drift_pipeline.memory.backends") / "prompts" / "reference_compressor.md")
+    .read_text(encoding="utf-8")
+    .strip()
+)
 MALFORMED_REVISION = 'Sure! Here is my verdict: {"new_value_stated": true}'
 
 
@@ -90,4 +97,6 @@ def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
         return MALFORMED_REVISION
     if system == JUDGE_ACTION:
         return json.dumps(judge_action(user))
+    if system == COMPRESSOR:
+        return "\n".join(user.splitlines()[:4])
     raise AssertionError(f"unexpected system prompt: {system[:60]!r}")

@@ -103,7 +103,6 @@ class BackendWorker:
                 "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
             }
         )
-        env.update(self.extra_env)
         return env
 
     async def start(self) -> CallResult:
@@ -118,6 +117,9 @@ class BackendWorker:
             "state_dir": str(self.state_dir),
             "protect": self.protect,
             "env": self._env(),
+            # Extra variables (a key) travel in the launcher's environment, never in its
+            # command line, which every process on the machine can read.
+            "env_from_parent": sorted(self.extra_env),
             "isolate": self.isolate,
             "uid": self.uid,
         }
@@ -131,7 +133,11 @@ class BackendWorker:
             stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
             limit=_MAX_LINE,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)},
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": os.pathsep.join(sys.path),
+                **self.extra_env,
+            },
         )
         result = await self.call({"op": "init", "backend": self.backend, "options": self.options})
         if result.ok:

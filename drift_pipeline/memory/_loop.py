@@ -9,6 +9,7 @@ outputs (``memory_snapshots``, ``retrievals``) hold only what the backend kept a
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from drift_pipeline.tokens import count_tokens, count_tokens_lines
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
 from ._protocol import Message
+from ._worker_cache import collect_worker_cache, seed_worker_cache
 from .backends.reference_compressor import summarise_session
 
 ProgressHook = Callable[[int], None]
@@ -47,12 +49,18 @@ class LoopConfig:
         isolate: Run backends isolated (see :mod:`._sandbox`); off only for debugging.
         protect: Folders the backend must not see (the data root at least).
         concurrency: Replicates run at once, one backend instance each (spec §7.8: 4).
+        worker_env: Names of harness variables passed into the workers (an allowlist, e.g. the
+            LLM key of a backend that calls a model); empty for every other arm.
+        worker_cache: A folder copied into each worker's ``llm_cache`` and merged back after
+            (see :mod:`._worker_cache`); ``None`` for backends that call no model.
     """
 
     call_timeout: float = 30.0
     isolate: bool = True
     protect: tuple[Path, ...] = ()
     concurrency: int = 4
+    worker_env: tuple[str, ...] = ()
+    worker_cache: Path | None = None
 
 
 @dataclass
@@ -180,13 +188,16 @@ async def _run_replicate(
     retrieval_rows: dict[str, list[Any]],
     progress: ProgressHook | None,
 ) -> tuple[str, str, list[str]]:
+    passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
     worker = BackendWorker(
-        arm.backend, options, list(config.protect), config.call_timeout, config.isolate
+        arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
     )
     faults: list[str] = []
     started = await worker.start()
     if not started.ok:
         faults.append(f"replicate {replicate}: backend did not start: {started.error}")
+    if config.worker_cache is not None:
+        seed_worker_cache(config.worker_cache, worker)
     soft: deque[str] = deque(maxlen=arm.gate.size if arm.gate.kind == "soft" else 0)
     storage = write_total = read_total = 0
     try:
@@ -291,6 +302,8 @@ async def _run_replicate(
                     write_total = read_total = 0
     finally:
         isolation, version = worker.isolation, worker.version
+        if config.worker_cache is not None:
+            collect_worker_cache(worker, config.worker_cache)
         await worker.close()
     return isolation, version, faults
 

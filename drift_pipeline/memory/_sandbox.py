@@ -171,6 +171,7 @@ def main() -> None:
         level = _isolate(list(config["protect"]), state_dir, int(config.get("uid", NOBODY)))
     os.chdir(state_dir)
     env = dict(config["env"])
+    env.update({k: os.environ[k] for k in config.get("env_from_parent", ()) if k in os.environ})
     env["DRIFT_ISOLATION"] = level
     os.execve(sys.executable, [sys.executable, "-m", "drift_pipeline.memory._worker"], env)
 

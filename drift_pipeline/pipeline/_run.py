@@ -7,20 +7,29 @@ tables and the same figures.
 from __future__ import annotations
 
 import json
+import os
 import platform
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
+from drift_pipeline.llm import BASE_URL_ENV, MODEL_ENV
 from drift_pipeline.memory import Arm, LoopConfig, run_cell
+from drift_pipeline.memory.backends.reference_compressor import LLM_KEY_ENV
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
-from ._evaluators import EvaluationOptions, build_evaluator, close_evaluator, llm_usage
+from ._evaluators import (
+    LLM_CACHE,
+    EvaluationOptions,
+    build_evaluator,
+    close_evaluator,
+    llm_usage,
+)
 from ._worlds import ensure_worlds
 
 REFERENCE_ARM = Arm.parse("reference_compressor@hard")
@@ -70,11 +79,41 @@ class RunResult:
         return [fault for cell in self.cells for fault in cell.faults]
 
 
+COMPRESSOR_MODEL_ENV = "DRIFT_COMPRESSOR_MODEL"
+"""Optional: the reference compressor's model, when it is not ``DRIFT_LLM_MODEL``."""
+
+
+def _uses_llm(arm: Arm, options: dict[str, Any]) -> bool:
+    return arm.backend == "reference_compressor" and options.get("summariser") == "llm"
+
+
 def backend_options_for(
     arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
-    """Constructor options of an arm's backend on one scenario (shared by both run paths)."""
+    """Constructor options of an arm's backend on one scenario (shared by both run paths).
+
+    The reference compressor with ``summariser: llm`` gets the endpoint and model from
+    ``DRIFT_LLM_BASE_URL`` and ``DRIFT_COMPRESSOR_MODEL`` or ``DRIFT_LLM_MODEL`` unless its
+    options name them (never the key: that reaches its worker through the environment only).
+
+    Raises:
+        ValueError: One line naming the variable, when the LLM summariser has no endpoint.
+    """
     options = dict(backend_options.get(arm.backend, {}))
+    if _uses_llm(arm, options):
+        for option, variables in (
+            ("llm_base_url", (BASE_URL_ENV,)),
+            ("llm_model", (COMPRESSOR_MODEL_ENV, MODEL_ENV)),
+        ):
+            if options.get(option):
+                continue
+            value = next((os.environ[v] for v in variables if os.environ.get(v, "").strip()), "")
+            if not value:
+                raise ValueError(
+                    f"reference_compressor summariser llm: {variables[-1]} is not set "
+                    f"(or give {option} in the backend config)"
+                )
+            options[option] = value.strip()
     if arm.backend == "full_context" and "budget_tokens" not in options:
         # B defaults to the asking agent's declared context window (DESIGN §5), so stuffing
         # the context visibly breaks once a trajectory outgrows it.
@@ -99,9 +138,7 @@ def run_benchmark(
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
-    loop = LoopConfig(
-        options.loop.call_timeout, options.loop.isolate, protect, options.loop.concurrency
-    )
+    loop = replace(options.loop, protect=protect)
     evaluator = build_evaluator(options.evaluation, root)
     try:
         cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
@@ -118,6 +155,19 @@ def run_benchmark(
         generated_worlds=len(generated),
         manifest=manifest,
         llm_usage=usage,
+    )
+
+
+def _arm_loop(arm: Arm, options: dict[str, Any], loop: LoopConfig, root: StorageRoot) -> LoopConfig:
+    """The loop settings of one arm: a model-calling backend gets its key and its cache."""
+    if not _uses_llm(arm, options):
+        return loop
+    cache = root.location(f"{LLM_CACHE}/{arm.backend}")
+    # Only a local data root can persist the worker's cache; on S3 it lives for the run only.
+    return replace(
+        loop,
+        worker_env=(LLM_KEY_ENV,),
+        worker_cache=cache if isinstance(cache, Path) else None,
     )
 
 
@@ -142,14 +192,15 @@ def _run_worlds(
                 if progress
                 else None
             )
+            arm_options = backend_options_for(arm, loaded, options.backend_options)
             run = run_cell(
                 root,
                 spec.id,
                 horizon,
                 spec.replicates,
                 arm,
-                backend_options_for(arm, loaded, options.backend_options),
-                loop,
+                arm_options,
+                _arm_loop(arm, arm_options, loop, root),
                 hook,
             )
             # The reference runs first: every other arm's MVOT and TES need its figures.

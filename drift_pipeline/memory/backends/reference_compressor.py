@@ -1,16 +1,30 @@
-"""``reference_compressor``: one extractive summary of at most 512 tokens per session.
+"""``reference_compressor``: one summary of at most 512 tokens per session.
 
-The TES reference (spec §7.7): its costs stand for "one LLM call per session, 512-token cap
-output, no retrieval LLM calls". The summary itself is extractive and deterministic, so the
-reference is reproducible without a model; only its write cost is modelled as that LLM call
-(transcript tokens in, summary tokens out).
+The TES reference (spec §7.7): "one LLM call per session, 512-token cap output, no retrieval
+LLM calls". By default the summary is extractive and deterministic, so the reference is
+reproducible without a model; only its write cost is modelled as that LLM call (transcript
+tokens in, summary tokens out).
+
+With ``summariser="llm"`` it makes that call for real: one chat completion per session through
+:mod:`drift_pipeline.llm` (prompt ``prompts/reference_compressor.md``, ``max_tokens`` 512, the
+reply cut to 512 tokens whatever the endpoint returns), and its write cost is the call's actual
+prompt + completion tokens. It runs inside the sandboxed worker like every backend: the harness
+gives it the endpoint and model as options, the key through the one allowlisted variable
+``DRIFT_LLM_API_KEY`` (this arm's worker only), and its completion cache in the worker's own
+state folder (``$DRIFT_STATE_DIR/llm_cache``), which the harness fills from and copies back to
+``<data root>/llm_cache/reference_compressor`` around each replicate, so reruns send nothing.
+A failed call fails that ``store()`` (recorded as a fault), never falls back silently.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
@@ -27,9 +41,20 @@ from drift_pipeline.memory.backends._text import (
     terms,
 )
 
-__all__ = ["SUMMARY_CAP_TOKENS", "ReferenceCompressor", "render_transcript", "summarise_session"]
+if TYPE_CHECKING:
+    from drift_pipeline.llm import LLMClient
+
+__all__ = [
+    "LLM_KEY_ENV",
+    "SUMMARY_CAP_TOKENS",
+    "ReferenceCompressor",
+    "render_transcript",
+    "summarise_session",
+]
 
 SUMMARY_CAP_TOKENS = 512
+LLM_KEY_ENV = "DRIFT_LLM_API_KEY"
+"""The one variable that carries the endpoint's key into this backend's worker."""
 # The date line and "speaker: " prefixes are metadata, not content: they are not indexed (a
 # speaker's name would otherwise match every summary of every session they spoke in).
 _SPEAKER_AND_DATE = re.compile(r"(?m)^(?:\[[^\]\n]*\]$|[^:\n]{1,64}: )")
@@ -122,40 +147,114 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     return summary if len(lines) > 1 else ""
 
 
+def _llm_prompt() -> str:
+    source = resources.files("drift_pipeline.memory.backends") / "prompts"
+    return (source / "reference_compressor.md").read_text(encoding="utf-8").strip()
+
+
+def _cap(text: str, cap_tokens: int) -> str:
+    ids = tokens.encoding().encode_ordinary(text)
+    return text if len(ids) <= cap_tokens else tokens.encoding().decode(ids[:cap_tokens])
+
+
 @register_backend("reference_compressor")
 class ReferenceCompressor:
-    """Keep one ≤512-token extractive summary per session; retrieve the most relevant ones.
+    """Keep one ≤512-token summary per session; retrieve the most relevant ones.
 
-    Write cost per session is modelled as one LLM call: the transcript's tokens (prompt) plus
-    the summary's tokens (completion). Retrieval is lexical (IDF-weighted overlap between query
-    and summary, more recent first on ties), needs no LLM, and returns whole summaries while they
-    fit ``budget_tokens``. A summary is visible to the speakers of its session only.
+    Extractive (default): write cost per session is modelled as one LLM call, the transcript's
+    tokens (prompt) plus the summary's tokens (completion). LLM (``summariser="llm"``): one real
+    call per session, its actual tokens counted. Retrieval is lexical either way (IDF-weighted
+    overlap between query and summary, more recent first on ties), needs no LLM, and returns
+    whole summaries while they fit ``budget_tokens``. A summary is visible to the speakers of
+    its session only.
 
     Args:
         budget_tokens: Size of the returned context.
+        summariser: ``extractive`` (deterministic, offline) or ``llm``.
+        llm_base_url: The endpoint (``summariser="llm"``; the harness fills it in).
+        llm_model: The model (``summariser="llm"``; the harness fills it in).
+        llm_timeout_s: Per-request timeout of the summariser's calls.
+        llm_max_retries: Retries of a summariser call (429, 5xx, timeouts) before the store fails.
 
     """
 
     name: ClassVar[str] = "reference_compressor"
-    version: ClassVar[str] = "1"
+    version: str = "1"
 
-    def __init__(self, budget_tokens: int = 2000) -> None:
+    def __init__(
+        self,
+        budget_tokens: int = 2000,
+        summariser: Literal["extractive", "llm"] = "extractive",
+        llm_base_url: str | None = None,
+        llm_model: str | None = None,
+        llm_timeout_s: float = 120.0,
+        llm_max_retries: int = 5,
+    ) -> None:
         if budget_tokens < 0:
             raise ValueError(
                 f"reference_compressor budget_tokens must be >= 0, got {budget_tokens}"
+            )
+        if summariser not in ("extractive", "llm"):
+            raise ValueError(
+                f"reference_compressor summariser must be extractive or llm, got {summariser!r}"
             )
         self.budget_tokens = budget_tokens
         self._summaries: list[_Summary] = []
         self._index = LexicalIndex()
         self._write_tokens = 0
+        self._client: LLMClient | None = None
+        if summariser == "llm":
+            self._client, self._prompt = self._llm(
+                llm_base_url, llm_model, llm_timeout_s, llm_max_retries
+            )
+
+    def _llm(
+        self, base_url: str | None, model: str | None, timeout_s: float, max_retries: int
+    ) -> tuple[LLMClient, str]:
+        from drift_pipeline.llm import LLMClient, LLMConfig
+
+        if not base_url or not model:
+            raise ValueError("reference_compressor summariser llm needs llm_base_url and llm_model")
+        prompt = _llm_prompt()
+        # The worker's own state folder (it cannot see the data root); the harness persists it.
+        state = Path(os.environ.get("DRIFT_STATE_DIR") or ".")
+        config = LLMConfig(
+            base_url, model, api_key_env=LLM_KEY_ENV, timeout_s=timeout_s, max_retries=max_retries
+        )
+        self._prompt_sha256 = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        self.version = f"1+llm:{model}@{self._prompt_sha256[:12]}"
+        return LLMClient(config, state / "llm_cache"), prompt
+
+    def _summarise_llm(self, messages: list[Message]) -> tuple[str, int]:
+        """One call: the session in, a ≤512-token summary out; returns it and the call's tokens."""
+        assert self._client is not None
+        reply = self._client.complete(
+            [
+                {"role": "system", "content": self._prompt},
+                {"role": "user", "content": render_transcript(messages)},
+            ],
+            prompt_version=f"reference_compressor:{self._prompt_sha256}",
+            max_tokens=SUMMARY_CAP_TOKENS,
+        )
+        body = reply.text.strip()
+        if not body:
+            return "", reply.prompt_tokens + reply.completion_tokens
+        header = f"[{first_date(messages)}]\n"
+        # The cap is a promise, whatever the endpoint did with max_tokens.
+        body = _cap(body, SUMMARY_CAP_TOKENS - tokens.count_tokens(header))
+        return header + body, reply.prompt_tokens + reply.completion_tokens
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
-        """Summarise the session and keep the summary; account one modelled LLM call."""
+        """Summarise the session and keep the summary; account its (modelled or real) call."""
         if not messages:
             return
-        summary = summarise_session(messages)
-        summary_tokens = tokens.count_tokens(summary)
-        self._write_tokens += tokens.count_tokens(render_transcript(messages)) + summary_tokens
+        if self._client is not None:
+            summary, call_tokens = self._summarise_llm(messages)
+            self._write_tokens += call_tokens
+        else:
+            summary = summarise_session(messages)
+            summary_tokens = tokens.count_tokens(summary)
+            self._write_tokens += tokens.count_tokens(render_transcript(messages)) + summary_tokens
         if not summary:
             return
         self._index.add(len(self._summaries), _SPEAKER_AND_DATE.sub("", summary))
@@ -184,7 +283,7 @@ class ReferenceCompressor:
         return "\n".join(kept)
 
     def token_counts(self) -> TokenCounts:
-        """Modelled summariser tokens (write); retrieval is free (read 0)."""
+        """Summariser tokens, modelled or actual (write); retrieval is free (read 0)."""
         return TokenCounts(write=self._write_tokens, read=0)
 
     def snapshot(self) -> str:
