@@ -19,15 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from drift_pipeline.tokens import count_tokens
 
 from ._cache import CompletionCache, cache_key
 from ._config import LLMConfig
 from ._errors import LLMError
+
+if TYPE_CHECKING:
+    import openai
 
 # Chat framing tokens per message and per reply (OpenAI's published accounting for its chat
 # models); only used when the endpoint reports no usage.
@@ -301,8 +302,11 @@ class LLMClient:
         """A throwaway SDK client over the shared connection pool, with the SDK's retries off.
 
         Built per call so the key is read from the environment at call time and lives on no
-        long-lived object.
+        long-lived object. ``openai`` is imported here, on first use: importing it takes
+        seconds, and most commands never call a model.
         """
+        import openai
+
         with self._lock:
             if self._http is None:
                 self._http = openai.DefaultHttpxClient()
@@ -367,6 +371,8 @@ class LLMClient:
         stream: bool,
     ) -> dict[str, Any]:
         """One HTTP request; the cache entry of its reply, or :class:`_Retryable`."""
+        import openai
+
         config = self.config
         api_key = os.environ.get(config.api_key_env) or _NO_KEY
         arguments: dict[str, Any] = {

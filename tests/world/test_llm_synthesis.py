@@ -7,79 +7,18 @@ retry, the fallback and its record are exercised through the real ``openai`` cli
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers import COMMUTER, HABIT_LOOP, Worlds, table_sql, tree_bytes, write_scenario
 from llm_server import TEST_API_KEY, FakeOpenAIServer
+from scripted_synthesis import fail_rule, scripted
 
-from drift_pipeline.entities import _vocab as vocab
 from drift_pipeline.llm import LLMClient, LLMConfig
 from drift_pipeline.scenario import LoadedScenario, load_scenario
 from drift_pipeline.world import generate_replicate, generate_worlds, world_manifest_path
 from drift_pipeline.world.synthesis import LLMSynthesizer, TemplateSynthesizer
-
-FailRule = Callable[[str, int], str | None]
-"""(user prompt, attempt) -> a bad reply to send instead, or None to answer well."""
-
-_PHRASES = re.compile(r'exact phrases: ((?:"[^"]*"(?: or )?)+)')
-
-
-def _date_bucket(prompt: str) -> int:
-    """A stable number per session (its date line never changes between attempts)."""
-    date = re.search(r"Date of this conversation: (.+)", prompt)
-    assert date
-    return int(hashlib.sha256(date.group(1).encode()).hexdigest(), 16) % 10
-
-
-def good_reply(prompt: str) -> str:
-    exchanges = int(re.search(r"Exchanges to write: (\d+)", prompt).group(1))  # type: ignore[union-attr]
-    phrases = _PHRASES.search(prompt)
-    turns: list[dict[str, str]] = []
-    for index in range(exchanges):
-        text = f"Could you convert {10 + index} miles to kilometres?"
-        kind = "task"
-        if index == 0 and phrases:
-            phrase = re.findall(r'"([^"]*)"', phrases.group(1))[0]
-            text = f"Quick note, it is {phrase} these days. {text}"
-            kind = "event"
-        turns.append({"speaker": "user", "kind": kind, "text": text})
-        turns.append({"speaker": "assistant", "kind": "task", "text": f"About {16 + index} km."})
-    return json.dumps({"turns": turns})
-
-
-def scripted(fail: FailRule | None = None) -> Callable[[list[dict[str, Any]], dict[str, Any]], str]:
-    def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
-        prompt = messages[-1]["content"]
-        retry = re.search(r"Attempt (\d+): an earlier draft was rejected", prompt)
-        attempt = int(retry.group(1)) - 1 if retry else 0
-        bad = fail(prompt, attempt) if fail else None
-        return bad if bad is not None else good_reply(prompt)
-
-    return responder
-
-
-def fail_rule(prompt: str, attempt: int) -> str | None:
-    """Buckets 0: event never expressed; 1: first try unparsable; 2: noise asserts a move."""
-    bucket = _date_bucket(prompt)
-    is_event = _PHRASES.search(prompt) is not None
-    if bucket == 0 and is_event:
-        no_event = {"speaker": "user", "kind": "task", "text": "Convert 3 miles, please."}
-        reply = {"speaker": "assistant", "kind": "task", "text": "About 4.8 km."}
-        return json.dumps({"turns": [no_event, reply]})
-    if bucket == 1 and attempt == 0:
-        return "Sure! Here is the conversation you asked for."
-    if bucket == 2 and not is_event:
-        city = next(c.text for c in vocab.CITIES if c.text not in prompt)
-        claim = {"speaker": "user", "kind": "task", "text": f"I moved to {city} last week."}
-        reply = {"speaker": "assistant", "kind": "task", "text": "Congratulations!"}
-        return json.dumps({"turns": [claim, reply]})
-    return None
 
 
 @pytest.fixture(autouse=True)

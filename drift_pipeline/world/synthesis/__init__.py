@@ -1,7 +1,7 @@
 """Transcript synthesis (spec §3.5): the interface, the offline template synthesizer, the LLM one.
 
-``LLMSynthesizer`` and ``SynthesisFallback`` load on first use, so the template path never
-imports the ``openai`` package.
+``LLMSynthesizer``, ``SynthesisFallback`` and ``synthesizer_from_env`` load on first use, so
+the template path never imports the ``openai`` package.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ._base import SessionContext, Synthesizer
 from ._template import TemplateSynthesizer
 
 if TYPE_CHECKING:
-    from ._llm import LLMSynthesizer, SynthesisFallback
+    from ._llm import LLMSynthesizer, SynthesisFallback, synthesizer_from_env
 
 __all__ = [
     "LLMSynthesizer",
@@ -20,11 +20,12 @@ __all__ = [
     "SynthesisFallback",
     "Synthesizer",
     "TemplateSynthesizer",
+    "synthesizer_from_env",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("LLMSynthesizer", "SynthesisFallback"):
+    if name in ("LLMSynthesizer", "SynthesisFallback", "synthesizer_from_env"):
         from . import _llm
 
         return getattr(_llm, name)

@@ -11,11 +11,12 @@ is written by the template synthesizer instead and the failure is recorded
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drift_pipeline.llm import Completion, LLMClient, LLMError
+from drift_pipeline.llm import Completion, LLMClient, LLMConfig, LLMError
 from drift_pipeline.world._model import SessionPlan, Turn
 
 from ._base import SessionContext, Synthesizer
@@ -250,6 +251,24 @@ class LLMSynthesizer:
             )
             exchange += 1
         return turns
+
+
+SYNTHESIZER_MODEL_ENV = "DRIFT_SYNTHESIZER_MODEL"
+"""Optional: the synthesizer's model, when it is not ``DRIFT_LLM_MODEL``."""
+
+
+def synthesizer_from_env(cache_dir: str | os.PathLike[str] | None) -> LLMSynthesizer:
+    """An LLM synthesizer configured by ``DRIFT_LLM_*`` (and ``DRIFT_SYNTHESIZER_MODEL``).
+
+    Args:
+        cache_dir: Where replies are cached (normally ``<data root>/llm_cache``).
+
+    Raises:
+        LLMError: One line naming the missing or malformed variable.
+    """
+    model = os.environ.get(SYNTHESIZER_MODEL_ENV, "").strip()
+    config = LLMConfig.from_env(**({"model": model} if model else {}))
+    return LLMSynthesizer(LLMClient(config, cache_dir))
 
 
 def _short(text: str) -> str:
