@@ -319,6 +319,7 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     help="rule: the context judge's rules; llm: the pinned LLM judge (DRIFT_JUDGE_MODEL or "
     "DRIFT_LLM_MODEL; needs --reader llm). Failed judge calls are counted, never guessed.",
 )
+@SYNTHESIZER_OPTION
 @click.option(
     "--no-isolation",
     is_flag=True,
@@ -338,12 +339,16 @@ def run(
     via: str,
     reader: str,
     judge: str,
+    synthesizer: str,
     no_isolation: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
     evaluation = _evaluation_options(reader, judge)
     if evaluation.uses_llm and via == "dagster":
         click.echo("--reader llm / --judge llm: not available with --via dagster yet", err=True)
+        sys.exit(EXIT_INVALID)
+    if synthesizer == "llm" and via == "dagster":
+        click.echo("--synthesizer llm: not available with --via dagster yet", err=True)
         sys.exit(EXIT_INVALID)
     loaded = _load_all(scenarios)
     try:
@@ -362,6 +367,7 @@ def run(
         loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
         backend_options=backend_options,
         evaluation=evaluation,
+        synthesizer=_synthesizer(synthesizer, out),
     )
     bars: list[tqdm[Any]] = []
 
@@ -380,7 +386,12 @@ def run(
     if via == "dagster":
         result = _run_via_dagster(scenarios, options)
     else:
-        result = run_benchmark(loaded, options, progress)
+        try:
+            result = run_benchmark(loaded, options, progress)
+        except LLMError as error:
+            # Replies received so far stay cached: the same command resumes from there.
+            click.echo(str(error), err=True)
+            sys.exit(1)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started

@@ -94,3 +94,68 @@ def test_endpoint_down_fails_in_one_line_and_writes_nothing(
     assert len(lines) == 1 and lines[0].startswith("--synthesizer llm: LLM call to fake-writer")
     assert "connection error" in lines[0] and TEST_API_KEY not in lines[0]
     assert not list(out.rglob("*.parquet"))
+
+
+TINY = """\
+id: test-llm-tiny
+paradigm: user_assistant
+replicates: 1
+horizon:
+  short: { sessions: 16, session_gap_hours: 5 }
+noise_ratio: 0.5
+entities:
+  - id: me
+    type: human
+    profile:
+      event_distribution:
+        job_change: 0.5
+        habit_form: 0.5
+  - id: helper
+    type: assistant_agent
+checkpoints:
+  - { after_session: 16, probe_types: [recall, revision] }
+"""
+
+
+def test_run_writes_worlds_with_the_llm_and_reuses_them(
+    tmp_path: Path, llm_env: pytest.MonkeyPatch
+) -> None:
+    scenario = write_scenario(tmp_path, TINY)
+    out = tmp_path / "out"
+    args = ("run", str(scenario), "--out", str(out), "--backend", "bm25", "--synthesizer", "llm")
+    llm_env.setenv("DRIFT_LLM_MODEL", "fake-writer")
+    with FakeOpenAIServer(scripted(), api_key=TEST_API_KEY) as server:
+        llm_env.setenv("DRIFT_LLM_BASE_URL", server.base_url)
+        code, stdout, stderr = _run(*args)
+        assert code == 0, stderr
+        assert len(server.requests) == 16
+        assert "1 worlds generated" in stdout
+        code, stdout, stderr = _run(*args)
+        assert code == 0, stderr
+        assert len(server.requests) == 16  # the world is current: reused, nothing asked
+        assert "0 worlds generated" in stdout
+    manifest_path = out / world_manifest_path("test-llm-tiny", "short")
+    assert json.loads(manifest_path.read_text())["synthesizer"] == "llm@1"
+    transcripts = list((out / "transcripts").rglob("*.parquet"))
+    assert transcripts and b"Could you convert" in transcripts[0].read_bytes()
+    # The template synthesizer does not reuse an LLM-written world.
+    code, stdout, stderr = _run("run", str(scenario), "--out", str(out), "--backend", "bm25")
+    assert code == 0, stderr
+    assert "1 worlds generated" in stdout
+    assert json.loads(manifest_path.read_text())["synthesizer"] == "template@2"
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert all(TEST_API_KEY.encode() not in p.read_bytes() for p in files)
+
+
+def test_run_without_endpoint_is_one_line(tmp_path: Path, llm_env: pytest.MonkeyPatch) -> None:
+    scenario = write_scenario(tmp_path, TINY)
+    out = tmp_path / "out"
+    code, _, stderr = _run(
+        "run", str(scenario), "--out", str(out), "--backend", "bm25", "--synthesizer", "llm"
+    )
+    assert code == 2
+    assert stderr.strip().splitlines() == [
+        "--synthesizer llm: DRIFT_LLM_BASE_URL is not set: the LLM path needs an endpoint "
+        "and a model"
+    ]
+    assert not out.exists()

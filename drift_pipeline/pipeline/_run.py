@@ -21,6 +21,7 @@ from drift_pipeline.memory import Arm, LoopConfig, run_cell
 from drift_pipeline.memory.backends.reference_compressor import LLM_KEY_ENV
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
+from drift_pipeline.world.synthesis import Synthesizer
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
 from ._evaluators import (
@@ -50,6 +51,7 @@ class RunOptions:
         backend_options: Constructor options per backend name.
         evaluation: Reader and judge (``--reader``, ``--judge``); harness-side, so no backend
             option can change them.
+        synthesizer: Writes missing worlds (``--synthesizer``; ``None``: the template one).
     """
 
     arms: list[Arm]
@@ -58,6 +60,7 @@ class RunOptions:
     loop: LoopConfig = field(default_factory=LoopConfig)
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluation: EvaluationOptions = field(default_factory=EvaluationOptions)
+    synthesizer: Synthesizer | None = None
 
 
 @dataclass
@@ -134,7 +137,7 @@ def run_benchmark(
 ) -> RunResult:
     """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
     root = StorageRoot.from_url(options.out)
-    worlds, generated = ensure_worlds(root, scenarios, options.horizons)
+    worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
