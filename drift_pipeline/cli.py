@@ -541,7 +541,11 @@ def compare(
         )
     click.echo(f"{spec.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
     for horizon in wanted:
-        diff = compare_stored(out, spec.id, horizon, a, b)
+        try:
+            diff = compare_stored(out, spec.id, horizon, a, b)
+        except ValueError as error:  # e.g. cells read by the LLM reader
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_INVALID)
         click.echo(f"\n{horizon}:")
         for metric in COMPARE_METRICS:
             row = diff.get(metric)

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow  # two whole runs, each reader call waits 250 ms f
 SECRET = "sk-test-DRIFT-SECRET-123"
 FIRST_TOKEN_DELAY_S = 0.25
 ARM = Arm.parse("bm25@hard")
+AMNESIAC = Arm.parse("amnesiac@hard")
 
 
 @dataclass
@@ -59,7 +60,7 @@ def llm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMRun]:
         ) as server:
             config = LLMConfig(server.base_url, "scripted-model", backoff_base_s=0.01)
             options = RunOptions(
-                arms=[ARM],
+                arms=[ARM, AMNESIAC],
                 out=root / "data",
                 evaluation=EvaluationOptions("llm", "llm", config, config),
             )
@@ -69,8 +70,16 @@ def llm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMRun]:
             yield LLMRun(first, second, requests_first, len(server.requests) - requests_first, root)
 
 
-def _cell(result: RunResult) -> Any:
-    return next(c for c in result.cells if c.arm == ARM)
+def _cell(result: RunResult, arm: Arm = ARM) -> Any:
+    return next(c for c in result.cells if c.arm == arm)
+
+
+def test_the_amnesiac_arm_matches_the_amnesiac_baseline_exactly(llm_run: LLMRun) -> None:
+    # Same reader over the same empty context, same judge: MVOT 0 and AA 0.5 by construction.
+    metrics = _cell(llm_run.first, AMNESIAC).metrics
+    assert metrics.get("mvot").value == 0.0
+    assert metrics.get("action_alignment").value == 0.5
+    assert metrics.get("error_rate").value == metrics.get("error_rate_amnesiac").value
 
 
 def test_the_run_completes_with_every_probe_answered_by_the_reader(llm_run: LLMRun) -> None:
