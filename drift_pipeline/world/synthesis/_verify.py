@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 
 from drift_pipeline.entities import _vocab as vocab
 from drift_pipeline.entities import get_entity_type
@@ -167,6 +168,32 @@ def _topic(slot: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Value:
+    slot: str
+    text: str
+    aliases: tuple[str, ...]
+    normalised: tuple[str, ...]
+    topic: str | None
+
+
+@cache
+def _assertable(entity_type: str, is_principal: bool) -> tuple[_Value, ...]:
+    """Every value the principal could assert about an entity of this type (fixed per type)."""
+    values: list[_Value] = []
+    for slot in get_entity_type(entity_type).slots:
+        if not is_principal and (
+            not slot.about_principal or slot.name in _ASSISTANT_REPORTED_SLOTS
+        ):
+            continue
+        topic = _topic(slot.name)
+        for value in slot.values:
+            aliases = value.all_aliases()
+            normalised = tuple(normalise(a) for a in aliases)
+            values.append(_Value(slot.name, value.text, aliases, normalised, topic))
+    return tuple(values)
+
+
 def _claims(
     principal: str,
     participants: Iterable[str],
@@ -176,33 +203,30 @@ def _claims(
 ) -> list[_Claim]:
     """Values the principal could assert that are not true now (and are not the event's)."""
     held_aliases: set[str] = set()
-    claims: list[_Claim] = []
+    claims: list[tuple[str, _Value]] = []
     for entity_id in participants:
-        entity_type = get_entity_type(profiles[entity_id].entity_type)
-        for slot in entity_type.slots:
-            if entity_id != principal and (
-                not slot.about_principal or slot.name in _ASSISTANT_REPORTED_SLOTS
-            ):
-                continue
-            held = current.get((entity_id, slot.name), ())
-            for value in slot.values:
-                aliases = value.all_aliases()
-                is_event = (
-                    allowed is not None
-                    and allowed.subject == entity_id
-                    and allowed.slot == slot.name
-                    and allowed.value == value.text
-                )
-                if value.text in held or is_event:
-                    held_aliases.update(normalise(a) for a in aliases)
-                    continue
-                claims.append(_Claim(entity_id, slot.name, value.text, aliases, _topic(slot.name)))
+        for value in _assertable(profiles[entity_id].entity_type, entity_id == principal):
+            is_event = (
+                allowed is not None
+                and allowed.subject == entity_id
+                and allowed.slot == value.slot
+                and allowed.value == value.text
+            )
+            if is_event or value.text in current.get((entity_id, value.slot), ()):
+                held_aliases.update(value.normalised)
+            else:
+                claims.append((entity_id, value))
     # An alias shared with a value that is true now (or the event's) proves nothing.
-    return [
-        _Claim(c.subject, c.slot, c.value, kept, c.topic)
-        for c in claims
-        if (kept := tuple(a for a in c.aliases if normalise(a) not in held_aliases))
-    ]
+    kept: list[_Claim] = []
+    for entity_id, value in claims:
+        aliases = tuple(
+            alias
+            for alias, key in zip(value.aliases, value.normalised, strict=True)
+            if key not in held_aliases
+        )
+        if aliases:
+            kept.append(_Claim(entity_id, value.slot, value.text, aliases, value.topic))
+    return kept
 
 
 def first_person_assertions(
@@ -238,8 +262,7 @@ def first_person_assertions(
     Returns:
         ``"<slot>=<value>: <sentence>"`` for each assertion found (empty: the session is clean).
     """
-    claims = _claims(principal, participants, profiles, current, allowed)
-    found: list[str] = []
+    candidates: list[tuple[str, str]] = []
     for turn in turns:
         if turn.speaker != "user":
             continue
@@ -254,12 +277,16 @@ def first_person_assertions(
                 continue
             if any(word.endswith("n't") for word in words):
                 continue
-            for claim in claims:
-                if claim.topic is not None and not contains_any(
-                    text, (claim.topic,), normalised=True
-                ):
-                    continue
-                if contains_any(text, claim.aliases, normalised=True):
-                    found.append(f"{claim.slot}={claim.value}: {sentence.strip()}")
-                    break
+            candidates.append((sentence, text))
+    if not candidates:
+        return []
+    claims = _claims(principal, participants, profiles, current, allowed)
+    found: list[str] = []
+    for sentence, text in candidates:
+        for claim in claims:
+            if claim.topic is not None and not contains_any(text, (claim.topic,), normalised=True):
+                continue
+            if contains_any(text, claim.aliases, normalised=True):
+                found.append(f"{claim.slot}={claim.value}: {sentence.strip()}")
+                break
     return found
