@@ -165,3 +165,10 @@ def test_no_file_written_holds_the_api_key(llm_run: LLMRun) -> None:
     for path in (p for p in files if p.suffix == ".parquet"):
         text = str(con.sql(f"select * from read_parquet('{path}')").fetchall())
         assert SECRET not in text, path
+
+
+def test_compare_refuses_cells_read_by_the_llm_reader(llm_run: LLMRun) -> None:
+    from drift_pipeline.pipeline import compare_stored
+
+    with pytest.raises(ValueError, match="read by an LLM reader"):
+        compare_stored(llm_run.root / "data", "llm-run-t", "short", ARM, AMNESIAC)
