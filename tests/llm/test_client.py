@@ -10,6 +10,7 @@ import pytest
 from llm_server import TEST_API_KEY, FakeOpenAIServer, word_count
 
 from drift_pipeline.llm import LLMClient, LLMConfig, LLMError, Price
+from drift_pipeline.llm import _client as llm_client
 from drift_pipeline.tokens import count_tokens
 
 MESSAGES = [
@@ -115,15 +116,35 @@ def test_retries_after_injected_failures(fake_openai: FakeOpenAIServer, status: 
     assert (usage.requests, usage.retries, usage.failures) == (3, 2, 0)
 
 
-def test_retry_after_is_honoured(fake_openai: FakeOpenAIServer) -> None:
-    # Backoff alone would wait at most 0.05 s; Retry-After asks for 0.3 s (cap 1 s).
+def test_retry_after_is_honoured(
+    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(llm_client.time, "sleep", waits.append)
+    # Backoff alone would wait at most 0.05 s; the server asks for 0.3 s, then 5 s (cap 1 s).
     fake_openai.fail_next(429, retry_after=0.3)
-    client = LLMClient(config(fake_openai, backoff_max_s=1.0), None)
-    assert client._backoff("k", 0, 0.3) == pytest.approx(0.3)
-    assert client._backoff("k", 0, 5.0) == pytest.approx(1.0)  # capped
-    client.complete(MESSAGES, prompt_version="t1")
-    client.close()
-    assert len(fake_openai.requests) == 2
+    fake_openai.fail_next(503, retry_after=5)
+    fake_openai.fail_next(500)
+    with LLMClient(config(fake_openai, backoff_max_s=1.0), None) as client:
+        client.complete(MESSAGES, prompt_version="t1")
+    assert len(fake_openai.requests) == 4
+    assert waits[:2] == [pytest.approx(0.3), pytest.approx(1.0)]
+    assert 0.01 * 4 / 2 <= waits[2] <= 0.01 * 4  # third retry: jittered doubling
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after": "1.5", "retry-after-ms": "junk"}, 1.5),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_headers(headers: dict[str, str], seconds: float | None) -> None:
+    assert llm_client._retry_after(headers) == seconds
 
 
 def test_backoff_schedule_is_deterministic_and_doubles() -> None:
