@@ -377,6 +377,8 @@ def test_drift_run_with_the_llm_reader_and_judge(tmp_path: Path) -> None:
         "where arm = 'fact_store@hard' and probe_type = 'revision'"
     )[0]
     assert revision["n"] == revision["e"] > 0
+    cell = next(c for c in run.summary["cells"] if c["arm"] == "fact_store@hard")
+    assert cell["judge_errors"] == revision["e"] and cell["ttft_measured"] == 1.0
     # The key reached the server (it answers 401 otherwise) and nothing written holds it.
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any("llm_cache" in p.parts for p in written)

@@ -158,6 +158,13 @@ def _metric(row: MetricRow) -> dict[str, float | None] | None:
     return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high}
 
 
+def _value(metrics: CellMetrics, name: str) -> float | None:
+    try:
+        return metrics.get(name).value
+    except KeyError:  # cells computed before the metric existed
+        return None
+
+
 def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
     """The ``--json`` summary (issue contract: scenario, cells, arms; more keys are fine)."""
     out_cells = []
@@ -192,6 +199,10 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                     "read_per_query": m.get("read_tokens_per_retrieve").value,
                 },
                 "faults": len(cell.faults),
+                # Answers whose reader or judge call failed (left out of every metric), and
+                # the share of TTFRTs from a measured reader TTFT (0: modelled).
+                "judge_errors": _value(m, "judge_errors"),
+                "ttft_measured": _value(m, "ttft_measured"),
             }
         )
     arms = [
