@@ -129,6 +129,7 @@ class LLMEvaluator:
             [(row, contexts.get(key, "")) for row, key in zip(rows, keys, strict=True)]
         )
         no_memory = _amnesiac_actions(amnesiac)
+        compares = isinstance(self.judge, LLMJudge)
         items: list[JudgeItem] = []
         waiting: list[int] = []
         errors: list[str | None] = [reply.error for reply in replies]
@@ -136,7 +137,9 @@ class LLMEvaluator:
             if reply.text is None:
                 continue
             other: str | None = None
-            if row["probe_type"] == "action" and amnesiac is not None:
+            # Only the LLM judge compares with the amnesiac's action (the rule judge scores
+            # against the default option).
+            if row["probe_type"] == "action" and amnesiac is not None and compares:
                 other = no_memory.get(key)
                 if other is None:
                     errors[index] = "judge: no amnesiac action to compare with (its call failed)"
