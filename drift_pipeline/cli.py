@@ -202,6 +202,8 @@ def generate(
             sys.exit(1)
     elapsed = time.perf_counter() - started
     click.echo(render_world_summaries(summaries, elapsed, str(out)))
+    if (describe := getattr(writer, "describe_usage", None)) is not None:
+        click.echo(describe())
 
 
 def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
@@ -402,6 +404,9 @@ def run(
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "
         f"isolation: {', '.join(result.manifest['isolation'])}, {elapsed:.1f} s → {out}"
     )
+    describe = getattr(options.synthesizer, "describe_usage", None)
+    if result.generated_worlds and describe is not None:
+        click.echo(describe())
     if result.llm_usage:
         usage = result.llm_usage
         errors = sum(

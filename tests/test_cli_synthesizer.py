@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from helpers import HABIT_LOOP, tree_bytes, write_scenario
@@ -62,7 +63,16 @@ def test_generate_with_llm_then_rerun_for_free(tmp_path: Path, llm_env: pytest.M
         assert code == 0, stderr
         first = len(server.requests)
     assert first >= 2 * 50
-    assert stdout.strip().splitlines()[-1].startswith("1 worlds, 100 sessions")
+    lines = stdout.strip().splitlines()
+    assert lines[-2].startswith("1 worlds, 100 sessions")
+    fallbacks = sum(
+        pq.read_table(p).num_rows for p in (out / "synthesis_fallbacks").rglob("*.parquet")
+    )
+    assert 0 < fallbacks < 100
+    assert lines[-1].startswith(f"synthesizer llm (fake-writer): {first} requests, 0 cache hits")
+    assert lines[-1].endswith(
+        f", {fallbacks} sessions fell back to the template (synthesis_fallbacks)"
+    )
     manifest = json.loads((out / world_manifest_path("test-habit-loop-c", "short")).read_text())
     assert manifest["synthesizer"] == "llm@1"
     assert manifest["synthesizer_pin"]["model"] == "fake-writer"
@@ -70,9 +80,10 @@ def test_generate_with_llm_then_rerun_for_free(tmp_path: Path, llm_env: pytest.M
     before = tree_bytes(out)
     with FakeOpenAIServer(scripted(fail_rule), api_key=TEST_API_KEY) as again:
         llm_env.setenv("DRIFT_LLM_BASE_URL", again.base_url)
-        code, _, stderr = _run("generate", str(scenario), "--out", str(out), "--synthesizer", "llm")
+        code, stdout, stderr = _generate_llm(scenario, out)
         assert code == 0, stderr
         assert again.requests == []
+    assert f"0 requests, {first} cache hits, 0 retries, 0+0 tokens" in stdout
     assert tree_bytes(out) == before
     assert all(TEST_API_KEY.encode() not in data for data in before.values())
 
@@ -130,10 +141,11 @@ def test_run_writes_worlds_with_the_llm_and_reuses_them(
         assert code == 0, stderr
         assert len(server.requests) == 16
         assert "1 worlds generated" in stdout
+        assert "synthesizer llm (fake-writer): 16 requests, 0 cache hits" in stdout
         code, stdout, stderr = _run(*args)
         assert code == 0, stderr
         assert len(server.requests) == 16  # the world is current: reused, nothing asked
-        assert "0 worlds generated" in stdout
+        assert "0 worlds generated" in stdout and "synthesizer llm" not in stdout
     manifest_path = out / world_manifest_path("test-llm-tiny", "short")
     assert json.loads(manifest_path.read_text())["synthesizer"] == "llm@1"
     transcripts = list((out / "transcripts").rglob("*.parquet"))

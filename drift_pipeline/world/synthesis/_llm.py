@@ -84,9 +84,22 @@ class LLMSynthesizer:
         self.fallback = fallback or TemplateSynthesizer()
         self._ready: dict[int, list[Turn]] = {}
         self._fallbacks: list[SynthesisFallback] = []
+        self.fallback_count = 0
+        """Sessions handed to the fallback since this synthesizer was made (all worlds)."""
 
     def __repr__(self) -> str:
         return f"LLMSynthesizer({self.client!r}, max_attempts={self.max_attempts})"
+
+    def describe_usage(self) -> str:
+        """One line for a command's summary: requests, cache hits, tokens, fallbacks."""
+        usage = self.client.usage
+        cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd is not None else ""
+        return (
+            f"synthesizer llm ({self.client.config.model}): {usage.requests} requests, "
+            f"{usage.cache_hits} cache hits, {usage.retries} retries, "
+            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens{cost}, "
+            f"{self.fallback_count} sessions fell back to the template (synthesis_fallbacks)"
+        )
 
     def pin(self) -> dict[str, str]:
         """What a world's manifest records: model and prompt, never the key or the endpoint.
@@ -162,6 +175,7 @@ class LLMSynthesizer:
                     reasons[plan.session_index] = reason
                     retry.append((plan, context))
             pending = retry
+        self.fallback_count += len(pending)
         for plan, context in pending:
             self._fallbacks.append(
                 SynthesisFallback(
