@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -268,20 +268,15 @@ class LLMClient:
         with lock:
             yield
 
-    def _add(self, **deltas: Any) -> None:
+    def _add(self, *, cost_usd: float | None = None, **counts: int) -> None:
+        """Add to the usage counters (``LLMUsage`` is frozen: readers get a consistent copy)."""
         with self._lock:
             usage = self._usage
-            values = {
-                name: getattr(usage, name) + delta
-                for name, delta in deltas.items()
-                if name != "cost_usd"
-            }
             cost = usage.cost_usd
-            if cost is not None and deltas.get("cost_usd") is not None:
-                cost += deltas["cost_usd"]
-            self._usage = LLMUsage(
-                **{**usage.__dict__, **values, "cost_usd": cost},
-            )
+            if cost is not None and cost_usd is not None:
+                cost += cost_usd
+            totals = {name: getattr(usage, name) + count for name, count in counts.items()}
+            self._usage = replace(usage, cost_usd=cost, **totals)
 
     def _completion(self, entry: Mapping[str, Any], key: str, *, cached: bool) -> Completion:
         prompt_tokens = int(entry["prompt_tokens"])
