@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
-from drift_pipeline.llm import BASE_URL_ENV, MODEL_ENV
+from drift_pipeline.llm import API_KEY_ENV, BASE_URL_ENV, MODEL_ENV
 from drift_pipeline.memory import Arm, LoopConfig, run_cell
-from drift_pipeline.memory.backends.reference_compressor import LLM_KEY_ENV
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world.synthesis import Synthesizer
@@ -169,7 +168,7 @@ def _arm_loop(arm: Arm, options: dict[str, Any], loop: LoopConfig, root: Storage
     # Only a local data root can persist the worker's cache; on S3 it lives for the run only.
     return replace(
         loop,
-        worker_env=(LLM_KEY_ENV,),
+        worker_env=(API_KEY_ENV,),
         worker_cache=cache if isinstance(cache, Path) else None,
     )
 

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from drift_pipeline.llm import LLMClient
 
 __all__ = [
-    "LLM_KEY_ENV",
     "SUMMARY_CAP_TOKENS",
     "ReferenceCompressor",
     "render_transcript",
@@ -53,8 +52,6 @@ __all__ = [
 ]
 
 SUMMARY_CAP_TOKENS = 512
-LLM_KEY_ENV = "DRIFT_LLM_API_KEY"
-"""The one variable that carries the endpoint's key into this backend's worker."""
 # The date line and "speaker: " prefixes are metadata, not content: they are not indexed (a
 # speaker's name would otherwise match every summary of every session they spoke in).
 _SPEAKER_AND_DATE = re.compile(r"(?m)^(?:\[[^\]\n]*\]$|[^:\n]{1,64}: )")
@@ -218,9 +215,9 @@ class ReferenceCompressor:
         prompt = _llm_prompt()
         # The worker's own state folder (it cannot see the data root); the harness persists it.
         state = Path(os.environ.get("DRIFT_STATE_DIR") or ".")
-        config = LLMConfig(
-            base_url, model, api_key_env=LLM_KEY_ENV, timeout_s=timeout_s, max_retries=max_retries
-        )
+        # The key is read from DRIFT_LLM_API_KEY (LLMConfig's default), the one variable the
+        # harness lets into this backend's worker.
+        config = LLMConfig(base_url, model, timeout_s=timeout_s, max_retries=max_retries)
         self._prompt_sha256 = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
         self.version = f"1+llm:{model}@{self._prompt_sha256[:12]}"
         return LLMClient(config, state / "llm_cache"), prompt
