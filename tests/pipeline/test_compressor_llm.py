@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow  # two whole runs through the sandbox
 
 KEY = "sk-test-DRIFT-SECRET-123"
 OPTIONS = {"reference_compressor": {"summariser": "llm", "llm_max_retries": 1}}
+PROBE = "memory.plugins.env_probe:EnvProbe"
 
 
 def test_one_call_per_session_inside_the_sandbox_cached_across_runs(
@@ -31,7 +32,12 @@ def test_one_call_per_session_inside_the_sandbox_cached_across_runs(
         # The worker only gets the key through the allowlisted variable: the server answers
         # 401 to a request without it, which would fail every store.
         monkeypatch.setenv("DRIFT_LLM_API_KEY", KEY)
-        options = RunOptions(arms=[Arm.parse("amnesiac@hard")], out=out, backend_options=OPTIONS)
+        cache = out / "llm_cache" / "reference_compressor"
+        options = RunOptions(
+            arms=[Arm.parse("amnesiac@hard"), Arm.parse(f"{PROBE}@hard")],
+            out=out,
+            backend_options={**OPTIONS, PROBE: {"peek": [str(cache)]}},
+        )
         first = run_benchmark([scenario], options)
         bodies = list(server.requests)
         second = run_benchmark([scenario], options)
@@ -61,3 +67,12 @@ def test_one_call_per_session_inside_the_sandbox_cached_across_runs(
     for path in files:
         assert KEY.encode() not in path.read_bytes(), path
     assert "api_key" not in json.dumps(manifest)
+    # Another arm's worker gets neither the key nor a view of the compressor's cache.
+    reports = _support.query(
+        out, "select context from {retrievals} where backend = ? and error is null", PROBE
+    )
+    assert reports
+    for row in reports:
+        report = json.loads(row["context"])
+        assert "DRIFT_LLM_API_KEY" not in report["env"] and KEY not in row["context"]
+        assert report["readable"] == {str(cache): False}
