@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +87,14 @@ class LLMUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+
+
+@dataclass
+class _Flight:
+    """A call in flight and how many callers share it."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    users: int = 0
 
 
 class _Retryable(Exception):
@@ -162,7 +170,7 @@ class LLMClient:
         self._cache = CompletionCache(cache_dir) if cache_dir is not None else None
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
-        self._key_locks: dict[str, threading.Lock] = {}
+        self._in_flight: dict[str, _Flight] = {}
         self._http: openai.DefaultHttpxClient | None = None
         self._usage = LLMUsage(cost_usd=0.0 if config.price is not None else None)
 
@@ -263,10 +271,18 @@ class LLMClient:
 
     @contextmanager
     def _single_flight(self, key: str) -> Iterator[None]:
+        """Hold ``key``'s lock: an identical call waits, then finds the reply in the cache."""
         with self._lock:
-            lock = self._key_locks.setdefault(key, threading.Lock())
-        with lock:
-            yield
+            flight = self._in_flight.setdefault(key, _Flight())
+            flight.users += 1
+        try:
+            with flight.lock:
+                yield
+        finally:
+            with self._lock:
+                flight.users -= 1
+                if not flight.users:  # forget finished keys: a long run makes many
+                    del self._in_flight[key]
 
     def _add(self, *, cost_usd: float | None = None, **counts: int) -> None:
         """Add to the usage counters (``LLMUsage`` is frozen: readers get a consistent copy)."""

@@ -294,6 +294,7 @@ def test_identical_calls_in_flight_send_one_request(tmp_path: Path) -> None:
     with FakeOpenAIServer(response_delay_s=0.1) as server:
         with LLMClient(config(server, concurrency=4), tmp_path) as client:
             results = client.complete_many([{"messages": MESSAGES, "prompt_version": "t1"}] * 4)
+            assert client._in_flight == {}  # finished keys are forgotten
         assert len(server.requests) == 1
     assert sum(1 for r in results if not isinstance(r, LLMError) and r.cached) == 3
 
