@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 
@@ -352,3 +353,17 @@ def test_bad_config_is_refused() -> None:
         LLMConfig(base_url="127.0.0.1:8000", model="m")
     with pytest.raises(LLMError, match="concurrency >= 1"):
         LLMConfig(base_url="http://x/v1", model="m", concurrency=0)
+
+
+def test_key_never_in_debug_logs(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger: ours, openai's, the HTTP stack's
+    fake_openai.api_key = TEST_API_KEY
+    fake_openai.fail_next(429)
+    with LLMClient(config(fake_openai), tmp_path) as client:
+        client.complete(MESSAGES, prompt_version="t1", stream=True)
+        client.complete(MESSAGES, prompt_version="t1")
+    assert len(fake_openai.requests) == 2
+    assert caplog.records  # the HTTP stack did log at debug level
+    assert TEST_API_KEY not in caplog.text
