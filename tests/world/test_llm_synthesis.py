@@ -115,8 +115,11 @@ def test_failures_retry_then_fall_back_with_a_record(
     rejected_then_accepted = [p for p in prompts if "reply is not JSON" in p]
     assert rejected_then_accepted
     assert not any(r["reason"].startswith("unparsable") for r in records)
-    # Each fallen-back session was asked for exactly max_attempts times.
+    # Every retry was a new prompt (attempt number and reason), never a repeat of the last.
     assert len(prompts) == len(set(prompts))  # no request repeated (the cache would serve it)
+    # One request per session, one more per unparsable first reply, two more per fallback.
+    sessions = worlds.query("select count(*) as n from {event_schedules}")[0]["n"]
+    assert len(prompts) == sessions + len(rejected_then_accepted) + 2 * len(records)
 
 
 def test_fallback_sessions_are_the_template_sessions(
