@@ -16,7 +16,7 @@ from drift_pipeline.storage import (
     PROBES,
     TRANSCRIPTS,
 )
-from drift_pipeline.textmatch import contains_any, normalise
+from drift_pipeline.textmatch import PhraseIndex
 
 from ._audit import audit_probes
 from ._events import plan_horizon
@@ -137,13 +137,18 @@ def _event_mentions(profiles: list[EntityState], turns: list[Turn]) -> dict[str,
         for slot in get_entity_type(profile.entity_type).slots
         for value in slot.values
     }
-    first: dict[str, int] = {}
-    event_turns = [(t.session_index, normalise(t.content)) for t in turns if t.label_event_id]
+    owners: dict[str, list[str]] = {}
     for text, aliases in values.items():
-        for session, content in event_turns:
-            if contains_any(content, aliases, normalised=True):
-                first[text] = session
-                break
+        for alias in aliases:
+            owners.setdefault(alias, []).append(text)
+    # One pass over the event turns (in session order) instead of one search per value.
+    index = PhraseIndex(owners)
+    first: dict[str, int] = {}
+    for turn in turns:
+        if turn.label_event_id:
+            for alias in index.find(turn.content):
+                for text in owners[alias]:
+                    first.setdefault(text, turn.session_index)
     return first
 
 
