@@ -132,7 +132,9 @@ def amnesiac_cell(ws: BenchWorkspace) -> tuple[float, float]:
 
 
 def read_p99_and_scaling(
-    ws: BenchWorkspace, backends: tuple[str, ...] = BUILT_INS
+    ws: BenchWorkspace,
+    backends: tuple[str, ...] = BUILT_INS,
+    sessions: int = LONG_SESSIONS,
 ) -> tuple[dict[str, float], float | None]:
     """Read p99 per backend on a 5000-session horizon, and the bm25 cell's scaling ratio.
 
@@ -142,11 +144,11 @@ def read_p99_and_scaling(
     The scaling ratio divides the bm25 cell's wall time there (loop + judging + metrics) by
     the same cell on the canonical 1000-session horizon.
     """
-    loaded, root = ws.long_world(LONG_SESSIONS)
+    loaded, root = ws.long_world(sessions)
     p99: dict[str, float] = {}
     long_seconds: float | None = None
     for backend in backends:
-        ws.log(f"read p99: {backend} on {LONG_SESSIONS} sessions")
+        ws.log(f"read p99: {backend} on {sessions} sessions")
         seconds, p99[backend] = _cell_seconds(loaded, root, backend)
         if backend == SCALING_BACKEND:
             long_seconds = seconds
