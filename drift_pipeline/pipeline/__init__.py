@@ -9,11 +9,12 @@ from ._run import (
     run_benchmark,
     run_manifest,
 )
-from ._stored import cell_exists, compare_stored, connect, load_arm
+from ._stored import TEXT_COLUMNS, cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
     "REFERENCE_ARM",
+    "TEXT_COLUMNS",
     "CellResult",
     "RunOptions",
     "RunResult",
