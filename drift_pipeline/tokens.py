@@ -26,6 +26,8 @@ _OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tik
 __all__ = [
     "ENCODING_NAME",
     "LineCounter",
+    "LineTally",
+    "count_line_tokens",
     "count_tokens",
     "count_tokens_batch",
     "count_tokens_lines",
@@ -88,6 +90,15 @@ def _piece_tokens(piece: str) -> int:
     return len(encoding().encode_ordinary(piece)) if piece else 0
 
 
+def count_line_tokens(line: str) -> int:
+    r"""Count the tokens of one short text through the cache :func:`count_tokens_lines` uses.
+
+    For lines that a snapshot will later contain (``line + "\n"``): counting them here first
+    makes the storage count of that snapshot a cache hit.
+    """
+    return _piece_tokens(line)
+
+
 def count_tokens_lines(text: str) -> int:
     r"""Count tokens line by line, with a cache: the storage-token count of a snapshot.
 
@@ -130,6 +141,37 @@ class LineCounter:
             total = count_tokens_lines(text)
         self._text, self._count = text, total
         return total
+
+
+class LineTally:
+    r""":func:`count_tokens_lines` of ``"\n".join(lines)`` for lines that are only ever appended.
+
+    An append-only memory (a log of turns) can report its storage tokens after every session at
+    the cost of the lines it added, without building the joined text. Appending is free; the
+    new lines are counted (through the shared line cache) on the next :meth:`count`.
+    """
+
+    def __init__(self) -> None:
+        self._closed = 0  # tokens of every piece already followed by a line break
+        self._last: str | None = None  # the piece after the last line break, once a line exists
+        self._pending: list[str] = []
+
+    def append(self, line: str) -> None:
+        """Record one more line of the joined text (it may itself contain line breaks)."""
+        self._pending.append(line)
+
+    def count(self) -> int:
+        """Token count of the joined text, exactly as :func:`count_tokens_lines` counts it."""
+        if self._pending:
+            joined = "\n".join(self._pending)
+            self._pending.clear()
+            pieces = joined.split("\n")
+            if self._last is not None:
+                self._closed += _piece_tokens(self._last + "\n")
+            last = pieces.pop()
+            self._closed += sum(_piece_tokens(piece + "\n") for piece in pieces)
+            self._last = last
+        return self._closed + (_piece_tokens(self._last) if self._last else 0)
 
 
 def truncate_tail(text: str, max_tokens: int) -> str:
