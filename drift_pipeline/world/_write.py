@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
 from drift_pipeline.storage import WORLD_TABLES, Location, RootLike, StagedWrite, staged
 
-from ._generate import WorldReplicate, check_supported, generate_replicate, world_tables
+from ._generate import check_supported, concat_tables, generate_replicate, replicate_tables
 from .synthesis import Synthesizer, TemplateSynthesizer
 
 ProgressHook = Callable[[int], None]
@@ -60,23 +64,56 @@ def world_manifest(
     }
 
 
+PARALLEL_MIN_SESSIONS = 2000
+"""Below this many sessions in a horizon (all replicates), starting processes costs more than
+it saves, so generation stays in the calling process."""
+
+
+def default_workers(replicates: int, sessions: int, synthesizer: Synthesizer | None = None) -> int:
+    """How many processes generate one horizon's replicates when the caller does not say.
+
+    One per replicate up to the CPUs this process may use, for the template synthesizer on
+    horizons of at least :data:`PARALLEL_MIN_SESSIONS` sessions, where ``fork`` exists. Other
+    synthesizers (an LLM client, with its own connections and limits) run in-process.
+    """
+    if synthesizer is not None and not isinstance(synthesizer, TemplateSynthesizer):
+        return 1
+    if replicates * sessions < PARALLEL_MIN_SESSIONS:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1  # spawning would re-import the package in every worker: slower than serial
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cpus or 1, replicates))
+
+
 def generate_horizon(
     loaded: LoadedScenario,
     horizon: HorizonName,
     writer: StagedWrite,
     synthesizer: Synthesizer | None = None,
     progress: ProgressHook | None = None,
+    *,
+    workers: int | None = None,
 ) -> WorldSummary:
-    """Generate every replicate of one horizon and stage its five tables and manifest."""
+    """Generate every replicate of one horizon and stage its five tables and manifest.
+
+    ``workers`` is how many processes generate replicates side by side (None:
+    :func:`default_workers`); the tables are byte-identical whatever the number.
+    """
     spec = loaded.spec
     synthesizer = synthesizer or TemplateSynthesizer()
     started = time.perf_counter()
-    replicates: list[WorldReplicate] = []
-    for replicate in range(spec.replicates):
-        replicates.append(generate_replicate(spec, horizon, replicate, synthesizer))
+    sessions = getattr(spec.horizon, horizon).sessions
+    if workers is None:
+        workers = default_workers(spec.replicates, sessions, synthesizer)
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    parts: list[dict[str, pa.Table]] = []
+    for part in _replicate_parts(loaded, horizon, synthesizer, workers):
+        parts.append(part)
         if progress:
-            progress(getattr(spec.horizon, horizon).sessions)
-    tables = world_tables(spec, horizon, replicates)
+            progress(sessions)
+    tables = concat_tables(parts)
     keys = {"scenario": spec.id, "horizon": horizon}
     files = [writer.put(table, keys, tables[table.name]) for table in WORLD_TABLES]
     files.append(
@@ -89,6 +126,32 @@ def generate_horizon(
     return _summary(loaded, horizon, tables, time.perf_counter() - started, files)
 
 
+def _replicate_part(
+    loaded: LoadedScenario, horizon: HorizonName, replicate: int, synthesizer: Synthesizer
+) -> dict[str, pa.Table]:
+    """One replicate's tables: what a worker process sends back (Arrow buffers, not objects)."""
+    world = generate_replicate(loaded.spec, horizon, replicate, synthesizer)
+    return replicate_tables(loaded.spec, horizon, world)
+
+
+def _replicate_parts(
+    loaded: LoadedScenario, horizon: HorizonName, synthesizer: Synthesizer, workers: int
+) -> Iterator[dict[str, pa.Table]]:
+    """Every replicate's tables, in replicate order."""
+    replicates = range(loaded.spec.replicates)
+    if workers == 1 or len(replicates) < 2:
+        for replicate in replicates:
+            yield _replicate_part(loaded, horizon, replicate, synthesizer)
+        return
+    # fork: a worker starts with the parent's imports and caches instead of re-importing them.
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(workers, len(replicates)), mp_context=context) as pool:
+        yield from pool.map(
+            _replicate_part,
+            *zip(*((loaded, horizon, r, synthesizer) for r in replicates), strict=True),
+        )
+
+
 def _summary(
     loaded: LoadedScenario,
     horizon: HorizonName,
@@ -97,7 +160,7 @@ def _summary(
     files: list[Location],
 ) -> WorldSummary:
     schedule = tables["event_schedules"]
-    transcripts = tables["transcripts"].column("content").to_pylist()
+    contents = tables["transcripts"].column("content")
     probes = tables["probes"].column("checkpoint").to_pylist()
     return WorldSummary(
         scenario=loaded.spec.id,
@@ -105,8 +168,8 @@ def _summary(
         replicates=loaded.spec.replicates,
         sessions=schedule.num_rows,
         tiers=dict(Counter(schedule.column("tier").to_pylist())),
-        turns=len(transcripts),
-        distinct_turn_share=len(set(transcripts)) / max(1, len(transcripts)),
+        turns=len(contents),
+        distinct_turn_share=pc.count_distinct(contents).as_py() / max(1, len(contents)),
         facts=int(tables["ground_truth"].num_rows),
         probes=len(probes),
         checkpoints=[c.after_session for c in checkpoints_for(loaded.spec, horizon)],
@@ -122,10 +185,13 @@ def generate_worlds(
     horizons: Sequence[HorizonName] = (),
     synthesizer: Synthesizer | None = None,
     progress: ProgressHook | None = None,
+    *,
+    workers: int | None = None,
 ) -> list[WorldSummary]:
     """Generate the chosen horizons (default: all declared) of every scenario under ``root``.
 
     ``root`` is a folder or an ``s3://bucket/prefix`` URL (see :class:`StorageRoot`).
+    ``workers`` is passed to :func:`generate_horizon` (None: its default).
 
     Everything is staged and moved into place only when all worlds generated, so a failure
     leaves the destination as it was.
@@ -138,5 +204,7 @@ def generate_worlds(
             for name, _ in loaded.spec.horizon.items():
                 if horizons and name not in horizons:
                     continue
-                summaries.append(generate_horizon(loaded, name, writer, synthesizer, progress))
+                summaries.append(
+                    generate_horizon(loaded, name, writer, synthesizer, progress, workers=workers)
+                )
     return summaries
