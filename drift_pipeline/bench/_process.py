@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
-import threading
-import time
+import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,22 @@ class MeasuredFailure(RuntimeError):
     """A measured command exited non-zero."""
 
 
+# Runs the measured command and reports its figures. A fresh, small interpreter sits between
+# the bench and the command because a child's ru_maxrss starts at its parent's resident size
+# (Linux carries the pre-exec memory into the figure): forked straight from the bench, which
+# holds generated worlds, the command would inherit the bench's size.
+_WRAPPER = """
+import json, resource, subprocess, sys, time
+report, argv = sys.argv[1], sys.argv[2:]
+started = time.perf_counter()
+code = subprocess.call(argv)
+wall = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(report, "w") as handle:
+    json.dump({"wall_s": wall, "maxrss_kib": usage.ru_maxrss, "returncode": code}, handle)
+"""
+
+
 def run_measured(
     argv: Sequence[str],
     *,
@@ -46,56 +63,51 @@ def run_measured(
 ) -> Measured:
     """Run ``argv`` to completion; return its wall time and peak resident memory.
 
-    The child's resource usage comes from ``os.wait4`` on that very child, so figures of other
-    children of this process (earlier measurements) never leak in, which a process-wide
-    ``getrusage(RUSAGE_CHILDREN)`` would allow.
+    The command runs under a fresh, small Python process that reports
+    ``getrusage(RUSAGE_CHILDREN)`` once the command exited: the largest resident set of the
+    command or of any descendant it waited for (backend workers included, each as its own
+    process), untouched by this process's own size or by earlier measurements.
 
     Args:
         argv: Command and arguments.
         env: Environment (default: this process's).
         cwd: Working folder.
-        timeout_s: Kill the child's process group after this many seconds.
-        log: Write the child's combined output here (default: a discarded temporary).
+        timeout_s: Kill the command's process group after this many seconds.
+        log: Write the command's combined output here (default: discarded).
 
     Raises:
         MeasuredFailure: The command exited non-zero or timed out (with its last output lines).
     """
-    sink = Path(log) if log is not None else None
-    handle = sink.open("wb") if sink is not None else open(os.devnull, "wb")  # noqa: SIM115
-    tail_source = sink
-    with handle:
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            list(argv),
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        timed_out = threading.Event()
-
-        def kill() -> None:
-            timed_out.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-
-        timer = threading.Timer(timeout_s, kill)
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        wall = time.perf_counter() - started
-    returncode = os.waitstatus_to_exitcode(status)
-    proc.returncode = returncode  # reaped here; keeps Popen from waiting again
-    # Linux reports ru_maxrss in KiB.
-    measured = Measured(wall, usage.ru_maxrss / 1024.0, returncode, _tail(tail_source))
-    if timed_out.is_set():
-        raise MeasuredFailure(f"{argv[0]} timed out after {timeout_s:g} s\n{measured.output_tail}")
+    with tempfile.TemporaryDirectory(prefix="drift-measured-") as scratch:
+        report = Path(scratch) / "report.json"
+        sink = Path(log) if log is not None else Path(scratch) / "output.log"
+        with sink.open("wb") as handle:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _WRAPPER, str(report), *argv],
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise MeasuredFailure(
+                    f"{argv[0]} timed out after {timeout_s:g} s\n{_tail(sink)}"
+                ) from None
+        if proc.returncode != 0 or not report.exists():
+            raise MeasuredFailure(f"measuring {argv[0]} failed\n{_tail(sink)}")
+        figures = json.loads(report.read_text(encoding="utf-8"))
+        tail = _tail(sink)
+    returncode = int(figures["returncode"])
     if returncode != 0:
-        raise MeasuredFailure(f"{' '.join(argv[:4])} … exited {returncode}\n{measured.output_tail}")
-    return measured
+        raise MeasuredFailure(f"{' '.join(argv[:4])} … exited {returncode}\n{tail}")
+    # Linux reports ru_maxrss in KiB.
+    return Measured(float(figures["wall_s"]), int(figures["maxrss_kib"]) / 1024.0, returncode, tail)
 
 
 def _tail(path: Path | None, lines: int = 15) -> str:

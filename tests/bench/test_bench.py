@@ -132,7 +132,12 @@ def test_derive_horizon_changes_only_the_long_horizon(tmp_path: Path, suite: Pat
 
 def test_run_measured_reports_the_peak_of_the_child_and_its_workers(tmp_path: Path) -> None:
     allocate = "b = bytearray({mb} * 2**20); b[::4096] = b'x' * len(b[::4096])"
+    # This process being large must not leak into the child's figure (Linux starts a child's
+    # ru_maxrss at its parent's resident size).
+    ballast = bytearray(300 * 2**20)
+    ballast[:: 2**12] = b"x" * len(ballast[:: 2**12])
     small = run_measured([sys.executable, "-c", "pass"])
+    del ballast
     big = run_measured([sys.executable, "-c", allocate.format(mb=200)])
     # A worker (grandchild) that the measured process waits for counts as its own process.
     worker = (
@@ -141,7 +146,7 @@ def test_run_measured_reports_the_peak_of_the_child_and_its_workers(tmp_path: Pa
     )
     nested = run_measured([sys.executable, "-c", worker])
     assert small.returncode == 0 and small.wall_s > 0
-    assert big.peak_rss_mb >= 200 > small.peak_rss_mb
+    assert big.peak_rss_mb >= 200 > 100 > small.peak_rss_mb
     assert nested.peak_rss_mb >= 200
 
 
