@@ -140,7 +140,8 @@ class ReferenceCompressor:
     """
 
     name: ClassVar[str] = "reference_compressor"
-    version: ClassVar[str] = "1"
+    # 2: retrieval scores and packs with numpy (same answers, lower read latency at long horizons).
+    version: ClassVar[str] = "2"
 
     def __init__(self, budget_tokens: int = 2000) -> None:
         if budget_tokens < 0:
