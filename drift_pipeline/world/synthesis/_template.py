@@ -6,7 +6,6 @@ from bisect import bisect
 from collections.abc import Callable
 from itertools import accumulate
 from string import Formatter
-from typing import Any
 
 from drift_pipeline.entities import Value, get_entity_type
 from drift_pipeline.entities import _vocab as vocab
@@ -52,31 +51,34 @@ def _fields(*templates: str) -> tuple[str, ...]:
 
 # --- routine task fills: only the placeholders a template uses are drawn -----------------------
 
-_TaskFill = Callable[[Uniform, dict[str, Any]], object]
-_TASK_FILLS: dict[str, _TaskFill] = {
-    "person": lambda u, _: _pick(u, t.PEOPLE),
-    "thing": lambda u, _: _pick(u, t.THINGS),
-    "thing2": lambda u, _: _pick(u, t.THINGS2),
-    "day": lambda u, _: _pick(u, t.DAYS),
-    "n": lambda u, _: 2 + int(u() * 479),
-    "n2": lambda u, drawn: round(drawn["n"] * (0.4 + 1.4 * u()), 1),
-    "col": lambda u, _: _pick(u, t.COLUMNS),
-    "n3": lambda u, _: 2 + int(u() * 8),
-    "pct": lambda u, _: 1 + int(u() * 9),
+_TASK_POOLS: dict[str, tuple[str, ...]] = {
+    "person": t.PEOPLE,
+    "thing": t.THINGS,
+    "thing2": t.THINGS2,
+    "day": t.DAYS,
+    "col": t.COLUMNS,
 }
+_TASK_NUMBERS = {"n", "n2", "n3", "pct"}
 
 
-def _task_fields(request: str, reply: str) -> tuple[str, ...]:
+def _task_fields(request: str, reply: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The placeholders of an aligned request and reply, each with its pool (numbers: none)."""
     names = _fields(request, reply)
+    # n2 is a ratio of n, so n is drawn first.
     if "n2" in names and "n" not in names:
-        names = ("n", *names)  # n2 is a ratio of n
+        names = ("n", *names)
     elif "n2" in names and names.index("n2") < names.index("n"):
         names = ("n", *(name for name in names if name != "n"))
-    return names
+    unknown = [name for name in names if name not in _TASK_POOLS and name not in _TASK_NUMBERS]
+    if unknown:
+        raise KeyError(f"task template placeholder(s) {unknown} have no filler")
+    return tuple((name, _TASK_POOLS.get(name, ())) for name in names)
 
+
+_TaskTemplate = tuple[str, str, tuple[tuple[str, tuple[str, ...]], ...]]
 
 # Per task: its aligned (request, reply, placeholders) triples.
-_TASKS: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = tuple(
+_TASKS: tuple[tuple[_TaskTemplate, ...], ...] = tuple(
     tuple(
         (request, reply, _task_fields(request, reply))
         for request, reply in zip(requests, replies, strict=True)
@@ -85,13 +87,21 @@ _TASKS: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = tuple(
 )
 
 
-def _task_exchange(
-    u: Uniform, task: tuple[tuple[str, str, tuple[str, ...]], ...]
-) -> tuple[str, str]:
+def _task_exchange(u: Uniform, task: tuple[_TaskTemplate, ...]) -> tuple[str, str]:
     request, reply, names = task[int(u() * len(task))]
-    fills: dict[str, Any] = {}
-    for name in names:
-        fills[name] = _TASK_FILLS[name](u, fills)
+    fills: dict[str, object] = {}
+    n = 0
+    for name, pool in names:
+        if pool:
+            fills[name] = pool[int(u() * len(pool))]
+        elif name == "n":
+            fills[name] = n = 2 + int(u() * 479)
+        elif name == "n2":
+            fills[name] = round(n * (0.4 + 1.4 * u()), 1)
+        elif name == "n3":
+            fills[name] = 2 + int(u() * 8)
+        else:  # pct
+            fills[name] = 1 + int(u() * 9)
     return request.format_map(fills), reply.format_map(fills)
 
 
@@ -319,5 +329,5 @@ class TemplateSynthesizer:
         return turns
 
 
-def _pick_task(u: Uniform) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+def _pick_task(u: Uniform) -> tuple[_TaskTemplate, ...]:
     return _TASKS[int(u() * len(_TASKS))]
