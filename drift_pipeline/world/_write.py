@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.metadata import version as package_version
 
 import pyarrow as pa
@@ -48,6 +49,12 @@ def world_manifest_path(scenario: str, horizon: str) -> str:
     return f"_manifests/worlds/scenario={scenario}/horizon={horizon}.json"
 
 
+@lru_cache(maxsize=1)
+def _package_version() -> str:
+    # Reading the installed metadata parses files: once per process is enough.
+    return package_version("drift-pipeline")
+
+
 def world_manifest(
     loaded: LoadedScenario, horizon: str, synthesizer: Synthesizer
 ) -> dict[str, object]:
@@ -60,7 +67,7 @@ def world_manifest(
         "seed": root_seed(loaded.spec),
         "replicates": loaded.spec.replicates,
         "synthesizer": f"{synthesizer.name}@{synthesizer.version}",
-        "drift_pipeline": package_version("drift-pipeline"),
+        "drift_pipeline": _package_version(),
     }
 
 
@@ -145,11 +152,16 @@ def _replicate_parts(
         return
     # fork: a worker starts with the parent's imports and caches instead of re-importing them.
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(workers, len(replicates)), mp_context=context) as pool:
+    pool = ProcessPoolExecutor(min(workers, len(replicates)), mp_context=context)
+    try:
         yield from pool.map(
             _replicate_part,
             *zip(*((loaded, horizon, r, synthesizer) for r in replicates), strict=True),
         )
+    finally:
+        # Every result is in (or one failed): the workers wind down on their own, and waiting
+        # for their processes to be torn down would only add to the caller's time.
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _summary(

@@ -120,9 +120,12 @@ _EMPLOYER_WORDS = {value.text: value.all_aliases() for value in vocab.EMPLOYERS}
 class _NoiseFills:
     """Draws a noise template's placeholders, and nothing it does not use."""
 
-    def __init__(self, u: Uniform, held: Callable[[str], tuple[str, ...]]) -> None:
+    def __init__(
+        self, u: Uniform, current: dict[tuple[str, str], tuple[str, ...]], principal: str
+    ) -> None:
         self.u = u
-        self.held = held
+        self.current = current
+        self.principal = principal
         self.topic: str | None = None
         self.preference: str | None = None
 
@@ -130,7 +133,7 @@ class _NoiseFills:
         # Often reuse a value the principal really holds: mentioning a true value in a
         # non-assertion (someone else's news, a hypothetical) is what fools naive memory.
         u = self.u
-        held = self.held(slot)
+        held = self.current.get((self.principal, slot), ())
         if held and u() < 0.4:
             return held[int(u() * len(held))]
         return pool[int(u() * len(pool))].text
@@ -214,7 +217,8 @@ class TemplateSynthesizer:
         exchanges = low + int(u() * (high - low + 1))
 
         # A session mixes two different routine tasks; each exchange draws fresh details so that
-        # no two turns of a trajectory are likely to be identical.
+        # no two turns of a trajectory are likely to be identical. (Draws are inlined here: this
+        # loop is most of the cost of generating a world.)
         first = int(u() * len(_TASKS))
         second = int(u() * (len(_TASKS) - 1))
         second += second >= first
@@ -222,9 +226,23 @@ class TemplateSynthesizer:
         user: list[str] = []
         bot: list[str] = []
         for index in range(exchanges):
-            request, reply = _task_exchange(u, _TASKS[first if index < half else second])
-            user.append(request)
-            bot.append(reply)
+            task = _TASKS[first if index < half else second]
+            request, reply, names = task[int(u() * len(task))]
+            fills: dict[str, object] = {}
+            n = 0
+            for name, pool in names:
+                if pool:
+                    fills[name] = pool[int(u() * len(pool))]
+                elif name == "n":
+                    fills[name] = n = 2 + int(u() * 479)
+                elif name == "n2":
+                    fills[name] = round(n * (0.4 + 1.4 * u()), 1)
+                elif name == "n3":
+                    fills[name] = 2 + int(u() * 8)
+                else:  # pct
+                    fills[name] = 1 + int(u() * 9)
+            user.append(request.format_map(fills))
+            bot.append(reply.format_map(fills))
         kinds = ["task"] * exchanges
         labels: list[str | None] = [None] * exchanges
 
@@ -244,18 +262,21 @@ class TemplateSynthesizer:
             bot[slot] = f"{_pick(u, t.ACKS)} {bot[slot]}"
         noise_items = 1 + int(u() * 3) if event is None else int(u() < 0.3)
         if noise_items and free:
-            current = context.current
-            principal = human.entity_id
-            fills = _NoiseFills(u, lambda slot: current.get((principal, slot), ()))
+            noise = _NoiseFills(u, context.current, human.entity_id)
             for _ in range(min(noise_items, len(free))):
                 slot = free.pop(int(u() * len(free)))
                 kind = _NOISE_KINDS[bisect(_NOISE_CUMULATIVE, u() * _NOISE_CUMULATIVE[-1])]
-                sentence = self._noise_sentence(kind, fills)
+                sentence = self._noise_sentence(kind, noise)
                 user[slot] = f"{sentence} {user[slot]}"
                 kinds[slot] = kind
-                bot[slot] = f"{_pick(u, t.NOISE_REPLIES[kind])} {bot[slot]}"
+                replies = t.NOISE_REPLIES[kind]
+                bot[slot] = f"{replies[int(u() * len(replies))]} {bot[slot]}"
 
         formality = str(style["formality"])
+        openers = t.OPENERS[formality]
+        closers = t.CLOSERS[formality]
+        prior = t.PRIOR_CONTEXT
+        fillers = t.FILLERS
         references = float(style["references_prior_context"])
         verbose = verbosity == "verbose"
         casual = formality == "casual"
@@ -263,22 +284,21 @@ class TemplateSynthesizer:
         speaker = human.entity_id
         last = exchanges - 1
         turns: list[Turn] = []
+        append = turns.append
         for index, text in enumerate(user):
-            if index == 0 and (opener := _pick(u, t.OPENERS[formality])):
+            if index == 0 and (opener := openers[int(u() * len(openers))]):
                 text = f"{opener} {text}"
             if u() < references:
-                text = _pick(u, t.PRIOR_CONTEXT) + text[:1].lower() + text[1:]
+                text = prior[int(u() * len(prior))] + text[:1].lower() + text[1:]
             if verbose and u() < 0.5:
-                text = f"{text} {_pick(u, t.FILLERS)}"
-            if index == last and (closer := _pick(u, t.CLOSERS[formality])):
+                text = f"{text} {fillers[int(u() * len(fillers))]}"
+            if index == last and (closer := closers[int(u() * len(closers))]):
                 text = f"{text} {closer}"
             if casual and u() < 0.3:
                 text = text.lower()
             event_id = labels[index]
-            turns.append(
-                Turn(session_index, 2 * index, speaker, "user", text, event_id, kinds[index])
-            )
-            turns.append(
+            append(Turn(session_index, 2 * index, speaker, "user", text, event_id, kinds[index]))
+            append(
                 Turn(
                     session_index,
                     2 * index + 1,
