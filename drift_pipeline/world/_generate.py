@@ -190,8 +190,14 @@ def replicate_tables(
     scenario = spec.id
     rep = world.replicate
 
+    key_scalars = {
+        "scenario": pa.scalar(scenario, pa.string()),
+        "horizon": pa.scalar(horizon, pa.string()),
+        "replicate": pa.scalar(rep, pa.int32()),
+    }
+
     def table(definition: TableDef, n: int, columns: dict[str, object]) -> pa.Table:
-        keys = {"scenario": [scenario] * n, "horizon": [horizon] * n, "replicate": [rep] * n}
+        keys = {name: pa.repeat(value, n) for name, value in key_scalars.items()}
         return pa.Table.from_pydict({**keys, **columns}, schema=definition.schema)
 
     profiles = world.profiles

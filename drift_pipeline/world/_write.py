@@ -79,9 +79,10 @@ it saves, so generation stays in the calling process."""
 def default_workers(replicates: int, sessions: int, synthesizer: Synthesizer | None = None) -> int:
     """How many processes generate one horizon's replicates when the caller does not say.
 
-    One per replicate up to the CPUs this process may use, for the template synthesizer on
-    horizons of at least :data:`PARALLEL_MIN_SESSIONS` sessions, where ``fork`` exists. Other
-    synthesizers (an LLM client, with its own connections and limits) run in-process.
+    This process included: one per replicate up to the CPUs this process may use, for the
+    template synthesizer on horizons of at least :data:`PARALLEL_MIN_SESSIONS` sessions, where
+    ``fork`` exists. Other synthesizers (an LLM client, with its own connections and limits)
+    run in-process.
     """
     if synthesizer is not None and not isinstance(synthesizer, TemplateSynthesizer):
         return 1
@@ -104,8 +105,8 @@ def generate_horizon(
 ) -> WorldSummary:
     """Generate every replicate of one horizon and stage its five tables and manifest.
 
-    ``workers`` is how many processes generate replicates side by side (None:
-    :func:`default_workers`); the tables are byte-identical whatever the number.
+    ``workers`` is how many processes, this one included, generate replicates side by side
+    (None: :func:`default_workers`); the tables are byte-identical whatever the number.
     """
     spec = loaded.spec
     synthesizer = synthesizer or TemplateSynthesizer()
@@ -146,18 +147,24 @@ def _replicate_parts(
 ) -> Iterator[dict[str, pa.Table]]:
     """Every replicate's tables, in replicate order."""
     replicates = range(loaded.spec.replicates)
-    if workers == 1 or len(replicates) < 2:
+    workers = min(workers, len(replicates))
+    if workers <= 1:
         for replicate in replicates:
             yield _replicate_part(loaded, horizon, replicate, synthesizer)
         return
-    # fork: a worker starts with the parent's imports and caches instead of re-importing them.
-    context = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(min(workers, len(replicates)), mp_context=context)
+    # This process takes every workers-th replicate itself and forked workers the others (fork:
+    # a worker starts with this process's imports and caches instead of re-importing them).
+    own = set(replicates[::workers])
+    pool = ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"))
     try:
-        yield from pool.map(
-            _replicate_part,
-            *zip(*((loaded, horizon, r, synthesizer) for r in replicates), strict=True),
-        )
+        others = {
+            r: pool.submit(_replicate_part, loaded, horizon, r, synthesizer)
+            for r in replicates
+            if r not in own
+        }
+        done = {r: _replicate_part(loaded, horizon, r, synthesizer) for r in sorted(own)}
+        for replicate in replicates:
+            yield done.pop(replicate) if replicate in done else others[replicate].result()
     finally:
         # Every result is in (or one failed): the workers wind down on their own, and waiting
         # for their processes to be torn down would only add to the caller's time.
