@@ -264,6 +264,14 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     "DAGSTER_HOME (materializations visible in `dagster dev`), same tables and figures.",
 )
 @click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worlds run at once, each in its own process (direct runs). Figures are the same; "
+    "latencies are measured under the extra load.",
+)
+@click.option(
     "--no-isolation",
     is_flag=True,
     hidden=True,
@@ -280,6 +288,7 @@ def run(
     backend_config: Path | None,
     json_path: Path | None,
     via: str,
+    jobs: int,
     no_isolation: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
@@ -297,6 +306,7 @@ def run(
         out=out,
         loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
         backend_options=_backend_config(backend_config),
+        jobs=jobs,
     )
     bars: list[tqdm[Any]] = []
 

@@ -8,6 +8,7 @@ from ._run import (
     backend_options_for,
     run_benchmark,
     run_manifest,
+    run_world,
 )
 from ._stored import TEXT_COLUMNS, cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
@@ -28,5 +29,6 @@ __all__ = [
     "load_arm",
     "run_benchmark",
     "run_manifest",
+    "run_world",
     "world_is_current",
 ]

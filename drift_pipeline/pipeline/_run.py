@@ -7,8 +7,10 @@ tables and the same figures.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import platform
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -38,6 +40,8 @@ class RunOptions:
         out: Storage root: a folder or an ``s3://bucket/prefix`` URL.
         loop: Memory-loop settings (timeout, isolation, concurrency).
         backend_options: Constructor options per backend name.
+        jobs: Worlds run at once, each in its own process (1: all in this process). Latency
+            figures are then measured under that many worlds' load.
     """
 
     arms: list[Arm]
@@ -45,6 +49,7 @@ class RunOptions:
     out: RootLike = Path("data")
     loop: LoopConfig = field(default_factory=LoopConfig)
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    jobs: int = 1
 
 
 @dataclass
@@ -94,47 +99,24 @@ def run_benchmark(
         options.loop.call_timeout, options.loop.isolate, protect, options.loop.concurrency
     )
     cells: list[CellResult] = []
-    for loaded, horizon in worlds:
-        spec = loaded.spec
-        sessions = getattr(spec.horizon, horizon).sessions
-        probes, amnesiac = amnesiac_answers(root, spec.id, horizon)
-        reference: ArmData | None = None
-        for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
-            hook = (
-                progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
-                if progress
-                else None
-            )
-            run = run_cell(
-                root,
-                spec.id,
-                horizon,
-                spec.replicates,
-                arm,
-                backend_options_for(arm, loaded, options.backend_options),
-                loop,
-                hook,
-            )
-            # The reference runs first: every other arm's MVOT and TES need its figures.
-            cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
-            if reference is None:
-                reference = ArmData(cell.answers, run.snapshots, run.retrievals)
-            cell.reported = arm in options.arms
-            # One cell at a time: a later failure cannot take an earlier cell's rows with it,
-            # and only one arm's contexts are ever held in memory.
-            with staged(root) as writer:
-                for table_def, table in cell.tables().items():
-                    writer.put(
-                        table_def,
-                        {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
-                        table,
-                    )
-            if arm != REFERENCE_ARM:
-                cell.release()
-            cells.append(cell)
-        for cell in cells:
-            if cell.arm == REFERENCE_ARM:
-                cell.release()
+    jobs = min(max(1, options.jobs), len(worlds))
+    if jobs == 1:
+        for loaded, horizon in worlds:
+            cells += run_world(root, loaded, horizon, options, loop, progress)
+    else:
+        # Worlds are independent (own seeds, own partitions): run them in separate processes
+        # and collect their cells in world order, so tables and manifest do not depend on
+        # which finished first. "spawn": forking a process that runs threads is unsafe.
+        context = multiprocessing.get_context("spawn")
+        # A fresh root per process: an open S3 filesystem does not cross a process boundary.
+        portable = StorageRoot.from_url(root.url, dict(root.storage_options))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = [
+                pool.submit(run_world, portable, loaded, horizon, options, loop, None)
+                for loaded, horizon in worlds
+            ]
+            for future in futures:
+                cells += future.result()
     manifest = run_manifest(scenarios, options, cells)
     with staged(root) as writer:
         writer.put_text(
@@ -143,6 +125,71 @@ def run_benchmark(
     return RunResult(
         cells=[c for c in cells if c.reported], generated_worlds=len(generated), manifest=manifest
     )
+
+
+def run_world(
+    root: RootLike,
+    loaded: LoadedScenario,
+    horizon: HorizonName,
+    options: RunOptions,
+    loop: LoopConfig,
+    progress: ProgressFactory | None = None,
+) -> list[CellResult]:
+    """Run every arm on one generated world; each cell's tables land atomically.
+
+    The reference compressor runs first (every other arm's MVOT and TES need its figures).
+    The returned cells hold their figures; their row-level tables are released once written.
+
+    Args:
+        root: Storage root holding the world (a folder or ``s3://`` URL).
+        loaded: The scenario.
+        horizon: The world's horizon.
+        options: The run's options (arms, backend options).
+        loop: Memory-loop settings, with the paths to protect already resolved.
+        progress: Progress bars per cell, or ``None``.
+    """
+    root = StorageRoot.from_url(root)
+    spec = loaded.spec
+    sessions = getattr(spec.horizon, horizon).sessions
+    probes, amnesiac = amnesiac_answers(root, spec.id, horizon)
+    reference: ArmData | None = None
+    cells: list[CellResult] = []
+    for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
+        hook = (
+            progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
+            if progress
+            else None
+        )
+        run = run_cell(
+            root,
+            spec.id,
+            horizon,
+            spec.replicates,
+            arm,
+            backend_options_for(arm, loaded, options.backend_options),
+            loop,
+            hook,
+        )
+        cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+        if reference is None:
+            reference = ArmData(cell.answers, run.snapshots, run.retrievals)
+        cell.reported = arm in options.arms
+        # One cell at a time: a later failure cannot take an earlier cell's rows with it,
+        # and only one arm's contexts are ever held in memory.
+        with staged(root) as writer:
+            for table_def, table in cell.tables().items():
+                writer.put(
+                    table_def,
+                    {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
+                    table,
+                )
+        if arm != REFERENCE_ARM:
+            cell.release()
+        cells.append(cell)
+    for cell in cells:
+        if cell.arm == REFERENCE_ARM:
+            cell.release()
+    return cells
 
 
 def run_manifest(
