@@ -285,6 +285,7 @@ class TemplateSynthesizer:
         last = exchanges - 1
         turns: list[Turn] = []
         append = turns.append
+        new = tuple.__new__  # Turn's fields in order, without its Python-level __new__
         for index, text in enumerate(user):
             if index == 0 and (opener := openers[int(u() * len(openers))]):
                 text = f"{opener} {text}"
@@ -297,18 +298,10 @@ class TemplateSynthesizer:
             if casual and u() < 0.3:
                 text = text.lower()
             event_id = labels[index]
-            append(Turn(session_index, 2 * index, speaker, "user", text, event_id, kinds[index]))
-            append(
-                Turn(
-                    session_index,
-                    2 * index + 1,
-                    speakers[index],
-                    "assistant",
-                    bot[index],
-                    None,
-                    "ack" if event_id else "task",
-                )
-            )
+            user_turn = (session_index, 2 * index, speaker, "user", text, event_id, kinds[index])
+            append(new(Turn, user_turn))
+            answer = (session_index, 2 * index + 1, speakers[index], "assistant", bot[index])
+            append(new(Turn, (*answer, None, "ack" if event_id else "task")))
         return turns
 
     def _event_sentence(
