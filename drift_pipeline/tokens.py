@@ -14,7 +14,7 @@ import gzip
 import hashlib
 import os
 import tempfile
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -85,9 +85,26 @@ def count_tokens_batch(texts: list[str]) -> list[int]:
     return [len(ids) for ids in encoding().encode_ordinary_batch(texts)]
 
 
-@lru_cache(maxsize=200_000)
+# Token counts of snapshot lines (each with its line break). A plain dict, emptied when full:
+# membership tests let a large recount find its misses and encode them in one parallel batch.
+_LINE_CACHE: dict[str, int] = {}
+_LINE_CACHE_LIMIT = 200_000
+# Below this many uncounted lines, one encode call per line is cheaper than starting a batch.
+_BATCH_FROM = 256
+
+
+def _remember(piece: str, count: int) -> int:
+    if len(_LINE_CACHE) >= _LINE_CACHE_LIMIT:
+        _LINE_CACHE.clear()
+    _LINE_CACHE[piece] = count
+    return count
+
+
 def _piece_tokens(piece: str) -> int:
-    return len(encoding().encode_ordinary(piece)) if piece else 0
+    count = _LINE_CACHE.get(piece)
+    if count is None:
+        count = _remember(piece, len(encoding().encode_ordinary(piece)) if piece else 0)
+    return count
 
 
 def count_line_tokens(line: str) -> int:
@@ -110,9 +127,14 @@ def count_tokens_lines(text: str) -> int:
     """
     if not text:
         return 0
-    lines = text.split("\n")
-    last = lines.pop()
-    return sum(_piece_tokens(line + "\n") for line in lines) + _piece_tokens(last)
+    pieces = [line + "\n" for line in text.split("\n")]
+    pieces[-1] = pieces[-1][:-1]
+    missing = [piece for piece in set(pieces) if piece not in _LINE_CACHE]
+    if len(missing) >= _BATCH_FROM:
+        # tiktoken encodes a batch on several threads, outside the GIL.
+        for piece, count in zip(missing, count_tokens_batch(missing), strict=True):
+            _remember(piece, count)
+    return sum(map(_piece_tokens, pieces))
 
 
 class LineCounter:

@@ -220,9 +220,9 @@ class BackendWorker:
             while position < len(sessions):
                 started = time.perf_counter()
                 try:
-                    line = await asyncio.wait_for(
-                        self._send_and_read(process, payload), self.call_timeout
-                    )
+                    # asyncio.timeout, not wait_for: no extra task per store.
+                    async with asyncio.timeout(self.call_timeout):
+                        line = await self._send_and_read(process, payload)
                 except TimeoutError:
                     waited = _ms_since(started)
                     await self._restart()

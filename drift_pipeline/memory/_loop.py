@@ -42,6 +42,7 @@ ProgressHook = Callable[[int], None]
 
 MAX_STORE_RUN = 256
 """Most sessions sent to a worker in one message (a run also ends at every checkpoint)."""
+_RECOUNT_INLINE_CHARS = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,19 @@ class _Replicate:
         del requests
         for session in run:
             result = await anext(results)
-            self._record_store(session, result)
+            snapshot = (
+                _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
+            )
+            recount = None
+            if snapshot is not None:
+                # A long snapshot is recounted on a thread (tiktoken runs outside the GIL), so
+                # the other replicates' sessions keep flowing meanwhile.
+                recount = (
+                    await asyncio.to_thread(count_tokens_lines, snapshot)
+                    if len(snapshot) > _RECOUNT_INLINE_CHARS
+                    else count_tokens_lines(snapshot)
+                )
+            self._record_store(session, result, snapshot, recount)
             if self.worker.restarts != incarnation:
                 # A fresh backend instance counts its LLM tokens from zero again.
                 self.write_total = self.read_total = 0
@@ -237,7 +250,9 @@ class _Replicate:
                 self.progress(1)
         await results.aclose()
 
-    def _record_store(self, session: Session, result: CallResult) -> None:
+    def _record_store(
+        self, session: Session, result: CallResult, snapshot: str | None, recount: int | None
+    ) -> None:
         is_checkpoint = session.index + 1 in self.probes_at
         if self.soft.maxlen:
             self.soft.append(_render(session.messages))
@@ -245,10 +260,8 @@ class _Replicate:
         storage = self.storage
         data = result.data
         new_storage = int(data.get("storage_tokens", storage)) if result.ok else storage
-        snapshot = _text(data.get("snapshot")) if is_checkpoint else None
-        if snapshot is not None:
+        if snapshot is not None and recount is not None:
             # Authoritative recount in the harness: a backend cannot under-report its size.
-            recount = count_tokens_lines(snapshot)
             if recount != new_storage:
                 error = (error + "; " if error else "") + "storage count mismatch; recounted"
             new_storage = recount
