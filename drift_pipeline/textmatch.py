@@ -83,8 +83,12 @@ class PhraseIndex:
                 by_first.setdefault(runs[0], {}).setdefault(key, []).append(phrase)
             else:
                 irregular.setdefault(key, []).append(phrase)
+        # Each phrase with the set of its runs (all must be in the text for it to be there).
         self._by_first = {
-            run: [(key, frozenset(found)) for key, found in sorted(keys.items())]
+            run: [
+                (key, frozenset(_RUNS.findall(key)), frozenset(found))
+                for key, found in sorted(keys.items())
+            ]
             for run, keys in by_first.items()
         }
         self._firsts = frozenset(self._by_first)
@@ -101,9 +105,10 @@ class PhraseIndex:
             else _RUNS.findall(haystack)
         )
         found: set[str] = set()
-        for first in self._firsts.intersection(runs):
-            for key, phrases in self._by_first[first]:
-                if _bounded_in(key, haystack):
+        present = set(runs)
+        for first in self._firsts & present:
+            for key, needed, phrases in self._by_first[first]:
+                if needed <= present and _bounded_in(key, haystack):
                     found |= phrases
         for pattern, phrases in self._irregular:
             if pattern.search(haystack):
