@@ -161,7 +161,14 @@ def _text(value: Any) -> str | None:
     """A worker's string as valid UTF-8 (a lone surrogate would break the Parquet writer)."""
     if value is None:
         return None
-    return str(value).encode("utf-8", "replace").decode("utf-8")
+    text = str(value)
+    if text.isascii():  # O(1) on CPython: nothing to check in most (and the largest) texts
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _render(messages: list[Message]) -> str:
@@ -290,6 +297,8 @@ class _Replicate:
         after = session.index + 1
         buffer = "\n\n".join(self.soft)
         last_context, last_tokens = "", 0
+        last_raw: Any = None
+        last_clean = ""
         buffer_tokens = count_tokens_lines(buffer)
         for probe_id, asker, question in self.probes_at[after]:
             incarnation = self.worker.restarts
@@ -301,7 +310,10 @@ class _Replicate:
                     "query": question,
                 }
             )
-            context = (_text(answer.data.get("context")) or "") if answer.ok else ""
+            raw = answer.data.get("context") if answer.ok else None
+            if raw is not last_raw:  # "same as last time" replies hand back the same object
+                last_raw, last_clean = raw, _text(raw) or ""
+            context = last_clean
             if buffer:
                 context = f"{context}\n\n{buffer}" if context else buffer
             # Equal contexts share one string (and one token count): a full-context memory
