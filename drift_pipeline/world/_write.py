@@ -80,9 +80,9 @@ def default_workers(replicates: int, sessions: int, synthesizer: Synthesizer | N
     """How many processes generate one horizon's replicates when the caller does not say.
 
     This process included: one per replicate up to the CPUs this process may use, for the
-    template synthesizer on horizons of at least :data:`PARALLEL_MIN_SESSIONS` sessions, where
-    ``fork`` exists. Other synthesizers (an LLM client, with its own connections and limits)
-    run in-process.
+    template synthesizer on horizons of at least :data:`PARALLEL_MIN_SESSIONS` sessions (all
+    replicates together), where ``fork`` exists. Other synthesizers (an LLM client, with its
+    own connections and limits) run in-process.
     """
     if synthesizer is not None and not isinstance(synthesizer, TemplateSynthesizer):
         return 1
@@ -106,7 +106,8 @@ def generate_horizon(
     """Generate every replicate of one horizon and stage its five tables and manifest.
 
     ``workers`` is how many processes, this one included, generate replicates side by side
-    (None: :func:`default_workers`); the tables are byte-identical whatever the number.
+    (None: :func:`default_workers`); the tables are byte-identical whatever the number. Workers
+    are forked and are sent the scenario and the synthesizer, which must pickle.
     """
     spec = loaded.spec
     synthesizer = synthesizer or TemplateSynthesizer()
