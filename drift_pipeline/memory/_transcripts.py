@@ -105,32 +105,32 @@ def replicate_sessions(
         transcripts.select(message_columns).filter(pc.equal(transcripts["replicate"], replicate)),
         ["session_index", "turn_index"],
     )
-    session_of = turns["session_index"].to_pylist()
+    session_of = turns["session_index"].to_numpy()
     speakers = turns["speaker"].to_pylist()
     roles = turns["role"].to_pylist()
     contents = turns["content"].to_pylist()
     del turns
-    position = 0
-    for index, session_id, tier, moment in zip(
-        rows["session_index"].to_pylist(),
+    indices = rows["session_index"].to_numpy()
+    # Turns are sorted by session: each session's turns are one slice.
+    starts = np.searchsorted(session_of, indices, side="left").tolist()
+    ends = np.searchsorted(session_of, indices, side="right").tolist()
+    for index, session_id, tier, moment, start, end in zip(
+        indices.tolist(),
         rows["session_id"].to_pylist(),
         rows["tier"].to_pylist(),
         rows["sim_time"].to_pylist(),
+        starts,
+        ends,
         strict=True,
     ):
         timestamp = moment.isoformat()
-        messages: list[Message] = []
-        while position < len(session_of) and session_of[position] == index:
-            messages.append(
-                Message(
-                    speaker=speakers[position],
-                    role=roles[position],
-                    content=contents[position],
-                    timestamp=timestamp,
-                )
+        messages: list[Message] = [
+            {"speaker": speaker, "role": role, "content": content, "timestamp": timestamp}
+            for speaker, role, content in zip(
+                speakers[start:end], roles[start:end], contents[start:end], strict=True
             )
-            # Drop the harness's copy as soon as it is handed over.
-            contents[position] = ""
-            position += 1
+        ]
+        # Drop the harness's copy as soon as it is handed over.
+        contents[start:end] = [""] * (end - start)
         count = int(tokens[index]) if index < tokens.size else 0  # a session without turns
         yield Session(index, session_id, tier, timestamp, count, messages)
