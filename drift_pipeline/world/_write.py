@@ -8,10 +8,11 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import version as package_version
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -153,23 +154,73 @@ def _replicate_parts(
         for replicate in replicates:
             yield _replicate_part(loaded, horizon, replicate, synthesizer)
         return
-    # This process takes every workers-th replicate itself and forked workers the others (fork:
-    # a worker starts with this process's imports and caches instead of re-importing them).
-    own = set(replicates[::workers])
-    pool = ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"))
+    # Worker k takes replicates k, k + workers, …; this process is worker 0. Workers are forked
+    # (they start with this process's imports, caches and arguments, nothing is re-imported or
+    # sent) and each sends its tables back once, over its own pipe, when all are done: no
+    # helper threads here, which would have to win the GIL from the generation to pass work on.
+    context = multiprocessing.get_context("fork")
+    children: list[tuple[BaseProcess, Connection]] = []
+    finished = False
     try:
-        others = {
-            r: pool.submit(_replicate_part, loaded, horizon, r, synthesizer)
-            for r in replicates
-            if r not in own
-        }
-        done = {r: _replicate_part(loaded, horizon, r, synthesizer) for r in sorted(own)}
-        for replicate in replicates:
-            yield done.pop(replicate) if replicate in done else others[replicate].result()
+        for k in range(1, workers):
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_worker,
+                args=(send, loaded, horizon, replicates[k::workers], synthesizer),
+                name=f"drift-world-{k}",
+            )
+            process.start()
+            send.close()
+            children.append((process, receive))
+        parts = {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates[::workers]}
+        for child, receive in children:
+            parts.update(_receive(child, receive))
+        finished = True
     finally:
-        # Every result is in (or one failed): the workers wind down on their own, and waiting
-        # for their processes to be torn down would only add to the caller's time.
-        pool.shutdown(wait=False, cancel_futures=True)
+        for child, receive in children:
+            receive.close()
+            if not finished and child.is_alive():
+                child.terminate()  # a failed run leaves no worker behind
+    for replicate in replicates:
+        yield parts.pop(replicate)
+
+
+def _worker(
+    send: Connection,
+    loaded: LoadedScenario,
+    horizon: HorizonName,
+    replicates: Sequence[int],
+    synthesizer: Synthesizer,
+) -> None:
+    """A forked worker: generate some replicates and send their tables (or the error) back."""
+    try:
+        result: tuple[str, object] = (
+            "parts",
+            {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates},
+        )
+    except Exception as error:
+        result = ("error", error)
+    try:
+        send.send(result)
+    except Exception as error:  # an error that does not pickle: send its text
+        send.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+    finally:
+        send.close()
+
+
+def _receive(child: BaseProcess, receive: Connection) -> dict[int, dict[str, pa.Table]]:
+    try:
+        kind, payload = receive.recv()
+    except EOFError:
+        child.join()
+        raise RuntimeError(
+            f"world generation worker {child.name} died (exit code {child.exitcode})"
+        ) from None
+    if kind == "error":
+        assert isinstance(payload, BaseException)
+        raise payload
+    assert isinstance(payload, dict)
+    return payload
 
 
 def _summary(

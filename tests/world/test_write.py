@@ -77,6 +77,22 @@ def test_a_replicate_failing_in_a_worker_fails_the_run(
         write_module.generate_worlds([load_scenario(scenario)], out, workers=0)
 
 
+def test_a_worker_that_dies_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    real = write_module._replicate_part
+
+    def dying(loaded, horizon, replicate, synthesizer):  # type: ignore[no-untyped-def]
+        if replicate == 1:
+            os._exit(3)  # as a worker killed by the system would: no error to send back
+        return real(loaded, horizon, replicate, synthesizer)
+
+    monkeypatch.setattr(write_module, "_replicate_part", dying)
+    scenario = write_scenario(tmp_path / "scenarios", COMMUTER)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="worker drift-world-1 died \\(exit code 3\\)"):
+        write_module.generate_worlds([load_scenario(scenario)], out, ("short",), workers=2)
+    assert table_files(out) == []
+
+
 def test_default_workers():
     many = write_module.PARALLEL_MIN_SESSIONS
     assert write_module.default_workers(4, many // 8) == 1  # too small to pay for processes
