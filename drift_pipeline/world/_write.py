@@ -179,8 +179,10 @@ def _replicate_parts(
     finally:
         for child, receive in children:
             receive.close()
+            # A worker that sent its tables is exiting; waiting for its teardown would only add
+            # to the caller's time (multiprocessing reaps it). A failed run stops the others.
             if not finished and child.is_alive():
-                child.terminate()  # a failed run leaves no worker behind
+                child.terminate()
     for replicate in replicates:
         yield parts.pop(replicate)
 
