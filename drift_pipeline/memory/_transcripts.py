@@ -21,6 +21,7 @@ from ._protocol import Message
 # Transcript token counts of the last few worlds this process ran, by content fingerprint: every
 # arm of a world reads the same transcripts, and counting them is the floor's whole cost.
 _COUNTS_KEPT = 4
+_COUNT_SLICE = 20_000
 _counted: OrderedDict[str, dict[int, npt.NDArray[np.int64]]] = OrderedDict()
 
 
@@ -76,7 +77,12 @@ def transcript_tokens(transcripts: pa.Table) -> dict[int, npt.NDArray[np.int64]]
     if counted is not None:
         _counted.move_to_end(key)
         return counted
-    per_message = np.asarray(count_tokens_batch(transcripts["content"].to_pylist()), dtype=np.int64)
+    contents = transcripts["content"]
+    per_message = np.zeros(len(contents), dtype=np.int64)
+    # In slices: the Python strings of one slice at a time, not of the whole world.
+    for start in range(0, len(contents), _COUNT_SLICE):
+        texts = contents.slice(start, _COUNT_SLICE).to_pylist()
+        per_message[start : start + len(texts)] = count_tokens_batch(texts)
     replicates = transcripts["replicate"].to_numpy()
     sessions = transcripts["session_index"].to_numpy()
     counted = {}

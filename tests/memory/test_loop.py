@@ -18,7 +18,7 @@ import pytest
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
 from drift_pipeline.memory.backends import backend_names
 from drift_pipeline.storage import EVENT_SCHEDULES, PART_FILE, PROBES, TRANSCRIPTS, partition_dir
-from drift_pipeline.tokens import count_tokens_lines
+from drift_pipeline.tokens import count_tokens, count_tokens_lines
 
 from .plugins import _support
 
@@ -133,6 +133,15 @@ def test_the_loop_runs_isolated_and_costs_little_per_call(recorded: CellRun):
     # The boundary (JSON over a pipe, token counting of the snapshot) costs well under a
     # millisecond a session; a generous bound keeps slow CI machines green.
     assert statistics.median(overhead) < 50.0
+
+
+def test_transcript_tokens_are_each_sessions_messages_counted_once(world: Path, recorded: CellRun):
+    expected: dict[tuple[int, int], int] = {}
+    for turn in _table(world, TRANSCRIPTS):
+        key = (turn["replicate"], turn["session_index"])
+        expected[key] = expected.get(key, 0) + count_tokens(turn["content"])
+    rows = recorded.snapshots.to_pylist()
+    assert {(r["replicate"], r["session_index"]): r["transcript_tokens"] for r in rows} == expected
 
 
 def test_the_loop_reports_its_own_timing(recorded: CellRun):
