@@ -91,6 +91,8 @@ def default_workers(replicates: int, sessions: int, synthesizer: Synthesizer | N
         return 1
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1  # spawning would re-import the package in every worker: slower than serial
+    if multiprocessing.current_process().daemon:
+        return 1  # a daemonic process (a multiprocessing.Pool worker) may not start children
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(cpus or 1, replicates))
 
