@@ -93,11 +93,15 @@ def test_a_worker_that_dies_fails_the_run(tmp_path: Path, monkeypatch: pytest.Mo
     assert table_files(out) == []
 
 
-def test_default_workers():
+def test_default_workers(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     many = write_module.PARALLEL_MIN_SESSIONS
+    assert write_module.default_workers(4, many) == 2  # one per usable CPU
+    assert write_module.default_workers(4, many, write_module.TemplateSynthesizer()) == 2
     assert write_module.default_workers(4, many // 8) == 1  # too small to pay for processes
-    assert 1 <= write_module.default_workers(4, many) <= 4
     assert write_module.default_workers(1, 10 * many) == 1  # one replicate: nothing to share
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert write_module.default_workers(3, many) == 3  # never more than the replicates
 
     class Other:
         name, version = "other", "1"
