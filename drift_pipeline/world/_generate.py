@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pyarrow as pa
 
@@ -132,18 +133,8 @@ def _functional(profiles: dict[str, EntityState], subject: str, slot: str) -> bo
 
 def _event_mentions(profiles: list[EntityState], turns: list[Turn]) -> dict[str, int]:
     """First session whose event turn mentions each pool value (so decoys stay unsaid)."""
-    values = {
-        value.text: value.all_aliases()
-        for profile in profiles
-        for slot in get_entity_type(profile.entity_type).slots
-        for value in slot.values
-    }
-    owners: dict[str, list[str]] = {}
-    for text, aliases in values.items():
-        for alias in aliases:
-            owners.setdefault(alias, []).append(text)
+    owners, index = _pool_index(tuple(profile.entity_type for profile in profiles))
     # One pass over the event turns (in session order) instead of one search per value.
-    index = PhraseIndex(owners)
     first: dict[str, int] = {}
     for turn in turns:
         if turn.label_event_id:
@@ -151,6 +142,25 @@ def _event_mentions(profiles: list[EntityState], turns: list[Turn]) -> dict[str,
                 for text in owners[alias]:
                     first.setdefault(text, turn.session_index)
     return first
+
+
+@lru_cache(maxsize=64)
+def _pool_index(entity_types: tuple[str, ...]) -> tuple[dict[str, list[str]], PhraseIndex]:
+    """Every alias of the pool values of these entity types, with the values it names.
+
+    Registered types never change, so one index serves every replicate of every world.
+    """
+    values = {
+        value.text: value.all_aliases()
+        for name in entity_types
+        for slot in get_entity_type(name).slots
+        for value in slot.values
+    }
+    owners: dict[str, list[str]] = {}
+    for text, aliases in values.items():
+        for alias in aliases:
+            owners.setdefault(alias, []).append(text)
+    return owners, PhraseIndex(owners)
 
 
 # --- tables ---------------------------------------------------------------------------------
