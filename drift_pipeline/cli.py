@@ -268,8 +268,8 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Worlds run at once, each in its own process (direct runs). Figures are the same; "
-    "latencies are measured under the extra load.",
+    help="Worlds run at once, each in its own process (direct runs only). Answers and "
+    "figures are the same, except that latencies (and LPS) are measured under the extra load.",
 )
 @click.option(
     "--no-isolation",
