@@ -230,7 +230,6 @@ class _Replicate:
         mark = started
         incarnation = self.worker.restarts
         results = self.worker.store_many(requests)
-        del requests
         for session in run:
             result = await anext(results)
             snapshot = (
