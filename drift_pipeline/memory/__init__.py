@@ -6,10 +6,27 @@ is being compared), :func:`run_cell` (one arm over one world; :class:`LoopTiming
 measured of itself).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
-from ._loop import CellRun, LoopConfig, LoopTiming, run_cell
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
+
+if TYPE_CHECKING:
+    from ._loop import CellRun, LoopConfig, LoopTiming, run_cell
+
+# The loop (pyarrow, storage, ~0.4 s of imports) is loaded on first use: every backend worker
+# and its sandbox launcher import this package, and neither needs it.
+_LAZY = {"CellRun", "LoopConfig", "LoopTiming", "run_cell"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import _loop
+
+        return getattr(_loop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Arm",
