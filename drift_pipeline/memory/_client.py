@@ -21,6 +21,9 @@ from typing import Any
 # data root, cloud credentials) is scrubbed.
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
 _MAX_LINE = 256 * 1024 * 1024
+# Sessions per store_many message: a small first one gets the worker going (see _send_and_read).
+_FIRST_MESSAGE_SESSIONS = 8
+_MESSAGE_SESSIONS = 64
 # Starting a worker (interpreter, sandbox, imports, the backend's constructor) is not a
 # store/retrieve call: it gets at least this long, whatever the per-call timeout.
 START_TIMEOUT = 60.0
@@ -214,9 +217,7 @@ class BackendWorker:
                 for _ in sessions[position:]:
                     yield CallResult(False, 0.0, 0.0, {}, "worker is not running")
                 return
-            request = {"op": "store_many", "sessions": sessions[position:]}
-            payload: bytes | None = json.dumps(request).encode() + b"\n"
-            del request
+            payload: list[dict[str, Any]] | None = sessions[position:]
             while position < len(sessions):
                 started = time.perf_counter()
                 try:
@@ -249,12 +250,23 @@ class BackendWorker:
                     break  # the worker was restarted: the rest goes to the new one
 
     async def _send_and_read(
-        self, process: asyncio.subprocess.Process, payload: bytes | None
+        self, process: asyncio.subprocess.Process, sessions: list[dict[str, Any]] | None
     ) -> bytes:
+        """Send a run (if not sent yet), then read the next reply line.
+
+        The run goes as a few ``store_many`` messages, a small one first: the worker starts
+        storing while the harness is still encoding the rest, instead of both waiting in turn
+        for a whole run to be encoded and then parsed.
+        """
         assert process.stdin is not None and process.stdout is not None
-        if payload is not None:
-            process.stdin.write(payload)
-            await process.stdin.drain()
+        if sessions is not None:
+            start, size = 0, _FIRST_MESSAGE_SESSIONS
+            while start < len(sessions):
+                part = sessions[start : start + size]
+                process.stdin.write(json.dumps({"op": "store_many", "sessions": part}).encode())
+                process.stdin.write(b"\n")
+                await process.stdin.drain()
+                start, size = start + size, _MESSAGE_SESSIONS
         return await process.stdout.readline()
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
