@@ -323,6 +323,14 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
 )
 @SYNTHESIZER_OPTION
 @click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worlds run at once, each in its own process (direct runs only). Answers and "
+    "figures are the same, except that latencies (and LPS) are measured under the extra load.",
+)
+@click.option(
     "--no-isolation",
     is_flag=True,
     hidden=True,
@@ -342,6 +350,7 @@ def run(
     reader: str,
     judge: str,
     synthesizer: str,
+    jobs: int,
     no_isolation: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
@@ -370,6 +379,7 @@ def run(
         backend_options=backend_options,
         evaluation=evaluation,
         synthesizer=_synthesizer(synthesizer, out),
+        jobs=jobs,
     )
     bars: list[tqdm[Any]] = []
 
@@ -649,6 +659,61 @@ def query(sql: str, out: StorageRoot, fmt: str) -> None:
     else:
         frame = relation.to_arrow_table()
         click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))
+
+
+@main.command()
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the figures as JSON to this file.",
+)
+@click.option(
+    "--only",
+    default=None,
+    metavar="KEY[,KEY]",
+    help="Measure only these keys (the others are null / 'not measured').",
+)
+@click.option(
+    "--scenarios",
+    "suite",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=Path("scenarios"),
+    show_default=True,
+    help="The canonical suite folder (holds ua-baseline-001.yaml).",
+)
+def bench(json_path: Path | None, only: str | None, suite: Path) -> None:
+    """Measure the harness's speed and memory against issue 6's targets; print a table.
+
+    Exits 0 even when figures fall short (it is a measurement); the short ones are listed.
+    """
+    from drift_pipeline.bench import MeasuredFailure, parse_only, run_bench
+    from drift_pipeline.bench._worlds import CANONICAL_FILE
+
+    try:
+        keys = parse_only(only)
+    except ValueError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    if not (suite / CANONICAL_FILE).is_file():
+        click.echo(f"--scenarios {suite}: no {CANONICAL_FILE} there", err=True)
+        sys.exit(EXIT_INVALID)
+    try:
+        report = run_bench(suite, keys, log=lambda line: click.echo(line, err=True))
+    except MeasuredFailure as error:
+        click.echo(f"bench: a measured command failed: {error}", err=True)
+        sys.exit(1)
+    click.echo(report.table())
+    short = report.short()
+    click.echo(
+        f"\nshort of target: {', '.join(short)}"
+        if short
+        else "\nevery measured key is within its target"
+    )
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report.json(), indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

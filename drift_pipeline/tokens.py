@@ -14,7 +14,7 @@ import gzip
 import hashlib
 import os
 import tempfile
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -26,6 +26,8 @@ _OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tik
 __all__ = [
     "ENCODING_NAME",
     "LineCounter",
+    "LineTally",
+    "count_line_tokens",
     "count_tokens",
     "count_tokens_batch",
     "count_tokens_lines",
@@ -83,9 +85,35 @@ def count_tokens_batch(texts: list[str]) -> list[int]:
     return [len(ids) for ids in encoding().encode_ordinary_batch(texts)]
 
 
-@lru_cache(maxsize=200_000)
+# Token counts of snapshot lines (each with its line break). A plain dict, emptied when full:
+# membership tests let a large recount find its misses and encode them in one parallel batch.
+_LINE_CACHE: dict[str, int] = {}
+_LINE_CACHE_LIMIT = 200_000
+# Below this many uncounted lines, one encode call per line is cheaper than starting a batch.
+_BATCH_FROM = 256
+
+
+def _remember(piece: str, count: int) -> int:
+    if len(_LINE_CACHE) >= _LINE_CACHE_LIMIT:
+        _LINE_CACHE.clear()
+    _LINE_CACHE[piece] = count
+    return count
+
+
 def _piece_tokens(piece: str) -> int:
-    return len(encoding().encode_ordinary(piece)) if piece else 0
+    count = _LINE_CACHE.get(piece)
+    if count is None:
+        count = _remember(piece, len(encoding().encode_ordinary(piece)) if piece else 0)
+    return count
+
+
+def count_line_tokens(line: str) -> int:
+    r"""Count the tokens of one short text through the cache :func:`count_tokens_lines` uses.
+
+    For lines that a snapshot will later contain (``line + "\n"``): counting them here first
+    makes the storage count of that snapshot a cache hit.
+    """
+    return _piece_tokens(line)
 
 
 def count_tokens_lines(text: str) -> int:
@@ -99,9 +127,14 @@ def count_tokens_lines(text: str) -> int:
     """
     if not text:
         return 0
-    lines = text.split("\n")
-    last = lines.pop()
-    return sum(_piece_tokens(line + "\n") for line in lines) + _piece_tokens(last)
+    pieces = [line + "\n" for line in text.split("\n")]
+    pieces[-1] = pieces[-1][:-1]
+    missing = [piece for piece in set(pieces) if piece not in _LINE_CACHE]
+    if len(missing) >= _BATCH_FROM:
+        # tiktoken encodes a batch on several threads, outside the GIL.
+        for piece, count in zip(missing, count_tokens_batch(missing), strict=True):
+            _remember(piece, count)
+    return sum(map(_piece_tokens, pieces))
 
 
 class LineCounter:
@@ -130,6 +163,37 @@ class LineCounter:
             total = count_tokens_lines(text)
         self._text, self._count = text, total
         return total
+
+
+class LineTally:
+    r""":func:`count_tokens_lines` of ``"\n".join(lines)`` for lines that are only ever appended.
+
+    An append-only memory (a log of turns) can report its storage tokens after every session at
+    the cost of the lines it added, without building the joined text. Appending is free; the
+    new lines are counted (through the shared line cache) on the next :meth:`count`.
+    """
+
+    def __init__(self) -> None:
+        self._closed = 0  # tokens of every piece already followed by a line break
+        self._last: str | None = None  # the piece after the last line break, once a line exists
+        self._pending: list[str] = []
+
+    def append(self, line: str) -> None:
+        """Record one more line of the joined text (it may itself contain line breaks)."""
+        self._pending.append(line)
+
+    def count(self) -> int:
+        """Token count of the joined text, exactly as :func:`count_tokens_lines` counts it."""
+        if self._pending:
+            joined = "\n".join(self._pending)
+            self._pending.clear()
+            pieces = joined.split("\n")
+            if self._last is not None:
+                self._closed += _piece_tokens(self._last + "\n")
+            last = pieces.pop()
+            self._closed += sum(_piece_tokens(piece + "\n") for piece in pieces)
+            self._last = last
+        return self._closed + (_piece_tokens(self._last) if self._last else 0)
 
 
 def truncate_tail(text: str, max_tokens: int) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from drift_pipeline.textmatch import contains_any, normalise, phrase_pattern
+from drift_pipeline.textmatch import PhraseIndex, contains_any, normalise, phrase_pattern
 
 
 @pytest.mark.parametrize(
@@ -24,38 +26,38 @@ def test_normalise(raw: str, expected: str):
     assert normalise(raw) == expected
 
 
-@pytest.mark.parametrize(
-    ("text", "phrase", "found"),
-    [
-        ("I started running before work", "running", True),
-        ("I like to run", "running", False),
-        ("I'm running late", "run", False),  # word-bounded: no match inside a word
-        ("Rerun it", "run", False),
-        ("We moved to LISBON!", "Lisbon", True),
-        ("Lisbon's trams", "lisbon", True),
-        ("Lisbon’s trams", "lisbon's", True),  # curly apostrophe folds
-        ("start with a TL;DR: done", "TL;DR", True),
-        ("no long–haul flights", "long-haul", True),  # en dash in the text
-        ("no long-haul flights", "long–haul", True),  # en dash in the phrase
-        ("Northwind\n  Traders signed", "Northwind Traders", True),  # any whitespace between
-        ("Northwind-Traders", "Northwind Traders", False),
-        ("no meetings before 10am please", "before 10am", True),
-        ("before 10am5", "before 10am", False),
-        ("ask before running code", "ask before running", True),
-        ("use tables for comparisons", "table", False),
-        ("gluten-free", "gluten", True),  # '-' is a boundary
-        ("test_login_lockout failing", "test_login_lockout", True),
-        ("crawl /docs/api/* next", "/docs/api/*", True),
-        ("Ｌｉｓｂｏｎ", "Lisbon", True),
-        # Word boundaries hold for letters outside ASCII too.
-        ("Zürich is lovely", "rich", False),
-        ("a café nearby", "caf", False),
-        ("Kraków", "krak", False),
-        ("Ljubljana, Kraków and Porto", "Kraków", True),
-        ("naïve plan", "na", False),
-        ("München ist schön", "münchen", True),
-    ],
-)
+CASES = [
+    ("I started running before work", "running", True),
+    ("I like to run", "running", False),
+    ("I'm running late", "run", False),  # word-bounded: no match inside a word
+    ("Rerun it", "run", False),
+    ("We moved to LISBON!", "Lisbon", True),
+    ("Lisbon's trams", "lisbon", True),
+    ("Lisbon’s trams", "lisbon's", True),  # curly apostrophe folds
+    ("start with a TL;DR: done", "TL;DR", True),
+    ("no long–haul flights", "long-haul", True),  # en dash in the text
+    ("no long-haul flights", "long–haul", True),  # en dash in the phrase
+    ("Northwind\n  Traders signed", "Northwind Traders", True),  # any whitespace between
+    ("Northwind-Traders", "Northwind Traders", False),
+    ("no meetings before 10am please", "before 10am", True),
+    ("before 10am5", "before 10am", False),
+    ("ask before running code", "ask before running", True),
+    ("use tables for comparisons", "table", False),
+    ("gluten-free", "gluten", True),  # '-' is a boundary
+    ("test_login_lockout failing", "test_login_lockout", True),
+    ("crawl /docs/api/* next", "/docs/api/*", True),
+    ("Ｌｉｓｂｏｎ", "Lisbon", True),
+    # Word boundaries hold for letters outside ASCII too.
+    ("Zürich is lovely", "rich", False),
+    ("a café nearby", "caf", False),
+    ("Kraków", "krak", False),
+    ("Ljubljana, Kraków and Porto", "Kraków", True),
+    ("naïve plan", "na", False),
+    ("München ist schön", "münchen", True),
+]
+
+
+@pytest.mark.parametrize(("text", "phrase", "found"), CASES)
 def test_contains_any_is_word_bounded_and_normalised(text: str, phrase: str, found: bool):
     assert contains_any(text, [phrase]) is found
 
@@ -79,3 +81,41 @@ def test_patterns_are_cached_and_escape_regex_characters():
     assert not contains_any("axb", ["a.b"])
     assert contains_any("a.b", ["a.b"])
     assert contains_any("cost (net) rose", ["(net)"])
+
+
+@pytest.mark.parametrize(("text", "phrase", "found"), CASES)
+def test_phrase_index_agrees_on_every_case(text: str, phrase: str, found: bool):
+    index = PhraseIndex([phrase, "unrelated words"])
+    assert (phrase in index.find(text)) is found
+    assert (phrase in index.find(normalise(text))) is found
+
+
+def test_phrase_index_finds_every_phrase_present_and_reports_it_as_given():
+    index = PhraseIndex(["Contoso", "Contoso Health", "contoso", "health", "(net)", ""])
+    assert index.find("Joined CONTOSO Health (net) today") == {
+        "Contoso",
+        "Contoso Health",
+        "contoso",
+        "health",
+        "(net)",
+    }
+    assert index.find("Contosoft") == set()
+    assert PhraseIndex([]).find("anything") == set()
+
+
+def test_phrase_index_agrees_with_contains_any_on_random_text():
+    # Texts and phrases built from a small alphabet of words and separators, so that overlaps,
+    # shared prefixes, repeated words and odd whitespace all occur often.
+    rng = random.Random(7)
+    words = ["a", "ab", "b", "new", "york", "new-york", "ça", "x1", "1", "tl;dr", "(n)", "_u"]
+    seps = [" ", "  ", "-", ", ", "\t", ".", "", "_", "\n"]
+
+    def text(n: int) -> str:
+        return "".join(rng.choice(words) + rng.choice(seps) for _ in range(n)).strip()
+
+    phrases = list({text(rng.randint(1, 3)) for _ in range(60)} | {"A", "NEW York", " "})
+    index = PhraseIndex(phrases)
+    for _ in range(400):
+        sample = text(rng.randint(0, 12))
+        found = index.find(sample)
+        assert found == {p for p in phrases if contains_any(sample, [p])}, sample

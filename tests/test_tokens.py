@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+from drift_pipeline import tokens
 from drift_pipeline.tokens import (
     ENCODING_NAME,
+    LineCounter,
+    LineTally,
+    count_line_tokens,
     count_tokens,
     count_tokens_batch,
+    count_tokens_lines,
     encoding,
     truncate_tail,
 )
+
+# Pieces that make line-wise counting interesting: breaks inside lines, runs of blank lines,
+# trailing spaces, non-ASCII, and a period that cl100k merges with the following line break.
+PIECES = ["a", "hello", "\n", "world.", "", " ", "x\ny", "\n\n", "The end.", "é", "  "]
 
 
 def test_hello_world_is_two_tokens():
@@ -76,3 +86,42 @@ def test_works_offline_with_a_fresh_cache(tmp_path: Path):
     seeded = cache / hashlib.sha1(url.encode()).hexdigest()
     assert seeded.is_file() and seeded.stat().st_size > 1_000_000
     assert not list(cache.glob(".partial-*"))
+
+
+def _line_wise(text: str) -> int:
+    """The definition: every line with its break counted on its own, the last one without."""
+    lines = text.split("\n")
+    return sum(count_tokens(line + "\n") for line in lines[:-1]) + count_tokens(lines[-1])
+
+
+def test_line_wise_counts_follow_the_definition_for_small_and_batched_texts():
+    rng = random.Random(3)
+    for _ in range(200):
+        text = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 12)))
+        assert count_tokens_lines(text) == _line_wise(text)
+    # Enough unseen lines to be encoded as one batch, then counted again from the cache.
+    big = "\n".join(f"line {i} says something about {i * 7}." for i in range(1000))
+    tokens._LINE_CACHE.clear()
+    assert count_tokens_lines(big) == _line_wise(big) == count_tokens_lines(big)
+    assert count_line_tokens("hello world\n") == count_tokens("hello world\n")
+
+
+def test_line_tally_equals_the_count_of_the_joined_lines_after_every_append():
+    rng = random.Random(5)
+    for _ in range(200):
+        tally, lines = LineTally(), []
+        assert tally.count() == 0
+        for _ in range(rng.randrange(0, 8)):
+            line = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 5)))
+            tally.append(line)
+            lines.append(line)
+            if rng.random() < 0.5:  # counting in between must not change what comes later
+                assert tally.count() == count_tokens_lines("\n".join(lines))
+        assert tally.count() == count_tokens_lines("\n".join(lines))
+
+
+def test_line_counter_reuses_a_prefix_and_recounts_a_rewrite():
+    counter = LineCounter()
+    texts = ["I moved.", "I moved.\nTo Porto.", "I moved.\nTo Porto. Then", "Rewritten.\n\nAll."]
+    for text in texts:
+        assert counter.count(text) == count_tokens_lines(text)

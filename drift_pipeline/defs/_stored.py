@@ -21,6 +21,7 @@ from drift_pipeline.evaluation import ArmData, CellMetrics, compute_cell, judge_
 from drift_pipeline.memory import Arm, CellRun
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
+    TEXT_COLUMNS,
     CellResult,
     amnesiac_answers,
     evaluate_cell,
@@ -131,17 +132,60 @@ def evaluate_stored(
     return evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
 
 
-def stored_result(root: StorageRoot, loaded: LoadedScenario, horizon: str, arm: Arm) -> CellResult:
-    """A finished cell as a :class:`CellResult`, recomputed from its stored tables.
+def stored_result(
+    root: StorageRoot,
+    loaded: LoadedScenario,
+    horizon: str,
+    arm: Arm,
+    amnesiac: pa.Table,
+    reference: ArmData | None,
+) -> CellResult:
+    """A finished cell's figures, recomputed from its stored answers and costs.
 
-    The judge and the bootstrap are deterministic, so this equals what the evaluation wrote
-    (and what ``drift run`` returns); the intervals need the bootstrap draws, which are not
-    stored.
+    The stored answers are the judge's verdicts, so the cell is not judged again; only the
+    metrics are recomputed, because their intervals need the bootstrap draws, which are not
+    stored. The bootstrap is deterministic, so the figures equal what the evaluation wrote (and
+    what ``drift run`` returns). The row-level tables are not loaded: the result holds empty
+    ones, as a released :class:`CellResult` does.
+
+    Args:
+        root: Storage root.
+        loaded: The scenario.
+        horizon: The world's horizon.
+        arm: The arm.
+        amnesiac: The amnesiac's answers on this world (:func:`amnesiac_answers`).
+        reference: The reference compressor's stored data (:func:`load_arm`), or ``None``
+            for the reference itself.
     """
-    reference = (
-        None if arm == REFERENCE_ARM else load_arm(root, loaded.spec.id, horizon, REFERENCE_ARM)
+    scenario = loaded.spec.id
+    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
+    manifest_path = _manifest_relative(scenario, horizon, arm)
+    if not root.exists(manifest_path):
+        raise FileNotFoundError(
+            f"cell {scenario}/{horizon} {arm.key} has no memory run under {root} "
+            f"(missing {root.location(manifest_path)}); materialize memory_snapshots for it first"
+        )
+    manifest: dict[str, Any] = json.loads(root.read_text(manifest_path))
+    data = load_arm(root, scenario, horizon, arm)
+    metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
+    run = CellRun(
+        arm=arm,
+        snapshots=data.snapshots.slice(0, 0),
+        retrievals=data.retrievals.slice(0, 0),
+        isolation=str(manifest["isolation"]),
+        backend_version=str(manifest["backend_version"]),
+        faults=[str(f) for f in manifest["faults"]],
     )
-    return evaluate_stored(root, loaded, horizon, arm, reference)
+    return CellResult(
+        scenario=scenario,
+        horizon=horizon,
+        replicates=loaded.spec.replicates,
+        arm=arm,
+        run=run,
+        answers=data.answers.slice(0, 0),
+        metrics=metrics,
+        cost_curve=root.read_table(COST_CURVES, keys),
+    )
 
 
 # --- every stored cell, through DuckDB (leaderboard) -------------------------------------------
@@ -160,12 +204,15 @@ class StoredCell:
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, where: Mapping[str, str]) -> pa.Table:
-    columns = ", ".join(f'"{f.name}"' for f in table.schema)
+    # Never the context / snapshot texts: metrics do not read them, and DuckDB would hand
+    # them over as one plain string per row (gigabytes for a long full-context cell).
+    schema = pa.schema([f for f in table.schema if f.name not in TEXT_COLUMNS])
+    columns = ", ".join(f'"{f.name}"' for f in schema)
     condition = " and ".join(f'"{key}" = ?' for key in where)
     data = con.sql(
         f"select {columns} from {table.name} where {condition}", params=list(where.values())
     ).to_arrow_table()
-    return data.cast(table.schema)
+    return data.cast(schema)
 
 
 def stored_cells(con: duckdb.DuckDBPyConnection) -> tuple[list[StoredCell], list[str]]:

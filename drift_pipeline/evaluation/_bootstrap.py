@@ -271,11 +271,20 @@ def bootstrap_resamples(
             # Every slot (one pick of a replicate) resamples that replicate's own units; slots
             # of the same replicate add up, the merged resample the module docstring describes.
             n_slot = size[slots][:, :, None]
-            local = np.floor(rng.random((b, n_replicates, n_max)) * n_slot).astype(np.int64)
-            local = np.minimum(local, n_slot - 1)  # guards a product rounding up to n
-            keep = np.arange(n_max)[None, None, :] < n_slot
-            unit = offset[slots][:, :, None] + local + rows[:, :, None] * n_units
-            counts = np.bincount(unit[keep], minlength=b * n_units)
+            draw = rng.random((b, n_replicates, n_max))
+            draw *= n_slot
+            # Truncation is the floor here (the products are >= 0); done in place, one pass each.
+            local = draw.astype(np.int64)
+            del draw
+            np.minimum(local, n_slot - 1, out=local)  # guards a product rounding up to n
+            # Each unit's flat index: its replicate's offset and its draw's row, added once per
+            # slot before broadcasting over the slot's picks.
+            local += (offset[slots] + rows * n_units)[:, :, None]
+            if bool(np.all(size == n_max)):
+                picked = local.ravel()  # every replicate has n_max units: no padding to drop
+            else:
+                picked = local[np.arange(n_max)[None, None, :] < n_slot]
+            counts = np.bincount(picked, minlength=b * n_units)
             units.append(counts.reshape(b, n_units).astype(np.float64))
         yield Resample(m.reshape(b, n_replicates).astype(np.float64), tuple(units))
 

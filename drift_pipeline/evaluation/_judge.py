@@ -16,7 +16,9 @@ as a careful reader would ignore them. Positive answers may come from any line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
@@ -49,14 +51,27 @@ class Verdict:
     rationale: str
 
 
-def _found(haystack: str, phrases: list[str]) -> str | None:
+# A maximal run of letters and digits: the unit the word-bounded patterns respect.
+_RUN = re.compile(r"[^\W_]+")
+
+
+@lru_cache(maxsize=65536)
+def _runs(phrase: str) -> frozenset[str]:
+    return frozenset(_RUN.findall(normalise(phrase)))
+
+
+def _found(haystack: str, runs: frozenset[str], phrases: list[str]) -> str | None:
+    """The first of ``phrases`` that occurs word-bounded in ``haystack`` (whose runs are ``runs``).
+
+    A word-bounded match makes every letter-and-digit run of the phrase a whole run of the text,
+    so a phrase with a run the text lacks cannot match: that set test rejects most phrases
+    without scanning a long context. Only the survivors run their pattern, so the verdict is
+    exactly the pattern's.
+    """
     for phrase in phrases:
         if not phrase:
             continue
-        # A plain substring test first: most phrases are absent, and it is far cheaper than the
-        # word-bounded pattern on a long context.
-        first_word = normalise(phrase).split(" ", 1)[0]
-        if first_word in haystack and phrase_pattern(phrase).search(haystack):
+        if _runs(phrase) <= runs and phrase_pattern(phrase).search(haystack):
             return phrase
     return None
 
@@ -76,12 +91,17 @@ class _Prepared:
 
     text: str
     asserted: str
+    text_runs: frozenset[str]
+    asserted_runs: frozenset[str]
 
 
 def _prepare(context: str) -> _Prepared:
     # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
     text = "\n".join(normalise(line) for line in context.split("\n")) if context else ""
-    return _Prepared(text, _asserted(text))
+    asserted = _asserted(text)
+    text_runs = frozenset(_RUN.findall(text))
+    asserted_runs = text_runs if asserted is text else frozenset(_RUN.findall(asserted))
+    return _Prepared(text, asserted, text_runs, asserted_runs)
 
 
 def judge(probe: dict[str, Any], context: str) -> Verdict:
@@ -91,6 +111,7 @@ def judge(probe: dict[str, Any], context: str) -> Verdict:
 
 def _judge_prepared(probe: dict[str, Any], prepared: _Prepared) -> Verdict:
     text, asserted = prepared.text, prepared.asserted
+    text_runs, asserted_runs = prepared.text_runs, prepared.asserted_runs
     kind = probe["probe_type"]
     aliases: list[str] = list(probe["aliases"] or [])
     if kind == "action":
@@ -99,7 +120,7 @@ def _judge_prepared(probe: dict[str, Any], prepared: _Prepared) -> Verdict:
         supported = [
             index
             for index, option in enumerate(options)
-            if index != default and _found(asserted, list(option["terms"] or []))
+            if index != default and _found(asserted, asserted_runs, list(option["terms"] or []))
         ]
         chosen = supported[0] if len(supported) == 1 else default
         utility = int(options[chosen]["utility"]) - int(options[default]["utility"])
@@ -113,7 +134,7 @@ def _judge_prepared(probe: dict[str, Any], prepared: _Prepared) -> Verdict:
             str(options[chosen]["text"]), chosen == probe["correct_option"], score, None, None, why
         )
     if probe["polarity"] == "negative":
-        hit = _found(asserted, aliases)
+        hit = _found(asserted, asserted_runs, aliases)
         return Verdict(
             "yes" if hit else "no",
             hit is None,
@@ -122,9 +143,9 @@ def _judge_prepared(probe: dict[str, Any], prepared: _Prepared) -> Verdict:
             None,
             f"decoy {hit!r} asserted" if hit else "decoy absent",
         )
-    hit = _found(text, aliases)
+    hit = _found(text, text_runs, aliases)
     if kind == "revision":
-        stale = _found(asserted, list(probe["deprecated"] or []))
+        stale = _found(asserted, asserted_runs, list(probe["deprecated"] or []))
         update, deprecation = hit is not None, stale is None
         why = (
             f"new value {'found' if update else 'missing'}; "

@@ -1,22 +1,42 @@
 """Phase 02, the memory loop: the backend protocol, the budget gate, isolated workers.
 
 Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
-system implements), :class:`Gate` and :class:`Arm` (what is being compared), :func:`run_cell`
-(one arm over one world).
+system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :class:`Arm` (what
+is being compared), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
+measured of itself).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
-from ._loop import CellRun, LoopConfig, run_cell
-from ._protocol import MemoryBackend, Message, TokenCounts
+from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
+
+if TYPE_CHECKING:
+    from ._loop import CellRun, LoopConfig, LoopTiming, run_cell
+
+# The loop (pyarrow, storage, ~0.4 s of imports) is loaded on first use: every backend worker
+# and its sandbox launcher import this package, and neither needs it.
+_LAZY = {"CellRun", "LoopConfig", "LoopTiming", "run_cell"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import _loop
+
+        return getattr(_loop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Arm",
     "BackendWorker",
     "CallResult",
     "CellRun",
+    "CountsOwnStorage",
     "Gate",
     "LoopConfig",
+    "LoopTiming",
     "MemoryBackend",
     "Message",
     "TokenCounts",

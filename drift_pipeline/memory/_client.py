@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ from typing import Any
 # data root, cloud credentials) is scrubbed.
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
 _MAX_LINE = 256 * 1024 * 1024
+# Sessions per store_many message: a small first one gets the worker going (see _send_and_read).
+_FIRST_MESSAGE_SESSIONS = 8
+_MESSAGE_SESSIONS = 64
 # Starting a worker (interpreter, sandbox, imports, the backend's constructor) is not a
 # store/retrieve call: it gets at least this long, whatever the per-call timeout.
 START_TIMEOUT = 60.0
@@ -200,6 +204,96 @@ class BackendWorker:
             self._last_context = data["context"]
         error = None if data.get("ok") else str(data.get("error") or "unknown error")
         return CallResult(error is None, float(data.get("ms") or 0.0), elapsed, data, error)
+
+    async def store_many(self, sessions: list[dict[str, Any]]) -> AsyncGenerator[CallResult, None]:
+        """Store a run of sessions with one request; yield one result per session, in order.
+
+        Each item is ``{"session_id", "messages", "snapshot"}``, as in a single ``store``. The
+        caller must end the run at the next checkpoint (the budget gate: no session past it may
+        reach the backend before its probes). The worker stores them one at a time and answers
+        each as soon as it is stored; the per-call timeout applies to each store on its own.
+        A timeout, crash or garbled reply is that session's fault: the worker restarts and the
+        rest of the run goes to the fresh instance, so fault containment is per session as
+        before. ``round_trip_ms`` is the time the harness waited for that session's reply.
+        """
+        position = 0
+        while position < len(sessions):
+            process = self._process
+            if process is None or process.returncode is not None:
+                for _ in sessions[position:]:
+                    yield CallResult(False, 0.0, 0.0, {}, "worker is not running")
+                return
+            payload: list[dict[str, Any]] | None = sessions[position:]
+            while position < len(sessions):
+                started = time.perf_counter()
+                try:
+                    # asyncio.timeout, not wait_for: no extra task per store.
+                    async with asyncio.timeout(self.call_timeout):
+                        line = await self._send_and_read(process, payload)
+                except TimeoutError:
+                    waited = _ms_since(started)
+                    await self._restart()
+                    yield self._fault(
+                        started, waited, f"timeout after {self.call_timeout:g}s; worker restarted"
+                    )
+                    position += 1
+                    break
+                except (BrokenPipeError, ConnectionResetError):
+                    line = b""
+                except ValueError:
+                    waited = _ms_since(started)
+                    await self._restart()
+                    yield self._fault(
+                        started, waited, "oversized reply from worker; worker restarted"
+                    )
+                    position += 1
+                    break
+                payload = None  # sent: later replies of this run only need reading
+                result = await self._reply(started, line)
+                position += 1
+                yield result
+                if not result.ok and self._process is not process:
+                    break  # the worker was restarted: the rest goes to the new one
+
+    async def _send_and_read(
+        self, process: asyncio.subprocess.Process, sessions: list[dict[str, Any]] | None
+    ) -> bytes:
+        """Send a run (if not sent yet), then read the next reply line.
+
+        The run goes as a few ``store_many`` messages, a small one first: the worker starts
+        storing while the harness is still encoding the rest, instead of both waiting in turn
+        for a whole run to be encoded and then parsed.
+        """
+        assert process.stdin is not None and process.stdout is not None
+        if sessions is not None:
+            start, size = 0, _FIRST_MESSAGE_SESSIONS
+            while start < len(sessions):
+                part = sessions[start : start + size]
+                process.stdin.write(json.dumps({"op": "store_many", "sessions": part}).encode())
+                process.stdin.write(b"\n")
+                await process.stdin.drain()
+                start, size = start + size, _MESSAGE_SESSIONS
+        return await process.stdout.readline()
+
+    async def _reply(self, started: float, line: bytes) -> CallResult:
+        """Turn one reply line of a store into a result; a dead or garbled worker restarts."""
+        if not line:
+            waited = _ms_since(started)
+            code = await self._exit_code()
+            await self._restart()
+            return self._fault(started, waited, f"worker crashed (exit {code}); worker restarted")
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            waited = _ms_since(started)
+            await self._restart()
+            return self._fault(started, waited, "garbled reply from worker; worker restarted")
+        error = None if data.get("ok") else str(data.get("error") or "unknown error")
+        return CallResult(
+            error is None, float(data.get("ms") or 0.0), _ms_since(started), data, error
+        )
 
     def _timeout(self, request: dict[str, Any]) -> float:
         if request["op"] == "init":

@@ -9,7 +9,9 @@ outputs (``memory_snapshots``, ``retrievals``) hold only what the backend kept a
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,15 +31,20 @@ from drift_pipeline.storage import (
     RootLike,
     StorageRoot,
 )
-from drift_pipeline.tokens import count_tokens, count_tokens_lines
+from drift_pipeline.tokens import count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
 from ._protocol import Message
+from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
 from .backends.reference_compressor import summarise_session
 
 ProgressHook = Callable[[int], None]
+
+MAX_STORE_RUN = 256
+"""Most sessions sent to a worker in one message (a run also ends at every checkpoint)."""
+_RECOUNT_INLINE_CHARS = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,59 @@ class LoopConfig:
     worker_cache: Path | None = None
 
 
+@dataclass(frozen=True)
+class LoopTiming:
+    """What one :func:`run_cell` measured of itself (for ``drift bench``; not stored in tables).
+
+    Attributes:
+        wall_s: Wall time of the whole call: tables read, workers started, loop, tables built.
+        sessions: Stores made (replicates × sessions).
+        retrievals: Retrieves made.
+        store_backend_ms: Sum of ``write_ms``, the time inside the backends' ``store()``.
+        store_loop_ms: Sum of ``write_round_trip_ms``: the wall time of the store phase of
+            every replicate, as the harness saw it (see ``_Replicate.store_run``).
+        overhead_us_per_session: ``(store_loop_ms - store_backend_ms) / sessions`` in µs: the
+            mean, i.e. all the time the loop adds to the backends' own, rare expensive sessions
+            (checkpoint recounts, the first store of each batch) included.
+        overhead_us_per_session_median: The median over sessions of round trip minus
+            ``write_ms`` (batching puts the send cost on a batch's first session, so the median
+            flatters; the mean is the figure to quote).
+        read_p99_ms: Nearest-rank p99 of ``read_ms`` over every retrieve of the cell, replicates
+            pooled (the definition of evaluation's ``read_ms_p99``); NaN without retrieves.
+    """
+
+    wall_s: float
+    sessions: int
+    retrievals: int
+    store_backend_ms: float
+    store_loop_ms: float
+    overhead_us_per_session: float
+    overhead_us_per_session_median: float
+    read_p99_ms: float
+
+    @classmethod
+    def of(
+        cls, snapshots: dict[str, list[Any]], retrievals: dict[str, list[Any]], wall_s: float
+    ) -> LoopTiming:
+        """Summarise one cell's rows."""
+        backend = np.asarray(snapshots["write_ms"], dtype=np.float64)
+        loop = np.asarray(snapshots["write_round_trip_ms"], dtype=np.float64)
+        reads = np.sort(np.asarray(retrievals["read_ms"], dtype=np.float64))
+        sessions = int(backend.size)
+        extra_us = (loop - backend) * 1000
+        rank = math.ceil(0.99 * reads.size) - 1
+        return cls(
+            wall_s=wall_s,
+            sessions=sessions,
+            retrievals=int(reads.size),
+            store_backend_ms=float(backend.sum()),
+            store_loop_ms=float(loop.sum()),
+            overhead_us_per_session=float(extra_us.mean()) if sessions else math.nan,
+            overhead_us_per_session_median=float(np.median(extra_us)) if sessions else math.nan,
+            read_p99_ms=float(reads[max(0, rank)]) if reads.size else math.nan,
+        )
+
+
 @dataclass
 class CellRun:
     """What the loop produced for one arm on one world."""
@@ -73,69 +133,8 @@ class CellRun:
     isolation: str
     backend_version: str
     faults: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class _Session:
-    index: int
-    session_id: str
-    tier: str
-    timestamp: str
-    messages: list[Message]
-
-
-def _read(root: StorageRoot, table: Any, scenario: str, horizon: str) -> pa.Table:
-    keys = {"scenario": scenario, "horizon": horizon}
-    if not root.partition_exists(table, keys):
-        raise FileNotFoundError(f"no {table.name} table for {scenario}/{horizon} under {root}")
-    return root.read_table(table, keys)
-
-
-def _in_order(table: pa.Table, keys: list[str]) -> pa.Table:
-    """Sort by ``keys`` unless already sorted (generated tables are; sorting copies every row)."""
-    order = np.lexsort([table[key].to_numpy() for key in reversed(keys)])
-    if np.array_equal(order, np.arange(table.num_rows)):
-        return table
-    return table.take(pa.array(order))
-
-
-def _sessions(schedule: pa.Table, transcripts: pa.Table, replicate: int) -> Iterator[_Session]:
-    """Yield one replicate's sessions in order; each transcript is built, yielded, dropped."""
-    rows = _in_order(schedule.filter(pc.equal(schedule["replicate"], replicate)), ["session_index"])
-    # Only the message columns cross into the loop: harness-private labels stay behind.
-    message_columns = ["session_index", "turn_index", "speaker", "role", "content"]
-    turns = _in_order(
-        transcripts.select(message_columns).filter(pc.equal(transcripts["replicate"], replicate)),
-        ["session_index", "turn_index"],
-    )
-    session_of = turns["session_index"].to_pylist()
-    speakers = turns["speaker"].to_pylist()
-    roles = turns["role"].to_pylist()
-    contents = turns["content"].to_pylist()
-    del turns
-    position = 0
-    for index, session_id, tier, moment in zip(
-        rows["session_index"].to_pylist(),
-        rows["session_id"].to_pylist(),
-        rows["tier"].to_pylist(),
-        rows["sim_time"].to_pylist(),
-        strict=True,
-    ):
-        timestamp = moment.isoformat()
-        messages: list[Message] = []
-        while position < len(session_of) and session_of[position] == index:
-            messages.append(
-                Message(
-                    speaker=speakers[position],
-                    role=roles[position],
-                    content=contents[position],
-                    timestamp=timestamp,
-                )
-            )
-            # Drop the harness's copy as soon as it is handed over.
-            contents[position] = ""
-            position += 1
-        yield _Session(index, session_id, tier, timestamp, messages)
+    timing: LoopTiming | None = None
+    """How long the loop took and what it added to the backends' time (None if not measured)."""
 
 
 def _summary_messages(messages: list[Message], size: int, timestamp: str) -> list[Message]:
@@ -170,11 +169,189 @@ def _text(value: Any) -> str | None:
     """A worker's string as valid UTF-8 (a lone surrogate would break the Parquet writer)."""
     if value is None:
         return None
-    return str(value).encode("utf-8", "replace").decode("utf-8")
+    text = str(value)
+    if text.isascii():  # O(1) on CPython: nothing to check in most (and the largest) texts
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _render(messages: list[Message]) -> str:
     return "\n".join(f"[{m['timestamp'][:10]}] {m['speaker']}: {m['content']}" for m in messages)
+
+
+class _Rows:
+    """One replicate's output rows, column by column, and its timings."""
+
+    def __init__(self, snapshot_columns: list[str], retrieval_columns: list[str]) -> None:
+        self.snapshots: dict[str, list[Any]] = {name: [] for name in snapshot_columns}
+        self.retrievals: dict[str, list[Any]] = {name: [] for name in retrieval_columns}
+
+    def snapshot(self, **values: Any) -> None:
+        for key, value in values.items():
+            self.snapshots[key].append(value)
+
+    def retrieval(self, **values: Any) -> None:
+        for key, value in values.items():
+            self.retrievals[key].append(value)
+
+
+@dataclass
+class _Replicate:
+    """The state of one replicate's walk through its sessions."""
+
+    arm: Arm
+    worker: BackendWorker
+    replicate: int
+    probes_at: dict[int, list[tuple[str, str, str]]]
+    rows: _Rows
+    progress: ProgressHook | None
+    faults: list[str] = field(default_factory=list)
+    soft: deque[str] = field(default_factory=deque)
+    storage: int = 0
+    write_total: int = 0
+    read_total: int = 0
+
+    async def store_run(self, run: list[Session], started: float) -> None:
+        """Store a run of sessions (ending at a checkpoint at the latest) and record each.
+
+        ``started`` is when the harness began preparing the run. Each session's round trip is
+        the wall time from the end of the previous session's handling (or ``started``) to the
+        end of its own, so over a replicate the round trips add up to the store phase's wall
+        time: nothing the harness does for a session escapes the overhead figure.
+        """
+        requests = []
+        for session in run:
+            messages = session.messages
+            if self.arm.gate.kind == "summary":
+                messages = _summary_messages(messages, self.arm.gate.size, session.timestamp)
+            requests.append(
+                {
+                    "session_id": session.session_id,
+                    "messages": messages,
+                    "snapshot": session.index + 1 in self.probes_at,
+                }
+            )
+        mark = started
+        incarnation = self.worker.restarts
+        results = self.worker.store_many(requests)
+        for session in run:
+            result = await anext(results)
+            snapshot = (
+                _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
+            )
+            recount = None
+            if snapshot is not None:
+                # A long snapshot is recounted on a thread (tiktoken runs outside the GIL), so
+                # the other replicates' sessions keep flowing meanwhile.
+                recount = (
+                    await asyncio.to_thread(count_tokens_lines, snapshot)
+                    if len(snapshot) > _RECOUNT_INLINE_CHARS
+                    else count_tokens_lines(snapshot)
+                )
+            self._record_store(session, result, snapshot, recount)
+            if self.worker.restarts != incarnation:
+                # A fresh backend instance counts its LLM tokens from zero again.
+                self.write_total = self.read_total = 0
+                incarnation = self.worker.restarts
+            now = time.perf_counter()
+            self.rows.snapshots["write_round_trip_ms"].append((now - mark) * 1000)
+            mark = now
+            if self.progress:
+                self.progress(1)
+        await results.aclose()
+
+    def _record_store(
+        self, session: Session, result: CallResult, snapshot: str | None, recount: int | None
+    ) -> None:
+        is_checkpoint = session.index + 1 in self.probes_at
+        if self.soft.maxlen:
+            self.soft.append(_render(session.messages))
+        error = _text(result.error)
+        storage = self.storage
+        data = result.data
+        new_storage = int(data.get("storage_tokens", storage)) if result.ok else storage
+        if snapshot is not None and recount is not None:
+            # Authoritative recount in the harness: a backend cannot under-report its size.
+            if recount != new_storage:
+                error = (error + "; " if error else "") + "storage count mismatch; recounted"
+            new_storage = recount
+        write_now = int(data.get("write", self.write_total)) if data else self.write_total
+        self.read_total = int(data.get("read", self.read_total)) if data else self.read_total
+        if error:
+            self.faults.append(f"replicate {self.replicate} store {session.session_id}: {error}")
+        self.rows.snapshot(
+            replicate=self.replicate,
+            session_index=session.index,
+            session_id=session.session_id,
+            tier=session.tier,
+            transcript_tokens=session.transcript_tokens,
+            write_ms=result.backend_ms,
+            write_tokens=max(0, write_now - self.write_total),
+            storage_tokens=new_storage,
+            storage_delta_tokens=new_storage - storage,
+            checkpoint=is_checkpoint,
+            snapshot=snapshot,
+            error=error,
+        )
+        self.storage, self.write_total = new_storage, max(self.write_total, write_now)
+
+    async def probe(self, session: Session) -> None:
+        """Ask every probe of the checkpoint after ``session``, one retrieve each."""
+        after = session.index + 1
+        buffer = "\n\n".join(self.soft)
+        last_context, last_tokens = "", 0
+        last_raw: Any = None
+        last_clean = ""
+        buffer_tokens = count_tokens_lines(buffer)
+        for probe_id, asker, question in self.probes_at[after]:
+            incarnation = self.worker.restarts
+            answer = await self.worker.call(
+                {
+                    "op": "retrieve",
+                    "session_id": session.session_id,
+                    "entity_id": asker,
+                    "query": question,
+                }
+            )
+            raw = answer.data.get("context") if answer.ok else None
+            if raw is not last_raw:  # "same as last time" replies hand back the same object
+                last_raw, last_clean = raw, _text(raw) or ""
+            context = last_clean
+            if buffer:
+                context = f"{context}\n\n{buffer}" if context else buffer
+            # Equal contexts share one string (and one token count): a full-context memory
+            # gives every probe of a checkpoint the same, possibly huge, text.
+            if context == last_context:
+                context = last_context
+            else:
+                last_context, last_tokens = context, count_tokens_lines(context)
+            data = answer.data
+            read_now = int(data.get("read", self.read_total)) if data else self.read_total
+            answer_error = _text(answer.error)
+            if answer_error:
+                self.faults.append(
+                    f"replicate {self.replicate} retrieve {probe_id}: {answer_error}"
+                )
+            self.rows.retrieval(
+                replicate=self.replicate,
+                checkpoint=after,
+                probe_id=probe_id,
+                asker=asker,
+                context=context,
+                read_ms=answer.backend_ms,
+                read_round_trip_ms=answer.round_trip_ms,
+                read_tokens=last_tokens,
+                llm_read_tokens=max(0, read_now - self.read_total),
+                soft_buffer_tokens=buffer_tokens,
+                error=answer_error,
+            )
+            self.read_total = max(self.read_total, read_now)
+            if self.worker.restarts != incarnation:
+                self.write_total = self.read_total = 0
 
 
 async def _run_replicate(
@@ -182,130 +359,43 @@ async def _run_replicate(
     options: dict[str, Any],
     config: LoopConfig,
     replicate: int,
-    sessions: Iterator[_Session],
+    sessions: Iterator[Session],
     probes_at: dict[int, list[tuple[str, str, str]]],
-    snapshot_rows: dict[str, list[Any]],
-    retrieval_rows: dict[str, list[Any]],
+    rows: _Rows,
     progress: ProgressHook | None,
 ) -> tuple[str, str, list[str]]:
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
     worker = BackendWorker(
         arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
     )
-    faults: list[str] = []
+    state = _Replicate(arm, worker, replicate, probes_at, rows, progress)
+    state.soft = deque(maxlen=arm.gate.size if arm.gate.kind == "soft" else 0)
     started = await worker.start()
     if not started.ok:
-        faults.append(f"replicate {replicate}: backend did not start: {started.error}")
+        state.faults.append(f"replicate {replicate}: backend did not start: {started.error}")
     if config.worker_cache is not None:
         seed_worker_cache(config.worker_cache, worker)
-    soft: deque[str] = deque(maxlen=arm.gate.size if arm.gate.kind == "soft" else 0)
-    storage = write_total = read_total = 0
     try:
+        run: list[Session] = []
+        run_started = time.perf_counter()
         for session in sessions:
-            after = session.index + 1
-            is_checkpoint = after in probes_at
-            transcript_tokens = sum(count_tokens(m["content"]) for m in session.messages)
-            messages = session.messages
-            if arm.gate.kind == "summary":
-                messages = _summary_messages(messages, arm.gate.size, session.timestamp)
-            incarnation = worker.restarts
-            result: CallResult = await worker.call(
-                {
-                    "op": "store",
-                    "session_id": session.session_id,
-                    "messages": messages,
-                    "snapshot": is_checkpoint,
-                }
-            )
-            if soft.maxlen:
-                soft.append(_render(session.messages))
-            del messages
-            error = _text(result.error)
-            new_storage = int(result.data.get("storage_tokens", storage)) if result.ok else storage
-            snapshot = _text(result.data.get("snapshot")) if is_checkpoint else None
-            if snapshot is not None:
-                # Authoritative recount in the harness: a backend cannot under-report its size.
-                recount = count_tokens_lines(snapshot)
-                if recount != new_storage:
-                    error = (error + "; " if error else "") + "storage count mismatch; recounted"
-                new_storage = recount
-            write_now = int(result.data.get("write", write_total)) if result.data else write_total
-            read_total = int(result.data.get("read", read_total)) if result.data else read_total
-            if error:
-                faults.append(f"replicate {replicate} store {session.session_id}: {error}")
-            for key, value in (
-                ("replicate", replicate),
-                ("session_index", session.index),
-                ("session_id", session.session_id),
-                ("tier", session.tier),
-                ("transcript_tokens", transcript_tokens),
-                ("write_ms", result.backend_ms),
-                ("write_round_trip_ms", result.round_trip_ms),
-                ("write_tokens", max(0, write_now - write_total)),
-                ("storage_tokens", new_storage),
-                ("storage_delta_tokens", new_storage - storage),
-                ("checkpoint", is_checkpoint),
-                ("snapshot", snapshot),
-                ("error", error),
-            ):
-                snapshot_rows[key].append(value)
-            storage, write_total = new_storage, max(write_total, write_now)
-            if worker.restarts != incarnation:
-                # A fresh backend instance counts its LLM tokens from zero again.
-                write_total = read_total = 0
-            if progress:
-                progress(1)
-            if not is_checkpoint:
+            run.append(session)
+            at_checkpoint = session.index + 1 in probes_at
+            if not at_checkpoint and len(run) < MAX_STORE_RUN:
                 continue
-            buffer = "\n\n".join(soft)
-            last_context, last_tokens = "", 0
-            buffer_tokens = count_tokens_lines(buffer)
-            for probe_id, asker, question in probes_at[after]:
-                incarnation = worker.restarts
-                answer = await worker.call(
-                    {
-                        "op": "retrieve",
-                        "session_id": session.session_id,
-                        "entity_id": asker,
-                        "query": question,
-                    }
-                )
-                context = (_text(answer.data.get("context")) or "") if answer.ok else ""
-                if buffer:
-                    context = f"{context}\n\n{buffer}" if context else buffer
-                # Equal contexts share one string (and one token count): a full-context memory
-                # gives every probe of a checkpoint the same, possibly huge, text.
-                if context == last_context:
-                    context = last_context
-                else:
-                    last_context, last_tokens = context, count_tokens_lines(context)
-                read_now = int(answer.data.get("read", read_total)) if answer.data else read_total
-                answer_error = _text(answer.error)
-                if answer_error:
-                    faults.append(f"replicate {replicate} retrieve {probe_id}: {answer_error}")
-                for key, value in (
-                    ("replicate", replicate),
-                    ("checkpoint", after),
-                    ("probe_id", probe_id),
-                    ("asker", asker),
-                    ("context", context),
-                    ("read_ms", answer.backend_ms),
-                    ("read_round_trip_ms", answer.round_trip_ms),
-                    ("read_tokens", last_tokens),
-                    ("llm_read_tokens", max(0, read_now - read_total)),
-                    ("soft_buffer_tokens", buffer_tokens),
-                    ("error", answer_error),
-                ):
-                    retrieval_rows[key].append(value)
-                read_total = max(read_total, read_now)
-                if worker.restarts != incarnation:
-                    write_total = read_total = 0
+            await state.store_run(run, run_started)
+            run = []
+            if at_checkpoint:
+                await state.probe(session)
+            run_started = time.perf_counter()
+        if run:
+            await state.store_run(run, run_started)
     finally:
         isolation, version = worker.isolation, worker.version
         if config.worker_cache is not None:
             collect_worker_cache(worker, config.worker_cache)
         await worker.close()
-    return isolation, version, faults
+    return isolation, version, state.faults
 
 
 def run_cell(
@@ -319,17 +409,15 @@ def run_cell(
     progress: ProgressHook | None = None,
 ) -> CellRun:
     """Run one arm over every replicate of one world; returns its two tables in memory."""
+    cell_started = time.perf_counter()
     config = config or LoopConfig()
     storage = StorageRoot.from_url(world_root)
-    schedule = _read(storage, EVENT_SCHEDULES, scenario, horizon)
-    transcripts = _read(storage, TRANSCRIPTS, scenario, horizon)
-    probes = _read(storage, PROBES, scenario, horizon)
-    snapshot_rows: dict[str, list[Any]] = {
-        f.name: [] for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS
-    }
-    retrieval_rows: dict[str, list[Any]] = {
-        f.name: [] for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS
-    }
+    schedule = read_world_table(storage, EVENT_SCHEDULES, scenario, horizon)
+    transcripts = read_world_table(storage, TRANSCRIPTS, scenario, horizon)
+    probes = read_world_table(storage, PROBES, scenario, horizon)
+    tokens = transcript_tokens(transcripts)
+    snapshot_columns = [f.name for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS]
+    retrieval_columns = [f.name for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS]
     per_replicate: list[dict[int, list[tuple[str, str, str]]]] = []
     for replicate in range(replicates):
         mine = probes.filter(pc.equal(probes["replicate"], replicate))
@@ -343,15 +431,12 @@ def run_cell(
         ):
             probes_at.setdefault(checkpoint, []).append((probe_id, asker, question))
         per_replicate.append(probes_at)
+    # Each replicate writes into its own rows; merged in replicate order afterwards, so that the
+    # output does not depend on which replicate finished first.
+    rows = [_Rows(snapshot_columns, retrieval_columns) for _ in range(replicates)]
 
     async def run_all() -> list[tuple[str, str, list[str]]]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
-        # Each replicate writes into its own row buffers; merged in replicate order afterwards
-        # so that the output does not depend on which replicate finished first.
-        buffers: list[tuple[dict[str, list[Any]], dict[str, list[Any]]]] = [
-            ({k: [] for k in snapshot_rows}, {k: [] for k in retrieval_rows})
-            for _ in range(replicates)
-        ]
 
         async def one(replicate: int) -> tuple[str, str, list[str]]:
             async with limit:
@@ -360,22 +445,22 @@ def run_cell(
                     options or {},
                     config,
                     replicate,
-                    _sessions(schedule, transcripts, replicate),
+                    replicate_sessions(
+                        schedule,
+                        transcripts,
+                        replicate,
+                        tokens.get(replicate, np.zeros(0, dtype=np.int64)),
+                    ),
                     per_replicate[replicate],
-                    buffers[replicate][0],
-                    buffers[replicate][1],
+                    rows[replicate],
                     progress,
                 )
 
-        results = await asyncio.gather(*(one(r) for r in range(replicates)))
-        for snap, retr in buffers:
-            for key in snapshot_rows:
-                snapshot_rows[key].extend(snap[key])
-            for key in retrieval_rows:
-                retrieval_rows[key].extend(retr[key])
-        return list(results)
+        return list(await asyncio.gather(*(one(r) for r in range(replicates))))
 
     results = asyncio.run(run_all())
+    snapshot_rows = {k: [v for r in rows for v in r.snapshots[k]] for k in snapshot_columns}
+    retrieval_rows = {k: [v for r in rows for v in r.retrievals[k]] for k in retrieval_columns}
     constants = {
         "scenario": scenario,
         "horizon": horizon,
@@ -393,6 +478,7 @@ def run_cell(
         isolation=",".join(isolation),
         backend_version=next((r[1] for r in results if r[1]), ""),
         faults=[fault for r in results for fault in r[2]],
+        timing=LoopTiming.of(snapshot_rows, retrieval_rows, time.perf_counter() - cell_started),
     )
 
 

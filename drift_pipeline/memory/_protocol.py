@@ -36,7 +36,8 @@ class MemoryBackend(Protocol):
 
     The harness calls ``store`` once per session, in order, and then forgets the transcript.
     At checkpoints it calls ``retrieve`` once per probe; the returned text is all the reader sees.
-    Backends are constructed without arguments (options, if any, as keyword arguments).
+    Backends are constructed without arguments (options, if any, as keyword arguments). A
+    backend with a large memory may also implement :class:`CountsOwnStorage`.
     """
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -57,4 +58,23 @@ class MemoryBackend(Protocol):
 
     def snapshot(self) -> str:
         """Everything the system persists now, as text; the harness counts its tokens (S)."""
+        ...
+
+
+@runtime_checkable
+class CountsOwnStorage(Protocol):
+    """Optional: a backend that can say how many tokens its snapshot holds without building it.
+
+    The harness needs the storage size after every session. By default it builds ``snapshot()``
+    each time and counts it, which costs the size of the whole memory per session: quadratic
+    over a horizon for a memory that keeps everything. A backend that also implements
+    ``storage_tokens()`` is asked that instead between checkpoints. It must equal
+    ``drift_pipeline.tokens.count_tokens_lines(self.snapshot())``;
+    ``drift_pipeline.tokens.LineTally`` keeps that count for an append-only log. At every
+    checkpoint the harness still builds the snapshot and recounts it itself, and a report that
+    differs is recorded as an error on that session (the recount is what enters the tables).
+    """
+
+    def storage_tokens(self) -> int:
+        """Token count of what ``snapshot()`` would return now."""
         ...

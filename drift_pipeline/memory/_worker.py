@@ -7,6 +7,8 @@ harness through them.
 
 Requests: ``{"op": "init", "backend": spec, "options": {...}}``,
 ``{"op": "store", "session_id": ..., "messages": [...], "snapshot": bool}``,
+``{"op": "store_many", "sessions": [{"session_id", "messages", "snapshot"}, ...]}`` (one
+response line per session, in order, each sent as soon as that session is stored),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "close"}``.
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
@@ -16,16 +18,22 @@ backend's LLM token counters) and, on failure, ``error`` (one line).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import inspect
 import json
+import operator
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
 from ._protocol import MemoryBackend
+
+_PIPE_BYTES = 1 << 20
 
 
 def _one_line(error: BaseException) -> str:
@@ -65,6 +73,43 @@ class _Worker:
     def _run(self, value: Any) -> Any:
         return self.loop.run_until_complete(value) if inspect.isawaitable(value) else value
 
+    def store(self, session_id: str, messages: Any, send_snapshot: Any) -> dict[str, Any]:
+        """Store one session; report the time inside ``store()`` and the storage size after it.
+
+        The size comes from the backend's ``storage_tokens()`` when it has one (see
+        ``CountsOwnStorage``), else from counting ``snapshot()``. At a checkpoint the snapshot
+        is built and sent anyway, and the harness recounts it.
+        """
+        assert self.backend is not None, "init must come first"
+        started = time.perf_counter()
+        self._run(self.backend.store(session_id, messages))
+        elapsed = (time.perf_counter() - started) * 1000
+        response: dict[str, Any] = {"ok": True, "ms": elapsed}
+        counter = getattr(self.backend, "storage_tokens", None)
+        snapshot: Any = None
+        if send_snapshot or not callable(counter):
+            snapshot = self.backend.snapshot()
+            if not isinstance(snapshot, str):
+                raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            # isascii() is O(1) on CPython strings; only non-ASCII text needs the full check.
+            if not snapshot.isascii() and not _is_utf8(snapshot):
+                raise ValueError("snapshot() returned text that is not valid Unicode (surrogates)")
+        if callable(counter):
+            reported = counter()
+            try:
+                tokens = operator.index(reported)
+            except TypeError:
+                tokens = -1
+            if tokens < 0:
+                raise TypeError(f"storage_tokens() returned {reported!r:.80}, expected an int >= 0")
+            response["storage_tokens"] = tokens
+        else:
+            response["storage_tokens"] = self.storage.count(snapshot)
+        if send_snapshot:
+            response["snapshot"] = snapshot
+        response.update(self._counts())
+        return response
+
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request["op"]
         if op == "init":
@@ -83,23 +128,7 @@ class _Worker:
             }
         assert self.backend is not None, "init must come first"
         if op == "store":
-            started = time.perf_counter()
-            self._run(self.backend.store(request["session_id"], request["messages"]))
-            elapsed = (time.perf_counter() - started) * 1000
-            snapshot = self.backend.snapshot()
-            if not isinstance(snapshot, str):
-                raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
-            if not _is_utf8(snapshot):
-                raise ValueError("snapshot() returned text that is not valid Unicode (surrogates)")
-            response: dict[str, Any] = {
-                "ok": True,
-                "ms": elapsed,
-                "storage_tokens": self.storage.count(snapshot),
-                **self._counts(),
-            }
-            if request.get("snapshot"):
-                response["snapshot"] = snapshot
-            return response
+            return self.store(request["session_id"], request["messages"], request.get("snapshot"))
         if op == "retrieve":
             started = time.perf_counter()
             context = self._run(
@@ -132,10 +161,27 @@ class _Worker:
         raise ValueError(f"unknown op {op!r}")
 
 
+def _widen_pipes(*descriptors: int) -> None:
+    """Give the protocol pipes room for a whole run of sessions or a large snapshot.
+
+    A 64 KiB pipe moves a 400 KB run of sessions (or a 5 MB snapshot) in many hand-offs, each
+    waiting for the other side to be scheduled: tens of milliseconds on a busy machine. Linux
+    lets either end grow a pipe (up to ``/proc/sys/fs/pipe-max-size`` without privileges);
+    elsewhere, or when refused, the default stays.
+    """
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(descriptor, set_size, _PIPE_BYTES)
+
+
 def main() -> None:
     """Serve requests until ``close`` or end of input."""
     protocol_in = os.fdopen(os.dup(0), "rb", buffering=0)
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    _widen_pipes(protocol_in.fileno(), protocol_out.fileno())
     # Backends that print must not corrupt the protocol: fd 1 now goes to stderr.
     os.dup2(2, 1)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -144,6 +190,11 @@ def main() -> None:
     worker = _Worker()
     reader = protocol_in
     buffer = b""
+
+    def respond(response: dict[str, Any]) -> None:
+        response["isolation"] = os.environ.get("DRIFT_ISOLATION", "process")
+        protocol_out.write(json.dumps(response).encode() + b"\n")
+
     while True:
         while b"\n" not in buffer:
             chunk = reader.read(1 << 20)
@@ -152,9 +203,14 @@ def main() -> None:
             buffer += chunk
         line, _, buffer = buffer.partition(b"\n")
         request = json.loads(line)
-        if request.get("op") == "close":
+        del line  # a batch's raw text must not outlive the parse
+        op = request.get("op")
+        if op == "close":
             protocol_out.write(b'{"ok": true, "ms": 0}\n')
             return
+        if op == "store_many":
+            _store_many(worker, request.pop("sessions"), respond)
+            continue
         started = time.perf_counter()
         try:
             response = worker.handle(request)
@@ -162,8 +218,29 @@ def main() -> None:
             # The time the call took before it raised still counts as its latency.
             elapsed = (time.perf_counter() - started) * 1000
             response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
-        response["isolation"] = os.environ.get("DRIFT_ISOLATION", "process")
-        protocol_out.write(json.dumps(response).encode() + b"\n")
+        respond(response)
+
+
+def _store_many(
+    worker: _Worker, sessions: list[dict[str, Any]], respond: Callable[[dict[str, Any]], None]
+) -> None:
+    """Store a run of sessions one at a time, answering one line per session as each ends.
+
+    The harness never sends sessions past the next checkpoint. Each session is dropped from
+    the batch before the next ``store()`` (what the backend kept of it is its own business), and
+    each store is timed and contained on its own, exactly as a single ``store`` request is.
+    """
+    sessions.reverse()  # pop() from the end hands them over in order, each dropped as it goes
+    while sessions:
+        item = sessions.pop()
+        started = time.perf_counter()
+        try:
+            response = worker.store(item["session_id"], item["messages"], item.get("snapshot"))
+        except Exception as error:
+            elapsed = (time.perf_counter() - started) * 1000
+            response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
+        del item
+        respond(response)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ from ._run import (
     backend_options_for,
     run_benchmark,
     run_manifest,
+    run_world,
 )
-from ._stored import cell_exists, compare_stored, connect, load_arm
+from ._stored import TEXT_COLUMNS, cell_exists, compare_stored, connect, load_arm
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "LLM_CACHE",
     "READER_MODEL_ENV",
     "REFERENCE_ARM",
+    "TEXT_COLUMNS",
     "CellResult",
     "EvaluationOptions",
     "RunOptions",
@@ -41,6 +43,7 @@ __all__ = [
     "load_arm",
     "run_benchmark",
     "run_manifest",
+    "run_world",
     "world_is_current",
     "world_profiles",
 ]

@@ -104,6 +104,20 @@ class CellResult:
 Profiles = Mapping[tuple[int, int, str], tuple[str, ...]]
 
 
+def _contexts(retrievals: pa.Table) -> list[str]:
+    """The context column as Python strings, one object per distinct text.
+
+    ``to_pylist()`` on a dictionary column makes a new string for every row: with a
+    full-context memory that is one copy of a 200k-token tail per probe (gigabytes at the long
+    horizon). Decoding the dictionary once and indexing it keeps one copy per distinct text.
+    """
+    column = retrievals.column("context").combine_chunks()
+    if not pa.types.is_dictionary(column.type):
+        return [value or "" for value in column.to_pylist()]
+    values = [value or "" for value in column.dictionary.to_pylist()]
+    return [values[index] if index is not None else "" for index in column.indices.to_pylist()]
+
+
 def _answers_table(
     cell: CellRun,
     probes: pa.Table,
@@ -111,15 +125,17 @@ def _answers_table(
     amnesiac: pa.Table,
     profiles: Profiles | None,
 ) -> pa.Table:
-    contexts = {
-        (replicate, probe_id): context
-        for replicate, probe_id, context in zip(
-            cell.retrievals.column("replicate").to_pylist(),
-            cell.retrievals.column("probe_id").to_pylist(),
-            cell.retrievals.column("context").to_pylist(),
+    contexts = dict(
+        zip(
+            zip(
+                cell.retrievals.column("replicate").to_pylist(),
+                cell.retrievals.column("probe_id").to_pylist(),
+                strict=True,
+            ),
+            _contexts(cell.retrievals),
             strict=True,
         )
-    }
+    )
     columns = evaluator.answer(probes, contexts, amnesiac, profiles)
     n = len(columns["probe_id"])
     columns["score"] = [
@@ -141,8 +157,11 @@ def _answers_table(
 
 def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str) -> pa.Table:
     """Cumulative tokens (mean over replicates) and MVOT so far at each checkpoint (spec §7.7)."""
-    snapshots = cell.snapshots.to_pydict()
-    retrievals = cell.retrievals.to_pydict()
+    # Only the count columns: the snapshot and context texts can be huge.
+    snapshots = cell.snapshots.select(
+        ["replicate", "session_index", "write_tokens", "storage_tokens"]
+    ).to_pydict()
+    retrievals = cell.retrievals.select(["replicate", "checkpoint", "llm_read_tokens"]).to_pydict()
     checkpoints = sorted({c for c in retrievals["checkpoint"]})
     replicates = sorted(set(snapshots["replicate"]))
     rows: dict[str, list[Any]] = {f.name: [] for f in COST_CURVES.schema}

@@ -7,9 +7,11 @@ tables and the same figures.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -51,6 +53,8 @@ class RunOptions:
         evaluation: Reader and judge (``--reader``, ``--judge``); harness-side, so no backend
             option can change them.
         synthesizer: Writes missing worlds (``--synthesizer``; ``None``: the template one).
+        jobs: Worlds run at once, each in its own process (1: all in this process). Latency
+            figures are then measured under that many worlds' load.
     """
 
     arms: list[Arm]
@@ -60,6 +64,7 @@ class RunOptions:
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluation: EvaluationOptions = field(default_factory=EvaluationOptions)
     synthesizer: Synthesizer | None = None
+    jobs: int = 1
 
 
 @dataclass
@@ -182,56 +187,103 @@ def _run_worlds(
     progress: ProgressFactory | None,
 ) -> list[CellResult]:
     cells: list[CellResult] = []
-    for loaded, horizon in worlds:
-        spec = loaded.spec
-        sessions = getattr(spec.horizon, horizon).sessions
-        profiles = world_profiles(root, spec.id, horizon, evaluator)
-        probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
-        reference: ArmData | None = None
-        for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
-            hook = (
-                progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
-                if progress
-                else None
+    # An LLM evaluator holds one client (its concurrency limit, cache and usage counters) in
+    # this process, so its worlds run here, one after another.
+    jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
+    if jobs == 1:
+        for loaded, horizon in worlds:
+            cells += run_world(root, loaded, horizon, options, loop, progress, evaluator)
+        return cells
+    # Worlds are independent (own seeds, own partitions): run them in separate processes and
+    # collect their cells in world order, so tables and manifest do not depend on which
+    # finished first. "spawn": forking a process that runs threads is unsafe.
+    context = multiprocessing.get_context("spawn")
+    # A fresh root per process: an open S3 filesystem does not cross a process boundary.
+    portable = StorageRoot.from_url(root.url, dict(root.storage_options))
+    # Worlds exist by now; the synthesizer (which may hold a model client) stays here.
+    worker_options = replace(options, synthesizer=None)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = [
+            pool.submit(run_world, portable, loaded, horizon, worker_options, loop, None)
+            for loaded, horizon in worlds
+        ]
+        for future in futures:
+            cells += future.result()
+    return cells
+
+
+def run_world(
+    root: RootLike,
+    loaded: LoadedScenario,
+    horizon: HorizonName,
+    options: RunOptions,
+    loop: LoopConfig,
+    progress: ProgressFactory | None = None,
+    evaluator: Evaluator | None = None,
+) -> list[CellResult]:
+    """Run every arm on one generated world; each cell's tables land atomically.
+
+    The reference compressor runs first (every other arm's MVOT and TES need its figures).
+    The returned cells hold their figures; their row-level tables are released once written.
+
+    Args:
+        root: Storage root holding the world (a folder or ``s3://`` URL).
+        loaded: The scenario.
+        horizon: The world's horizon.
+        options: The run's options (arms, backend options).
+        loop: Memory-loop settings, with the paths to protect already resolved.
+        progress: Progress bars per cell, or ``None``.
+        evaluator: Reader and judge; ``None``: the context judge.
+    """
+    root = StorageRoot.from_url(root)
+    evaluator = evaluator if evaluator is not None else ContextEvaluator()
+    spec = loaded.spec
+    sessions = getattr(spec.horizon, horizon).sessions
+    profiles = world_profiles(root, spec.id, horizon, evaluator)
+    probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
+    reference: ArmData | None = None
+    cells: list[CellResult] = []
+    for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
+        hook = (
+            progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
+            if progress
+            else None
+        )
+        arm_options = backend_options_for(arm, loaded, options.backend_options)
+        run = run_cell(
+            root,
+            spec.id,
+            horizon,
+            spec.replicates,
+            arm,
+            arm_options,
+            _arm_loop(arm, arm_options, loop, root),
+            hook,
+        )
+        cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles)
+        if reference is None:
+            reference = ArmData(
+                cell.answers,
+                run.snapshots,
+                run.retrievals,
+                measured_ttft(cell.answers, run.retrievals),
             )
-            arm_options = backend_options_for(arm, loaded, options.backend_options)
-            run = run_cell(
-                root,
-                spec.id,
-                horizon,
-                spec.replicates,
-                arm,
-                arm_options,
-                _arm_loop(arm, arm_options, loop, root),
-                hook,
-            )
-            # The reference runs first: every other arm's MVOT and TES need its figures.
-            cell = evaluate_cell(
-                loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles
-            )
-            if reference is None:
-                reference = ArmData(
-                    cell.answers,
-                    run.snapshots,
-                    run.retrievals,
-                    measured_ttft(cell.answers, run.retrievals),
+        cell.reported = arm in options.arms
+        # One cell at a time: a later failure cannot take an earlier cell's rows with it,
+        # and only one arm's contexts are ever held in memory.
+        with staged(root) as writer:
+            for table_def, table in cell.tables().items():
+                writer.put(
+                    table_def,
+                    {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
+                    table,
                 )
-            cell.reported = arm in options.arms
-            # One cell at a time: a later failure cannot take an earlier cell's rows with it,
-            # and only one arm's contexts are ever held in memory.
-            with staged(root) as writer:
-                for table_def, table in cell.tables().items():
-                    writer.put(
-                        table_def,
-                        {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
-                        table,
-                    )
-            if arm != REFERENCE_ARM:
-                cell.release()
-            cells.append(cell)
-        for cell in cells:
-            if cell.arm == REFERENCE_ARM:
-                cell.release()
+        if arm != REFERENCE_ARM:
+            cell.release()
+        cells.append(cell)
+    for cell in cells:
+        if cell.arm == REFERENCE_ARM:
+            cell.release()
     return cells
 
 

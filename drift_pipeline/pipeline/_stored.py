@@ -39,13 +39,22 @@ def cell_exists(root: RootLike, scenario: str, horizon: str, arm: Arm) -> bool:
     )
 
 
+TEXT_COLUMNS = frozenset({"context", "snapshot"})
+"""Columns no metric reads and that can be huge (a full-context memory's tail per probe)."""
+
+
 def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
-    """An arm's answers, snapshots and retrievals on one world, as stored by a run."""
+    """An arm's answers, snapshots and retrievals on one world, as stored by a run.
+
+    The retrieved contexts and snapshot texts (:data:`TEXT_COLUMNS`) are left on disk: metrics
+    and comparisons never read them, and at long horizons they dwarf everything else.
+    """
     storage = StorageRoot.from_url(root)
     keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
 
     def read(table: TableDef) -> pa.Table:
-        return storage.read_table(table, keys)
+        columns = [f.name for f in table.schema if f.name not in TEXT_COLUMNS]
+        return storage.read_table(table, keys, columns)
 
     answers, retrievals = read(PROBE_ANSWERS), read(RETRIEVALS)
     return ArmData(answers, read(MEMORY_SNAPSHOTS), retrievals, measured_ttft(answers, retrievals))

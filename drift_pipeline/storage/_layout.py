@@ -84,14 +84,21 @@ class StagedWrite:
         if data.schema != table.schema:
             data = data.cast(table.schema)
         relative = partition_file(table, keys)
-        write_table(self.stage / relative, data)
-        self._files.append((self.stage / relative, relative))
+        staged = self._next_file()
+        write_table(staged, data)
+        self._files.append((staged, relative))
         return self.storage.location(relative)
+
+    def _next_file(self) -> Path:
+        # Staged files sit flat in the staging folder (their final path is kept beside them):
+        # a nested copy of the hive layout cost one rmdir per level on discard, ~5 ms each on
+        # this kind of disk, for every cell written.
+        return self.stage / f"{len(self._files):05d}.part"
 
     def put_text(self, relative: str, text: str) -> Location:
         """Stage a small text file (a manifest) at ``relative`` under the root."""
         final = self.storage.location(relative)
-        staged = self.stage / relative
+        staged = self._next_file()
         staged.parent.mkdir(parents=True, exist_ok=True)
         staged.write_text(text, encoding="utf-8")
         self._files.append((staged, relative))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,23 +218,26 @@ class StorageRoot:
             return folder.is_dir() and any(folder.rglob("*.parquet"))
         return any(str(p).endswith(".parquet") for p in self.fs.find(self._fs_path(table.name)))
 
-    def read_table(self, table: TableDef, keys: Mapping[str, str]) -> pa.Table:
-        """One partition's rows, as written.
+    def read_table(
+        self, table: TableDef, keys: Mapping[str, str], columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """One partition's rows, as written (only ``columns``, when given).
 
         Raises:
             FileNotFoundError: If the partition is not stored.
         """
-        return self.read_parquet(partition_file(table, keys))
+        return self.read_parquet(partition_file(table, keys), columns)
 
-    def read_parquet(self, relative: str) -> pa.Table:
-        """The Parquet file at ``relative`` (one GET on S3).
+    def read_parquet(self, relative: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """The Parquet file at ``relative`` (one GET on S3), or only its ``columns``.
 
         Raises:
             FileNotFoundError: If there is none.
         """
+        wanted = list(columns) if columns is not None else None
         if self.local_path is not None:
-            return pq.read_table(self.local_path / _relative(relative))
-        return pq.read_table(io.BytesIO(self.read_bytes(relative)))
+            return pq.read_table(self.local_path / _relative(relative), columns=wanted)
+        return pq.read_table(io.BytesIO(self.read_bytes(relative)), columns=wanted)
 
     def read_bytes(self, relative: str) -> bytes:
         """The bytes of the file at ``relative``.

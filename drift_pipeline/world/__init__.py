@@ -13,7 +13,9 @@ from ._generate import (
 from ._model import EntityState, Event, Fact, Probe, ProbeOption, SessionPlan, Turn
 from ._rng import derive_seed, rng_for
 from ._write import (
+    PARALLEL_MIN_SESSIONS,
     WorldSummary,
+    default_workers,
     generate_horizon,
     generate_worlds,
     world_manifest,
@@ -22,6 +24,7 @@ from ._write import (
 
 __all__ = [
     "GENERATOR_READY_PARADIGMS",
+    "PARALLEL_MIN_SESSIONS",
     "AuditError",
     "EntityState",
     "Event",
@@ -35,6 +38,7 @@ __all__ = [
     "WorldSummary",
     "audit_probes",
     "check_supported",
+    "default_workers",
     "derive_seed",
     "generate_horizon",
     "generate_replicate",

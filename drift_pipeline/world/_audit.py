@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Set
 from dataclasses import dataclass
 
-from drift_pipeline.textmatch import contains_any, normalise
+from drift_pipeline.textmatch import PhraseIndex
 
 from ._model import Probe, SessionPlan, Turn
 from ._probes import date_aliases
@@ -19,7 +20,7 @@ class AuditError(RuntimeError):
 class _EventTurn:
     session: int
     event_id: str
-    text: str
+    said: Set[str]  # the probes' terms this turn's text contains
 
 
 def audit_probes(probes: list[Probe], plans: list[SessionPlan], turns: list[Turn]) -> None:
@@ -32,18 +33,24 @@ def audit_probes(probes: list[Probe], plans: list[SessionPlan], turns: list[Turn
     Raises:
         AuditError: Listing the first failing probes and why.
     """
-    event_turns: list[_EventTurn] = [
-        _EventTurn(turn.session_index, turn.label_event_id, normalise(turn.content))
-        for turn in turns
-        if turn.label_event_id is not None
-    ]
+    # Each event turn's text is searched once for every term any probe relies on.
+    index = PhraseIndex(
+        {term for probe in probes for term in (*probe.evidence_terms, *probe.deprecated)}
+    )
     by_session: dict[int, list[_EventTurn]] = defaultdict(list)
-    for event_turn in event_turns:
-        by_session[event_turn.session].append(event_turn)
+    first_said: dict[str, int] = {}  # term → first session whose event turn says it
+    for turn in turns:
+        if turn.label_event_id is not None:
+            said = index.find(turn.content)
+            by_session[turn.session_index].append(
+                _EventTurn(turn.session_index, turn.label_event_id, said)
+            )
+            for term in said:
+                first_said.setdefault(term, turn.session_index)
 
     failures: list[str] = []
     for probe in probes:
-        reason = _check(probe, plans, event_turns, by_session)
+        reason = _check(probe, plans, first_said, by_session)
         if reason:
             failures.append(f"{probe.probe_id} ({probe.probe_type}/{probe.subtype}): {reason}")
     if failures:
@@ -54,15 +61,14 @@ def audit_probes(probes: list[Probe], plans: list[SessionPlan], turns: list[Turn
 def _check(
     probe: Probe,
     plans: list[SessionPlan],
-    event_turns: list[_EventTurn],
+    first_said: dict[str, int],
     by_session: dict[int, list[_EventTurn]],
 ) -> str | None:
+    never = len(plans)
     if probe.polarity == "negative":
-        for event_turn in event_turns:
-            if event_turn.session < probe.checkpoint and contains_any(
-                event_turn.text, probe.evidence_terms, normalised=True
-            ):
-                return f"decoy expressed in session {event_turn.session}"
+        said = min((first_said.get(term, never) for term in probe.evidence_terms), default=never)
+        if said < probe.checkpoint:
+            return f"decoy expressed in session {said}"
         return None
     if not probe.evidence_sessions:
         return "no evidence sessions"
@@ -75,7 +81,7 @@ def _check(
         turn.session
         for session in probe.evidence_sessions
         for turn in by_session.get(session, ())
-        if contains_any(turn.text, probe.evidence_terms, normalised=True)
+        if any(term in turn.said for term in probe.evidence_terms)
     ]
     if not expressed:
         return "answer never expressed in its evidence sessions"
@@ -85,9 +91,7 @@ def _check(
             return "temporal answer is not the date of its event session"
     if probe.probe_type == "revision" and probe.event_session is not None:
         said_before = any(
-            contains_any(turn.text, probe.deprecated, normalised=True)
-            for turn in event_turns
-            if turn.session < probe.event_session
+            first_said.get(term, never) < probe.event_session for term in probe.deprecated
         )
         if not said_before:
             return "the deprecated value was never expressed before the change"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
 
 from drift_pipeline.entities import EventTypeDef, SlotDef, get_entity_type
 from drift_pipeline.scenario import HorizonName, ScenarioSpec, topology_for
@@ -122,6 +123,10 @@ class EventInjector:
         self.types = {entity.id: get_entity_type(entity.type) for entity in spec.entities}
         self.k = spec.soft_signal_mentions
         self._counter = 0
+        # (tier, active entities) → candidate (entity, event type) pairs and cumulative weights
+        self._drawable: dict[
+            tuple[str, tuple[str, ...]], tuple[list[tuple[str, EventTypeDef]], list[float]]
+        ] = {}
         for profile in profiles:
             entity_type = self.types[profile.entity_id]
             for slot_name, value in profile.initial.items():
@@ -154,12 +159,16 @@ class EventInjector:
         # Every event is said by (or to) a human principal; sessions without one carry none.
         if not any(self.types[entity_id].name == "human" for entity_id in active):
             return None
-        options = self._candidates(tier, active)
+        drawable = self._drawable.get((tier, active))
+        if drawable is None:
+            options = self._candidates(tier, active)
+            weights = [self.weights[(entity_id, et.name)] for entity_id, et in options]
+            drawable = self._drawable[(tier, active)] = (options, list(accumulate(weights)))
+        options, cumulative = drawable
         for _ in range(8):  # a slot may be exhausted (every habit taken): draw again
             if not options:
                 return None
-            weights = [self.weights[(entity_id, et.name)] for entity_id, et in options]
-            entity_id, event_type = self.rng.choices(options, weights)[0]
+            entity_id, event_type = self.rng.choices(options, cum_weights=cumulative)[0]
             slot = self.types[entity_id].slot(self.rng.choice(event_type.slots))
             event = (
                 self._signal(session, entity_id, event_type, slot)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -16,8 +17,9 @@ from drift_pipeline.storage import (
     LATENT_PROFILES,
     PROBES,
     TRANSCRIPTS,
+    TableDef,
 )
-from drift_pipeline.textmatch import contains_any, normalise
+from drift_pipeline.textmatch import PhraseIndex
 
 from ._audit import audit_probes
 from ._events import plan_horizon
@@ -160,20 +162,34 @@ def _functional(profiles: dict[str, EntityState], subject: str, slot: str) -> bo
 
 def _event_mentions(profiles: list[EntityState], turns: list[Turn]) -> dict[str, int]:
     """First session whose event turn mentions each pool value (so decoys stay unsaid)."""
+    owners, index = _pool_index(tuple(profile.entity_type for profile in profiles))
+    # One pass over the event turns (in session order) instead of one search per value.
+    first: dict[str, int] = {}
+    for turn in turns:
+        if turn.label_event_id:
+            for alias in index.find(turn.content):
+                for text in owners[alias]:
+                    first.setdefault(text, turn.session_index)
+    return first
+
+
+@lru_cache(maxsize=64)
+def _pool_index(entity_types: tuple[str, ...]) -> tuple[dict[str, list[str]], PhraseIndex]:
+    """Every alias of the pool values of these entity types, with the values it names.
+
+    Registered types never change, so one index serves every replicate of every world.
+    """
     values = {
         value.text: value.all_aliases()
-        for profile in profiles
-        for slot in get_entity_type(profile.entity_type).slots
+        for name in entity_types
+        for slot in get_entity_type(name).slots
         for value in slot.values
     }
-    first: dict[str, int] = {}
-    event_turns = [(t.session_index, normalise(t.content)) for t in turns if t.label_event_id]
+    owners: dict[str, list[str]] = {}
     for text, aliases in values.items():
-        for session, content in event_turns:
-            if contains_any(content, aliases, normalised=True):
-                first[text] = session
-                break
-    return first
+        for alias in aliases:
+            owners.setdefault(alias, []).append(text)
+    return owners, PhraseIndex(owners)
 
 
 # --- tables ---------------------------------------------------------------------------------
@@ -183,146 +199,172 @@ def _canonical(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
+_WORLD_TABLES = (LATENT_PROFILES, EVENT_SCHEDULES, TRANSCRIPTS, GROUND_TRUTH, PROBES)
+
+
 def world_tables(
     spec: ScenarioSpec, horizon: HorizonName, replicates: list[WorldReplicate]
 ) -> dict[str, pa.Table]:
     """The five world tables of one (scenario, horizon), all replicates together."""
-    scenario = spec.id
-    cols: dict[str, dict[str, list[object]]] = {
-        t.name: {f.name: [] for f in t.schema}
-        for t in (LATENT_PROFILES, EVENT_SCHEDULES, TRANSCRIPTS, GROUND_TRUTH, PROBES)
-    }
-    checkpoints = checkpoints_for(spec, horizon)
-    for world in replicates:
-        rep = world.replicate
-        profiles = cols[LATENT_PROFILES.name]
-        for p in world.profiles:
-            entry: tuple[tuple[str, object], ...] = (
-                ("scenario", scenario),
-                ("horizon", horizon),
-                ("replicate", rep),
-                ("entity_id", p.entity_id),
-                ("entity_type", p.entity_type),
-                ("name", p.name),
-                ("stable_attributes", _canonical(p.stable)),
-                ("initial_state", _canonical(p.initial)),
-            )
-            for key, value in entry:
-                profiles[key].append(value)
+    return concat_tables([replicate_tables(spec, horizon, world) for world in replicates])
 
-        turns_per_session = [0] * len(world.plans)
-        for turn in world.turns:
-            turns_per_session[turn.session_index] += 1
-        schedule = cols[EVENT_SCHEDULES.name]
-        for plan in world.plans:
-            e = plan.event
-            row: dict[str, object] = {
-                "scenario": scenario,
-                "horizon": horizon,
-                "replicate": rep,
-                "session_index": plan.session_index,
-                "session_id": session_id(horizon, rep, plan.session_index),
-                "sim_time": plan.sim_time,
-                "tier": plan.tier,
-                "participants": list(plan.participants),
-                "pattern": plan.pattern,
-                "n_turns": turns_per_session[plan.session_index],
-                "event_id": e and e.event_id,
-                "event_type": e and e.event_type,
-                "subject": e and e.subject,
-                "slot": e and e.slot,
-                "value": e and e.value,
-                "previous_value": e and e.previous_value,
-                "op": e and e.op,
-                "mention": e and e.mention,
-                "enters_ground_truth": e and e.enters_ground_truth,
-            }
-            for key, value in row.items():
-                schedule[key].append(value)
 
-        transcripts = cols[TRANSCRIPTS.name]
-        times = [plan.sim_time for plan in world.plans]
-        n = len(world.turns)
-        transcripts["scenario"].extend([scenario] * n)
-        transcripts["horizon"].extend([horizon] * n)
-        transcripts["replicate"].extend([rep] * n)
-        for turn in world.turns:
-            transcripts["session_index"].append(turn.session_index)
-            transcripts["turn_index"].append(turn.turn_index)
-            transcripts["speaker"].append(turn.speaker)
-            transcripts["role"].append(turn.role)
-            transcripts["content"].append(turn.content)
-            transcripts["sim_time"].append(times[turn.session_index])
-            transcripts["label_event_id"].append(turn.label_event_id)
-            transcripts["label_kind"].append(turn.label_kind)
+def concat_tables(parts: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    """Per-replicate tables (in replicate order) as one table each, in one chunk per column.
 
-        truth = cols[GROUND_TRUTH.name]
-        kinds = {
-            (p.entity_id, slot.name): slot.kind
-            for p in world.profiles
-            for slot in get_entity_type(p.entity_type).slots
-        }
-        for checkpoint in checkpoints:
-            after = checkpoint.after_session
-            for fact in world.facts:
-                if fact.valid_from >= after:
-                    continue
-                row = {
-                    "scenario": scenario,
-                    "horizon": horizon,
-                    "replicate": rep,
-                    "checkpoint": after,
-                    "fact_id": fact.fact_id,
-                    "subject": fact.subject,
-                    "slot": fact.slot,
-                    "slot_kind": kinds[(fact.subject, fact.slot)],
-                    "value": fact.value,
-                    "valid_from": fact.valid_from,
-                    "valid_to": fact.valid_to
-                    if fact.valid_to is not None and fact.valid_to < after
-                    else None,
-                    "current": fact.valid_at(after),
-                    "source_session": fact.source_session,
-                    "tier": fact.tier,
-                    "event_id": fact.event_id,
-                    "evidence_sessions": list(fact.evidence_sessions),
-                }
-                for key, value in row.items():
-                    truth[key].append(value)
-
-        probes = cols[PROBES.name]
-        for probe in world.probes:
-            row = {
-                "scenario": scenario,
-                "horizon": horizon,
-                "replicate": rep,
-                "checkpoint": probe.checkpoint,
-                "probe_id": probe.probe_id,
-                "probe_type": probe.probe_type,
-                "subtype": probe.subtype,
-                "asker": probe.asker,
-                "subject": probe.subject,
-                "question": probe.question,
-                "answer": probe.answer,
-                "aliases": list(probe.aliases),
-                "deprecated": list(probe.deprecated),
-                "options": [
-                    {"text": o.text, "terms": list(o.terms), "utility": o.utility}
-                    for o in probe.options
-                ],
-                "correct_option": probe.correct_option,
-                "default_option": probe.default_option,
-                "evidence_sessions": list(probe.evidence_sessions),
-                "event_id": probe.event_id,
-                "polarity": probe.polarity,
-                "slot": probe.slot,
-                "event_session": probe.event_session,
-                "evidence_terms": list(probe.evidence_terms),
-            }
-            for key, value in row.items():
-                probes[key].append(value)
-
+    One chunk makes the Parquet bytes independent of how the replicates were produced.
+    """
     return {
-        table.name: pa.Table.from_pydict(cols[table.name], schema=table.schema)
-        for table in (LATENT_PROFILES, EVENT_SCHEDULES, TRANSCRIPTS, GROUND_TRUTH, PROBES)
+        table.name: pa.concat_tables([part[table.name] for part in parts]).combine_chunks()
+        if parts
+        else table.schema.empty_table()
+        for table in _WORLD_TABLES
     }
+
+
+def replicate_tables(
+    spec: ScenarioSpec, horizon: HorizonName, world: WorldReplicate
+) -> dict[str, pa.Table]:
+    """The five world tables of one replicate, built column by column."""
+    scenario = spec.id
+    rep = world.replicate
+
+    key_scalars = {
+        "scenario": pa.scalar(scenario, pa.string()),
+        "horizon": pa.scalar(horizon, pa.string()),
+        "replicate": pa.scalar(rep, pa.int32()),
+    }
+
+    def table(definition: TableDef, n: int, columns: dict[str, object]) -> pa.Table:
+        keys = {name: pa.repeat(value, n) for name, value in key_scalars.items()}
+        return pa.Table.from_pydict({**keys, **columns}, schema=definition.schema)
+
+    profiles = world.profiles
+    tables = {
+        LATENT_PROFILES.name: table(
+            LATENT_PROFILES,
+            len(profiles),
+            {
+                "entity_id": [p.entity_id for p in profiles],
+                "entity_type": [p.entity_type for p in profiles],
+                "name": [p.name for p in profiles],
+                "stable_attributes": [_canonical(p.stable) for p in profiles],
+                "initial_state": [_canonical(p.initial) for p in profiles],
+            },
+        )
+    }
+
+    plans = world.plans
+    turns_per_session = [0] * len(plans)
+    for turn in world.turns:
+        turns_per_session[turn.session_index] += 1
+    events = [plan.event for plan in plans]
+    sim_times = pa.array([plan.sim_time for plan in plans], pa.timestamp("ms"))
+    tables[EVENT_SCHEDULES.name] = table(
+        EVENT_SCHEDULES,
+        len(plans),
+        {
+            "session_index": [plan.session_index for plan in plans],
+            "session_id": [session_id(horizon, rep, plan.session_index) for plan in plans],
+            "sim_time": sim_times,
+            "tier": [plan.tier for plan in plans],
+            "participants": [list(plan.participants) for plan in plans],
+            "pattern": [plan.pattern for plan in plans],
+            "n_turns": [turns_per_session[plan.session_index] for plan in plans],
+            "event_id": [e and e.event_id for e in events],
+            "event_type": [e and e.event_type for e in events],
+            "subject": [e and e.subject for e in events],
+            "slot": [e and e.slot for e in events],
+            "value": [e and e.value for e in events],
+            "previous_value": [e and e.previous_value for e in events],
+            "op": [e and e.op for e in events],
+            "mention": [e and e.mention for e in events],
+            "enters_ground_truth": [e and e.enters_ground_truth for e in events],
+        },
+    )
+
+    n_turns = len(world.turns)
+    if n_turns:
+        sessions, indexes, speakers, roles, contents, labels, kinds = zip(*world.turns, strict=True)
+    else:
+        sessions = indexes = speakers = roles = contents = labels = kinds = ()
+    session_column = pa.array(sessions, pa.int32())
+    tables[TRANSCRIPTS.name] = table(
+        TRANSCRIPTS,
+        n_turns,
+        {
+            "session_index": session_column,
+            "turn_index": indexes,
+            "speaker": speakers,
+            "role": roles,
+            "content": contents,
+            "sim_time": sim_times.take(session_column),
+            "label_event_id": labels,
+            "label_kind": kinds,
+        },
+    )
+
+    kinds_of = {
+        (p.entity_id, slot.name): slot.kind
+        for p in profiles
+        for slot in get_entity_type(p.entity_type).slots
+    }
+    truth: list[tuple[int, Fact]] = [
+        (checkpoint.after_session, fact)
+        for checkpoint in checkpoints_for(spec, horizon)
+        for fact in world.facts
+        if fact.valid_from < checkpoint.after_session
+    ]
+    tables[GROUND_TRUTH.name] = table(
+        GROUND_TRUTH,
+        len(truth),
+        {
+            "checkpoint": [after for after, _ in truth],
+            "fact_id": [f.fact_id for _, f in truth],
+            "subject": [f.subject for _, f in truth],
+            "slot": [f.slot for _, f in truth],
+            "slot_kind": [kinds_of[(f.subject, f.slot)] for _, f in truth],
+            "value": [f.value for _, f in truth],
+            "valid_from": [f.valid_from for _, f in truth],
+            "valid_to": [
+                f.valid_to if f.valid_to is not None and f.valid_to < after else None
+                for after, f in truth
+            ],
+            "current": [f.valid_at(after) for after, f in truth],
+            "source_session": [f.source_session for _, f in truth],
+            "tier": [f.tier for _, f in truth],
+            "event_id": [f.event_id for _, f in truth],
+            "evidence_sessions": [list(f.evidence_sessions) for _, f in truth],
+        },
+    )
+
+    probes = world.probes
+    tables[PROBES.name] = table(
+        PROBES,
+        len(probes),
+        {
+            "checkpoint": [p.checkpoint for p in probes],
+            "probe_id": [p.probe_id for p in probes],
+            "probe_type": [p.probe_type for p in probes],
+            "subtype": [p.subtype for p in probes],
+            "asker": [p.asker for p in probes],
+            "subject": [p.subject for p in probes],
+            "question": [p.question for p in probes],
+            "answer": [p.answer for p in probes],
+            "aliases": [list(p.aliases) for p in probes],
+            "deprecated": [list(p.deprecated) for p in probes],
+            "options": [
+                [{"text": o.text, "terms": list(o.terms), "utility": o.utility} for o in p.options]
+                for p in probes
+            ],
+            "correct_option": [p.correct_option for p in probes],
+            "default_option": [p.default_option for p in probes],
+            "evidence_sessions": [list(p.evidence_sessions) for p in probes],
+            "event_id": [p.event_id for p in probes],
+            "polarity": [p.polarity for p in probes],
+            "slot": [p.slot for p in probes],
+            "event_session": [p.event_session for p in probes],
+            "evidence_terms": [list(p.evidence_terms) for p in probes],
+        },
+    )
+    return tables

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Tier = Literal["signal", "soft", "noise"]
 Op = Literal["set", "add", "mention"]
@@ -79,9 +79,11 @@ class SessionPlan:
     event: Event | None
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
     """One message of a transcript, with its harness-private label kept apart from the text.
+
+    A named tuple rather than a dataclass: worlds hold tens of thousands of turns, and a tuple
+    is built several times faster and turned into table columns in one ``zip``.
 
     Attributes:
         label_event_id: The event this turn expresses, if any (never shown to a backend).

@@ -56,6 +56,10 @@ class ProbeBuilder:
         self.principal = next((p for p in profiles if p.entity_type == "human"), profiles[0])
         self.plans = plans
         self.facts = facts
+        # Facts of each (subject, slot), in fact order: probes look them up for every candidate.
+        self.by_key: dict[tuple[str, str], list[Fact]] = {}
+        for fact in facts:
+            self.by_key.setdefault((fact.subject, fact.slot), []).append(fact)
         self.event_mentions = event_mentions
         self.rng = rng
         self.cap = cap
@@ -84,7 +88,7 @@ class ProbeBuilder:
 
     def _unsaid(self, subject: str, slot: SlotDef, after: int) -> list[Value]:
         """Pool values the subject never held and no event turn before ``after`` ever said."""
-        held = {f.value for f in self.facts if f.subject == subject and f.slot == slot.name}
+        held = {f.value for f in self.by_key.get((subject, slot.name), ())}
         return [
             v
             for v in slot.values
@@ -94,12 +98,8 @@ class ProbeBuilder:
     def _closed_before(self, fact: Fact, after: int) -> list[Fact]:
         return [
             other
-            for other in self.facts
-            if other.subject == fact.subject
-            and other.slot == fact.slot
-            and other.valid_to is not None
-            and other.valid_to < after
-            and other.value != fact.value
+            for other in self.by_key[(fact.subject, fact.slot)]
+            if other.valid_to is not None and other.valid_to < after and other.value != fact.value
         ]
 
     # -- probe families --------------------------------------------------------------------
@@ -296,12 +296,10 @@ class ProbeBuilder:
         if "recall" in checkpoint.probe_types:
             for fact in valid:
                 add(self._recall(fact, after))
+            valid_keys = {(f.subject, f.slot) for f in valid}
             for subject, entity_type in self.types.items():
                 for slot in entity_type.slots:
-                    if (
-                        any(f.subject == subject and f.slot == slot.name for f in valid)
-                        or self.rng.random() < 0.3
-                    ):
+                    if (subject, slot.name) in valid_keys or self.rng.random() < 0.3:
                         add([self._negative(subject, slot, after)])
         if "action" in checkpoint.probe_types:
             add(self._action(fact, after) for fact in valid)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.metadata import version as package_version
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
 from drift_pipeline.storage import (
@@ -22,7 +28,7 @@ from drift_pipeline.storage import (
 )
 
 from ._fallbacks import fallback_table, writes_fallbacks
-from ._generate import WorldReplicate, check_supported, generate_replicate, world_tables
+from ._generate import check_supported, concat_tables, generate_replicate, replicate_tables
 from .synthesis import Synthesizer, TemplateSynthesizer
 
 ProgressHook = Callable[[int], None]
@@ -52,6 +58,12 @@ def world_manifest_path(scenario: str, horizon: str) -> str:
     return f"_manifests/worlds/scenario={scenario}/horizon={horizon}.json"
 
 
+@lru_cache(maxsize=1)
+def _package_version() -> str:
+    # Reading the installed metadata parses files: once per process is enough.
+    return package_version("drift-pipeline")
+
+
 def world_manifest(
     loaded: LoadedScenario, horizon: str, synthesizer: Synthesizer
 ) -> dict[str, object]:
@@ -64,10 +76,35 @@ def world_manifest(
         "seed": root_seed(loaded.spec),
         "replicates": loaded.spec.replicates,
         "synthesizer": f"{synthesizer.name}@{synthesizer.version}",
-        "drift_pipeline": package_version("drift-pipeline"),
+        "drift_pipeline": _package_version(),
         # An LLM synthesizer's pin (model, prompt version; never a key or an endpoint).
         **({"synthesizer_pin": pin()} if (pin := getattr(synthesizer, "pin", None)) else {}),
     }
+
+
+PARALLEL_MIN_SESSIONS = 2000
+"""Below this many sessions in a horizon (all replicates), starting processes costs more than
+it saves, so generation stays in the calling process."""
+
+
+def default_workers(replicates: int, sessions: int, synthesizer: Synthesizer | None = None) -> int:
+    """How many processes generate one horizon's replicates when the caller does not say.
+
+    This process included: one per replicate up to the CPUs this process may use, for the
+    template synthesizer on horizons of at least :data:`PARALLEL_MIN_SESSIONS` sessions (all
+    replicates together), where ``fork`` exists. Other synthesizers (an LLM client, with its
+    own connections and limits) run in-process.
+    """
+    if synthesizer is not None and not isinstance(synthesizer, TemplateSynthesizer):
+        return 1
+    if replicates * sessions < PARALLEL_MIN_SESSIONS:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1  # spawning would re-import the package in every worker: slower than serial
+    if multiprocessing.current_process().daemon:
+        return 1  # a daemonic process (a multiprocessing.Pool worker) may not start children
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cpus or 1, replicates))
 
 
 def generate_horizon(
@@ -76,21 +113,35 @@ def generate_horizon(
     writer: StagedWrite,
     synthesizer: Synthesizer | None = None,
     progress: ProgressHook | None = None,
+    *,
+    workers: int | None = None,
 ) -> WorldSummary:
-    """Generate every replicate of one horizon and stage its five tables and manifest."""
+    """Generate every replicate of one horizon and stage its five tables and manifest.
+
+    ``workers`` is how many processes, this one included, generate replicates side by side
+    (None: :func:`default_workers`); the tables are byte-identical whatever the number. Workers
+    are forked and are sent the scenario and the synthesizer, which must pickle.
+    """
     spec = loaded.spec
     synthesizer = synthesizer or TemplateSynthesizer()
     started = time.perf_counter()
-    replicates: list[WorldReplicate] = []
-    for replicate in range(spec.replicates):
-        replicates.append(generate_replicate(spec, horizon, replicate, synthesizer))
+    sessions = getattr(spec.horizon, horizon).sessions
+    if workers is None:
+        workers = default_workers(spec.replicates, sessions, synthesizer)
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    parts: list[dict[str, pa.Table]] = []
+    for part in _replicate_parts(loaded, horizon, synthesizer, workers):
+        parts.append(part)
         if progress:
-            progress(getattr(spec.horizon, horizon).sessions)
-    tables = world_tables(spec, horizon, replicates)
+            progress(sessions)
+    tables = concat_tables(parts)
     keys = {"scenario": spec.id, "horizon": horizon}
     files = [writer.put(table, keys, tables[table.name]) for table in WORLD_TABLES]
     if writes_fallbacks(synthesizer):
-        fallbacks = fallback_table(spec.id, horizon, synthesizer, replicates)
+        fallbacks = pa.concat_tables(
+            [part[SYNTHESIS_FALLBACKS.name] for part in parts]
+        ).combine_chunks()
         files.append(writer.put(SYNTHESIS_FALLBACKS, keys, fallbacks))
     files.append(
         writer.put_text(
@@ -102,6 +153,99 @@ def generate_horizon(
     return _summary(loaded, horizon, tables, time.perf_counter() - started, files)
 
 
+def _replicate_part(
+    loaded: LoadedScenario, horizon: HorizonName, replicate: int, synthesizer: Synthesizer
+) -> dict[str, pa.Table]:
+    """One replicate's tables: what a worker process sends back (Arrow buffers, not objects)."""
+    world = generate_replicate(loaded.spec, horizon, replicate, synthesizer)
+    tables = replicate_tables(loaded.spec, horizon, world)
+    if writes_fallbacks(synthesizer):
+        spec = loaded.spec
+        tables[SYNTHESIS_FALLBACKS.name] = fallback_table(spec.id, horizon, synthesizer, [world])
+    return tables
+
+
+def _replicate_parts(
+    loaded: LoadedScenario, horizon: HorizonName, synthesizer: Synthesizer, workers: int
+) -> Iterator[dict[str, pa.Table]]:
+    """Every replicate's tables, in replicate order."""
+    replicates = range(loaded.spec.replicates)
+    workers = min(workers, len(replicates))
+    if workers <= 1:
+        for replicate in replicates:
+            yield _replicate_part(loaded, horizon, replicate, synthesizer)
+        return
+    # Worker k takes replicates k, k + workers, …; this process is worker 0. Workers are forked
+    # (they start with this process's imports, caches and arguments, nothing is re-imported or
+    # sent) and each sends its tables back once, over its own pipe, when all are done: no
+    # helper threads here, which would have to win the GIL from the generation to pass work on.
+    context = multiprocessing.get_context("fork")
+    children: list[tuple[BaseProcess, Connection]] = []
+    finished = False
+    try:
+        for k in range(1, workers):
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_worker,
+                args=(send, loaded, horizon, replicates[k::workers], synthesizer),
+                name=f"drift-world-{k}",
+            )
+            process.start()
+            send.close()
+            children.append((process, receive))
+        parts = {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates[::workers]}
+        for child, receive in children:
+            parts.update(_receive(child, receive))
+        finished = True
+    finally:
+        for child, receive in children:
+            receive.close()
+            # A worker that sent its tables is exiting; waiting for its teardown would only add
+            # to the caller's time (multiprocessing reaps it). A failed run stops the others.
+            if not finished and child.is_alive():
+                child.terminate()
+    for replicate in replicates:
+        yield parts.pop(replicate)
+
+
+def _worker(
+    send: Connection,
+    loaded: LoadedScenario,
+    horizon: HorizonName,
+    replicates: Sequence[int],
+    synthesizer: Synthesizer,
+) -> None:
+    """A forked worker: generate some replicates and send their tables (or the error) back."""
+    try:
+        result: tuple[str, object] = (
+            "parts",
+            {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates},
+        )
+    except Exception as error:
+        result = ("error", error)
+    try:
+        send.send(result)
+    except Exception as error:  # an error that does not pickle: send its text
+        send.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+    finally:
+        send.close()
+
+
+def _receive(child: BaseProcess, receive: Connection) -> dict[int, dict[str, pa.Table]]:
+    try:
+        kind, payload = receive.recv()
+    except EOFError:
+        child.join()
+        raise RuntimeError(
+            f"world generation worker {child.name} died (exit code {child.exitcode})"
+        ) from None
+    if kind == "error":
+        assert isinstance(payload, BaseException)
+        raise payload
+    assert isinstance(payload, dict)
+    return payload
+
+
 def _summary(
     loaded: LoadedScenario,
     horizon: HorizonName,
@@ -110,7 +254,7 @@ def _summary(
     files: list[Location],
 ) -> WorldSummary:
     schedule = tables["event_schedules"]
-    transcripts = tables["transcripts"].column("content").to_pylist()
+    contents = tables["transcripts"].column("content")
     probes = tables["probes"].column("checkpoint").to_pylist()
     return WorldSummary(
         scenario=loaded.spec.id,
@@ -118,8 +262,8 @@ def _summary(
         replicates=loaded.spec.replicates,
         sessions=schedule.num_rows,
         tiers=dict(Counter(schedule.column("tier").to_pylist())),
-        turns=len(transcripts),
-        distinct_turn_share=len(set(transcripts)) / max(1, len(transcripts)),
+        turns=len(contents),
+        distinct_turn_share=pc.count_distinct(contents).as_py() / max(1, len(contents)),
         facts=int(tables["ground_truth"].num_rows),
         probes=len(probes),
         checkpoints=[c.after_session for c in checkpoints_for(loaded.spec, horizon)],
@@ -135,10 +279,13 @@ def generate_worlds(
     horizons: Sequence[HorizonName] = (),
     synthesizer: Synthesizer | None = None,
     progress: ProgressHook | None = None,
+    *,
+    workers: int | None = None,
 ) -> list[WorldSummary]:
     """Generate the chosen horizons (default: all declared) of every scenario under ``root``.
 
     ``root`` is a folder or an ``s3://bucket/prefix`` URL (see :class:`StorageRoot`).
+    ``workers`` is passed to :func:`generate_horizon` (None: its default).
 
     Everything is staged and moved into place only when all worlds generated, so a failure
     leaves the destination as it was.
@@ -151,5 +298,7 @@ def generate_worlds(
             for name, _ in loaded.spec.horizon.items():
                 if horizons and name not in horizons:
                     continue
-                summaries.append(generate_horizon(loaded, name, writer, synthesizer, progress))
+                summaries.append(
+                    generate_horizon(loaded, name, writer, synthesizer, progress, workers=workers)
+                )
     return summaries

@@ -23,6 +23,7 @@ FAULTY = "memory.plugins.faulty:FaultyBackend"
 CRASHER = "memory.plugins.crasher:CrashOnce"
 BAD_TEXT = "memory.plugins.faulty:BadText"
 SLOW_START = "memory.plugins.faulty:SlowStart"
+STALLER = "memory.plugins.stall:StallOnce"
 TIMEOUT = 2.0  # seconds; generous enough that only the planned hang ever reaches it
 SESSION = [
     {"speaker": "principal", "role": "user", "content": "I moved to Oslo.", "timestamp": "2027"},
@@ -273,3 +274,24 @@ def test_unicode_garbage_from_a_backend_does_not_stop_the_run(world: Path):
         "retrieve() returned text that is not valid Unicode (surrogates)"
     }
     assert all(cell.snapshots.column("error").to_pylist())
+
+
+def test_a_store_that_hangs_mid_run_times_out_and_the_rest_of_the_run_reaches_a_new_worker(
+    world: Path,
+):
+    cell = _cell(world, STALLER)
+    _assert_complete(world, cell)
+    rows = cell.snapshots.to_pylist()
+    # stall_at=3: the third session of each replicate, in the middle of the run up to the
+    # checkpoint after index 7 (sessions go to the worker one run per message).
+    stalled = [(r["replicate"], r["session_index"]) for r in rows if r["error"]]
+    assert stalled == [(0, 2), (1, 2)]
+    for row in rows:
+        if row["error"]:
+            assert row["error"] == f"timeout after {TIMEOUT:g}s; worker restarted"
+            assert row["write_ms"] >= TIMEOUT * 1000
+    assert len(cell.faults) == 2
+    # The restarted instance got every later session of that run, one store each.
+    at_eight = next(r for r in rows if r["session_index"] == 7 and r["replicate"] == 0)
+    assert at_eight["snapshot"] == "\n".join(f"short-r0-s{i:05d}" for i in range(3, 8))
+    assert cell.retrievals.column("error").to_pylist() == [None] * cell.retrievals.num_rows

@@ -282,6 +282,11 @@ def test_reads_through_the_root_equal_local_reads(
         assert remote.read_table(table, keys).equals(
             pq.read_table(here.partition_path(table, keys))
         )
+    some = ["replicate", "probe_id"]
+    for root in (remote, here):
+        assert root.read_table(PROBES, keys, some).equals(
+            here.read_table(PROBES, keys).select(some)
+        )
     assert not remote.partition_exists(PROBES, {**keys, "horizon": "long"})
     assert world_is_current(url, loaded, "short") and world_is_current(url, loaded, "medium")
     assert not world_is_current(url, loaded, "long")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -136,3 +137,36 @@ def test_templates_cover_every_slot_family_of_generated_types():
         aliases = get_entity_type("human").slot("constraints").value(value).all_aliases()
         for phrasing in phrasings:
             assert contains_any(phrasing, aliases), (value, phrasing)
+
+
+def _shape(template: str) -> re.Pattern[str]:
+    """A template as a pattern: its placeholders match any text."""
+    parts = re.split(r"\{[a-z0-9_]+\}", template)
+    return re.compile(".+?".join(re.escape(part) for part in parts), re.IGNORECASE)
+
+
+def test_every_template_is_used():
+    # The synthesizer's variety is its templates: each must be reachable, none starved.
+    synthesizer = TemplateSynthesizer()
+    texts: list[str] = []
+    for seed in range(600):
+        plan = SessionPlan(seed, SIM_EPOCH, "noise", ("p", "a"), "linear", None)
+        current = {("p", "city"): ("Bergen",), ("p", "employer"): ("Globex Logistics",)}
+        context = SessionContext(_profiles(STYLES[seed % 3]), current, random.Random(seed))
+        texts.extend(turn.content for turn in synthesizer.session(plan, context))
+    corpus = "\n".join(texts)
+    expected = [
+        *(text for _, requests, replies in templates.TASKS for text in (*requests, *replies)),
+        *(text for pool in templates.NOISE.values() for text in pool),
+        *(text for pool in templates.NOISE_REPLIES.values() for text in pool),
+        *(
+            text
+            for pool in (*templates.OPENERS.values(), *templates.CLOSERS.values())
+            for text in pool
+            if text
+        ),
+        *templates.PRIOR_CONTEXT,
+        *templates.FILLERS,
+    ]
+    missing = [text for text in expected if not _shape(text).search(corpus)]
+    assert not missing

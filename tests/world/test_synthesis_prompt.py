@@ -119,7 +119,7 @@ def test_pin_names_model_and_prompt_never_key_or_endpoint(monkeypatch: pytest.Mo
         "temperature": "0.0",
         "prompt_version": full_prompt_version(),
         "max_attempts": "2",
-        "fallback": "template@2",
+        "fallback": "template@3",
     }
     assert "sk-never-pinned" not in repr(synthesizer)
     with pytest.raises(ValueError, match="max_attempts must be at least 1"):

@@ -46,6 +46,72 @@ def test_two_generations_are_byte_identical(tmp_path: Path, scenario_files: list
         assert one[name] == two[name], name
 
 
+def test_parallel_generation_writes_the_same_bytes(tmp_path: Path, scenario_files: list[Path]):
+    loaded = [load_scenario(path) for path in scenario_files]
+    trees = []
+    for workers in (1, 2, 3):
+        out = tmp_path / f"workers-{workers}"
+        write_module.generate_worlds(loaded, out, workers=workers)
+        trees.append(tree_bytes(out))
+    assert len(trees[0]) == 3 * (len(WORLD_TABLES) + 1)
+    assert trees[0] == trees[1] == trees[2]
+
+
+def test_a_replicate_failing_in_a_worker_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    real = write_module.generate_replicate
+
+    def flaky(spec, name, replicate, synthesizer=None):  # type: ignore[no-untyped-def]
+        if replicate == 1:
+            raise AuditError("simulated audit failure in replicate 1")
+        return real(spec, name, replicate, synthesizer)
+
+    monkeypatch.setattr(write_module, "generate_replicate", flaky)  # forked workers see it
+    scenario = write_scenario(tmp_path / "scenarios", COMMUTER)
+    out = tmp_path / "out"
+    with pytest.raises(AuditError, match="replicate 1"):
+        write_module.generate_worlds([load_scenario(scenario)], out, workers=2)
+    assert table_files(out) == []
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        write_module.generate_worlds([load_scenario(scenario)], out, workers=0)
+
+
+def test_a_worker_that_dies_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    real = write_module._replicate_part
+
+    def dying(loaded, horizon, replicate, synthesizer):  # type: ignore[no-untyped-def]
+        if replicate == 1:
+            os._exit(3)  # as a worker killed by the system would: no error to send back
+        return real(loaded, horizon, replicate, synthesizer)
+
+    monkeypatch.setattr(write_module, "_replicate_part", dying)
+    scenario = write_scenario(tmp_path / "scenarios", COMMUTER)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="worker drift-world-1 died \\(exit code 3\\)"):
+        write_module.generate_worlds([load_scenario(scenario)], out, ("short",), workers=2)
+    assert table_files(out) == []
+
+
+def test_default_workers(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    many = write_module.PARALLEL_MIN_SESSIONS
+    assert write_module.default_workers(4, many) == 2  # one per usable CPU
+    assert write_module.default_workers(4, many, write_module.TemplateSynthesizer()) == 2
+    assert write_module.default_workers(4, many // 8) == 1  # too small to pay for processes
+    assert write_module.default_workers(1, 10 * many) == 1  # one replicate: nothing to share
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert write_module.default_workers(3, many) == 3  # never more than the replicates
+
+    class Other:
+        name, version = "other", "1"
+
+        def session(self, plan: object, context: object) -> list[object]:
+            return []
+
+    assert write_module.default_workers(4, many, Other()) == 1  # type: ignore[arg-type]
+
+
 def test_generation_is_independent_of_the_hash_seed(tmp_path: Path, scenario_files: list[Path]):
     generate(scenario_files, tmp_path / "here")
     expected = tree_bytes(tmp_path / "here")

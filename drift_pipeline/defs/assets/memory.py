@@ -139,7 +139,10 @@ def _progress(
 def _snapshot_figures(
     run: CellRun, replicates: int, sessions: int
 ) -> dict[str, float | int | None]:
-    rows = run.snapshots.to_pydict()
+    # Only the figure columns: materialising the snapshot texts would copy them per row.
+    rows = run.snapshots.select(
+        ["replicate", "storage_tokens", "write_ms", "transcript_tokens", "write_tokens"]
+    ).to_pydict()
     final: dict[int, int] = {}
     for replicate, storage_tokens in zip(rows["replicate"], rows["storage_tokens"], strict=True):
         final[replicate] = storage_tokens  # rows are in session order within a replicate
@@ -159,7 +162,8 @@ def _snapshot_figures(
 
 
 def _retrieval_figures(run: CellRun, replicates: int) -> dict[str, float | int | None]:
-    rows = run.retrievals.to_pydict()
+    # Never the context column: its dictionary would be decoded into one string per row.
+    rows = run.retrievals.select(["read_ms", "read_tokens", "llm_read_tokens", "error"]).to_pydict()
     read_ms = rows["read_ms"]
     n = run.retrievals.num_rows
     return {

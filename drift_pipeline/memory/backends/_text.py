@@ -132,15 +132,34 @@ def stem(word: str) -> str:
     return word
 
 
+def _term(word: str) -> str | None:
+    """The content term of one lower-cased word, or None for a stop word or a stray letter."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+        return None
+    return stem(word.replace("'", ""))
+
+
+# Word → term, filled as words are met: conversations reuse a small vocabulary, so after a few
+# sessions almost every word is a dictionary hit instead of a run through the stemmer.
+_TERM_OF: dict[str, str | None] = {}
+_TERM_CACHE_LIMIT = 200_000
+_UNSEEN = "\0"  # never a term: words are made of [a-z0-9']
+
+
 def terms(text: str) -> list[str]:
     """Return the content terms of a text in order: lower-cased, stop words dropped, stemmed."""
     found: list[str] = []
+    cache = _TERM_OF
     for word in _WORD.findall(text.lower().replace("’", "'")):
-        if word.endswith("'s"):
-            word = word[:-2]
-        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        found.append(stem(word.replace("'", "")))
+        term = cache.get(word, _UNSEEN)
+        if term is _UNSEEN:
+            if len(cache) >= _TERM_CACHE_LIMIT:
+                cache.clear()
+            term = cache[word] = _term(word)
+        if term is not None:
+            found.append(term)
     return found
 
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._registry import register_backend
-from drift_pipeline.memory.backends._text import count_each, render_turn, session_speakers
+from drift_pipeline.memory.backends._text import render_turn, session_speakers
 
 __all__ = ["FullContextBackend"]
 
@@ -49,7 +49,9 @@ class FullContextBackend:
     """
 
     name: ClassVar[str] = "full_context"
-    version: ClassVar[str] = "1"
+    # 2: a retrieve reuses its entity's previous cut when nothing was stored since (same answers,
+    # lower read latency).
+    version: ClassVar[str] = "2"
 
     def __init__(self, budget_tokens: int = 200_000) -> None:
         if budget_tokens < 0:
@@ -57,15 +59,22 @@ class FullContextBackend:
         self.budget_tokens = budget_tokens
         self._all_lines: list[str] = []
         self._logs: dict[str, _EntityLog] = {}
+        self._storage = tokens.LineTally()
+        # The last answer per entity and the log length it was cut from: the answer ignores the
+        # query, so every probe of a checkpoint after the first gets it back without a re-cut.
+        self._answers: dict[str, tuple[int, str]] = {}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Append every turn of the session, verbatim, to the log of each of its speakers."""
         if not messages:
             return
         lines = [render_turn(message) for message in messages]
-        counts = count_each(line + "\n" for line in lines)
+        # Through the shared line cache: the storage count of the same lines is then a lookup.
+        counts = [tokens.count_line_tokens(line + "\n") for line in lines]
         speakers = sorted(session_speakers(messages))
         self._all_lines.extend(lines)
+        for line in lines:
+            self._storage.append(line)
         for speaker in speakers:
             log = self._logs.setdefault(speaker, _EntityLog())
             for line, count in zip(lines, counts, strict=True):
@@ -76,6 +85,13 @@ class FullContextBackend:
         log = self._logs.get(entity_id)
         if log is None or not log.lines or self.budget_tokens == 0:
             return ""
+        cut_at, answer = self._answers.get(entity_id, (-1, ""))
+        if cut_at != len(log.lines):
+            answer = self._cut(log)
+            self._answers[entity_id] = (len(log.lines), answer)
+        return answer
+
+    def _cut(self, log: _EntityLog) -> str:
         total = log.cumulative[-1]
         # First index whose suffix (lines[i:]) fits the budget: total - cumulative[i-1] <= budget.
         start = _first_fitting(log.cumulative, total - self.budget_tokens)
@@ -96,6 +112,10 @@ class FullContextBackend:
     def snapshot(self) -> str:
         """Every stored line, oldest first."""
         return "\n".join(self._all_lines)
+
+    def storage_tokens(self) -> int:
+        """Tokens of :meth:`snapshot`, counted as lines arrive (see ``CountsOwnStorage``)."""
+        return self._storage.count()
 
 
 def _first_fitting(cumulative: list[int], must_drop: int) -> int:

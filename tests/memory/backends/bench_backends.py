@@ -4,8 +4,8 @@
 
 Stores N synthetic sessions of 10 turns (5 human, 5 assistant; about one in three carries a
 first-person fact, the rest is small talk) into each backend, then times ``retrieve`` for a set
-of questions asked by the assistant. The first retrieve is reported on its own because ``bm25``
-builds its index there. Prints p50/p99 milliseconds per backend.
+of questions asked by the assistant. The first retrieve is reported on its own (a backend that
+builds or refreshes an index lazily pays for it there). Prints p50/p99 milliseconds per backend.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from drift_pipeline.memory._protocol import MemoryBackend, Message, TokenCounts
+from drift_pipeline.memory._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 from drift_pipeline.memory.backends import (
     AmnesiacBackend,
     BM25Backend,
@@ -12,6 +12,9 @@ from drift_pipeline.memory.backends import (
     load_backend,
     register_backend,
 )
+from drift_pipeline.tokens import count_tokens_lines
+
+from ._sessions import NOISE, chat, run
 
 BUILT_IN = [
     "amnesiac",
@@ -162,3 +165,22 @@ def test_register_is_idempotent_and_guards_names(monkeypatch: pytest.MonkeyPatch
 
 def test_registry_copy_was_restored() -> None:
     assert "good_test_backend" not in backend_names()
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_a_built_in_that_counts_its_own_storage_counts_what_its_snapshot_holds(name: str):
+    """``storage_tokens()`` replaces the snapshot count between checkpoints, so it must equal
+    it after every store, including lines with breaks inside and sessions that add nothing."""
+    backend = load_backend(name, {})
+    if not isinstance(backend, CountsOwnStorage):
+        pytest.skip(f"{name} lets the harness count its snapshot")
+    sessions = [
+        *NOISE,
+        chat("2027-04-01", "I moved to Porto.\nLine two of the same message.", "Ok.\n\n"),
+        [],
+        chat("2027-04-02", "I work at Globex now.", helper="assistant_b"),
+    ]
+    assert backend.storage_tokens() == count_tokens_lines(backend.snapshot()) == 0
+    for number, messages in enumerate(sessions):
+        run(backend.store(f"s{number}", messages))
+        assert backend.storage_tokens() == count_tokens_lines(backend.snapshot())

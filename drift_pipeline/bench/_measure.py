@@ -1,0 +1,239 @@
+"""One function per bench figure; each documents exactly what it times.
+
+In-process measurements call the same library functions ``drift run`` calls; the whole-command
+figures (peak memory, Dagster overhead, suite wall time) run ``drift`` in a child process so
+that nothing this process already loaded or allocated is counted.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
+from drift_pipeline.pipeline import amnesiac_answers, backend_options_for, evaluate_cell
+from drift_pipeline.scenario import LoadedScenario, load_scenario
+from drift_pipeline.storage import TRANSCRIPTS, StorageRoot
+from drift_pipeline.tokens import count_tokens_batch
+from drift_pipeline.world import generate_worlds
+
+from ._process import run_measured
+from ._targets import BUILT_INS
+from ._worlds import LONG, BenchWorkspace
+
+HEAVIEST_BACKEND = "full_context"
+"""The built-in with the largest contexts: the long-horizon cell whose peak memory is reported."""
+
+SCALING_BACKEND = "bm25"
+LONG_SESSIONS = 5000
+GENERATION_RUNS = 3
+
+
+def _drift(*args: str) -> list[str]:
+    return [sys.executable, "-m", "drift_pipeline.cli", *args]
+
+
+def nearest_rank(values: list[float], percent: float) -> float:
+    """Nearest-rank percentile (the one ``cell_metrics`` reports): always an observed value."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(percent / 100.0 * len(ordered)) - 1)]
+
+
+def _loop_config(root: Path) -> LoopConfig:
+    # As `drift run`: isolation on, the data root covered, 4 concurrent replicates.
+    return LoopConfig(protect=tuple(StorageRoot.from_url(root).protect_paths()))
+
+
+def _cell_seconds(loaded: LoadedScenario, root: Path, backend: str) -> tuple[float, float]:
+    """Seconds of one cell (memory loop + judging + metrics) and its read p99 in ms."""
+    spec = loaded.spec
+    arm = Arm(backend, Gate("hard"))
+    started = time.perf_counter()
+    run = run_cell(
+        root,
+        spec.id,
+        LONG,
+        spec.replicates,
+        arm,
+        backend_options_for(arm, loaded, {}),
+        _loop_config(root),
+    )
+    probes, amnesiac = amnesiac_answers(root, spec.id, LONG)
+    evaluate_cell(loaded, LONG, run, probes, amnesiac, None)
+    seconds = time.perf_counter() - started
+    read_ms = run.retrievals.column("read_ms").to_pylist()
+    return seconds, nearest_rank(read_ms, 99.0)
+
+
+def generate_sessions_per_s(ws: BenchWorkspace) -> float:
+    """Canonical long horizon, every replicate, Parquet written; median of three runs.
+
+    A short-horizon generation first warms the process's caches (compiled patterns, pools),
+    as any second world of a ``drift run`` would find them. The last long world is kept for the
+    measurements that need it.
+    """
+    loaded = load_scenario(ws.canonical)
+    generate_worlds([loaded], ws.path("world-warmup"), ("short",))
+    shutil.rmtree(ws.path("world-warmup"), ignore_errors=True)
+    rates: list[float] = []
+    for attempt in range(GENERATION_RUNS):
+        root = ws.path(f"world-gen{attempt}")
+        started = time.perf_counter()
+        summaries = generate_worlds([loaded], root, (LONG,))
+        seconds = time.perf_counter() - started
+        rates.append(sum(s.sessions for s in summaries) / seconds)
+        if attempt + 1 < GENERATION_RUNS:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            ws.adopt_long_world(loaded, root)
+    return statistics.median(rates)
+
+
+def amnesiac_cell(ws: BenchWorkspace) -> tuple[float, float]:
+    """``floor_ratio`` and ``loop_overhead_us_per_session`` from one amnesiac long cell.
+
+    Harness time: the memory loop over every replicate (isolated workers, 4 concurrent), the
+    probes' retrievals, the judge and the metrics with their bootstrap intervals. The floor:
+    reading the same world's transcripts once from Parquet and counting their tokens with
+    :mod:`drift_pipeline.tokens` (best of three: it is the physical minimum).
+
+    Loop overhead per session: the mean over sessions of the store call's round trip minus the
+    time inside the backend's ``store()``, in µs, i.e. (wall time of the store phase − time
+    inside ``store()``) ÷ sessions. The mean, not the median: it includes the rare expensive
+    sessions (checkpoints, with their snapshot recount) and is what adds up into a run's wall
+    time. The amnesiac's ``store()`` costs next to nothing, so this is the harness's own cost.
+    """
+    loaded, root = ws.long_world()
+    spec = loaded.spec
+    storage = StorageRoot.from_url(root)
+    floors: list[float] = []
+    for _ in range(3):
+        started = time.perf_counter()
+        transcripts = storage.read_table(TRANSCRIPTS, {"scenario": spec.id, "horizon": LONG})
+        sum(count_tokens_batch(transcripts.column("content").to_pylist()))
+        floors.append(time.perf_counter() - started)
+        del transcripts
+    arm = Arm("amnesiac", Gate("hard"))
+    started = time.perf_counter()
+    run = run_cell(root, spec.id, LONG, spec.replicates, arm, {}, _loop_config(root))
+    probes, amnesiac = amnesiac_answers(root, spec.id, LONG)
+    evaluate_cell(loaded, LONG, run, probes, amnesiac, None)
+    harness = time.perf_counter() - started
+    round_trip = np.asarray(run.snapshots.column("write_round_trip_ms").to_numpy(), dtype=float)
+    inside = np.asarray(run.snapshots.column("write_ms").to_numpy(), dtype=float)
+    overhead_us = float(np.mean(round_trip - inside)) * 1000.0
+    return harness / min(floors), overhead_us
+
+
+def read_p99_and_scaling(
+    ws: BenchWorkspace,
+    backends: tuple[str, ...] = BUILT_INS,
+    sessions: int = LONG_SESSIONS,
+) -> tuple[dict[str, float], float | None]:
+    """Read p99 per backend on a 5000-session horizon, and the bm25 cell's scaling ratio.
+
+    Every backend runs one cell (4 replicates concurrently, isolated) of the canonical
+    scenario with its long horizon stretched to 5000 sessions; its read p99 is the nearest-rank
+    99th percentile of every retrieval's time inside ``retrieve()``, pooled over replicates.
+    The scaling ratio divides the bm25 cell's wall time there (loop + judging + metrics) by
+    the same cell on the canonical 1000-session horizon.
+    """
+    loaded, root = ws.long_world(sessions)
+    p99: dict[str, float] = {}
+    long_seconds: float | None = None
+    for backend in backends:
+        ws.log(f"read p99: {backend} on {sessions} sessions")
+        seconds, p99[backend] = _cell_seconds(loaded, root, backend)
+        if backend == SCALING_BACKEND:
+            long_seconds = seconds
+    if long_seconds is None:
+        return p99, None
+    canonical, canonical_root = ws.long_world()
+    ws.log(f"scaling: {SCALING_BACKEND} on the canonical 1000 sessions")
+    short_seconds, _ = _cell_seconds(canonical, canonical_root, SCALING_BACKEND)
+    return p99, long_seconds / short_seconds
+
+
+def peak_rss_mb(ws: BenchWorkspace) -> float:
+    """Peak resident memory of ``drift run`` on the canonical long horizon, heaviest built-in.
+
+    The command (``--backend full_context``, which also runs the reference compressor, as
+    every run does) runs in a fresh child process on an already generated world; the figure is
+    the largest single process among the harness and its backend workers.
+    """
+    _, root = ws.long_world()
+    out = ws.path("rss-run")
+    shutil.copytree(root, out)
+    measured = run_measured(
+        _drift(
+            "run",
+            str(ws.canonical),
+            "--horizon",
+            LONG,
+            "--backend",
+            HEAVIEST_BACKEND,
+            "--out",
+            str(out),
+        ),
+        log=ws.path("rss-run.log"),
+    )
+    shutil.rmtree(out, ignore_errors=True)
+    return measured.peak_rss_mb
+
+
+def dagster_overhead_ratio(ws: BenchWorkspace) -> float:
+    """``drift run`` of the canonical medium horizon, six built-ins: via Dagster ÷ direct.
+
+    Both run in fresh child processes into empty folders (both generate the world); the Dagster
+    run uses a fresh instance in a temporary ``DAGSTER_HOME``.
+    """
+    common = [str(ws.canonical), "--horizon", "medium"]
+    direct = run_measured(
+        _drift("run", *common, "--out", str(ws.path("direct"))),
+        log=ws.path("direct.log"),
+    )
+    home = ws.path("dagster-home")
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    via = run_measured(
+        _drift("run", *common, "--via", "dagster", "--out", str(ws.path("via-dagster"))),
+        env=env,
+        log=ws.path("via-dagster.log"),
+    )
+    return via.wall_s / direct.wall_s
+
+
+SUITE_JOBS = 2
+"""Worlds at once in the README's main command (``scripts/run.sh`` passes ``--jobs 2``)."""
+
+
+def suite_wall_s(ws: BenchWorkspace) -> float:
+    """The README's main command, ``drift run scenarios/ --out DIR --json FILE --jobs 2``.
+
+    Run in a child process into an empty folder, so world generation is included; the
+    environment set-up that ``scripts/run.sh`` does first (``uv sync``) is not.
+    """
+    out = ws.path("suite")
+    measured = run_measured(
+        _drift(
+            "run",
+            str(ws.suite),
+            "--out",
+            str(out),
+            "--json",
+            str(out / "summary.json"),
+            "--jobs",
+            str(SUITE_JOBS),
+        ),
+        log=ws.path("suite.log"),
+    )
+    return measured.wall_s

@@ -1,0 +1,111 @@
+"""The figures ``drift bench`` reports, their targets (issue 6), and how a result is judged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+BUILT_INS = (
+    "amnesiac",
+    "full_context",
+    "reference_compressor",
+    "bm25",
+    "fact_store",
+    "temporal_graph",
+)
+"""The six built-in reference backends, in the order the table lists them."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One reported figure.
+
+    Attributes:
+        key: JSON key.
+        unit: Unit shown in the table.
+        bound: The target value.
+        direction: ``min``: the figure must be at least ``bound``; ``max``: at most.
+        what: One line: what is measured.
+    """
+
+    key: str
+    unit: str
+    bound: float
+    direction: Literal["min", "max"]
+    what: str
+
+    def met(self, value: float) -> bool:
+        """Whether ``value`` is within the target."""
+        return value >= self.bound if self.direction == "min" else value <= self.bound
+
+    @property
+    def shown(self) -> str:
+        """The target as the table prints it (``≥ 20000``, ``≤ 3.0``)."""
+        sign = "≥" if self.direction == "min" else "≤"
+        return f"{sign} {self.bound:g}"
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "generate_sessions_per_s",
+        "sessions/s",
+        20_000,
+        "min",
+        "world generation, canonical long horizon (1000 sessions × 4 replicates), Parquet written",
+    ),
+    Target(
+        "loop_overhead_us_per_session",
+        "µs",
+        300,
+        "max",
+        "memory loop with isolation on, minus the backend's own time, per session",
+    ),
+    Target(
+        "floor_ratio",
+        "×",
+        3.0,
+        "max",
+        "one amnesiac long-horizon cell (loop + probes + scoring) ÷ reading and counting its "
+        "transcripts once",
+    ),
+    Target(
+        "read_p99_ms",
+        "ms",
+        10.0,
+        "max",
+        "read latency p99 per built-in, 5000-session horizon, 4 concurrent replicates",
+    ),
+    Target(
+        "scaling_ratio_5000_vs_1000",
+        "×",
+        5.5,
+        "max",
+        "wall time of a bm25 cell at 5000 sessions ÷ at 1000",
+    ),
+    Target(
+        "peak_rss_mb",
+        "MB",
+        500,
+        "max",
+        "peak resident memory of the long-horizon full_context cell run (largest process)",
+    ),
+    Target(
+        "dagster_overhead_ratio",
+        "×",
+        1.5,
+        "max",
+        "canonical scenario, medium horizon, six built-ins: --via dagster ÷ direct",
+    ),
+    Target(
+        "suite_wall_s",
+        "s",
+        300,
+        "max",
+        "drift run scenarios/ (whole canonical suite, six built-ins), wall time",
+    ),
+)
+
+KEYS: tuple[str, ...] = tuple(t.key for t in TARGETS)
+"""The JSON keys, exactly and in order."""
+
+TARGET_BY_KEY = {t.key: t for t in TARGETS}

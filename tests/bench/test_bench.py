@@ -1,0 +1,215 @@
+"""The bench's plumbing: keys, table, --only, derived scenarios, the RSS helper.
+
+Timings are never asserted (they belong to the bench's output, not to a test); only that the
+figures exist, are numbers where measured and null where not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from drift_pipeline.bench import (
+    BUILT_INS,
+    KEYS,
+    BenchReport,
+    BenchWorkspace,
+    MeasuredFailure,
+    derive_horizon,
+    parse_only,
+    run_bench,
+    run_measured,
+)
+from drift_pipeline.cli import main
+from drift_pipeline.scenario import load_scenario
+
+ISSUE_KEYS = (
+    "generate_sessions_per_s",
+    "loop_overhead_us_per_session",
+    "floor_ratio",
+    "read_p99_ms",
+    "scaling_ratio_5000_vs_1000",
+    "peak_rss_mb",
+    "dagster_overhead_ratio",
+    "suite_wall_s",
+)
+
+# A small stand-in for the canonical scenario: same shape, far fewer sessions and replicates.
+TINY_CANONICAL = """\
+id: ua-baseline-001
+paradigm: user_assistant
+seed: 77
+replicates: 2
+horizon:
+  short: { sessions: 6, session_gap_hours: 8 }
+  medium: { sessions: 12, session_gap_days: 3 }
+  long: { sessions: 24, session_gap_days: 14 }
+noise_ratio: 0.6
+entities:
+  - id: principal
+    type: human
+    profile:
+      big_five: { O: 0.4, C: 0.6, E: 0.5, A: 0.5, N: 0.4 }
+  - id: assistant
+    type: assistant_agent
+    capability_profile:
+      context_window: 4000
+topology:
+  - { session_range: [0, -1], active: [principal, assistant], pattern: linear }
+checkpoints:
+  - { after_session: 6, probe_types: [recall, action] }
+  - { after_session: 24, probe_types: [recall, action, revision] }
+"""
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "ua-baseline-001.yaml").write_text(TINY_CANONICAL, encoding="utf-8")
+    return folder
+
+
+def test_keys_are_exactly_the_issue_keys_in_order() -> None:
+    assert KEYS == ISSUE_KEYS
+    assert list(BenchReport().json()) == list(ISSUE_KEYS)
+    assert all(value is None for value in BenchReport().json().values())
+
+
+def test_parse_only() -> None:
+    assert parse_only(None) == frozenset(ISSUE_KEYS)
+    assert parse_only("floor_ratio, peak_rss_mb") == {"floor_ratio", "peak_rss_mb"}
+    with pytest.raises(ValueError, match="unknown key 'floor'"):
+        parse_only("floor")
+
+
+def test_table_marks_ok_short_and_not_measured() -> None:
+    report = BenchReport()
+    report.figures["floor_ratio"] = 2.5
+    report.figures["suite_wall_s"] = 420.0
+    report.figures["generate_sessions_per_s"] = 25_000.0
+    report.figures["read_p99_ms"] = {"bm25": 18.9, "amnesiac": 0.2}
+    rows = {row[0]: row for row in report.rows()}
+    assert rows["floor_ratio"][3] == "ok"
+    assert rows["suite_wall_s"][3] == "short"
+    assert rows["generate_sessions_per_s"][3] == "ok"
+    assert rows["read_p99_ms.bm25"][3] == "short"
+    assert rows["read_p99_ms.amnesiac"][3] == "ok"
+    assert rows["peak_rss_mb"][3] == "not measured"
+    assert report.short() == ["read_p99_ms.bm25", "suite_wall_s"]
+    table = report.table()
+    assert table.splitlines()[0].split() == ["key", "value", "target", "ok/short"]
+    assert "read_p99_ms.bm25" in table and "not measured" in table
+    payload = report.json()
+    assert payload["read_p99_ms"] == {"bm25": 18.9, "amnesiac": 0.2}
+    assert payload["peak_rss_mb"] is None
+
+
+def test_non_finite_figures_are_short_and_null() -> None:
+    report = BenchReport()
+    report.figures["floor_ratio"] = math.nan
+    assert report.short() == ["floor_ratio"]
+    assert report.json()["floor_ratio"] is None
+
+
+def test_derive_horizon_changes_only_the_long_horizon(tmp_path: Path, suite: Path) -> None:
+    derived = derive_horizon(suite / "ua-baseline-001.yaml", 50, tmp_path / "variants")
+    assert derived.parent == tmp_path / "variants"
+    loaded = load_scenario(derived)
+    original = load_scenario(suite / "ua-baseline-001.yaml")
+    assert loaded.spec.id == original.spec.id
+    assert [name for name, _ in loaded.spec.horizon.items()] == ["long"]
+    assert loaded.spec.horizon.long is not None
+    assert loaded.spec.horizon.long.sessions == 50
+    assert loaded.spec.seed == original.spec.seed
+    assert loaded.spec.checkpoints == original.spec.checkpoints
+
+
+def test_run_measured_reports_the_peak_of_the_child_and_its_workers(tmp_path: Path) -> None:
+    allocate = "b = bytearray({mb} * 2**20); b[::4096] = b'x' * len(b[::4096])"
+    # This process being large must not leak into the child's figure (Linux starts a child's
+    # ru_maxrss at its parent's resident size).
+    ballast = bytearray(300 * 2**20)
+    ballast[:: 2**12] = b"x" * len(ballast[:: 2**12])
+    small = run_measured([sys.executable, "-c", "pass"])
+    del ballast
+    big = run_measured([sys.executable, "-c", allocate.format(mb=200)])
+    # A worker (grandchild) that the measured process waits for counts as its own process.
+    worker = (
+        "import subprocess, sys; "
+        f"subprocess.run([sys.executable, '-c', {allocate.format(mb=200)!r}], check=True)"
+    )
+    nested = run_measured([sys.executable, "-c", worker])
+    assert small.returncode == 0 and small.wall_s > 0
+    assert big.peak_rss_mb >= 200 > 100 > small.peak_rss_mb
+    assert nested.peak_rss_mb >= 200
+
+
+def test_run_measured_raises_with_the_output_tail(tmp_path: Path) -> None:
+    log = tmp_path / "child.log"
+    with pytest.raises(MeasuredFailure, match="boom"):
+        run_measured([sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"], log=log)
+    with pytest.raises(MeasuredFailure, match="timed out"):
+        run_measured([sys.executable, "-c", "import time; time.sleep(30)"], timeout_s=0.5)
+
+
+def test_run_bench_measures_only_what_it_is_asked(suite: Path, tmp_path: Path) -> None:
+    workspace = BenchWorkspace(suite, folder=tmp_path / "work")
+    report = run_bench(
+        suite,
+        {"floor_ratio", "read_p99_ms", "scaling_ratio_5000_vs_1000"},
+        workspace=workspace,
+        stretched_sessions=30,
+    )
+    payload = report.json()
+    assert list(payload) == list(ISSUE_KEYS)
+    assert isinstance(payload["floor_ratio"], float) and payload["floor_ratio"] > 0
+    assert isinstance(payload["scaling_ratio_5000_vs_1000"], float)
+    assert set(payload["read_p99_ms"]) == set(BUILT_INS)
+    assert all(isinstance(v, float) for v in payload["read_p99_ms"].values())
+    unmeasured = set(ISSUE_KEYS) - {"floor_ratio", "read_p99_ms", "scaling_ratio_5000_vs_1000"}
+    assert all(payload[key] is None for key in unmeasured)
+    # The derived 30-session world went into the bench's folder, not the suite.
+    assert sorted(p.name for p in suite.iterdir()) == ["ua-baseline-001.yaml"]
+    assert (tmp_path / "work" / "scenarios" / "ua-baseline-001-long30.yaml").is_file()
+
+
+def test_cli_bench_writes_json_and_exits_zero(suite: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--scenarios",
+            str(suite),
+            "--only",
+            "loop_overhead_us_per_session,peak_rss_mb",
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    assert list(payload) == list(ISSUE_KEYS)
+    assert isinstance(payload["loop_overhead_us_per_session"], float)
+    assert payload["peak_rss_mb"] > 0
+    assert payload["suite_wall_s"] is None
+    assert "not measured" in result.output
+    assert "peak_rss_mb" in result.output
+
+
+def test_cli_bench_rejects_unknown_keys_and_missing_canonical(tmp_path: Path) -> None:
+    runner = CliRunner()
+    bad = runner.invoke(main, ["bench", "--only", "speed"])
+    assert bad.exit_code == 2
+    assert "unknown key 'speed'" in bad.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = runner.invoke(main, ["bench", "--scenarios", str(empty)])
+    assert missing.exit_code == 2
+    assert "no ua-baseline-001.yaml" in missing.output
