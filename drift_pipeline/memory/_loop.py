@@ -31,7 +31,7 @@ from drift_pipeline.storage import (
     RootLike,
     StorageRoot,
 )
-from drift_pipeline.tokens import count_tokens_lines
+from drift_pipeline.tokens import LineCounter, count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
@@ -214,6 +214,7 @@ class _Replicate:
     storage: int = 0
     write_total: int = 0
     read_total: int = 0
+    recounter: LineCounter = field(default_factory=LineCounter)
 
     async def store_run(self, run: list[Session], started: float) -> None:
         """Store a run of sessions (ending at a checkpoint at the latest) and record each.
@@ -247,10 +248,12 @@ class _Replicate:
             if snapshot is not None:
                 # A long snapshot is recounted on a thread (tiktoken runs outside the GIL), so
                 # the other replicates' sessions keep flowing meanwhile.
+                # Counted from the previous checkpoint's snapshot on when it only grew, so a
+                # keep-everything memory costs its new lines, not its whole size, per checkpoint.
                 recount = (
-                    await asyncio.to_thread(count_tokens_lines, snapshot)
+                    await asyncio.to_thread(self.recounter.count, snapshot)
                     if len(snapshot) > _RECOUNT_INLINE_CHARS
-                    else count_tokens_lines(snapshot)
+                    else self.recounter.count(snapshot)
                 )
             self._record_store(session, result, snapshot, recount)
             if self.worker.restarts != incarnation:
