@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from drift_pipeline.defs import metadata as md
+from drift_pipeline.defs._stored import stored_cells
 from drift_pipeline.defs.partitions import register_partitions
 from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.defs.run import run_via_dagster
@@ -24,6 +25,7 @@ from drift_pipeline.defs.schedules import nightly_leaderboard
 from drift_pipeline.defs.sensors import stale_cells
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import REFERENCE_ARM, CellResult, RunOptions, RunResult, run_benchmark
+from drift_pipeline.report import render_leaderboard, standings
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
@@ -141,6 +143,18 @@ def test_instance_has_every_asset_and_the_reports(runs: dict[str, Any]) -> None:
     assert "| short | bm25@hard |" in str(curve_meta["cost_curves"].value)
     plot = curve_meta["plot"].value
     assert isinstance(plot, dict) and plot["mark"]["type"] == "line"
+
+
+@pytest.mark.slow
+def test_leaderboard_equals_a_recomputation(runs: dict[str, Any]) -> None:
+    # The run's leaderboard took the figures its evaluations computed; recomputed here (outside
+    # reuse_evaluations) from the stored answers and costs alone, it must come out the same.
+    storage = DriftStorage(root=str(runs["folder"] / "dagster"))
+    with storage.connect() as con:
+        cells, skipped = stored_cells(con, storage.path())
+    assert skipped == [] and len(cells) == 3
+    written = (runs["folder"] / "dagster" / "_reports" / "leaderboard.md").read_text()
+    assert written == render_leaderboard(standings(cells), markdown=True) + "\n"
 
 
 @pytest.mark.slow
