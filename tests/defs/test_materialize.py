@@ -84,6 +84,14 @@ def test_world_and_cell_partitions(
         assert result.success, job
         checks.update({e.check_name: e.passed for e in result.get_asset_check_evaluations()})
     assert checks == {"answerability_audit": True, "rows_per_session": True, "gate_lineage": True}
+    # The memory loop's progress reaches the run's log; its last line says it is complete.
+    total = TINY_SESSIONS * TINY_REPLICATES
+    progress = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.dagster_event is None and "sessions stored" in entry.user_message
+    ]
+    assert progress and progress[-1] == f"{cell.key}: {total}/{total} sessions stored"
 
     # Every asset of the world and of the cell has a materialization with exactly its keys.
     for asset, keys in VOCABULARY.items():
