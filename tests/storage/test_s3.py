@@ -177,6 +177,14 @@ def _stage_folders() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("drift-stage-*")}
 
 
+@pytest.fixture(autouse=True)
+def _private_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Staging folders of this test only: other processes staging in /tmp must not count."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+
+
 # --- the root itself ----------------------------------------------------------------------
 
 
