@@ -217,8 +217,7 @@ class TemplateSynthesizer:
         exchanges = low + int(u() * (high - low + 1))
 
         # A session mixes two different routine tasks; each exchange draws fresh details so that
-        # no two turns of a trajectory are likely to be identical. (Draws are inlined here: this
-        # loop is most of the cost of generating a world.)
+        # no two turns of a trajectory are likely to be identical.
         first = int(u() * len(_TASKS))
         second = int(u() * (len(_TASKS) - 1))
         second += second >= first
@@ -226,23 +225,9 @@ class TemplateSynthesizer:
         user: list[str] = []
         bot: list[str] = []
         for index in range(exchanges):
-            task = _TASKS[first if index < half else second]
-            request, reply, names = task[int(u() * len(task))]
-            fills: dict[str, object] = {}
-            n = 0
-            for name, pool in names:
-                if pool:
-                    fills[name] = pool[int(u() * len(pool))]
-                elif name == "n":
-                    fills[name] = n = 2 + int(u() * 479)
-                elif name == "n2":
-                    fills[name] = round(n * (0.4 + 1.4 * u()), 1)
-                elif name == "n3":
-                    fills[name] = 2 + int(u() * 8)
-                else:  # pct
-                    fills[name] = 1 + int(u() * 9)
-            user.append(request.format_map(fills))
-            bot.append(reply.format_map(fills))
+            request, reply = _task_exchange(u, _TASKS[first if index < half else second])
+            user.append(request)
+            bot.append(reply)
         kinds = ["task"] * exchanges
         labels: list[str | None] = [None] * exchanges
 
