@@ -181,29 +181,18 @@ class BackendWorker:
             waited = _ms_since(started)
             await self._restart()
             return self._fault(started, waited, "oversized reply from worker; worker restarted")
-        if not line:
+        if not line and request["op"] == "init":
             waited = _ms_since(started)
             code = await self._exit_code()
-            if request["op"] == "init":
-                await self._kill()
-                return self._fault(started, waited, f"worker exited during start (exit {code})")
-            await self._restart()
-            return self._fault(started, waited, f"worker crashed (exit {code}); worker restarted")
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            waited = _ms_since(started)
-            await self._restart()
-            return self._fault(started, waited, "garbled reply from worker; worker restarted")
-        elapsed = _ms_since(started)
+            await self._kill()
+            return self._fault(started, waited, f"worker exited during start (exit {code})")
+        result = await self._reply(started, line)
+        data = result.data
         if data.pop("same_context", False):
             data["context"] = self._last_context or ""
         elif isinstance(data.get("context"), str):
             self._last_context = data["context"]
-        error = None if data.get("ok") else str(data.get("error") or "unknown error")
-        return CallResult(error is None, float(data.get("ms") or 0.0), elapsed, data, error)
+        return result
 
     async def store_many(self, sessions: list[dict[str, Any]]) -> AsyncGenerator[CallResult, None]:
         """Store a run of sessions with one request; yield one result per session, in order.
@@ -276,7 +265,7 @@ class BackendWorker:
         return await process.stdout.readline()
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
-        """Turn one reply line of a store into a result; a dead or garbled worker restarts."""
+        """Turn one reply line into a result; a dead or garbled worker restarts."""
         if not line:
             waited = _ms_since(started)
             code = await self._exit_code()
