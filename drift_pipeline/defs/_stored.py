@@ -9,7 +9,8 @@ level, the backend's version and the faults (a backend that never started leaves
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,41 @@ from drift_pipeline.storage import (
 
 EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
 """The tables a cell's evaluation writes (its memory run writes the other two)."""
+
+_CellId = tuple[str, str, str, str]
+"""Storage root URL, scenario, horizon, arm key."""
+
+_evaluated: dict[_CellId, CellMetrics] | None = None
+
+
+@contextmanager
+def reuse_evaluations() -> Iterator[None]:
+    """Within this block, figures computed by :func:`evaluate_stored` are reused, not recomputed.
+
+    :func:`stored_result` and :func:`stored_cells` recompute a cell's metrics from its stored
+    answers (the bootstrap draws are not stored). For one in-process execution of a plan of
+    runs (``run_via_dagster``) that is work done twice: the plan's runs are the only writers of
+    its cells, and each cell is evaluated after everything it reads is final, so its stored
+    inputs cannot change between its evaluation and the reads that follow. The bootstrap is
+    deterministic, so a reused figure equals its recomputation. Outside such a block (runs
+    launched from the UI, sensors, schedules) nothing is kept and everything is recomputed.
+    """
+    global _evaluated
+    previous, _evaluated = _evaluated, {}
+    try:
+        yield
+    finally:
+        _evaluated = previous
+
+
+def _cell_id(root: StorageRoot, scenario: str, horizon: str, arm: str) -> _CellId:
+    return (root.url, scenario, horizon, arm)
+
+
+def _reused(root: StorageRoot | None, scenario: str, horizon: str, arm: str) -> CellMetrics | None:
+    if _evaluated is None or root is None:
+        return None
+    return _evaluated.get(_cell_id(root, scenario, horizon, arm))
 
 
 def _manifest_relative(scenario: str, horizon: str, arm: Arm) -> str:
@@ -129,7 +165,10 @@ def evaluate_stored(
     """
     run = load_cell_run(root, loaded.spec.id, horizon, arm)
     probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
-    return evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+    result = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+    if _evaluated is not None:
+        _evaluated[_cell_id(root, loaded.spec.id, horizon, arm.key)] = result.metrics
+    return result
 
 
 def stored_result(
@@ -137,25 +176,26 @@ def stored_result(
     loaded: LoadedScenario,
     horizon: str,
     arm: Arm,
-    amnesiac: pa.Table,
-    reference: ArmData | None,
+    amnesiac: Callable[[], pa.Table],
+    reference: Callable[[], ArmData] | None,
 ) -> CellResult:
     """A finished cell's figures, recomputed from its stored answers and costs.
 
     The stored answers are the judge's verdicts, so the cell is not judged again; only the
     metrics are recomputed, because their intervals need the bootstrap draws, which are not
     stored. The bootstrap is deterministic, so the figures equal what the evaluation wrote (and
-    what ``drift run`` returns). The row-level tables are not loaded: the result holds empty
-    ones, as a released :class:`CellResult` does.
+    what ``drift run`` returns); within :func:`reuse_evaluations` the evaluation's own figures
+    are taken. The result holds empty row-level tables, as a released :class:`CellResult` does.
 
     Args:
         root: Storage root.
         loaded: The scenario.
         horizon: The world's horizon.
         arm: The arm.
-        amnesiac: The amnesiac's answers on this world (:func:`amnesiac_answers`).
-        reference: The reference compressor's stored data (:func:`load_arm`), or ``None``
-            for the reference itself.
+        amnesiac: Gives the amnesiac's answers on this world (:func:`amnesiac_answers`);
+            called only when the metrics are recomputed.
+        reference: Gives the reference compressor's stored data (:func:`load_arm`), or
+            ``None`` for the reference itself; called only when the metrics are recomputed.
     """
     scenario = loaded.spec.id
     keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
@@ -167,7 +207,10 @@ def stored_result(
         )
     manifest: dict[str, Any] = json.loads(root.read_text(manifest_path))
     data = load_arm(root, scenario, horizon, arm)
-    metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
+    metrics = _reused(root, scenario, horizon, arm.key)
+    if metrics is None:
+        paired = reference() if reference is not None else data
+        metrics = compute_cell(data, amnesiac(), paired, horizon)
     run = CellRun(
         arm=arm,
         snapshots=data.snapshots.slice(0, 0),
@@ -215,12 +258,15 @@ def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, where: Mapping[str, 
     return data.cast(schema)
 
 
-def stored_cells(con: duckdb.DuckDBPyConnection) -> tuple[list[StoredCell], list[str]]:
+def stored_cells(
+    con: duckdb.DuckDBPyConnection, root: StorageRoot | None = None
+) -> tuple[list[StoredCell], list[str]]:
     """Every evaluated cell in the views of ``con``, with its metrics recomputed.
 
     The metrics need the bootstrap draws (to combine intervals across horizons and scenarios),
     which are not stored; they are recomputed from the stored answers and costs, paired with
-    the world's reference compressor exactly as in ``drift run``.
+    the world's reference compressor exactly as in ``drift run`` (or, within
+    :func:`reuse_evaluations`, taken from this process's evaluation of a cell of ``root``).
 
     Returns:
         The cells, and one line per cell that could not be used (and why).
@@ -248,7 +294,9 @@ def stored_cells(con: duckdb.DuckDBPyConnection) -> tuple[list[StoredCell], list
         if reference is None or data is None:
             skipped.append(f"{scenario}/{horizon} {arm_key}: no reference or no answers stored")
             continue
-        metrics = compute_cell(data, amnesiac, reference, horizon)
+        metrics = _reused(root, scenario, horizon, arm_key)
+        if metrics is None:
+            metrics = compute_cell(data, amnesiac, reference, horizon)
         errors = [
             str(e)
             for column in (data.snapshots.column("error"), data.retrievals.column("error"))

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 
+from drift_pipeline.evaluation import ArmData
 from drift_pipeline.memory import Arm, LoopConfig
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
@@ -32,7 +35,7 @@ from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world import check_supported
 
 from ._steps import execute, plan_cells
-from ._stored import stored_result
+from ._stored import reuse_evaluations, stored_result
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
 from .partitions import WorldKey, register_partitions
@@ -113,37 +116,37 @@ def run_via_dagster(
     run_arms = [REFERENCE_ARM, *(arm for arm in dict.fromkeys(arms) if arm != REFERENCE_ARM)]
     owns_instance = instance is None
     active = instance or dg.DagsterInstance.get()
-    try:
-        register_partitions(active, [world for _, world in worlds], run_arms)
-        recorded = active.get_materialized_partitions(dg.AssetKey("probes"))
-        regenerate = {
-            world
-            for loaded, world in worlds
-            if world.key not in recorded or not world_is_current(root, loaded, world.horizon)
-        }
-        steps = plan_cells(
-            [w for _, w in worlds], list(dict.fromkeys(arms)), regenerate.__contains__
-        )
-        execute(build_definitions(storage, catalog, memory_loop), active, steps, log)
-    finally:
-        if owns_instance:
-            active.dispose()
     cells: list[CellResult] = []
-    for loaded, world in worlds:
-        # Figures from the stored answers: the assets judged every cell already.
-        _, amnesiac = amnesiac_answers(root, world.scenario, world.horizon)
-        reference = load_arm(root, world.scenario, world.horizon, REFERENCE_ARM)
-        for arm in run_arms:
-            cell = stored_result(
-                root,
-                loaded,
-                world.horizon,
-                arm,
-                amnesiac,
-                None if arm == REFERENCE_ARM else reference,
+    # The runs execute in this process: the figures their assets computed are the ones returned.
+    with reuse_evaluations():
+        try:
+            register_partitions(active, [world for _, world in worlds], run_arms)
+            recorded = active.get_materialized_partitions(dg.AssetKey("probes"))
+            regenerate = {
+                world
+                for loaded, world in worlds
+                if world.key not in recorded or not world_is_current(root, loaded, world.horizon)
+            }
+            steps = plan_cells(
+                [w for _, w in worlds], list(dict.fromkeys(arms)), regenerate.__contains__
             )
-            cell.reported = arm in arms
-            cells.append(cell)
+            execute(build_definitions(storage, catalog, memory_loop), active, steps, log)
+        finally:
+            if owns_instance:
+                active.dispose()
+        for loaded, world in worlds:
+            amnesiac, reference = _amnesiac(root, world), _reference(root, world)
+            for arm in run_arms:
+                cell = stored_result(
+                    root,
+                    loaded,
+                    world.horizon,
+                    arm,
+                    amnesiac,
+                    None if arm == REFERENCE_ARM else reference,
+                )
+                cell.reported = arm in arms
+                cells.append(cell)
     options = RunOptions(
         arms=list(arms),
         horizons=tuple(horizons),
@@ -159,3 +162,13 @@ def run_via_dagster(
     return RunResult(
         cells=[c for c in cells if c.reported], generated_worlds=len(regenerate), manifest=manifest
     )
+
+
+def _amnesiac(root: StorageRoot, world: WorldKey) -> Callable[[], pa.Table]:
+    """The amnesiac's answers on ``world``, read when first asked for."""
+    return cache(lambda: amnesiac_answers(root, world.scenario, world.horizon)[1])
+
+
+def _reference(root: StorageRoot, world: WorldKey) -> Callable[[], ArmData]:
+    """The reference compressor's stored data on ``world``, read when first asked for."""
+    return cache(lambda: load_arm(root, world.scenario, world.horizon, REFERENCE_ARM))

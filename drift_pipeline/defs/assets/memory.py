@@ -5,6 +5,7 @@ and ``retrievals``, holds only what the backend kept and returned; every later a
 those, never a transcript (the ``gate_lineage`` check proves it on the asset graph).
 """
 
+import time
 from collections.abc import Callable, Iterator
 
 import dagster as dg
@@ -121,16 +122,23 @@ def memory_tables(
     )
 
 
+PROGRESS_EVERY_S = 5.0
+"""Seconds between a cell's progress lines in the run's log (the last line always comes)."""
+
+
 def _progress(
     context: dg.AssetExecutionContext, cell: CellKey, total: int
 ) -> Callable[[int], None]:
+    # Paced by time, not by a fraction of the sessions: every log line is an event the
+    # instance stores, so a short cell reports only its end and a long one reports regularly.
     done = [0]
-    step = max(1, total // 4)
+    last = [time.monotonic()]
 
     def hook(n: int) -> None:
-        before = done[0]
         done[0] += n
-        if done[0] // step != before // step or done[0] == total:
+        now = time.monotonic()
+        if done[0] == total or now - last[0] >= PROGRESS_EVERY_S:
+            last[0] = now
             context.log.info(f"{cell.key}: {done[0]}/{total} sessions stored")
 
     return hook

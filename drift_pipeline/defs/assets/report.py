@@ -47,7 +47,7 @@ _SPARK = "▁▂▃▄▅▆▇█"
 def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """Every arm's headline metrics with 95% intervals, over all stored scenarios and horizons."""
     with storage.connect() as con:
-        cells, skipped = stored_cells(con)
+        cells, skipped = stored_cells(con, storage.path())
     for line in skipped:
         context.log.warning(f"not on the leaderboard: {line}")
     rows = standings(cells)
