@@ -17,6 +17,7 @@ from drift_pipeline.storage import (
     LATENT_PROFILES,
     PROBES,
     TRANSCRIPTS,
+    WORLD_TABLES,
     TableDef,
 )
 from drift_pipeline.textmatch import PhraseIndex
@@ -199,9 +200,6 @@ def _canonical(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
-_WORLD_TABLES = (LATENT_PROFILES, EVENT_SCHEDULES, TRANSCRIPTS, GROUND_TRUTH, PROBES)
-
-
 def world_tables(
     spec: ScenarioSpec, horizon: HorizonName, replicates: list[WorldReplicate]
 ) -> dict[str, pa.Table]:
@@ -218,7 +216,7 @@ def concat_tables(parts: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
         table.name: pa.concat_tables([part[table.name] for part in parts]).combine_chunks()
         if parts
         else table.schema.empty_table()
-        for table in _WORLD_TABLES
+        for table in WORLD_TABLES
     }
 
 
