@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from drift_pipeline.bench import BUILT_INS
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import RunOptions, RunResult, run_benchmark
 from drift_pipeline.report import standings
@@ -34,14 +35,6 @@ checkpoints:
   - { every: 40, probe_types: [recall, action, revision] }
 """
 
-BUILT_INS = (
-    "amnesiac",
-    "full_context",
-    "reference_compressor",
-    "bm25",
-    "fact_store",
-    "temporal_graph",
-)
 UNBOUNDED = {"mvot", "tes", "mvot_skipped"}
 
 
