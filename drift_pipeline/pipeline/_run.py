@@ -330,6 +330,4 @@ def run_manifest(
 
 
 def _cpus() -> int:
-    import os
-
     return os.cpu_count() or 0
