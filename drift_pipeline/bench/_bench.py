@@ -145,7 +145,10 @@ def run_bench(
             log("peak_rss_mb: drift run, long horizon, full_context …")
             put("peak_rss_mb", measure.peak_rss_mb(ws))
         if "dagster_overhead_ratio" in chosen:
-            log("dagster_overhead_ratio: medium horizon, direct then --via dagster …")
+            log(
+                f"dagster_overhead_ratio: medium horizon, direct then --via dagster, "
+                f"{measure.DAGSTER_PAIRS} times …"
+            )
             put("dagster_overhead_ratio", measure.dagster_overhead_ratio(ws))
         if "suite_wall_s" in chosen:
             log("suite_wall_s: drift run scenarios/ …")

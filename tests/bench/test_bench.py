@@ -25,6 +25,7 @@ from drift_pipeline.bench import (
     run_bench,
     run_measured,
 )
+from drift_pipeline.bench import _measure as measure
 from drift_pipeline.cli import main
 from drift_pipeline.scenario import load_scenario
 
@@ -177,6 +178,22 @@ def test_run_bench_measures_only_what_it_is_asked(suite: Path, tmp_path: Path) -
     # The derived 30-session world went into the bench's folder, not the suite.
     assert sorted(p.name for p in suite.iterdir()) == ["ua-baseline-001.yaml"]
     assert (tmp_path / "work" / "scenarios" / "ua-baseline-001-long30.yaml").is_file()
+
+
+@pytest.mark.slow
+def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(
+    suite: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "work").mkdir()
+    workspace = BenchWorkspace(suite, folder=tmp_path / "work")
+    ratio = measure.dagster_overhead_ratio(workspace, pairs=1)
+    assert math.isfinite(ratio) and ratio > 0
+    home = tmp_path / "work" / "dagster-home-0"
+    assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
+    # The instance lives where that file puts it, relative to the home as working directory.
+    runs = home / ".dagster_home" / "storage" / "history" / "runs"
+    assert (runs / "index.db").is_file() and len(list(runs.glob("*.db"))) > 1
+    assert "1 worlds generated" in (tmp_path / "work" / "via-dagster-0.log").read_text()
 
 
 def test_cli_bench_writes_json_and_exits_zero(suite: Path, tmp_path: Path) -> None:
