@@ -6,7 +6,8 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -81,13 +82,33 @@ class StagedWrite:
 
     def put(self, table: TableDef, keys: Mapping[str, str], data: pa.Table) -> Location:
         """Stage one partition file; returns its final location (a Path under a local root)."""
-        if data.schema != table.schema:
-            data = data.cast(table.schema)
-        relative = partition_file(table, keys)
-        staged = self._next_file()
-        write_table(staged, data)
-        self._files.append((staged, relative))
-        return self.storage.location(relative)
+        return self.put_many([(table, keys, data)])[0]
+
+    def put_many(
+        self, items: Sequence[tuple[TableDef, Mapping[str, str], pa.Table]]
+    ) -> list[Location]:
+        """Stage several partition files at once; returns their final locations, in order.
+
+        The files are encoded side by side in threads (Parquet encoding and compression run
+        outside the GIL), so a world's five tables cost about as long as its transcripts alone.
+        The bytes of each file are the same as :meth:`put` writes.
+        """
+        cast = [
+            (table, keys, data if data.schema == table.schema else data.cast(table.schema))
+            for table, keys, data in items
+        ]
+        # Names and final paths are assigned here, in order, so nothing depends on the threads.
+        files = []
+        for table, keys, _ in cast:
+            files.append((self._next_file(), partition_file(table, keys)))
+            self._files.append(files[-1])
+        jobs = [(staged, data) for (staged, _), (_, _, data) in zip(files, cast, strict=True)]
+        if len(jobs) == 1:
+            write_table(*jobs[0])
+        else:
+            with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+                list(pool.map(lambda job: write_table(*job), jobs))
+        return [self.storage.location(relative) for _, relative in files]
 
     def _next_file(self) -> Path:
         # Staged files sit flat in the staging folder (their final path is kept beside them):

@@ -140,7 +140,7 @@ def generate_horizon(
                 progress(sessions)
     tables = concat_tables(parts)
     keys = {"scenario": spec.id, "horizon": horizon}
-    files = [writer.put(table, keys, tables[table.name]) for table in WORLD_TABLES]
+    files = writer.put_many([(table, keys, tables[table.name]) for table in WORLD_TABLES])
     if writes_fallbacks(synthesizer):
         fallbacks = pa.concat_tables(
             [part[SYNTHESIS_FALLBACKS.name] for part in parts]

@@ -112,3 +112,29 @@ def test_nulls_in_a_required_column_are_refused(tmp_path: Path):
     with pytest.raises((ValueError, pa.ArrowInvalid)), staged(tmp_path) as writer:
         writer.put(LATENT_PROFILES, KEYS, data)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_put_many_writes_what_put_writes_in_order(tmp_path: Path):
+    items = [
+        (LATENT_PROFILES, {"scenario": "demo-1", "horizon": horizon}, _profiles(rows=rows))
+        for horizon, rows in (("short", 2), ("medium", 5), ("long", 3))
+    ]
+    with staged(tmp_path / "one") as writer:
+        one = [writer.put(*item) for item in items]
+    with staged(tmp_path / "many") as writer:
+        many = writer.put_many(items)
+    assert [p.relative_to(tmp_path / "many") for p in many] == [
+        p.relative_to(tmp_path / "one") for p in one
+    ]
+    assert [p.read_bytes() for p in many] == [p.read_bytes() for p in one]
+
+
+def test_a_failed_file_in_put_many_discards_every_file(tmp_path: Path):
+    bad = _profiles().set_column(5, "name", pa.array(["Ada", None]))
+    items = [
+        (LATENT_PROFILES, KEYS, _profiles()),
+        (LATENT_PROFILES, {**KEYS, "horizon": "long"}, bad),
+    ]
+    with pytest.raises((ValueError, pa.ArrowInvalid)), staged(tmp_path) as writer:
+        writer.put_many(items)
+    assert list(tmp_path.iterdir()) == []
