@@ -9,6 +9,7 @@ from drift_pipeline.scenario import HorizonName, LoadedScenario
 from drift_pipeline.storage import WORLD_TABLES, RootLike, StorageRoot, staged
 from drift_pipeline.world import (
     WorldSummary,
+    close_workers,
     generate_horizon,
     world_manifest,
     world_manifest_path,
@@ -63,7 +64,12 @@ def ensure_worlds(
                 missing.append((loaded, name))
     generated: list[WorldSummary] = []
     if missing:
-        with staged(root) as writer:
-            for loaded, name in missing:
-                generated.append(generate_horizon(loaded, name, writer, synthesizer))
+        try:
+            with staged(root) as writer:
+                for loaded, name in missing:
+                    generated.append(generate_horizon(loaded, name, writer, synthesizer))
+        finally:
+            # The kept generation workers served every world above; the run's cells come next
+            # and have no use for them (nor for their memory).
+            close_workers()
     return worlds, generated

@@ -11,6 +11,7 @@ from ._generate import (
     world_tables,
 )
 from ._model import EntityState, Event, Fact, Probe, ProbeOption, SessionPlan, Turn
+from ._pool import close_workers
 from ._rng import derive_seed, rng_for
 from ._write import (
     PARALLEL_MIN_SESSIONS,
@@ -38,6 +39,7 @@ __all__ = [
     "WorldSummary",
     "audit_probes",
     "check_supported",
+    "close_workers",
     "default_workers",
     "derive_seed",
     "generate_horizon",

@@ -13,12 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import version as package_version
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from drift_pipeline.entities import entity_types
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
 from drift_pipeline.storage import (
     SYNTHESIS_FALLBACKS,
@@ -31,6 +30,7 @@ from drift_pipeline.storage import (
 
 from ._fallbacks import fallback_table, writes_fallbacks
 from ._generate import check_supported, concat_tables, generate_replicate, replicate_tables
+from ._pool import worker_pool
 from .synthesis import Synthesizer, TemplateSynthesizer
 
 ProgressHook = Callable[[int], None]
@@ -121,8 +121,9 @@ def generate_horizon(
     """Generate every replicate of one horizon and stage its five tables and manifest.
 
     ``workers`` is how many processes, this one included, generate replicates side by side
-    (None: :func:`default_workers`); the tables are byte-identical whatever the number. Workers
-    are forked and are sent the scenario and the synthesizer, which must pickle.
+    (None: :func:`default_workers`); the tables are byte-identical whatever the number. The
+    other workers are forked once and kept (see ``_pool``; :func:`close_workers` stops them);
+    each request sends them the scenario and the synthesizer, which must pickle.
     """
     spec = loaded.spec
     synthesizer = synthesizer or TemplateSynthesizer()
@@ -196,75 +197,37 @@ def _replicate_parts(
         for replicate in replicates:
             yield _replicate_part(loaded, horizon, replicate, synthesizer)
         return
-    # Worker k takes replicates k, k + workers, …; this process is worker 0. Workers are forked
-    # (they start with this process's imports, caches and arguments, nothing is re-imported or
-    # sent) and each sends its tables back once, over its own pipe, when all are done: no
-    # helper threads here, which would have to win the GIL from the generation to pass work on.
-    context = multiprocessing.get_context("fork")
-    children: list[tuple[BaseProcess, Connection]] = []
-    finished = False
-    try:
-        for k in range(1, workers):
-            receive, send = context.Pipe(duplex=False)
-            process = context.Process(
-                target=_worker,
-                args=(send, loaded, horizon, replicates[k::workers], synthesizer),
-                name=f"drift-world-{k}",
-            )
-            process.start()
-            send.close()
-            children.append((process, receive))
+    # Worker k takes replicates k, k + workers, …; this process is worker 0. The others are kept
+    # forked processes (see _pool): each is sent its share and sends its tables back once, when
+    # all are done; no helper threads here, which would have to win the GIL from the generation.
+    with _WORKERS.lease(workers - 1) as helpers:
+        for k, helper in enumerate(helpers, 1):
+            helper.request((loaded, horizon, synthesizer), replicates[k::workers])
         parts = {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates[::workers]}
-        for child, receive in children:
-            parts.update(_receive(child, receive))
-        finished = True
-    finally:
-        for child, receive in children:
-            receive.close()
-            # A worker that sent its tables is exiting; waiting for its teardown would only add
-            # to the caller's time (multiprocessing reaps it). A failed run stops the others.
-            if not finished and child.is_alive():
-                child.terminate()
+        for helper in helpers:
+            parts.update(helper.reply())
     for replicate in replicates:
         yield parts.pop(replicate)
 
 
-def _worker(
-    send: Connection,
-    loaded: LoadedScenario,
-    horizon: HorizonName,
-    replicates: Sequence[int],
-    synthesizer: Synthesizer,
-) -> None:
-    """A forked worker: generate some replicates and send their tables (or the error) back."""
-    try:
-        result: tuple[str, object] = (
-            "parts",
-            {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates},
-        )
-    except Exception as error:
-        result = ("error", error)
-    try:
-        send.send(result)
-    except Exception as error:  # an error that does not pickle: send its text
-        send.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
-    finally:
-        send.close()
+def _generate_parts(
+    payload: tuple[LoadedScenario, HorizonName, Synthesizer], replicates: Sequence[int]
+) -> dict[int, dict[str, pa.Table]]:
+    """A kept worker's share: the tables of ``replicates``.
+
+    ``_replicate_part`` is looked up when called, so a replacement (a test's) reaches workers
+    forked after it.
+    """
+    loaded, horizon, synthesizer = payload
+    return {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates}
 
 
-def _receive(child: BaseProcess, receive: Connection) -> dict[int, dict[str, pa.Table]]:
-    try:
-        kind, payload = receive.recv()
-    except EOFError:
-        child.join()
-        raise RuntimeError(
-            f"world generation worker {child.name} died (exit code {child.exitcode})"
-        ) from None
-    if kind == "error":
-        assert isinstance(payload, BaseException)
-        raise payload
-    assert isinstance(payload, dict)
-    return payload
+def _entity_types() -> tuple[str, ...]:
+    # A kept worker knows the entity types registered when it was forked; more mean new workers.
+    return tuple(definition.name for definition in entity_types())
+
+
+_WORKERS = worker_pool(_generate_parts, "drift-world", _entity_types)
 
 
 def _summary(

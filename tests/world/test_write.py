@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -26,6 +27,7 @@ import drift_pipeline.world._write as write_module
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.storage import PART_FILE, WORLD_TABLES
 from drift_pipeline.world import AuditError, world_manifest_path
+from drift_pipeline.world._pool import close_workers
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
 
@@ -57,8 +59,16 @@ def test_parallel_generation_writes_the_same_bytes(tmp_path: Path, scenario_file
     assert trees[0] == trees[1] == trees[2]
 
 
+@pytest.fixture
+def fresh_workers() -> Iterator[None]:
+    """Kept generation workers forked during this test only (they see its monkeypatches)."""
+    close_workers()
+    yield
+    close_workers()
+
+
 def test_a_replicate_failing_in_a_worker_fails_the_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_workers: None
 ):
     real = write_module.generate_replicate
 
@@ -67,7 +77,7 @@ def test_a_replicate_failing_in_a_worker_fails_the_run(
             raise AuditError("simulated audit failure in replicate 1")
         return real(spec, name, replicate, synthesizer)
 
-    monkeypatch.setattr(write_module, "generate_replicate", flaky)  # forked workers see it
+    monkeypatch.setattr(write_module, "generate_replicate", flaky)  # workers forked now see it
     scenario = write_scenario(tmp_path / "scenarios", COMMUTER)
     out = tmp_path / "out"
     with pytest.raises(AuditError, match="replicate 1"):
@@ -77,7 +87,9 @@ def test_a_replicate_failing_in_a_worker_fails_the_run(
         write_module.generate_worlds([load_scenario(scenario)], out, workers=0)
 
 
-def test_a_worker_that_dies_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_worker_that_dies_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_workers: None
+):
     real = write_module._replicate_part
 
     def dying(loaded, horizon, replicate, synthesizer):  # type: ignore[no-untyped-def]
