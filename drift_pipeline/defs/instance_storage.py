@@ -62,18 +62,6 @@ SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 """SQLite's ``synchronous`` settings; Dagster leaves SQLite's default, FULL."""
 
 
-def _config_type() -> UserConfigSchema:
-    return {
-        "base_dir": StringSource,
-        "synchronous": Field(
-            str,
-            is_required=False,
-            default_value="FULL",
-            description="SQLite's synchronous pragma: " + ", ".join(SYNCHRONOUS_LEVELS),
-        ),
-    }
-
-
 def _synchronous(level: str) -> str:
     """``level`` upper-cased, if it is one of SQLite's; otherwise a one-line error."""
     upper = level.upper()
@@ -154,7 +142,24 @@ class _Engines:
                 engine.dispose()
 
 
-class PooledSqliteEventLogStorage(SqliteEventLogStorage):
+class _SynchronousOption:
+    """The ``dagster.yaml`` schema of both storages: Dagster's ``base_dir``, and ``synchronous``."""
+
+    @classmethod
+    def config_type(cls) -> UserConfigSchema:
+        """``base_dir`` as Dagster's, and an optional ``synchronous`` level."""
+        return {
+            "base_dir": StringSource,
+            "synchronous": Field(
+                str,
+                is_required=False,
+                default_value="FULL",
+                description="SQLite's synchronous pragma: " + ", ".join(SYNCHRONOUS_LEVELS),
+            ),
+        }
+
+
+class PooledSqliteEventLogStorage(_SynchronousOption, SqliteEventLogStorage):
     """Dagster's :class:`SqliteEventLogStorage` with open connections to recently used shards.
 
     Configured in ``dagster.yaml`` like Dagster's own::
@@ -181,11 +186,6 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         self._engines = _Engines(OPEN_SHARDS, timeout, synchronous)
         self._tables: set[str] = set()
         super().__init__(base_dir, inst_data)
-
-    @classmethod
-    def config_type(cls) -> UserConfigSchema:
-        """``base_dir`` as Dagster's, and an optional ``synchronous`` level."""
-        return _config_type()
 
     @classmethod
     def from_config_value(  # type: ignore[override]
@@ -254,7 +254,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         super().dispose()
 
 
-class PooledSqliteRunStorage(SqliteRunStorage):
+class PooledSqliteRunStorage(_SynchronousOption, SqliteRunStorage):
     """Dagster's :class:`SqliteRunStorage` keeping its connection to ``runs.db`` open.
 
     Configured in ``dagster.yaml`` like Dagster's own::
@@ -280,11 +280,6 @@ class PooledSqliteRunStorage(SqliteRunStorage):
         super().__init__(conn_string, inst_data)
 
     @classmethod
-    def config_type(cls) -> UserConfigSchema:
-        """``base_dir`` as Dagster's, and an optional ``synchronous`` level."""
-        return _config_type()
-
-    @classmethod
     def from_config_value(  # type: ignore[override]
         cls, inst_data: ConfigurableClassData | None, config_value: dict[str, str]
     ) -> PooledSqliteRunStorage:
@@ -292,7 +287,9 @@ class PooledSqliteRunStorage(SqliteRunStorage):
         config = dict(config_value)
         synchronous = config.pop("synchronous", "FULL")
         storage = cls.from_local(inst_data=inst_data, **config)
-        storage._engines = _Engines(None, {}, synchronous)  # from_local takes no options
+        # from_local takes no options (and may already have connected to build a new runs.db).
+        default, storage._engines = storage._engines, _Engines(None, {}, synchronous)
+        default.close()
         return storage
 
     @contextlib.contextmanager
