@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import select
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import pyarrow as pa
 import pytest
 from helpers import COMMUTER, tree_bytes, write_scenario
 
+import drift_pipeline.pipeline._worlds as worlds_module
 import drift_pipeline.world._write as write_module
+from drift_pipeline.pipeline._worlds import ensure_worlds
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.world._pool import WorkerDied, WorkerPool, close_workers
 
@@ -149,3 +153,44 @@ def test_generation_reuses_its_workers_with_identical_output(tmp_path: Path) -> 
     assert trees[0] == trees[1] == tree_bytes(tmp_path / "serial")
     close_workers()
     assert write_module._WORKERS.pids() == [] and not _alive(pids[0])
+
+
+def test_workers_are_stopped_when_their_process_exits(tmp_path: Path) -> None:
+    scenario = write_scenario(tmp_path / "scenarios", COMMUTER)
+    script = (
+        "import sys\n"
+        "import drift_pipeline.world._write as w\n"
+        "from drift_pipeline.scenario import load_scenario\n"
+        "w.generate_worlds([load_scenario(sys.argv[1])], sys.argv[2], workers=2)\n"
+        "print(*w._WORKERS.pids())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(scenario), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    (pid,) = map(int, done.stdout.split())
+    assert not _alive(pid)  # reaped by the exiting process, not left running or as a zombie
+
+
+def test_ensure_worlds_stops_the_workers_once_the_worlds_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    close_workers()
+    monkeypatch.setattr(write_module, "PARALLEL_MIN_SESSIONS", 1)  # parallel even when tiny
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    running: list[int] = []
+    real_close = worlds_module.close_workers
+
+    def close() -> None:
+        running.extend(write_module._WORKERS.pids())
+        real_close()
+
+    monkeypatch.setattr(worlds_module, "close_workers", close)
+    loaded = load_scenario(write_scenario(tmp_path / "scenarios", COMMUTER))
+    worlds, generated = ensure_worlds(tmp_path / "out", [loaded], ())
+    assert len(generated) == len(worlds) > 0
+    assert len(running) == 1  # a kept worker generated the worlds…
+    assert write_module._WORKERS.pids() == [] and not _alive(running[0])  # …and is gone
