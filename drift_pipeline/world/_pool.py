@@ -40,6 +40,10 @@ Job = Callable[[Any, Sequence[int]], Parts]
 """What a worker runs for a request: (arguments, replicate numbers) → their tables."""
 
 
+UNKNOWN_EXIT = -255
+"""Exit code recorded for a worker that something else in this process reaped first."""
+
+
 class WorkerDied(RuntimeError):
     """A worker exited without replying (killed by the system, or a crash)."""
 
@@ -102,7 +106,11 @@ class _Worker:
             # Idle or busy with a request nobody will read: nothing to flush, nothing to save.
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped elsewhere (a wait-for-any child watcher)
+            self.exit_code = UNKNOWN_EXIT
+            return
         self.exit_code = os.waitstatus_to_exitcode(status)
 
 
