@@ -101,10 +101,10 @@ def default_workers(replicates: int, sessions: int, synthesizer: Synthesizer | N
         return 1
     if replicates * sessions < PARALLEL_MIN_SESSIONS:
         return 1
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1  # spawning would re-import the package in every worker: slower than serial
+    if not hasattr(os, "fork"):
+        return 1  # workers are os.fork children; spawning would re-import everything: slower
     if multiprocessing.current_process().daemon:
-        return 1  # a daemonic process (a multiprocessing.Pool worker) may not start children
+        return 1  # a `drift run --jobs` worker: the other worlds' processes use the other CPUs
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(cpus or 1, replicates))
 
@@ -163,8 +163,9 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
     Generation allocates millions of small, short-lived, acyclic objects (turns, strings,
     tuples), which reference counting frees; the cyclic collector only rescans the growing heap
-    (a third of a cold long-horizon generation here). Forked workers inherit the pause. Whatever
-    cycles do form are collected once the collector runs again after the horizon.
+    (a third of a cold long-horizon generation here). Kept workers pause it the same way for
+    each request (``_pool._serve``). Whatever cycles do form are collected once the collector
+    runs again after the horizon.
     """
     enabled = gc.isenabled()
     gc.disable()
