@@ -78,6 +78,7 @@ def get_probe_family(name: str) -> ProbeFamily:
 
     Raises:
         KeyError: With the registered names, if ``name`` is not registered.
+        ImportError: Naming the family, if its module cannot be imported.
         TypeError: If its target is not a :class:`ProbeFamily` of that name.
     """
     _discover()
@@ -86,16 +87,22 @@ def get_probe_family(name: str) -> ProbeFamily:
         known = ", ".join(_TARGETS)
         raise KeyError(f"unknown probe family {name!r}; registered: {known}")
     family = _LOADED.get(target)
-    if family is not None:
-        return family
-    module, _, attribute = target.partition(":")
-    loaded = getattr(importlib.import_module(module), attribute, None)
-    if not isinstance(loaded, ProbeFamily) or loaded.name != name:
+    if family is None:
+        module, _, attribute = target.partition(":")
+        try:
+            imported = importlib.import_module(module)
+        except ImportError as error:
+            raise ImportError(f"probe family {name!r}: cannot import {module} ({error})") from error
+        loaded = getattr(imported, attribute, None)
+        if not isinstance(loaded, ProbeFamily):
+            raise TypeError(f"probe family {name!r}: {target} is not a ProbeFamily: {loaded!r}")
+        family = _LOADED[target] = loaded
+    if family.name != name:
         raise TypeError(
-            f"probe family {name!r}: {target} is not a ProbeFamily named {name!r}, got {loaded!r}"
+            f"probe family {name!r}: {target} is not a ProbeFamily named {name!r} "
+            f"(it is named {family.name!r})"
         )
-    _LOADED[target] = loaded
-    return loaded
+    return family
 
 
 def probe_families() -> tuple[ProbeFamily, ...]:
