@@ -131,7 +131,7 @@ class LLMEvaluator:
         replies = self.reader.read_many(
             [(row, contexts.get(key, "")) for row, key in zip(rows, keys, strict=True)]
         )
-        no_memory = _amnesiac_actions(amnesiac)
+        no_memory = _compared_amnesiac_answers(amnesiac)
         compares = isinstance(self.judge, LLMJudge)
         items: list[JudgeItem] = []
         waiting: list[int] = []
@@ -184,7 +184,7 @@ class LLMEvaluator:
         return columns
 
 
-def _amnesiac_actions(amnesiac: pa.Table | None) -> dict[ProbeKey, str]:
+def _compared_amnesiac_answers(amnesiac: pa.Table | None) -> dict[ProbeKey, str]:
     """The amnesiac's answers that answers are judged against, by (replicate, probe_id).
 
     Only probes of a family that ``compares_with_amnesiac``; failed calls are left out.
