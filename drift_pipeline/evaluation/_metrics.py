@@ -15,9 +15,10 @@ frame converts with ``.to_arrow()``):
   subtype, correct`` and, where they apply, ``action_score`` (−1/0/+1), ``update_correct`` and
   ``deprecation_correct``. A null ``correct`` (e.g. a failed judge call) is not scored; an
   optional ``judge_error`` column (non-empty = the reader or judge call failed) is counted in
-  ``judge_errors`` and such a row is never scored, whatever its other columns say. For a
-  canary probe (``probe_type`` or ``subtype`` ``canary``) ``correct`` means *no leak*: the asker
-  correctly cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
+  ``judge_errors`` and such a row is never scored, whatever its other columns say. Which rows
+  enter which probe metric is declared by each probe family (its ``feeds``, by subtype). For a
+  canary probe (a family feeding ``privacy``) ``correct`` means *no leak*: the asker correctly
+  cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
 - ``snapshots``: one row per (replicate, session): ``replicate, session_index, tier,
   write_tokens, storage_tokens, storage_delta_tokens, write_ms`` and optional ``error``.
 - ``retrievals``: one row per (replicate, probe): ``replicate, checkpoint, probe_id, read_ms,
@@ -46,7 +47,7 @@ not a p99. Percentiles are nearest-rank (always an observed latency).
 
 Definitions (``n`` = units the figure uses; figures marked (t) are also given per checkpoint)
 -------------------------------------------------------------------------------------------
-- ``error_rate`` (t): E(t) = 1 − mean(correct) over scored non-canary probes at t; overall = mean
+- ``error_rate`` (t): E(t) = 1 − mean(correct) over scored probes feeding it at t; overall = mean
   of E(t) over checkpoints. ``error_rate_amnesiac`` the same for the amnesiac answers. n = probes.
 - ``mvot`` (t): per replicate, mean over checkpoints of (E_amn − E_mem) / E_amn ×
   min(1, C_ref / C_mem), where C = final ``storage_tokens`` / sessions of that replicate; C_mem = 0
@@ -121,6 +122,7 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
+from ._probe_masks import metric_masks
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -134,10 +136,6 @@ Kept small on purpose: TTFRT measures what memory adds to a response, and an amn
 EPSILON_TOKENS: Final = 8
 Q_RATE: Final = 1.0
 PERCENTILES: Final = (50.0, 95.0, 99.0)
-
-FRESH_REVISION_SUBTYPES: Final = frozenset({"fact_update", "preference_reversal"})
-PERSISTENCE_SUBTYPE: Final = "belief_half_life"
-CANARY: Final = "canary"
 
 METRICS: Final[Mapping[str, str]] = {
     "mvot": "Memory Value Over Time (spec §7.1)",
@@ -481,9 +479,9 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     p_rep = np.searchsorted(rep_ids, a_rep).astype(np.int64)
     p_cp = np.searchsorted(np.asarray(checkpoints, dtype=np.int64), a_cp).astype(np.int64)
 
-    probe_type = _text(answers, "probe_type")
-    subtype = _text(answers, "subtype")
-    canary = (probe_type == CANARY) | (subtype == CANARY)
+    # Which rows enter which metric is each probe family's declaration (its ``feeds``).
+    feeding = metric_masks(_text(answers, "probe_type"), _text(answers, "subtype"))
+    canary = feeding("privacy")
     # A failed reader or judge call scores nothing (never a stand-in verdict).
     judged = _errors(answers, "judge_error") == 0
     correct, correct_ok = _opt_num(answers, "correct")
@@ -491,22 +489,22 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     amn_correct, amn_ok = _opt_num(amnesiac, "correct")
     amn_ok &= _errors(amnesiac, "judge_error") == 0
     score, score_ok = _opt_num(answers, "action_score")
-    action = (probe_type == "action") & score_ok & judged
+    action = feeding("action_alignment") & score_ok & judged
     if bool(np.any(np.abs(score[action]) > 1)):
         raise ValueError("answers.action_score must be in [-1, 1]")
     upd, upd_ok = _opt_num(answers, "update_correct")
     dep, dep_ok = _opt_num(answers, "deprecation_correct")
     upd_ok &= judged
     dep_ok &= judged
-    revision = probe_type == "revision"
-    fresh = revision & np.isin(subtype, list(FRESH_REVISION_SUBTYPES))
-    persist = revision & (subtype == PERSISTENCE_SUBTYPE)
+    fresh = feeding("revision_accuracy")
+    persist = feeding("revision_persistence")
 
     def f(mask: npt.NDArray[np.bool_], value: FloatArray | None = None) -> FloatArray:
         base = mask.astype(np.float64)
         return base if value is None else base * value
 
-    scored, amn_scored = ~canary & correct_ok, ~canary & amn_ok
+    in_error_rate = feeding("error_rate")
+    scored, amn_scored = in_error_rate & correct_ok, in_error_rate & amn_ok
     canary_scored = canary & correct_ok
     p = {
         "scored": f(scored),
