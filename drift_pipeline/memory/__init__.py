@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
+from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Arm",
+    "BackendInstance",
     "BackendWorker",
     "CallResult",
     "CellRun",
@@ -40,5 +42,6 @@ __all__ = [
     "MemoryBackend",
     "Message",
     "TokenCounts",
+    "pack_backend",
     "run_cell",
 ]
