@@ -3,7 +3,8 @@
 Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
 system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :class:`Arm` (what
 is being compared), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
-measured of itself).
+measured of itself); :func:`pack_backend` readies a backend object for its workers
+(:class:`BackendInstance`).
 """
 
 from typing import TYPE_CHECKING, Any

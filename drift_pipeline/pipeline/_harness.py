@@ -140,6 +140,11 @@ class DriftHarness:
         progress: Progress bars: called with a label and a session total per cell, returns a
             callback taking the sessions done since its last call; ``None``: no progress.
 
+    Attributes:
+        scenarios: The loaded scenarios, in order.
+        options: The run's options, as ``drift run`` would build them.
+        progress: The progress factory given, if any.
+
     Raises:
         ValueError: One line naming the bad argument (a ``ScenarioError``, one line per
             problem, for invalid scenario files).

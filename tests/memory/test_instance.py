@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from drift_pipeline.memory import BackendWorker, Message, TokenCounts, pack_backend
+from drift_pipeline.memory import BackendWorker, MemoryBackend, Message, TokenCounts, pack_backend
 from drift_pipeline.memory._instance import INSTANCE_OPTION, instance_name, unpack_backend
 
 SESSION = [
@@ -135,3 +135,32 @@ def test_modules_outside_the_environment_travel_by_value(tmp_path: Path):
     # By reference this would need `import private_memory`, which no longer resolves.
     rebuilt = unpack_backend(packed.worker_options()[INSTANCE_OPTION], "private")
     assert asyncio.run(rebuilt.retrieve("s", "e", "q")) == "private"
+
+
+def test_a_subclass_of_the_protocol_as_spec_shows_it_runs_in_the_worker():
+    class SpecStyle(MemoryBackend):
+        async def store(self, session_id: str, messages: list[Message]) -> None:
+            self.last = session_id
+
+        async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+            return f"after {self.last}"
+
+        def token_counts(self) -> TokenCounts:
+            return TokenCounts(read=1)
+
+        def snapshot(self) -> str:
+            return self.last
+
+    packed = pack_backend(SpecStyle())
+    assert packed.name == "specstyle"
+
+    async def body(worker: BackendWorker) -> str:
+        await worker.call({"op": "store", "session_id": "s7", "messages": SESSION})
+        answer = await worker.call(
+            {"op": "retrieve", "session_id": "s7", "entity_id": "principal", "query": "?"}
+        )
+        return str(answer.data["context"])
+
+    started, answer = _in_worker(packed.worker_options(), body)
+    assert started.ok, started.error
+    assert answer == "after s7"
