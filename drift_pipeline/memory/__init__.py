@@ -3,13 +3,15 @@
 Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
 system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :class:`Arm` (what
 is being compared), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
-measured of itself).
+measured of itself); :func:`pack_backend` readies a backend object for its workers
+(:class:`BackendInstance`).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
+from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Arm",
+    "BackendInstance",
     "BackendWorker",
     "CallResult",
     "CellRun",
@@ -40,5 +43,6 @@ __all__ = [
     "MemoryBackend",
     "Message",
     "TokenCounts",
+    "pack_backend",
     "run_cell",
 ]

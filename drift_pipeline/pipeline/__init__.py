@@ -9,6 +9,7 @@ from ._evaluators import (
     build_evaluator,
     llm_cache_location,
 )
+from ._harness import DriftHarness, DriftReport
 from ._run import (
     REFERENCE_ARM,
     RunOptions,
@@ -28,6 +29,8 @@ __all__ = [
     "REFERENCE_ARM",
     "TEXT_COLUMNS",
     "CellResult",
+    "DriftHarness",
+    "DriftReport",
     "EvaluationOptions",
     "RunOptions",
     "RunResult",

@@ -19,7 +19,7 @@ from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
 from drift_pipeline.llm import API_KEY_ENV, BASE_URL_ENV, MODEL_ENV
-from drift_pipeline.memory import Arm, LoopConfig, run_cell
+from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world.synthesis import Synthesizer
@@ -55,6 +55,8 @@ class RunOptions:
         synthesizer: Writes missing worlds (``--synthesizer``; ``None``: the template one).
         jobs: Worlds run at once, each in its own process (1: all in this process). Latency
             figures are then measured under that many worlds' load.
+        backend_instances: Backends given as objects, packed, by arm backend name; their
+            workers rebuild them instead of constructing a backend from ``backend_options``.
     """
 
     arms: list[Arm]
@@ -65,6 +67,7 @@ class RunOptions:
     evaluation: EvaluationOptions = field(default_factory=EvaluationOptions)
     synthesizer: Synthesizer | None = None
     jobs: int = 1
+    backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
 
 
 @dataclass
@@ -249,7 +252,12 @@ def run_world(
             if progress
             else None
         )
-        arm_options = backend_options_for(arm, loaded, options.backend_options)
+        instance = options.backend_instances.get(arm.backend)
+        arm_options = (
+            instance.worker_options()
+            if instance is not None
+            else backend_options_for(arm, loaded, options.backend_options)
+        )
         run = run_cell(
             root,
             spec.id,
