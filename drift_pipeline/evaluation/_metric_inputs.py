@@ -105,8 +105,15 @@ class ComputedRate:
     denominator: FloatArray
 
 
+def _target(spec: MetricSpec) -> str:
+    if spec.compute is None or isinstance(spec.compute, str):
+        return str(spec.compute)
+    module = getattr(spec.compute, "__module__", "?")
+    return f"{module}:{getattr(spec.compute, '__qualname__', type(spec.compute).__name__)}"
+
+
 def _checked(spec: MetricSpec, rate: object, rows: dict[str, int]) -> ComputedRate:
-    where = f"metric {spec.name!r} ({spec.compute!r})"
+    where = f"metric {spec.name!r} ({_target(spec)})"
     if not isinstance(rate, UnitRate):
         raise TypeError(f"{where} returned a {type(rate).__name__}, not a UnitRate")
     if rate.unit not in _UNITS:
@@ -117,10 +124,8 @@ def _checked(spec: MetricSpec, rate: object, rows: dict[str, int]) -> ComputedRa
         np.ones(n, dtype=bool) if rate.counted is None else np.asarray(rate.counted, dtype=bool)
     )
     if values.shape != (n,) or counted.shape != (n,):
-        raise ValueError(
-            f"{where} returned {values.size} values and {counted.size} flags "
-            f"for {n} {rate.unit} rows"
-        )
+        flags = "" if rate.counted is None else f" and {counted.size} counted flags"
+        raise ValueError(f"{where} returned {values.size} values{flags} for {n} {rate.unit} rows")
     if not np.isfinite(values[counted]).all():
         raise ValueError(f"{where} returned a non-finite value for a counted row")
     return ComputedRate(
