@@ -41,17 +41,30 @@ def registered(*specs: MetricSpec) -> Iterator[None]:
                 unregister_metric(spec.name)
 
 
+def example_spec(name: str) -> MetricSpec:
+    """A metric of the example package (``RECALL_ACCURACY`` or ``EMPTY_READS``).
+
+    Needs the package importable (:func:`example_importable`).
+    """
+    spec = getattr(importlib.import_module(EXAMPLE_MODULE), name)
+    assert isinstance(spec, MetricSpec)
+    return spec
+
+
 def example_importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put the example package's module on ``sys.path`` (as a checkout of it would be)."""
     monkeypatch.syspath_prepend(str(EXAMPLE_PACKAGE))
 
 
-def install_example(site: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Lay the example package out in ``site`` as an installer does, and make ``site`` a site dir.
+def install_example(
+    site: Path, monkeypatch: pytest.MonkeyPatch, *, on_path: bool = True
+) -> list[str]:
+    """Lay the example package out in ``site`` as an installer does in site-packages.
 
     The module goes next to a ``.dist-info`` holding the entry points of the package's
     ``pyproject.toml``, so ``importlib.metadata`` finds them the way it finds any installed
-    distribution. Returns the names of the entry points of the metrics group.
+    distribution once ``site`` is on the path (this process's with ``on_path``; a child
+    process's otherwise). Returns the names of the entry points of the metrics group.
     """
     project = tomllib.loads((EXAMPLE_PACKAGE / "pyproject.toml").read_text())["project"]
     entries: dict[str, str] = project["entry-points"][METRIC_ENTRY_POINT_GROUP]
@@ -63,7 +76,8 @@ def install_example(site: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     )
     lines = [f"[{METRIC_ENTRY_POINT_GROUP}]", *(f"{k} = {v}" for k, v in entries.items())]
     (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
-    monkeypatch.delitem(sys.modules, EXAMPLE_MODULE, raising=False)
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
+    if on_path:
+        monkeypatch.delitem(sys.modules, EXAMPLE_MODULE, raising=False)
+        monkeypatch.syspath_prepend(str(site))
+        importlib.invalidate_caches()
     return list(entries)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from metric_registry import EXAMPLE_MODULE, example_importable, registered
+from metric_registry import example_importable, example_spec, registered
 
 from drift_pipeline.evaluation import (
     METRICS,
@@ -32,11 +32,6 @@ def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     example_importable(monkeypatch)
 
 
-def _example(name: str) -> MetricSpec:
-    module = __import__(EXAMPLE_MODULE)
-    spec: MetricSpec = getattr(module, name)
-    return spec
-
 
 def _session_spec() -> MetricSpec:
     def stored_noise(cell: CellInputs) -> UnitRate:
@@ -56,7 +51,7 @@ def _session_spec() -> MetricSpec:
 
 def test_without_registrations_the_rows_are_the_suites() -> None:
     plain = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
-    with registered(_example("RECALL_ACCURACY"), _session_spec()):
+    with registered(example_spec("RECALL_ACCURACY"), _session_spec()):
         extended = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
     suite_rows = [row for row in extended.rows if row.metric in METRICS]
     assert tuple(suite_rows) == plain.rows  # same figures, same order
@@ -69,7 +64,7 @@ def test_without_registrations_the_rows_are_the_suites() -> None:
 
 
 def test_a_probe_rate_is_a_replicate_mean_with_checkpoints() -> None:
-    with registered(_example("RECALL_ACCURACY")):
+    with registered(example_spec("RECALL_ACCURACY")):
         cell = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
     # Recall probes p1, p2 (cp 2) and p4 (cp 4): rep0 3 of 3 right, rep1 1 of 3.
     overall = cell.get("recall_accuracy")
@@ -84,7 +79,7 @@ def test_a_probe_rate_is_a_replicate_mean_with_checkpoints() -> None:
 
 
 def test_session_and_retrieval_rates() -> None:
-    empty = _example("EMPTY_READS")
+    empty = example_spec("EMPTY_READS")
     with registered(empty, _session_spec()):
         cell = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
         quiet = ArmData(arm().answers, arm().snapshots, retrievals(read_tokens=0))
@@ -101,7 +96,7 @@ def test_session_and_retrieval_rates() -> None:
 
 def test_paired_comparison_includes_registered_metrics() -> None:
     better = with_answers(ARM, 1, 1, (True, None, None, None))  # rep1 answers p2 right
-    with registered(_example("RECALL_ACCURACY")):
+    with registered(example_spec("RECALL_ACCURACY")):
         same = compare_arms(arm(), arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
         diff = compare_arms(
             ArmData(answers(better), arm().snapshots, arm().retrievals),
