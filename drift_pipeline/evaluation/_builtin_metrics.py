@@ -1,8 +1,8 @@
 """The suite's own metrics (spec §7), in the row order of ``cell_metrics``.
 
-Their definitions are in :mod:`._metrics`; here is how each is named, labelled and shown. The
-positions give today's leaderboard columns, JSON summary, ``drift compare`` lines and Dagster
-metadata keys.
+Their definitions are in :mod:`._metrics`; here is how each is named, labelled and shown: the
+positions set the leaderboard's columns, each cell's figures in the JSON summary, the lines of
+``drift compare`` and the ``cell_metrics`` asset's metadata keys, in that order.
 """
 
 from __future__ import annotations

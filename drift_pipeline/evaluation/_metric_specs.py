@@ -23,7 +23,10 @@ entry point names a :class:`MetricSpec` object, and its name is the metric's nam
     recall_accuracy = "my_metrics.specs:RECALL_ACCURACY"
 
 Registration order is: the suite's metrics, then entry points (discovered on first use of the
-registry), then :func:`register_metric` calls.
+registry, sorted by name), then :func:`register_metric` calls. A :func:`register_metric` call
+holds in its own process: cells scored in other processes (``drift run --jobs N`` workers, runs
+launched from the Dagster UI) see the suite's metrics and the installed packages' only, so a
+metric meant for every run belongs in a package with an entry point.
 """
 
 from __future__ import annotations
