@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from evaluation.test_metrics import AMNESIAC, FAST, REFERENCE, amnesiac_arm, answers, arm
 from metric_registry import example_importable, example_spec, registered
 
-from drift_pipeline.evaluation import CellMetrics, compare_arms, compute_cell
+from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, compute_cell
 from drift_pipeline.evaluation import metric_spec as spec_of
 from drift_pipeline.memory import Arm
 from drift_pipeline.report import comparison_lines, render_leaderboard, standings, summary_json
@@ -38,12 +40,29 @@ class _Cell:
     faults: list[str] = field(default_factory=list)
 
 
+def _no_canary(table: pa.Table) -> pa.Table:
+    """The evaluation fixture without its canary probe ``p7``: a world with no Privacy figure."""
+    return table.filter(pc.field("probe_id") != "p7")
+
+
+def _arm(data: ArmData) -> ArmData:
+    return ArmData(_no_canary(data.answers), data.snapshots, _no_canary(data.retrievals))
+
+
+def _amnesiac() -> pa.Table:
+    return _no_canary(answers(AMNESIAC))
+
+
 def _cells() -> list[_Cell]:
     out = []
     for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
-        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+        metrics = compute_cell(_arm(data), _amnesiac(), REFERENCE, "short", FAST)
         out.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
     return out
+
+
+def _compare(a: ArmData, b: ArmData) -> CellMetrics:
+    return compare_arms(_arm(a), _arm(b), _amnesiac(), REFERENCE, "short", FAST)
 
 
 
@@ -104,9 +123,7 @@ def test_an_example_metric_appears_by_its_registration_alone() -> None:
         rows = standings(cells)
         text = render_leaderboard(rows)
         summary = summary_json(cells, ["fixture-001"])
-        lines = comparison_lines(
-            compare_arms(arm(), amnesiac_arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
-        )
+        lines = comparison_lines(_compare(arm(), amnesiac_arm()))
     assert _header(text) == [*SUITE_HEADER, "Recall"]
     recall = rows[0].rows["recall_accuracy"]
     assert recall.value == pytest.approx((1.0 + 1 / 3) / 2)
@@ -127,11 +144,7 @@ def test_digits_and_null_when_undefined() -> None:
         text = render_leaderboard(standings(cells))
     mvot = standings(cells)[0].rows["mvot"]
     assert f"{mvot.value:.4f} [" in text
-    for cell in cells:
-        # The fixture has canary probes; a cell without a Privacy figure writes null.
-        cell.metrics = replace(
-            cell.metrics, rows=tuple(r for r in cell.metrics.rows if r.metric != "privacy")
-        )
+    # No canary probe, no Privacy figure: null, where other undefined figures are objects.
     metrics = summary_json(cells, ["fixture-001"])["cells"][0]["metrics"]
     assert metrics["privacy"] is None
     with registered(replace(spec_of("privacy"), null_when_undefined=False)):
@@ -140,7 +153,7 @@ def test_digits_and_null_when_undefined() -> None:
 
 
 def test_compare_lines_follow_the_compare_view() -> None:
-    diff = compare_arms(arm(), arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
+    diff = _compare(arm(), arm())
     lines = comparison_lines(diff)
     assert [line.split()[0] for line in lines] == [
         "drift_c",
