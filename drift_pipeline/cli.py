@@ -28,6 +28,7 @@ from drift_pipeline.pipeline import (
     world_is_current,
 )
 from drift_pipeline.report import (
+    comparison_lines,
     render_leaderboard,
     render_world_summaries,
     standings,
@@ -500,20 +501,6 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
     )
 
 
-COMPARE_METRICS = (
-    "drift_c",
-    "drift_e",
-    "mvot",
-    "selectivity",
-    "revision_accuracy",
-    "action_alignment",
-    "tes",
-    "lps",
-    "read_ms_p99",
-    "storage_per_session",
-)
-
-
 @main.command()
 @click.argument("scenario", type=click.Path(path_type=Path))
 @click.option("--backend-a", required=True, metavar="NAME|module:Class")
@@ -532,6 +519,8 @@ def compare(
     call_timeout: float,
 ) -> None:
     """Paired differences A − B per metric, with 95% intervals, on the same probes.
+
+    Shows every metric registered with a compare position, in that order.
 
     Reads the cells of a finished run under --out; arms not run yet are run first.
     """
@@ -562,15 +551,8 @@ def compare(
             click.echo(str(error), err=True)
             sys.exit(EXIT_INVALID)
         click.echo(f"\n{horizon}:")
-        for metric in COMPARE_METRICS:
-            row = diff.get(metric)
-            if row.value is None:
-                click.echo(f"  {metric:<22} undefined")
-                continue
-            marker = "" if (row.ci_low or 0) <= 0 <= (row.ci_high or 0) else "  *"
-            click.echo(
-                f"  {metric:<22} {row.value:+.3f}  [{row.ci_low:+.3f}, {row.ci_high:+.3f}]{marker}"
-            )
+        for line in comparison_lines(diff):
+            click.echo(line)
     click.echo("\n* the interval excludes 0")
 
 
