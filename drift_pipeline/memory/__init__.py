@@ -2,7 +2,8 @@
 
 Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
 system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :class:`Arm` (what
-is being compared), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
+is being compared; a gate variant is a :class:`GateStrategy` registered with
+:func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
 measured of itself).
 """
 
@@ -10,6 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
+from ._gates import (
+    GateRegistration,
+    GateStrategy,
+    ReaderBuffer,
+    RecentTranscripts,
+    gate_kinds,
+    register_gate,
+)
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
@@ -35,10 +44,16 @@ __all__ = [
     "CellRun",
     "CountsOwnStorage",
     "Gate",
+    "GateRegistration",
+    "GateStrategy",
     "LoopConfig",
     "LoopTiming",
     "MemoryBackend",
     "Message",
+    "ReaderBuffer",
+    "RecentTranscripts",
     "TokenCounts",
+    "gate_kinds",
+    "register_gate",
     "run_cell",
 ]
