@@ -299,7 +299,7 @@ def gate_text(kind: str, size: int) -> str:
 
 def _not_one_of(text: str) -> ValueError:
     forms = ", ".join(registration.form for registration in _GATES.values())
-    sizes = [r.size_name for r in _GATES.values() if r.size_name is not None]
+    sizes = list(dict.fromkeys(r.size_name for r in _GATES.values() if r.size_name is not None))
     bounds = f" ({', '.join(sizes)} > 0)" if sizes else ""
     return ValueError(f"gate {text!r} is not one of: {forms}{bounds}")
 
