@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
 from ._gates import (
+    GATE_ENTRY_POINT_GROUP,
     GateRegistration,
     GateStrategy,
     ReaderBuffer,
@@ -38,6 +39,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "GATE_ENTRY_POINT_GROUP",
     "Arm",
     "BackendWorker",
     "CallResult",

@@ -1,15 +1,17 @@
 """Gate variants as registered strategies (spec §5.2): what crosses the budget gate, and when.
 
-A gate variant is one :class:`GateStrategy` subclass and one :func:`register_gate` call. The
-registration carries the variant's syntax (``kind`` or ``kind:SIZE``), so arms parse without
-importing any strategy; the strategy says what the backend receives for a session and what is
-appended to the reader's context at probe time. The memory loop asks the strategy and knows no
-variant by name.
+A gate variant is one :class:`GateStrategy` subclass and one :func:`register_gate` call (or, in
+an installed package, one :class:`GateRegistration` named by an entry point of the group
+``drift_pipeline.gates``). The registration carries the variant's syntax (``kind`` or
+``kind:SIZE``), so arms parse without importing any strategy; the strategy says what the backend
+receives for a session and what is appended to the reader's context at probe time. The memory
+loop asks the strategy and knows no variant by name.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import re
 from collections import deque
 from collections.abc import Callable
@@ -19,6 +21,7 @@ from typing import TypeVar, overload
 from ._protocol import Message
 
 __all__ = [
+    "GATE_ENTRY_POINT_GROUP",
     "GateRegistration",
     "GateStrategy",
     "HardGate",
@@ -30,6 +33,9 @@ __all__ = [
     "gate_registration",
     "register_gate",
 ]
+
+GATE_ENTRY_POINT_GROUP = "drift_pipeline.gates"
+"""The entry-point group through which installed packages register gate variants."""
 
 _KIND = re.compile(r"^[a-z][a-z0-9_]*$")
 _SIZE_NAME = re.compile(r"^[A-Z]$")
@@ -196,6 +202,9 @@ class GateRegistration:
 
 
 _GATES: dict[str, GateRegistration] = {}
+# Installed packages' gate variants are read on the first look-up of a kind not registered in
+# code (so runs of the built-in gates never scan the installed distributions).
+_DISCOVERED = False
 
 
 @overload
@@ -261,13 +270,46 @@ def register_gate(
 
 
 def gate_kinds() -> list[str]:
-    """The registered gate kinds, in registration order (the built-ins first)."""
+    """The registered gate kinds, in registration order (the built-ins first, installed last)."""
+    _discover()
     return list(_GATES)
 
 
 def gate_registration(kind: str) -> GateRegistration | None:
-    """The registration of ``kind``, or ``None``."""
-    return _GATES.get(kind)
+    """The registration of ``kind`` (registered in code or by an installed package), or ``None``.
+
+    Raises:
+        ValueError: An installed package's gate entry point is broken (one line naming it).
+    """
+    registration = _GATES.get(kind)
+    if registration is None:
+        _discover()
+        registration = _GATES.get(kind)
+    return registration
+
+
+def _discover() -> None:
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    for entry_point in importlib.metadata.entry_points(group=GATE_ENTRY_POINT_GROUP):
+        dist = f" of {entry_point.dist.name}" if entry_point.dist is not None else ""
+        where = f"entry point {entry_point.name} = {entry_point.value}{dist}"
+        where = f"{where} ({GATE_ENTRY_POINT_GROUP})"
+        try:
+            registration = entry_point.load()
+        except Exception as error:  # any import-time failure of a third-party module: one line
+            message = " ".join(str(error).split()) or type(error).__name__
+            raise ValueError(f"{where}: cannot load it ({message})") from None
+        if not isinstance(registration, GateRegistration):
+            raise ValueError(f"{where}: it is not a GateRegistration")
+        if registration.kind != entry_point.name:
+            raise ValueError(f"{where}: the registration it names is of kind {registration.kind!r}")
+        existing = _GATES.get(registration.kind)
+        if existing is not None and existing != registration:
+            raise ValueError(f"{where}: gate kind {registration.kind!r} is already registered")
+        _GATES[registration.kind] = registration
+    _DISCOVERED = True
 
 
 def parse_gate(text: str) -> tuple[str, int]:
@@ -277,7 +319,7 @@ def parse_gate(text: str) -> tuple[str, int]:
         ValueError: Naming the accepted forms, or that the size must be positive.
     """
     kind, sep, argument = text.strip().partition(":")
-    registration = _GATES.get(kind)
+    registration = gate_registration(kind)
     if registration is None or (registration.size_name is None) != (not sep):
         raise _not_one_of(text)
     if registration.size_name is None:
@@ -298,6 +340,7 @@ def gate_text(kind: str, size: int) -> str:
 
 
 def _not_one_of(text: str) -> ValueError:
+    _discover()
     forms = ", ".join(registration.form for registration in _GATES.values())
     sizes = list(dict.fromkeys(r.size_name for r in _GATES.values() if r.size_name is not None))
     bounds = f" ({', '.join(sizes)} > 0)" if sizes else ""

@@ -1,5 +1,5 @@
-"""Entry-point discovery (``drift_pipeline.backends``) against distributions on ``sys.path``.
-
+"""Entry-point discovery (``drift_pipeline.backends``, ``drift_pipeline.gates``) against
+distributions on ``sys.path``.
 Each test writes a distribution's metadata (``*.dist-info`` with ``entry_points.txt``) and its
 module into a folder put on ``sys.path``: what an installed package looks like to
 ``importlib.metadata``. The real ``pip install`` path is in ``test_installed_plugin.py``.
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from drift_pipeline.memory import GATE_ENTRY_POINT_GROUP, Arm, Gate, _gates, gate_kinds
 from drift_pipeline.memory.backends import (
     ENTRY_POINT_GROUP,
     BackendRegistration,
@@ -30,6 +31,7 @@ from ..plugins import _support
 
 MODULE = '''
 from drift_pipeline.memory import TokenCounts
+from drift_pipeline.memory import GateRegistration, GateStrategy
 from drift_pipeline.memory.backends import BackendRegistration
 
 
@@ -59,12 +61,19 @@ def size_from_scenario(loaded):
 REGISTERED = BackendRegistration(
     "{prefix}_registered", "{module}:Kept", defaults="{module}:size_from_scenario"
 )
+class Forgetful(GateStrategy):
+    def backend_messages(self, messages, timestamp):
+        return []
+
+
+GATE = GateRegistration("{prefix}gate", "{module}:Forgetful", size_name="M")
+MISKINDED = GateRegistration("{prefix}other", "{module}:Forgetful")
 MISNAMED = BackendRegistration("{prefix}_other_name", "{module}:Kept")
 DEFAULT = BackendRegistration("{prefix}_default", "{module}:Kept", default_arm=True)
 NOT_A_BACKEND = 42
 '''
 
-Install = Callable[[dict[str, str]], str]
+Install = Callable[..., str]
 
 
 @pytest.fixture
@@ -72,10 +81,12 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install
     """Make ``install({name: value})`` a distribution of this test; returns its module name."""
     monkeypatch.setattr(_registry, "_ENTRY_POINTS", None)
     monkeypatch.setattr(_registry, "_LOADED", {})
+    monkeypatch.setattr(_gates, "_GATES", dict(_gates._GATES))
+    monkeypatch.setattr(_gates, "_DISCOVERED", False)
     prefix = f"ep{abs(hash(tmp_path)) % 10**8}"
     module = f"{prefix}_adapter"
 
-    def write(entries: dict[str, str]) -> str:
+    def write(entries: dict[str, str], group: str = ENTRY_POINT_GROUP) -> str:
         site = tmp_path / "site"
         (site / module).mkdir(parents=True)
         (site / module / "__init__.py").write_text(
@@ -90,7 +101,7 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install
             f"{name.format(prefix=prefix)} = {value.format(module=module)}\n"
             for name, value in entries.items()
         )
-        (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{lines}", encoding="utf-8")
+        (info / "entry_points.txt").write_text(f"[{group}]\n{lines}", encoding="utf-8")
         monkeypatch.syspath_prepend(str(site))
         return prefix
 
@@ -168,3 +179,45 @@ def test_built_in_look_ups_never_read_entry_points(monkeypatch: pytest.MonkeyPat
     assert len(default_backend_names()) == 6
     assert type(load_backend("amnesiac")).__name__ == "AmnesiacBackend"
     assert backend_registration("bm25").default_arm
+
+
+def test_an_installed_gate_variant_parses_by_its_kind(install: Install):
+    prefix = install({"{prefix}gate": "{module}:GATE"}, GATE_ENTRY_POINT_GROUP)
+    assert gate_kinds()[:3] == ["hard", "soft", "summary"]
+    assert f"{prefix}gate" in gate_kinds()
+    arm = Arm.parse(f"bm25@{prefix}gate:3")
+    assert str(arm.gate) == f"{prefix}gate:3"
+    assert type(arm.gate.strategy()).__name__ == "Forgetful"
+    with pytest.raises(ValueError, match=f"{prefix}gate:M"):
+        Gate.parse("bogus")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("{module}:MISKINDED", "the registration it names is of kind"),
+        ("{module}:Forgetful", "it is not a GateRegistration"),
+        ("no_such_module_xyz:GATE", "cannot load it (No module named 'no_such_module_xyz')"),
+    ],
+)
+def test_a_bad_gate_entry_point_is_one_line_naming_it(install: Install, value: str, expected: str):
+    prefix = install({"{prefix}gate": value}, GATE_ENTRY_POINT_GROUP)
+    with pytest.raises(ValueError) as caught:
+        Gate.parse(f"{prefix}gate:2")
+    message = str(caught.value)
+    assert "\n" not in message and expected in message
+    assert f"entry point {prefix}gate = " in message and GATE_ENTRY_POINT_GROUP in message
+
+
+def test_built_in_gates_never_read_entry_points(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(_gates, "_DISCOVERED", False)
+
+    def refuse(**_: object) -> object:
+        raise AssertionError("entry points were read")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", refuse)
+    assert [str(Gate.parse(t)) for t in ("hard", "soft:2", "summary:64")] == [
+        "hard",
+        "soft:2",
+        "summary:64",
+    ]

@@ -2,7 +2,8 @@
 
 The example package in ``tests/fixtures/plugins/drift_example_plugin`` is pip-installed, offline,
 into a throwaway environment that sees the project's packages through a ``.pth`` line; then
-``drift run`` in that environment runs its backends by name through the isolated worker.
+``drift run`` in that environment runs its backends by name through the isolated worker, and its
+gate variant by its kind.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from pathlib import Path
 import pytest
 
 from ..plugins import _support
+
+# A throwaway environment, a pip install and a whole run: tens of seconds on a busy machine.
+pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "plugins" / "drift_example_plugin"
 STRONGEST = "unprivileged-user+mount-namespace"
@@ -136,22 +140,36 @@ def test_the_project_environment_itself_does_not_see_the_package():
     assert "example_echo" not in backend_names()
 
 
-def test_drift_run_runs_installed_backends_by_name_in_the_isolated_worker(
-    plugin_env: PluginEnv,
-):
+@pytest.fixture(scope="module")
+def plugin_run(plugin_env: PluginEnv) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``drift run`` of the installed backends under a built-in and the installed gate."""
     out = plugin_env.folder / "data"
-    summary = plugin_env.folder / "summary.json"
     done = plugin_env.run(
         "-m",
         "drift_pipeline.cli",
         "run",
         "scenarios/plugin-ep-t.yaml",
         *("--backend", "example_echo", "--backend", "example_windowed"),
-        *("--out", str(out), "--json", str(summary)),
+        *("--gate", "hard", "--gate", "example_window:2"),
+        *("--out", str(out), "--json", str(plugin_env.folder / "summary.json")),
     )
+    return done, out
+
+
+ARMS = {
+    f"{backend}@{gate}"
+    for backend in ("example_echo", "example_windowed")
+    for gate in ("hard", "example_window:2")
+}
+
+
+def test_drift_run_runs_installed_backends_by_name_in_the_isolated_worker(
+    plugin_env: PluginEnv, plugin_run: tuple[subprocess.CompletedProcess[str], Path]
+):
+    done, out = plugin_run
     assert done.returncode == 0, done.stderr
-    cells = json.loads(summary.read_text())["cells"]
-    assert {cell["arm"] for cell in cells} == {"example_echo@hard", "example_windowed@hard"}
+    cells = json.loads((plugin_env.folder / "summary.json").read_text())["cells"]
+    assert {cell["arm"] for cell in cells} == ARMS
     manifest = json.loads((out / "_manifests" / "run.json").read_text())
     # The windowed registration's defaults hook gave keep = replicates × 3 from the scenario.
     assert manifest["backends"]["example_windowed"] == f"1+keep{_support.REPLICATES * 3}"
@@ -163,10 +181,28 @@ def test_drift_run_runs_installed_backends_by_name_in_the_isolated_worker(
     )
     expected = _support.SESSIONS * _support.REPLICATES
     assert {r["arm"]: (r["n"], r["e"]) for r in rows} == {
-        "example_echo@hard": (expected, 0),
-        "example_windowed@hard": (expected, 0),
-        "reference_compressor@hard": (expected, 0),
+        arm: (expected, 0) for arm in {*ARMS, "reference_compressor@hard"}
     }
+
+
+def test_an_installed_gate_variant_runs_by_its_registration(
+    plugin_run: tuple[subprocess.CompletedProcess[str], Path],
+):
+    done, out = plugin_run
+    assert done.returncode == 0, done.stderr
+    stored = _support.query(
+        out,
+        "select gate, max(storage_tokens) as most from {memory_snapshots} "
+        "where backend = 'example_echo' group by gate",
+    )
+    # Nothing reaches the backend through the window gate; the reader gets the last two.
+    assert {r["gate"]: r["most"] > 0 for r in stored} == {"hard": True, "example_window:2": False}
+    buffers = _support.query(
+        out,
+        "select gate, min(soft_buffer_tokens) as lo from {retrievals} "
+        "where backend = 'example_echo' group by gate",
+    )
+    assert {r["gate"]: r["lo"] > 0 for r in buffers} == {"hard": False, "example_window:2": True}
 
 
 def test_a_missing_extra_is_one_line_naming_what_to_install(plugin_env: PluginEnv):
