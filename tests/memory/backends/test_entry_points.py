@@ -1,5 +1,6 @@
 """Entry-point discovery (``drift_pipeline.backends``, ``drift_pipeline.gates``) against
 distributions on ``sys.path``.
+
 Each test writes a distribution's metadata (``*.dist-info`` with ``entry_points.txt``) and its
 module into a folder put on ``sys.path``: what an installed package looks like to
 ``importlib.metadata``. The real ``pip install`` path is in ``test_installed_plugin.py``.
