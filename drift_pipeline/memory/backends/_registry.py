@@ -254,19 +254,23 @@ def backend_registration(name: str) -> BackendRegistration:
             point cannot be loaded.
 
     """
-    registration = _REGISTRY.get(name)
-    if registration is not None:
-        return registration
-    loaded = _LOADED.get(name)
-    if loaded is not None:
-        return loaded
-    entry_point = _entry_points().get(name)
-    if entry_point is None:
+    registration = _find(name)
+    if registration is None:
         known = ", ".join(backend_names()) or "none"
         raise ValueError(
             f"unknown backend {name!r}: known backends are {known}, "
             "or give an import path 'package.module:ClassName'"
         )
+    return registration
+
+
+def _find(name: str) -> BackendRegistration | None:
+    registration = _REGISTRY.get(name) or _LOADED.get(name)
+    if registration is not None:
+        return registration
+    entry_point = _entry_points().get(name)
+    if entry_point is None:
+        return None
     _LOADED[name] = _load_entry_point(entry_point)
     return _LOADED[name]
 
@@ -287,15 +291,19 @@ def get_backend_factory(name: str) -> BackendFactory:
 def backend_needs(spec: str, options: Mapping[str, Any] | None = None) -> BackendNeeds:
     """What the backend ``spec`` needs when built with ``options``.
 
-    A ``package.module:Class`` import path declares nothing (it gets no key and no cache).
+    Only registrations declare needs: a ``package.module:Class`` import path, or a name no
+    registration has (a backend object's arm), needs nothing the harness provides (no key, no
+    cache). Whether such a backend can be built is its worker's to say.
 
     Raises:
-        ValueError: An unknown name.
+        ValueError: A registration's needs hook fails, or an installed package's entry point
+            cannot be loaded.
     """
     spec = spec.strip()
-    if ":" in spec:
+    registration = None if ":" in spec else _find(spec)
+    if registration is None:
         return BackendNeeds()
-    return backend_registration(spec).needs_for(options or {})
+    return registration.needs_for(options or {})
 
 
 def resolve_backend_options(

@@ -141,6 +141,10 @@ def test_other_built_ins_and_import_paths_get_the_configured_options_only(small:
     assert resolve_backend_options("bm25", small, {"top_k": 3}) == {"top_k": 3}
     assert resolve_backend_options(GOOD, small, {"budget_tokens": 2}) == {"budget_tokens": 2}
     assert backend_needs(GOOD) == BackendNeeds()
+    # A name no registration has (a backend object's arm, say) declares nothing either.
+    assert backend_needs("not_registered_anywhere", {"x": 1}) == BackendNeeds()
+    with pytest.raises(ValueError, match="unknown backend 'not_registered_anywhere'"):
+        resolve_backend_options("not_registered_anywhere", small)
 
 
 def test_the_extractive_compressor_needs_nothing():
