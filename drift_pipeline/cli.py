@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, Gate, LoopConfig
-from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
     EvaluationOptions,
     RunOptions,
@@ -209,7 +209,7 @@ def generate(
 
 def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
     """Backend × gate arms, or exit 2 naming the bad value."""
-    names = backends or tuple(backend_names())
+    names = backends or tuple(default_backend_names())
     arms: list[Arm] = []
     for backend in names:
         if ":" in backend:
@@ -224,14 +224,21 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
                     err=True,
                 )
                 sys.exit(EXIT_INVALID)
-        elif backend not in backend_names():
-            known = ", ".join(backend_names())
-            click.echo(
-                f"--backend {backend!r}: unknown backend; "
-                f"built-ins: {known}, or package.module:Class",
-                err=True,
-            )
-            sys.exit(EXIT_INVALID)
+        else:
+            try:  # an installed package's clashing entry point, or a package a backend lacks
+                known = backend_names()
+                if backend in known:
+                    backend_needs(backend).check(backend)
+            except ValueError as error:
+                click.echo(f"--backend {backend!r}: {error}", err=True)
+                sys.exit(EXIT_INVALID)
+            if backend not in known:
+                click.echo(
+                    f"--backend {backend!r}: unknown backend; "
+                    f"built-ins: {', '.join(known)}, or package.module:Class",
+                    err=True,
+                )
+                sys.exit(EXIT_INVALID)
         for gate in gates or ("hard",):
             try:
                 arm = Arm(backend, Gate.parse(gate))

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
-from drift_pipeline.llm import API_KEY_ENV, BASE_URL_ENV, MODEL_ENV
 from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
+from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world.synthesis import Synthesizer
@@ -89,52 +89,20 @@ class RunResult:
         return [fault for cell in self.cells for fault in cell.faults]
 
 
-COMPRESSOR_MODEL_ENV = "DRIFT_COMPRESSOR_MODEL"
-"""Optional: the reference compressor's model, when it is not ``DRIFT_LLM_MODEL``."""
-
-
-def _uses_llm(arm: Arm, options: dict[str, Any]) -> bool:
-    return arm.backend == "reference_compressor" and options.get("summariser") == "llm"
-
-
 def backend_options_for(
     arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
     """Constructor options of an arm's backend on one scenario (shared by both run paths).
 
-    The reference compressor with ``summariser: llm`` gets the endpoint and model from
-    ``DRIFT_LLM_BASE_URL`` and ``DRIFT_COMPRESSOR_MODEL`` or ``DRIFT_LLM_MODEL`` unless its
-    options name them (never the key: that reaches its worker through the environment only).
+    The configured options, completed by the backend's registration: its defaults for this
+    scenario and, for a backend that calls a model, the endpoint and model from the environment
+    (never the key: that reaches its worker through the environment only).
 
     Raises:
-        ValueError: One line naming the variable, when the LLM summariser has no endpoint.
+        ValueError: One line, e.g. naming the variable when a model-calling backend has no
+            endpoint, or the package to install when one it needs is missing.
     """
-    options = dict(backend_options.get(arm.backend, {}))
-    if _uses_llm(arm, options):
-        for option, variables in (
-            ("llm_base_url", (BASE_URL_ENV,)),
-            ("llm_model", (COMPRESSOR_MODEL_ENV, MODEL_ENV)),
-        ):
-            if options.get(option):
-                continue
-            value = next((os.environ[v] for v in variables if os.environ.get(v, "").strip()), "")
-            if not value:
-                raise ValueError(
-                    f"reference_compressor summariser llm: {variables[-1]} is not set "
-                    f"(or give {option} in the backend config)"
-                )
-            options[option] = value.strip()
-    if arm.backend == "full_context" and "budget_tokens" not in options:
-        # B defaults to the asking agent's declared context window (DESIGN §5), so stuffing
-        # the context visibly breaks once a trajectory outgrows it.
-        windows = [
-            e.capability_profile.context_window
-            for e in loaded.spec.entities
-            if e.type == "assistant_agent"
-        ]
-        if windows:
-            options["budget_tokens"] = min(windows)
-    return options
+    return resolve_backend_options(arm.backend, loaded, backend_options.get(arm.backend, {}))
 
 
 def run_benchmark(
@@ -169,15 +137,19 @@ def run_benchmark(
 
 
 def _arm_loop(arm: Arm, options: dict[str, Any], loop: LoopConfig, root: StorageRoot) -> LoopConfig:
-    """The loop settings of one arm: a model-calling backend gets its key and its cache."""
-    if not _uses_llm(arm, options):
+    """The loop settings of one arm: a backend that needs a key or a cache gets them."""
+    needs = backend_needs(arm.backend, options)
+    if not needs.worker_env and not needs.cache:
         return loop
-    cache = root.location(f"{LLM_CACHE}/{arm.backend}")
-    # Only a local data root can persist the worker's cache; on S3 it lives for the run only.
+    worker_cache = loop.worker_cache
+    if needs.cache:
+        cache = root.location(f"{LLM_CACHE}/{arm.backend}")
+        # Only a local data root can persist the worker's cache; on S3 it lives for the run only.
+        worker_cache = cache if isinstance(cache, Path) else None
     return replace(
         loop,
-        worker_env=(API_KEY_ENV,),
-        worker_cache=cache if isinstance(cache, Path) else None,
+        worker_env=tuple(dict.fromkeys((*loop.worker_env, *needs.worker_env))),
+        worker_cache=worker_cache,
     )
 
 
