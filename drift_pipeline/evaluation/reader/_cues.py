@@ -54,6 +54,7 @@ _REL = (
 )
 _THIRD = re.compile(
     rf"\b(?:my|our|his|her|their|your|a|an|the|this|that|one of my|some)\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
+    rf"|\b[a-z]+'s\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     r"|\b(?:someone|somebody|people|everyone|everybody|nobody|no one|folks|they say)\b"
 )
 _PRONOUN_THIRD = re.compile(r"\b(?:he|she|they|he's|she's|they're|him|them|his|her|their)\b")
@@ -118,7 +119,7 @@ _RETRACT_WINDOW = re.compile(
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
-    r"in place of|no more|ditched|dropped|moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
+    r"in place of|no more|ditched|moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
     r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
 )
 _PAST_STATE = re.compile(
@@ -141,6 +142,9 @@ _TAG_RETRACT = re.compile(
     r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former)\b|\bcurrent\s*[=:]\s*false\b",
     re.IGNORECASE,
 )
+# A closed validity interval written before the value, as graph renderings do:
+# "(maria)-[WORKS_AT {valid_from: 2027-01-04, valid_to: 2027-03-01}]->(Kestrel)".
+_VALIDITY_CLOSED = re.compile(rf"\bvalid[_ ]?(?:to|until)\s*[=:]\s*(?:{_D})", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\(\s*(?:may|might|could|possibly|probably|perhaps)\s+(?:be\s+)?(?:outdated|out of date|"
     r"stale|old|out-of-date)\s*\)|\((?:unverified|older|unconfirmed|low confidence)\)",
@@ -256,7 +260,9 @@ def _agents(left: str, speaker: str, other_name_at: int) -> tuple[int, int, int]
 def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     """The frame of one mention and the cue that decided it."""
     m = mention
-    tag = _TAG_RETRACT.search(m.left + m.phrase_raw.lower() + m.tail)
+    tag = _TAG_RETRACT.search(m.left + m.phrase_raw.lower() + m.tail) or _VALIDITY_CLOSED.search(
+        m.sentence_left
+    )
     if tag:
         return "retracted", tag.group(0).strip()
     if m.speaker == "other":
@@ -307,7 +313,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if _AT_MINE.search(m.left):
         return "asserted", "the subject's own place"
     if m.speaker == "assistant":
-        if you >= 0 and you >= first and you >= third:
+        if (you >= 0 and you >= first and you >= third) or (
+            first < 0 and third < 0 and _YOU.search(m.sentence)
+        ) or (_YOU.search(m.right) and not _THIRD.search(m.right)):
             return "asserted", "assistant restates the subject's statement"
         if first < 0 and third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
@@ -330,6 +338,8 @@ def _is_generic(m: MentionContext) -> bool:
     if " " in given.strip() or not given:
         return False
     raw = m.phrase_raw
+    if m.weak and re.search(r"\b(?:a|an)\s*$", m.left):
+        return True  # "a kestrel", "a window": a shortened name turned common noun
     if given[:1].isupper() and raw.islower() and any(c.isupper() for c in m.raw_sentence_left):
         return True  # "Kestrel" the company vs "a kestrel" the bird, in a cased sentence
     follower = re.match(r" ([a-z][\w'-]*)", m.right)

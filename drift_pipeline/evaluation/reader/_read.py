@@ -108,7 +108,8 @@ _NOT_NAMES = frozenset(
         "i the my our so oh and but also honestly well anyway update note user principal "
         "assistant today yesterday tomorrow everyone someone it this that there he she they we "
         "you monday tuesday wednesday thursday friday saturday sunday january february march "
-        "april may june july august september october november december hr work home"
+        "april may june july august september october november december hr work home just "
+        "still then now big new first last next yes no ok okay good great"
     ).split()
 )
 
@@ -247,7 +248,12 @@ def _line_mentions(
         other_at = -1
         for match in _OTHER_NAME.finditer(cased_left):
             name = match.group(1).lower()
-            if name not in names and name not in _NOT_NAMES and not _in_candidates(name, probe):
+            if (
+                name not in names
+                and name not in _NOT_NAMES
+                and not name.endswith("ly")
+                and not _in_candidates(name, probe)
+            ):
                 other_at = match.start()
         context = MentionContext(
             left=lower[c_start:start],

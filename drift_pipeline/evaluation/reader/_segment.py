@@ -25,9 +25,9 @@ __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
 
-_BULLET = re.compile(r"^\s*(?:[-*•·>]+|\d{1,3}[.)]|#+)\s*")
+_BULLET = re.compile(r"^\s*(?:[-*•·>]+|\d{1,3}[.)](?=\s)|#+)\s*")
 _LEADING_DATE = re.compile(
-    rf"^[\[(]?\s*(?:{DATE_TEXT})\s*[\])]?\s*(?:[:|,]|[-–—](?=\s))?\s*", re.IGNORECASE
+    rf"^(?:on\s+)?[\[(]?\s*(?:{DATE_TEXT})\s*[\])]?\s*(?:[:|,]|[-–—](?=\s))?\s*", re.IGNORECASE
 )
 # What may stand next to a date on a header line (then the line only dates what follows).
 _HEADER_WORDS = re.compile(
@@ -56,6 +56,12 @@ _LABEL_WORDS = frozenset(
         "habits task tasks seat current new old previous latest value attribute slot topic "
         "works lives_in works_at employer_of diet_is"
     ).split()
+)
+
+
+_RELATION_WORDS = re.compile(
+    r"\b(?:sister|brother|mother|mum|mom|father|dad|parents?|wife|husband|partner|friend|"
+    r"colleague|boss|cousin|son|daughter|kids?|children|flatmate|roommate|neighbou?r|family|ex)s?\b"
 )
 
 
@@ -105,7 +111,9 @@ def _classify_head(head: str, names: frozenset[str]) -> Speaker:
     words = re.findall(r"[\w']+", key)
     owner = key.split("'s ")[0] if "'s " in key else None
     if owner is not None:
-        return "note" if owner in names or owner in SUBJECT_SPEAKERS else "other"
+        mine = owner in names or owner in SUBJECT_SPEAKERS
+        relation = re.search(_RELATION_WORDS, key.split("'s ", 1)[1])
+        return "note" if mine and not relation else "other"
     if any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words):
         return "note"
     if len(words) == 1 and head[:1].isupper():
