@@ -50,7 +50,10 @@ _REL = (
     r"neighbour|neighbor|cousin|aunt|auntie|uncle|son|daughter|kid|child|children|flatmate|"
     r"roommate|housemate|grandma|grandmother|grandpa|grandfather|granny|teammate|classmate|"
     r"niece|nephew|in-law|guy|woman|man|girl|boy|lady|bloke|client|landlord|landlady|"
-    r"family|folks|students?|customer|ex|stepmother|stepfather|stepsister|stepbrother|twin)s?"
+    r"family|folks|students?|customer|ex|stepmother|stepfather|stepsister|stepbrother|twin|"
+    r"professor|teacher|lecturer|tutor|coach|trainer|therapist|dentist|doctor|mentor|"
+    r"supervisor|grandad|granddad|nan|nana|gran|bf|gf|hubby|missus|crush|godmother|godfather|"
+    r"baby|toddler|relative|acquaintance|officemate|manager)s?"
 )
 _THIRD = re.compile(
     rf"\b(?:my|our|his|her|their|your|a|an|the|this|that|one of my|some)\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
@@ -109,7 +112,13 @@ _WEAK_HYPO = re.compile(
 _RIGHT_MODAL = re.compile(r"^\W*(?:would|could|might|may|sounds|seems|looks)\b")
 _VISIT = re.compile(
     r"\b(?:visit\w*|trip|holiday|vacation|weekend|travel\w*|fly\w*|flew|stopover|layover|"
-    r"conference|tour\w*|stay\w* (?:in|at) a hotel|passing through|day out)\b"
+    r"conference|tour\w*|stay\w* (?:in|at) a hotel|passing through|day out|heading (?:up |down |"
+    r"over |back )?to|test[- ]dr\w*|tried out|borrowed|rented|hired a)\b"
+)
+# A stay that the words after the value make temporary: "in Oslo for the long weekend".
+_VISIT_RIGHT = re.compile(
+    r"^[^.;]{0,30}\b(?:for (?:the|a) (?:\w+ )?(?:weekend|week|trip|holiday|vacation|visit|"
+    r"conference|few days|night)|on (?:holiday|vacation|a trip|business)|to see (?:friends|family))"
 )
 _NEGATION = re.compile(
     r"\b(?:not|never|no|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
@@ -119,7 +128,7 @@ _RETRACT_WINDOW = re.compile(
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
-    r"in place of|no more|ditched|moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
+    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
     r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
 )
 _PAST_STATE = re.compile(
@@ -293,9 +302,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
         if _RIGHT_MODAL.search(m.right):
             return "hypothetical", m.right.split()[0]
-    visit = _VISIT.search(window)
+    visit = _VISIT.search(window) or _VISIT_RIGHT.search(m.right)
     if visit:
-        return "visit", visit.group(0)
+        return "visit", visit.group(0).strip()
     if not m.negative_value:
         negation = _NEGATION.search(window[len(_agent_token(window)) :]) if window else None
         if negation:

@@ -36,6 +36,11 @@ _HEADER_WORDS = re.compile(
     re.IGNORECASE,
 )
 _HEAD = re.compile(r"^([^\W\d][\w .'’/()-]{0,48}?)\s*(?::|=|\|)\s+(?=\S)")
+_DATED_HEAD = re.compile(
+    rf"^((?:memory|note|entry|fact|item|record|message|msg|event)\s*#?\d*\s*[(\[]\s*"
+    rf"(?:created(?:_at)?|on|at|dated)?\s*[:=]?\s*(?:{DATE_TEXT})[^)\]]*[)\]])\s*:?\s*",
+    re.IGNORECASE,
+)
 _CHAT_HEAD = re.compile(r"^([^\W\d][\w.'’-]{0,20})>\s+")
 SUBJECT_SPEAKERS = frozenset(
     {"user", "principal", "human", "me", "customer", "client", "the user", "subject", "u"}
@@ -46,6 +51,7 @@ ASSISTANT_SPEAKERS = frozenset(
 NOTE_HEADS = frozenset(
     {"note", "notes", "fact", "facts", "summary", "memory", "profile", "update", "system", "info"}
 )
+_NOTE_HEAD_START = re.compile(r"^(?:memory|note|entry|fact|item|record|message|msg|event)\b")
 # Words that make a head a label ("current employer:") rather than a speaker's name.
 _LABEL_WORDS = frozenset(
     (
@@ -106,7 +112,7 @@ def _classify_head(head: str, names: frozenset[str]) -> Speaker:
         return "subject"
     if key in ASSISTANT_SPEAKERS:
         return "assistant"
-    if key in NOTE_HEADS:
+    if key in NOTE_HEADS or _NOTE_HEAD_START.match(key):
         return "note"
     words = re.findall(r"[\w']+", key)
     owner = key.split("'s ")[0] if "'s " in key else None
@@ -157,7 +163,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             continue
         speaker: Speaker = "note"
         head = ""
-        match = _HEAD.match(rest) or _CHAT_HEAD.match(rest)
+        match = _DATED_HEAD.match(rest) or _HEAD.match(rest) or _CHAT_HEAD.match(rest)
         if match:
             head = match.group(1).strip()
             speaker = _classify_head(head, subject_names)
@@ -166,6 +172,9 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             else:
                 at += match.end()
                 rest = raw[at:]
+        if own is None and head:
+            head_dates = find_dates(head)  # "Memory 4 (2027-09-01): …" dates its line
+            own = head_dates[0][2] if head_dates else None
         if own is None:
             since = _SINCE.search(rest)
             if since:
@@ -177,7 +186,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
 
 def _is_label(head: str, names: frozenset[str]) -> bool:
     key = head.strip().lower()
-    if key in NOTE_HEADS or key in names or key in SUBJECT_SPEAKERS:
+    if key in NOTE_HEADS or key in names or key in SUBJECT_SPEAKERS or _NOTE_HEAD_START.match(key):
         return True
     if "'s " in key:
         return True
