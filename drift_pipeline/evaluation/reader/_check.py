@@ -75,7 +75,8 @@ def _item(record: Any, where: str) -> ContextItem:
     if missing:
         raise ValueError(f"{where}: missing field(s) {', '.join(missing)}")
     if record["kind"] not in CONTEXT_KINDS:
-        raise ValueError(f"{where}: kind {record['kind']!r} is not one of {', '.join(CONTEXT_KINDS)}")
+        allowed = ", ".join(CONTEXT_KINDS)
+        raise ValueError(f"{where}: kind {record['kind']!r} is not one of {allowed}")
     if record["label"] not in ("accept", "reject"):
         raise ValueError(f"{where}: label {record['label']!r} is not accept or reject")
     kind = record["kind"]

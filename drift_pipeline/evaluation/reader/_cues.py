@@ -1,4 +1,4 @@
-"""Cue rules: is a mention of a value the subject's sincere, current assertion of it?
+"""Cue rules that decide whether a mention is the subject's sincere, current assertion.
 
 Each rule looks at the clause holding the mention (lower-cased, whitespace collapsed), split
 around the mention into the text on its left and on its right. A *window* is the left text
@@ -28,6 +28,11 @@ from typing import Literal
 
 from ._dates import DATE_TEXT
 
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split(" "))
+
+
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
 
 Frame = Literal[
@@ -56,7 +61,8 @@ _REL = (
     r"baby|toddler|relative|acquaintance|officemate|manager)s?"
 )
 _THIRD = re.compile(
-    rf"\b(?:my|our|his|her|their|your|a|an|the|this|that|one of my|some)\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
+    r"\b(?:my|our|his|her|their|your|a|an|the|this|that|one of my|some)\s+"
+    rf"(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     rf"|\b[a-z]+'s\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     r"|\b(?:someone|somebody|people|everyone|everybody|nobody|no one|folks|they say)\b"
 )
@@ -128,7 +134,8 @@ _RETRACT_WINDOW = re.compile(
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
-    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
+    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|"
+    r"moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
     r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
 )
 _PAST_STATE = re.compile(
@@ -146,7 +153,8 @@ _TAG_RETRACT = re.compile(
     r"\((?:outdated|superseded|obsolete|retracted|old|former|formerly|previous|previously|"
     r"stale|ended|expired|past|no longer)\b[^)]*\)|\[(?:outdated|superseded|obsolete|old|"
     r"former|previous|stale|retracted)\]|\bno longer true\b|\bsuperseded\b|\bobsolete\b|"
-    rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
+    rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
+    rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
     rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})"
     r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former)\b|\bcurrent\s*[=:]\s*false\b",
     re.IGNORECASE,
@@ -166,23 +174,21 @@ _CLAUSE_BREAK = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\s+(?=/s\b)")
 # Words that may follow a one-word value without making it part of a compound ("vegan now",
 # but "kestrel nesting boxes" and "a single page" are other things).
-_FUNCTION_WORDS = frozenset(
-    (
-        "a an the and or but so nor yet for from to at in on of off by with without as than then "
-        "is are was were be been being am has have had do does did will would can could may "
-        "might must shall should now these those this that today tomorrow yesterday too again "
-        "already still since because though although while when where who which whose what "
-        "there here it its it's i i'm me my we our you your he she they them their all every "
-        "each any some no not never ever always forever anymore lately recently finally "
-        "officially honestly really very just only also even full-time part-time please thanks "
-        "thank ok okay lol haha yes yeah after before until till about around through "
-        "starting effective these days now-a-days nowadays instead either both like made makes "
-        "make sent offered hired gave got get said says told asked wants wanted needs needed "
-        "seems feels felt looks looked became become becomes started starts joined suits suit "
-        "suited works worked fits fit wins won's last next first new old current latest "
-        "confirmed noted updated update please, mode style-wise full stop period anyway though "
-        "one's everyone's mornings"
-    ).split()
+_FUNCTION_WORDS = _word_set(
+    "a an the and or but so nor yet for from to at in on of off by with without as than then "
+    "is are was were be been being am has have had do does did will would can could may "
+    "might must shall should now these those this that today tomorrow yesterday too again "
+    "already still since because though although while when where who which whose what "
+    "there here it its it's i i'm me my we our you your he she they them their all every "
+    "each any some no not never ever always forever anymore lately recently finally "
+    "officially honestly really very just only also even full-time part-time please thanks "
+    "thank ok okay lol haha yes yeah after before until till about around through "
+    "starting effective these days now-a-days nowadays instead either both like made makes "
+    "make sent offered hired gave got get said says told asked wants wanted needs needed "
+    "seems feels felt looks looked became become becomes started starts joined suits suit "
+    "suited works worked fits fit wins won's last next first new old current latest "
+    "confirmed noted updated update please, mode style-wise full stop period anyway though "
+    "one's everyone's mornings"
 )
 
 

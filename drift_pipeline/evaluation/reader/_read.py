@@ -27,12 +27,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from drift_pipeline.textmatch import PhraseIndex, normalise, phrase_pattern
+from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates
 from ._probe import Candidate, ReaderProbe, Role
 from ._segment import Line, segment
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split(" "))
+
 
 __all__ = ["Mention", "Reading", "read_context"]
 
@@ -103,14 +108,12 @@ _OTHER_NAME = re.compile(
     r"had|prefers|went|goes|became|switched|took|takes|said|says|told|thinks|loves|likes|hates|"
     r"wants|landed|accepted|signed|bought|rents|eats|follows|keeps|needs|uses)\b)"
 )
-_NOT_NAMES = frozenset(
-    (
-        "i the my our so oh and but also honestly well anyway update note user principal "
-        "assistant today yesterday tomorrow everyone someone it this that there he she they we "
-        "you monday tuesday wednesday thursday friday saturday sunday january february march "
-        "april may june july august september october november december hr work home just "
-        "still then now big new first last next yes no ok okay good great"
-    ).split()
+_NOT_NAMES = _word_set(
+    "i the my our so oh and but also honestly well anyway update note user principal "
+    "assistant today yesterday tomorrow everyone someone it this that there he she they we "
+    "you monday tuesday wednesday thursday friday saturday sunday january february march "
+    "april may june july august september october november december hr work home just "
+    "still then now big new first last next yes no ok okay good great"
 )
 
 
@@ -148,13 +151,67 @@ def _prepare(context: str, names: frozenset[str]) -> _Prepared:
     return _Prepared(lines, folded, lower, "\n".join(lower), tuple(starts), tuple(running))
 
 
+@dataclass(frozen=True)
+class _Scanned:
+    """A context folded to lower case in one piece, and its set of letter-and-digit runs."""
+
+    text: str
+    runs: frozenset[str]
+
+
+_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
+_RUN = re.compile(r"[^\W_]+")
+
+
+def _runs_of(text: str) -> frozenset[str]:
+    if text.isascii():  # byte translation splits ASCII many times faster than a regex
+        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
+    return frozenset(_RUN.findall(text))
+
+
+@lru_cache(maxsize=256)
+def _scan(context: str) -> _Scanned:
+    text = _fold(context).lower()
+    return _Scanned(text, _runs_of(text))
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    given: str  # as the probe spells it
+    key: str  # normalised
+    runs: frozenset[str]
+    owners: tuple[int, ...]
+
+
 @lru_cache(maxsize=4096)
-def _index(candidates: tuple[Candidate, ...]) -> tuple[PhraseIndex, dict[str, list[int]]]:
+def _phrases(candidates: tuple[Candidate, ...]) -> tuple[_Phrase, ...]:
     owners: dict[str, list[int]] = {}
     for number, candidate in enumerate(candidates):
         for phrase in candidate.phrases:
             owners.setdefault(phrase, []).append(number)
-    return PhraseIndex(owners), owners
+    return tuple(
+        _Phrase(given, normalise(given), _runs_of(normalise(given)), tuple(found))
+        for given, found in owners.items()
+        if normalise(given)
+    )
+
+
+def _bounded(key: str, text: str) -> list[tuple[int, int]]:
+    """Where ``key`` occurs in ``text`` with no letter or digit right before or after it.
+
+    The same rule as the word-bounded phrase patterns, by plain substring search: a pattern
+    that starts with a look-behind is tried at every position of a long context.
+    """
+    found, at, size = [], text.find(key), len(key)
+    edge_start, edge_end = key[:1].isalnum(), key[-1:].isalnum()
+    while at >= 0:
+        end = at + size
+        before = at == 0 or not edge_start or not text[at - 1].isalnum()
+        after = end == len(text) or not edge_end or not text[end].isalnum()
+        if before and after:
+            found.append((at, end))
+        at = text.find(key, at + 1)
+    return found
 
 
 @lru_cache(maxsize=1)
@@ -190,20 +247,26 @@ def read_context(context: str, probe: ReaderProbe) -> Reading:
 def _read(context: str, probe: ReaderProbe) -> Reading:
     if not context.strip() or not probe.candidates:
         return _conclude(probe, [], "the memory is empty" if not context.strip() else "")
-    index, owners = _index(probe.candidates)
-    present = index.find(context)
+    # Pre-filter: a phrase can only occur if all its runs are runs of the text, and only
+    # contexts that mention some candidate are segmented and read.
+    scanned = _scan(context)
+    present = [
+        phrase
+        for phrase in _phrases(probe.candidates)
+        if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
+    ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
     names = _names(probe.subject_names)
     prepared = _prepare(context, names)
     hits: dict[int, list[tuple[int, int, int, str]]] = {}
     for phrase in present:
-        for match in phrase_pattern(phrase).finditer(prepared.joined):
-            line = bisect_right(prepared.starts, match.start()) - 1
+        for start, end in _bounded(phrase.key, prepared.joined):
+            line = bisect_right(prepared.starts, start) - 1
             offset = prepared.starts[line]
-            for owner in owners[phrase]:
+            for owner in phrase.owners:
                 hits.setdefault(line, []).append(
-                    (match.start() - offset, match.end() - offset, owner, phrase)
+                    (start - offset, end - offset, owner, phrase.given)
                 )
     mentions: list[Mention] = []
     for line_number in sorted(hits):

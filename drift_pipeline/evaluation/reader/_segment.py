@@ -21,6 +21,11 @@ from typing import Literal
 
 from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
 
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split(" "))
+
+
 __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
@@ -53,15 +58,13 @@ NOTE_HEADS = frozenset(
 )
 _NOTE_HEAD_START = re.compile(r"^(?:memory|note|entry|fact|item|record|message|msg|event)\b")
 # Words that make a head a label ("current employer:") rather than a speaker's name.
-_LABEL_WORDS = frozenset(
-    (
-        "employer company job work workplace office role position city home location lives "
-        "residence address based hometown diet dietary constraint constraints allergy allergies "
-        "restriction restrictions relationship status partner health condition opinion view "
-        "stance preference preferences prefers format style reply replies name nickname habit "
-        "habits task tasks seat current new old previous latest value attribute slot topic "
-        "works lives_in works_at employer_of diet_is"
-    ).split()
+_LABEL_WORDS = _word_set(
+    "employer company job work workplace office role position city home location lives "
+    "residence address based hometown diet dietary constraint constraints allergy allergies "
+    "restriction restrictions relationship status partner health condition opinion view "
+    "stance preference preferences prefers format style reply replies name nickname habit "
+    "habits task tasks seat current new old previous latest value attribute slot topic "
+    "works lives_in works_at employer_of diet_is"
 )
 
 
