@@ -37,6 +37,7 @@ __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges
 
 Frame = Literal[
     "asserted",
+    "other_topic",
     "retracted",
     "negated",
     "sarcasm",
@@ -67,9 +68,9 @@ _THIRD = re.compile(
     r"|\b(?:someone|somebody|people|everyone|everybody|nobody|no one|folks|they say)\b"
 )
 _PRONOUN_THIRD = re.compile(r"\b(?:he|she|they|he's|she's|they're|him|them|his|her|their)\b")
-_FIRST = re.compile(
-    r"\b(?:i|i'm|im|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|myself|us|my|our|mine)\b"
-)
+# Subject pronouns only: "my" and "me" name the speaker without making them the one who acts
+# ("a guy on my team is undecided" is the guy's view).
+_FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|we|we're|we've|we'd|we'll)\b")
 _YOU = re.compile(r"\b(?:you|you're|youre|you've|you'll|you'd|your|yours|yourself)\b")
 _MODAL_AGENT = re.compile(r"^(?:i'd|i'll|we'd|we'll)$")
 # "My new manager at Lumen …": a relation that places the speaker at the value.
@@ -100,8 +101,10 @@ _REQUEST = re.compile(
 )
 _INSTRUCTION = re.compile(
     r"(?:'d|would)\s+(?:like|love|prefer)\s+(?:you|it if you|that you)|want you to|"
-    r"'d prefer|would prefer|'d rather you|would rather you"
+    r"'d prefer|would prefer|'d rather you|would rather you|"
+    r"(?:want|like|prefer)s?\s+to\s+be\s+(?:called|addressed|known)"
 )
+_STANDING = re.compile(r"\b(?:from now on|from here on|going forward|from today|as usual)\b")
 _STRONG_HYPO = re.compile(
     r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetically|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
@@ -140,7 +143,7 @@ _RETRACT_WINDOW = re.compile(
 )
 _PAST_STATE = re.compile(
     r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
-    r"had been|used to be|did)\b(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|"
+    r"had been|used to be)\b(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|"
     r"told|confirmed|given|transferred|moved|just|finally|officially))"
 )
 _RIGHT_RETRACT = re.compile(
@@ -288,7 +291,14 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         sarcasm = _SARCASM.search(text)
         if sarcasm:
             return "sarcasm", sarcasm.group(0)
-    instruction = _INSTRUCTION.search(m.left) or _REQUEST.search(m.sentence_left)
+    instruction = _INSTRUCTION.search(m.left) or (
+        _REQUEST.search(m.sentence_left + m.phrase_raw.lower())
+    )
+    if not instruction and _STANDING.search(m.sentence) and re.match(
+        r"^\W*(?:(?:so|ok|okay|hey|and|also|please|actually),?\s+)*(?:can|could|would|will)\s+you\b",
+        m.sentence,
+    ):
+        instruction = _STANDING.search(m.sentence)  # "Can you … from here on?" asks for a habit
     if not instruction:
         if m.sentence.rstrip(" \"')]!.🙂😊").endswith("?") and not _CAUSAL.search(m.left):
             return "question", "asked, not stated"

@@ -45,6 +45,7 @@ DATE_PATTERN = re.compile(
     rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))",
     re.IGNORECASE,
 )
+_YEAR = re.compile(r"\d{4}")
 DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
 """The same pattern without group names, for embedding in other patterns (case-insensitive)."""
 
@@ -68,7 +69,7 @@ def _from_match(match: re.Match[str]) -> str | None:
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:
     """Every readable date in ``text`` as ``(start, end, iso)``, in order."""
-    if not any(c.isdigit() for c in text):
+    if not _YEAR.search(text):
         return []
     found = []
     for match in DATE_PATTERN.finditer(text):

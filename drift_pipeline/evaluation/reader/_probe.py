@@ -20,6 +20,9 @@ SET_SLOT_FAMILIES = frozenset(
     {"constraints", "habits", "preference", "workflow_preferences", "completed_tasks"}
 )
 
+# Slot families whose values repeat across topics ("undecided" on any question).
+TOPIC_FAMILIES = frozenset({"opinion"})
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -76,6 +79,8 @@ class ReaderProbe:
         exclusive: Whether the slot holds one value at a time (then a later assertion of a
             different value replaces an earlier one).
         slot: The slot asked about.
+        topic: Words the asserting sentence must contain, for slots whose values are shared
+            across topics (a view on remote work is not a view on electric cars).
     """
 
     probe_id: str
@@ -91,6 +96,7 @@ class ReaderProbe:
     default_option: int | None = None
     exclusive: bool = True
     slot: str = ""
+    topic: tuple[str, ...] = ()
 
     def role_of(self, value: str | None) -> Role | None:
         """The role of the candidate whose canonical text is ``value``."""
@@ -108,6 +114,7 @@ class ReaderProbe:
         decoys: Sequence[Sequence[str]] = (),
         others: Sequence[Sequence[str]] = (),
         exclusive: bool | None = None,
+        topic: Sequence[str] | None = None,
     ) -> ReaderProbe:
         """Build from a ``probes`` table row plus what the world knows beyond it.
 
@@ -120,11 +127,16 @@ class ReaderProbe:
             others: Spellings of each other value the slot takes in the world.
             exclusive: Whether the slot holds one value at a time; by default every slot but
                 the accumulating families (constraints, habits, preferences, completed tasks).
+            topic: Words the asserting sentence must contain; by default, for an opinion slot
+                (``opinion/remote_work``), the words of its topic key.
         """
         slot = str(row.get("slot") or "")
         if exclusive is None:
             exclusive = slot.split("/")[0] not in SET_SLOT_FAMILIES
         names = tuple(dict.fromkeys([*subject_names, str(row.get("subject") or "")]))
+        family, _, key = slot.partition("/")
+        if topic is None:
+            topic = key.split("_") if family in TOPIC_FAMILIES and key else ()
         aliases = [str(a) for a in row.get("aliases") or []]
         deprecated = [str(d) for d in row.get("deprecated") or []]
         extra = [
@@ -143,6 +155,7 @@ class ReaderProbe:
             "answer": str(row.get("answer") or ""),
             "exclusive": exclusive,
             "slot": slot,
+            "topic": tuple(word.lower() for word in topic if word),
         }
         if row.get("probe_type") == "action":
             options = tuple(

@@ -113,7 +113,9 @@ _NOT_NAMES = _word_set(
     "assistant today yesterday tomorrow everyone someone it this that there he she they we "
     "you monday tuesday wednesday thursday friday saturday sunday january february march "
     "april may june july august september october november december hr work home just "
-    "still then now big new first last next yes no ok okay good great"
+    "still then now big new first last next yes no ok okay good great everything nothing "
+        "something anything everyone someone anyone nobody what why how where when who which "
+        "if please thanks hello hi hey same like going change"
 )
 
 
@@ -293,7 +295,6 @@ def _line_mentions(
         kept.append((start, end, owner, phrase))
     clauses = split_clauses(lower)
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
-    has_ack = bool(_ACK.search(lower))
     mentions: list[Mention] = []
     previous_end: dict[int, int] = {}
     for start, end, owner, phrase in kept:
@@ -332,10 +333,15 @@ def _line_mentions(
             raw_sentence_left=folded[s_start:start],
             weak=" " not in phrase.strip() and " " in candidate.value.strip(),
             negative_value=bool(_negators().search(normalise(candidate.value))),
-            line_has_ack=has_ack,
+            line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
             other_name_at=other_at,
         )
         frame, cue = frame_of(context)
+        # The topic may be named in the sentence or the one before ("I changed my mind about
+        # remote work. I'm undecided.").
+        before = max((s for s, e in sentences if e <= s_start), default=s_start)
+        if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
+            frame, cue = "other_topic", "a view on another topic"
         clause_dates = find_dates(folded[c_start:c_end])
         clause_date = clause_dates[0][2] if clause_dates else None
         if frame == "retracted" and clause_dates:
@@ -356,6 +362,10 @@ def _line_mentions(
             )
         )
     return mentions
+
+
+def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
+    return set(probe.topic) <= _runs_of(sentence)
 
 
 def _in_candidates(word: str, probe: ReaderProbe) -> bool:
