@@ -108,7 +108,8 @@ _STANDING = re.compile(r"\b(?:from now on|from here on|going forward|from today|
 _STRONG_HYPO = re.compile(
     r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetically|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
-    r"dreamt|fantasi[sz]\w*)\b"
+    r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
+    r"in the future|hopefully)\b"
 )
 _WEAK_HYPO = re.compile(
     r"\b(?:would|wouldn't|could|couldn't|might|may(?! \d)|maybe|perhaps|possibly|probably|"
@@ -363,7 +364,7 @@ def _is_generic(m: MentionContext) -> bool:
     if " " in given.strip() or not given:
         return False
     raw = m.phrase_raw
-    if m.weak and re.search(r"\b(?:a|an)\s*$", m.left):
+    if m.weak and re.search(r"\b(?:a|an|every|each|any|some|no|another)\s*$", m.left):
         return True  # "a kestrel", "a window": a shortened name turned common noun
     if given[:1].isupper() and raw.islower() and any(c.isupper() for c in m.raw_sentence_left):
         return True  # "Kestrel" the company vs "a kestrel" the bird, in a cased sentence

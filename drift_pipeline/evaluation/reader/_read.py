@@ -136,7 +136,9 @@ class _Prepared:
     running_dates: tuple[str, ...]  # latest date on any line up to and including each line
 
 
-@lru_cache(maxsize=256)
+# Per distinct context: many probes of a checkpoint read the same (long) text. Few entries,
+# since a full-context memory's text can be megabytes.
+@lru_cache(maxsize=32)
 def _prepare(context: str, names: frozenset[str]) -> _Prepared:
     lines = tuple(segment(context, names))
     folded = tuple(_fold(line.text) for line in lines)
@@ -171,7 +173,7 @@ def _runs_of(text: str) -> frozenset[str]:
     return frozenset(_RUN.findall(text))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)
 def _scan(context: str) -> _Scanned:
     text = _fold(context).lower()
     return _Scanned(text, _runs_of(text))
@@ -245,7 +247,6 @@ def read_context(context: str, probe: ReaderProbe) -> Reading:
     return _read(context, probe)
 
 
-@lru_cache(maxsize=65536)
 def _read(context: str, probe: ReaderProbe) -> Reading:
     if not context.strip() or not probe.candidates:
         return _conclude(probe, [], "the memory is empty" if not context.strip() else "")
