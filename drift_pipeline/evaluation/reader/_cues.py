@@ -119,6 +119,18 @@ _WEAK_HYPO = re.compile(
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
     r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating)\b"
 )
+# A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
+_PLANNED = re.compile(
+    r"\b(?:moving|relocating|joining|switching|transferring|heading)\b[^.;]*$"
+)
+_FUTURE_TIME = re.compile(
+    r"^[^.;]{0,40}\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter|quarter)|"
+    r"in (?:a|one|two|three|four|five|six|a few|\d+) (?:weeks?|months?|years?)|soon|"
+    r"later this (?:year|month)|tomorrow|at the end of the (?:month|year))\b"
+)
+_WHEN_FUTURE = re.compile(
+    r"\b(?:once|when|after|as soon as) (?:i|we) (?:move|get|start|switch|join|become|go)\b"
+)
 _RIGHT_MODAL = re.compile(r"^\W*(?:would|could|might|may|sounds|seems|looks)\b")
 _VISIT = re.compile(
     r"\b(?:visit\w*|trip|holiday|vacation|weekend|travel\w*|fly\w*|flew|stopover|layover|"
@@ -127,8 +139,9 @@ _VISIT = re.compile(
 )
 # A stay that the words after the value make temporary: "in Oslo for the long weekend".
 _VISIT_RIGHT = re.compile(
-    r"^[^.;]{0,30}\b(?:for (?:the|a) (?:\w+ )?(?:weekend|week|trip|holiday|vacation|visit|"
-    r"conference|few days|night)|on (?:holiday|vacation|a trip|business)|to see (?:friends|family))"
+    r"^[\s,]*(?:just\s+|only\s+)?(?:for (?:the|a) (?:\w+ )?(?:weekend|week|trip|holiday|"
+    r"vacation|visit|conference|few days|night)|on (?:holiday|vacation|a trip|business)|"
+    r"to see (?:friends|family))"
 )
 _NEGATION = re.compile(
     r"\b(?:not|never|no|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
@@ -138,7 +151,8 @@ _RETRACT_WINDOW = re.compile(
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
-    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|"
+    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|fired from|"
+    r"laid off (?:from|by)|let go (?:from|by)|made redundant (?:at|from|by)|"
     r"moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
     r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
 )
@@ -151,6 +165,9 @@ _RIGHT_RETRACT = re.compile(
     r"^[\s,.;:!()-]*(?:not anymore|not any more|no more\b|anymore|any more|no longer\b|"
     r"is over|is history|is behind me|days are over|is a thing of the past|→|->|=>|⇒)"
 )
+_WRONG = r"(?:wrong|incorrect|a mistake|a typo|not true|untrue|false|out of date)\b"
+_CORRECTED = re.compile(rf"^[^.;]{{0,40}}\b(?:was|is|that's|that was) {_WRONG}")
+_CORRECTED_NEXT = re.compile(rf"^\W*(?:that|this|it)(?:'s| was| is) (?:\w+ )?{_WRONG}")
 _FROM_TO = re.compile(r"\bfrom\s*$")
 _TO_RIGHT = re.compile(r"^\s*(?:to|→|->|=>)\b|^\s*(?:→|->|=>)")
 _TAG_RETRACT = re.compile(
@@ -165,7 +182,11 @@ _TAG_RETRACT = re.compile(
 )
 # A closed validity interval written before the value, as graph renderings do:
 # "(maria)-[WORKS_AT {valid_from: 2027-01-04, valid_to: 2027-03-01}]->(Kestrel)".
-_VALIDITY_CLOSED = re.compile(rf"\bvalid[_ ]?(?:to|until)\s*[=:]\s*(?:{_D})", re.IGNORECASE)
+_VALIDITY_CLOSED = re.compile(
+    rf"\b(?:valid[_ ]?(?:to|until|till)|expire[sd]?(?:_at|_on)?|ended(?:_at|_on)?|end_date)"
+    rf"[\"']?\s*[=:]\s*[\"']?(?:{_D})",
+    re.IGNORECASE,
+)
 _HEDGE = re.compile(
     r"\(\s*(?:may|might|could|possibly|probably|perhaps)\s+(?:be\s+)?(?:outdated|out of date|"
     r"stale|old|out-of-date)\s*\)|\((?:unverified|older|unconfirmed|low confidence)\)",
@@ -279,8 +300,10 @@ def _agents(left: str, speaker: str, other_name_at: int) -> tuple[int, int, int]
 def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     """The frame of one mention and the cue that decided it."""
     m = mention
-    tag = _TAG_RETRACT.search(m.left + m.phrase_raw.lower() + m.tail) or _VALIDITY_CLOSED.search(
-        m.sentence_left
+    tag = (
+        _TAG_RETRACT.search(m.left + m.phrase_raw.lower() + m.tail)
+        or _VALIDITY_CLOSED.search(m.sentence_left)
+        or _VALIDITY_CLOSED.search(m.tail)
     )
     if tag:
         return "retracted", tag.group(0).strip()
@@ -319,6 +342,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
         if _RIGHT_MODAL.search(m.right):
             return "hypothetical", m.right.split()[0]
+        when = _WHEN_FUTURE.search(m.left)
+        if when:
+            return "hypothetical", when.group(0)
+        if _PLANNED.search(after_agent) and _FUTURE_TIME.search(m.right):
+            return "hypothetical", "a change still ahead"
     visit = _VISIT.search(window) or _VISIT_RIGHT.search(m.right)
     if visit:
         return "visit", visit.group(0).strip()
@@ -331,6 +359,8 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", retraction.group(0)
     if _FROM_TO.search(window) and _TO_RIGHT.search(m.right):
         return "retracted", "from … to"
+    if _CORRECTED.search(m.right) or _CORRECTED_NEXT.search(m.next_sentence):
+        return "retracted", "corrected"
     if not m.negative_value and _RIGHT_RETRACT.search(m.right):
         return "retracted", m.right.strip()[:20]
     past = _PAST_STATE.search(window)

@@ -298,7 +298,9 @@ def _line_mentions(
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
     mentions: list[Mention] = []
     previous_end: dict[int, int] = {}
-    for start, end, owner, phrase in kept:
+    for position, (start, end, owner, phrase) in enumerate(kept):
+        # A tag after the value belongs to it until the next value ("Lumen (previously Kestrel)").
+        next_start = kept[position + 1][0] if position + 1 < len(kept) else len(lower)
         number_in = next(
             (i for i, c in enumerate(clauses) if c[2] <= start < max(c[3], c[2] + 1)),
             len(clauses) - 1,
@@ -327,7 +329,7 @@ def _line_mentions(
             sentence_left=lower[s_start:start],
             sentence=lower[s_start:s_end],
             next_sentence=next_sentence,
-            tail=lower[end:s_end].split(";")[0],
+            tail=lower[end : min(s_end, next_start)].split(";")[0],
             speaker=line.speaker,
             phrase_raw=folded[start:end],
             phrase_given=phrase,

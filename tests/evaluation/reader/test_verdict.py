@@ -16,6 +16,7 @@ REVISION = dict(aliases=NEW_EMPLOYER, deprecated=EMPLOYER)
     [
         ("She works at Lumen Cartography now; she left Kestrel in March.", True, True),
         ("Lumen", True, True),
+        ("Lumen Cartography (previously Kestrel Aerospace)", True, True),
         ("She works at Kestrel Aerospace.", False, False),
         ("She may have moved to Lumen, not sure.", False, True),
         ("I don't know.", False, True),
