@@ -59,7 +59,8 @@ _REL = (
     r"family|folks|students?|customer|ex|stepmother|stepfather|stepsister|stepbrother|twin|"
     r"professor|teacher|lecturer|tutor|coach|trainer|therapist|dentist|doctor|mentor|"
     r"supervisor|grandad|granddad|nan|nana|gran|bf|gf|hubby|missus|crush|godmother|godfather|"
-    r"baby|toddler|relative|acquaintance|officemate|manager)s?"
+    r"baby|toddler|relative|acquaintance|officemate|manager|lead|tech lead|team lead|cto|ceo|"
+    r"founder|cofounder|co-founder|intern|recruiter|hr)s?"
 )
 _THIRD = re.compile(
     r"\b(?:my|our|his|her|their|your|a|an|the|this|that|one of my|some)\s+"
@@ -89,7 +90,8 @@ _SARCASM = re.compile(
 )
 _QUESTION_WORDS = re.compile(
     r"\b(?:i wonder|wondering|curious (?:about|whether|if)|do you know|any idea|"
-    r"what do you think|should i|is it worth)\b"
+    r"what do you think|should i|is it worth|"
+    r"ask(?:s|ed|ing)? (?:about|how|whether|if|what|which|why|when|where|for|me about))\b"
 )
 _CAUSAL = re.compile(
     r"\b(?:since|because|as|now that|given that|seeing as|cause)\s+(?:i|i'm|i've|we|we're|my)\b"
@@ -158,12 +160,13 @@ _RETRACT_WINDOW = re.compile(
 )
 _PAST_STATE = re.compile(
     r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
-    r"had been|used to be)\b(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|"
+    r"had been|used to be|played|owned|drove|attended|had)\b(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|"
     r"told|confirmed|given|transferred|moved|just|finally|officially))"
 )
 _RIGHT_RETRACT = re.compile(
     r"^[\s,.;:!()-]*(?:not anymore|not any more|no more\b|anymore|any more|no longer\b|"
-    r"is over|is history|is behind me|days are over|is a thing of the past|→|->|=>|⇒)"
+    r"is over|is history|is behind me|days are over|is a thing of the past|→|->|=>|⇒|"
+    r"(?:feels |felt |seems |was )?(?:like )?(?:ages|years|months|a lifetime|long) ago)"
 )
 _WRONG = r"(?:wrong|incorrect|a mistake|a typo|not true|untrue|false|out of date)\b"
 _CORRECTED = re.compile(rf"^[^.;]{{0,40}}\b(?:was|is|that's|that was) {_WRONG}")
@@ -259,6 +262,8 @@ class MentionContext:
         weak: The phrase is one word of a longer value ("Kestrel" for "Kestrel Aerospace").
         negative_value: The value's own wording negates ("does not drink alcohol").
         line_has_ack: The (assistant) line acknowledges something ("noted", "got it").
+        addressed: The sentence names the subject (an assistant talking to them).
+        sentence_start: The mention opens its sentence.
         other_name_at: Where, in ``left``, another person named by name acts (−1: nowhere).
     """
 
@@ -277,6 +282,8 @@ class MentionContext:
     negative_value: bool
     line_has_ack: bool
     other_name_at: int
+    addressed: bool = False
+    sentence_start: bool = False
 
 
 def _last(pattern: re.Pattern[str], text: str) -> int:
@@ -369,9 +376,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if _AT_MINE.search(m.left):
         return "asserted", "the subject's own place"
     if m.speaker == "assistant":
-        if (you >= 0 and you >= first and you >= third) or (
-            first < 0 and third < 0 and _YOU.search(m.sentence)
-        ) or (_YOU.search(m.right) and not _THIRD.search(m.right)):
+        if (
+            (you >= 0 and you >= first and you >= third)
+            or (first < 0 and third < 0 and (_YOU.search(m.sentence) or m.addressed))
+            or (_YOU.search(m.right) and not _THIRD.search(m.right))
+        ):
             return "asserted", "assistant restates the subject's statement"
         if first < 0 and third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
@@ -401,6 +410,11 @@ def _is_generic(m: MentionContext) -> bool:
     follower = re.match(r" ([a-z][\w'-]*)", m.right)
     if follower is None or follower.group(1) in _FUNCTION_WORDS:
         return False
-    # "kestrel nesting boxes": a short alias run into a common noun; "a single page": a
-    # one-word value used attributively after an article.
-    return m.weak or bool(re.search(r"\b(?:a|an|the|some|this|that|one)\s*$", m.left))
+    # "kestrel nesting boxes": a short alias run into a common noun. Capitals in mid-sentence
+    # mark a proper noun ("first week at Leeds done"), so only a lower-case mention or one
+    # that opens its sentence can be the common word.
+    # After a definite determiner a one-word value names a kind of thing ("the Go services",
+    # "the Lisbon office"), not the value itself.
+    if re.search(r"\b(?:the|this|that|these|those|our|their)\s*$", m.left):
+        return True
+    return m.weak and (raw.islower() or m.sentence_start)

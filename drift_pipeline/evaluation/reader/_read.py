@@ -338,6 +338,8 @@ def _line_mentions(
             negative_value=bool(_negators().search(normalise(candidate.value))),
             line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
             other_name_at=other_at,
+            addressed=bool(names & _runs_of(lower[s_start:s_end])),
+            sentence_start=not folded[s_start:start].strip(" \"'*-•"),
         )
         frame, cue = frame_of(context)
         # The topic may be named in the sentence or the one before ("I changed my mind about

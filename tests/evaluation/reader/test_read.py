@@ -42,7 +42,14 @@ def test_a_sincere_current_statement_is_credited(context: str) -> None:
         ("retracted", "- Employer: Kestrel Aerospace (outdated)"),
         ("retracted", "principal: works at Kestrel Aerospace (no longer true since 2027-03-01)"),
         ("retracted", "user: I worked at Kestrel Aerospace for years before the layoffs."),
+        ("hypothetical", "user: I'm joining Kestrel Aerospace next month."),
+        ("retracted", "user: Earlier I said Kestrel Aerospace. That was wrong."),
+        ("retracted", '{"fact": "works at Kestrel Aerospace", "valid_until": "2027-05-01"}'),
+        ("visit", "user: Visiting the Kestrel Aerospace office for a conference."),
+        ("question", "- Rhiannon asked about Kestrel Aerospace's pension scheme."),
+        ("third_party", "user: My tech lead just joined Kestrel Aerospace."),
         ("generic_word", "user: We put up kestrel nesting boxes in the garden."),
+        ("generic_word", "user: The Kestrel office is closed today."),
         ("not_about_subject", "assistant: Kestrel Aerospace has a good graduate scheme."),
     ],
 )
@@ -53,8 +60,19 @@ def test_a_mention_in_another_frame_is_not_credited(frame: str, context: str) ->
     assert not judge_reading(reading, probe()).correct
 
 
-def test_the_assistant_restating_the_subject_is_credited() -> None:
-    reading = read_context("assistant: Got it, you're at Kestrel Aerospace now.", probe())
+@pytest.mark.parametrize(
+    "context",
+    [
+        "assistant: Got it, you're at Kestrel Aerospace now.",
+        "assistant: Congratulations on joining Kestrel Aerospace, Rhiannon!",
+    ],
+)
+def test_the_assistant_restating_the_subject_is_credited(context: str) -> None:
+    assert read_context(context, probe()).answer == "Kestrel Aerospace"
+
+
+def test_a_capitalised_short_alias_mid_sentence_is_the_name() -> None:
+    reading = read_context("user: First week at Kestrel done, exhausted.", probe())
     assert reading.answer == "Kestrel Aerospace"
 
 
