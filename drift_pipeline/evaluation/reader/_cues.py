@@ -160,8 +160,9 @@ _RETRACT_WINDOW = re.compile(
 )
 _PAST_STATE = re.compile(
     r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
-    r"had been|used to be|played|owned|drove|attended|had)\b(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|"
-    r"told|confirmed|given|transferred|moved|just|finally|officially))"
+    r"had been|used to be|played|owned|drove|attended|had)\b"
+    r"(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|told|confirmed|given|"
+    r"transferred|moved|just|finally|officially))"
 )
 _RIGHT_RETRACT = re.compile(
     r"^[\s,.;:!()-]*(?:not anymore|not any more|no more\b|anymore|any more|no longer\b|"
