@@ -160,7 +160,7 @@ _RETRACT_WINDOW = re.compile(
 )
 _PAST_STATE = re.compile(
     r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
-    r"had been|used to be|played|owned|drove|attended|had)\b"
+    r"had been|used to be|played|owned|drove|attended)\b"
     r"(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|told|confirmed|given|"
     r"transferred|moved|just|finally|officially))"
 )
