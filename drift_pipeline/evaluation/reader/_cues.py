@@ -68,6 +68,10 @@ _THIRD = re.compile(
     rf"|\b[a-z]+'s\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     r"|\b(?:someone|somebody|people|everyone|everybody|nobody|no one|folks|they say)\b"
 )
+# The value goes to someone else: "an oat flat white for my manager".
+_FOR_OTHER = re.compile(
+    rf"^[\s,]*(?:for|to)\s+(?:my|our|his|her|their|the)\s+(?:[a-z'-]+\s+)?{_REL}\b"
+)
 _PRONOUN_THIRD = re.compile(r"\b(?:he|she|they|he's|she's|they're|him|them|his|her|their)\b")
 # Subject pronouns only: "my" and "me" name the speaker without making them the one who acts
 # ("a guy on my team is undecided" is the guy's view).
@@ -386,7 +390,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         if first < 0 and third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
         return "not_about_subject", "the assistant's own words"
-    if third > first:
+    if third > first or _FOR_OTHER.search(m.right):
         return "third_party", "someone else's fact"
     return "asserted", "stated as current"
 

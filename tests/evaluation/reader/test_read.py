@@ -48,6 +48,7 @@ def test_a_sincere_current_statement_is_credited(context: str) -> None:
         ("visit", "user: Visiting the Kestrel Aerospace office for a conference."),
         ("question", "- Rhiannon asked about Kestrel Aerospace's pension scheme."),
         ("third_party", "user: My tech lead just joined Kestrel Aerospace."),
+        ("third_party", "user: Sent a reference to Kestrel Aerospace for my brother."),
         ("generic_word", "user: We put up kestrel nesting boxes in the garden."),
         ("generic_word", "user: The Kestrel office is closed today."),
         ("not_about_subject", "assistant: Kestrel Aerospace has a good graduate scheme."),
