@@ -30,6 +30,7 @@ from drift_pipeline.storage import (
 
 from ._fallbacks import fallback_table, writes_fallbacks
 from ._generate import check_supported, concat_tables, generate_replicate, replicate_tables
+from ._paradigms import paradigm_names
 from ._pool import worker_pool
 from .synthesis import Synthesizer, TemplateSynthesizer
 
@@ -223,12 +224,16 @@ def _generate_parts(
     return {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates}
 
 
-def _entity_types() -> tuple[str, ...]:
-    # A kept worker knows the entity types registered when it was forked; more mean new workers.
-    return tuple(definition.name for definition in entity_types())
+def _registrations() -> tuple[str, ...]:
+    # A kept worker knows the entity types and paradigms registered when it was forked; more
+    # mean new workers.
+    return (
+        *(definition.name for definition in entity_types()),
+        *(f"paradigm:{name}" for name in paradigm_names()),
+    )
 
 
-_WORKERS = worker_pool(_generate_parts, "drift-world", _entity_types)
+_WORKERS = worker_pool(_generate_parts, "drift-world", _registrations)
 
 
 def _summary(
