@@ -62,7 +62,7 @@ def check_supported(spec: ScenarioSpec) -> None:
     if paradigm_generator(spec.paradigm) is None:
         raise GenerationUnsupported(
             f"scenario {spec.id}: paradigm {spec.paradigm!r} validates, but world generation "
-            f"supports only {', '.join(paradigm_names())} so far"
+            f"supports only {', '.join(paradigm_names()) or 'none'} so far"
         )
     for entity in spec.entities:
         if not get_entity_type(entity.type).generator_ready:
