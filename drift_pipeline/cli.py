@@ -384,7 +384,7 @@ def run(
 
     started = time.perf_counter()
     if via == "dagster":
-        result = _run_via_dagster(sources, options)
+        result = _run_via_dagster(tuple(source.origin for source in opened), options)
     else:
         try:
             result = run_benchmark(opened, options, progress)
@@ -464,8 +464,8 @@ def _check_compressor(
         sys.exit(EXIT_INVALID)
 
 
-def _run_via_dagster(scenarios: tuple[str, ...], options: RunOptions) -> RunResult:
-    """``drift run --via dagster``; Dagster is imported only when asked for."""
+def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
+    """``drift run --via dagster`` on scenario ``files`` (Dagster imported only when asked for)."""
     import os
 
     if not os.environ.get("DAGSTER_HOME"):
@@ -478,7 +478,7 @@ def _run_via_dagster(scenarios: tuple[str, ...], options: RunOptions) -> RunResu
     from drift_pipeline.defs.run import run_via_dagster
 
     return run_via_dagster(
-        list(scenarios),
+        list(files),
         options.arms,
         options.horizons,
         options.out,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     GROUND_TRUTH,
@@ -38,8 +39,6 @@ __all__ = ["Rows", "TableSource"]
 
 Rows = Sequence[Mapping[str, Any]]
 """Rows of one table, column name → value (key columns and derivable columns may be left out)."""
-
-_DERIVED = {"scenario", "horizon"}
 
 
 class TableSource(WorldSource):
@@ -179,7 +178,8 @@ def _conform_world(
     if unknown:
         raise SourceError(f"{origin}: {unknown[0]!r} is not a world table")
     rows = {t.name: [dict(row) for row in given.get(t.name, ())] for t in WORLD_TABLES}
-    keys = {"scenario": source_id, "horizon": horizon}
+    # Every world table starts with the world's key columns (and the replicate).
+    keys = WorldKey(source_id, horizon).partition_values
     for table_rows in rows.values():
         for row in table_rows:
             row.update(keys)

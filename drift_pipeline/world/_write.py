@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from drift_pipeline.entities import entity_types
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
 from drift_pipeline.storage import (
     SYNTHESIS_FALLBACKS,
@@ -141,13 +142,13 @@ def generate_horizon(
             if progress:
                 progress(sessions)
     tables = concat_tables(parts)
-    keys = {"scenario": spec.id, "horizon": horizon}
-    files = writer.put_many([(table, keys, tables[table.name]) for table in WORLD_TABLES])
+    world = WorldKey(spec.id, horizon)
+    files = writer.put_many([(table, world, tables[table.name]) for table in WORLD_TABLES])
     if writes_fallbacks(synthesizer):
         fallbacks = pa.concat_tables(
             [part[SYNTHESIS_FALLBACKS.name] for part in parts]
         ).combine_chunks()
-        files.append(writer.put(SYNTHESIS_FALLBACKS, keys, fallbacks))
+        files.append(writer.put(SYNTHESIS_FALLBACKS, world, fallbacks))
     files.append(
         writer.put_text(
             world_manifest_path(spec.id, horizon),
