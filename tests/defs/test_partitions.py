@@ -123,7 +123,7 @@ def test_a_broken_scenario_file_does_not_break_loading(
     assert definitions.resolve_asset_graph().get_all_asset_keys()
     assert "could not register partitions at load time" in caplog.text
     catalog = ScenarioCatalog(paths=[str(folder)])
-    assert catalog.load(TINY_ID).spec.id == TINY_ID
+    assert catalog.load(TINY_ID).id == TINY_ID
     with pytest.raises(LookupError, match=r"no scenario with id 'absent'.*invalid files: .*broken"):
         catalog.load("absent")
 
