@@ -15,9 +15,10 @@ where the memory loop needs one.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from drift_pipeline.scenario import HORIZON_NAMES, HorizonName
+if TYPE_CHECKING:
+    from drift_pipeline.scenario import HorizonName
 
 __all__ = ["ARM_SEPARATOR", "CELL_SEPARATOR", "WORLD_SEPARATOR", "CellKey", "WorldKey"]
 
@@ -76,6 +77,10 @@ class WorldKey(NamedTuple):
         Raises:
             ValueError: Naming the key and the expected form.
         """
+        # Imported here, not at the top: storage imports these keys, and building the scenario
+        # models costs half a second that reading a table should not pay.
+        from drift_pipeline.scenario import HORIZON_NAMES
+
         source_id, sep, horizon = key.rpartition(WORLD_SEPARATOR)
         if (
             not sep

@@ -522,7 +522,8 @@ def test_an_imported_source_runs_end_to_end(example_source: str, tmp_path: Path)
     correct = {
         row["arm"]: row["n"]
         for row in _support.query(
-            out, "select arm, count(*) filter (where correct) as n from {probe_answers} group by arm"
+            out,
+            "select arm, count(*) filter (where correct) as n from {probe_answers} group by arm",
         )
     }
     assert correct["amnesiac@hard"] == 0 < correct["fact_store@hard"] == 4
