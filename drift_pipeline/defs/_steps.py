@@ -55,16 +55,20 @@ class Step:
 
 
 def _world_steps(world: WorldKey, arms: Sequence[Arm], regenerate: bool) -> list[Step]:
-    reference = CellKey(world, REFERENCE_ARM).key
-    steps = [Step(Stage.WORLD, world.key)] if regenerate else []
+    reference = CellKey(world, REFERENCE_ARM.key).partition_key
+    steps = [Step(Stage.WORLD, world.partition_key)] if regenerate else []
     # The reference cell's own partition reports what the baselines scored, so the grid of
     # cells is complete whether or not the reference compressor was asked for.
     steps += [
         Step(Stage.MEMORY, reference),
-        Step(Stage.BASELINES, world.key),
+        Step(Stage.BASELINES, world.partition_key),
         Step(Stage.EVALUATION, reference),
     ]
-    steps += [Step(Stage.CELL, CellKey(world, arm).key) for arm in arms if arm != REFERENCE_ARM]
+    steps += [
+        Step(Stage.CELL, CellKey(world, arm.key).partition_key)
+        for arm in arms
+        if arm != REFERENCE_ARM
+    ]
     return steps
 
 
@@ -135,25 +139,25 @@ def plan_refresh(
     """
     steps: list[Step] = []
     for world in worlds:
-        world_id = ledger.worlds.get(world.key)
+        world_id = ledger.worlds.get(world.partition_key)
         if world_id is None:
-            steps.append(Step(Stage.WORLD, world.key, "missing"))
+            steps.append(Step(Stage.WORLD, world.partition_key, "missing"))
             continue
         reason = stale_world(world)
         if reason is not None:
-            steps.append(Step(Stage.WORLD, world.key, f"{reason}@{world_id}"))
+            steps.append(Step(Stage.WORLD, world.partition_key, f"{reason}@{world_id}"))
             continue
-        reference = CellKey(world, REFERENCE_ARM).key
+        reference = CellKey(world, REFERENCE_ARM.key).partition_key
         reference_id = ledger.memory.get(reference, -1)
         if reference_id < world_id:
             steps.append(Step(Stage.MEMORY, reference, str(world_id)))
             continue
-        baselines_id = ledger.baselines.get(world.key, -1)
+        baselines_id = ledger.baselines.get(world.partition_key, -1)
         if baselines_id < reference_id:
-            steps.append(Step(Stage.BASELINES, world.key, str(reference_id)))
+            steps.append(Step(Stage.BASELINES, world.partition_key, str(reference_id)))
             continue
         for arm in arms:
-            cell = CellKey(world, arm).key
+            cell = CellKey(world, arm.key).partition_key
             memory_id = ledger.memory.get(cell, -1)
             evaluation_id = ledger.evaluations.get(cell, -1)
             if arm != REFERENCE_ARM and memory_id < world_id:

@@ -62,7 +62,7 @@ class Selection:
     @property
     def cells(self) -> list[CellKey]:
         """Every cell of the selection."""
-        return [CellKey(world, arm) for world in self.worlds for arm in self.arms]
+        return [CellKey(world, arm.key) for world in self.worlds for arm in self.arms]
 
 
 def select(
@@ -92,7 +92,7 @@ def select(
         world
         for world in map(WorldKey.parse, instance.get_dynamic_partitions(WORLD))
         if (horizon is None or world.horizon == horizon)
-        and (not scenarios or world.scenario in scenarios)
+        and (not scenarios or world.source_id in scenarios)
     ]
     registered = [Arm.parse(key) for key in instance.get_dynamic_partitions(ARM)]
     chosen = registered
@@ -123,14 +123,16 @@ def plan(
 ) -> list[Step]:
     """The runs of the selection in order; worlds missing or stale are generated first."""
     recorded = instance.get_materialized_partitions(dg.AssetKey("probes"))
-    known = {loaded.spec.id: loaded for loaded in catalog.scenarios()}
+    known = {source.id: source for source in catalog.scenarios()}
     root = storage.path()
 
     def regenerate(world: WorldKey) -> bool:
-        loaded = known.get(world.scenario)
-        if loaded is None:
-            raise ValueError(f"world {world.key}: no scenario file with that id in the catalog")
-        return world.key not in recorded or not world_is_current(root, loaded, world.horizon)
+        source = known.get(world.source_id)
+        if source is None:
+            raise ValueError(f"world {world}: no scenario file with that id in the catalog")
+        return world.partition_key not in recorded or not world_is_current(
+            root, source, world.horizon
+        )
 
     return plan_cells(selection.worlds, selection.arms, regenerate)
 
@@ -164,9 +166,9 @@ def launch_backfill(instance: dg.DagsterInstance, selection: Selection, title: s
     from dagster._core.utils import make_new_backfill_id
 
     graph = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop()).resolve_asset_graph()
-    world_keys = [w.key for w in selection.worlds]
-    reference = [CellKey(w, REFERENCE_ARM).key for w in selection.worlds]
-    cells = [c.key for c in selection.cells]
+    world_keys = [w.partition_key for w in selection.worlds]
+    reference = [CellKey(w, REFERENCE_ARM.key).partition_key for w in selection.worlds]
+    cells = [c.partition_key for c in selection.cells]
     by_assets = {
         world_tables: world_keys,
         memory_tables: list(dict.fromkeys([*reference, *cells])),

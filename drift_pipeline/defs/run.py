@@ -30,15 +30,15 @@ from drift_pipeline.pipeline import (
     run_manifest,
     world_is_current,
 )
-from drift_pipeline.scenario import HorizonName, LoadedScenario, load_scenario, scenario_files
+from drift_pipeline.scenario import HorizonName, scenario_files
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import RootLike, StorageRoot, staged
-from drift_pipeline.world import check_supported
 
 from ._steps import execute, plan_cells
 from ._stored import reuse_evaluations, stored_result
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
-from .partitions import WorldKey, register_partitions
+from .partitions import CellKey, WorldKey, register_partitions
 from .resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
 
@@ -91,12 +91,12 @@ def run_via_dagster(
         RuntimeError: A run failed (naming the job and partition).
     """
     files = scenario_files(list(scenario_paths))
-    scenarios: list[LoadedScenario] = [load_scenario(path) for path in files]
-    ids = [loaded.spec.id for loaded in scenarios]
-    for loaded in scenarios:
-        check_supported(loaded.spec)
-        if ids.count(loaded.spec.id) > 1:
-            raise ValueError(f"scenario id {loaded.spec.id!r} is used by more than one file")
+    scenarios = [ScenarioSource.load(path) for path in files]
+    ids = [source.id for source in scenarios]
+    for source in scenarios:
+        source.check()
+        if ids.count(source.id) > 1:
+            raise ValueError(f"scenario id {source.id!r} is used by more than one file")
     settings = loop or LoopConfig()
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
     catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
@@ -107,12 +107,7 @@ def run_via_dagster(
         backend_options=backend_options or {},
     )
     root = storage.path()
-    worlds = [
-        (loaded, WorldKey(loaded.spec.id, name))
-        for loaded in scenarios
-        for name, _ in loaded.spec.horizon.items()
-        if not horizons or name in horizons
-    ]
+    worlds = [world for source in scenarios for world in source.worlds(horizons)]
     run_arms = [REFERENCE_ARM, *(arm for arm in dict.fromkeys(arms) if arm != REFERENCE_ARM)]
     owns_instance = instance is None
     active = instance or dg.DagsterInstance.get()
@@ -120,26 +115,27 @@ def run_via_dagster(
     # The runs execute in this process: the figures their assets computed are the ones returned.
     with reuse_evaluations():
         try:
-            register_partitions(active, [world for _, world in worlds], run_arms)
+            register_partitions(active, [world.key for world in worlds], run_arms)
             recorded = active.get_materialized_partitions(dg.AssetKey("probes"))
             regenerate = {
-                world
-                for loaded, world in worlds
-                if world.key not in recorded or not world_is_current(root, loaded, world.horizon)
+                world.key
+                for world in worlds
+                if world.key.partition_key not in recorded
+                or not world_is_current(root, world.source, world.horizon)
             }
             steps = plan_cells(
-                [w for _, w in worlds], list(dict.fromkeys(arms)), regenerate.__contains__
+                [world.key for world in worlds], list(dict.fromkeys(arms)), regenerate.__contains__
             )
             execute(build_definitions(storage, catalog, memory_loop), active, steps, log)
         finally:
             if owns_instance:
                 active.dispose()
-        for loaded, world in worlds:
-            amnesiac, reference = _amnesiac(root, world), _reference(root, world)
+        for world in worlds:
+            amnesiac, reference = _amnesiac(root, world.key), _reference(root, world.key)
             for arm in run_arms:
                 cell = stored_result(
                     root,
-                    loaded,
+                    world.source,
                     world.horizon,
                     arm,
                     amnesiac,
@@ -166,9 +162,9 @@ def run_via_dagster(
 
 def _amnesiac(root: StorageRoot, world: WorldKey) -> Callable[[], pa.Table]:
     """The amnesiac's answers on ``world``, read when first asked for."""
-    return cache(lambda: amnesiac_answers(root, world.scenario, world.horizon)[1])
+    return cache(lambda: amnesiac_answers(root, world)[1])
 
 
 def _reference(root: StorageRoot, world: WorldKey) -> Callable[[], ArmData]:
     """The reference compressor's stored data on ``world``, read when first asked for."""
-    return cache(lambda: load_arm(root, world.scenario, world.horizon, REFERENCE_ARM))
+    return cache(lambda: load_arm(root, CellKey(world, REFERENCE_ARM.key)))

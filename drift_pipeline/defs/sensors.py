@@ -84,20 +84,20 @@ def refresh_plan(
     instance: dg.DagsterInstance, storage: DriftStorage, scenarios: ScenarioCatalog
 ) -> list[Step]:
     """The ready steps for every registered cell whose scenario file is in the catalog."""
-    known = {loaded.spec.id: loaded for loaded in scenarios.scenarios()}
+    known = {source.id: source for source in scenarios.scenarios()}
     worlds = [
         world
         for world in map(WorldKey.parse, instance.get_dynamic_partitions(WORLD))
-        if world.scenario in known
+        if world.source_id in known
     ]
     arms = [Arm.parse(key) for key in instance.get_dynamic_partitions(ARM)]
     root = storage.path()
 
     def stale(world: WorldKey) -> str | None:
-        loaded = known[world.scenario]
-        if world_is_current(root, loaded, world.horizon):
+        source = known[world.source_id]
+        if world_is_current(root, source, world.horizon):
             return None
-        return f"scenario-{loaded.sha256[:12]}"
+        return f"scenario-{source.content_hash[:12]}"
 
     return plan_refresh(worlds, arms, ledger(instance), stale)
 

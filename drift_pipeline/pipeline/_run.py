@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
+from drift_pipeline.keys import CellKey
 from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
-from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
+from drift_pipeline.scenario import HorizonName
+from drift_pipeline.sources import SourceWorld, WorldSource
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -90,9 +92,9 @@ class RunResult:
 
 
 def backend_options_for(
-    arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
+    arm: Arm, source: WorldSource, backend_options: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
-    """Constructor options of an arm's backend on one scenario (shared by both run paths).
+    """Constructor options of an arm's backend on one source (shared by both run paths).
 
     The configured options, completed by the backend's registration: its defaults for this
     scenario and, for a backend that calls a model, the endpoint and model from the environment
@@ -102,17 +104,17 @@ def backend_options_for(
         ValueError: One line, e.g. naming the variable when a model-calling backend has no
             endpoint, or the package to install when one it needs is missing.
     """
-    return resolve_backend_options(arm.backend, loaded, backend_options.get(arm.backend, {}))
+    return resolve_backend_options(arm.backend, source, backend_options.get(arm.backend, {}))
 
 
 def run_benchmark(
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     options: RunOptions,
     progress: ProgressFactory | None = None,
 ) -> RunResult:
-    """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
+    """Run every arm on every world of ``sources``; each cell's tables land atomically."""
     root = StorageRoot.from_url(options.out)
-    worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
+    worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
@@ -120,7 +122,7 @@ def run_benchmark(
     evaluator = build_evaluator(options.evaluation, root)
     try:
         cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
-        manifest = run_manifest(scenarios, options, cells, evaluator)
+        manifest = run_manifest(sources, options, cells, evaluator)
         usage = llm_usage(evaluator)
     finally:
         close_evaluator(evaluator)
@@ -155,7 +157,7 @@ def _arm_loop(arm: Arm, options: dict[str, Any], loop: LoopConfig, root: Storage
 
 def _run_worlds(
     root: StorageRoot,
-    worlds: Sequence[tuple[LoadedScenario, HorizonName]],
+    worlds: Sequence[SourceWorld],
     options: RunOptions,
     loop: LoopConfig,
     evaluator: Evaluator,
@@ -166,8 +168,10 @@ def _run_worlds(
     # this process, so its worlds run here, one after another.
     jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
     if jobs == 1:
-        for loaded, horizon in worlds:
-            cells += run_world(root, loaded, horizon, options, loop, progress, evaluator)
+        for world in worlds:
+            cells += run_world(
+                root, world.source, world.horizon, options, loop, progress, evaluator
+            )
         return cells
     # Worlds are independent (own seeds, own partitions): run them in separate processes and
     # collect their cells in world order, so tables and manifest do not depend on which
@@ -179,8 +183,8 @@ def _run_worlds(
     worker_options = replace(options, synthesizer=None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [
-            pool.submit(run_world, portable, loaded, horizon, worker_options, loop, None)
-            for loaded, horizon in worlds
+            pool.submit(run_world, portable, w.source, w.horizon, worker_options, loop, None)
+            for w in worlds
         ]
         for future in futures:
             cells += future.result()
@@ -189,7 +193,7 @@ def _run_worlds(
 
 def run_world(
     root: RootLike,
-    loaded: LoadedScenario,
+    source: WorldSource,
     horizon: HorizonName,
     options: RunOptions,
     loop: LoopConfig,
@@ -203,7 +207,7 @@ def run_world(
 
     Args:
         root: Storage root holding the world (a folder or ``s3://`` URL).
-        loaded: The scenario.
+        source: The world's source.
         horizon: The world's horizon.
         options: The run's options (arms, backend options).
         loop: Memory-loop settings, with the paths to protect already resolved.
@@ -212,15 +216,15 @@ def run_world(
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
-    spec = loaded.spec
-    sessions = getattr(spec.horizon, horizon).sessions
-    profiles = world_profiles(root, spec.id, horizon, evaluator)
-    probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
+    world = source.world(horizon)
+    sessions = source.sessions(horizon)
+    profiles = world_profiles(root, world, evaluator)
+    probes, amnesiac = amnesiac_answers(root, world, evaluator, profiles)
     reference: ArmData | None = None
     cells: list[CellResult] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
         hook = (
-            progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
+            progress(f"{world} {arm.key}", sessions * source.replicates)
             if progress
             else None
         )
@@ -228,19 +232,19 @@ def run_world(
         arm_options = (
             instance.worker_options()
             if instance is not None
-            else backend_options_for(arm, loaded, options.backend_options)
+            else backend_options_for(arm, source, options.backend_options)
         )
         run = run_cell(
             root,
-            spec.id,
+            source.id,
             horizon,
-            spec.replicates,
+            source.replicates,
             arm,
             arm_options,
             _arm_loop(arm, arm_options, loop, root),
             hook,
         )
-        cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles)
+        cell = evaluate_cell(source, horizon, run, probes, amnesiac, reference, evaluator, profiles)
         if reference is None:
             reference = ArmData(
                 cell.answers,
@@ -253,11 +257,7 @@ def run_world(
         # and only one arm's contexts are ever held in memory.
         with staged(root) as writer:
             for table_def, table in cell.tables().items():
-                writer.put(
-                    table_def,
-                    {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
-                    table,
-                )
+                writer.put(table_def, CellKey(world, arm.key), table)
         if arm != REFERENCE_ARM:
             cell.release()
         cells.append(cell)
@@ -268,7 +268,7 @@ def run_world(
 
 
 def run_manifest(
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     options: RunOptions,
     cells: Sequence[CellResult],
     evaluator: Evaluator | None = None,
@@ -282,18 +282,7 @@ def run_manifest(
     pins = (evaluator or ContextEvaluator()).pins()
     return {
         "drift_pipeline": package_version("drift-pipeline"),
-        "scenarios": [
-            {
-                "id": s.spec.id,
-                "version": s.spec.version,
-                "sha256": s.sha256,
-                # The seed actually used: declared, or derived from the id when absent.
-                "seed": root_seed(s.spec),
-                "seed_declared": s.spec.seed is not None,
-                "replicates": s.spec.replicates,
-            }
-            for s in scenarios
-        ],
+        "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
         "isolation": sorted({c.isolation for c in cells}),

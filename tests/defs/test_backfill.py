@@ -41,8 +41,10 @@ def test_select_one_horizon_across_scenarios_and_arms(
     instance: dg.DagsterInstance, catalog: ScenarioCatalog
 ) -> None:
     selection = backfill.select(instance, catalog, horizon="long")
-    long_worlds = {w.key for w in scenario_worlds(catalog.scenarios()) if w.key.endswith("/long")}
-    assert {w.key for w in selection.worlds} == long_worlds
+    long_worlds = {
+        w.partition_key for w in scenario_worlds(catalog.scenarios()) if w.horizon == "long"
+    }
+    assert {w.partition_key for w in selection.worlds} == long_worlds
     assert len(long_worlds) >= 5
     assert set(selection.arms) == {Arm.parse(k) for k in instance.get_dynamic_partitions("arm")}
     assert len(selection.cells) == len(long_worlds) * len(selection.arms)
@@ -105,8 +107,8 @@ def test_launch_creates_an_asset_backfill_of_the_selection(
         key.to_user_string(): set(subset.get_partition_keys())
         for key, subset in target.partitions_subsets_by_asset_key.items()
     }
-    worlds = {w.key for w in selection.worlds}
-    cells = {c.key for c in selection.cells}
+    worlds = {w.partition_key for w in selection.worlds}
+    cells = {c.partition_key for c in selection.cells}
     references = {f"{REFERENCE_ARM.key}|{w}" for w in worlds}
     assert by_asset["probes"] == by_asset["transcripts"] == worlds
     assert by_asset["world_baselines"] == worlds

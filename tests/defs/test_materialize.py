@@ -69,14 +69,14 @@ def test_world_and_cell_partitions(
         ScenarioCatalog(paths=[str(tiny.parent)]),
         MemoryLoop(),
     )
-    reference, cell = CellKey(WORLD, REFERENCE_ARM), CellKey(WORLD, BM25)
+    reference, cell = CellKey(WORLD, REFERENCE_ARM.key), CellKey(WORLD, BM25.key)
     register_partitions(instance, [WORLD], [REFERENCE_ARM, BM25])
     checks: dict[str, bool] = {}
     for job, partition in (
-        ("world_job", WORLD.key),
-        ("memory_job", reference.key),
-        ("baselines_job", WORLD.key),
-        ("cell_job", cell.key),
+        ("world_job", WORLD.partition_key),
+        ("memory_job", reference.partition_key),
+        ("baselines_job", WORLD.partition_key),
+        ("cell_job", cell.partition_key),
     ):
         result = defs.resolve_job_def(job).execute_in_process(
             instance=instance, partition_key=partition
@@ -91,24 +91,26 @@ def test_world_and_cell_partitions(
         for entry in instance.all_logs(result.run_id)
         if entry.dagster_event is None and "sessions stored" in entry.user_message
     ]
-    assert progress and progress[-1] == f"{cell.key}: {total}/{total} sessions stored"
+    assert progress and progress[-1] == f"{cell.partition_key}: {total}/{total} sessions stored"
 
     # Every asset of the world and of the cell has a materialization with exactly its keys.
     for asset, keys in VOCABULARY.items():
         partition = (
-            WORLD.key if asset in md.WORLD_TABLE_KEYS or asset == "world_baselines" else cell.key
+            WORLD.partition_key
+            if asset in md.WORLD_TABLE_KEYS or asset == "world_baselines"
+            else cell.partition_key
         )
         materialization = _latest(instance, asset, partition)
         assert set(materialization.metadata) == set(keys), asset
-    snapshots = _latest(instance, "memory_snapshots", cell.key).metadata
+    snapshots = _latest(instance, "memory_snapshots", cell.partition_key).metadata
     assert snapshots[md.ROWS].value == TINY_SESSIONS * TINY_REPLICATES
     assert snapshots[md.SESSIONS].value == TINY_SESSIONS
-    metrics = _latest(instance, "cell_metrics", cell.key).metadata
+    metrics = _latest(instance, "cell_metrics", cell.partition_key).metadata
     assert 0.0 <= metrics[md.DRIFT_C].value <= 1.0  # type: ignore[operator]
 
     # The tables are where the storage layout says, one file per partition.
     for table in WORLD_TABLES:
-        assert (partition_dir(root, table, WORLD.storage_keys) / PART_FILE).exists()
-    stored = pq.read_table(partition_dir(root, MEMORY_SNAPSHOTS, cell.storage_keys) / PART_FILE)
+        assert (partition_dir(root, table, WORLD) / PART_FILE).exists()
+    stored = pq.read_table(partition_dir(root, MEMORY_SNAPSHOTS, cell) / PART_FILE)
     assert stored.num_rows == TINY_SESSIONS * TINY_REPLICATES
     assert set(stored.column("arm").to_pylist()) == {BM25.key}

@@ -16,7 +16,7 @@ ARMS = [REFERENCE_ARM, BM25, SOFT]
 
 
 def cell(arm: Arm, world: WorldKey = WORLD) -> str:
-    return CellKey(world, arm).key
+    return CellKey(world, arm.key).partition_key
 
 
 def ledger(

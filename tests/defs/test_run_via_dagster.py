@@ -26,7 +26,7 @@ from drift_pipeline.defs.sensors import stale_cells
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import REFERENCE_ARM, CellResult, RunOptions, RunResult, run_benchmark
 from drift_pipeline.report import render_leaderboard, standings
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
 from .conftest import TINY_ID, sqlite_home, write_tiny
@@ -64,7 +64,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     folder = tmp_path_factory.mktemp("via-dagster")
     scenario = write_tiny(folder / "scenarios")
     started = time.perf_counter()
-    direct = run_benchmark([load_scenario(scenario)], RunOptions(arms=ARMS, out=folder / "direct"))
+    direct = run_benchmark(
+        [ScenarioSource.load(scenario)], RunOptions(arms=ARMS, out=folder / "direct")
+    )
     direct_seconds = time.perf_counter() - started
     # The working directory stays in the home for the whole module: dagster.yaml's SQLite
     # paths are relative to it, and the instance opens its databases lazily.

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow as pa
 
+from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import REFERENCE_ARM, load_arm
 from drift_pipeline.storage import (
     CELL_METRICS,
@@ -77,15 +78,15 @@ def cell_evaluation(
     world = cell.world
     root = storage.path()
     tables: dict[TableDef, pa.Table]
-    if cell.arm == REFERENCE_ARM:
+    if cell.arm_key == REFERENCE_ARM.key:
         # Scored once per world by world_baselines; this partition reports that cell.
-        tables = read_evaluation(root, world.scenario, world.horizon, cell.arm)
+        tables = read_evaluation(root, cell)
     else:
-        loaded = scenarios.load(world.scenario)
-        reference = load_arm(root, world.scenario, world.horizon, REFERENCE_ARM)
-        result = evaluate_stored(root, loaded, world.horizon, cell.arm, reference)
+        source = scenarios.load(world.source_id)
+        reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
+        result = evaluate_stored(root, source, world.horizon, Arm.parse(cell.arm_key), reference)
         with staged(root) as writer:
-            tables = stage_evaluation(writer, result)
+            tables = stage_evaluation(writer, cell, result)
     answers, metrics, curve = tables[PROBE_ANSWERS], tables[CELL_METRICS], tables[COST_CURVES]
     correct = answers.column("correct").to_pylist()
     scores = answers.column("score").to_pylist()

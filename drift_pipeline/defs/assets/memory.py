@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import dagster as dg
 
-from drift_pipeline.memory import CellRun, run_cell
+from drift_pipeline.memory import Arm, CellRun, run_cell
 
 # Same backend options as `drift run` (the full-context budget defaults to the asker's window).
 from drift_pipeline.pipeline import backend_options_for
@@ -75,41 +75,42 @@ def memory_tables(
     """Run one arm over every replicate of one world; write its snapshots and retrievals."""
     cell = CellKey.parse(context.partition_key)
     world = cell.world
-    loaded = scenarios.load(world.scenario)
-    spec = loaded.spec
+    arm = Arm.parse(cell.arm_key)
+    source = scenarios.load(world.source_id)
     root = storage.path()
-    sessions = getattr(spec.horizon, world.horizon).sessions
+    sessions = source.sessions(world.horizon)
+    replicates = source.replicates
     run = run_cell(
         root,
-        spec.id,
+        source.id,
         world.horizon,
-        spec.replicates,
-        cell.arm,
-        backend_options_for(cell.arm, loaded, loop.backend_options),
+        replicates,
+        arm,
+        backend_options_for(arm, source, loop.backend_options),
         loop.config(root),
-        _progress(context, cell, sessions * spec.replicates),
+        _progress(context, cell, sessions * replicates),
     )
     with staged(root) as writer:
-        stage_cell_run(writer, spec.id, world.horizon, run)
+        stage_cell_run(writer, world, run)
     for fault in run.faults[:20]:
         context.log.warning(f"fault: {fault}")
     yield dg.MaterializeResult(
         asset_key=MEMORY_SNAPSHOTS.name,
         metadata=md.numeric(
-            _snapshot_figures(run, spec.replicates, sessions), md.MEMORY_SNAPSHOTS_KEYS
+            _snapshot_figures(run, replicates, sessions), md.MEMORY_SNAPSHOTS_KEYS
         ),
     )
     yield dg.MaterializeResult(
         asset_key=RETRIEVALS.name,
-        metadata=md.numeric(_retrieval_figures(run, spec.replicates), md.RETRIEVALS_KEYS),
+        metadata=md.numeric(_retrieval_figures(run, replicates), md.RETRIEVALS_KEYS),
     )
-    expected = sessions * spec.replicates
+    expected = sessions * replicates
     yield dg.AssetCheckResult(
         check_name=ROWS_PER_SESSION,
         asset_key=MEMORY_SNAPSHOTS.name,
         passed=run.snapshots.num_rows == expected,
         description=f"{run.snapshots.num_rows} rows for {sessions} sessions × "
-        f"{spec.replicates} replicates",
+        f"{replicates} replicates",
         metadata={"rows": run.snapshots.num_rows, "expected": expected},
     )
     violations = all_assets_lineage_violations()
@@ -139,7 +140,7 @@ def _progress(
         now = time.monotonic()
         if done[0] == total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            context.log.info(f"{cell.key}: {done[0]}/{total} sessions stored")
+            context.log.info(f"{cell}: {done[0]}/{total} sessions stored")
 
     return hook
 
