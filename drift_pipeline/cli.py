@@ -663,7 +663,7 @@ def query(sql: str, out: StorageRoot, fmt: str) -> None:
     help="The canonical suite folder (holds ua-baseline-001.yaml).",
 )
 def bench(json_path: Path | None, only: str | None, suite: Path) -> None:
-    """Measure the harness's speed and memory against issue 6's targets; print a table.
+    """Measure the harness's speed and memory against its performance targets; print a table.
 
     Exits 0 even when figures fall short (it is a measurement); the short ones are listed.
     """

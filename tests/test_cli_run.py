@@ -1,5 +1,5 @@
 """``drift run`` end to end, as a user runs it: a subprocess, plugins on ``PYTHONPATH``, Parquet
-read back through DuckDB (issue 3, memory loop)."""
+read back through DuckDB."""
 
 from __future__ import annotations
 
@@ -333,7 +333,7 @@ def test_bad_arms_exit_2_with_one_line_and_write_nothing(
     assert not run.out.exists()
 
 
-# --- the LLM reader and judge (issue 7) ----------------------------------------------------------
+# --- the LLM reader and judge ----------------------------------------------------------
 
 LLM_KEY = "sk-test-DRIFT-SECRET-123"
 
