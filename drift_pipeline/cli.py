@@ -18,12 +18,15 @@ from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, Gate, LoopConfig
 from drift_pipeline.memory.backends import backend_names
 from drift_pipeline.pipeline import (
+    AblationError,
     EvaluationOptions,
     RunOptions,
     RunResult,
+    ablation_arms,
     cell_exists,
     compare_stored,
     connect,
+    find_ablations,
     run_benchmark,
     world_is_current,
 )
@@ -242,6 +245,24 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
     return arms
 
 
+def _run_arms(
+    scenarios: tuple[Path, ...],
+    backends: tuple[str, ...],
+    gates: tuple[str, ...],
+    ablations: tuple[str, ...],
+) -> list[Arm]:
+    """The arms of ``drift run``: backend × gate, and the named ablations' arms."""
+    arms = _parse_arms(backends, gates) if backends or gates or not ablations else []
+    if not ablations:
+        return arms
+    try:
+        extra = ablation_arms(find_ablations(scenarios), list(ablations))
+    except AblationError as error:
+        click.echo(f"--ablation: {error}", err=True)
+        sys.exit(EXIT_INVALID)
+    return [*arms, *(arm for arm in extra if arm not in arms)]
+
+
 def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     """Per-backend constructor options from a YAML mapping ``backend: {option: value}``."""
     if path is None:
@@ -273,6 +294,14 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     multiple=True,
     metavar="hard|soft:K|summary:N",
     help="Budget gate (repeatable); each backend × gate pair is an arm. Default: hard.",
+)
+@click.option(
+    "--ablation",
+    "ablations",
+    multiple=True,
+    metavar="NAME",
+    help="Run this ablation's arms (repeatable), from ablations.yaml beside the scenarios; "
+    "alone it replaces the default arms, with --backend/--gate it adds to them.",
 )
 @OUT_OPTION
 @click.option(
@@ -341,6 +370,7 @@ def run(
     horizons: tuple[HorizonName, ...],
     backends: tuple[str, ...],
     gates: tuple[str, ...],
+    ablations: tuple[str, ...],
     out: StorageRoot,
     call_timeout: float,
     fail_on_error: bool,
@@ -368,7 +398,7 @@ def run(
     except GenerationUnsupported as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
-    arms = _parse_arms(backends, gates)
+    arms = _run_arms(scenarios, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
     _check_compressor(backend_options, loaded[0], via)
     options = RunOptions(
@@ -482,12 +512,12 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
 
     if not os.environ.get("DAGSTER_HOME"):
         click.echo(
-            "--via dagster needs DAGSTER_HOME (the project root holds dagster.yaml: "
-            'export DAGSTER_HOME="$PWD")',
+            "--via dagster needs DAGSTER_HOME (the project's instance: "
+            'export DAGSTER_HOME="$PWD/.dagster_home" from the project root)',
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    from drift_pipeline.defs.run import run_via_dagster
+    from drift_pipeline.defs.launch import run_via_dagster
 
     return run_via_dagster(
         list(scenarios),
@@ -498,6 +528,65 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
         backend_options=options.backend_options,
         log=lambda line: click.echo(line, err=True),
     )
+
+
+@main.command()
+@click.option("--horizon", type=click.Choice(HORIZON_NAMES), help="Only worlds of this horizon.")
+@click.option(
+    "--scenario",
+    "scenario_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only this scenario id (repeatable).",
+)
+@click.option("--ablation", metavar="NAME", help="Only this ablation's arms (ablations.yaml).")
+@click.option("--arm", "arm_keys", multiple=True, metavar="BACKEND@GATE", help="Only this arm.")
+@click.option(
+    "--launch", is_flag=True, help="Create a backfill for the dagster dev daemon instead."
+)
+@click.option("--dry-run", is_flag=True, help="Print the selection and the runs only.")
+def backfill(
+    horizon: str | None,
+    scenario_ids: tuple[str, ...],
+    ablation: str | None,
+    arm_keys: tuple[str, ...],
+    launch: bool,
+    dry_run: bool,
+) -> None:
+    """Recompute registered Dagster partitions: a horizon, scenarios, an ablation's arms.
+
+    Runs every selected world (tables if stale, baselines) and cell now, as Dagster runs
+    against the instance at DAGSTER_HOME, then the reports; --launch hands the same selection
+    to the daemon as one asset backfill. Scenario folders and the storage root come from
+    DRIFT_SCENARIOS (default scenarios) and DRIFT_DATA_ROOT (default data), as for dagster dev.
+    """
+    import os
+
+    if not os.environ.get("DAGSTER_HOME"):
+        click.echo(
+            'drift backfill needs DAGSTER_HOME: export DAGSTER_HOME="$PWD/.dagster_home" '
+            "from the project root",
+            err=True,
+        )
+        sys.exit(EXIT_INVALID)
+    from drift_pipeline.defs.launch import backfill as run_backfill
+
+    try:
+        run_backfill(
+            horizon,
+            scenario_ids,
+            ablation,
+            arm_keys,
+            launch=launch,
+            dry_run=dry_run,
+            echo=click.echo,
+        )
+    except ValueError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    except RuntimeError as error:
+        click.echo(str(error), err=True)
+        sys.exit(1)
 
 
 COMPARE_METRICS = (

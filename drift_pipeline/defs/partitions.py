@@ -24,10 +24,10 @@ import dagster as dg
 
 from drift_pipeline.memory import Arm, Gate
 from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.pipeline import REFERENCE_ARM, Ablation
 from drift_pipeline.scenario import HORIZON_NAMES, HorizonName, LoadedScenario
 from drift_pipeline.world import GenerationUnsupported, check_supported
 
-from ._ablations import Ablation
 from .resources import ScenarioCatalog
 
 WORLD = "world"
@@ -146,8 +146,13 @@ def scenario_worlds(scenarios: Iterable[LoadedScenario]) -> list[WorldKey]:
 
 
 def repository_arms(ablations: Iterable[Ablation]) -> list[Arm]:
-    """Every registered backend under the hard gate, then every ablation's arms."""
+    """Every registered backend under the hard gate, then every ablation's arms.
+
+    The reference compressor under the hard gate is not an arm partition: it runs once per
+    world as ``reference_memory`` (a world baseline).
+    """
     arms = [Arm(name, Gate("hard")) for name in backend_names()]
+    arms = [arm for arm in arms if arm != REFERENCE_ARM]
     for ablation in ablations:
         arms.extend(arm for arm in ablation.arms if arm not in arms)
     return arms

@@ -74,11 +74,10 @@ def _no_user_instance(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def sqlite_home(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``folder`` as DAGSTER_HOME with the project's own dagster.yaml (paths under it)."""
+    """``folder`` as DAGSTER_HOME with the project's own dagster.yaml (Dagster's SQLite in it)."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(PROJECT / "dagster.yaml", folder / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(folder))
-    monkeypatch.chdir(folder)  # dagster.yaml's paths are relative to the working directory
     return folder
 
 
@@ -178,7 +177,6 @@ def postgres_instance(
     shutil.copy(PROJECT / "dagster.postgres.yaml", folder / "dagster.yaml")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.chdir(folder)
     instance = dg.DagsterInstance.from_config(str(folder))
     instance.wipe()  # one database for the session: every test starts empty
     for name in ("world", "arm"):

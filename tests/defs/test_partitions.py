@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 
 from drift_pipeline.definitions import defs as load_defs
-from drift_pipeline.defs._ablations import AblationError, load_ablations
+from drift_pipeline.pipeline import AblationError, load_ablations
 from drift_pipeline.defs.partitions import (
     CellKey,
     WorldKey,

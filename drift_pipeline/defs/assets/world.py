@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow as pa
 
+from drift_pipeline.pipeline import audit_stored_world
 from drift_pipeline.scenario import checkpoints_for
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
@@ -19,7 +20,7 @@ from drift_pipeline.tokens import count_tokens
 from drift_pipeline.world import generate_horizon
 
 from .. import metadata as md
-from .._audit import audit_stored_world
+from ..automation import REFRESH
 from ..partitions import WorldKey, worlds_partitions
 from ..resources import DriftStorage, ScenarioCatalog
 
@@ -42,6 +43,7 @@ _KINDS = {"python", "parquet"}
                 "drift/table": table.name,
                 "drift/partitioned_by": ", ".join(table.partition_by),
             },
+            automation_condition=REFRESH,
         )
         for table in WORLD_TABLES
     ],
