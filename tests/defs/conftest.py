@@ -81,6 +81,44 @@ def sqlite_home(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+# --- declarative automation, tick by tick ----------------------------------------------------
+
+
+class Ticks:
+    """Successive evaluations of every condition, as the sensor's ticks."""
+
+    def __init__(self, instance: dg.DagsterInstance) -> None:
+        from drift_pipeline.defs.launch import build_definitions
+        from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+
+        self.defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
+        self.instance = instance
+        self.cursor: object = None
+
+    def tick(self) -> dict[str, set[str | None]]:
+        """The requested partitions by asset (``None`` for an unpartitioned asset)."""
+        result = dg.evaluate_automation_conditions(
+            self.defs,
+            self.instance,
+            cursor=self.cursor,  # type: ignore[arg-type]
+        )
+        self.cursor = result.cursor
+        requested: dict[str, set[str | None]] = {}
+        for entry in result.results:
+            if not isinstance(entry.key, dg.AssetKey) or entry.true_subset.is_empty:
+                continue
+            partitioned = self.defs.resolve_asset_graph().get(entry.key).partitions_def
+            keys = result.get_requested_partitions(entry.key) if partitioned else {None}
+            requested[entry.key.to_user_string()] = set(keys)
+        return requested
+
+    def materialize(self, assets: set[str], partition: str | None) -> None:
+        """Report materializations without running anything."""
+        for asset in sorted(assets):
+            event = dg.AssetMaterialization(asset, partition=partition)
+            self.instance.report_runless_asset_event(event)
+
+
 # --- a real PostgreSQL server on loopback ----------------------------------------------------
 
 _PG_HINT = (

@@ -20,6 +20,7 @@ from drift_pipeline.defs.metadata import (
     LEADERBOARD_KEYS,
     MEMORY_SNAPSHOTS_KEYS,
     PROBE_ANSWERS_KEYS,
+    REFERENCE_MEMORY_KEYS,
     RETRIEVALS_KEYS,
     WORLD_BASELINES_KEYS,
     WORLD_TABLE_KEYS,
@@ -35,6 +36,7 @@ ASSETS = {
     "transcripts",
     "ground_truth",
     "probes",
+    "reference_memory",
     "world_baselines",
     "memory_snapshots",
     "retrievals",
@@ -62,7 +64,7 @@ def test_definitions_validate(definitions: dg.Definitions) -> None:
     assert {key.to_user_string() for key in graph.get_all_asset_keys()} == ASSETS
     assert {s.name for s in definitions.schedules or []} == {"nightly_leaderboard"}
     sensors = {s.name for s in definitions.sensors or []}
-    assert sensors == {"partition_registry", "stale_cells"}
+    assert sensors == {"partition_registry", "stale_cells", "changed_scenarios"}
 
 
 def test_every_asset_declares_group_kinds_and_one_line_description() -> None:
@@ -79,7 +81,7 @@ def test_partitions_by_level(definitions: dg.Definitions) -> None:
     for key in graph.get_all_asset_keys():
         partitions = graph.get(key).partitions_def
         name = key.to_user_string()
-        if name in WORLD | {"world_baselines"}:
+        if name in WORLD | {"reference_memory", "world_baselines"}:
             assert isinstance(partitions, dg.DynamicPartitionsDefinition), name
             assert partitions.name == "world"
         elif name in CELL:
@@ -96,6 +98,7 @@ def test_checks_are_declared(definitions: dg.Definitions) -> None:
         ("probes", "answerability_audit"),
         ("memory_snapshots", "rows_per_session"),
         ("memory_snapshots", "gate_lineage"),
+        ("reference_memory", "rows_per_session"),
     }
     blocking = {spec.key.name for a in ALL_ASSETS for spec in a.check_specs if spec.blocking}
     assert blocking == {"answerability_audit", "gate_lineage"}
@@ -110,6 +113,7 @@ def test_metadata_vocabulary_is_fixed() -> None:
         CELL_METRICS_KEYS,
         CELL_COST_CURVE_KEYS,
         WORLD_BASELINES_KEYS,
+        REFERENCE_MEMORY_KEYS,
         LEADERBOARD_KEYS,
         COST_CURVES_KEYS,
     ]
@@ -143,7 +147,9 @@ def test_cli_definitions_validate_registers_partitions(cli_home: Path) -> None:
         worlds = set(instance.get_dynamic_partitions("world"))
         arms = set(instance.get_dynamic_partitions("arm"))
     assert {"ua-baseline-001/short", "ua-baseline-001/long"} <= worlds
-    assert {"bm25@hard", "reference_compressor@hard", "bm25@soft:3"} <= arms
+    assert {"bm25@hard", "bm25@soft:3"} <= arms
+    # The reference compressor is each world's baseline (reference_memory), not an arm.
+    assert "reference_compressor@hard" not in arms
 
 
 @pytest.mark.slow
