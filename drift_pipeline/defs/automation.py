@@ -18,8 +18,10 @@ import dagster as dg
 _MISSING_NOT_FAILED: Any = dg.AutomationCondition.missing() & ~(
     dg.AutomationCondition.execution_failed()
 )
-REFRESH: dg.AutomationCondition[Any] = dg.AutomationCondition.eager().replace(
-    "newly_missing", _MISSING_NOT_FAILED
+REFRESH: dg.AutomationCondition[Any] = (
+    dg.AutomationCondition.eager()
+    .replace("newly_missing", _MISSING_NOT_FAILED)
+    .with_label("missing_or_stale")
 )
 """Dagster's ``eager`` condition, except that partitions missing when the sensor starts count.
 
