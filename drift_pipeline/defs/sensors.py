@@ -12,7 +12,6 @@ generated, or its stored tables are gone; ``stale_cells`` then reruns what depen
 """
 
 import dagster as dg
-from dagster._core.events import DagsterEventType
 
 from drift_pipeline.pipeline import world_is_current
 
@@ -72,7 +71,7 @@ def latest_materializations(instance: dg.DagsterInstance, asset: str) -> dict[st
     """The latest materialization's event storage id of each partition of ``asset``."""
     return dict(
         instance.get_latest_storage_id_by_partition(
-            dg.AssetKey(asset), DagsterEventType.ASSET_MATERIALIZATION
+            dg.AssetKey(asset), dg.DagsterEventType.ASSET_MATERIALIZATION
         )
     )
 
