@@ -37,6 +37,5 @@ def nightly_leaderboard(context: dg.ScheduleEvaluationContext) -> dg.RunRequest 
     records = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records
     if records and records[0].storage_id > newest:
         return dg.SkipReason("the leaderboard is newer than every cell")
-    tick = context.scheduled_execution_time
-    stamp = tick.strftime("%Y-%m-%d") if tick else "manual"
-    return dg.RunRequest(run_key=f"nightly:{stamp}:{newest}")
+    # Keyed by the newest input: one rebuild per state of the cells, however often it ticks.
+    return dg.RunRequest(run_key=f"nightly:{newest}")

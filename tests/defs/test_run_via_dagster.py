@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from drift_pipeline.defs import metadata as md
-from drift_pipeline.defs.launch import run_via_dagster
+from drift_pipeline.defs.launch import build_definitions, run_via_dagster
 from drift_pipeline.defs.partitions import register_partitions
-from drift_pipeline.defs.resources import DriftStorage
+from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.defs.schedules import nightly_leaderboard
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
@@ -170,3 +170,19 @@ def test_automation_rests_then_picks_up_a_new_arm(runs: dict[str, Any]) -> None:
     new = f"amnesiac@hard|{TINY_ID}/short"
     cell_assets = {"memory_snapshots", "retrievals", "probe_answers", "cell_metrics"}
     assert ticks.tick() == {name: {new} for name in cell_assets | {"cell_cost_curve"}}
+
+
+@pytest.mark.slow
+def test_the_nightly_schedule_rebuilds_a_stale_leaderboard(runs: dict[str, Any]) -> None:
+    # Last in this module: it leaves a cell newer than the leaderboard it then rebuilds.
+    instance: dg.DagsterInstance = runs["instance"]
+    storage = DriftStorage(root=str(runs["folder"] / "dagster"))
+    cell = f"{ARMS[0].key}|{TINY_ID}/short"
+    instance.report_runless_asset_event(dg.AssetMaterialization("cell_metrics", partition=cell))
+    request = nightly_leaderboard(dg.build_schedule_context(instance=instance))
+    assert isinstance(request, dg.RunRequest) and request.run_key
+    defs = build_definitions(storage, ScenarioCatalog(paths=[str(runs["scenario"])]), MemoryLoop())
+    job = defs.resolve_job_def(nightly_leaderboard.job_name)
+    assert job.execute_in_process(instance=instance, tags=request.tags).success
+    again = nightly_leaderboard(dg.build_schedule_context(instance=instance))
+    assert isinstance(again, dg.SkipReason)
