@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
 from drift_pipeline.definitions import defs as load_defs
 from drift_pipeline.defs.assets import ALL_ASSETS
@@ -164,3 +166,40 @@ def test_cli_schedule_list(cli_home: Path) -> None:
     done = _dagster(cli_home, "schedule", "list", "-w", "workspace.yaml")
     assert done.returncode == 0, done.stderr
     assert "nightly_leaderboard" in done.stdout
+
+
+def test_the_instance_files_configure_stock_storages_under_dagster_home() -> None:
+    # DAGSTER_HOME="$PWD/.dagster_home" (as the README says) reads the project's own files.
+    home = PROJECT / ".dagster_home"
+    assert (home / "dagster.yaml").resolve() == (PROJECT / "dagster.yaml").resolve()
+    postgres = home / "postgres" / "dagster.yaml"
+    assert postgres.resolve() == (PROJECT / "dagster.postgres.yaml").resolve()
+    for name in ("dagster.yaml", "dagster.postgres.yaml"):
+        config = yaml.safe_load((PROJECT / name).read_text(encoding="utf-8"))
+        # Nothing of the project's and no path: Dagster's classes, files under DAGSTER_HOME.
+        assert "drift_pipeline" not in json.dumps(config), name
+        assert "base_dir" not in json.dumps(config), name
+
+
+def test_a_stock_instance_keeps_its_files_under_dagster_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((PROJECT / "dagster.yaml").read_text(encoding="utf-8"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import dagster as dg; "
+            "dg.DagsterInstance.get().add_dynamic_partitions('world', ['x/short'])",
+        ],
+        cwd=elsewhere,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (home / "schedules" / "schedules.db").is_file()
+    assert list(elsewhere.iterdir()) == []
