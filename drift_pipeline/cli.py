@@ -540,7 +540,9 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
     help="Only this scenario id (repeatable).",
 )
 @click.option("--ablation", metavar="NAME", help="Only this ablation's arms (ablations.yaml).")
-@click.option("--arm", "arm_keys", multiple=True, metavar="BACKEND@GATE", help="Only this arm.")
+@click.option(
+    "--arm", "arm_keys", multiple=True, metavar="BACKEND@GATE", help="Only this arm (repeatable)."
+)
 @click.option(
     "--launch", is_flag=True, help="Create a backfill for the dagster dev daemon instead."
 )
