@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,10 @@ import duckdb
 import yaml
 from tqdm import tqdm
 
+from drift_pipeline.keys import CellKey
 from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, Gate, LoopConfig
-from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
     AblationError,
     EvaluationOptions,
@@ -31,6 +32,7 @@ from drift_pipeline.pipeline import (
     world_is_current,
 )
 from drift_pipeline.report import (
+    comparison_lines,
     render_leaderboard,
     render_world_summaries,
     standings,
@@ -39,14 +41,13 @@ from drift_pipeline.report import (
 from drift_pipeline.scenario import (
     HORIZON_NAMES,
     HorizonName,
-    LoadedScenario,
     ScenarioError,
     json_schema,
     load_scenario,
     scenario_files,
 )
+from drift_pipeline.sources import SourceError, WorldSource, open_sources, write_worlds
 from drift_pipeline.storage import StorageRoot
-from drift_pipeline.world import GenerationUnsupported, check_supported, generate_worlds
 from drift_pipeline.world.synthesis import Synthesizer
 
 EXIT_INVALID = 2
@@ -87,28 +88,26 @@ def schema() -> None:
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
 
 
-def _load_all(paths: tuple[Path, ...]) -> list[LoadedScenario]:
-    """Load every scenario or exit 2 with one line per problem (nothing written)."""
-    loaded: list[LoadedScenario] = []
-    failed = False
-    for path in scenario_files(list(paths)):
-        try:
-            loaded.append(load_scenario(path))
-        except ScenarioError as error:
-            failed = True
-            for line in error.lines():
-                click.echo(line, err=True)
-    if failed:
+SOURCES_HELP = (
+    "SOURCES are scenario files or folders of them, or PREFIX:PATH for data read by a "
+    "registered importer (a plain path is a scenario file)."
+)
+
+
+def _load_all(texts: tuple[str, ...]) -> list[WorldSource]:
+    """Open every source and check it can be written, or exit 2 with one line per problem."""
+    try:
+        sources = open_sources(texts)
+        for source in sources:
+            source.check()
+    except SourceError as error:
+        for line in error.lines():
+            click.echo(line, err=True)
         sys.exit(EXIT_INVALID)
-    if not loaded:
-        click.echo(f"no scenario files found in {', '.join(map(str, paths))}", err=True)
+    except ValueError as error:  # GenerationUnsupported: a paradigm without a generator
+        click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
-    ids = [item.spec.id for item in loaded]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        click.echo(f"scenario id {duplicates[0]!r} is used by more than one file", err=True)
-        sys.exit(EXIT_INVALID)
-    return loaded
+    return sources
 
 
 HORIZON_OPTION = click.option(
@@ -165,31 +164,24 @@ def _synthesizer(name: str, out: StorageRoot) -> Synthesizer | None:
         sys.exit(EXIT_INVALID)
 
 
-@main.command()
-@click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
+@main.command(epilog=SOURCES_HELP)
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCES...")
 @HORIZON_OPTION
 @OUT_OPTION
 @SYNTHESIZER_OPTION
 def generate(
-    scenarios: tuple[Path, ...],
+    sources: tuple[str, ...],
     horizons: tuple[HorizonName, ...],
     out: StorageRoot,
     synthesizer: str,
 ) -> None:
-    """Generate the worlds of SCENARIOS (files or folders) as Parquet tables under --out."""
-    loaded = _load_all(scenarios)
-    try:
-        for item in loaded:
-            check_supported(item.spec)
-    except GenerationUnsupported as error:
-        click.echo(str(error), err=True)
-        sys.exit(EXIT_INVALID)
+    """Write the worlds of SOURCES as Parquet tables under --out."""
+    opened = _load_all(sources)
     writer = _synthesizer(synthesizer, out)
     total = sum(
-        h.sessions * item.spec.replicates
-        for item in loaded
-        for name, h in item.spec.horizon.items()
-        if not horizons or name in horizons
+        world.source.sessions(world.horizon) * world.source.replicates
+        for source in opened
+        for world in source.worlds(horizons)
     )
     started = time.perf_counter()
     with tqdm(total=total, unit="session", desc="generate", disable=None, leave=False) as bar:
@@ -198,7 +190,7 @@ def generate(
             bar.update(n)
 
         try:
-            summaries = generate_worlds(loaded, out, horizons, writer, progress=advance)
+            summaries = write_worlds(opened, out, horizons, writer, progress=advance)
         except LLMError as error:
             # Replies received so far stay cached: the same command resumes from there.
             click.echo(f"--synthesizer llm: {error}", err=True)
@@ -211,7 +203,7 @@ def generate(
 
 def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
     """Backend × gate arms, or exit 2 naming the bad value."""
-    names = backends or tuple(backend_names())
+    names = backends or tuple(default_backend_names())
     arms: list[Arm] = []
     for backend in names:
         if ":" in backend:
@@ -226,14 +218,21 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
                     err=True,
                 )
                 sys.exit(EXIT_INVALID)
-        elif backend not in backend_names():
-            known = ", ".join(backend_names())
-            click.echo(
-                f"--backend {backend!r}: unknown backend; "
-                f"built-ins: {known}, or package.module:Class",
-                err=True,
-            )
-            sys.exit(EXIT_INVALID)
+        else:
+            try:  # an installed package's clashing entry point, or a package a backend lacks
+                known = backend_names()
+                if backend in known:
+                    backend_needs(backend).check(backend)
+            except ValueError as error:
+                click.echo(f"--backend {backend!r}: {error}", err=True)
+                sys.exit(EXIT_INVALID)
+            if backend not in known:
+                click.echo(
+                    f"--backend {backend!r}: unknown backend; "
+                    f"built-ins: {', '.join(known)}, or package.module:Class",
+                    err=True,
+                )
+                sys.exit(EXIT_INVALID)
         for gate in gates or ("hard",):
             try:
                 arm = Arm(backend, Gate.parse(gate))
@@ -246,16 +245,20 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
 
 
 def _run_arms(
-    scenarios: tuple[Path, ...],
+    sources: Sequence[WorldSource],
     backends: tuple[str, ...],
     gates: tuple[str, ...],
     ablations: tuple[str, ...],
 ) -> list[Arm]:
-    """The arms of ``drift run``: backend × gate, and the named ablations' arms."""
+    """The arms of ``drift run``: backend × gate, and the named ablations' arms.
+
+    An ablation is read from the ``ablations.yaml`` beside the scenario files among ``sources``.
+    """
     arms = _parse_arms(backends, gates) if backends or gates or not ablations else []
     if not ablations:
         return arms
     try:
+        scenarios = [source.origin for source in sources if source.kind == "scenario"]
         extra = ablation_arms(find_ablations(scenarios), list(ablations))
     except AblationError as error:
         click.echo(f"--ablation: {error}", err=True)
@@ -278,8 +281,8 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in data.items()}
 
 
-@main.command()
-@click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
+@main.command(epilog=SOURCES_HELP)
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCES...")
 @HORIZON_OPTION
 @click.option(
     "--backend",
@@ -366,7 +369,7 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     help="Debugging only: run backends without the sandbox (recorded in the manifest).",
 )
 def run(
-    scenarios: tuple[Path, ...],
+    sources: tuple[str, ...],
     horizons: tuple[HorizonName, ...],
     backends: tuple[str, ...],
     gates: tuple[str, ...],
@@ -391,16 +394,13 @@ def run(
     if synthesizer == "llm" and via == "dagster":
         click.echo("--synthesizer llm: not available with --via dagster yet", err=True)
         sys.exit(EXIT_INVALID)
-    loaded = _load_all(scenarios)
-    try:
-        for item in loaded:
-            check_supported(item.spec)
-    except GenerationUnsupported as error:
-        click.echo(str(error), err=True)
+    opened = _load_all(sources)
+    if via == "dagster" and any(s.kind != "scenario" for s in opened):
+        click.echo("--via dagster: only scenario files so far, not imported sources", err=True)
         sys.exit(EXIT_INVALID)
-    arms = _run_arms(scenarios, backends, gates, ablations)
+    arms = _run_arms(opened, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
-    _check_compressor(backend_options, loaded[0], via)
+    _check_compressor(backend_options, opened[0], via)
     options = RunOptions(
         arms=arms,
         horizons=horizons,
@@ -426,10 +426,10 @@ def run(
 
     started = time.perf_counter()
     if via == "dagster":
-        result = _run_via_dagster(scenarios, options)
+        result = _run_via_dagster(tuple(source.origin for source in opened), options)
     else:
         try:
-            result = run_benchmark(loaded, options, progress)
+            result = run_benchmark(opened, options, progress)
         except LLMError as error:
             # Replies received so far stay cached: the same command resumes from there.
             click.echo(str(error), err=True)
@@ -440,7 +440,7 @@ def run(
     table = standings(result.cells)
     click.echo(render_leaderboard(table))
     click.echo(
-        f"\n{len(result.cells)} cells ({len(loaded)} scenarios × horizons × {len(arms)} arms), "
+        f"\n{len(result.cells)} cells ({len(opened)} scenarios × horizons × {len(arms)} arms), "
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "
         f"isolation: {', '.join(result.manifest['isolation'])}, {elapsed:.1f} s → {out}"
     )
@@ -468,7 +468,7 @@ def run(
             "(column `error` of memory_snapshots / retrievals)"
         )
     if json_path is not None:
-        payload = summary_json(result.cells, [item.spec.id for item in loaded])
+        payload = summary_json(result.cells, [source.id for source in opened])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     if fail_on_error and result.faults:
@@ -487,7 +487,7 @@ def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:
 
 
 def _check_compressor(
-    backend_options: dict[str, dict[str, Any]], loaded: LoadedScenario, via: str
+    backend_options: dict[str, dict[str, Any]], source: WorldSource, via: str
 ) -> None:
     """The reference compressor's LLM summariser has an endpoint, or exit 2 in one line."""
     from drift_pipeline.pipeline import REFERENCE_ARM, backend_options_for
@@ -500,14 +500,14 @@ def _check_compressor(
         )
         sys.exit(EXIT_INVALID)
     try:
-        backend_options_for(REFERENCE_ARM, loaded, backend_options)
+        backend_options_for(REFERENCE_ARM, source, backend_options)
     except ValueError as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
 
 
-def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunResult:
-    """``drift run --via dagster``; Dagster is imported only when asked for."""
+def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
+    """``drift run --via dagster`` on scenario ``files`` (Dagster imported only when asked for)."""
     import os
 
     if not os.environ.get("DAGSTER_HOME"):
@@ -520,7 +520,7 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
     from drift_pipeline.defs.launch import run_via_dagster
 
     return run_via_dagster(
-        list(scenarios),
+        list(files),
         options.arms,
         options.horizons,
         options.out,
@@ -591,20 +591,6 @@ def backfill(
         sys.exit(1)
 
 
-COMPARE_METRICS = (
-    "drift_c",
-    "drift_e",
-    "mvot",
-    "selectivity",
-    "revision_accuracy",
-    "action_alignment",
-    "tes",
-    "lps",
-    "read_ms_p99",
-    "storage_per_session",
-)
-
-
 @main.command()
 @click.argument("scenario", type=click.Path(path_type=Path))
 @click.option("--backend-a", required=True, metavar="NAME|module:Class")
@@ -624,20 +610,23 @@ def compare(
 ) -> None:
     """Paired differences A − B per metric, with 95% intervals, on the same probes.
 
+    Shows every metric registered with a compare position, in that order.
+
     Reads the cells of a finished run under --out; arms not run yet are run first.
     """
-    loaded = _load_all((scenario,))
+    opened = _load_all((str(scenario),))
     arms = _parse_arms((backend_a, backend_b), (gate,))
     if len(arms) < 2:
         click.echo("--backend-a and --backend-b name the same arm; nothing to compare", err=True)
         sys.exit(EXIT_INVALID)
     a, b = arms
-    spec = loaded[0].spec
-    wanted = [h for h, _ in spec.horizon.items() if not horizons or h in horizons]
-    missing = [arm for arm in (a, b) for h in wanted if not cell_exists(out, spec.id, h, arm)]
-    if missing or not all(world_is_current(out, loaded[0], h) for h in wanted):
+    source = opened[0]
+    worlds = [world.key for world in source.worlds(horizons)]
+    wanted = [world.horizon for world in worlds]
+    missing = [arm for arm in (a, b) for w in worlds if not cell_exists(out, CellKey(w, arm.key))]
+    if missing or not all(world_is_current(out, source, h) for h in wanted):
         run_benchmark(
-            loaded,
+            opened,
             RunOptions(
                 arms=sorted(set(missing) or {a, b}, key=arms.index),
                 horizons=tuple(wanted),
@@ -645,23 +634,17 @@ def compare(
                 loop=LoopConfig(call_timeout=call_timeout),
             ),
         )
-    click.echo(f"{spec.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
-    for horizon in wanted:
+    click.echo(f"{source.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
+    for world in worlds:
+        horizon = world.horizon
         try:
-            diff = compare_stored(out, spec.id, horizon, a, b)
+            diff = compare_stored(out, world, a, b)
         except ValueError as error:  # e.g. cells read by the LLM reader
             click.echo(str(error), err=True)
             sys.exit(EXIT_INVALID)
         click.echo(f"\n{horizon}:")
-        for metric in COMPARE_METRICS:
-            row = diff.get(metric)
-            if row.value is None:
-                click.echo(f"  {metric:<22} undefined")
-                continue
-            marker = "" if (row.ci_low or 0) <= 0 <= (row.ci_high or 0) else "  *"
-            click.echo(
-                f"  {metric:<22} {row.value:+.3f}  [{row.ci_low:+.3f}, {row.ci_high:+.3f}]{marker}"
-            )
+        for line in comparison_lines(diff):
+            click.echo(line)
     click.echo("\n* the interval excludes 0")
 
 
@@ -775,7 +758,7 @@ def query(sql: str, out: StorageRoot, fmt: str) -> None:
     help="The canonical suite folder (holds ua-baseline-001.yaml).",
 )
 def bench(json_path: Path | None, only: str | None, suite: Path) -> None:
-    """Measure the harness's speed and memory against issue 6's targets; print a table.
+    """Measure the harness's speed and memory against its performance targets; print a table.
 
     Exits 0 even when figures fall short (it is a measurement); the short ones are listed.
     """

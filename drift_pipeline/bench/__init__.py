@@ -1,4 +1,4 @@
-"""``drift bench``: the harness's own speed and memory, against the targets of issue 6.
+"""``drift bench``: the harness's own speed and memory, against its performance targets.
 
 It drives every phase (world generation, the memory loop, evaluation, the Dagster path and the
 whole suite), so it sits on the top floor next to the command line.

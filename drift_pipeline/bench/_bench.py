@@ -1,4 +1,4 @@
-"""``drift bench``: every figure of issue 6, measured in one run, as a table and as JSON."""
+"""``drift bench``: every performance figure, measured in one run, as a table and as JSON."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The figures ``drift bench`` reports, their targets (issue 6), and how a result is judged."""
+"""The figures ``drift bench`` reports, their targets, and how a result is judged."""
 
 from __future__ import annotations
 

@@ -36,13 +36,13 @@ from drift_pipeline.pipeline import (
     stored_result,
     world_is_current,
 )
-from drift_pipeline.scenario import HorizonName, LoadedScenario, load_scenario, scenario_files
+from drift_pipeline.scenario import HorizonName, scenario_files
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import RootLike, StorageRoot, staged
-from drift_pipeline.world import check_supported
 
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
-from .partitions import WorldKey, register_partitions
+from .partitions import CellKey, WorldKey, register_partitions
 from .plan import CELL_LEVEL, WORLD_LEVEL, Stage, Step, plan_cells, stages
 from .resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from .selection import Selection
@@ -109,14 +109,16 @@ def plan_selection(
         ValueError: A selected world has no scenario file in the catalog.
     """
     recorded = instance.get_materialized_partitions(dg.AssetKey("probes"))
-    known = {loaded.spec.id: loaded for loaded in catalog.scenarios()}
+    known = {source.id: source for source in catalog.scenarios()}
     root = storage.path()
 
     def regenerate(world: WorldKey) -> bool:
-        loaded = known.get(world.scenario)
-        if loaded is None:
-            raise ValueError(f"world {world.key}: no scenario file with that id in the catalog")
-        return world.key not in recorded or not world_is_current(root, loaded, world.horizon)
+        source = known.get(world.source_id)
+        if source is None:
+            raise ValueError(f"world {world}: no scenario file with that id in the catalog")
+        return world.partition_key not in recorded or not world_is_current(
+            root, source, world.horizon
+        )
 
     defs = build_definitions(storage, catalog, MemoryLoop())
     return plan_cells(graph_stages(defs), selection.worlds, selection.arms, regenerate)
@@ -154,8 +156,8 @@ def launch_backfill(instance: dg.DagsterInstance, selection: Selection, title: s
     defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
     graph = defs.resolve_asset_graph()
     keys_by_level = {
-        WORLD_LEVEL: [w.key for w in selection.worlds],
-        CELL_LEVEL: [c.key for c in selection.cells],
+        WORLD_LEVEL: [w.partition_key for w in selection.worlds],
+        CELL_LEVEL: [c.partition_key for c in selection.cells],
     }
     subsets = {}
     unpartitioned: set[dg.AssetKey] = set()
@@ -224,12 +226,12 @@ def run_via_dagster(
         RuntimeError: A run failed (naming the job and partition).
     """
     files = scenario_files(list(scenario_paths))
-    scenarios: list[LoadedScenario] = [load_scenario(path) for path in files]
-    ids = [loaded.spec.id for loaded in scenarios]
-    for loaded in scenarios:
-        check_supported(loaded.spec)
-        if ids.count(loaded.spec.id) > 1:
-            raise ValueError(f"scenario id {loaded.spec.id!r} is used by more than one file")
+    scenarios = [ScenarioSource.load(path) for path in files]
+    ids = [source.id for source in scenarios]
+    for source in scenarios:
+        source.check()
+        if ids.count(source.id) > 1:
+            raise ValueError(f"scenario id {source.id!r} is used by more than one file")
     settings = loop or LoopConfig()
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
     catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
@@ -240,12 +242,7 @@ def run_via_dagster(
         backend_options=backend_options or {},
     )
     root = storage.path()
-    worlds = [
-        (loaded, WorldKey(loaded.spec.id, name))
-        for loaded in scenarios
-        for name, _ in loaded.spec.horizon.items()
-        if not horizons or name in horizons
-    ]
+    worlds = [world for source in scenarios for world in source.worlds(horizons)]
     # The reference compressor is each world's baseline (a world-level asset), not a cell.
     cell_arms = [arm for arm in dict.fromkeys(arms) if arm != REFERENCE_ARM]
     owns_instance = instance is None
@@ -255,26 +252,30 @@ def run_via_dagster(
     # The runs execute in this process: the figures their assets computed are the ones returned.
     with reuse_evaluations():
         try:
-            register_partitions(active, [world for _, world in worlds], cell_arms)
+            register_partitions(active, [world.key for world in worlds], cell_arms)
             recorded = active.get_materialized_partitions(dg.AssetKey("probes"))
             regenerate = {
-                world
-                for loaded, world in worlds
-                if world.key not in recorded or not world_is_current(root, loaded, world.horizon)
+                world.key
+                for world in worlds
+                if world.key.partition_key not in recorded
+                or not world_is_current(root, world.source, world.horizon)
             }
             steps = plan_cells(
-                graph_stages(defs), [w for _, w in worlds], cell_arms, regenerate.__contains__
+                graph_stages(defs),
+                [world.key for world in worlds],
+                cell_arms,
+                regenerate.__contains__,
             )
             execute(defs, active, steps, log)
         finally:
             if owns_instance:
                 active.dispose()
-        for loaded, world in worlds:
-            amnesiac, reference = _amnesiac(root, world), _reference(root, world)
+        for world in worlds:
+            amnesiac, reference = _amnesiac(root, world.key), _reference(root, world.key)
             for arm in [REFERENCE_ARM, *cell_arms]:
                 cell = stored_result(
                     root,
-                    loaded,
+                    world.source,
                     world.horizon,
                     arm,
                     amnesiac,
@@ -301,12 +302,12 @@ def run_via_dagster(
 
 def _amnesiac(root: StorageRoot, world: WorldKey) -> Callable[[], pa.Table]:
     """The amnesiac's answers on ``world``, read when first asked for."""
-    return cache(lambda: amnesiac_answers(root, world.scenario, world.horizon)[1])
+    return cache(lambda: amnesiac_answers(root, world)[1])
 
 
 def _reference(root: StorageRoot, world: WorldKey) -> Callable[[], ArmData]:
     """The reference compressor's stored data on ``world``, read when first asked for."""
-    return cache(lambda: load_arm(root, world.scenario, world.horizon, REFERENCE_ARM))
+    return cache(lambda: load_arm(root, CellKey(world, REFERENCE_ARM.key)))
 
 
 def backfill(

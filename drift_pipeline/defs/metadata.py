@@ -3,15 +3,22 @@
 Each asset reports exactly the keys of its tuple below on every materialization (a figure that
 is undefined for a cell is reported as null, never left out), so a key's plot in the UI has one
 point per materialization.
+
+The ``cell_metrics`` asset reports one key per metric of the metric registry's ``metadata`` view
+(``drift/<metric name>``), read when used, so a registered metric is reported by its
+registration alone.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import overload
 
 import dagster as dg
 import numpy as np
+
+from drift_pipeline.evaluation import metric_specs
 
 ROWS = "dagster/row_count"
 """Rows written (Dagster's standard key)."""
@@ -72,24 +79,57 @@ SKIPPED_CELLS = "drift/skipped_cells"
 BEST_DRIFT_C = "drift/best_drift_c"
 MAX_CUMULATIVE_TOKENS = "drift/max_cumulative_tokens"
 
-HEADLINE_METRICS: Mapping[str, str] = {
-    "mvot": MVOT,
-    "selectivity": SELECTIVITY,
-    "revision_accuracy": REVISION_ACCURACY,
-    "action_alignment": ACTION_ALIGNMENT,
-    "tes": TES,
-    "lps": LPS,
-    "drift_c": DRIFT_C,
-    "drift_e": DRIFT_E,
-    "storage_per_session": STORAGE_PER_SESSION,
-    "token_cost_per_session": TOKEN_COST_PER_SESSION,
-    "read_ms_p50": READ_MS_P50,
-    "read_ms_p95": READ_MS_P95,
-    "read_ms_p99": READ_MS_P99,
-    "write_ms_p50": WRITE_MS_P50,
-    "write_ms_p95": WRITE_MS_P95,
-    "write_ms_p99": WRITE_MS_P99,
-}
+
+
+def cell_metric_keys() -> dict[str, str]:
+    """Metadata key of every metric the ``cell_metrics`` asset reports, by metric name.
+
+    Returns:
+        ``drift/<name>`` for each metric of the registry's ``metadata`` view, in its order.
+
+    """
+    return {spec.name: f"drift/{spec.name}" for spec in metric_specs("metadata")}
+
+
+class _MetricKeys(Mapping[str, str]):
+    """:func:`cell_metric_keys` as a mapping that reads the registry on every use."""
+
+    def __getitem__(self, name: str) -> str:
+        return cell_metric_keys()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(cell_metric_keys())
+
+    def __len__(self) -> int:
+        return len(cell_metric_keys())
+
+    def __repr__(self) -> str:
+        return repr(cell_metric_keys())
+
+
+class _CellMetricsKeys(Sequence[str]):
+    """``(ROWS, *cell_metric_keys().values())``, read from the registry on every use."""
+
+    def _keys(self) -> tuple[str, ...]:
+        return (ROWS, *cell_metric_keys().values())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._keys()[index]
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def __repr__(self) -> str:
+        return repr(self._keys())
+
+
+HEADLINE_METRICS: Mapping[str, str] = _MetricKeys()
 """``cell_metrics`` rows reported as metadata, by metric name."""
 
 WORLD_KEYS: tuple[str, ...] = (ROWS, REPLICATES, SESSIONS)
@@ -133,7 +173,8 @@ REFERENCE_MEMORY_KEYS: tuple[str, ...] = (
 )
 """The reference compressor's memory run on a world: its snapshots' figures, then its reads'."""
 PROBE_ANSWERS_KEYS: tuple[str, ...] = (ROWS, PROBES, ACCURACY, MEAN_SCORE)
-CELL_METRICS_KEYS: tuple[str, ...] = (ROWS, *HEADLINE_METRICS.values())
+CELL_METRICS_KEYS: Sequence[str] = _CellMetricsKeys()
+"""Every key the ``cell_metrics`` asset reports: rows, then one per metric (see above)."""
 CELL_COST_CURVE_KEYS: tuple[str, ...] = (
     ROWS,
     CHECKPOINTS,

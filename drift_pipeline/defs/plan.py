@@ -148,9 +148,11 @@ def plan_cells(
                     () if keys == stage.assets else tuple(sorted(k.to_user_string() for k in keys))
                 )
                 if keys:
-                    steps.append(Step(stage.job, world.key, subset))
+                    steps.append(Step(stage.job, world.partition_key, subset))
         elif stage.level == CELL_LEVEL:
-            steps += [Step(stage.job, CellKey(w, a).key) for w in worlds for a in arms]
+            steps += [
+                Step(stage.job, CellKey(w, a.key).partition_key) for w in worlds for a in arms
+            ]
         elif reports:
             steps.append(Step(stage.job, None))
     return steps

@@ -29,7 +29,7 @@ class Selection:
     @property
     def cells(self) -> list[CellKey]:
         """Every cell of the selection."""
-        return [CellKey(world, arm) for world in self.worlds for arm in self.arms]
+        return [CellKey(world, arm.key) for world in self.worlds for arm in self.arms]
 
 
 def select(
@@ -62,7 +62,7 @@ def select(
         world
         for world in map(WorldKey.parse, instance.get_dynamic_partitions(WORLD))
         if (horizon is None or world.horizon == horizon)
-        and (not scenarios or world.scenario in scenarios)
+        and (not scenarios or world.source_id in scenarios)
     ]
     # An instance from before the reference compressor became a world baseline may still
     # list it as an arm; it is not a cell.

@@ -84,18 +84,18 @@ def changed_worlds(
     Each request's run key names the scenario file's content and the world's materialization,
     so a world is regenerated once per change of its file.
     """
-    known = {loaded.spec.id: loaded for loaded in scenarios.scenarios()}
+    known = {source.id: source for source in scenarios.scenarios()}
     generated = latest_materializations(instance, "probes")
     registered = set(instance.get_dynamic_partitions(WORLD))
     root = storage.path()
     requests = []
     for key, storage_id in sorted(generated.items()):
         world = WorldKey.parse(key)
-        loaded = known.get(world.scenario)
-        if key not in registered or loaded is None:
+        source = known.get(world.source_id)
+        if key not in registered or source is None:
             continue
-        if not world_is_current(root, loaded, world.horizon):
-            run_key = f"world_job:{key}:scenario-{loaded.sha256[:12]}@{storage_id}"
+        if not world_is_current(root, source, world.horizon):
+            run_key = f"world_job:{key}:scenario-{source.content_hash[:12]}@{storage_id}"
             requests.append(dg.RunRequest(run_key=run_key, partition_key=key))
     return requests
 

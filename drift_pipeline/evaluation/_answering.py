@@ -5,15 +5,16 @@ An :class:`Evaluator` turns retrieved texts into the answer columns of ``probe_a
 environment; a backend's options never reach it, so no memory system can change how its output
 is read or judged.
 
-- :class:`ContextEvaluator`: the deterministic context judge (reader and judge in one, DESIGN §6).
+- :class:`ContextEvaluator`: the deterministic context judge (reader and judge in one).
 - :class:`LLMEvaluator`: the pinned :class:`~._reader_llm.LLMReader` answers each probe from its
   retrieved text (streamed, so its time to first token is measured), then a judge scores the
   answer: the pinned :class:`~._judge_llm.LLMJudge` or the :class:`~._judge_llm.RuleJudge`. A
   failed reader or judge call leaves ``correct`` null and says why in ``judge_error``; the
   metrics leave such rows out and count them (``judge_errors``).
 
-Amnesiac answers come from the same evaluator with empty contexts (DESIGN §7); for action probes
-the LLM judge compares each arm's action with that amnesiac action (spec §7.4).
+Amnesiac answers come from the same evaluator with empty contexts; for the probes of a family that
+``compares_with_amnesiac`` (action), the LLM judge compares each arm's answer with that amnesiac
+answer (spec §7.4).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from drift_pipeline.world.probe_families import get_probe_family, probe_families
 
 from ._judge import ANSWER_COLUMNS, JUDGE_NAME, JUDGE_VERSION, judge_all
 from ._judge_llm import JudgeItem, LLMJudge, RuleJudge
@@ -128,7 +131,7 @@ class LLMEvaluator:
         replies = self.reader.read_many(
             [(row, contexts.get(key, "")) for row, key in zip(rows, keys, strict=True)]
         )
-        no_memory = _amnesiac_actions(amnesiac)
+        no_memory = _compared_amnesiac_answers(amnesiac)
         compares = isinstance(self.judge, LLMJudge)
         items: list[JudgeItem] = []
         waiting: list[int] = []
@@ -137,9 +140,10 @@ class LLMEvaluator:
             if reply.text is None:
                 continue
             other: str | None = None
-            # Only the LLM judge compares with the amnesiac's action (the rule judge scores
-            # against the default option).
-            if row["probe_type"] == "action" and amnesiac is not None and compares:
+            # Only the LLM judge compares with the amnesiac's answer (the rule judge scores an
+            # action against the default option).
+            family = get_probe_family(row["probe_type"])
+            if family.compares_with_amnesiac and amnesiac is not None and compares:
                 other = no_memory.get(key)
                 if other is None:
                     errors[index] = "judge: no amnesiac action to compare with (its call failed)"
@@ -180,11 +184,20 @@ class LLMEvaluator:
         return columns
 
 
-def _amnesiac_actions(amnesiac: pa.Table | None) -> dict[ProbeKey, str]:
-    """The amnesiac's answered actions by (replicate, probe_id) (failed calls left out)."""
+def _compared_amnesiac_answers(amnesiac: pa.Table | None) -> dict[ProbeKey, str]:
+    """The amnesiac's answers that answers are judged against, by (replicate, probe_id).
+
+    Only probes of a family that ``compares_with_amnesiac``; failed calls are left out.
+    """
     if amnesiac is None:
         return {}
-    wanted = amnesiac.filter(pc.equal(amnesiac["probe_type"], "action"))
+    compared = [family.name for family in probe_families() if family.compares_with_amnesiac]
+    if not compared:
+        return {}
+    keep = pc.equal(amnesiac["probe_type"], compared[0])
+    for name in compared[1:]:
+        keep = pc.or_(keep, pc.equal(amnesiac["probe_type"], name))
+    wanted = amnesiac.filter(keep)
     out: dict[ProbeKey, str] = {}
     errors = (
         wanted["judge_error"].to_pylist()

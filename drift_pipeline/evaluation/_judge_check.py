@@ -35,7 +35,12 @@ CHECK_CATEGORIES: Final = (
     "plain_correct",
     "plain_incorrect",
 )
-_KINDS: Final = ("recall", "negative", "revision")
+_KINDS: Final = {
+    # kind: (probe_type, subtype, polarity) of the probe an item stands for
+    "recall": ("recall", "fact", "positive"),
+    "negative": ("recall", "negative", "negative"),
+    "revision": ("revision", "fact_update", "positive"),
+}
 _LABELS: Final = ("accept", "reject")
 _FIELDS: Final = ("id", "category", "kind", "question", "reference", "aliases", "deprecated")
 _SHIPPED: Final = "judge_check.jsonl"
@@ -70,11 +75,12 @@ class CheckItem:
 
     def probe(self) -> dict[str, Any]:
         """The item as a probe record, as both judges read probes."""
+        probe_type, subtype, polarity = _KINDS[self.kind]
         return {
             "probe_id": self.id,
-            "probe_type": "revision" if self.kind == "revision" else "recall",
-            "subtype": {"revision": "fact_update", "negative": "negative"}.get(self.kind, "fact"),
-            "polarity": "negative" if self.kind == "negative" else "positive",
+            "probe_type": probe_type,
+            "subtype": subtype,
+            "polarity": polarity,
             "subject": "subject",
             "question": self.question,
             "answer": self.reference,
@@ -92,7 +98,11 @@ def _item(record: Any, where: str) -> CheckItem:
     missing = [name for name in (*_FIELDS, "answer", "label") if name not in record]
     if missing:
         raise ValueError(f"{where}: missing field(s) {', '.join(missing)}")
-    for name, allowed in (("category", CHECK_CATEGORIES), ("kind", _KINDS), ("label", _LABELS)):
+    for name, allowed in (
+        ("category", CHECK_CATEGORIES),
+        ("kind", tuple(_KINDS)),
+        ("label", _LABELS),
+    ):
         if record[name] not in allowed:
             raise ValueError(f"{where}: {name} {record[name]!r} is not one of {', '.join(allowed)}")
     for name in ("aliases", "deprecated"):

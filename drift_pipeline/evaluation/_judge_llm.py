@@ -1,21 +1,22 @@
 """Judges of a reader's answer: the pinned LLM judge, and the rule judge over answer text.
 
-The LLM judge (DESIGN §6, spec §7.4, §9) is one pinned model with public prompts
+The LLM judge (spec §7.4, §9) is one pinned model with public prompts
 (``evaluation/prompts/judge_*.md``, hashed into the manifest). Every reply must be strict JSON
 following the call's schema, parsed strictly: anything else (a failed call, extra text, a
 missing or unknown key, a wrong type) is a :class:`Judgement` with an ``error`` and no verdict.
 The caller records it as ``judge_error`` and leaves the probe out of every metric; nothing ever
 stands in for the judge's verdict.
 
-Three questions, by probe:
+Three questions; a probe's family names the one it asks (``judge_prompt``):
 
-- recall (and every other probe that is neither revision nor action): is the answer correct
-  against the latent answer (for a negative probe: does it avoid claiming the decoy)?
-- revision: does the answer state the new value, and does it still assert the old one? (update
-  and deprecation correctness, spec §7.3);
-- action: given the latent profile, is the memory-informed action better, equivalent or worse
-  than the amnesiac's action (+1/0/−1, spec §7.4), and does it fit the profile (``correct``)?
-  Two identical actions are equivalent by definition (score 0; the judge still decides the fit).
+- ``judge_answer`` (recall): is the answer correct against the latent answer (for a negative
+  probe: does it avoid claiming the decoy)?
+- ``judge_revision`` (revision): does the answer state the new value, and does it still assert
+  the old one? (update and deprecation correctness, spec §7.3);
+- ``judge_action`` (action): given the latent profile, is the memory-informed action better,
+  equivalent or worse than the amnesiac's action (+1/0/−1, spec §7.4), and does it fit the
+  profile (``correct``)? Two identical actions are equivalent by definition (score 0; the judge
+  still decides the fit).
 
 :class:`RuleJudge` applies the context judge's rules (:func:`~._judge.judge`) to the answer's
 text instead of the retrieved text: deterministic, and strict about wording (a paraphrase of the
@@ -31,6 +32,7 @@ from typing import Any, Final
 
 from drift_pipeline.llm import Completion, LLMClient, LLMError
 from drift_pipeline.textmatch import normalise
+from drift_pipeline.world.probe_families import get_probe_family
 
 from ._judge import JUDGE_NAME, JUDGE_VERSION, Verdict, judge
 from ._prompts import load_prompt, prompts_sha256
@@ -117,11 +119,14 @@ class Judgement:
 
 
 def _kind(probe: Mapping[str, Any]) -> str:
-    if probe["probe_type"] == "action":
-        return "judge_action"
-    if probe["probe_type"] == "revision":
-        return "judge_revision"
-    return "judge_answer"
+    """The judge question the probe's family asks (its ``judge_prompt``)."""
+    family = get_probe_family(probe["probe_type"])
+    if family.judge_prompt not in _SCHEMAS:
+        raise ValueError(
+            f"probe family {family.name!r} asks for judge prompt {family.judge_prompt!r}; "
+            f"the LLM judge asks {', '.join(JUDGE_PROMPTS)}"
+        )
+    return family.judge_prompt
 
 
 def _spellings(values: Sequence[str]) -> str:

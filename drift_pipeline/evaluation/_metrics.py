@@ -1,4 +1,4 @@
-"""DRIFT's metric suite (spec §7, as DESIGN §7 settles it) for one cell, with 95% intervals.
+"""DRIFT's metric suite (spec §7, with the choices it leaves open) for one cell, with 95% intervals.
 
 A *cell* is one scenario × horizon × arm, run over ``R`` replicates (independent worlds). The
 entry points are :func:`compute_cell` (every figure of one arm), :func:`compare_arms` (paired
@@ -15,9 +15,10 @@ frame converts with ``.to_arrow()``):
   subtype, correct`` and, where they apply, ``action_score`` (−1/0/+1), ``update_correct`` and
   ``deprecation_correct``. A null ``correct`` (e.g. a failed judge call) is not scored; an
   optional ``judge_error`` column (non-empty = the reader or judge call failed) is counted in
-  ``judge_errors`` and such a row is never scored, whatever its other columns say. For a
-  canary probe (``probe_type`` or ``subtype`` ``canary``) ``correct`` means *no leak*: the asker
-  correctly cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
+  ``judge_errors`` and such a row is never scored, whatever its other columns say. Which rows
+  enter which probe metric is declared by each probe family (its ``feeds``, by subtype). For a
+  canary probe (a family feeding ``privacy``) ``correct`` means *no leak*: the asker correctly
+  cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
 - ``snapshots``: one row per (replicate, session): ``replicate, session_index, tier,
   write_tokens, storage_tokens, storage_delta_tokens, write_ms`` and optional ``error``.
 - ``retrievals``: one row per (replicate, probe): ``replicate, checkpoint, probe_id, read_ms,
@@ -46,7 +47,7 @@ not a p99. Percentiles are nearest-rank (always an observed latency).
 
 Definitions (``n`` = units the figure uses; figures marked (t) are also given per checkpoint)
 -------------------------------------------------------------------------------------------
-- ``error_rate`` (t): E(t) = 1 − mean(correct) over scored non-canary probes at t; overall = mean
+- ``error_rate`` (t): E(t) = 1 − mean(correct) over scored probes feeding it at t; overall = mean
   of E(t) over checkpoints. ``error_rate_amnesiac`` the same for the amnesiac answers. n = probes.
 - ``mvot`` (t): per replicate, mean over checkpoints of (E_amn − E_mem) / E_amn ×
   min(1, C_ref / C_mem), where C = final ``storage_tokens`` / sessions of that replicate; C_mem = 0
@@ -85,12 +86,18 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
 - ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions).
 
 Errored calls are kept: a crash or timeout is part of a system's cost and behaviour.
+
+Registered metrics
+------------------
+After these, every metric registered with a ``compute`` (:mod:`._metric_specs`) gets its rows,
+computed from the cell's :class:`~._metric_inputs.CellInputs` as :mod:`._metric_inputs`
+describes. With none registered the rows are exactly the ones above.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
@@ -114,6 +121,7 @@ from ._bootstrap import (
     summarise,
     weighted_percentiles,
 )
+from ._builtin_metrics import BUILTIN_METRICS
 from ._composites import (
     _check_horizon,
     drift_c,
@@ -121,6 +129,9 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
+from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
+from ._metric_specs import computed_metric_specs
+from ._probe_masks import metric_masks
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -135,53 +146,9 @@ EPSILON_TOKENS: Final = 8
 Q_RATE: Final = 1.0
 PERCENTILES: Final = (50.0, 95.0, 99.0)
 
-FRESH_REVISION_SUBTYPES: Final = frozenset({"fact_update", "preference_reversal"})
-PERSISTENCE_SUBTYPE: Final = "belief_half_life"
-CANARY: Final = "canary"
-
-METRICS: Final[Mapping[str, str]] = {
-    "mvot": "Memory Value Over Time (spec §7.1)",
-    "mvot_skipped": "(replicate, checkpoint) pairs skipped by MVOT because E_amn = 0",
-    "selectivity": "Selectivity Score (spec §7.2)",
-    "revision_accuracy": "Revision Accuracy: harmonic mean of update and deprecation (§7.3)",
-    "action_alignment": "Action Alignment: mean judge score mapped to [0, 1] (§7.4)",
-    "privacy": "Privacy Score: 1 − canary recall (§7.5)",
-    "tes": "Token Efficiency Score (§7.7)",
-    "lps": "Latency Profile Score (§7.8)",
-    "drift_c": "DRIFT-C capability composite (§7.6)",
-    "drift_e": "DRIFT-E efficiency composite (§7.9)",
-    "error_rate": "Probe error rate E(t), canaries excluded",
-    "error_rate_amnesiac": "Amnesiac error rate E_amn(t)",
-    "update_correctness": "Revision probes whose new value is reflected",
-    "deprecation_correctness": "Revision probes whose old value is no longer retrievable",
-    "revision_persistence": "Revision Accuracy over belief_half_life probes",
-    "noise_tnr": "Noise sessions not stored",
-    "signal_fnr": "Signal sessions not stored",
-    "soft_store_rate": "Soft-signal sessions stored",
-    "storage_per_session": "C: final storage tokens per session",
-    "write_tokens_per_session": "W: LLM tokens inside store() per session",
-    "storage_delta_per_session": "S_delta: storage growth per session",
-    "read_llm_tokens_per_retrieve": "R: LLM tokens inside retrieve() per call",
-    "read_tokens_per_retrieve": "Tokens of the context handed to the reader",
-    "token_cost_per_session": "TC = W + S_delta + R × Q_rate",
-    "read_ms_p50": "Read latency p50",
-    "read_ms_p95": "Read latency p95",
-    "read_ms_p99": "Read latency p99",
-    "write_ms_p50": "Write latency p50",
-    "write_ms_p95": "Write latency p95",
-    "write_ms_p99": "Write latency p99",
-    "ttfrt_ms_p50": "Time to first relevant token p50",
-    "ttfrt_ms_p95": "Time to first relevant token p95",
-    "ttfrt_ms_p99": "Time to first relevant token p99",
-    "dialectic_ms_p50": "Dialectic speed p50",
-    "dialectic_ms_p95": "Dialectic speed p95",
-    "dialectic_ms_p99": "Dialectic speed p99",
-    "read_error_rate": "Retrieve calls that failed",
-    "write_error_rate": "Store calls that failed",
-    "judge_errors": "Answers whose reader or judge call failed (excluded from the metrics)",
-    "ttft_measured": "Share of retrievals whose reader TTFT was measured, not modelled",
-}
-"""Every metric :func:`compute_cell` reports, in row order, with a one-line description."""
+METRICS: Final[Mapping[str, str]] = {spec.name: spec.description for spec in BUILTIN_METRICS}
+"""The suite's own metrics, in row order, with a one-line description (registered metrics
+follow them; see :func:`~._metric_specs.metric_specs`)."""
 
 __all__ = [
     "EPSILON_TOKENS",
@@ -228,7 +195,7 @@ class MetricConfig:
 
     Attributes:
         epsilon_tokens: A session counts as stored when its storage delta exceeds this.
-        q_rate: Retrieve calls per session in TC (DESIGN §7: 1).
+        q_rate: Retrieve calls per session in TC (default 1).
         prefill_ms_per_token: Modelled reader prefill per context token (ms).
         reader_base_ttft_ms: Modelled reader TTFT with an empty context (ms).
         n_boot: Bootstrap draws (0 gives zero-width intervals).
@@ -326,7 +293,8 @@ class CellMetrics:
 
     Attributes:
         rows: One row per metric and checkpoint (``None`` = the whole cell), in
-            :data:`METRICS` order, each metric's overall row first.
+            :data:`METRICS` order, then registered metrics in registration order, each metric's
+            overall row first.
         samples: Whole-cell figures with their bootstrap draws, by metric name, for
             combination across horizons (:func:`~._composites.aggregate_horizons`).
 
@@ -433,6 +401,7 @@ class _Units:
     s: Mapping[str, FloatArray]
     q: Mapping[str, FloatArray]
     c_mem: FloatArray  # (R,) final storage tokens / sessions
+    computed: Mapping[str, ComputedRate] = field(default_factory=dict)  # registered metrics
 
     @property
     def layouts(self) -> tuple[IntArray, IntArray, IntArray]:
@@ -481,9 +450,9 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     p_rep = np.searchsorted(rep_ids, a_rep).astype(np.int64)
     p_cp = np.searchsorted(np.asarray(checkpoints, dtype=np.int64), a_cp).astype(np.int64)
 
-    probe_type = _text(answers, "probe_type")
-    subtype = _text(answers, "subtype")
-    canary = (probe_type == CANARY) | (subtype == CANARY)
+    # Which rows enter which metric is each probe family's declaration (its ``feeds``).
+    feeding = metric_masks(_text(answers, "probe_type"), _text(answers, "subtype"))
+    canary = feeding("privacy")
     # A failed reader or judge call scores nothing (never a stand-in verdict).
     judged = _errors(answers, "judge_error") == 0
     correct, correct_ok = _opt_num(answers, "correct")
@@ -491,22 +460,22 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     amn_correct, amn_ok = _opt_num(amnesiac, "correct")
     amn_ok &= _errors(amnesiac, "judge_error") == 0
     score, score_ok = _opt_num(answers, "action_score")
-    action = (probe_type == "action") & score_ok & judged
+    action = feeding("action_alignment") & score_ok & judged
     if bool(np.any(np.abs(score[action]) > 1)):
         raise ValueError("answers.action_score must be in [-1, 1]")
     upd, upd_ok = _opt_num(answers, "update_correct")
     dep, dep_ok = _opt_num(answers, "deprecation_correct")
     upd_ok &= judged
     dep_ok &= judged
-    revision = probe_type == "revision"
-    fresh = revision & np.isin(subtype, list(FRESH_REVISION_SUBTYPES))
-    persist = revision & (subtype == PERSISTENCE_SUBTYPE)
+    fresh = feeding("revision_accuracy")
+    persist = feeding("revision_persistence")
 
     def f(mask: npt.NDArray[np.bool_], value: FloatArray | None = None) -> FloatArray:
         base = mask.astype(np.float64)
         return base if value is None else base * value
 
-    scored, amn_scored = ~canary & correct_ok, ~canary & amn_ok
+    in_error_rate = feeding("error_rate")
+    scored, amn_scored = in_error_rate & correct_ok, in_error_rate & amn_ok
     canary_scored = canary & correct_ok
     p = {
         "scored": f(scored),
@@ -612,14 +581,40 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     )
 
 
+def _with_computed(
+    u: _Units, arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig, horizon: str
+) -> _Units:
+    """``u`` with the rates of every registered metric (``u`` itself when none is registered)."""
+    specs = computed_metric_specs()
+    if not specs:
+        return u
+    keys = ("replicate", "checkpoint", "probe_id")
+    # The same sorts as _load, so the rates line up with the units row for row.
+    inputs = CellInputs(
+        answers=without_text(_sorted(arm.answers, keys)[0]),
+        amnesiac=without_text(_sorted(amnesiac_answers, keys)[0]),
+        snapshots=without_text(_sorted(arm.snapshots, ("replicate", "session_index"))[0]),
+        retrievals=without_text(_sorted(arm.retrievals, keys)[0]),
+        horizon=horizon,
+        config=cfg,
+    )
+    return replace(u, computed=computed_rates(specs, inputs))
+
+
 # --- per-replicate building blocks (shared by the arm and the reference) ----------------------
 
 
 def _probe_rates(u: _Units, w: FloatArray, num: str, den: str) -> tuple[FloatArray, FloatArray]:
     """Rate per (draw, replicate, checkpoint) and per (draw, replicate)."""
+    return _probe_rates_of(u, w, u.p[num], u.p[den])
+
+
+def _probe_rates_of(
+    u: _Units, w: FloatArray, num: FloatArray, den: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     shape = (w.shape[0], len(u.replicates), len(u.checkpoints))
-    n = group_sums(w, u.p[num], u.probe_groups).reshape(shape)
-    d = group_sums(w, u.p[den], u.probe_groups).reshape(shape)
+    n = group_sums(w, num, u.probe_groups).reshape(shape)
+    d = group_sums(w, den, u.probe_groups).reshape(shape)
     return ratio(n, d), ratio(n.sum(axis=2), d.sum(axis=2))
 
 
@@ -822,6 +817,16 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
             put(f"{name}_p{int(pct)}", block[:, j])
     put("read_error_rate", replicate_mean(_replicate_rate(wq, u.q["error"], u.retrieval_groups), m))
     put("write_error_rate", replicate_mean(_replicate_rate(ws, u.s["error"], u.session_groups), m))
+    for name, rate in u.computed.items():
+        if rate.unit == "probe":
+            per_cp, per_rep = _probe_rates_of(u, wp, rate.numerator, rate.denominator)
+            put(name, replicate_mean(per_rep, m), replicate_mean(per_cp, m))
+            continue
+        w, groups = (ws, u.session_groups) if rate.unit == "session" else (wq, u.retrieval_groups)
+        per_rep = ratio(
+            group_sums(w, rate.numerator, groups), group_sums(w, rate.denominator, groups)
+        )
+        put(name, replicate_mean(per_rep, m))
     return out
 
 
@@ -871,6 +876,11 @@ def _counts(u: _Units, mvot: _Mvot) -> dict[_Key, int]:
     for name in METRICS:
         if (name, None) not in counts:
             counts[(name, None)] = n_retrievals if name in _RETRIEVAL_METRICS else n_sessions
+    for name, rate in u.computed.items():
+        if rate.unit == "probe":
+            per_checkpoint(name, rate.denominator > 0)
+        else:
+            counts[(name, None)] = int((rate.denominator > 0).sum())
     return counts
 
 
@@ -930,13 +940,14 @@ def _assemble(
     counts: Mapping[_Key, int],
     cfg: MetricConfig,
     skipped: Iterable[MetricRow],
+    names: Sequence[str],
 ) -> CellMetrics:
     by_metric: dict[str, list[_Key]] = {}
     for key in point:
         by_metric.setdefault(key[0], []).append(key)
     rows: list[MetricRow] = []
     samples: dict[str, Sample] = {}
-    for name in METRICS:
+    for name in names:
         if name in _COUNTED:
             rows.extend(r for r in skipped if r.metric == name)
             continue
@@ -972,7 +983,8 @@ def compute_cell(
         config: Constants and bootstrap settings; defaults to :class:`MetricConfig`.
 
     Returns:
-        Rows in :data:`METRICS` order and the whole-cell samples.
+        Rows in :data:`METRICS` order (then every registered metric's) and the whole-cell
+        samples.
 
     Raises:
         ValueError: On missing columns, nulls in required columns, duplicate keys, amnesiac
@@ -982,7 +994,7 @@ def compute_cell(
     """
     cfg = config or MetricConfig()
     _check_horizon(horizon)
-    u = _load(arm, amnesiac_answers, cfg)
+    u = _with_computed(_load(arm, amnesiac_answers, cfg), arm, amnesiac_answers, cfg, horizon)
     ref = _reference(reference, u, amnesiac_answers, cfg)
 
     def fn(rs: Resample) -> _Figures:
@@ -992,7 +1004,12 @@ def compute_cell(
     point = fn(identity)
     mvot = _replicate_mvot(u, identity, ref.storage)
     return _assemble(
-        point, _bootstrap(fn, u, cfg, point), _counts(u, mvot), cfg, _counted_rows(u, mvot)
+        point,
+        _bootstrap(fn, u, cfg, point),
+        _counts(u, mvot),
+        cfg,
+        _counted_rows(u, mvot),
+        (*METRICS, *u.computed),
     )
 
 
@@ -1022,7 +1039,8 @@ def compare_arms(
         config: Constants and bootstrap settings.
 
     Returns:
-        Rows of differences in :data:`METRICS` order, and their samples.
+        Rows of differences in :data:`METRICS` order (then every registered metric's), and
+        their samples.
 
     Raises:
         ValueError: When the arms' units differ, or as :func:`compute_cell`.
@@ -1030,8 +1048,8 @@ def compare_arms(
     """
     cfg = config or MetricConfig()
     _check_horizon(horizon)
-    ua = _load(a, amnesiac_answers, cfg)
-    ub = _load(b, amnesiac_answers, cfg)
+    ua = _with_computed(_load(a, amnesiac_answers, cfg), a, amnesiac_answers, cfg, horizon)
+    ub = _with_computed(_load(b, amnesiac_answers, cfg), b, amnesiac_answers, cfg, horizon)
     if not ua.same_units(ub):
         raise ValueError("paired comparison needs both arms on the same probes and sessions")
     ref = _reference(reference, ua, amnesiac_answers, cfg)
@@ -1044,7 +1062,8 @@ def compare_arms(
     identity = identity_resample(len(ua.replicates), ua.layouts)
     point = fn(identity)
     mvot = _replicate_mvot(ua, identity, ref.storage)
-    return _assemble(point, _bootstrap(fn, ua, cfg, point), _counts(ua, mvot), cfg, [])
+    names = (*METRICS, *ua.computed)
+    return _assemble(point, _bootstrap(fn, ua, cfg, point), _counts(ua, mvot), cfg, [], names)
 
 
 def reference_figures(

@@ -1,6 +1,7 @@
-"""The pinned LLM reader (DESIGN §6): one model, prompt and context cap for every memory system.
+"""The pinned LLM reader: one model, prompt and context cap for every memory system.
 
-The reader gets the probe's question (and, for an action probe, its options) and the text the
+The reader gets the probe's question (and its options, when it has any, as an action probe
+does) and the text the
 memory system returned (plus the soft-gate buffer), cut to ``context_cap_tokens`` tokens of
 :mod:`drift_pipeline.tokens` from the start (backends return their most relevant text first, so
 a cut keeps it; the cut is deterministic). It is called with streaming, so its time to first
@@ -18,8 +19,9 @@ from typing import Any, Final
 
 from drift_pipeline import tokens
 from drift_pipeline.llm import Completion, LLMClient, LLMError
+from drift_pipeline.world.probe_families import get_probe_family, probe_families
 
-from ._prompts import load_prompt
+from ._prompts import Prompt, load_prompt, prompts_sha256
 
 __all__ = [
     "DEFAULT_CONTEXT_CAP_TOKENS",
@@ -81,26 +83,34 @@ class LLMReader:
             raise ValueError(f"reader context cap must be >= 1 token, got {context_cap_tokens}")
         self.client = client
         self.context_cap_tokens = context_cap_tokens
-        self._prompt = load_prompt("reader")
+        # Every registered family's reader prompt, in registration order (one, "reader", for
+        # the built-in families).
+        names = tuple(dict.fromkeys(family.reader_prompt for family in probe_families()))
+        self._prompts = {name: load_prompt(name) for name in names}
+        self._sha256 = self._prompts[names[0]].sha256 if len(names) == 1 else prompts_sha256(names)
 
-    @property
-    def prompt_version(self) -> str:
-        """What pins the reader's behaviour besides the model: prompt hash, framing, cap."""
-        return f"reader:{self._prompt.sha256}:{_FRAMING_VERSION}:cap{self.context_cap_tokens}"
+    def _prompt(self, probe: Mapping[str, Any]) -> Prompt:
+        return self._prompts[get_probe_family(probe["probe_type"]).reader_prompt]
+
+    def prompt_version(self, probe: Mapping[str, Any]) -> str:
+        """What pins the reader's reply to ``probe`` besides the model: prompt, framing, cap."""
+        prompt = self._prompt(probe)
+        return f"{prompt.name}:{prompt.sha256}:{_FRAMING_VERSION}:cap{self.context_cap_tokens}"
 
     @property
     def name(self) -> str:
         """``llm:<model>@<prompt sha256[:12]>/cap<N>``: the ``reader`` column's value."""
         model = self.client.config.model
-        return f"llm:{model}@{self._prompt.sha256[:12]}/cap{self.context_cap_tokens}"
+        return f"llm:{model}@{self._sha256[:12]}/cap{self.context_cap_tokens}"
 
     def pin(self) -> dict[str, Any]:
         """The reader as the run manifest records it (no key, no credentials)."""
+        paths = [f"evaluation/prompts/{name}.md" for name in self._prompts]
         return {
             "name": "llm",
             **self.client.config.pin(),
-            "prompt": "evaluation/prompts/reader.md",
-            "prompt_sha256": self._prompt.sha256,
+            **({"prompt": paths[0]} if len(paths) == 1 else {"prompts": paths}),
+            "prompt_sha256": self._sha256,
             "context_cap_tokens": self.context_cap_tokens,
             "max_tokens": READER_MAX_TOKENS,
             "streamed": True,
@@ -110,14 +120,14 @@ class LLMReader:
         """The chat messages that ask ``probe``'s question over ``context``."""
         memory = cap_context(context, self.context_cap_tokens).strip() or _NO_MEMORY
         question = str(probe["question"])
-        if probe["probe_type"] == "action":
-            options = "\n".join(
-                f"{i + 1}. {option['text']}" for i, option in enumerate(probe["options"] or [])
-            )
+        # A multiple-choice probe (an action probe) is asked with its options.
+        choices = probe.get("options") or []
+        if choices:
+            options = "\n".join(f"{i + 1}. {option['text']}" for i, option in enumerate(choices))
             question = f"{question}\n\nOptions:\n{options}"
         user = f"MEMORY\n{memory}\nEND OF MEMORY\n\nQuestion: {question}"
         return [
-            {"role": "system", "content": self._prompt.text},
+            {"role": "system", "content": self._prompt(probe).text},
             {"role": "user", "content": user},
         ]
 
@@ -126,7 +136,7 @@ class LLMReader:
         requests = [
             {
                 "messages": self.messages(probe, context),
-                "prompt_version": self.prompt_version,
+                "prompt_version": self.prompt_version(probe),
                 "max_tokens": READER_MAX_TOKENS,
                 "stream": True,
             }

@@ -1,4 +1,4 @@
-"""The LLM layer: the only place that talks to a model (issue 7).
+"""The LLM layer: the only place that talks to a model.
 
 An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM, …) is described
 by :class:`LLMConfig` (from ``DRIFT_LLM_BASE_URL``, ``DRIFT_LLM_MODEL`` and friends; the key stays

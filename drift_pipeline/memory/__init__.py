@@ -2,14 +2,26 @@
 
 Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
 system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :class:`Arm` (what
-is being compared), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
-measured of itself).
+is being compared; a gate variant is a :class:`GateStrategy` registered with
+:func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
+measured of itself); :func:`pack_backend` readies a backend object for its workers
+(:class:`BackendInstance`).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
 from ._client import BackendWorker, CallResult
+from ._gates import (
+    GATE_ENTRY_POINT_GROUP,
+    GateRegistration,
+    GateStrategy,
+    ReaderBuffer,
+    RecentTranscripts,
+    gate_kinds,
+    register_gate,
+)
+from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
@@ -29,16 +41,25 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "GATE_ENTRY_POINT_GROUP",
     "Arm",
+    "BackendInstance",
     "BackendWorker",
     "CallResult",
     "CellRun",
     "CountsOwnStorage",
     "Gate",
+    "GateRegistration",
+    "GateStrategy",
     "LoopConfig",
     "LoopTiming",
     "MemoryBackend",
     "Message",
+    "ReaderBuffer",
+    "RecentTranscripts",
     "TokenCounts",
+    "gate_kinds",
+    "pack_backend",
+    "register_gate",
     "run_cell",
 ]

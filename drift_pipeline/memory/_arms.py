@@ -1,13 +1,15 @@
-"""Gate variants and arms (backend × gate), parsed in one place (spec §5.2, DESIGN §5)."""
+"""Gates and arms (backend × gate), parsed in one place (spec §5.2).
+
+Which gate kinds exist, and how each is written, comes from the gate registry (see
+:mod:`._gates`).
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-GateKind = Literal["hard", "soft", "summary"]
-_GATE = re.compile(r"^(hard|soft:(\d{1,4})|summary:(\d{1,6}))$")
+from ._gates import GateStrategy, gate_registration, gate_text, parse_gate
 
 
 @dataclass(frozen=True)
@@ -15,39 +17,39 @@ class Gate:
     """A budget-gate variant.
 
     Attributes:
-        kind: ``hard`` (transcript gone after store), ``soft`` (the last ``size`` transcripts are
-            appended to the reader's context at probe time), ``summary`` (the backend receives a
-            ``size``-token reference summary instead of the transcript).
+        kind: A registered gate kind: ``hard`` (transcript gone after store), ``soft`` (the
+            last ``size`` transcripts are appended to the reader's context at probe time),
+            ``summary`` (the backend receives a ``size``-token reference summary instead of the
+            transcript), or any variant registered with ``register_gate``.
         size: K for soft, N for summary, 0 for hard.
     """
 
-    kind: GateKind
+    kind: str
     size: int = 0
 
     @classmethod
     def parse(cls, text: str) -> Gate:
-        """Parse ``hard``, ``soft:K`` or ``summary:N``.
+        """Parse ``hard``, ``soft:K``, ``summary:N`` (or a registered variant's form).
 
         Raises:
             ValueError: Naming the accepted forms.
         """
-        match = _GATE.match(text.strip())
-        if not match:
-            raise ValueError(f"gate {text!r} is not one of: hard, soft:K, summary:N (K, N > 0)")
-        if match.group(2):
-            size = int(match.group(2))
-            kind: GateKind = "soft"
-        elif match.group(3):
-            size = int(match.group(3))
-            kind = "summary"
-        else:
-            return cls("hard")
-        if size <= 0:
-            raise ValueError(f"gate {text!r}: the size must be > 0")
+        kind, size = parse_gate(text)
         return cls(kind, size)
 
+    def strategy(self) -> GateStrategy:
+        """The strategy of this gate: what the backend receives, what the reader gets added.
+
+        Raises:
+            ValueError: The kind is not registered.
+        """
+        registration = gate_registration(self.kind)
+        if registration is None:
+            raise ValueError(f"gate {str(self)!r}: unknown gate kind {self.kind!r}")
+        return registration.strategy(self.size)
+
     def __str__(self) -> str:
-        return self.kind if self.kind == "hard" else f"{self.kind}:{self.size}"
+        return gate_text(self.kind, self.size)
 
 
 class Arm(NamedTuple):

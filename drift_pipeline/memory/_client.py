@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._instance import INSTANCE_OPTION
+
 # Only these variables reach a backend; everything else (API keys of the harness, paths to the
 # data root, cloud credentials) is scrubbed.
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
@@ -65,6 +67,11 @@ class BackendWorker:
 
     A timeout or crash kills the worker and starts a fresh one (its in-memory state is lost, as
     it would be in production; anything it persisted in its state folder survives).
+
+    ``backend`` is a registered name or ``package.module:ClassName``, constructed in the worker
+    from ``options``; or, when ``options`` holds a packed instance (see
+    :meth:`~._instance.BackendInstance.worker_options`), the arm name of an object the worker
+    rebuilds from those bytes, afresh at every (re)start.
     """
 
     def __init__(
@@ -77,7 +84,8 @@ class BackendWorker:
         extra_env: dict[str, str] | None = None,
     ) -> None:
         self.backend = backend
-        self.options = options
+        self.options = {k: v for k, v in options.items() if k != INSTANCE_OPTION}
+        self._instance: str | None = options.get(INSTANCE_OPTION)
         self.protect = [str(p.resolve()) for p in protect]
         self.call_timeout = call_timeout
         self.isolate = isolate
@@ -143,7 +151,12 @@ class BackendWorker:
                 **self.extra_env,
             },
         )
-        result = await self.call({"op": "init", "backend": self.backend, "options": self.options})
+        init: dict[str, Any] = {"op": "init", "backend": self.backend, "options": self.options}
+        if self._instance is not None:
+            # The packed object goes over the protocol pipe: the worker, another user in its
+            # own mount namespace, needs no file of the harness's to read it from.
+            init["instance"] = self._instance
+        result = await self.call(init)
         if result.ok:
             self.isolation = str(result.data.get("isolation", "process"))
             self.version = str(result.data.get("version", ""))

@@ -1,4 +1,4 @@
-"""The memory loop (spec §5, DESIGN §5): sessions through the gate into an isolated backend.
+"""The memory loop (spec §5): sessions through the gate into an isolated backend.
 
 The harness reads one replicate's sessions in order, hands each to ``store()`` and drops it.
 After the store of a checkpoint session it asks one ``retrieve()`` per probe of that checkpoint,
@@ -12,7 +12,6 @@ import asyncio
 import math
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +34,9 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
-from ._protocol import Message
+from ._gates import GateStrategy, ReaderBuffer
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
-from .backends.reference_compressor import summarise_session
 
 ProgressHook = Callable[[int], None]
 
@@ -137,34 +135,6 @@ class CellRun:
     """How long the loop took and what it added to the backends' time (None if not measured)."""
 
 
-def _summary_messages(messages: list[Message], size: int, timestamp: str) -> list[Message]:
-    """The summary gate's input: an N-token reference summary instead of the transcript.
-
-    The reference model is the reference compressor's summariser. Its ``speaker: sentence``
-    lines go back to their speakers, and every participant keeps one message, so backends can
-    still scope what they store by who took part in the session.
-    """
-    summary = summarise_session(messages, size)
-    lines: dict[str, list[str]] = {}
-    roles: dict[str, str] = {}
-    for message in messages:
-        lines.setdefault(message["speaker"], [])
-        roles.setdefault(message["speaker"], message["role"])
-    for line in summary.splitlines()[1:]:  # the first line is the date
-        speaker, sep, sentence = line.partition(": ")
-        if sep and speaker in lines:
-            lines[speaker].append(sentence)
-    return [
-        Message(
-            speaker=speaker,
-            role=roles[speaker],
-            content=" ".join(said) if said else "(summary gate: nothing kept from this speaker)",
-            timestamp=timestamp,
-        )
-        for speaker, said in lines.items()
-    ]
-
-
 def _text(value: Any) -> str | None:
     """A worker's string as valid UTF-8 (a lone surrogate would break the Parquet writer)."""
     if value is None:
@@ -177,10 +147,6 @@ def _text(value: Any) -> str | None:
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace").decode("utf-8")
     return text
-
-
-def _render(messages: list[Message]) -> str:
-    return "\n".join(f"[{m['timestamp'][:10]}] {m['speaker']}: {m['content']}" for m in messages)
 
 
 class _Rows:
@@ -209,8 +175,9 @@ class _Replicate:
     probes_at: dict[int, list[tuple[str, str, str]]]
     rows: _Rows
     progress: ProgressHook | None
+    gate: GateStrategy
+    reader_buffer: ReaderBuffer
     faults: list[str] = field(default_factory=list)
-    soft: deque[str] = field(default_factory=deque)
     storage: int = 0
     write_total: int = 0
     read_total: int = 0
@@ -226,13 +193,10 @@ class _Replicate:
         """
         requests = []
         for session in run:
-            messages = session.messages
-            if self.arm.gate.kind == "summary":
-                messages = _summary_messages(messages, self.arm.gate.size, session.timestamp)
             requests.append(
                 {
                     "session_id": session.session_id,
-                    "messages": messages,
+                    "messages": self.gate.backend_messages(session.messages, session.timestamp),
                     "snapshot": session.index + 1 in self.probes_at,
                 }
             )
@@ -271,8 +235,7 @@ class _Replicate:
         self, session: Session, result: CallResult, snapshot: str | None, recount: int | None
     ) -> None:
         is_checkpoint = session.index + 1 in self.probes_at
-        if self.soft.maxlen:
-            self.soft.append(_render(session.messages))
+        self.reader_buffer.add(session.messages)
         error = _text(result.error)
         storage = self.storage
         data = result.data
@@ -305,7 +268,7 @@ class _Replicate:
     async def probe(self, session: Session) -> None:
         """Ask every probe of the checkpoint after ``session``, one retrieve each."""
         after = session.index + 1
-        buffer = "\n\n".join(self.soft)
+        buffer = self.reader_buffer.text()
         last_context, last_tokens = "", 0
         last_raw: Any = None
         last_clean = ""
@@ -367,12 +330,14 @@ async def _run_replicate(
     rows: _Rows,
     progress: ProgressHook | None,
 ) -> tuple[str, str, list[str]]:
+    gate = arm.gate.strategy()
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
     worker = BackendWorker(
         arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
     )
-    state = _Replicate(arm, worker, replicate, probes_at, rows, progress)
-    state.soft = deque(maxlen=arm.gate.size if arm.gate.kind == "soft" else 0)
+    state = _Replicate(
+        arm, worker, replicate, probes_at, rows, progress, gate, gate.reader_buffer()
+    )
     started = await worker.start()
     if not started.ok:
         state.faults.append(f"replicate {replicate}: backend did not start: {started.error}")

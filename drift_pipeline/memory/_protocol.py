@@ -1,4 +1,4 @@
-"""The contract between the harness and a memory system under test (spec §8.2, DESIGN §5)."""
+"""The contract between the harness and a memory system under test (spec §8.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Launcher that isolates a backend worker before any backend code runs (DESIGN §5).
+"""Launcher that isolates a backend worker before any backend code runs.
 
 Run as ``python -m drift_pipeline.memory._sandbox CONFIG_JSON``. It is harness code: it sets up
 the strongest isolation this process can get, then ``exec``s the worker, so the backend starts in

@@ -1,11 +1,12 @@
-"""The backend worker: runs one memory system, answering JSON-line requests (DESIGN §5).
+"""The backend worker: runs one memory system, answering JSON-line requests.
 
 Started by :mod:`._sandbox` after isolation. Requests come on stdin, responses go on the
 original stdout; the backend's own prints are redirected to stderr so they can never corrupt the
 protocol. Responses are plain JSON (never pickle), so a hostile backend cannot run code in the
 harness through them.
 
-Requests: ``{"op": "init", "backend": spec, "options": {...}}``,
+Requests: ``{"op": "init", "backend": spec, "options": {...}}`` (or, for a backend given as an
+object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}``),
 ``{"op": "store", "session_id": ..., "messages": [...], "snapshot": bool}``,
 ``{"op": "store_many", "sessions": [{"session_id", "messages", "snapshot"}, ...]}`` (one
 response line per session, in order, each sent as soon as that session is stored),
@@ -31,6 +32,7 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
+from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
 _PIPE_BYTES = 1 << 20
@@ -119,7 +121,11 @@ class _Worker:
             # backend's or the harness's round trip, pays for it.
             encoding()
             started = time.perf_counter()
-            self.backend = load_backend(request["backend"], request.get("options") or {})
+            if request.get("instance") is not None:
+                # Unpickled here, after isolation: the instance's code runs in the sandbox only.
+                self.backend = unpack_backend(request["instance"], request["backend"])
+            else:
+                self.backend = load_backend(request["backend"], request.get("options") or {})
             return {
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,

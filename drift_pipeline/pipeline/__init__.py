@@ -30,6 +30,7 @@ from ._evaluators import (
     build_evaluator,
     llm_cache_location,
 )
+from ._harness import DriftHarness, DriftReport
 from ._run import (
     REFERENCE_ARM,
     RunOptions,
@@ -55,6 +56,8 @@ __all__ = [
     "AblationError",
     "AuditOutcome",
     "CellResult",
+    "DriftHarness",
+    "DriftReport",
     "EvaluationOptions",
     "RunOptions",
     "RunResult",

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
-from drift_pipeline.llm import API_KEY_ENV, BASE_URL_ENV, MODEL_ENV
-from drift_pipeline.memory import Arm, LoopConfig, run_cell
-from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
+from drift_pipeline.keys import CellKey
+from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
+from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
+from drift_pipeline.scenario import HorizonName
+from drift_pipeline.sources import SourceWorld, WorldSource
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -55,6 +57,8 @@ class RunOptions:
         synthesizer: Writes missing worlds (``--synthesizer``; ``None``: the template one).
         jobs: Worlds run at once, each in its own process (1: all in this process). Latency
             figures are then measured under that many worlds' load.
+        backend_instances: Backends given as objects, packed, by arm backend name; their
+            workers rebuild them instead of constructing a backend from ``backend_options``.
     """
 
     arms: list[Arm]
@@ -65,6 +69,7 @@ class RunOptions:
     evaluation: EvaluationOptions = field(default_factory=EvaluationOptions)
     synthesizer: Synthesizer | None = None
     jobs: int = 1
+    backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,62 +91,30 @@ class RunResult:
         return [fault for cell in self.cells for fault in cell.faults]
 
 
-COMPRESSOR_MODEL_ENV = "DRIFT_COMPRESSOR_MODEL"
-"""Optional: the reference compressor's model, when it is not ``DRIFT_LLM_MODEL``."""
-
-
-def _uses_llm(arm: Arm, options: dict[str, Any]) -> bool:
-    return arm.backend == "reference_compressor" and options.get("summariser") == "llm"
-
-
 def backend_options_for(
-    arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
+    arm: Arm, source: WorldSource, backend_options: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
-    """Constructor options of an arm's backend on one scenario (shared by both run paths).
+    """Constructor options of an arm's backend on one source (shared by both run paths).
 
-    The reference compressor with ``summariser: llm`` gets the endpoint and model from
-    ``DRIFT_LLM_BASE_URL`` and ``DRIFT_COMPRESSOR_MODEL`` or ``DRIFT_LLM_MODEL`` unless its
-    options name them (never the key: that reaches its worker through the environment only).
+    The configured options, completed by the backend's registration: its defaults for this
+    scenario and, for a backend that calls a model, the endpoint and model from the environment
+    (never the key: that reaches its worker through the environment only).
 
     Raises:
-        ValueError: One line naming the variable, when the LLM summariser has no endpoint.
+        ValueError: One line, e.g. naming the variable when a model-calling backend has no
+            endpoint, or the package to install when one it needs is missing.
     """
-    options = dict(backend_options.get(arm.backend, {}))
-    if _uses_llm(arm, options):
-        for option, variables in (
-            ("llm_base_url", (BASE_URL_ENV,)),
-            ("llm_model", (COMPRESSOR_MODEL_ENV, MODEL_ENV)),
-        ):
-            if options.get(option):
-                continue
-            value = next((os.environ[v] for v in variables if os.environ.get(v, "").strip()), "")
-            if not value:
-                raise ValueError(
-                    f"reference_compressor summariser llm: {variables[-1]} is not set "
-                    f"(or give {option} in the backend config)"
-                )
-            options[option] = value.strip()
-    if arm.backend == "full_context" and "budget_tokens" not in options:
-        # B defaults to the asking agent's declared context window (DESIGN §5), so stuffing
-        # the context visibly breaks once a trajectory outgrows it.
-        windows = [
-            e.capability_profile.context_window
-            for e in loaded.spec.entities
-            if e.type == "assistant_agent"
-        ]
-        if windows:
-            options["budget_tokens"] = min(windows)
-    return options
+    return resolve_backend_options(arm.backend, source, backend_options.get(arm.backend, {}))
 
 
 def run_benchmark(
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     options: RunOptions,
     progress: ProgressFactory | None = None,
 ) -> RunResult:
-    """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
+    """Run every arm on every world of ``sources``; each cell's tables land atomically."""
     root = StorageRoot.from_url(options.out)
-    worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
+    worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
@@ -149,7 +122,7 @@ def run_benchmark(
     evaluator = build_evaluator(options.evaluation, root)
     try:
         cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
-        manifest = run_manifest(scenarios, options, cells, evaluator)
+        manifest = run_manifest(sources, options, cells, evaluator)
         usage = llm_usage(evaluator)
     finally:
         close_evaluator(evaluator)
@@ -166,21 +139,25 @@ def run_benchmark(
 
 
 def _arm_loop(arm: Arm, options: dict[str, Any], loop: LoopConfig, root: StorageRoot) -> LoopConfig:
-    """The loop settings of one arm: a model-calling backend gets its key and its cache."""
-    if not _uses_llm(arm, options):
+    """The loop settings of one arm: a backend that needs a key or a cache gets them."""
+    needs = backend_needs(arm.backend, options)
+    if not needs.worker_env and not needs.cache:
         return loop
-    cache = root.location(f"{LLM_CACHE}/{arm.backend}")
-    # Only a local data root can persist the worker's cache; on S3 it lives for the run only.
+    worker_cache = loop.worker_cache
+    if needs.cache:
+        cache = root.location(f"{LLM_CACHE}/{arm.backend}")
+        # Only a local data root can persist the worker's cache; on S3 it lives for the run only.
+        worker_cache = cache if isinstance(cache, Path) else None
     return replace(
         loop,
-        worker_env=(API_KEY_ENV,),
-        worker_cache=cache if isinstance(cache, Path) else None,
+        worker_env=tuple(dict.fromkeys((*loop.worker_env, *needs.worker_env))),
+        worker_cache=worker_cache,
     )
 
 
 def _run_worlds(
     root: StorageRoot,
-    worlds: Sequence[tuple[LoadedScenario, HorizonName]],
+    worlds: Sequence[SourceWorld],
     options: RunOptions,
     loop: LoopConfig,
     evaluator: Evaluator,
@@ -191,8 +168,10 @@ def _run_worlds(
     # this process, so its worlds run here, one after another.
     jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
     if jobs == 1:
-        for loaded, horizon in worlds:
-            cells += run_world(root, loaded, horizon, options, loop, progress, evaluator)
+        for world in worlds:
+            cells += run_world(
+                root, world.source, world.horizon, options, loop, progress, evaluator
+            )
         return cells
     # Worlds are independent (own seeds, own partitions): run them in separate processes and
     # collect their cells in world order, so tables and manifest do not depend on which
@@ -204,8 +183,8 @@ def _run_worlds(
     worker_options = replace(options, synthesizer=None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [
-            pool.submit(run_world, portable, loaded, horizon, worker_options, loop, None)
-            for loaded, horizon in worlds
+            pool.submit(run_world, portable, w.source, w.horizon, worker_options, loop, None)
+            for w in worlds
         ]
         for future in futures:
             cells += future.result()
@@ -214,7 +193,7 @@ def _run_worlds(
 
 def run_world(
     root: RootLike,
-    loaded: LoadedScenario,
+    source: WorldSource,
     horizon: HorizonName,
     options: RunOptions,
     loop: LoopConfig,
@@ -228,7 +207,7 @@ def run_world(
 
     Args:
         root: Storage root holding the world (a folder or ``s3://`` URL).
-        loaded: The scenario.
+        source: The world's source.
         horizon: The world's horizon.
         options: The run's options (arms, backend options).
         loop: Memory-loop settings, with the paths to protect already resolved.
@@ -237,30 +216,35 @@ def run_world(
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
-    spec = loaded.spec
-    sessions = getattr(spec.horizon, horizon).sessions
-    profiles = world_profiles(root, spec.id, horizon, evaluator)
-    probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
+    world = source.world(horizon)
+    sessions = source.sessions(horizon)
+    profiles = world_profiles(root, world, evaluator)
+    probes, amnesiac = amnesiac_answers(root, world, evaluator, profiles)
     reference: ArmData | None = None
     cells: list[CellResult] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
         hook = (
-            progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
+            progress(f"{world} {arm.key}", sessions * source.replicates)
             if progress
             else None
         )
-        arm_options = backend_options_for(arm, loaded, options.backend_options)
+        instance = options.backend_instances.get(arm.backend)
+        arm_options = (
+            instance.worker_options()
+            if instance is not None
+            else backend_options_for(arm, source, options.backend_options)
+        )
         run = run_cell(
             root,
-            spec.id,
+            source.id,
             horizon,
-            spec.replicates,
+            source.replicates,
             arm,
             arm_options,
             _arm_loop(arm, arm_options, loop, root),
             hook,
         )
-        cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles)
+        cell = evaluate_cell(source, horizon, run, probes, amnesiac, reference, evaluator, profiles)
         if reference is None:
             reference = ArmData(
                 cell.answers,
@@ -273,11 +257,7 @@ def run_world(
         # and only one arm's contexts are ever held in memory.
         with staged(root) as writer:
             for table_def, table in cell.tables().items():
-                writer.put(
-                    table_def,
-                    {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
-                    table,
-                )
+                writer.put(table_def, CellKey(world, arm.key), table)
         if arm != REFERENCE_ARM:
             cell.release()
         cells.append(cell)
@@ -288,7 +268,7 @@ def run_world(
 
 
 def run_manifest(
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     options: RunOptions,
     cells: Sequence[CellResult],
     evaluator: Evaluator | None = None,
@@ -302,18 +282,7 @@ def run_manifest(
     pins = (evaluator or ContextEvaluator()).pins()
     return {
         "drift_pipeline": package_version("drift-pipeline"),
-        "scenarios": [
-            {
-                "id": s.spec.id,
-                "version": s.spec.version,
-                "sha256": s.sha256,
-                # The seed actually used: declared, or derived from the id when absent.
-                "seed": root_seed(s.spec),
-                "seed_declared": s.spec.seed is not None,
-                "replicates": s.spec.replicates,
-            }
-            for s in scenarios
-        ],
+        "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
         "isolation": sorted({c.isolation for c in cells}),

@@ -13,6 +13,7 @@ from drift_pipeline.evaluation import (
     judge_all,
     measured_ttft,
 )
+from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import Arm
 from drift_pipeline.storage import (
     CELL_TABLES,
@@ -29,12 +30,11 @@ from drift_pipeline.storage import (
 from ._run import REFERENCE_ARM
 
 
-def cell_exists(root: RootLike, scenario: str, horizon: str, arm: Arm) -> bool:
+def cell_exists(root: RootLike, cell: CellKey) -> bool:
     """Whether a finished run left this cell's tables under ``root``."""
     storage = StorageRoot.from_url(root)
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
     return all(
-        storage.partition_exists(table, keys)
+        storage.partition_exists(table, cell)
         for table in (MEMORY_SNAPSHOTS, RETRIEVALS, PROBE_ANSWERS)
     )
 
@@ -43,40 +43,39 @@ TEXT_COLUMNS = frozenset({"context", "snapshot"})
 """Columns no metric reads and that can be huge (a full-context memory's tail per probe)."""
 
 
-def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
+def load_arm(root: RootLike, cell: CellKey) -> ArmData:
     """An arm's answers, snapshots and retrievals on one world, as stored by a run.
 
     The retrieved contexts and snapshot texts (:data:`TEXT_COLUMNS`) are left on disk: metrics
     and comparisons never read them, and at long horizons they dwarf everything else.
     """
     storage = StorageRoot.from_url(root)
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
 
     def read(table: TableDef) -> pa.Table:
         columns = [f.name for f in table.schema if f.name not in TEXT_COLUMNS]
-        return storage.read_table(table, keys, columns)
+        return storage.read_table(table, cell, columns)
 
     answers, retrievals = read(PROBE_ANSWERS), read(RETRIEVALS)
     return ArmData(answers, read(MEMORY_SNAPSHOTS), retrievals, measured_ttft(answers, retrievals))
 
 
-def compare_stored(root: RootLike, scenario: str, horizon: str, a: Arm, b: Arm) -> CellMetrics:
+def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetrics:
     """Paired differences A − B on the same probes of one world of a finished run."""
     root = StorageRoot.from_url(root)
-    probes = root.read_table(PROBES, {"scenario": scenario, "horizon": horizon})
-    arm_a, arm_b = (load_arm(root, scenario, horizon, arm) for arm in (a, b))
+    probes = root.read_table(PROBES, world)
+    arm_a, arm_b = (load_arm(root, CellKey(world, arm.key)) for arm in (a, b))
     for arm, data in ((a, arm_a), (b, arm_b)):
         if "reader" in data.answers.column_names:
             readers = {r for r in data.answers["reader"].to_pylist() if r is not None}
             if any(not r.startswith(f"{JUDGE_NAME}@") for r in readers):
                 # The amnesiac baseline is recomputed here with the context judge only.
                 raise ValueError(
-                    f"{arm.key} on {scenario}/{horizon} was read by an LLM reader; "
+                    f"{arm.key} on {world} was read by an LLM reader; "
                     "compare supports context-judge runs only"
                 )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
-    reference = load_arm(root, scenario, horizon, REFERENCE_ARM)
-    return compare_arms(arm_a, arm_b, amnesiac, reference, horizon)
+    reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    return compare_arms(arm_a, arm_b, amnesiac, reference, world.horizon)
 
 
 def connect(root: RootLike) -> duckdb.DuckDBPyConnection:

@@ -1,11 +1,13 @@
 """Reports: summaries, leaderboards and cost curves rendered for people."""
 
-from ._leaderboard import HEADLINE, ArmStanding, render_leaderboard, standings, summary_json
+from ._compare import comparison_lines
+from ._leaderboard import RANK_METRIC, ArmStanding, render_leaderboard, standings, summary_json
 from ._world_summary import render_world_summaries
 
 __all__ = [
-    "HEADLINE",
+    "RANK_METRIC",
     "ArmStanding",
+    "comparison_lines",
     "render_leaderboard",
     "render_world_summaries",
     "standings",

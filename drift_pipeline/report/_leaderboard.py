@@ -1,4 +1,9 @@
-"""Leaderboards and the run summary: per-arm figures across horizons and scenarios."""
+"""Leaderboards and the run summary: per-arm figures across horizons and scenarios.
+
+Which metrics appear, in which order and under which label, comes from the metric registry
+(:func:`drift_pipeline.evaluation.metric_specs`): the leaderboard's columns are its ``headline``
+view, each cell's ``metrics`` in the JSON summary its ``json`` view.
+"""
 
 from __future__ import annotations
 
@@ -9,30 +14,18 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from drift_pipeline.evaluation import HORIZON_WEIGHTS, CellMetrics, MetricRow, Sample, summarise
-
-HEADLINE: tuple[str, ...] = (
-    "drift_c",
-    "drift_e",
-    "mvot",
-    "selectivity",
-    "revision_accuracy",
-    "action_alignment",
-    "tes",
-    "lps",
+from drift_pipeline.evaluation import (
+    HORIZON_WEIGHTS,
+    CellMetrics,
+    MetricRow,
+    MetricSpec,
+    Sample,
+    metric_specs,
+    summarise,
 )
-"""Metrics on the leaderboard, in column order."""
-_LABELS = {
-    "drift_c": "DRIFT-C",
-    "drift_e": "DRIFT-E",
-    "mvot": "MVOT",
-    "selectivity": "Select.",
-    "revision_accuracy": "Revision",
-    "action_alignment": "Action",
-    "tes": "TES",
-    "lps": "LPS",
-}
-JSON_METRICS: tuple[str, ...] = (*HEADLINE[2:], "privacy", "drift_c", "drift_e")
+
+RANK_METRIC = "drift_c"
+"""Arms are ranked by their DRIFT-C (spec §7.6), best first."""
 
 
 class _Arm(Protocol):
@@ -110,39 +103,56 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
     result = []
     for key, scenarios in by_arm.items():
         rows: dict[str, MetricRow] = {}
-        for metric in HEADLINE:
+        for spec in metric_specs("headline"):
+            metric = spec.name
             per_scenario = [
                 _combine_horizons(
-                    metric, {h: c.metrics.samples[metric] for h, c in horizons.items()}
+                    metric,
+                    {h: c.metrics.samples.get(metric, _UNDEFINED) for h, c in horizons.items()},
                 )
                 for horizons in scenarios.values()
             ]
             rows[metric] = _combine_scenarios(metric, per_scenario)
         arm = arms[key]
         result.append(ArmStanding(key, arm.backend, str(arm.gate), rows))
-    result.sort(
-        key=lambda s: (
-            -(s.rows["drift_c"].value if s.rows["drift_c"].value is not None else -math.inf)
-        )
-    )
+    result.sort(key=_rank)
     return result
 
 
-def _fmt(row: MetricRow) -> str:
+_UNDEFINED = Sample(None, np.zeros(0), 0)
+"""A figure a cell lacks (computed before its metric was registered): undefined there."""
+
+
+def _rank(standing: ArmStanding) -> float:
+    row = standing.rows.get(RANK_METRIC)
+    return -(row.value if row is not None and row.value is not None else -math.inf)
+
+
+def _fmt(row: MetricRow, spec: MetricSpec) -> str:
     if row.value is None:
         return "—"
 
     def number(x: float) -> str:
-        return f"{x:.2f}" if abs(x) < 100 else f"{x:.0f}"
+        return f"{x:.{spec.digits}f}" if abs(x) < 100 else f"{x:.0f}"
 
     assert row.ci_low is not None and row.ci_high is not None
     return f"{number(row.value)} [{number(row.ci_low)}, {number(row.ci_high)}]"
 
 
 def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
-    """The leaderboard as a fixed-width (or Markdown) table with 95% intervals."""
-    header = ["arm", *(_LABELS[m] for m in HEADLINE)]
-    body = [[s.arm, *(_fmt(s.rows[m]) for m in HEADLINE)] for s in rows]
+    """The leaderboard as a fixed-width (or Markdown) table with 95% intervals.
+
+    Args:
+        rows: Standings from :func:`standings`.
+        markdown: A Markdown table instead of fixed-width text.
+
+    Returns:
+        One column per metric of the registry's ``headline`` view, headed by its label.
+
+    """
+    specs = metric_specs("headline")
+    header = ["arm", *(spec.label for spec in specs)]
+    body = [[s.arm, *(_fmt(_row(s, spec.name), spec) for spec in specs)] for s in rows]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
@@ -152,6 +162,11 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
     return "\n".join(lines)
+
+
+def _row(standing: ArmStanding, metric: str) -> MetricRow:
+    """The standing's row of ``metric``; undefined when the standing predates the metric."""
+    return standing.rows.get(metric) or MetricRow(metric, None, None, None, None, 0)
 
 
 def _metric(row: MetricRow) -> dict[str, float | None] | None:
@@ -165,15 +180,32 @@ def _value(metrics: CellMetrics, name: str) -> float | None:
         return None
 
 
+def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | None] | None:
+    try:
+        row = metrics.get(spec.name)
+    except KeyError:  # cells computed before the metric was registered
+        row = MetricRow(spec.name, None, None, None, None, 0)
+    return None if spec.null_when_undefined and row.value is None else _metric(row)
+
+
 def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
-    """The ``--json`` summary (issue contract: scenario, cells, arms; more keys are fine)."""
+    """The ``--json`` summary: ``scenario``, ``scenarios``, ``cells`` and ``arms``.
+
+    Args:
+        cells: Evaluated cells.
+        scenario_ids: The scenarios run, in order.
+
+    Returns:
+        Per cell its identity, the figures of the registry's ``json`` view (each a value with
+        its interval), latencies, tokens and fault counts; per arm its standing over the
+        leaderboard's metrics.
+
+    """
+    json_specs = metric_specs("json")
     out_cells = []
     for cell in cells:
         m = cell.metrics
-        metrics: dict[str, Any] = {}
-        for name in JSON_METRICS:
-            row = m.get(name)
-            metrics[name] = None if name == "privacy" and row.value is None else _metric(row)
+        metrics: dict[str, Any] = {spec.name: _json_figure(m, spec) for spec in json_specs}
 
         def pct(prefix: str, metrics_: CellMetrics = m) -> dict[str, float | None]:
             return {p: metrics_.get(f"{prefix}_{p}").value for p in ("p50", "p95", "p99")}

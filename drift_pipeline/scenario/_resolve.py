@@ -40,7 +40,7 @@ def root_seed(spec: ScenarioSpec) -> int:
 
 
 def checkpoints_for(spec: ScenarioSpec, horizon: HorizonName) -> list[ResolvedCheckpoint]:
-    """Checkpoints that apply to one horizon (DESIGN §3).
+    """Checkpoints that apply to one horizon.
 
     A declared ``after_session: N`` applies to every horizon with at least N sessions, ``every: K``
     to each multiple of K, and the horizon's final session is always a checkpoint: when no entry

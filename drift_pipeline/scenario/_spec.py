@@ -1,4 +1,4 @@
-"""Pydantic models of a scenario file (spec §3.1, DESIGN §3)."""
+"""Pydantic models of a scenario file (spec §3.1)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,15 @@ The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot
 """
 
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
-from ._root import S3_ENDPOINT_ENV, Location, RootLike, StorageRoot, partition_file
+from ._root import (
+    S3_ENDPOINT_ENV,
+    Location,
+    PartitionKeys,
+    RootLike,
+    StorageRoot,
+    partition_file,
+    partition_values,
+)
 from ._schemas import (
     CELL_METRICS,
     CELL_TABLES,
@@ -39,6 +47,7 @@ __all__ = [
     "TRANSCRIPTS",
     "WORLD_TABLES",
     "Location",
+    "PartitionKeys",
     "RootLike",
     "StagedWrite",
     "StorageRoot",
@@ -46,6 +55,7 @@ __all__ = [
     "glob",
     "partition_dir",
     "partition_file",
+    "partition_values",
     "staged",
     "write_table",
 ]

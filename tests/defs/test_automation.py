@@ -25,7 +25,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::dagster.BetaWarning")
 
 WORLD = WorldKey("s", "short")
 BM25 = Arm.parse("bm25@hard")
-CELL = CellKey(WORLD, BM25).key
+CELL = CellKey(WORLD, BM25.key).partition_key
 WORLD_TABLES = {"latent_profiles", "event_schedules", "transcripts", "ground_truth", "probes"}
 WORLD_LEVEL = WORLD_TABLES | {"reference_memory", "world_baselines"}
 CELL_LEVEL = {"memory_snapshots", "retrievals", "probe_answers", "cell_metrics", "cell_cost_curve"}
@@ -52,14 +52,14 @@ def test_a_fresh_world_is_generated_with_its_baselines_and_nothing_waits_on_it_e
 ) -> None:
     assert ticks.tick() == {}  # the first tick only records what is there
     # The world's tables and, in the same run, what depends on them at world level.
-    assert ticks.tick() == {name: {WORLD.key} for name in WORLD_LEVEL}
+    assert ticks.tick() == {name: {WORLD.partition_key} for name in WORLD_LEVEL}
     # Nothing is requested again while it has not run (no cell before its world exists).
     assert ticks.tick() == {}
 
 
 def test_cells_follow_their_world_and_the_reports_follow_the_cells(ticks: Ticks) -> None:
     ticks.tick()
-    ticks.materialize(WORLD_LEVEL, WORLD.key)
+    ticks.materialize(WORLD_LEVEL, WORLD.partition_key)
     requested = ticks.tick()
     assert {name: keys for name, keys in requested.items() if name in CELL_LEVEL} == {
         name: {CELL} for name in CELL_LEVEL
@@ -72,7 +72,7 @@ def test_cells_follow_their_world_and_the_reports_follow_the_cells(ticks: Ticks)
 
 def test_a_new_arm_is_one_new_cell(ticks: Ticks) -> None:
     ticks.tick()
-    ticks.materialize(WORLD_LEVEL, WORLD.key)
+    ticks.materialize(WORLD_LEVEL, WORLD.partition_key)
     ticks.materialize(CELL_LEVEL, CELL)
     ticks.materialize({"leaderboard", "cost_curves"}, None)
     ticks.tick()
@@ -80,5 +80,5 @@ def test_a_new_arm_is_one_new_cell(ticks: Ticks) -> None:
     assert ticks.tick() == {}
     soft = Arm.parse("bm25@soft:3")
     register_partitions(ticks.instance, [], [soft])
-    new = CellKey(WORLD, soft).key
+    new = CellKey(WORLD, soft.key).partition_key
     assert ticks.tick() == {name: {new} for name in CELL_LEVEL}

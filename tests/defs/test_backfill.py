@@ -45,8 +45,10 @@ def test_select_one_horizon_across_scenarios_and_arms(
     instance: dg.DagsterInstance, catalog: ScenarioCatalog
 ) -> None:
     chosen = selection.select(instance, catalog, horizon="long")
-    long_worlds = {w.key for w in scenario_worlds(catalog.scenarios()) if w.key.endswith("/long")}
-    assert {w.key for w in chosen.worlds} == long_worlds
+    long_worlds = {
+        w.partition_key for w in scenario_worlds(catalog.scenarios()) if w.horizon == "long"
+    }
+    assert {w.partition_key for w in chosen.worlds} == long_worlds
     assert len(long_worlds) >= 5
     assert set(chosen.arms) == {Arm.parse(k) for k in instance.get_dynamic_partitions("arm")}
     assert REFERENCE_ARM not in chosen.arms  # a world baseline, not an arm
@@ -87,7 +89,7 @@ def test_plan_generates_missing_worlds_and_scores_in_order(
     steps = launch.plan_selection(instance, chosen, catalog, DriftStorage(root=str(tmp_path)))
     # One run per world (tables, reference compressor, baselines), per cell, then the reports.
     assert [(s.job, s.partition, s.assets) for s in steps] == [
-        ("world_job", world.key, ()),
+        ("world_job", world.partition_key, ()),
         ("cell_job", "bm25@soft:3|ua-baseline-001/long", ()),
         ("leaderboard_job", None, ()),
     ]
@@ -105,8 +107,8 @@ def test_launch_creates_an_asset_backfill_of_the_selection(
         key.to_user_string(): set(subset.get_partition_keys())
         for key, subset in target.partitions_subsets_by_asset_key.items()
     }
-    worlds = {w.key for w in chosen.worlds}
-    cells = {c.key for c in chosen.cells}
+    worlds = {w.partition_key for w in chosen.worlds}
+    cells = {c.partition_key for c in chosen.cells}
     assert by_asset["probes"] == by_asset["transcripts"] == worlds
     assert by_asset["reference_memory"] == by_asset["world_baselines"] == worlds
     assert by_asset["memory_snapshots"] == cells

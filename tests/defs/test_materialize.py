@@ -70,11 +70,11 @@ def test_world_and_cell_partitions(
         ScenarioCatalog(paths=[str(tiny.parent)]),
         MemoryLoop(),
     )
-    cell = CellKey(WORLD, BM25)
+    cell = CellKey(WORLD, BM25.key)
     register_partitions(instance, [WORLD], [BM25])
     checks: dict[tuple[str, str], bool] = {}
     # Two runs: the world (tables, reference compressor, baselines), then the cell.
-    for job, partition in (("world_job", WORLD.key), ("cell_job", cell.key)):
+    for job, partition in (("world_job", WORLD.partition_key), ("cell_job", cell.partition_key)):
         result = defs.resolve_job_def(job).execute_in_process(
             instance=instance, partition_key=partition
         )
@@ -98,31 +98,31 @@ def test_world_and_cell_partitions(
         for entry in instance.all_logs(result.run_id)
         if entry.dagster_event is None and "sessions stored" in entry.user_message
     ]
-    assert progress and progress[-1] == f"{cell.key}: {total}/{total} sessions stored"
+    assert progress and progress[-1] == f"{cell.partition_key}: {total}/{total} sessions stored"
 
     # Every asset of the world and of the cell has a materialization with exactly its keys.
     for asset, keys in VOCABULARY.items():
         world_level = asset in {*md.WORLD_TABLE_KEYS, "reference_memory", "world_baselines"}
-        partition = WORLD.key if world_level else cell.key
+        partition = WORLD.partition_key if world_level else cell.partition_key
         materialization = _latest(instance, asset, partition)
         assert set(materialization.metadata) == set(keys), asset
-    snapshots = _latest(instance, "memory_snapshots", cell.key).metadata
+    snapshots = _latest(instance, "memory_snapshots", cell.partition_key).metadata
     assert snapshots[md.ROWS].value == TINY_SESSIONS * TINY_REPLICATES
     assert snapshots[md.SESSIONS].value == TINY_SESSIONS
-    metrics = _latest(instance, "cell_metrics", cell.key).metadata
+    metrics = _latest(instance, "cell_metrics", cell.partition_key).metadata
     assert 0.0 <= metrics[md.DRIFT_C].value <= 1.0  # type: ignore[operator]
 
     # The tables are where the storage layout says, one file per partition.
     for table in WORLD_TABLES:
-        assert (partition_dir(root, table, WORLD.storage_keys) / PART_FILE).exists()
-    stored = pq.read_table(partition_dir(root, MEMORY_SNAPSHOTS, cell.storage_keys) / PART_FILE)
+        assert (partition_dir(root, table, WORLD) / PART_FILE).exists()
+    stored = pq.read_table(partition_dir(root, MEMORY_SNAPSHOTS, cell) / PART_FILE)
     assert stored.num_rows == TINY_SESSIONS * TINY_REPLICATES
     assert set(stored.column("arm").to_pylist()) == {BM25.key}
     # The reference compressor's run sits beside it, under its own arm, as drift run writes it.
-    reference = CellKey(WORLD, REFERENCE_ARM).storage_keys
+    reference = CellKey(WORLD, REFERENCE_ARM.key)
     stored = pq.read_table(partition_dir(root, MEMORY_SNAPSHOTS, reference) / PART_FILE)
     assert stored.num_rows == TINY_SESSIONS * TINY_REPLICATES
-    figures = _latest(instance, "reference_memory", WORLD.key).metadata
+    figures = _latest(instance, "reference_memory", WORLD.partition_key).metadata
     assert figures[md.ROWS].value == stored.num_rows
 
 
@@ -134,5 +134,5 @@ def test_the_reference_compressor_is_not_a_cell(tmp_path: Path) -> None:
         register_partitions(instance, [WORLD], [REFERENCE_ARM])
         with pytest.raises(ValueError, match="runs once per world as reference_memory"):
             defs.resolve_job_def("cell_job").execute_in_process(
-                instance=instance, partition_key=CellKey(WORLD, REFERENCE_ARM).key
+                instance=instance, partition_key=CellKey(WORLD, REFERENCE_ARM.key).partition_key
             )

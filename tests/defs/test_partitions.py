@@ -11,6 +11,7 @@ from drift_pipeline.definitions import defs as load_defs
 from drift_pipeline.defs.partitions import (
     CellKey,
     WorldKey,
+    cell_partition_key,
     cells_partitions,
     register_partitions,
     repository_arms,
@@ -28,8 +29,8 @@ from .conftest import REPO_SCENARIOS, TINY_ID, sqlite_home, write_tiny
 def test_world_key_round_trip() -> None:
     world = WorldKey.parse("ua-baseline-001/long")
     assert world == WorldKey("ua-baseline-001", "long")
-    assert world.key == "ua-baseline-001/long"
-    assert world.storage_keys == {"scenario": "ua-baseline-001", "horizon": "long"}
+    assert world.partition_key == "ua-baseline-001/long"
+    assert world.partition_values == {"scenario": "ua-baseline-001", "horizon": "long"}
 
 
 @pytest.mark.parametrize(
@@ -42,15 +43,16 @@ def test_world_key_rejects_malformed(key: str) -> None:
 
 def test_cell_key_round_trip_through_dagster() -> None:
     cell = CellKey(
-        WorldKey("ua-quiet-decades-006", "medium"), Arm.parse("full_context@summary:256")
+        WorldKey("ua-quiet-decades-006", "medium"), Arm.parse("full_context@summary:256").key
     )
-    assert cell.key == "full_context@summary:256|ua-quiet-decades-006/medium"
-    assert CellKey.parse(cell.key) == cell
+    assert cell.partition_key == "full_context@summary:256|ua-quiet-decades-006/medium"
     assert CellKey.parse(cell.partition_key) == cell
+    assert CellKey.parse(cell_partition_key(cell)) == cell
+    assert str(cell_partition_key(cell)) == cell.partition_key
     # Dagster builds the same key from the dimensions, so both sides agree on its spelling.
-    parsed = cells_partitions.get_partition_key_from_str(cell.key)
+    parsed = cells_partitions.get_partition_key_from_str(cell.partition_key)
     assert isinstance(parsed, dg.MultiPartitionKey)
-    assert parsed.keys_by_dimension == {"world": cell.world.key, "arm": cell.arm.key}
+    assert parsed.keys_by_dimension == {"world": cell.world.partition_key, "arm": cell.arm_key}
 
 
 def test_cell_key_rejects_malformed() -> None:
@@ -86,7 +88,7 @@ def test_registry_sensor_registers_worlds_and_ablation_arms() -> None:
         assert "ua-baseline-001/long" in requested["world"]
         assert {"bm25@soft:3", "full_context@summary:256"} <= requested["arm"]
         expected = scenario_worlds(catalog.scenarios())
-        assert requested["world"] == {w.key for w in expected}
+        assert requested["world"] == {w.partition_key for w in expected}
         register_partitions(instance, expected, repository_arms(catalog.ablations()))
         again = partition_registry(dg.build_sensor_context(instance=instance), scenarios=catalog)
         assert isinstance(again, dg.SkipReason)
@@ -113,7 +115,7 @@ def test_a_broken_scenario_file_does_not_break_loading(
     assert definitions.resolve_asset_graph().get_all_asset_keys()
     assert "could not register partitions at load time" in caplog.text
     catalog = ScenarioCatalog(paths=[str(folder)])
-    assert catalog.load(TINY_ID).spec.id == TINY_ID
+    assert catalog.load(TINY_ID).id == TINY_ID
     with pytest.raises(LookupError, match=r"no scenario with id 'absent'.*invalid files: .*broken"):
         catalog.load("absent")
 

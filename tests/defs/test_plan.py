@@ -53,7 +53,7 @@ def test_plan_runs_every_world_then_every_cell_then_the_reports(defs: dg.Definit
     assert [(s.job, s.partition, s.assets) for s in steps] == [
         ("world_job", "s/short", ("reference_memory", "world_baselines")),
         ("world_job", "s/long", ()),
-        *(("cell_job", CellKey(w, a).key, ()) for w in WORLDS for a in (BM25, SOFT)),
+        *(("cell_job", CellKey(w, a.key).partition_key, ()) for w in WORLDS for a in (BM25, SOFT)),
         ("leaderboard_job", None, ()),
     ]
     quiet = plan_cells(graph_stages(defs), WORLDS[:1], [BM25], lambda w: True, reports=False)

@@ -24,7 +24,7 @@ from drift_pipeline.defs.schedules import nightly_leaderboard
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
 from drift_pipeline.report import render_leaderboard, standings
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
 from .conftest import TINY_ID, Ticks, sqlite_home, write_tiny
@@ -63,7 +63,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     folder = tmp_path_factory.mktemp("via-dagster")
     scenario = write_tiny(folder / "scenarios")
     started = time.perf_counter()
-    direct = run_benchmark([load_scenario(scenario)], RunOptions(arms=ARMS, out=folder / "direct"))
+    direct = run_benchmark(
+        [ScenarioSource.load(scenario)], RunOptions(arms=ARMS, out=folder / "direct")
+    )
     direct_seconds = time.perf_counter() - started
     with pytest.MonkeyPatch.context() as monkeypatch:
         home = sqlite_home(folder / "home", monkeypatch)

@@ -264,7 +264,7 @@ def test_webserver_serves_the_asset_graph_over_graphql(serve: Any) -> None:
         '{ assetNodeOrError(assetKey: {path: ["transcripts"]}) '
         "{ ... on AssetNode { partitionKeys } } }",
     )
-    assert partitions["assetNodeOrError"]["partitionKeys"] == [WORLD.key]
+    assert partitions["assetNodeOrError"]["partitionKeys"] == [WORLD.partition_key]
 
 
 # --- the browser -------------------------------------------------------------------------------
@@ -307,7 +307,7 @@ def test_materialize_a_world_partition_from_the_ui(serve: Any, tmp_path: Path) -
     finally:
         shutil.rmtree(profile, ignore_errors=True)
 
-    stored = pq.read_table(partition_dir(server.data, TRANSCRIPTS, WORLD.storage_keys) / PART_FILE)
+    stored = pq.read_table(partition_dir(server.data, TRANSCRIPTS, WORLD) / PART_FILE)
     assert stored.num_rows > 0
     assert rows == stored.num_rows
     assert sessions == TINY_SESSIONS
@@ -335,7 +335,7 @@ def _materialize_world(page: Page, server: Server) -> str:
     dialog = page.get_by_role("dialog").filter(has_text="Launch runs to materialize")
     expect(dialog).to_contain_text("Launch runs to materialize 5 assets")
     dialog.get_by_text("Select a partition or create one").click()
-    page.get_by_role("menuitem").filter(has_text=WORLD.key).click()
+    page.get_by_role("menuitem").filter(has_text=WORLD.partition_key).click()
     page.keyboard.press("Escape")  # close the partition list, not the dialog
     expect(dialog).to_contain_text("1 partition")
     dialog.get_by_role("button", name="Launch 1 run").click()
@@ -353,17 +353,17 @@ def _materialize_world(page: Page, server: Server) -> str:
     status = page.get_by_text(re.compile(r"^(Success|Failure|Canceled)$")).first
     expect(status).to_be_visible(timeout=RUN_TIMEOUT_MS)
     assert status.inner_text() == "Success", f"run {prefix}: {status.inner_text()}"
-    expect(page.get_by_text(f"partition: {WORLD.key}", exact=True).first).to_be_visible()
+    expect(page.get_by_text(f"partition: {WORLD.partition_key}", exact=True).first).to_be_visible()
     return prefix
 
 
 def _read_metadata(page: Page, server: Server, run_prefix: str) -> tuple[int, int]:
     """``dagster/row_count`` and ``drift/sessions`` of the partition's latest materialization,
     as the asset's Events tab shows them."""
-    partition = urllib.parse.quote(WORLD.key, safe="")
+    partition = urllib.parse.quote(WORLD.partition_key, safe="")
     page.goto(f"{server.url}/assets/transcripts?view=events&partition={partition}")
     expect(
-        page.get_by_text(f"Partition {WORLD.key} materialized in run {run_prefix}").first
+        page.get_by_text(f"Partition {WORLD.partition_key} materialized in run {run_prefix}").first
     ).to_be_visible()
 
     def value(key: str) -> int:

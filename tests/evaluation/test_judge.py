@@ -1,44 +1,55 @@
-"""The context judge's phrase search: the word-run prefilter never changes a verdict."""
+"""The context judge: each probe is judged by its family's rule; contexts are decoded once."""
 
 from __future__ import annotations
 
-import random
-
 import pyarrow as pa
+import pytest
 
-from drift_pipeline.evaluation import judge
-from drift_pipeline.evaluation._judge import _found, _prepare
+from drift_pipeline.evaluation import ANSWER_COLUMNS, judge, judge_all
 from drift_pipeline.pipeline._cells import _contexts
-from drift_pipeline.textmatch import phrase_pattern
-
-WORDS = ["lisbon", "new", "york", "tl;dr", "(net)", "c++", "zürich", "rich", "run", "running"]
-PHRASES = [*WORDS, "new york", "New  York", "tl;dr:", "ich", "-", "", "york city", "Zürich"]
 
 
-def _plain(haystack: str, phrases: list[str]) -> str | None:
-    return next((p for p in phrases if p and phrase_pattern(p).search(haystack)), None)
-
-
-def test_prefilter_agrees_with_the_pattern_on_random_texts() -> None:
-    draw = random.Random(7)
-    for _ in range(400):
-        text = " ".join(draw.choice([*WORDS, ",", "\n", "Lisbon.", "NEW-YORK"]) for _ in range(12))
-        prepared = _prepare(text)
-        phrases = draw.sample(PHRASES, 4)
-        assert _found(prepared.text, prepared.text_runs, phrases) == _plain(prepared.text, phrases)
-        assert _found(prepared.asserted, prepared.asserted_runs, phrases) == _plain(
-            prepared.asserted, phrases
-        )
-
-
-def test_retracted_lines_are_not_asserted() -> None:
-    probe = {
-        "probe_type": "recall",
-        "polarity": "negative",
+def _probe(probe_type: str, **fields: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "replicate": 0,
+        "checkpoint": 4,
+        "probe_id": f"{probe_type}-1",
+        "probe_type": probe_type,
+        "subtype": "fact",
+        "polarity": "positive",
         "aliases": ["Lisbon"],
+        "deprecated": ["Porto"],
+        "options": [],
+        "correct_option": None,
+        "default_option": None,
     }
-    assert judge(probe, "moved to Lisbon (no longer true since 2027-03-01)").correct
-    assert not judge(probe, "moved to Lisbon").correct
+    return {**base, **fields}
+
+
+def test_each_probe_is_judged_by_its_familys_rule() -> None:
+    context = "Lives in Lisbon, moved from Porto."
+    # The same aliases and text: recall finds the answer; revision also wants Porto gone.
+    assert judge(_probe("recall"), context).correct
+    revision = judge(_probe("revision", subtype="fact_update"), context)
+    assert (revision.correct, revision.update_correct, revision.deprecation_correct) == (
+        False,
+        True,
+        False,
+    )
+
+
+def test_judge_all_gives_every_answer_column_in_probe_order() -> None:
+    probes = pa.Table.from_pylist([_probe("recall"), _probe("recall", probe_id="r2")])
+    columns = judge_all(probes, {(0, "r2"): "Lisbon"})
+    assert tuple(columns) == ANSWER_COLUMNS
+    assert columns["probe_id"] == ["recall-1", "r2"]
+    assert columns["correct"] == [False, True]  # a missing context is empty
+    assert columns["judge"] == ["context@1", "context@1"]
+
+
+def test_an_unregistered_probe_type_is_refused_by_name() -> None:
+    with pytest.raises(KeyError, match="unknown probe family 'frontier'; registered: recall"):
+        judge(_probe("frontier"), "Lisbon")
 
 
 def test_contexts_decode_each_distinct_text_once() -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 from llm_server import FakeOpenAIServer
+from probe_family_example import CANARY
 
 from drift_pipeline.evaluation import JudgeItem, LLMJudge, RuleJudge, parse_judge_reply
+from drift_pipeline.evaluation._prompts import load_prompt
 from drift_pipeline.llm import LLMClient, LLMConfig
+from drift_pipeline.world.probe_families import _registry, register_probe_family
 
 RECALL: dict[str, Any] = {
     "probe_type": "recall",
@@ -159,3 +163,30 @@ def test_the_rule_judge_reads_the_answer_text() -> None:
     assert action.verdict is not None and action.verdict.action_score == 1
     # ... and a paraphrase without the name is rejected.
     assert paraphrase.verdict is not None and not paraphrase.verdict.correct
+
+
+def test_each_family_asks_the_judge_question_it_declares() -> None:
+    judge = LLMJudge(LLMClient(LLMConfig("http://127.0.0.1:9/v1", "m"), None))
+    canary = {**RECALL, "probe_type": "canary", "subtype": "canary"}  # the example family
+    for probe, prompt in (
+        (RECALL, "judge_answer"),
+        (NEGATIVE, "judge_answer"),
+        (REVISION, "judge_revision"),
+        (ACTION, "judge_action"),
+        (canary, "judge_answer"),
+    ):
+        system = judge.messages(JudgeItem(probe, "x"))[0]["content"]
+        assert system == load_prompt(prompt).text, probe["probe_type"]
+
+
+ODD = dataclasses.replace(CANARY, name="odd", judge_prompt="judge_consistency")
+
+
+def test_a_judge_question_the_llm_judge_does_not_ask_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_registry, "_TARGETS", dict(_registry._TARGETS))
+    register_probe_family("odd", f"{__name__}:ODD")
+    judge = LLMJudge(LLMClient(LLMConfig("http://127.0.0.1:9/v1", "m"), None))
+    with pytest.raises(ValueError, match="probe family 'odd' asks for judge prompt"):
+        judge.messages(JudgeItem({**RECALL, "probe_type": "odd"}, "x"))

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 from llm_server import FakeOpenAIServer
+from probe_family_example import CANARY
 
 from drift_pipeline import tokens
 from drift_pipeline.evaluation import LLMReader, cap_context
+from drift_pipeline.evaluation._prompts import load_prompt, prompts_sha256
 from drift_pipeline.llm import LLMClient, LLMConfig
+from drift_pipeline.world.probe_families import _registry, register_probe_family
 
 RECALL: dict[str, Any] = {"probe_type": "recall", "question": "Where does Ada work now?"}
 ACTION: dict[str, Any] = {
@@ -66,3 +70,28 @@ def test_a_failed_reader_call_is_an_error_not_an_answer() -> None:
     assert answer.text is None and answer.ttft_ms is None
     assert answer.error is not None and answer.error.startswith("reader: ")
     assert "HTTP 500" in answer.error
+
+
+# A family whose reader prompt is another shipped prompt file (any would do).
+OTHER_PROMPT = dataclasses.replace(CANARY, name="other", reader_prompt="judge_answer")
+
+
+def test_each_family_is_read_with_its_declared_prompt(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = LLMClient(LLMConfig("http://127.0.0.1:9/v1", "m"), None)
+    reader = LLMReader(client)
+    # The built-in families (and the example) share one prompt: the pin names that file.
+    assert reader.pin()["prompt"] == "evaluation/prompts/reader.md"
+    assert reader.pin()["prompt_sha256"] == load_prompt("reader").sha256
+    monkeypatch.setattr(_registry, "_TARGETS", dict(_registry._TARGETS))
+    register_probe_family("other", f"{__name__}:OTHER_PROMPT")
+    both = LLMReader(client)
+    assert both.pin()["prompts"] == [
+        "evaluation/prompts/reader.md",
+        "evaluation/prompts/judge_answer.md",
+    ]
+    assert both.pin()["prompt_sha256"] == prompts_sha256(("reader", "judge_answer"))
+    assert both.name != reader.name
+    other = {**RECALL, "probe_type": "other"}
+    assert both.messages(other, "")[0]["content"] == load_prompt("judge_answer").text
+    assert both.messages(RECALL, "")[0]["content"] == load_prompt("reader").text
+    assert both.prompt_version(other).startswith("judge_answer:")

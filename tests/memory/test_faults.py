@@ -1,5 +1,5 @@
 """Crash containment: a backend that raises, hangs, dies or returns the wrong type is recorded
-per call, its worker restarted when needed, and the run goes on (DESIGN §5)."""
+per call, its worker restarted when needed, and the run goes on."""
 
 from __future__ import annotations
 

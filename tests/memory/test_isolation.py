@@ -1,5 +1,5 @@
 """Process isolation: a backend cannot read the generated world, the harness's secrets or its
-neighbours' state, even when it searches for them (DESIGN §5).
+neighbours' state, even when it searches for them.
 
 The world these tests protect is generated into a world-readable folder under ``/tmp`` (not
 pytest's private ``tmp_path``), so that only the sandbox stands between it and the backend, and

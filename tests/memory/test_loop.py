@@ -1,4 +1,4 @@
-"""The memory loop over a real (small) world: order, boundaries, gates, costs (DESIGN §5).
+"""The memory loop over a real (small) world: order, boundaries, gates, costs.
 
 Backends here are plugins from ``tests/memory/plugins`` that report what crossed the worker
 boundary, run isolated exactly as ``drift run`` runs them.

@@ -8,11 +8,10 @@ from collections import defaultdict
 import pytest
 from helpers import TEST_SCENARIOS, Worlds
 
-from drift_pipeline.entities import get_entity_type
 from drift_pipeline.scenario import parse_scenario_text
 from drift_pipeline.textmatch import contains_any
 from drift_pipeline.world import AuditError, Probe, WorldReplicate, audit_probes, generate_replicate
-from drift_pipeline.world._probes import date_aliases
+from drift_pipeline.world.probe_families.recall import date_aliases
 
 
 def _event_turns(
@@ -111,24 +110,7 @@ def test_negative_probe_decoys_never_appear_in_an_event_turn_before_the_checkpoi
     assert checked > 100
 
 
-def test_action_probes_are_well_formed_multiple_choice(worlds: Worlds):
-    rows = worlds.query("select * from {probes} where probe_type = 'action'")
-    assert rows
-    for probe in rows:
-        options = probe["options"]
-        assert 2 <= len(options) <= 5
-        utilities = [option["utility"] for option in options]
-        assert utilities.count(1) == 1 and utilities.count(0) == 1, probe
-        assert options[probe["correct_option"]]["utility"] == 1
-        assert probe["answer"] == options[probe["correct_option"]]["text"]
-        default = options[probe["default_option"]]
-        assert default["utility"] == 0 and not default["terms"]
-        assert list(options[probe["correct_option"]]["terms"]) == list(probe["aliases"])
-        assert len({option["text"] for option in options}) == len(options)
-        assert "{" not in probe["question"] and all("{" not in o["text"] for o in options)
-
-
-# --- the audit itself catches broken probes ----------------------------------------------------
+# --- the audit itself catches broken probes (family rules: tests/world/probe_families) ---------
 
 
 @pytest.fixture(scope="module")
@@ -198,32 +180,6 @@ def test_evidence_pointing_at_another_events_session_fails(replicate: WorldRepli
     )
     with pytest.raises(AuditError, match="never expressed"):
         _audit(replicate, dataclasses.replace(probe, evidence_sessions=(other,)))
-
-
-def test_a_decoy_that_was_expressed_fails(replicate: WorldReplicate):
-    negative = _first(replicate, subtype="negative", checkpoint=40)
-    said = next(
-        plan.event for plan in replicate.plans if plan.event is not None and plan.session_index < 40
-    )
-    assert said is not None
-    entity_type = next(e.entity_type for e in replicate.profiles if e.entity_id == said.subject)
-    aliases = get_entity_type(entity_type).slot(said.slot).value(said.value).all_aliases()
-    broken = dataclasses.replace(negative, evidence_terms=aliases, aliases=aliases)
-    with pytest.raises(AuditError, match="decoy expressed"):
-        _audit(replicate, broken)
-
-
-def test_a_wrong_temporal_answer_fails(replicate: WorldReplicate):
-    probe = _first(replicate, subtype="temporal")
-    with pytest.raises(AuditError, match="date of its event session"):
-        _audit(replicate, dataclasses.replace(probe, answer="1999-01-01"))
-
-
-def test_a_revision_whose_old_value_was_never_said_fails(replicate: WorldReplicate):
-    probe = _first(replicate, probe_type="revision")
-    broken = dataclasses.replace(probe, deprecated=("Quetzalcoatl Holdings",))
-    with pytest.raises(AuditError, match="deprecated value was never expressed"):
-        _audit(replicate, broken)
 
 
 def test_the_audit_reports_how_many_failed(replicate: WorldReplicate):

@@ -15,7 +15,7 @@ from drift_pipeline.storage import PROBES, staged
 from .. import metadata as md
 from ..automation import REFRESH
 from ..checks import REFERENCE_MEMORY
-from ..partitions import WorldKey, worlds_partitions
+from ..partitions import CellKey, WorldKey, worlds_partitions
 from ..resources import DriftStorage, ScenarioCatalog
 
 GROUP = "evaluation"
@@ -36,11 +36,11 @@ def world_baselines(
 ) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """The reference compressor's scored run and the amnesiac's error rate on one world."""
     world = WorldKey.parse(context.partition_key)
-    loaded = scenarios.load(world.scenario)
+    source = scenarios.load(world.source_id)
     root = storage.path()
-    result = evaluate_stored(root, loaded, world.horizon, REFERENCE_ARM, None)
+    result = evaluate_stored(root, source, world.horizon, REFERENCE_ARM, None)
     with staged(root) as writer:
-        stage_evaluation(writer, result)
+        stage_evaluation(writer, CellKey(world, REFERENCE_ARM.key), result)
     metrics = result.metrics
     return dg.MaterializeResult(
         metadata=md.numeric(

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import dagster as dg
 
+from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
     evaluate_stored,
@@ -87,16 +88,16 @@ def cell_evaluation(
     cell = CellKey.parse(context.partition_key)
     world = cell.world
     root = storage.path()
-    if cell.arm == REFERENCE_ARM:
+    if cell.arm_key == REFERENCE_ARM.key:
         raise ValueError(
-            f"cell {cell.key}: the reference compressor is scored once per world by "
+            f"cell {cell}: the reference compressor is scored once per world by "
             f"{WORLD_BASELINES}, not as a cell"
         )
-    loaded = scenarios.load(world.scenario)
-    reference = load_arm(root, world.scenario, world.horizon, REFERENCE_ARM)
-    result = evaluate_stored(root, loaded, world.horizon, cell.arm, reference)
+    source = scenarios.load(world.source_id)
+    reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    result = evaluate_stored(root, source, world.horizon, Arm.parse(cell.arm_key), reference)
     with staged(root) as writer:
-        tables = stage_evaluation(writer, result)
+        tables = stage_evaluation(writer, cell, result)
     answers, metrics, curve = tables[PROBE_ANSWERS], tables[CELL_METRICS], tables[COST_CURVES]
     correct = answers.column("correct").to_pylist()
     scores = answers.column("score").to_pylist()

@@ -74,12 +74,13 @@ def memory_tables(
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:  # type: ignore[type-arg]
     """Run one arm over every replicate of one world; write its snapshots and retrievals."""
     cell = CellKey.parse(context.partition_key)
-    if cell.arm == REFERENCE_ARM:
+    if cell.arm_key == REFERENCE_ARM.key:
         raise ValueError(
-            f"cell {cell.key}: the reference compressor runs once per world as "
+            f"cell {cell}: the reference compressor runs once per world as "
             f"{REFERENCE_MEMORY} (a world baseline), not as a cell"
         )
-    run, sessions, replicates = _run(context, storage, scenarios, loop, cell.world, cell.arm)
+    arm = Arm.parse(cell.arm_key)
+    run, sessions, replicates = _run(context, storage, scenarios, loop, cell.world, arm)
     yield dg.MaterializeResult(
         asset_key=MEMORY_SNAPSHOTS.name,
         metadata=md.numeric(_snapshot_figures(run, replicates, sessions), md.MEMORY_SNAPSHOTS_KEYS),
@@ -139,25 +140,25 @@ def _run(
     arm: Arm,
 ) -> tuple[CellRun, int, int]:
     """Run ``arm`` on ``world`` and stage its tables; returns the run, sessions, replicates."""
-    loaded = scenarios.load(world.scenario)
-    spec = loaded.spec
+    source = scenarios.load(world.source_id)
     root = storage.path()
-    sessions = getattr(spec.horizon, world.horizon).sessions
+    sessions = source.sessions(world.horizon)
+    replicates = source.replicates
     run = run_cell(
         root,
-        spec.id,
+        source.id,
         world.horizon,
-        spec.replicates,
+        replicates,
         arm,
-        backend_options_for(arm, loaded, loop.backend_options),
+        backend_options_for(arm, source, loop.backend_options),
         loop.config(root),
-        _progress(context, CellKey(world, arm), sessions * spec.replicates),
+        _progress(context, CellKey(world, arm.key), sessions * replicates),
     )
     with staged(root) as writer:
-        stage_cell_run(writer, spec.id, world.horizon, run)
+        stage_cell_run(writer, world, run)
     for fault in run.faults[:20]:
         context.log.warning(f"fault: {fault}")
-    return run, sessions, spec.replicates
+    return run, sessions, replicates
 
 
 def _rows_check(asset: str, run: CellRun, sessions: int, replicates: int) -> dg.AssetCheckResult:
@@ -189,7 +190,7 @@ def _progress(
         now = time.monotonic()
         if done[0] == total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            context.log.info(f"{cell.key}: {done[0]}/{total} sessions stored")
+            context.log.info(f"{cell}: {done[0]}/{total} sessions stored")
 
     return hook
 

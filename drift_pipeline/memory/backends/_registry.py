@@ -1,104 +1,356 @@
-"""The backend registry: built-in backends by name, any other by ``package.module:ClassName``."""
+"""The backend registry: registrations by name, installed adapters by entry point, import paths.
+
+A :class:`BackendRegistration` names a backend, points at its class lazily
+(``"package.module:Class"``, imported only when the backend is built or its class is asked for)
+and declares whether ``drift run`` runs it by default, what it needs (:class:`BackendNeeds`) and
+which constructor options it takes from the scenario. The built-ins are registered in
+``_builtins``; an installed adapter package registers through the entry-point group
+``drift_pipeline.backends`` (``name = "package.module:Class"`` or
+``name = "package.module:REGISTRATION"``), found by name without ``PYTHONPATH``; any other class
+runs by its import path.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, overload
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from drift_pipeline.memory._protocol import MemoryBackend
 
-__all__ = ["backend_names", "get_backend_factory", "load_backend", "register_backend"]
+from ._needs import BackendNeeds
+
+if TYPE_CHECKING:
+    from drift_pipeline.sources import WorldSource
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BackendRegistration",
+    "backend_names",
+    "backend_needs",
+    "backend_registration",
+    "default_backend_names",
+    "get_backend_factory",
+    "load_backend",
+    "register_backend",
+    "resolve_backend_options",
+]
+
+ENTRY_POINT_GROUP = "drift_pipeline.backends"
+"""The entry-point group through which installed packages register backends."""
 
 BackendFactory = Callable[..., MemoryBackend]
+NeedsHook = Callable[[Mapping[str, Any]], BackendNeeds]
+"""Needs that depend on the constructor options (a model only with ``summariser: llm``)."""
+DefaultsHook = Callable[["WorldSource"], Mapping[str, Any]]
+"""Constructor options a backend takes from the world source, where the run's config gives none."""
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_REGISTRY: dict[str, Callable[..., Any]] = {}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _IMPORT_SPEC = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
 _REQUIRED_METHODS = ("store", "retrieve", "token_counts", "snapshot")
 _ASYNC_METHODS = ("store", "retrieve")
 
 
-@overload
-def register_backend(name: str) -> Callable[[_F], _F]: ...
+@dataclass(frozen=True)
+class BackendRegistration:
+    """One backend by name: where its class is, and what running it takes.
+
+    Attributes:
+        name: Lower-case identifier (``[a-z][a-z0-9_]*``) used in arms and on the command line.
+        target: ``"package.module:Class"`` (imported on first use) or the class/factory itself.
+        default_arm: ``drift run`` runs it when no ``--backend`` is given.
+        needs: What it needs, or a ``NeedsHook`` (or ``"module:function"`` naming one) that
+            works them out from the constructor options.
+        defaults: A ``DefaultsHook`` (or ``"module:function"``): options taken from the loaded
+            scenario where the run's backend config gives none.
+    """
+
+    name: str
+    target: str | Callable[..., Any]
+    default_arm: bool = False
+    needs: BackendNeeds | NeedsHook | str = field(default_factory=BackendNeeds)
+    defaults: DefaultsHook | str | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(
+                f"backend name {self.name!r} is invalid: use lower-case [a-z][a-z0-9_]*"
+            )
+        if isinstance(self.target, str) and not _IMPORT_SPEC.match(self.target):
+            raise ValueError(
+                f"backend {self.name!r}: target {self.target!r} is malformed: "
+                "expected 'package.module:ClassName'"
+            )
+
+    @property
+    def target_path(self) -> str:
+        """The target as ``package.module:Class``, whether given as a string or an object."""
+        return self.target if isinstance(self.target, str) else _describe(self.target)
+
+    def factory(self) -> BackendFactory:
+        """The class or factory, imported now if the target is a string.
+
+        Raises:
+            ValueError: One line when its module or attribute cannot be found.
+        """
+        if not isinstance(self.target, str):
+            return self.target
+        return _import_attribute(self.target, f"backend {self.name!r}")
+
+    def needs_for(self, options: Mapping[str, Any]) -> BackendNeeds:
+        """What it needs when built with ``options``."""
+        if isinstance(self.needs, BackendNeeds):
+            return self.needs
+        hook = self.needs
+        if isinstance(hook, str):
+            hook = _import_attribute(hook, f"backend {self.name!r} needs")
+        needs = hook(options)
+        if not isinstance(needs, BackendNeeds):
+            raise ValueError(
+                f"backend {self.name!r}: its needs hook returned {type(needs).__name__}, "
+                "expected BackendNeeds"
+            )
+        return needs
+
+    def defaults_for(self, source: WorldSource) -> dict[str, Any]:
+        """The constructor options it takes from this source (empty without a hook)."""
+        hook = self.defaults
+        if hook is None:
+            return {}
+        if isinstance(hook, str):
+            hook = _import_attribute(hook, f"backend {self.name!r} defaults")
+        return dict(hook(source))
+
+
+_REGISTRY: dict[str, BackendRegistration] = {}
+# Entry points of installed packages, read on the first look-up of a name not registered in code
+# (so built-in runs never scan the installed distributions), and those loaded so far.
+_ENTRY_POINTS: dict[str, importlib.metadata.EntryPoint] | None = None
+_LOADED: dict[str, BackendRegistration] = {}
 
 
 @overload
-def register_backend(name: str, factory: _F) -> _F: ...
+def register_backend(
+    name: str,
+    *,
+    default_arm: bool = ...,
+    needs: BackendNeeds | NeedsHook | str = ...,
+    defaults: DefaultsHook | str | None = ...,
+) -> Callable[[_F], _F]: ...
 
 
-def register_backend(name: str, factory: _F | None = None) -> _F | Callable[[_F], _F]:
-    """Register a backend factory (usually a class) under ``name``.
+@overload
+def register_backend(
+    name: str,
+    factory: _F,
+    *,
+    default_arm: bool = ...,
+    needs: BackendNeeds | NeedsHook | str = ...,
+    defaults: DefaultsHook | str | None = ...,
+) -> _F: ...
 
-    Use as a decorator (``@register_backend("bm25")``) or call it with the factory. Registering
-    the same factory twice is harmless; a different factory under a taken name is an error.
+
+@overload
+def register_backend(
+    name: str,
+    factory: str,
+    *,
+    default_arm: bool = ...,
+    needs: BackendNeeds | NeedsHook | str = ...,
+    defaults: DefaultsHook | str | None = ...,
+) -> BackendRegistration: ...
+
+
+def register_backend(
+    name: str,
+    factory: Callable[..., Any] | str | None = None,
+    *,
+    default_arm: bool = False,
+    needs: BackendNeeds | NeedsHook | str | None = None,
+    defaults: DefaultsHook | str | None = None,
+) -> Any:
+    """Register a backend under ``name``: its class (or factory), or lazily its import path.
+
+    Use as a decorator (``@register_backend("bm25")``), call it with the class, or give the
+    class's ``"package.module:Class"`` so that it is imported only when used. Registering the same
+    thing twice is harmless; something else under a taken name is an error.
 
     Args:
         name: Lower-case identifier (``[a-z][a-z0-9_]*``), used in arms and on the command line.
-        factory: The class or callable that builds the backend from keyword options.
+        factory: The class or callable that builds the backend from keyword options, or its
+            import path.
+        default_arm: ``drift run`` runs it when no ``--backend`` is given.
+        needs: What it needs (see :class:`BackendNeeds`), or a hook from options to needs.
+        defaults: A hook from the loaded scenario to constructor options.
 
     Returns:
-        The factory itself (decorator form: a decorator returning it).
+        The factory itself (decorator form: a decorator returning it); for an import path, the
+        registration.
 
     Raises:
-        ValueError: The name is malformed or already taken by another factory.
+        ValueError: The name or import path is malformed, or the name is taken by another backend.
 
     """
+    declared = needs if needs is not None else BackendNeeds()
     if not _NAME.match(name):
         raise ValueError(f"backend name {name!r} is invalid: use lower-case [a-z][a-z0-9_]*")
 
     def decorate(target: _F) -> _F:
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing is not target:
-            raise ValueError(
-                f"backend name {name!r} is already registered to {_describe(existing)}"
-            )
-        _REGISTRY[name] = target
+        _add(BackendRegistration(name, target, default_arm, declared, defaults))
         return target
 
+    if isinstance(factory, str):
+        return _add(BackendRegistration(name, factory, default_arm, declared, defaults))
     if factory is not None:
         return decorate(factory)
     return decorate
 
 
+def _add(registration: BackendRegistration) -> BackendRegistration:
+    existing = _REGISTRY.get(registration.name)
+    if existing is not None and _identity(existing) != _identity(registration):
+        raise ValueError(
+            f"backend name {registration.name!r} is already registered to {existing.target_path}"
+        )
+    _REGISTRY[registration.name] = registration
+    return registration
+
+
+def _identity(registration: BackendRegistration) -> tuple[Any, ...]:
+    return (
+        registration.target_path,
+        registration.default_arm,
+        registration.needs,
+        registration.defaults,
+    )
+
+
 def backend_names() -> list[str]:
-    """Return the registered backend names, sorted."""
-    return sorted(_REGISTRY)
+    """Return every backend name known here, sorted: registered ones and installed ones."""
+    return sorted({*_REGISTRY, *_entry_points()})
 
 
-def get_backend_factory(name: str) -> BackendFactory:
-    """Return the factory registered under ``name``.
+def default_backend_names() -> list[str]:
+    """Return the backends ``drift run`` runs when no ``--backend`` is given, sorted.
+
+    Only registrations made in code can be default arms: installing a package never adds arms to
+    every run (and so never changes a leaderboard by itself); its backends run when named.
+    """
+    return sorted(name for name, registration in _REGISTRY.items() if registration.default_arm)
+
+
+def backend_registration(name: str) -> BackendRegistration:
+    """Return the registration of ``name``, registered in code or by an installed package.
+
+    An installed package's entry point is loaded here (in this process), the first time.
 
     Raises:
-        ValueError: No backend has that name (the message lists the known ones).
+        ValueError: No backend has that name (the message lists the known ones), or its entry
+            point cannot be loaded.
 
     """
-    try:
-        return _REGISTRY[name]
-    except KeyError:
+    registration = _find(name)
+    if registration is None:
         known = ", ".join(backend_names()) or "none"
         raise ValueError(
             f"unknown backend {name!r}: known backends are {known}, "
             "or give an import path 'package.module:ClassName'"
-        ) from None
+        )
+    return registration
+
+
+def _find(name: str) -> BackendRegistration | None:
+    registration = _REGISTRY.get(name) or _LOADED.get(name)
+    if registration is not None:
+        return registration
+    entry_point = _entry_points().get(name)
+    if entry_point is None:
+        return None
+    _LOADED[name] = _load_entry_point(entry_point)
+    return _LOADED[name]
+
+
+def get_backend_factory(name: str) -> BackendFactory:
+    """Return the class (or factory) registered under ``name``, importing it if needed.
+
+    Raises:
+        ValueError: No backend has that name (the message lists the known ones), a package it
+            declares is missing (the message names what to install), or it cannot be imported.
+
+    """
+    registration = backend_registration(name)
+    registration.needs_for({}).check(name)
+    return registration.factory()
+
+
+def backend_needs(spec: str, options: Mapping[str, Any] | None = None) -> BackendNeeds:
+    """What the backend ``spec`` needs when built with ``options``.
+
+    Only registrations declare needs: a ``package.module:Class`` import path, or a name no
+    registration has (a backend object's arm), needs nothing the harness provides (no key, no
+    cache). Whether such a backend can be built is its worker's to say.
+
+    Raises:
+        ValueError: A registration's needs hook fails, or an installed package's entry point
+            cannot be loaded.
+    """
+    spec = spec.strip()
+    registration = None if ":" in spec else _find(spec)
+    if registration is None:
+        return BackendNeeds()
+    return registration.needs_for(options or {})
+
+
+def resolve_backend_options(
+    spec: str, source: WorldSource, configured: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The constructor options of backend ``spec`` on one world source.
+
+    The configured options, then the registration's scenario defaults for the options not
+    given, then (for a backend that calls a model) the endpoint and model from the environment.
+    Import paths get the configured options only.
+
+    Args:
+        spec: A registered name or ``package.module:Class``.
+        source: The world source the backend runs on.
+        configured: The run's options for this backend (``--backend-config``).
+
+    Raises:
+        ValueError: One line: an unknown name, a missing package, an unset model variable.
+    """
+    spec = spec.strip()
+    options = dict(configured or {})
+    if ":" in spec:
+        return options
+    registration = backend_registration(spec)
+    for option, value in registration.defaults_for(source).items():
+        options.setdefault(option, value)
+    needs = registration.needs_for(options)
+    needs.check(spec)
+    if needs.llm is not None:
+        options = needs.llm.fill(spec, options)
+    return options
 
 
 def load_backend(spec: str, options: Mapping[str, object] | None = None) -> MemoryBackend:
     """Build a backend from a registered name or a ``package.module:ClassName`` import path.
 
     Args:
-        spec: ``bm25`` (a registered name) or ``my_pkg.memory:MyBackend``.
+        spec: ``bm25`` (a registered or installed name) or ``my_pkg.memory:MyBackend``.
         options: Keyword arguments for the constructor.
 
     Returns:
         The constructed backend.
 
     Raises:
-        ValueError: A malformed spec, an unknown name, a module or class that cannot be found, a
-            class that lacks the protocol's methods, or options the constructor refuses.
+        ValueError: A malformed spec, an unknown name, a missing package, a module or class that
+            cannot be found, a class that lacks the protocol's methods, or options the
+            constructor refuses.
 
     """
     spec = spec.strip()
@@ -106,7 +358,9 @@ def load_backend(spec: str, options: Mapping[str, object] | None = None) -> Memo
     if ":" in spec:
         factory = _import_factory(spec)
     elif _NAME.match(spec):
-        factory = get_backend_factory(spec)
+        registration = backend_registration(spec)
+        registration.needs_for(kwargs).check(spec)
+        factory = registration.factory()
     else:
         raise ValueError(
             f"backend spec {spec!r} is malformed: give a registered name such as 'bm25' "
@@ -129,22 +383,81 @@ def load_backend(spec: str, options: Mapping[str, object] | None = None) -> Memo
     return backend
 
 
+# --- installed packages ------------------------------------------------------------------------
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """The group's entry points by name, read once; a clash is one line naming both sides."""
+    global _ENTRY_POINTS
+    if _ENTRY_POINTS is not None:
+        return _ENTRY_POINTS
+    found: dict[str, importlib.metadata.EntryPoint] = {}
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        where = _where(entry_point)
+        if not _NAME.match(entry_point.name):
+            raise ValueError(f"{where}: the name is invalid: use lower-case [a-z][a-z0-9_]*")
+        taken = _REGISTRY.get(entry_point.name)
+        if taken is not None:
+            raise ValueError(f"{where}: the name is already registered to {taken.target_path}")
+        other = found.get(entry_point.name)
+        if other is not None and other.value != entry_point.value:
+            raise ValueError(f"{where}: the name is also claimed by {_where(other)}")
+        found[entry_point.name] = entry_point
+    _ENTRY_POINTS = found
+    return found
+
+
+def _load_entry_point(entry_point: importlib.metadata.EntryPoint) -> BackendRegistration:
+    where = _where(entry_point)
+    try:
+        value = entry_point.load()
+    except Exception as error:  # any import-time failure of a third-party module: one line
+        raise ValueError(f"{where}: cannot load it ({_one_line(error)})") from None
+    if isinstance(value, BackendRegistration):
+        if value.name != entry_point.name:
+            raise ValueError(f"{where}: the registration it names is called {value.name!r}")
+        if value.default_arm:
+            raise ValueError(
+                f"{where}: an installed backend runs when named; set default_arm=False"
+            )
+        return value
+    if callable(value):
+        return BackendRegistration(entry_point.name, value)
+    raise ValueError(f"{where}: it is neither a backend class or factory nor a BackendRegistration")
+
+
+def _where(entry_point: importlib.metadata.EntryPoint) -> str:
+    dist = entry_point.dist
+    package = f" of {dist.name}" if dist is not None else ""
+    return f"entry point {entry_point.name} = {entry_point.value}{package} ({ENTRY_POINT_GROUP})"
+
+
+# --- import paths ------------------------------------------------------------------------------
+
+
 def _import_factory(spec: str) -> Callable[..., Any]:
-    match = _IMPORT_SPEC.match(spec)
-    if match is None:
+    if _IMPORT_SPEC.match(spec) is None:
         raise ValueError(f"backend spec {spec!r} is malformed: expected 'package.module:ClassName'")
+    return _import_attribute(spec, f"backend spec {spec!r}")
+
+
+def _import_attribute(path: str, what: str) -> Callable[..., Any]:
+    """Import ``module:attr`` and return it if it is callable; errors start with ``what``."""
+    match = _IMPORT_SPEC.match(path)
+    if match is None:
+        raise ValueError(f"{what}: {path!r} is malformed: expected 'package.module:Name'")
     module_name, attr = match.group("module"), match.group("attr")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise ValueError(
-            f"backend spec {spec!r}: cannot import module {module_name!r} ({error})"
+            f"{what}: cannot import module {module_name!r} ({_one_line(error)})"
         ) from None
     factory = getattr(module, attr, None)
     if factory is None:
-        raise ValueError(f"backend spec {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        raise ValueError(f"{what}: module {module_name!r} has no attribute {attr!r}")
     if not callable(factory):
-        raise ValueError(f"backend spec {spec!r}: {attr!r} is not a class or factory")
+        raise ValueError(f"{what}: {attr!r} is not a class or factory")
     return factory  # type: ignore[no-any-return]
 
 
@@ -167,3 +480,7 @@ def _describe(factory: Callable[..., Any]) -> str:
     module = getattr(factory, "__module__", "?")
     qualname = getattr(factory, "__qualname__", repr(factory))
     return f"{module}:{qualname}"
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__

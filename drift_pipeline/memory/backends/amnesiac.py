@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
-from drift_pipeline.memory.backends._registry import register_backend
 
 __all__ = ["AmnesiacBackend"]
 
 
-@register_backend("amnesiac")
 class AmnesiacBackend:
     """Store nothing and return nothing: every probe is answered from an empty context."""
 

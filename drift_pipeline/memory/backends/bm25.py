@@ -12,7 +12,6 @@ import numpy as np
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._bm25_index import BM25Index, GrowableArray
-from drift_pipeline.memory.backends._registry import register_backend
 from drift_pipeline.memory.backends._text import render_turn, session_speakers, terms
 from drift_pipeline.tokens import LineTally
 
@@ -21,7 +20,6 @@ __all__ = ["BM25Backend"]
 _EMPTY_TERM = ""  # id 0: the one token of a turn without content words (it has length 1)
 
 
-@register_backend("bm25")
 class BM25Backend:
     """Index every turn as ``[date] speaker: text`` and return the ``top_k`` best BM25 matches.
 

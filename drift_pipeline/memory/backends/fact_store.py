@@ -19,7 +19,6 @@ from drift_pipeline.memory.backends._extract import (
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
-from drift_pipeline.memory.backends._registry import register_backend
 from drift_pipeline.memory.backends._text import (
     line_tokens,
     pack_to_budget,
@@ -45,7 +44,6 @@ class _Fact:
     tokens: int
 
 
-@register_backend("fact_store")
 class FactStoreBackend:
     """Keep the current fact per (speaker, predicate); answer with the facts nearest the query.
 

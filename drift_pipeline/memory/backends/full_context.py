@@ -12,7 +12,6 @@ from typing import ClassVar
 
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
-from drift_pipeline.memory.backends._registry import register_backend
 from drift_pipeline.memory.backends._text import render_turn, session_speakers
 
 __all__ = ["FullContextBackend"]
@@ -33,7 +32,6 @@ class _EntityLog:
         self.cumulative.append(previous + line_tokens)
 
 
-@register_backend("full_context")
 class FullContextBackend:
     """Store every message as ``[date] speaker: text``; retrieve the newest ``budget_tokens``.
 

@@ -33,7 +33,6 @@ from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._bm25_index import GrowableArray
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
-from drift_pipeline.memory.backends._registry import register_backend
 from drift_pipeline.memory.backends._text import (
     count_each,
     first_date,
@@ -157,7 +156,6 @@ def _cap(text: str, cap_tokens: int) -> str:
     return text if len(ids) <= cap_tokens else tokens.encoding().decode(ids[:cap_tokens])
 
 
-@register_backend("reference_compressor")
 class ReferenceCompressor:
     """Keep one ≤512-token summary per session; retrieve the most relevant ones.
 

@@ -21,7 +21,6 @@ from drift_pipeline.memory.backends._extract import (
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
-from drift_pipeline.memory.backends._registry import register_backend
 from drift_pipeline.memory.backends._text import (
     line_tokens,
     pack_to_budget,
@@ -69,7 +68,6 @@ class _Edge:
         )
 
 
-@register_backend("temporal_graph")
 class TemporalGraphBackend:
     """Keep every fact with its validity interval; superseded facts stay, marked as such.
 

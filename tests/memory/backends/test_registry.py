@@ -8,6 +8,7 @@ from drift_pipeline.memory.backends import (
     BM25Backend,
     _registry,
     backend_names,
+    default_backend_names,
     get_backend_factory,
     load_backend,
     register_backend,
@@ -70,6 +71,10 @@ NOT_A_CLASS = 42
 def test_all_six_built_ins_are_registered() -> None:
     assert set(BUILT_IN) <= set(backend_names())
     assert backend_names() == sorted(backend_names())
+
+
+def test_the_default_arms_are_exactly_the_six_built_ins() -> None:
+    assert default_backend_names() == BUILT_IN
 
 
 @pytest.mark.parametrize("name", BUILT_IN)

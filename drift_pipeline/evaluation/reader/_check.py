@@ -1,0 +1,292 @@
+"""Labelled contexts and the reader's error rates on them, per category.
+
+A context item is a judge-check item whose ``context`` (the retrieved memory text) replaces the
+``answer``: ``id, kind, question, reference, aliases, deprecated, label, context, category``.
+``label`` is ``accept`` when a sound reader, reading the context, answers the probe correctly
+(for a ``negative`` item: the decoy was never sincerely stated), ``reject`` otherwise. Optional
+fields give what a probe row carries beyond that: ``subject`` (the subject's name),
+``decoys`` / ``others`` (spellings of other values of the slot), ``evidence_terms`` (for
+``temporal`` items, the value whose change is asked about), ``exclusive`` (false for slots that
+hold several values at once) and, for ``action`` items, ``options``, ``correct_option`` and
+``default_option``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+from ._probe import ReaderProbe
+from ._read import Reading, read_context
+from ._verdict import judge_reading
+
+__all__ = ["ContextItem", "ContextOutcome", "ContextReport", "load_context_set", "score_reader"]
+
+CONTEXT_KINDS: Final = ("recall", "negative", "revision", "temporal", "action")
+_REQUIRED: Final = (
+    "id",
+    "category",
+    "kind",
+    "question",
+    "reference",
+    "aliases",
+    "deprecated",
+    "context",
+    "label",
+)
+SHIPPED_CONTEXT_SET: Final = "reader_check.jsonl"
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One labelled context.
+
+    Attributes:
+        id: Item id.
+        category: Any string; rates are reported per category.
+        kind: ``recall``, ``negative``, ``revision``, ``temporal`` or ``action``.
+        context: The retrieved memory text.
+        label: ``accept`` or ``reject``.
+        probe: The item as the reader sees it.
+    """
+
+    id: str
+    category: str
+    kind: str
+    context: str
+    label: str
+    probe: ReaderProbe
+
+
+def _strings(value: Any, name: str, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}: {name} must be a list of strings")
+    return list(value)
+
+
+def _item(record: Any, where: str) -> ContextItem:
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: expected a JSON object")
+    missing = [name for name in _REQUIRED if name not in record]
+    if missing:
+        raise ValueError(f"{where}: missing field(s) {', '.join(missing)}")
+    if record["kind"] not in CONTEXT_KINDS:
+        allowed = ", ".join(CONTEXT_KINDS)
+        raise ValueError(f"{where}: kind {record['kind']!r} is not one of {allowed}")
+    if record["label"] not in ("accept", "reject"):
+        raise ValueError(f"{where}: label {record['label']!r} is not accept or reject")
+    kind = record["kind"]
+    aliases = _strings(record["aliases"], "aliases", where)
+    deprecated = _strings(record["deprecated"], "deprecated", where)
+    evidence = _strings(record.get("evidence_terms", []), "evidence_terms", where)
+    if kind == "temporal" and not evidence:
+        raise ValueError(f"{where}: a temporal item needs evidence_terms (the changed value)")
+    groups: dict[str, list[list[str]]] = {}
+    for name in ("decoys", "others"):
+        value = record.get(name, [])
+        if not isinstance(value, list):
+            raise ValueError(f"{where}: {name} must be a list of lists of strings")
+        groups[name] = [_strings(v, name, where) for v in value]
+    options = record.get("options", [])
+    if kind == "action" and (not isinstance(options, list) or not options):
+        raise ValueError(f"{where}: an action item needs options")
+    row = {
+        "probe_id": str(record["id"]),
+        "probe_type": {"negative": "recall", "temporal": "recall"}.get(kind, kind),
+        "subtype": {"temporal": "temporal", "negative": "negative"}.get(kind, "fact"),
+        "polarity": "negative" if kind == "negative" else "positive",
+        "subject": str(record.get("subject", "")),
+        "question": str(record["question"]),
+        "answer": str(record["reference"]),
+        "aliases": aliases,
+        "deprecated": deprecated,
+        "options": options,
+        "correct_option": record.get("correct_option"),
+        "default_option": record.get("default_option"),
+        "slot": str(record.get("slot", "")),
+        "evidence_terms": evidence,
+    }
+    exclusive = record.get("exclusive")
+    probe = ReaderProbe.from_row(
+        row,
+        subject_names=[str(record["subject"])] if record.get("subject") else [],
+        decoys=groups["decoys"],
+        others=groups["others"],
+        exclusive=bool(exclusive) if exclusive is not None else True,
+    )
+    return ContextItem(
+        str(record["id"]), str(record["category"]), kind, str(record["context"]),
+        record["label"], probe,
+    )
+
+
+def load_context_set(path: Path | None = None) -> list[ContextItem]:
+    """Labelled contexts from ``path`` (JSON lines), or the set the package ships.
+
+    Raises:
+        ValueError: One line naming the file, the line and what is wrong.
+    """
+    if path is None:
+        source = resources.files("drift_pipeline.evaluation") / "data" / SHIPPED_CONTEXT_SET
+        text, name = source.read_text(encoding="utf-8"), f"evaluation/data/{SHIPPED_CONTEXT_SET}"
+    else:
+        text, name = path.read_text(encoding="utf-8"), str(path)
+    items: list[ContextItem] = []
+    seen: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{name}:{number}: not JSON ({error.msg})") from None
+        item = _item(record, f"{name}:{number}")
+        if item.id in seen:
+            raise ValueError(f"{name}:{number}: item id {item.id!r} is used twice")
+        seen.add(item.id)
+        items.append(item)
+    if not items:
+        raise ValueError(f"{name}: no items")
+    return items
+
+
+@dataclass(frozen=True)
+class ContextOutcome:
+    """The reader's decision on one item.
+
+    Attributes:
+        item: The labelled item.
+        accepted: The judge credited the reading (the probe would be scored correct).
+        reading: What the reader concluded.
+    """
+
+    item: ContextItem
+    accepted: bool
+    reading: Reading
+
+    @property
+    def right(self) -> bool:
+        """Whether the decision matches the label."""
+        return self.accepted == (self.item.label == "accept")
+
+
+def _rate(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+@dataclass(frozen=True)
+class ContextReport:
+    """A reader's decisions on a labelled context set.
+
+    Attributes:
+        reader: The reader's name.
+        outcomes: One per item, in the set's order.
+    """
+
+    reader: str
+    outcomes: tuple[ContextOutcome, ...]
+
+    @property
+    def accuracy(self) -> float | None:
+        """Share of items decided as labelled."""
+        return _rate(sum(o.right for o in self.outcomes), len(self.outcomes))
+
+    @property
+    def false_accept_rate(self) -> float | None:
+        """Share of ``reject`` items the reader credited."""
+        rejects = [o for o in self.outcomes if o.item.label == "reject"]
+        return _rate(sum(o.accepted for o in rejects), len(rejects))
+
+    @property
+    def false_reject_rate(self) -> float | None:
+        """Share of ``accept`` items the reader did not credit."""
+        accepts = [o for o in self.outcomes if o.item.label == "accept"]
+        return _rate(sum(not o.accepted for o in accepts), len(accepts))
+
+    def categories(self) -> list[dict[str, Any]]:
+        """Per category (in first-seen order): items, accuracy, false accepts, false rejects."""
+        order = list(dict.fromkeys(o.item.category for o in self.outcomes))
+        rows = []
+        for category in order:
+            mine = [o for o in self.outcomes if o.item.category == category]
+            rows.append(
+                {
+                    "category": category,
+                    "items": len(mine),
+                    "accuracy": _rate(sum(o.right for o in mine), len(mine)),
+                    "false_accepts": sum(o.accepted and o.item.label == "reject" for o in mine),
+                    "false_rejects": sum(
+                        (not o.accepted) and o.item.label == "accept" for o in mine
+                    ),
+                }
+            )
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: rates, categories and each item's decision with the reader's rationale."""
+        return {
+            "reader": self.reader,
+            "items": len(self.outcomes),
+            "accuracy": self.accuracy,
+            "false_accept_rate": self.false_accept_rate,
+            "false_reject_rate": self.false_reject_rate,
+            "categories": self.categories(),
+            "outcomes": [
+                {
+                    "id": o.item.id,
+                    "category": o.item.category,
+                    "label": o.item.label,
+                    "accepted": o.accepted,
+                    "answer": o.reading.answer,
+                    "rationale": o.reading.rationale,
+                }
+                for o in self.outcomes
+            ],
+        }
+
+    def render(self) -> str:
+        """A plain-text table: one row per category, then the overall rates."""
+
+        def pct(value: float | None) -> str:
+            return "n/a" if value is None else f"{100 * value:5.1f}%"
+
+        lines = [
+            f"reader: {self.reader}",
+            f"{'category':<28} {'items':>5} {'accuracy':>8} {'f-acc':>5} {'f-rej':>5}",
+        ]
+        for row in self.categories():
+            lines.append(
+                f"{row['category']:<28} {row['items']:>5} {pct(row['accuracy']):>8} "
+                f"{row['false_accepts']:>5} {row['false_rejects']:>5}"
+            )
+        lines.append(
+            f"accuracy {pct(self.accuracy)}   false-accept rate {pct(self.false_accept_rate)}   "
+            f"false-reject rate {pct(self.false_reject_rate)}   items {len(self.outcomes)}"
+        )
+        return "\n".join(lines)
+
+
+Reader = Callable[[str, ReaderProbe], Reading]
+
+
+def score_reader(
+    items: Sequence[ContextItem], reader: Reader = read_context, name: str = "careful@1"
+) -> ContextReport:
+    """Read every item's context with ``reader``, judge it, and compare with the labels.
+
+    Args:
+        items: Labelled contexts (:func:`load_context_set`).
+        reader: Any function from (context, probe) to a :class:`Reading`; the careful reader
+            by default.
+        name: The reader's name, for the report.
+    """
+    outcomes = []
+    for item in items:
+        reading = reader(item.context, item.probe)
+        accepted = judge_reading(reading, item.probe).correct
+        outcomes.append(ContextOutcome(item, accepted, reading))
+    return ContextReport(name, tuple(outcomes))

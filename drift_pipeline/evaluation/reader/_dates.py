@@ -1,0 +1,85 @@
+"""Dates as memories write them, read into ISO ``YYYY-MM-DD`` strings.
+
+Forms understood: ``2027-03-01`` (with an optional ``T09:00`` or `` 09:00``), ``2027/03/01``,
+``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027`` and ``01.03.2027``
+(day first, the European order). Slash dates with the year last (``03/01/2027``) are ambiguous
+between day-first and month-first and are not read. A date without a year is not read either:
+ordering needs the year.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+__all__ = ["DATE_PATTERN", "DATE_TEXT", "find_dates", "parse_date"]
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ORD = r"(?:st|nd|rd|th)?"
+DATE_PATTERN = re.compile(
+    rf"(?P<iso>(?<!\d)(?P<y1>\d{{4}})[-/](?P<m1>\d{{1,2}})[-/](?P<d1>\d{{1,2}})(?!\d)"
+    rf"(?:[T ]\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)"
+    rf"|(?P<dmy>(?<!\d)(?P<d2>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m2>{_MONTH})\.?,?\s+(?P<y2>\d{{4}})(?!\d))"
+    rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}}){_ORD},?\s+(?P<y3>\d{{4}})(?!\d))"
+    rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\d{4}")
+DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
+"""The same pattern without group names, for embedding in other patterns (case-insensitive)."""
+
+
+def _iso(year: str, month: int | str, day: str) -> str | None:
+    try:
+        return date(int(year), int(month), int(day)).isoformat()
+    except ValueError:
+        return None
+
+
+def _from_match(match: re.Match[str]) -> str | None:
+    if match.group("iso"):
+        return _iso(match.group("y1"), match.group("m1"), match.group("d1"))
+    if match.group("dmy"):
+        return _iso(match.group("y2"), _MONTHS[match.group("m2").lower()], match.group("d2"))
+    if match.group("mdy"):
+        return _iso(match.group("y3"), _MONTHS[match.group("m3").lower()], match.group("d3"))
+    return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
+
+
+def find_dates(text: str) -> list[tuple[int, int, str]]:
+    """Every readable date in ``text`` as ``(start, end, iso)``, in order."""
+    if not _YEAR.search(text):
+        return []
+    found = []
+    for match in DATE_PATTERN.finditer(text):
+        iso = _from_match(match)
+        if iso is not None:
+            found.append((match.start(), match.end(), iso))
+    return found
+
+
+def parse_date(text: str) -> str | None:
+    """The first readable date in ``text`` as ``YYYY-MM-DD``, or ``None``."""
+    dates = find_dates(text)
+    return dates[0][2] if dates else None

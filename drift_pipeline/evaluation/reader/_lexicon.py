@@ -1,0 +1,123 @@
+"""The value lexicon: phrasings that name the same value (synonyms, abbreviations, units).
+
+A probe's own aliases come first; the shipped groups below add the common paraphrases a careful
+reader knows without being told ("NYC" is New York, "veggie" is vegetarian). A group applies to
+a value when one of the value's phrases is in the group (compared normalised), and then every
+phrase of the group names that value. Groups are kept small and unambiguous on purpose: a
+phrase that could name two values of one slot ("LA", "Georgia") is left out, because a wrong
+paraphrase turns into a false accept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+from drift_pipeline.textmatch import normalise
+
+__all__ = ["LEXICON_GROUPS", "expand_phrases"]
+
+LEXICON_GROUPS: tuple[tuple[str, ...], ...] = (
+    # places
+    ("New York", "New York City", "NYC", "NY"),
+    ("San Francisco", "SF", "San Fran"),
+    ("Los Angeles", "L.A."),
+    ("Lisbon", "Lisboa"),
+    ("Krakow", "Kraków", "Cracow"),
+    ("Munich", "München"),
+    ("Cologne", "Köln"),
+    ("Vienna", "Wien"),
+    ("Prague", "Praha"),
+    ("Warsaw", "Warszawa"),
+    ("Copenhagen", "København"),
+    ("Zurich", "Zürich"),
+    ("Rome", "Roma"),
+    ("Florence", "Firenze"),
+    ("Milan", "Milano"),
+    ("Naples", "Napoli"),
+    ("Seville", "Sevilla"),
+    ("The Hague", "Den Haag"),
+    ("Montreal", "Montréal"),
+    ("Mexico City", "CDMX"),
+    ("Washington, D.C.", "Washington DC", "D.C."),
+    ("São Paulo", "Sao Paulo"),
+    ("Saint Petersburg", "St Petersburg", "St. Petersburg"),
+    ("Ho Chi Minh City", "Saigon", "HCMC"),
+    ("Mumbai", "Bombay"),
+    ("Gothenburg", "Göteborg"),
+    ("Edinburgh", "Edinbra", "Embra"),
+    # diets and constraints
+    ("vegetarian", "veggie", "meat-free", "don't eat meat", "do not eat meat", "no meat"),
+    ("vegan", "plant-based", "fully plant based"),
+    ("gluten-free", "gluten free", "coeliac", "celiac", "no gluten"),
+    ("lactose intolerant", "lactose-intolerant", "dairy-free", "no dairy", "can't do dairy"),
+    (
+        "does not drink alcohol",
+        "don't drink alcohol",
+        "do not drink alcohol",
+        "teetotal",
+        "teetotaller",
+        "sober",
+        "alcohol-free",
+        "no alcohol",
+        "stopped drinking",
+    ),
+    ("allergic to peanuts", "peanut allergy", "peanut-allergic", "allergy to peanuts"),
+    ("avoids caffeine", "no caffeine", "caffeine-free", "decaf only", "off caffeine"),
+    ("keeps kosher", "kosher"),
+    ("needs step-free access", "step-free access", "wheelchair access", "step-free"),
+    ("no meetings before 10am", "no meetings before 10 am", "nothing before 10am"),
+    ("cannot take long-haul flights", "can't take long-haul flights", "no long-haul flights"),
+    # relationships, health, opinions
+    ("married", "tied the knot", "got hitched", "wed"),
+    ("engaged", "got engaged", "betrothed"),
+    ("in a long-distance relationship", "long-distance", "long distance relationship", "ldr"),
+    ("in a relationship", "seeing someone", "dating someone", "taken"),
+    ("divorced", "got divorced"),
+    ("pregnant", "expecting a baby", "expecting"),
+    ("firmly opposed", "strongly against", "dead against", "firmly against"),
+    ("opposed", "against it"),
+    ("in favour", "in favor", "supportive", "all for it"),
+    ("undecided", "on the fence", "torn", "haven't made up my mind"),
+    ("cautiously optimistic", "quietly hopeful", "guardedly optimistic"),
+    # formats and preferences
+    ("bullet points", "bulleted lists", "bullet lists", "bullets"),
+    ("start every answer with a TL;DR", "TL;DR", "TLDR", "tl;dr first"),
+    ("include a numbered action list", "numbered action list", "numbered list of actions"),
+    ("window seat", "window seats", "seat by the window"),
+    ("aisle seat", "aisle seats", "seat on the aisle"),
+    ("morning run", "run in the morning", "running in the morning", "morning jog"),
+    ("text messages", "texts", "SMS"),
+    ("email", "e-mail", "emails"),
+    # units
+    ("5 km", "5k", "5 kilometres", "5 kilometers", "five kilometres"),
+    ("10 km", "10k", "10 kilometres", "10 kilometers", "ten kilometres"),
+    ("half marathon", "21 km", "half-marathon"),
+    ("10am", "10 am", "10:00", "ten o'clock", "10 a.m."),
+)
+
+
+@lru_cache(maxsize=1)
+def _by_phrase() -> dict[str, tuple[str, ...]]:
+    index: dict[str, tuple[str, ...]] = {}
+    for group in LEXICON_GROUPS:
+        for phrase in group:
+            index[normalise(phrase)] = index.get(normalise(phrase), ()) + group
+    return index
+
+
+def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
+    """``phrases`` followed by every lexicon paraphrase of them, without duplicates, in order.
+
+    Args:
+        phrases: One value's spellings (its text and aliases).
+    """
+    index = _by_phrase()
+    seen: dict[str, str] = {}
+    given = [p for p in phrases if p and p.strip()]
+    for phrase in given:
+        seen.setdefault(normalise(phrase), phrase)
+    for phrase in given:
+        for other in index.get(normalise(phrase), ()):
+            seen.setdefault(normalise(other), other)
+    return tuple(seen.values())

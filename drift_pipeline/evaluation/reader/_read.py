@@ -1,0 +1,492 @@
+"""The careful reader: what the retrieved memory says the current answer is.
+
+Only lines that mention a candidate value are analysed (one pass over the whole text finds
+which candidates occur at all; a context that mentions none is answered at once). Each mention
+gets a frame from the cue rules; asserted mentions and retractions become events, ordered by
+date, and the latest decides what is current.
+
+Ordering rule: an event's date is its line's date (a leading date, a ``since`` date, or the
+date of the section header above it), else a date written in its clause, else the latest date
+seen on any line above it ("an undated line is no older than the dated lines before it"). Events
+are sorted by that date, then by position in the text; a context without any dates is read in
+text order. For a slot that holds one value at a time, asserting a value replaces the previous
+one, and retracting or negating the current value leaves nothing current.
+
+A temporal answer is the date *attached* to the assertion that started the current run of the
+asked-about value: the line's own date, a date in the same clause, or its section's date, and
+never a date found elsewhere in the text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from drift_pipeline.textmatch import normalise
+
+from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
+from ._dates import find_dates
+from ._probe import Candidate, ReaderProbe, Role
+from ._segment import Line, segment
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split(" "))
+
+
+__all__ = ["Mention", "Reading", "read_context"]
+
+READER_NAME = "careful"
+READER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One mention of a candidate value and how the reader took it.
+
+    Attributes:
+        value: The candidate's canonical value.
+        role: The candidate's role.
+        frame: ``asserted``, ``retracted``, ``negated`` or why it does not count.
+        cue: The words that decided the frame.
+        line: Index of the line in the context.
+        order: Sort key (date or inherited date, line, offset).
+        attached_date: The date attached to this assertion (line, clause or section), if any.
+        text: The line as written.
+    """
+
+    value: str
+    role: Role
+    frame: Frame
+    cue: str
+    line: int
+    order: tuple[str, int, int]
+    attached_date: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the memory says, as the careful reader reads it.
+
+    Attributes:
+        answer: The answer: the value presented as current, ``yes``/``no`` for yes/no probes,
+            a date for temporal probes, the chosen option's text for actions; ``None`` when the
+            memory does not say.
+        polarity: ``yes``/``no`` for yes/no probes, else ``None``.
+        current: The values presented as current (at most one for single-valued slots).
+        deprecated_current: Whether a deprecated value is still presented as current.
+        option: The chosen option's index (action probes).
+        date: The attached date of the asked-about change (temporal probes).
+        support: The line(s) the answer rests on.
+        rationale: One line: what decided the answer.
+        mentions: Every candidate mention with its frame, in reading order.
+    """
+
+    answer: str | None
+    polarity: Literal["yes", "no"] | None
+    current: tuple[str, ...]
+    deprecated_current: bool
+    option: int | None
+    date: str | None
+    support: tuple[str, ...]
+    rationale: str
+    mentions: tuple[Mention, ...] = ()
+
+
+_DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
+_QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
+_ACK = re.compile(r"\b(?:noted|got it|understood|i'll remember|will remember|updated|saved)\b")
+_OTHER_NAME = re.compile(
+    r"\b([A-Z][a-z]+)(?:'s\b|\s+(?:just\s+|recently\s+|also\s+|finally\s+|now\s+)?"
+    r"(?:moved|moves|works|worked|lives|lived|is|was|got|gets|started|starts|joined|joins|has|"
+    r"had|prefers|went|goes|became|switched|took|takes|said|says|told|thinks|loves|likes|hates|"
+    r"wants|landed|accepted|signed|bought|rents|eats|follows|keeps|needs|uses)\b)"
+)
+_NOT_NAMES = _word_set(
+    "i the my our so oh and but also honestly well anyway update note user principal "
+    "assistant today yesterday tomorrow everyone someone it this that there he she they we "
+    "you monday tuesday wednesday thursday friday saturday sunday january february march "
+    "april may june july august september october november december hr work home just "
+    "still then now big new first last next yes no ok okay good great everything nothing "
+        "something anything everyone someone anyone nobody what why how where when who which "
+        "if please thanks hello hi hey same like going change"
+)
+
+
+def _fold(text: str) -> str:
+    """Whitespace collapsed, dashes and quotes unified, case kept (the reader's working text)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    lines: tuple[Line, ...]
+    folded: tuple[str, ...]
+    lower: tuple[str, ...]
+    joined: str  # lower-cased lines joined by newlines, for one pass of phrase search
+    starts: tuple[int, ...]
+    running_dates: tuple[str, ...]  # latest date on any line up to and including each line
+
+
+# Per distinct context: many probes of a checkpoint read the same (long) text. Few entries,
+# since a full-context memory's text can be megabytes.
+@lru_cache(maxsize=32)
+def _prepare(context: str, names: frozenset[str]) -> _Prepared:
+    lines = tuple(segment(context, names))
+    folded = tuple(_fold(line.text) for line in lines)
+    lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
+    starts, at = [], 0
+    for text in lower:
+        starts.append(at)
+        at += len(text) + 1
+    running, latest = [], ""
+    for line in lines:
+        if line.date and line.date > latest:
+            latest = line.date
+        running.append(latest)
+    return _Prepared(lines, folded, lower, "\n".join(lower), tuple(starts), tuple(running))
+
+
+@dataclass(frozen=True)
+class _Scanned:
+    """A context folded to lower case in one piece, and its set of letter-and-digit runs."""
+
+    text: str
+    runs: frozenset[str]
+
+
+_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
+_RUN = re.compile(r"[^\W_]+")
+
+
+def _runs_of(text: str) -> frozenset[str]:
+    if text.isascii():  # byte translation splits ASCII many times faster than a regex
+        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
+    return frozenset(_RUN.findall(text))
+
+
+@lru_cache(maxsize=32)
+def _scan(context: str) -> _Scanned:
+    text = _fold(context).lower()
+    return _Scanned(text, _runs_of(text))
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    given: str  # as the probe spells it
+    key: str  # normalised
+    runs: frozenset[str]
+    owners: tuple[int, ...]
+
+
+@lru_cache(maxsize=4096)
+def _phrases(candidates: tuple[Candidate, ...]) -> tuple[_Phrase, ...]:
+    owners: dict[str, list[int]] = {}
+    for number, candidate in enumerate(candidates):
+        for phrase in candidate.phrases:
+            owners.setdefault(phrase, []).append(number)
+    return tuple(
+        _Phrase(given, normalise(given), _runs_of(normalise(given)), tuple(found))
+        for given, found in owners.items()
+        if normalise(given)
+    )
+
+
+def _bounded(key: str, text: str) -> list[tuple[int, int]]:
+    """Where ``key`` occurs in ``text`` with no letter or digit right before or after it.
+
+    The same rule as the word-bounded phrase patterns, by plain substring search: a pattern
+    that starts with a look-behind is tried at every position of a long context.
+    """
+    found, at, size = [], text.find(key), len(key)
+    edge_start, edge_end = key[:1].isalnum(), key[-1:].isalnum()
+    while at >= 0:
+        end = at + size
+        before = at == 0 or not edge_start or not text[at - 1].isalnum()
+        after = end == len(text) or not edge_end or not text[end].isalnum()
+        if before and after:
+            found.append((at, end))
+        at = text.find(key, at + 1)
+    return found
+
+
+@lru_cache(maxsize=1)
+def _negators() -> re.Pattern[str]:
+    return re.compile(r"\b(?:not|no|never|don't|doesn't|can't|cannot|avoids?|free)\b|n't\b")
+
+
+@lru_cache(maxsize=8192)
+def _names(subject_names: tuple[str, ...]) -> frozenset[str]:
+    names: set[str] = set()
+    for name in subject_names:
+        key = normalise(name)
+        if key:
+            names.add(key)
+            names.add(key.split(" ")[0])
+    return frozenset(names)
+
+
+def read_context(context: str, probe: ReaderProbe) -> Reading:
+    """Read ``context`` (the retrieved memory text) for ``probe``.
+
+    Args:
+        context: The text a memory system handed to the reader.
+        probe: The probe, with its candidate values.
+
+    Returns:
+        The reading: the current answer (or ``None``), its support and a rationale.
+    """
+    return _read(context, probe)
+
+
+def _read(context: str, probe: ReaderProbe) -> Reading:
+    if not context.strip() or not probe.candidates:
+        return _conclude(probe, [], "the memory is empty" if not context.strip() else "")
+    # Pre-filter: a phrase can only occur if all its runs are runs of the text, and only
+    # contexts that mention some candidate are segmented and read.
+    scanned = _scan(context)
+    present = [
+        phrase
+        for phrase in _phrases(probe.candidates)
+        if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
+    ]
+    if not present:
+        return _conclude(probe, [], "no candidate value is mentioned")
+    names = _names(probe.subject_names)
+    prepared = _prepare(context, names)
+    hits: dict[int, list[tuple[int, int, int, str]]] = {}
+    for phrase in present:
+        for start, end in _bounded(phrase.key, prepared.joined):
+            line = bisect_right(prepared.starts, start) - 1
+            offset = prepared.starts[line]
+            for owner in phrase.owners:
+                hits.setdefault(line, []).append(
+                    (start - offset, end - offset, owner, phrase.given)
+                )
+    mentions: list[Mention] = []
+    for line_number in sorted(hits):
+        mentions.extend(_line_mentions(prepared, line_number, hits[line_number], probe, names))
+    mentions.sort(key=lambda m: m.order)
+    return _conclude(probe, mentions, "")
+
+
+def _line_mentions(
+    prepared: _Prepared,
+    number: int,
+    found: list[tuple[int, int, int, str]],
+    probe: ReaderProbe,
+    names: frozenset[str],
+) -> list[Mention]:
+    line = prepared.lines[number]
+    folded, lower = prepared.folded[number], strip_hedges(prepared.lower[number])
+    # Longest match first at each place; a match inside a longer one is the same mention.
+    found = sorted(found, key=lambda f: (f[0], -(f[1] - f[0])))
+    kept: list[tuple[int, int, int, str]] = []
+    for start, end, owner, phrase in found:
+        if kept and start < kept[-1][1]:
+            continue
+        kept.append((start, end, owner, phrase))
+    clauses = split_clauses(lower)
+    sentences = sorted({(s, e) for s, e, _, _ in clauses})
+    mentions: list[Mention] = []
+    previous_end: dict[int, int] = {}
+    for position, (start, end, owner, phrase) in enumerate(kept):
+        # A tag after the value belongs to it until the next value ("Lumen (previously Kestrel)").
+        next_start = kept[position + 1][0] if position + 1 < len(kept) else len(lower)
+        number_in = next(
+            (i for i, c in enumerate(clauses) if c[2] <= start < max(c[3], c[2] + 1)),
+            len(clauses) - 1,
+        )
+        s_start, s_end, c_start, c_end = clauses[number_in]
+        c_end = max(c_end, end)
+        window_start = max(c_start, previous_end.get(number_in, c_start))
+        previous_end[number_in] = end
+        next_sentence = next((lower[s:e] for s, e in sentences if s >= s_end), "")
+        candidate = probe.candidates[owner]
+        cased_left = folded[c_start:start]
+        other_at = -1
+        for match in _OTHER_NAME.finditer(cased_left):
+            name = match.group(1).lower()
+            if (
+                name not in names
+                and name not in _NOT_NAMES
+                and not name.endswith("ly")
+                and not _in_candidates(name, probe)
+            ):
+                other_at = match.start()
+        context = MentionContext(
+            left=lower[c_start:start],
+            right=lower[end:c_end],
+            window=lower[window_start:start],
+            sentence_left=lower[s_start:start],
+            sentence=lower[s_start:s_end],
+            next_sentence=next_sentence,
+            tail=lower[end : min(s_end, next_start)].split(";")[0],
+            speaker=line.speaker,
+            phrase_raw=folded[start:end],
+            phrase_given=phrase,
+            raw_sentence_left=folded[s_start:start],
+            weak=" " not in phrase.strip() and " " in candidate.value.strip(),
+            negative_value=bool(_negators().search(normalise(candidate.value))),
+            line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
+            other_name_at=other_at,
+            addressed=bool(names & _runs_of(lower[s_start:s_end])),
+            sentence_start=not folded[s_start:start].strip(" \"'*-•"),
+        )
+        frame, cue = frame_of(context)
+        # The topic may be named in the sentence or the one before ("I changed my mind about
+        # remote work. I'm undecided.").
+        before = max((s for s, e in sentences if e <= s_start), default=s_start)
+        if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
+            frame, cue = "other_topic", "a view on another topic"
+        clause_dates = find_dates(folded[c_start:c_end])
+        clause_date = clause_dates[0][2] if clause_dates else None
+        if frame == "retracted" and clause_dates:
+            clause_date = clause_dates[-1][2]  # "valid 2027-01 to 2027-06": it ended at the end
+        order_date = line.own_date or line.section_date or clause_date
+        order_date = order_date or prepared.running_dates[number]
+        attached = line.own_date or clause_date or line.section_date
+        mentions.append(
+            Mention(
+                candidate.value,
+                candidate.role,
+                frame,
+                cue,
+                line.index,
+                (order_date or "", number, start),
+                attached,
+                line.raw.strip(),
+            )
+        )
+    return mentions
+
+
+def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
+    return set(probe.topic) <= _runs_of(sentence)
+
+
+def _in_candidates(word: str, probe: ReaderProbe) -> bool:
+    return any(word in normalise(p).split(" ") for c in probe.candidates for p in c.phrases)
+
+
+def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
+    current: dict[str, Mention] = {}  # value → the assertion that made it current
+    run_start: dict[str, Mention] = {}  # value → first assertion of its current run
+    for mention in mentions:
+        if mention.frame == "asserted":
+            if probe.exclusive:
+                for other in [v for v in current if v != mention.value]:
+                    del current[other]
+                    run_start.pop(other, None)
+            if mention.value not in current:
+                run_start[mention.value] = mention
+            current[mention.value] = mention
+        elif mention.frame in ("retracted", "negated") and mention.value in current:
+            del current[mention.value]
+            run_start.pop(mention.value, None)
+    values = tuple(current)
+    deprecated = any(probe.role_of(v) == "deprecated" for v in values)
+    latest = max(current.values(), key=lambda m: m.order) if current else None
+    counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
+    ignored = [m for m in mentions if m not in counted]
+    if not why:
+        why = _summary(counted, ignored)
+    if probe.kind == "yes_no":
+        # "Has X ever said Y?": a statement that was true once (now retracted) was still said;
+        # a negation ("I'm not Y") was not.
+        said = [m for m in mentions if m.role == "decoy" and m.frame in ("asserted", "retracted")]
+        answer: Literal["yes", "no"] = "yes" if said else "no"
+        return Reading(
+            answer,
+            answer,
+            values,
+            deprecated,
+            None,
+            None,
+            tuple(m.text for m in said[-1:]),
+            (f"decoy stated: {said[-1].cue}" if said else "decoy never stated") + f"; {why}",
+            tuple(mentions),
+        )
+    if probe.kind == "temporal":
+        start = run_start.get(probe.event_value or "")
+        if start is None:
+            return Reading(
+                None, None, values, deprecated, None, None, (), f"change not stated; {why}",
+                tuple(mentions),
+            )
+        return Reading(
+            start.attached_date,
+            None,
+            values,
+            deprecated,
+            None,
+            start.attached_date,
+            (start.text,),
+            (
+                f"change stated on {start.attached_date}"
+                if start.attached_date
+                else "change stated with no date attached"
+            )
+            + f"; {why}",
+            tuple(mentions),
+        )
+    if probe.kind == "action":
+        chosen_mention = (
+            max(
+                (current[v] for v in values if probe.role_of(v) == "option"),
+                key=lambda m: m.order,
+                default=None,
+            )
+            if values
+            else None
+        )
+        chosen = probe.default_option
+        if chosen_mention is not None:
+            chosen = next(
+                c.option for c in probe.candidates if c.value == chosen_mention.value
+            )
+        text = probe.options[chosen].text if chosen is not None and probe.options else None
+        return Reading(
+            text,
+            None,
+            values,
+            deprecated,
+            chosen,
+            None,
+            (chosen_mention.text,) if chosen_mention else (),
+            (f"supported: {chosen_mention.value!r}" if chosen_mention else "default action")
+            + f"; {why}",
+            tuple(mentions),
+        )
+    answer_value = latest.value if latest is not None else None
+    if latest is not None and not probe.exclusive:
+        # Several values hold at once: the asked-about one, when it is among them.
+        answer_value = next((v for v in values if probe.role_of(v) == "current"), latest.value)
+    support = (current[answer_value].text,) if answer_value else ()
+    return Reading(
+        answer_value,
+        None,
+        values,
+        deprecated,
+        None,
+        None,
+        support,
+        (f"current: {answer_value!r}" if answer_value else "the memory does not say") + f"; {why}",
+        tuple(mentions),
+    )
+
+
+def _summary(counted: Sequence[Mention], ignored: Sequence[Mention]) -> str:
+    parts = [f"{m.value!r} {m.frame} ({m.cue})" for m in counted[-3:]]
+    if ignored:
+        frames = sorted({m.frame for m in ignored})
+        parts.append(f"{len(ignored)} mention(s) not counted: {', '.join(frames)}")
+    return "; ".join(parts) if parts else "no mention counted"

@@ -1,0 +1,197 @@
+"""Split retrieved memory text into lines that know who speaks, when, and in what frame.
+
+Renderings understood (one per line, mixed freely):
+- transcript lines: ``[2027-03-01] user: …``, ``2027-03-01T09:00 principal: …``, ``Maria: …``;
+- section headers that date the lines below them: ``[2027-03-01]``, ``## Session 2027-03-01``;
+- bullets and notes: ``- Works at Lumen``, ``User works at Lumen``, ``Maria's employer: Lumen``,
+  ``employer = Lumen``;
+- graph triples and temporal facts: ``(maria)-[WORKS_AT]->(Lumen) valid_from=2027-01-04``,
+  ``principal: is single (since 2027-02-24)``, ``… (no longer true since 2027-03-01)``.
+
+A line's *speaker* is who says it: the subject, the assistant, someone else, or nobody (a note
+the memory keeps about the subject). Each line records its own date (leading date, ``since``
+date) and the date of the section it sits in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split(" "))
+
+
+__all__ = ["Line", "Speaker", "segment"]
+
+Speaker = Literal["subject", "assistant", "other", "note"]
+
+_BULLET = re.compile(r"^\s*(?:[-*•·>]+|\d{1,3}[.)](?=\s)|#+)\s*")
+_LEADING_DATE = re.compile(
+    rf"^(?:on\s+)?[\[(]?\s*(?:{DATE_TEXT})\s*[\])]?\s*(?:[:|,]|[-–—](?=\s))?\s*", re.IGNORECASE
+)
+# What may stand next to a date on a header line (then the line only dates what follows).
+_HEADER_WORDS = re.compile(
+    r"^[\W\d_]*(?:(?:session|conversation|chat|day|entry|log|notes?|summary|memory|transcript|"
+    r"on|of|from|at|dated|date|week|#)\b[\W\d_]*)*$",
+    re.IGNORECASE,
+)
+_HEAD = re.compile(r"^([^\W\d][\w .'’/()-]{0,48}?)\s*(?::|=|\|)\s+(?=\S)")
+_DATED_HEAD = re.compile(
+    rf"^((?:memory|note|entry|fact|item|record|message|msg|event)\s*#?\d*\s*[(\[]\s*"
+    rf"(?:created(?:_at)?|on|at|dated)?\s*[:=]?\s*(?:{DATE_TEXT})[^)\]]*[)\]])\s*:?\s*",
+    re.IGNORECASE,
+)
+_CHAT_HEAD = re.compile(r"^([^\W\d][\w.'’-]{0,20})>\s+")
+SUBJECT_SPEAKERS = frozenset(
+    {"user", "principal", "human", "me", "customer", "client", "the user", "subject", "u"}
+)
+ASSISTANT_SPEAKERS = frozenset(
+    {"assistant", "ai", "bot", "agent", "model", "gpt", "claude", "chatbot", "a", "copilot"}
+)
+NOTE_HEADS = frozenset(
+    {"note", "notes", "fact", "facts", "summary", "memory", "profile", "update", "system", "info"}
+)
+_NOTE_HEAD_START = re.compile(r"^(?:memory|note|entry|fact|item|record|message|msg|event)\b")
+# Words that make a head a label ("current employer:") rather than a speaker's name.
+_LABEL_WORDS = _word_set(
+    "employer company job work workplace office role position city home location lives "
+    "residence address based hometown diet dietary constraint constraints allergy allergies "
+    "restriction restrictions relationship status partner health condition opinion view "
+    "stance preference preferences prefers format style reply replies name nickname habit "
+    "habits task tasks seat current new old previous latest value attribute slot topic "
+    "works lives_in works_at employer_of diet_is"
+)
+
+
+_RELATION_WORDS = re.compile(
+    r"\b(?:sister|brother|mother|mum|mom|father|dad|parents?|wife|husband|partner|friend|"
+    r"colleague|boss|cousin|son|daughter|kids?|children|flatmate|roommate|neighbou?r|family|ex)s?\b"
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a context.
+
+    Attributes:
+        index: Position among the context's lines.
+        text: The line's content, prefixes (bullet, date, speaker) removed, original case.
+        offset: Where ``text`` starts inside the raw line (for locating matches).
+        raw: The raw line.
+        speaker: Who says it (``note`` for a memory's own note about the subject).
+        head: The label or speaker name that prefixed the line, lower-cased (may be empty).
+        own_date: The date written on the line itself (leading date or a ``since`` date).
+        section_date: The date of the header above the line, if any.
+    """
+
+    index: int
+    text: str
+    offset: int
+    raw: str
+    speaker: Speaker
+    head: str
+    own_date: str | None
+    section_date: str | None
+
+    @property
+    def date(self) -> str | None:
+        """The line's date: its own, else its section's."""
+        return self.own_date or self.section_date
+
+
+_SINCE = re.compile(
+    rf"\b(?:since|as of|valid[_ ]from\s*[=:]?|from)\s*(?:{DATE_TEXT})", re.IGNORECASE
+)
+
+
+def _classify_head(head: str, names: frozenset[str]) -> Speaker:
+    key = head.strip().lower().replace("’", "'")
+    if key in SUBJECT_SPEAKERS or key in names:
+        return "subject"
+    if key in ASSISTANT_SPEAKERS:
+        return "assistant"
+    if key in NOTE_HEADS or _NOTE_HEAD_START.match(key):
+        return "note"
+    words = re.findall(r"[\w']+", key)
+    owner = key.split("'s ")[0] if "'s " in key else None
+    if owner is not None:
+        mine = owner in names or owner in SUBJECT_SPEAKERS
+        relation = re.search(_RELATION_WORDS, key.split("'s ", 1)[1])
+        return "note" if mine and not relation else "other"
+    if any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words):
+        return "note"
+    if len(words) == 1 and head[:1].isupper():
+        return "other"
+    if len(words) <= 2 and all(w[:1].isupper() for w in head.split()):
+        return "other"  # "Tom Baker: …" is another person talking
+    return "note"
+
+
+def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
+    """The context's lines with speaker, dates and content (header lines only date others).
+
+    Args:
+        context: Retrieved memory text.
+        subject_names: The subject's names, lower-cased.
+    """
+    lines: list[Line] = []
+    section: str | None = None
+    for index, raw in enumerate(context.split("\n")):
+        if not raw.strip():
+            continue
+        at = 0
+        bullet = _BULLET.match(raw)
+        if bullet:
+            at = bullet.end()
+        own: str | None = None
+        leading = _LEADING_DATE.match(raw, at)
+        if leading:
+            dates = find_dates(leading.group(0))
+            if dates:
+                own = dates[0][2]
+                at = leading.end()
+        rest = raw[at:]
+        if own is None:
+            inline = find_dates(rest)
+            if inline and _HEADER_WORDS.match(DATE_PATTERN.sub(" ", rest)):
+                section = inline[0][2]
+                continue
+        elif not rest.strip() or _HEADER_WORDS.match(rest):
+            section = own
+            continue
+        speaker: Speaker = "note"
+        head = ""
+        match = _DATED_HEAD.match(rest) or _HEAD.match(rest) or _CHAT_HEAD.match(rest)
+        if match:
+            head = match.group(1).strip()
+            speaker = _classify_head(head, subject_names)
+            if speaker == "note" and not _is_label(head, subject_names):
+                head, speaker = "", "note"  # "Honestly: …" is text, not a head
+            else:
+                at += match.end()
+                rest = raw[at:]
+        if own is None and head:
+            head_dates = find_dates(head)  # "Memory 4 (2027-09-01): …" dates its line
+            own = head_dates[0][2] if head_dates else None
+        if own is None:
+            since = _SINCE.search(rest)
+            if since:
+                found = find_dates(since.group(0))
+                own = found[0][2] if found else None
+        lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section))
+    return lines
+
+
+def _is_label(head: str, names: frozenset[str]) -> bool:
+    key = head.strip().lower()
+    if key in NOTE_HEADS or key in names or key in SUBJECT_SPEAKERS or _NOTE_HEAD_START.match(key):
+        return True
+    if "'s " in key:
+        return True
+    words = re.findall(r"[\w']+", key)
+    return any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words)

@@ -1,0 +1,107 @@
+"""The judge on top of any reader: compare a :class:`Reading` with the latent truth.
+
+The same judge scores the careful reader and an LLM reader; an LLM's free-text answer is first
+turned into a reading by :func:`reading_from_answer`, with the same value matching and the same
+sincerity rules, so both readers are measured the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._dates import find_dates
+from ._probe import ReaderProbe
+from ._read import Reading, read_context
+
+__all__ = ["ReadingVerdict", "judge_reading", "reading_from_answer"]
+
+
+@dataclass(frozen=True)
+class ReadingVerdict:
+    """How a reading scores against the latent truth.
+
+    Attributes:
+        correct: The reading gives the right answer.
+        score: Action probes: +1/0/−1 against the default action; else 1.0 or 0.0.
+        update_correct: The new value is presented as current (revision probes; value probes).
+        deprecation_correct: No deprecated value is presented as current (where one exists).
+        rationale: One line.
+    """
+
+    correct: bool
+    score: float
+    update_correct: bool | None
+    deprecation_correct: bool | None
+    rationale: str
+
+
+def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
+    """Score ``reading`` against ``probe``'s latent answer.
+
+    Args:
+        reading: What a reader concluded from the memory.
+        probe: The probe with its truth.
+    """
+    has_old = any(c.role == "deprecated" for c in probe.candidates)
+    if probe.kind == "action":
+        chosen, default = reading.option, probe.default_option
+        right = chosen is not None and chosen == probe.correct_option
+        if chosen is None or default is None or not probe.options:
+            return ReadingVerdict(right, 0.0, None, None, "no option chosen")
+        utility = probe.options[chosen].utility - probe.options[default].utility
+        return ReadingVerdict(
+            right, float((utility > 0) - (utility < 0)), None, None, f"chose option {chosen}"
+        )
+    if probe.kind == "yes_no":
+        right = reading.polarity == "no"
+        return ReadingVerdict(
+            right, float(right), None, None, "decoy not stated" if right else "decoy stated"
+        )
+    if probe.kind == "temporal":
+        right = reading.date is not None and reading.date in probe.answer_dates
+        return ReadingVerdict(
+            right, float(right), None, None, f"date {reading.date or 'none'} attached"
+        )
+    update = any(probe.role_of(v) == "current" for v in reading.current)
+    if probe.exclusive:
+        update = update and len(reading.current) == 1
+    deprecation = not reading.deprecated_current if has_old else None
+    right = update and (deprecation is not False)
+    why = f"current {list(reading.current)}" + (
+        "; old value still current" if deprecation is False else ""
+    )
+    return ReadingVerdict(right, float(right), update, deprecation, why)
+
+
+_YES = re.compile(r"^\W*(?:yes|yeah|yep|correct|they did|he did|she did)\b", re.IGNORECASE)
+_NO = re.compile(
+    r"^\W*(?:no|nope|never|not that i|they have not|they haven't|there is no|nothing)\b",
+    re.IGNORECASE,
+)
+
+
+def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:
+    """Turn a reader's free-text answer into a :class:`Reading` by the same rules.
+
+    The answer is read as a note about the subject ("She works at Lumen now; she left
+    Kestrel"). A yes/no answer that starts with yes or no is taken at its word; a temporal
+    answer is the first date it gives.
+
+    Args:
+        answer: The reader's answer text.
+        probe: The probe asked.
+    """
+    text = " ".join(answer.split())
+    if probe.kind == "yes_no" and (_YES.match(text) or _NO.match(text)):
+        polarity: str = "yes" if _YES.match(text) else "no"
+        return Reading(polarity, polarity, (), False, None, None, (text,), "answered " + polarity)  # type: ignore[arg-type]
+    if probe.kind == "temporal":
+        dates = find_dates(text)
+        date = dates[0][2] if dates else None
+        return Reading(date, None, (), False, None, date, (text,), f"answered {date or 'no date'}")
+    if probe.kind == "action":
+        for index, option in enumerate(probe.options):
+            if option.text.strip().lower() == text.strip().lower():
+                return Reading(option.text, None, (), False, index, None, (text,), "chose it")
+    return read_context(text, probe)

@@ -1,0 +1,74 @@
+"""The built-in backends' registrations: each class by import path, with its needs and defaults.
+
+Nothing here imports a backend module: a registration names its class by ``module:Class``, so a
+backend's code (and its libraries) load only when it is built or its class is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._needs import BackendNeeds, LLMAccess
+from ._registry import register_backend
+
+if TYPE_CHECKING:
+    from drift_pipeline.sources import WorldSource
+
+__all__ = ["COMPRESSOR_MODEL_ENV"]
+
+COMPRESSOR_MODEL_ENV = "DRIFT_COMPRESSOR_MODEL"
+"""Optional: the reference compressor's model, when it is not ``DRIFT_LLM_MODEL``."""
+
+_PACKAGE = "drift_pipeline.memory.backends"
+
+_COMPRESSOR_LLM = BackendNeeds(
+    llm=LLMAccess(purpose="summariser llm", model_variables=(COMPRESSOR_MODEL_ENV,)),
+    cache=True,
+)
+
+
+def reference_compressor_needs(options: Mapping[str, Any]) -> BackendNeeds:
+    """The compressor calls a model (and keeps a completion cache) only with ``summariser: llm``.
+
+    Args:
+        options: Its constructor options.
+    """
+    return _COMPRESSOR_LLM if options.get("summariser") == "llm" else BackendNeeds()
+
+
+def full_context_defaults(source: WorldSource) -> dict[str, Any]:
+    """``budget_tokens`` defaults to the smallest declared assistant context window.
+
+    So stuffing the context visibly breaks once a trajectory outgrows what the asking agent
+    could hold.
+
+    Args:
+        source: The world source it runs on.
+    """
+    windows = [
+        entity.context_window
+        for entity in source.entities
+        if entity.entity_type == "assistant_agent" and entity.context_window is not None
+    ]
+    return {"budget_tokens": min(windows)} if windows else {}
+
+
+register_backend("amnesiac", f"{_PACKAGE}.amnesiac:AmnesiacBackend", default_arm=True)
+register_backend("bm25", f"{_PACKAGE}.bm25:BM25Backend", default_arm=True)
+register_backend("fact_store", f"{_PACKAGE}.fact_store:FactStoreBackend", default_arm=True)
+register_backend(
+    "full_context",
+    f"{_PACKAGE}.full_context:FullContextBackend",
+    default_arm=True,
+    defaults=full_context_defaults,
+)
+register_backend(
+    "reference_compressor",
+    f"{_PACKAGE}.reference_compressor:ReferenceCompressor",
+    default_arm=True,
+    needs=reference_compressor_needs,
+)
+register_backend(
+    "temporal_graph", f"{_PACKAGE}.temporal_graph:TemporalGraphBackend", default_arm=True
+)

@@ -1,0 +1,104 @@
+"""What a probe family's candidate generator sees: one world replicate's latent state."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from drift_pipeline.entities import EntityTypeDef, SlotDef, Value, get_entity_type
+
+from .._model import EntityState, Fact, SessionPlan
+
+__all__ = ["CheckpointFacts", "ProbeContext"]
+
+
+@dataclass(frozen=True)
+class CheckpointFacts:
+    """The checkpoint a family generates candidates for.
+
+    Attributes:
+        after: Sessions before the checkpoint (the probes' ``checkpoint`` column).
+        previous: The previous checkpoint's ``after`` (0 for the first).
+        valid: Facts some session expressed that hold at the checkpoint, in fact order.
+    """
+
+    after: int
+    previous: int
+    valid: tuple[Fact, ...]
+
+
+class ProbeContext:
+    """One world replicate's profiles, sessions and facts, with the lookups families share.
+
+    Every family draws from the same ``rng``, in registration order, so a family's generator
+    must draw in a fixed order for the world to stay reproducible.
+
+    Args:
+        profiles: Every entity's latent profile.
+        plans: The session plans, by session index.
+        facts: Every latent fact, in fact order.
+        event_mentions: First session whose event turn says each value text.
+        rng: The probe stream of this replicate.
+    """
+
+    def __init__(
+        self,
+        profiles: list[EntityState],
+        plans: list[SessionPlan],
+        facts: list[Fact],
+        event_mentions: dict[str, int],
+        rng: random.Random,
+    ) -> None:
+        self.profiles = {profile.entity_id: profile for profile in profiles}
+        self.types: dict[str, EntityTypeDef] = {
+            p.entity_id: get_entity_type(p.entity_type) for p in profiles
+        }
+        self.principal = next((p for p in profiles if p.entity_type == "human"), profiles[0])
+        self.plans = plans
+        self.facts = facts
+        # Facts of each (subject, slot), in fact order: probes look them up for every candidate.
+        self.by_key: dict[tuple[str, str], list[Fact]] = {}
+        for fact in facts:
+            self.by_key.setdefault((fact.subject, fact.slot), []).append(fact)
+        self.event_mentions = event_mentions
+        self.rng = rng
+
+    def first_name(self, entity_id: str) -> str:
+        """The entity's first name."""
+        return self.profiles[entity_id].name.split()[0]
+
+    def question(self, template: str, subject: str) -> str:
+        """``template`` with ``{name}`` (the subject) and ``{principal}`` filled in."""
+        principal = self.first_name(self.principal.entity_id)
+        return template.format(name=self.first_name(subject), principal=principal)
+
+    def asker(self, subject: str, session: int | None) -> str:
+        """Who asks about ``subject``: an agent of ``session`` (or any agent) for a human."""
+        if self.types[subject].name != "human":
+            return subject  # an agent is asked about its own model of its principal
+        participants = self.plans[session].participants if session is not None else ()
+        for entity_id in participants:
+            if self.types[entity_id].name != "human":
+                return entity_id
+        return next(e for e, t in self.types.items() if t.name != "human")
+
+    def slot(self, fact: Fact) -> SlotDef:
+        """The slot definition a fact fills."""
+        return self.types[fact.subject].slot(fact.slot)
+
+    def unsaid(self, subject: str, slot: SlotDef, after: int) -> list[Value]:
+        """Pool values the subject never held and no event turn before ``after`` ever said."""
+        held = {f.value for f in self.by_key.get((subject, slot.name), ())}
+        return [
+            v
+            for v in slot.values
+            if v.text not in held and self.event_mentions.get(v.text, after) >= after
+        ]
+
+    def closed_before(self, fact: Fact, after: int) -> list[Fact]:
+        """Other values of the fact's slot that stopped holding before ``after``."""
+        return [
+            other
+            for other in self.by_key[(fact.subject, fact.slot)]
+            if other.valid_to is not None and other.valid_to < after and other.value != fact.value
+        ]

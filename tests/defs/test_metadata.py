@@ -1,0 +1,91 @@
+"""The ``cell_metrics`` asset's metadata keys come from the metric registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from metric_registry import example_importable, example_spec, registered
+
+from drift_pipeline.defs import metadata as md
+from drift_pipeline.defs.launch import build_definitions
+from drift_pipeline.defs.partitions import CellKey, WorldKey, register_partitions
+from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+from drift_pipeline.memory import Arm
+
+from .conftest import TINY_ID
+
+SUITE_KEYS = {
+    "mvot": md.MVOT,
+    "selectivity": md.SELECTIVITY,
+    "revision_accuracy": md.REVISION_ACCURACY,
+    "action_alignment": md.ACTION_ALIGNMENT,
+    "tes": md.TES,
+    "lps": md.LPS,
+    "drift_c": md.DRIFT_C,
+    "drift_e": md.DRIFT_E,
+    "storage_per_session": md.STORAGE_PER_SESSION,
+    "token_cost_per_session": md.TOKEN_COST_PER_SESSION,
+    "read_ms_p50": md.READ_MS_P50,
+    "read_ms_p95": md.READ_MS_P95,
+    "read_ms_p99": md.READ_MS_P99,
+    "write_ms_p50": md.WRITE_MS_P50,
+    "write_ms_p95": md.WRITE_MS_P95,
+    "write_ms_p99": md.WRITE_MS_P99,
+}
+
+
+@pytest.fixture(autouse=True)
+def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    example_importable(monkeypatch)
+
+
+
+def test_the_suite_keys_and_a_registered_one() -> None:
+    assert dict(md.HEADLINE_METRICS) == SUITE_KEYS
+    assert tuple(md.CELL_METRICS_KEYS) == (md.ROWS, *SUITE_KEYS.values())
+    with registered(example_spec("RECALL_ACCURACY")):
+        assert md.HEADLINE_METRICS["recall_accuracy"] == "drift/recall_accuracy"
+        assert md.CELL_METRICS_KEYS[-1] == "drift/recall_accuracy"
+        assert len(md.CELL_METRICS_KEYS) == len(SUITE_KEYS) + 2
+        assert md.numeric({"drift/recall_accuracy": 0.5}, md.CELL_METRICS_KEYS)[
+            "drift/recall_accuracy"
+        ] == dg.MetadataValue.float(0.5)
+    assert "recall_accuracy" not in md.HEADLINE_METRICS
+    assert "drift/recall_accuracy" not in md.CELL_METRICS_KEYS
+
+
+@pytest.mark.slow
+def test_a_registered_metric_reaches_the_cell_metrics_asset(tiny: Path, tmp_path: Path) -> None:
+    world = WorldKey(TINY_ID, "short")
+    bm25 = Arm.parse("bm25@hard")
+    defs = build_definitions(
+        DriftStorage(root=str(tmp_path / "data")),
+        ScenarioCatalog(paths=[str(tiny.parent)]),
+        MemoryLoop(),
+    )
+    cell = CellKey(world, bm25.key)
+    with dg.DagsterInstance.ephemeral() as instance, registered(example_spec("RECALL_ACCURACY")):
+        register_partitions(instance, [world], [bm25])
+        # The world's run (tables, reference compressor, baselines), then the cell's.
+        for job, partition in (
+            ("world_job", world.partition_key),
+            ("cell_job", cell.partition_key),
+        ):
+            result = defs.resolve_job_def(job).execute_in_process(
+                instance=instance, partition_key=partition
+            )
+            assert result.success, job
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey("cell_metrics"), asset_partitions=[cell.partition_key]
+            ),
+            limit=1,
+        ).records
+        materialization = records[0].asset_materialization
+        assert materialization is not None
+        metadata = materialization.metadata
+        assert set(metadata) == set(md.CELL_METRICS_KEYS)
+    value = metadata["drift/recall_accuracy"].value
+    assert isinstance(value, float) and 0.0 <= value <= 1.0

@@ -1,0 +1,122 @@
+"""The labelled context set and the per-category scoring of readers on it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from drift_pipeline.evaluation.reader import (
+    ReaderProbe,
+    Reading,
+    load_context_set,
+    score_reader,
+)
+from drift_pipeline.textmatch import contains_any
+
+REQUIRED_CATEGORIES = {
+    "plain",
+    "paraphrase",
+    "vague",
+    "hypothetical",
+    "question",
+    "third_party",
+    "sarcasm",
+    "negated",
+    "retracted",
+    "dated_supersession_ordered",
+    "dated_supersession_reversed",
+    "temporal_elsewhere",
+    "generic_word",
+    "mixture",
+}
+
+
+def test_the_shipped_set_is_large_and_covers_every_required_category() -> None:
+    items = load_context_set()
+    assert len(items) >= 150
+    counts = Counter(item.category for item in items)
+    assert set(counts) >= REQUIRED_CATEGORIES
+    labels = Counter(item.label for item in items)
+    assert labels["accept"] >= 50 and labels["reject"] >= 50
+    assert {item.kind for item in items} == {"recall", "negative", "revision", "temporal", "action"}
+
+
+def test_the_careful_reader_meets_the_targets_on_the_shipped_set() -> None:
+    report = score_reader(load_context_set())
+    assert report.accuracy is not None and report.accuracy >= 0.90, report.render()
+    assert report.false_accept_rate is not None and report.false_accept_rate <= 0.05
+
+
+def _substring_reader(context: str, probe: ReaderProbe) -> Reading:
+    """Substring presence, the reader the careful one replaces: credits any mention."""
+    found = [c.value for c in probe.candidates if contains_any(context, c.phrases)]
+    option = next(
+        (c.option for c in probe.candidates if c.value in found and c.option is not None),
+        probe.default_option,
+    )
+    polarity = ("yes" if found else "no") if probe.kind == "yes_no" else None
+    current = tuple(found[:1])
+    return Reading(
+        current[0] if current else None, polarity, current, False, option, None, (), "substring"
+    )
+
+
+def test_the_scorer_reports_a_lenient_reader_per_category() -> None:
+    report = score_reader(load_context_set(), _substring_reader, "substring")
+    assert report.false_accept_rate is not None and report.false_accept_rate > 0.3
+    rows = {row["category"]: row for row in report.categories()}
+    assert rows["hypothetical"]["false_accepts"] >= 5
+    assert rows["sarcasm"]["false_accepts"] >= 4
+    assert "substring" in report.render() and report.to_dict()["items"] == len(report.outcomes)
+
+
+def _write(tmp_path: Path, records: list[dict[str, object]]) -> Path:
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+GOOD = {
+    "id": "a1",
+    "category": "mine",
+    "kind": "recall",
+    "question": "Which city does Ana live in?",
+    "reference": "Lisbon",
+    "aliases": ["Lisbon"],
+    "deprecated": [],
+    "context": "user: I live in Lisbon.",
+    "label": "accept",
+}
+
+
+def test_a_set_written_elsewhere_loads_and_scores(tmp_path: Path) -> None:
+    second = {**GOOD, "id": "a2", "context": "user: Is Lisbon nice?", "label": "reject"}
+    report = score_reader(load_context_set(_write(tmp_path, [GOOD, second])))
+    assert report.accuracy == 1.0 and report.categories()[0]["items"] == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"context": None}, r"missing field\(s\) context"),
+        ({"kind": "essay"}, "kind 'essay' is not one of"),
+        ({"label": "maybe"}, "label 'maybe' is not accept or reject"),
+        ({"aliases": "Lisbon"}, "aliases must be a list of strings"),
+        ({"kind": "temporal"}, "a temporal item needs evidence_terms"),
+    ],
+)
+def test_a_bad_item_is_named_in_one_line(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    record = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
+    with pytest.raises(ValueError, match=message) as error:
+        load_context_set(_write(tmp_path, [record]))
+    assert "set.jsonl:1" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_repeated_id_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="'a1' is used twice"):
+        load_context_set(_write(tmp_path, [GOOD, GOOD]))

@@ -1,0 +1,170 @@
+"""The leaderboard, the JSON summary and compare lines read the metric registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from evaluation.test_metrics import AMNESIAC, FAST, REFERENCE, amnesiac_arm, answers, arm
+from metric_registry import example_importable, example_spec, registered
+
+from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, compute_cell
+from drift_pipeline.evaluation import metric_spec as spec_of
+from drift_pipeline.memory import Arm
+from drift_pipeline.report import comparison_lines, render_leaderboard, standings, summary_json
+
+SUITE_JSON = [
+    "mvot",
+    "selectivity",
+    "revision_accuracy",
+    "action_alignment",
+    "tes",
+    "lps",
+    "privacy",
+    "drift_c",
+    "drift_e",
+]
+SUITE_HEADER = ["arm", "DRIFT-C", "DRIFT-E", "MVOT", "Select.", "Revision", "Action", "TES"]
+SUITE_HEADER.append("LPS")
+
+
+@dataclass
+class _Cell:
+    scenario: str
+    horizon: str
+    replicates: int
+    arm: Arm
+    metrics: CellMetrics
+    faults: list[str] = field(default_factory=list)
+
+
+def _no_canary(table: pa.Table) -> pa.Table:
+    """The evaluation fixture without its canary probe ``p7``: a world with no Privacy figure."""
+    return table.filter(pc.field("probe_id") != "p7")
+
+
+def _arm(data: ArmData) -> ArmData:
+    return ArmData(_no_canary(data.answers), data.snapshots, _no_canary(data.retrievals))
+
+
+def _amnesiac() -> pa.Table:
+    return _no_canary(answers(AMNESIAC))
+
+
+def _cells() -> list[_Cell]:
+    out = []
+    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
+        metrics = compute_cell(_arm(data), _amnesiac(), REFERENCE, "short", FAST)
+        out.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    return out
+
+
+def _compare(a: ArmData, b: ArmData) -> CellMetrics:
+    return compare_arms(_arm(a), _arm(b), _amnesiac(), REFERENCE, "short", FAST)
+
+
+
+@pytest.fixture(autouse=True)
+def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    example_importable(monkeypatch)
+
+
+def _header(text: str) -> list[str]:
+    return text.splitlines()[0].split()
+
+
+def test_the_suite_leaderboard_and_summary() -> None:
+    cells = _cells()
+    text = render_leaderboard(standings(cells))
+    assert _header(text) == SUITE_HEADER
+    assert [line.split()[0] for line in text.splitlines()[2:]] == [
+        "fact_store@hard",
+        "amnesiac@hard",
+    ]
+    summary = summary_json(cells, ["fixture-001"])
+    assert list(summary["cells"][0]["metrics"]) == SUITE_JSON
+    assert list(summary["arms"][0])[3:] == [
+        "drift_c",
+        "drift_e",
+        "mvot",
+        "selectivity",
+        "revision_accuracy",
+        "action_alignment",
+        "tes",
+        "lps",
+    ]
+    markdown = render_leaderboard(standings(cells), markdown=True)
+    assert markdown.splitlines()[0] == "| " + " | ".join(SUITE_HEADER) + " |"
+
+
+def test_labels_come_from_the_registry() -> None:
+    cells = _cells()
+    with registered(replace(spec_of("tes"), label="Efficiency")):
+        header = _header(render_leaderboard(standings(cells)))
+    assert header == [*SUITE_HEADER[:7], "Efficiency", "LPS"]
+    assert _header(render_leaderboard(standings(cells))) == SUITE_HEADER  # restored
+
+
+def test_a_suite_metric_can_leave_or_join_a_view() -> None:
+    cells = _cells()
+    moved = replace(spec_of("lps"), headline=None), replace(spec_of("privacy"), headline=9)
+    with registered(*moved):
+        header = _header(render_leaderboard(standings(cells)))
+        arms = summary_json(cells, ["fixture-001"])["arms"]
+    assert header == [*SUITE_HEADER[:8], "Privacy"]
+    assert "lps" not in arms[0] and "privacy" in arms[0]
+
+
+def test_an_example_metric_appears_by_its_registration_alone() -> None:
+    with registered(example_spec("RECALL_ACCURACY"), example_spec("EMPTY_READS")):
+        cells = _cells()
+        rows = standings(cells)
+        text = render_leaderboard(rows)
+        summary = summary_json(cells, ["fixture-001"])
+        lines = comparison_lines(_compare(arm(), amnesiac_arm()))
+    assert _header(text) == [*SUITE_HEADER, "Recall"]
+    recall = rows[0].rows["recall_accuracy"]
+    assert recall.value == pytest.approx((1.0 + 1 / 3) / 2)
+    assert text.splitlines()[2].split("  ")[-1].startswith(f"{recall.value:.2f} [")
+    metrics = summary["cells"][0]["metrics"]
+    assert list(metrics) == [*SUITE_JSON, "recall_accuracy", "empty_reads"]
+    assert metrics["recall_accuracy"]["value"] == pytest.approx(recall.value)
+    assert metrics["empty_reads"] == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert summary["arms"][0]["recall_accuracy"]["value"] == pytest.approx(recall.value)
+    assert [line.split()[0] for line in lines][-2:] == ["storage_per_session", "recall_accuracy"]
+    # fact_store answers 4 of 6 recall probes right, the amnesiac 1 of 6.
+    assert lines[-1].split()[1] == f"{(1.0 + 1 / 3) / 2 - (0 + 1 / 3) / 2:+.3f}"
+
+
+def test_digits_and_null_when_undefined() -> None:
+    cells = _cells()
+    with registered(replace(spec_of("mvot"), digits=4)):
+        text = render_leaderboard(standings(cells))
+    mvot = standings(cells)[0].rows["mvot"]
+    assert f"{mvot.value:.4f} [" in text
+    # No canary probe, no Privacy figure: null, where other undefined figures are objects.
+    metrics = summary_json(cells, ["fixture-001"])["cells"][0]["metrics"]
+    assert metrics["privacy"] is None
+    with registered(replace(spec_of("privacy"), null_when_undefined=False)):
+        metrics = summary_json(cells, ["fixture-001"])["cells"][0]["metrics"]
+    assert metrics["privacy"] == {"value": None, "ci_low": None, "ci_high": None}
+
+
+def test_compare_lines_follow_the_compare_view() -> None:
+    diff = _compare(arm(), arm())
+    lines = comparison_lines(diff)
+    assert [line.split()[0] for line in lines] == [
+        "drift_c",
+        "drift_e",
+        "mvot",
+        "selectivity",
+        "revision_accuracy",
+        "action_alignment",
+        "tes",
+        "lps",
+        "read_ms_p99",
+        "storage_per_session",
+    ]
+    assert lines[0] == "  drift_c                +0.000  [+0.000, +0.000]"
