@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,15 @@ from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, Gate, LoopConfig
 from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
+    AblationError,
     EvaluationOptions,
     RunOptions,
     RunResult,
+    ablation_arms,
     cell_exists,
     compare_stored,
     connect,
+    find_ablations,
     run_benchmark,
     world_is_current,
 )
@@ -241,6 +244,28 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
     return arms
 
 
+def _run_arms(
+    sources: Sequence[WorldSource],
+    backends: tuple[str, ...],
+    gates: tuple[str, ...],
+    ablations: tuple[str, ...],
+) -> list[Arm]:
+    """The arms of ``drift run``: backend × gate, and the named ablations' arms.
+
+    An ablation is read from the ``ablations.yaml`` beside the scenario files among ``sources``.
+    """
+    arms = _parse_arms(backends, gates) if backends or gates or not ablations else []
+    if not ablations:
+        return arms
+    try:
+        scenarios = [source.origin for source in sources if source.kind == "scenario"]
+        extra = ablation_arms(find_ablations(scenarios), list(ablations))
+    except AblationError as error:
+        click.echo(f"--ablation: {error}", err=True)
+        sys.exit(EXIT_INVALID)
+    return [*arms, *(arm for arm in extra if arm not in arms)]
+
+
 def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     """Per-backend constructor options from a YAML mapping ``backend: {option: value}``."""
     if path is None:
@@ -272,6 +297,14 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     multiple=True,
     metavar="hard|soft:K|summary:N",
     help="Budget gate (repeatable); each backend × gate pair is an arm. Default: hard.",
+)
+@click.option(
+    "--ablation",
+    "ablations",
+    multiple=True,
+    metavar="NAME",
+    help="Run this ablation's arms (repeatable), from ablations.yaml beside the scenarios; "
+    "alone it replaces the default arms, with --backend/--gate it adds to them.",
 )
 @OUT_OPTION
 @click.option(
@@ -340,6 +373,7 @@ def run(
     horizons: tuple[HorizonName, ...],
     backends: tuple[str, ...],
     gates: tuple[str, ...],
+    ablations: tuple[str, ...],
     out: StorageRoot,
     call_timeout: float,
     fail_on_error: bool,
@@ -364,7 +398,7 @@ def run(
     if via == "dagster" and any(s.kind != "scenario" for s in opened):
         click.echo("--via dagster: only scenario files so far, not imported sources", err=True)
         sys.exit(EXIT_INVALID)
-    arms = _parse_arms(backends, gates)
+    arms = _run_arms(opened, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
     _check_compressor(backend_options, opened[0], via)
     options = RunOptions(
@@ -478,12 +512,12 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
 
     if not os.environ.get("DAGSTER_HOME"):
         click.echo(
-            "--via dagster needs DAGSTER_HOME (the project root holds dagster.yaml: "
-            'export DAGSTER_HOME="$PWD")',
+            "--via dagster needs DAGSTER_HOME (the project's instance: "
+            'export DAGSTER_HOME="$PWD/.dagster_home" from the project root)',
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    from drift_pipeline.defs.run import run_via_dagster
+    from drift_pipeline.defs.launch import run_via_dagster
 
     return run_via_dagster(
         list(files),
@@ -494,6 +528,67 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
         backend_options=options.backend_options,
         log=lambda line: click.echo(line, err=True),
     )
+
+
+@main.command()
+@click.option("--horizon", type=click.Choice(HORIZON_NAMES), help="Only worlds of this horizon.")
+@click.option(
+    "--scenario",
+    "scenario_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only this scenario id (repeatable).",
+)
+@click.option("--ablation", metavar="NAME", help="Only this ablation's arms (ablations.yaml).")
+@click.option(
+    "--arm", "arm_keys", multiple=True, metavar="BACKEND@GATE", help="Only this arm (repeatable)."
+)
+@click.option(
+    "--launch", is_flag=True, help="Create a backfill for the dagster dev daemon instead."
+)
+@click.option("--dry-run", is_flag=True, help="Print the selection and the runs only.")
+def backfill(
+    horizon: str | None,
+    scenario_ids: tuple[str, ...],
+    ablation: str | None,
+    arm_keys: tuple[str, ...],
+    launch: bool,
+    dry_run: bool,
+) -> None:
+    """Recompute registered Dagster partitions: a horizon, scenarios, an ablation's arms.
+
+    Runs every selected world (tables if stale, baselines) and cell now, as Dagster runs
+    against the instance at DAGSTER_HOME, then the reports; --launch hands the same selection
+    to the daemon as one asset backfill. Scenario folders and the storage root come from
+    DRIFT_SCENARIOS (default scenarios) and DRIFT_DATA_ROOT (default data), as for dagster dev.
+    """
+    import os
+
+    if not os.environ.get("DAGSTER_HOME"):
+        click.echo(
+            'drift backfill needs DAGSTER_HOME: export DAGSTER_HOME="$PWD/.dagster_home" '
+            "from the project root",
+            err=True,
+        )
+        sys.exit(EXIT_INVALID)
+    from drift_pipeline.defs.launch import backfill as run_backfill
+
+    try:
+        run_backfill(
+            horizon,
+            scenario_ids,
+            ablation,
+            arm_keys,
+            launch=launch,
+            dry_run=dry_run,
+            echo=click.echo,
+        )
+    except ValueError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    except RuntimeError as error:
+        click.echo(str(error), err=True)
+        sys.exit(1)
 
 
 @main.command()

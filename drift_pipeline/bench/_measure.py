@@ -193,7 +193,8 @@ def peak_rss_mb(ws: BenchWorkspace) -> float:
 
 
 PROJECT_DAGSTER_YAML = Path(__file__).resolve().parents[2] / "dagster.yaml"
-"""The instance configuration the README has users run Dagster with (``DAGSTER_HOME="$PWD"``)."""
+"""The instance configuration users run Dagster with (``.dagster_home/dagster.yaml`` links to it):
+Dagster's own SQLite storages under ``DAGSTER_HOME``."""
 
 DAGSTER_PAIRS = 3
 """Direct and Dagster runs measured alternately, this many of each; the median ratio is kept."""
@@ -205,9 +206,9 @@ def dagster_overhead_ratio(ws: BenchWorkspace, pairs: int = DAGSTER_PAIRS) -> fl
     Each pair is a direct run then a Dagster run, both in fresh child processes into empty
     folders (both generate the world); the median of the pairs' ratios is returned, since one
     pair on a shared two-core machine can be off by a tenth. Every Dagster run uses a fresh
-    instance configured by the project's ``dagster.yaml``, as the README sets Dagster up: a
-    temporary ``DAGSTER_HOME`` holding a copy of it, which is also the working directory (its
-    paths are relative to that).
+    instance configured by the project's ``dagster.yaml``, the configuration users run: a
+    temporary ``DAGSTER_HOME`` holding a copy of it, where Dagster's stock SQLite storages keep
+    their files.
 
     Raises:
         FileNotFoundError: The project's ``dagster.yaml`` is not beside the package (the bench
@@ -232,7 +233,6 @@ def dagster_overhead_ratio(ws: BenchWorkspace, pairs: int = DAGSTER_PAIRS) -> fl
         via = run_measured(
             _drift("run", *common, "--via", "dagster", "--out", str(via_out.resolve())),
             env={**os.environ, "DAGSTER_HOME": str(home)},
-            cwd=home,
             log=ws.path(f"via-dagster-{pair}.log"),
         )
         ratios.append(via.wall_s / direct.wall_s)

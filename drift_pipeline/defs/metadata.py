@@ -163,6 +163,15 @@ RETRIEVALS_KEYS: tuple[str, ...] = (
     READ_MS_P99,
     FAULTS,
 )
+REFERENCE_MEMORY_KEYS: tuple[str, ...] = (
+    *MEMORY_SNAPSHOTS_KEYS,
+    READ_TOKENS,
+    LLM_READ_TOKENS,
+    READ_MS_P50,
+    READ_MS_P95,
+    READ_MS_P99,
+)
+"""The reference compressor's memory run on a world: its snapshots' figures, then its reads'."""
 PROBE_ANSWERS_KEYS: tuple[str, ...] = (ROWS, PROBES, ACCURACY, MEAN_SCORE)
 CELL_METRICS_KEYS: Sequence[str] = _CellMetricsKeys()
 """Every key the ``cell_metrics`` asset reports: rows, then one per metric (see above)."""

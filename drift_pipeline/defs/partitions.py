@@ -25,11 +25,11 @@ import dagster as dg
 from drift_pipeline.keys import CellKey as CellKey
 from drift_pipeline.keys import WorldKey as WorldKey
 from drift_pipeline.memory import Arm, Gate
-from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.memory.backends import default_backend_names
+from drift_pipeline.pipeline import REFERENCE_ARM, Ablation
 from drift_pipeline.sources import WorldSource
 from drift_pipeline.world import GenerationUnsupported
 
-from ._ablations import Ablation
 from .resources import ScenarioCatalog
 
 WORLD = "world"
@@ -75,8 +75,16 @@ def scenario_worlds(sources: Iterable[WorldSource]) -> list[WorldKey]:
 
 
 def repository_arms(ablations: Iterable[Ablation]) -> list[Arm]:
-    """Every registered backend under the hard gate, then every ablation's arms."""
-    arms = [Arm(name, Gate("hard")) for name in backend_names()]
+    """Every default backend under the hard gate, then every ablation's arms.
+
+    Default backends are those registered in code: an installed plugin's backend becomes an
+    arm partition only when an ablation (or a run) names it.
+
+    The reference compressor under the hard gate is not an arm partition: it runs once per
+    world as ``reference_memory`` (a world baseline).
+    """
+    arms = [Arm(name, Gate("hard")) for name in default_backend_names()]
+    arms = [arm for arm in arms if arm != REFERENCE_ARM]
     for ablation in ablations:
         arms.extend(arm for arm in ablation.arms if arm not in arms)
     return arms

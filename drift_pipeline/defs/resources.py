@@ -12,12 +12,10 @@ import duckdb
 from pydantic import Field
 
 from drift_pipeline.memory import LoopConfig
-from drift_pipeline.pipeline import connect
+from drift_pipeline.pipeline import ABLATIONS_FILE, Ablation, connect, load_ablations
 from drift_pipeline.scenario import ScenarioError, scenario_files
 from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import StorageRoot
-
-from ._ablations import ABLATIONS_FILE, Ablation, load_ablations
 
 DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
 """Environment variable naming the storage root (default ``data``)."""

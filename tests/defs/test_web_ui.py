@@ -2,7 +2,8 @@
 headless Chromium, and ``dagster-webserver -w workspace.yaml`` answering GraphQL.
 
 Each server runs in a temporary project folder of its own: ``DAGSTER_HOME`` holds a copy of the
-repository's ``dagster.yaml`` and is the working directory (its paths are relative to it),
+repository's ``dagster.yaml`` (Dagster's own SQLite storages, under ``DAGSTER_HOME``; the server
+runs from the folder above it, as the README runs it from the project root),
 ``DRIFT_DATA_ROOT`` and ``DRIFT_SCENARIOS`` point at a data folder and a tiny scenario written
 here. The whole process group is stopped, and the folder removed, in a ``finally``.
 
@@ -218,7 +219,7 @@ def serve() -> Iterator[Any]:
         with server.log.open("wb") as log:
             process = subprocess.Popen(
                 argv,
-                cwd=home,  # dagster.yaml's paths are relative to the working directory
+                cwd=folder,  # the instance's files resolve from DAGSTER_HOME, not from here
                 env=_server_env(home, data, scenarios, tmp),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -322,10 +323,13 @@ def _materialize_world(page: Page, server: Server) -> str:
     for group in ("world", "memory", "evaluation", "report"):
         expect(page.get_by_text(group, exact=True).first).to_be_visible()
 
-    # ... and the world group's graph its five assets.
+    # ... and the world group its five assets (in the list: the group's graph also draws the
+    # links to its downstream groups, and leaves nodes outside the viewport undrawn).
     page.goto(f"{server.url}/locations/{LOCATION}/asset-groups/world")
+    page.get_by_role("tab", name="List").click()
     for asset in WORLD_ASSETS:
         expect(page.get_by_text(asset, exact=True).first).to_be_visible()
+    page.get_by_role("tab", name="Lineage").click()
 
     page.get_by_role("button", name="Materialize all").click()
     dialog = page.get_by_role("dialog").filter(has_text="Launch runs to materialize")

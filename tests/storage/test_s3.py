@@ -512,7 +512,7 @@ def test_dagster_materializes_to_s3_with_the_figures_of_a_local_run(
         ],
         capture_output=True,
         text=True,
-        cwd=tmp_path,  # dagster.yaml's paths are relative to the working directory
+        cwd=tmp_path,
         env={**os.environ, **s3.env, "DAGSTER_HOME": str(tmp_path)},
         timeout=600,
     )

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow as pa
 
+from drift_pipeline.pipeline import audit_stored_world
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     GROUND_TRUTH,
@@ -17,7 +18,7 @@ from drift_pipeline.storage import (
 from drift_pipeline.tokens import count_tokens
 
 from .. import metadata as md
-from .._audit import audit_stored_world
+from ..automation import REFRESH
 from ..partitions import WorldKey, worlds_partitions
 from ..resources import DriftStorage, ScenarioCatalog
 
@@ -40,6 +41,7 @@ _KINDS = {"python", "parquet"}
                 "drift/table": table.name,
                 "drift/partitioned_by": ", ".join(table.partition_by),
             },
+            automation_condition=REFRESH,
         )
         for table in WORLD_TABLES
     ],

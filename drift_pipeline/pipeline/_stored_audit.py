@@ -1,4 +1,4 @@
-"""The answerability audit re-run on a world's stored tables (plain Python, no Dagster).
+"""The answerability audit re-run on a world's stored tables.
 
 Generation already audits every replicate before it writes. Re-running the same
 :func:`drift_pipeline.world.audit_probes` on what was actually stored proves the files on disk

@@ -1,7 +1,8 @@
-"""Cells as stored between assets: what a memory run leaves besides its two tables, read back.
+"""Cells as stored between separate steps: a memory run's tables and manifest, read back.
 
-Plain Python (no Dagster). The memory assets and the evaluation assets run in different runs
-(often different processes), so a cell's :class:`~drift_pipeline.memory.CellRun` is rebuilt
+When a cell's memory run and its evaluation happen in different processes (the Dagster assets,
+each in its own run), the evaluation cannot take the memory run from memory, so a cell's
+:class:`~drift_pipeline.memory.CellRun` is rebuilt
 from its Parquet tables plus a small manifest with what the tables do not hold: the isolation
 level, the backend's version and the faults (a backend that never started leaves no row).
 """
@@ -21,14 +22,6 @@ import pyarrow as pa
 from drift_pipeline.evaluation import ArmData, CellMetrics, compute_cell, judge_all
 from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import Arm, CellRun
-from drift_pipeline.pipeline import (
-    REFERENCE_ARM,
-    TEXT_COLUMNS,
-    CellResult,
-    amnesiac_answers,
-    evaluate_cell,
-    load_arm,
-)
 from drift_pipeline.scenario import HorizonName
 from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
@@ -45,6 +38,10 @@ from drift_pipeline.storage import (
     partition_values,
 )
 
+from ._cells import CellResult, amnesiac_answers, evaluate_cell
+from ._run import REFERENCE_ARM
+from ._stored import TEXT_COLUMNS, load_arm
+
 EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
 """The tables a cell's evaluation writes (its memory run writes the other two)."""
 
@@ -60,10 +57,10 @@ def reuse_evaluations() -> Iterator[None]:
 
     :func:`stored_result` and :func:`stored_cells` recompute a cell's metrics from its stored
     answers (the bootstrap draws are not stored). For one in-process execution of a plan of
-    runs (``run_via_dagster``) that is work done twice: the plan's runs are the only writers of
-    its cells, and each cell is evaluated after everything it reads is final, so its stored
-    inputs cannot change between its evaluation and the reads that follow. The bootstrap is
-    deterministic, so a reused figure equals its recomputation. Outside such a block (runs
+    runs (``drift run --via dagster``) that is work done twice: the plan's runs are the only
+    writers of its cells, and each cell is evaluated after everything it reads is final, so its
+    stored inputs cannot change between its evaluation and the reads that follow. The bootstrap
+    is deterministic, so a reused figure equals its recomputation. Outside such a block (runs
     launched from the UI, sensors, schedules) nothing is kept and everything is recomputed.
     """
     global _evaluated
