@@ -109,7 +109,7 @@ def test_failures_retry_then_fall_back_with_a_record(
     assert any(r["reason"].startswith("the event value was not said") for r in records)
     assert any(r["reason"].startswith("a first-person claim") for r in records)
     assert all(r["attempts"] == 3 for r in records)
-    assert all(r["synthesizer"] == "llm@1" and r["fallback"] == "template@3" for r in records)
+    assert all(r["synthesizer"] == "llm@1" and r["fallback"] == "template@4" for r in records)
     assert all(r["session_id"].startswith("short-r") for r in records)
     # Unparsable first replies were retried and accepted: none of them fell back.
     rejected_then_accepted = [p for p in prompts if "reply is not JSON" in p]
@@ -163,7 +163,7 @@ def test_manifest_records_the_pin_without_key_or_endpoint(
     pin = manifest["synthesizer_pin"]
     assert pin["model"] == "fake-writer"
     assert pin["prompt_version"].startswith("synthesis-1+")
-    assert pin["fallback"] == "template@3"
+    assert pin["fallback"] == "template@4"
     assert "127.0.0.1" not in json.dumps(manifest)
 
 

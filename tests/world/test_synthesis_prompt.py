@@ -119,7 +119,8 @@ def test_pin_names_model_and_prompt_never_key_or_endpoint(monkeypatch: pytest.Mo
         "temperature": "0.0",
         "prompt_version": full_prompt_version(),
         "max_attempts": "2",
-        "fallback": "template@3",
+        "fallback": "template@4",
+        "fallback_phrasing_split": "public",
     }
     assert "sk-never-pinned" not in repr(synthesizer)
     with pytest.raises(ValueError, match="max_attempts must be at least 1"):

@@ -114,6 +114,8 @@ class LLMSynthesizer:
             "prompt_version": full_prompt_version(),
             "max_attempts": str(self.max_attempts),
             "fallback": f"{self.fallback.name}@{self.fallback.version}",
+            # The fallback's own pin (the template synthesizer's phrasing split).
+            **{f"fallback_{key}": value for key, value in _pin_of(self.fallback).items()},
         }
 
     # --- the synthesizer interface ----------------------------------------------------------
@@ -283,6 +285,11 @@ def synthesizer_from_env(cache_dir: str | os.PathLike[str] | None) -> LLMSynthes
     model = os.environ.get(SYNTHESIZER_MODEL_ENV, "").strip()
     config = LLMConfig.from_env(**({"model": model} if model else {}))
     return LLMSynthesizer(LLMClient(config, cache_dir))
+
+
+def _pin_of(synthesizer: Synthesizer) -> dict[str, str]:
+    pin = getattr(synthesizer, "pin", None)
+    return dict(pin()) if pin is not None else {}
 
 
 def _short(text: str) -> str:
