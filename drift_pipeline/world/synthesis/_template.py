@@ -351,10 +351,16 @@ class TemplateSynthesizer:
                 slot = free.pop(int(u() * len(free)))
                 kind = _NOISE_KINDS[bisect(_NOISE_CUMULATIVE, u() * _NOISE_CUMULATIVE[-1])]
                 sentence = self._noise_sentence(tables.decoys[kind], noise, typo_rate)
-                user[slot] = f"{sentence} {user[slot]}"
                 kinds[slot] = kind
                 replies = t.NOISE_REPLIES[kind]
-                bot[slot] = f"{replies[int(u() * len(replies))]} {bot[slot]}"
+                reply = replies[int(u() * len(replies))]
+                if kind == "question":
+                    # A question is a request of its own: it takes the exchange, one per turn.
+                    user[slot] = sentence
+                    bot[slot] = reply
+                else:
+                    user[slot] = f"{sentence} {user[slot]}"
+                    bot[slot] = f"{reply} {bot[slot]}"
         # The assistant calls the principal by the name they go by: always in a world's first
         # session, so the name the probes use is one the transcripts use.
         if plan.session_index == 0 or u() < 0.2:

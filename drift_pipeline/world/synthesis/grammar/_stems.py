@@ -211,7 +211,7 @@ STEMS: dict[str, tuple[tuple[str, str], ...]] = {
         ("team_does", "my team always asks that you {v}"),
         ("saves_time", "it saves me time when you {v}"),
         ("good_habit", "it's a good habit of yours to {v}"),
-        ("keep", "keep making sure you {v}"),
+        ("keep", "I count on you to keep making sure you {v}"),
         ("noticed", "I noticed I relax when you {v}"),
         ("works_for_me", "what works for me is when you {v}"),
         ("again", "I'd like you to {v} again on this one"),
