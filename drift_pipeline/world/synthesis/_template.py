@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import accumulate
 
 from drift_pipeline.entities import Value, get_entity_type
@@ -251,6 +252,39 @@ class _EventText:
         self.before = before
 
 
+@dataclass(frozen=True)
+class PlannedSentence:
+    """One sentence a session's plan calls for.
+
+    Attributes:
+        role: ``event`` or the decoy kind (``third_party``, ``sarcasm``…).
+        family_id: The phrasing family it was drawn from.
+        position: Where it sits (see the grammar's frames: ``inline``, ``confirm``…).
+        text: The sentence as the grammar wrote it.
+        before: What the family puts in the turn before (an announcement, the assistant's
+            question); empty for most families.
+    """
+
+    role: str
+    family_id: str
+    position: str
+    text: str
+    before: str = ""
+
+
+@dataclass(frozen=True)
+class SessionScript:
+    """A session as the grammar writes it, with the plan it followed.
+
+    Attributes:
+        turns: The turns (exactly what :meth:`TemplateSynthesizer.session` returns).
+        planned: The event sentence (if any) and the decoy sentences, in turn order of drawing.
+    """
+
+    turns: list[Turn]
+    planned: tuple[PlannedSentence, ...]
+
+
 class TemplateSynthesizer:
     """Deterministic transcripts from the phrasing grammar; the default synthesizer (offline).
 
@@ -278,6 +312,19 @@ class TemplateSynthesizer:
 
     def session(self, plan: SessionPlan, context: SessionContext) -> list[Turn]:
         """Write one session: a routine task, with the event (if any) emerging inside it."""
+        return self._write(plan, context, None)
+
+    def script(self, plan: SessionPlan, context: SessionContext) -> SessionScript:
+        """Write one session and say which families it used (what an LLM is asked to follow).
+
+        Draws exactly what :meth:`session` draws, so both give the same turns for one context.
+        """
+        planned: list[PlannedSentence] = []
+        return SessionScript(self._write(plan, context, planned), tuple(planned))
+
+    def _write(
+        self, plan: SessionPlan, context: SessionContext, planned: list[PlannedSentence] | None
+    ) -> list[Turn]:
         u = context.rng.random
         tables = tables_for(self.split)
         profiles = context.profiles
@@ -341,6 +388,11 @@ class TemplateSynthesizer:
                     bot[slot - 1] = f"{bot[slot - 1]} {written.before}"
                 else:
                     user[slot - 1] = f"{user[slot - 1]} {written.before}"
+            if planned is not None:
+                family = written.family
+                planned.append(
+                    PlannedSentence("event", family.family_id, position, sentence, written.before)
+                )
             labels[slot] = event.event_id
             kinds[slot] = "event"
             bot[slot] = f"{_pick(u, t.ACKS)} {bot[slot]}"
@@ -350,7 +402,9 @@ class TemplateSynthesizer:
             for _ in range(min(noise_items, len(free))):
                 slot = free.pop(int(u() * len(free)))
                 kind = _NOISE_KINDS[bisect(_NOISE_CUMULATIVE, u() * _NOISE_CUMULATIVE[-1])]
-                sentence = self._noise_sentence(tables.decoys[kind], noise, typo_rate)
+                family, sentence = self._noise_sentence(tables.decoys[kind], noise, typo_rate)
+                if planned is not None:
+                    planned.append(PlannedSentence(kind, family.family_id, "inline", sentence))
                 kinds[slot] = kind
                 replies = t.NOISE_REPLIES[kind]
                 reply = replies[int(u() * len(replies))]
@@ -453,13 +507,16 @@ class TemplateSynthesizer:
         return _EventText(family, _cap(template.format_map(fills)), before)
 
     @staticmethod
-    def _noise_sentence(families: tuple[Family, ...], fills: _NoiseFills, typo_rate: float) -> str:
+    def _noise_sentence(
+        families: tuple[Family, ...], fills: _NoiseFills, typo_rate: float
+    ) -> tuple[Family, str]:
         u = fills.u
         family = families[int(u() * len(families))]
         template = family.typo if typo_rate and u() < typo_rate else family.template
         if not family.fields:
-            return _cap(template)
-        return _cap(template.format_map({name: fills.draw(name) for name in family.fields}))
+            return family, _cap(template)
+        text = template.format_map({name: fills.draw(name) for name in family.fields})
+        return family, _cap(text)
 
     @staticmethod
     def _agents_only(plan: SessionPlan, agents: list[str], u: Uniform) -> list[Turn]:
