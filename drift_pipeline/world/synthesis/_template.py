@@ -22,6 +22,7 @@ from .grammar import (
     CONFIRM_PROMPTS,
     CONSTRAINT_PHRASES,
     CORRECTION_CUES,
+    HEDGES,
     LEAD_INS,
     MID_TAILS,
     TOPIC_WORDS,
@@ -495,6 +496,8 @@ class TemplateSynthesizer:
                 fills[name] = _pick(u, WHEN)
             elif name == "day":
                 fills[name] = _pick(u, t.DAYS)
+            elif name == "hedge":
+                fills[name] = _pick(u, HEDGES)
             else:
                 raise KeyError(f"event template placeholder {{{name}}} has no filler")
         before = ""

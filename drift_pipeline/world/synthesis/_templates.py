@@ -153,7 +153,7 @@ TASKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         "travel",
         (
             "What's the cheapest way to get from the airport to the centre on {day}?",
-            "Pack list for a {trip_days}-day work trip, please.",
+            "Pack list for a work trip of {trip_days} days, please.",
             "Which is better for a layover of {layover} hours: stay airside or go into town?",
         ),
         (
@@ -191,7 +191,7 @@ TASKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "money",
         (
-            "Help me split a {bill} euro dinner bill between {diners} people with a 10% tip.",
+            "Help me split a dinner bill of {bill} euros between {diners} people with a 10% tip.",
             "Is {pct}% interest on a savings account good right now?",
             "What should I track in a monthly budget for {thing2} costs?",
         ),

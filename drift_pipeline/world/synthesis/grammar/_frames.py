@@ -27,6 +27,13 @@ EVENT_FRAMES: tuple[Frame, ...] = (
     ("short_version", "neutral", "inline", "I suppose the short version is that {c}."),
     ("please_note", "formal", "inline", "Please note that {c}."),
     ("something_changed", "neutral", "inline", "Something changed, actually: {c}."),
+    ("hedged", "neutral", "inline", "{hedge}, {c}."),
+    (
+        "ramble",
+        "casual",
+        "inline",
+        "This is a bit random and I keep meaning to mention it, but {c}, so there you go.",
+    ),
     ("side_note", "neutral", "mid", "Oh, and {c}, but that's a side note."),
     ("unrelated", "casual", "mid", "Also, unrelated: {c}."),
     ("the_news", "neutral", "lead", "Right, the news I mentioned: {c}."),
@@ -89,11 +96,13 @@ DECOY_FRAMES: dict[str, tuple[Frame, ...]] = {
     "sarcasm": _SARCASM,
 }
 
+# Discourse markers that soften a statement, for frames with a ``{hedge}`` slot.
+HEDGES = ("Honestly", "Basically", "To be fair", "Truth be told", "If I'm honest", "As it happens")
 # The previous turn of a "lead" family: it announces news the next turn gives ({w}: a topic word).
 LEAD_INS = (
     "I've got some news on the {w} front; I'll tell you in a second.",
-    "Remind me to tell you about a {w} update after this.",
-    "There's a {w} change I need to tell you about, one moment.",
+    "Remind me to give you an update on the {w} side after this.",
+    "There's a change on the {w} side I need to tell you about, one moment.",
 )
 # The previous turn of a "correct" family: it flags a note the next turn corrects.
 CORRECTION_CUES = (
