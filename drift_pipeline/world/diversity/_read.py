@@ -27,7 +27,8 @@ class WorldText:
     """What the diversity audit reads from one or more world roots.
 
     Attributes:
-        events: Per event type: the skeletons of event sentences (those saying the value).
+        events: Per event type: the skeletons of event sentences (those of an event turn that
+            say the value and that no routine turn also has).
         decoys: Per decoy kind: the skeletons of decoy sentences (not also in routine turns).
         event_turns: (event type, slot, value, turn text) of every event turn.
         decoy_turns: (decoy kind, turn text) of every decoy turn.
@@ -68,6 +69,7 @@ def read_worlds(roots: Iterable[RootLike]) -> WorldText:
     text = WorldText()
     task_skeletons: set[str] = set()
     decoy_sentences: list[tuple[str, str]] = []
+    event_sentences: list[tuple[str, str]] = []
     aliases = _aliases()
     for given in roots:
         root = StorageRoot.from_url(given)
@@ -86,7 +88,8 @@ def read_worlds(roots: Iterable[RootLike]) -> WorldText:
             str(row[0]).split()[0]
             for row in _rows(
                 root,
-                f"select distinct name from read_parquet('{root.glob(LATENT_PROFILES)}')",
+                f"select distinct name from read_parquet('{root.glob(LATENT_PROFILES)}') "
+                "where entity_type = 'human'",
             )
         )
         text.worlds += len(
@@ -109,7 +112,7 @@ def read_worlds(roots: Iterable[RootLike]) -> WorldText:
                 said = aliases.get((slot, value), (value,))
                 for sentence in sentences(body):
                     if contains_any(sentence, said):
-                        text.events.setdefault(event_type, []).append(skeleton(sentence, names))
+                        event_sentences.append((event_type, skeleton(sentence, names)))
             elif kind in DECOY_KINDS:
                 text.decoy_turns.append((str(kind), body))
                 decoy_sentences.extend(
@@ -117,8 +120,10 @@ def read_worlds(roots: Iterable[RootLike]) -> WorldText:
                 )
             else:
                 task_skeletons.update(skeleton(sentence, names) for sentence in sentences(body))
-    # A decoy turn also holds its routine request: only sentences routine turns never show count.
-    for kind, shape in decoy_sentences:
-        if shape not in task_skeletons:
-            text.decoys.setdefault(kind, []).append(shape)
+    # Event and decoy turns also hold their routine request (which may name a value, "miles"):
+    # only sentences that routine turns never show count.
+    for groups, found in ((text.events, event_sentences), (text.decoys, decoy_sentences)):
+        for group, shape in found:
+            if shape not in task_skeletons:
+                groups.setdefault(group, []).append(shape)
     return text

@@ -50,8 +50,20 @@ def _maskers() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a turn (split after ``.``, ``!`` and ``?``)."""
-    return [part for part in _SENTENCE_END.split(text.strip()) if part]
+    """The sentences of a turn (split after ``.``, ``!`` and ``?``).
+
+    A token without letters or digits right after a sentence end (an emoji, ``/s``) closes the
+    sentence before it rather than opening the next one.
+    """
+    found: list[str] = []
+    for part in _SENTENCE_END.split(text.strip()):
+        head, _, rest = part.partition(" ")
+        if found and head and not any(char.isalnum() for char in head):
+            found[-1] = f"{found[-1]} {head}"
+            part = rest
+        if part:
+            found.append(part)
+    return found
 
 
 def skeleton(sentence: str, extra_names: tuple[str, ...] = ()) -> str:

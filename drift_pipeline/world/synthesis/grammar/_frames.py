@@ -63,7 +63,7 @@ _QUESTIONS: tuple[Frame, ...] = (
     ("bare", "neutral", "inline", "{c}?"),
     ("random", "casual", "inline", "Random question: {c}?"),
     ("curiosity", "neutral", "inline", "Out of curiosity, {c}?"),
-    ("wondering", "casual", "inline", "{c}? Just wondering."),
+    ("wondering", "casual", "inline", "Just wondering, {c}?"),
     ("keep_wondering", "neutral", "inline", "Something I keep wondering: {c}?"),
     ("quick_one", "casual", "inline", "Quick one: {c}?"),
     ("off_topic", "neutral", "inline", "Totally off topic, {c}?"),

@@ -62,7 +62,7 @@ STEMS: dict[str, tuple[tuple[str, str], ...]] = {
         ("settled", "things have settled, and I'm {v}"),
         ("tax_form", "I had to tick '{v}' on a form {when}, which felt strange"),
         ("new_chapter", "it's a new chapter for me now that I'm {v}"),
-        ("since_day", "I've been {v} since {day}"),
+        ("since_day", "I've been {v} ever since {day}"),
         ("plain_fact", "the plain fact is that I'm {v}"),
     ),
     "health": (
