@@ -8,7 +8,7 @@ import re
 import pytest
 
 from drift_pipeline.entities import get_entity_type
-from drift_pipeline.textmatch import contains_any
+from drift_pipeline.textmatch import contains_any, normalise
 from drift_pipeline.world import EntityState, Event, SessionPlan, rng_for
 from drift_pipeline.world._events import SIM_EPOCH
 from drift_pipeline.world.synthesis import SessionContext, TemplateSynthesizer
@@ -179,26 +179,27 @@ def test_every_routine_text_and_decoy_family_is_used(split: PhrasingSplit):
 
 @pytest.mark.parametrize("split", SPLITS, ids=lambda split: split.label)
 def test_every_event_family_is_used(split: PhrasingSplit):
+    # The script names the family of each planned sentence: every family of every slot family
+    # in the split must be drawn, and its sentence must be the one in the event turn.
     synthesizer = TemplateSynthesizer(split)
-    slots = {
-        "employer": "employer",
-        "city": "city",
-        "habits": "habits",
-        "opinion": "opinion/nuclear_power",
-    }
-    for family, slot_name in slots.items():
-        slot = get_entity_type("human").slot(slot_name)
-        texts: list[str] = []
-        for seed in range(1500):
-            value = slot.values[seed % len(slot.values)]
-            previous = slot.values[(seed + 1) % len(slot.values)].text
-            tier = "soft" if family == "habits" else "signal"
-            event = _event("p", slot_name, value.text, tier, previous)
-            plan = SessionPlan(3, SIM_EPOCH, tier, ("p", "a"), "linear", event)  # type: ignore[arg-type]
-            context = SessionContext(_profiles(STYLES[seed % 3]), {}, random.Random(seed))
-            turns = synthesizer.session(plan, context)
-            texts.extend(turn.content for turn in turns if turn.label_kind == "event")
-        corpus = "\n".join(texts)
-        pool = tables_for(split).events[(family, True)]
-        missing = [f.family_id for f in pool if not _shape(f.template).search(corpus)]
-        assert not missing, missing
+    for subject, type_name in (("p", "human"), ("a", "assistant_agent")):
+        entity_type = get_entity_type(type_name)
+        for event_type in entity_type.event_types:
+            slot_name = event_type.slots[0]
+            slot = entity_type.slot(slot_name)
+            family = slot_name.partition("/")[0]
+            used: set[str] = set()
+            for seed in range(1200):
+                value = slot.values[seed % len(slot.values)]
+                previous = slot.values[(seed + 1) % len(slot.values)].text
+                event = _event(subject, slot_name, value.text, event_type.tier, previous)
+                plan = SessionPlan(3, SIM_EPOCH, event_type.tier, ("p", "a"), "linear", event)
+                context = SessionContext(_profiles(STYLES[seed % 3]), {}, random.Random(seed))
+                script = synthesizer.script(plan, context)
+                planned = script.planned[0]
+                assert planned.role == "event"
+                (turn,) = [turn for turn in script.turns if turn.label_kind == "event"]
+                assert normalise(planned.text) in normalise(turn.content)
+                used.add(planned.family_id)
+            expected = {f.family_id for f in tables_for(split).events[(family, True)]}
+            assert used == expected, sorted(expected - used)
