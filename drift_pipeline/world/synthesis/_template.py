@@ -303,6 +303,17 @@ class TemplateSynthesizer:
     def __init__(self, split: PhrasingSplit | None = None) -> None:
         """A template synthesizer writing with ``split`` (default: from the environment)."""
         self.split = split if split is not None else split_from_env()
+        self._tables = tables_for(self.split)
+
+    def __getstate__(self) -> dict[str, object]:
+        # Worker processes rebuild the tables from the split instead of unpickling them.
+        return {"split": self.split}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        split = state["split"]
+        assert isinstance(split, PhrasingSplit)
+        self.split = split
+        self._tables = tables_for(split)
 
     def __repr__(self) -> str:
         return f"TemplateSynthesizer(split={self.split.label!r})"
@@ -327,7 +338,7 @@ class TemplateSynthesizer:
         self, plan: SessionPlan, context: SessionContext, planned: list[PlannedSentence] | None
     ) -> list[Turn]:
         u = context.rng.random
-        tables = tables_for(self.split)
+        tables = self._tables
         profiles = context.profiles
         humans = [p for p in plan.participants if profiles[p].entity_type == "human"]
         agents = [p for p in plan.participants if p not in humans]

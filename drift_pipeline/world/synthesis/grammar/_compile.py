@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from string import Formatter
+from typing import NamedTuple
 
 from ._decoys import DECOY_STEMS
 from ._frames import DECOY_FRAMES, EVENT_FRAMES, TYPOS, Frame
@@ -18,9 +18,8 @@ from ._split import PhrasingSplit
 from ._stems import STEMS
 
 
-@dataclass(frozen=True)
-class Family:
-    """One phrasing family: a stem in a frame.
+class Family(NamedTuple):
+    """One phrasing family: a stem in a frame (a tuple: thousands are built at import).
 
     Attributes:
         family_id: ``event:<slot family>/<stem>/<frame>`` or ``decoy:<kind>/<stem>/<frame>``.
@@ -41,27 +40,22 @@ class Family:
     fields: tuple[str, ...]
 
 
+_FIELD = re.compile(r"\{([a-z0-9_]+)\}")
+
+
 def fields_of(template: str) -> tuple[str, ...]:
     """Placeholders of a template, in first-use order."""
-    names: dict[str, None] = {}
-    for _, name, _, _ in Formatter().parse(template):
-        if name:
-            names.setdefault(name, None)
-    return tuple(names)
+    return tuple(dict.fromkeys(_FIELD.findall(template)))
 
 
-_TYPO_PATTERNS = tuple((re.compile(rf"\b{word}\b"), typo) for word, typo in TYPOS)
+_TYPO_WORDS = dict(TYPOS)
+# One pass per template: placeholder names are never one of the common words.
+_TYPO_PATTERN = re.compile(r"\b(?:" + "|".join(map(re.escape, _TYPO_WORDS)) + r")\b")
 
 
 def _typo(template: str) -> str:
-    """``template`` with its first common word misspelt, placeholders untouched."""
-    parts = re.split(r"(\{[a-z_]+\})", template)
-    for pattern, typo in _TYPO_PATTERNS:
-        for index, part in enumerate(parts):
-            if index % 2 == 0 and pattern.search(part):
-                parts[index] = pattern.sub(typo, part, count=1)
-                return "".join(parts)
-    return template
+    """``template`` with its first common word misspelt (placeholders never match)."""
+    return _TYPO_PATTERN.sub(lambda match: _TYPO_WORDS[match.group(0)], template, count=1)
 
 
 def _compose(group: str, stem_id: str, stem: str, frame: Frame) -> Family:
