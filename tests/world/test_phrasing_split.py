@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import pickle
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import COMMUTER, TWO_DESKS, write_scenario
+from helpers import COMMUTER, TWO_DESKS, tree_bytes, write_scenario
 
 from drift_pipeline.entities import get_entity_type
 from drift_pipeline.pipeline import world_is_current
@@ -137,3 +138,16 @@ def test_a_world_from_another_split_is_stale(
     assert not world_is_current(tmp_path / "out", loaded, "short")
     monkeypatch.setenv(SALT_ENV, "beta")
     assert not world_is_current(tmp_path / "out", loaded, "short")
+
+
+def test_worker_processes_write_the_same_heldout_world(tmp_path: Path) -> None:
+    loaded = load_scenario(write_scenario(tmp_path, COMMUTER))
+    synthesizer = TemplateSynthesizer(PhrasingSplit.from_salt("alpha"))
+    copy = pickle.loads(pickle.dumps(synthesizer))
+    assert copy.split == synthesizer.split and copy.pin() == synthesizer.pin()
+    trees = []
+    for workers in (1, 2):
+        out = tmp_path / f"out{workers}"
+        generate_worlds([loaded], out, ("short",), synthesizer, workers=workers)
+        trees.append(tree_bytes(out))
+    assert trees[0] == trees[1]
