@@ -248,8 +248,8 @@ _POSITIONS = {
     "mid": "in the middle of a longer message of {name}'s, between routine remarks",
     "lead": "over two messages: {name} first says there is news, and gives it in the next one",
     "confirm": "when the assistant asks about it first ({before}) and {name} confirms it",
-    "correct": "as a correction: {name} first says a note the assistant has is out of date, "
-    "then corrects it in the next message",
+    "correct": "as a correction: in an earlier message {name} says {before}, and corrects it "
+    "in the next one",
 }
 _ROLES = {
     "third_party": "news about someone else, not about {name}",

@@ -25,6 +25,7 @@ from .grammar import (
     HEDGES,
     LEAD_INS,
     MID_TAILS,
+    STILL,
     TOPIC_WORDS,
     WHEN,
     WHO,
@@ -517,7 +518,14 @@ class TemplateSynthesizer:
         elif position == "lead":
             before = _pick(u, LEAD_INS).format(w=TOPIC_WORDS[slot_family])
         elif position == "correct":
-            before = _pick(u, CORRECTION_CUES).format(w=TOPIC_WORDS[slot_family])
+            # With an old value the principal first restates it, then corrects it; otherwise
+            # the earlier turn flags a note as out of date.
+            still = STILL.get(slot_family) if old is not None else None
+            if still is not None:
+                topic = vocab.OPINION_TOPICS.get(key, key)
+                before = still.format(old=old, topic=topic)
+            else:
+                before = _pick(u, CORRECTION_CUES).format(w=TOPIC_WORDS[slot_family])
         return _EventText(family, _cap(template.format_map(fills)), before)
 
     @staticmethod

@@ -118,8 +118,8 @@ TASKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
             "Proofread my paragraph on {thing}, please.",
         ),
         (
-            "Three options: 'Notes on {thing}', 'Why {thing} matter', and 'A field guide to {thing}'.",
-            "In short: {thing} are more interesting than they look, and the article explains why.",
+            "Three options: 'Notes on {thing}', 'What I got wrong about {thing}', and 'A field guide to {thing}'.",
+            "In short: the article makes a case for paying more attention to {thing}.",
             "Fixed two typos and one run-on sentence; the point about {thing} reads clearly now.",
         ),
     ),

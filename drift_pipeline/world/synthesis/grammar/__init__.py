@@ -23,6 +23,7 @@ from ._frames import (
     HEDGES,
     LEAD_INS,
     MID_TAILS,
+    STILL,
     TYPOS,
 )
 from ._split import SALT_ENV, PhrasingSplit, split_from_env
@@ -42,6 +43,7 @@ __all__ = [
     "MID_TAILS",
     "SALT_ENV",
     "STEMS",
+    "STILL",
     "TOPIC_WORDS",
     "TYPOS",
     "WHEN",

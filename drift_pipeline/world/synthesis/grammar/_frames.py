@@ -4,7 +4,8 @@ A frame embeds a stem's clause ``{c}``. Its position says where the sentence goe
 ``inline`` (before or after the routine request), ``mid`` (buried between the request and a
 routine line), ``lead`` (the previous turn announces news, this one gives it), ``confirm`` (the
 assistant's previous reply states the value, this turn confirms it) and ``correct`` (the
-previous turn flags a wrong note, this one corrects it). Every frame's wording differs in the
+previous turn restates the old value as if nothing had changed, or flags a wrong note, and this
+one corrects it). Every frame's wording differs in the
 sentence that carries the clause, so no two families share a sentence skeleton.
 """
 
@@ -40,8 +41,8 @@ EVENT_FRAMES: tuple[Frame, ...] = (
     ("about_update", "casual", "lead", "So, about that update: {c}."),
     ("thats_right", "neutral", "confirm", "Yes, that's right: {c}."),
     ("correct", "formal", "confirm", "Correct, {c}."),
-    ("correction", "neutral", "correct", "Here's the correction I promised: {c}."),
-    ("notes_fix", "formal", "correct", "To set your notes straight, {c}."),
+    ("correction", "neutral", "correct", "Actually, let me correct that: {c}."),
+    ("notes_fix", "formal", "correct", "To set the record straight, {c}."),
 )
 
 # Decoy frames per decoy kind: asides for statements, question and sarcasm frames for those.
@@ -104,12 +105,25 @@ LEAD_INS = (
     "Remind me to give you an update on the {w} side after this.",
     "There's a change on the {w} side I need to tell you about, one moment.",
 )
-# The previous turn of a "correct" family: it flags a note the next turn corrects.
+# The previous turn of a "correct" family when the change has no old value to restate: it flags
+# a note the next turn corrects.
 CORRECTION_CUES = (
     "Your notes on the {w} side are out of date; I'll correct them next.",
     "One of the {w} details you have for me is wrong, hang on.",
     "Before I forget, something {w}-related you know about me needs fixing.",
 )
+# The previous turn of a "correct" family when there is an old value: the principal restates it,
+# as if nothing had changed, and corrects it in the next turn (the later statement is the truth).
+STILL: dict[str, str] = {
+    "employer": "I'm still at {old} for now, in case you need that for anything.",
+    "city": "I'm still living in {old}, for what it's worth.",
+    "relationship": "I'm still {old}, for the record.",
+    "health": "I'm still {old}, nothing new there.",
+    "opinion": "On {topic}, I'm still {old}.",
+    "response_format": "Just {old}, as before.",
+    "preferred_name": "You can keep calling me {old}.",
+    "preference": "I still go for {old}.",
+}
 # A routine line after a "mid" family's sentence, so the signal sits mid-paragraph.
 MID_TAILS = (
     "Anyway, back to the list.",
