@@ -11,9 +11,8 @@ import pytest
 from helpers import COMMUTER, TWO_DESKS, tree_bytes, write_scenario
 
 from drift_pipeline.entities import get_entity_type
-from drift_pipeline.pipeline import world_is_current
 from drift_pipeline.scenario import load_scenario
-from drift_pipeline.world import generate_replicate, generate_worlds
+from drift_pipeline.world import generate_replicate, generate_worlds, world_manifest_path
 from drift_pipeline.world._write import world_manifest
 from drift_pipeline.world.synthesis import TemplateSynthesizer
 from drift_pipeline.world.synthesis.grammar import (
@@ -130,14 +129,18 @@ def test_the_manifest_records_the_split_never_the_salt(tmp_path: Path) -> None:
 def test_a_world_from_another_split_is_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A stored world is current when its manifest equals the one the run's synthesizer (the
+    # template one, from the environment) would write.
     loaded = load_scenario(write_scenario(tmp_path, COMMUTER))
+    manifest = tmp_path / "out" / world_manifest_path(loaded.spec.id, "short")
     monkeypatch.setenv(SALT_ENV, "alpha")
     generate_worlds([loaded], tmp_path / "out", ("short",))
-    assert world_is_current(tmp_path / "out", loaded, "short")
+    recorded = json.loads(manifest.read_text())
+    assert recorded == world_manifest(loaded, "short", TemplateSynthesizer())
     monkeypatch.delenv(SALT_ENV)
-    assert not world_is_current(tmp_path / "out", loaded, "short")
+    assert recorded != world_manifest(loaded, "short", TemplateSynthesizer())
     monkeypatch.setenv(SALT_ENV, "beta")
-    assert not world_is_current(tmp_path / "out", loaded, "short")
+    assert recorded != world_manifest(loaded, "short", TemplateSynthesizer())
 
 
 def test_worker_processes_write_the_same_heldout_world(tmp_path: Path) -> None:
