@@ -790,5 +790,49 @@ def bench(json_path: Path | None, only: str | None, suite: Path) -> None:
         json_path.write_text(json.dumps(report.json(), indent=2) + "\n", encoding="utf-8")
 
 
+@main.group()
+def audit() -> None:
+    """Audits of generated worlds."""
+
+
+@audit.command("diversity")
+@click.argument("worlds", nargs=-1, required=True)
+@click.option(
+    "--against",
+    "against",
+    multiple=True,
+    metavar="WORLDS",
+    help="Another world root (repeatable): report the share of skeletons it already has.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the figures as JSON to this file.",
+)
+def audit_diversity(
+    worlds: tuple[str, ...], against: tuple[str, ...], json_path: Path | None
+) -> None:
+    """Phrasing diversity of the worlds under WORLDS (storage roots written by drift generate).
+
+    Counts distinct sentence skeletons (values, names, dates and numbers masked) per event type
+    and decoy kind, the share a world set given with --against already has, and how much of the
+    signal the regex baseline fitted to the public phrasing split keeps.
+    """
+    from drift_pipeline.world.diversity import diversity_report, read_worlds, render
+
+    try:
+        measured = read_worlds(worlds)
+        other = read_worlds(against) if against else None
+    except FileNotFoundError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    report = diversity_report(measured, other)
+    click.echo(render(report))
+    if json_path is not None:
+        json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+
+
 if __name__ == "__main__":
     main()
