@@ -15,7 +15,7 @@ import yaml
 from tqdm import tqdm
 
 from drift_pipeline.llm import LLMError
-from drift_pipeline.memory import Arm, Gate, LoopConfig
+from drift_pipeline.memory import Arm, Gate, IsolationError, LoopConfig
 from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
     EvaluationOptions,
@@ -49,6 +49,8 @@ from drift_pipeline.world.synthesis import Synthesizer
 
 EXIT_INVALID = 2
 """Exit code for invalid input (scenario files, options); 1 is left for runtime failures."""
+EXIT_ISOLATION = 3
+"""``drift run``: sandboxed workers cannot start on this machine; nothing was run."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -412,6 +414,9 @@ def run(
             # Replies received so far stay cached: the same command resumes from there.
             click.echo(str(error), err=True)
             sys.exit(1)
+        except IsolationError as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_ISOLATION)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started

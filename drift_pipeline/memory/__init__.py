@@ -5,13 +5,14 @@ system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :cla
 is being compared; a gate variant is a :class:`GateStrategy` registered with
 :func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
 measured of itself); :func:`pack_backend` readies a backend object for its workers
-(:class:`BackendInstance`).
+(:class:`BackendInstance`); :func:`check_isolation` starts one sandboxed worker before a run
+(:class:`IsolationError` when it cannot).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
-from ._client import BackendWorker, CallResult
+from ._client import BackendWorker, CallResult, IsolationError, check_isolation
 from ._gates import (
     GATE_ENTRY_POINT_GROUP,
     GateRegistration,
@@ -51,6 +52,7 @@ __all__ = [
     "Gate",
     "GateRegistration",
     "GateStrategy",
+    "IsolationError",
     "LoopConfig",
     "LoopTiming",
     "MemoryBackend",
@@ -58,6 +60,7 @@ __all__ = [
     "ReaderBuffer",
     "RecentTranscripts",
     "TokenCounts",
+    "check_isolation",
     "gate_kinds",
     "pack_backend",
     "register_gate",

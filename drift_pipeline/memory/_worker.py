@@ -11,7 +11,8 @@ object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}`
 ``{"op": "store_many", "sessions": [{"session_id", "messages", "snapshot"}, ...]}`` (one
 response line per session, in order, each sent as soon as that session is stored),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
-``{"op": "snapshot"}``, ``{"op": "close"}``.
+``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
+level), ``{"op": "close"}``.
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
 backend's LLM token counters) and, on failure, ``error`` (one line).
 """
@@ -82,7 +83,8 @@ class _Worker:
         ``CountsOwnStorage``), else from counting ``snapshot()``. At a checkpoint the snapshot
         is built and sent anyway, and the harness recounts it.
         """
-        assert self.backend is not None, "init must come first"
+        if self.backend is None:
+            raise RuntimeError("store before the backend was constructed")
         started = time.perf_counter()
         self._run(self.backend.store(session_id, messages))
         elapsed = (time.perf_counter() - started) * 1000
@@ -132,7 +134,10 @@ class _Worker:
                 "version": str(getattr(self.backend, "version", "")),
                 **self._counts(),
             }
-        assert self.backend is not None, "init must come first"
+        if op == "ping":  # the harness checking that isolation starts, before any backend
+            return {"ok": True, "ms": 0.0}
+        if self.backend is None:
+            raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
             return self.store(request["session_id"], request["messages"], request.get("snapshot"))
         if op == "retrieve":

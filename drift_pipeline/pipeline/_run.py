@@ -6,6 +6,7 @@ tables and the same figures.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
-from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
+from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, check_isolation, run_cell
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
@@ -112,11 +113,14 @@ def run_benchmark(
 ) -> RunResult:
     """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
     root = StorageRoot.from_url(options.out)
-    worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
     loop = replace(options.loop, protect=protect)
+    if loop.isolate:
+        # Before any world or cell: a machine where sandboxed workers cannot start stops here.
+        asyncio.run(check_isolation(list(loop.protect)))
+    worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
     try:
         cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
