@@ -15,7 +15,7 @@ import yaml
 from tqdm import tqdm
 
 from drift_pipeline.llm import LLMError
-from drift_pipeline.memory import Arm, Gate, IsolationError, LoopConfig
+from drift_pipeline.memory import Arm, BackendStartError, Gate, IsolationError, LoopConfig
 from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
     EvaluationOptions,
@@ -51,6 +51,8 @@ EXIT_INVALID = 2
 """Exit code for invalid input (scenario files, options); 1 is left for runtime failures."""
 EXIT_ISOLATION = 3
 """``drift run``: sandboxed workers cannot start on this machine; nothing was run."""
+EXIT_BACKEND_START = 4
+"""``drift run``: a backend could not start (no rows for it; with --keep-going the rest ran)."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -346,6 +348,12 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     hidden=True,
     help="Debugging only: run backends without the sandbox (recorded in the manifest).",
 )
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help=f"A backend that cannot start is reported and skipped while the other arms run "
+    f"(exit status {EXIT_BACKEND_START} still); without it the run stops at that arm.",
+)
 def run(
     scenarios: tuple[Path, ...],
     horizons: tuple[HorizonName, ...],
@@ -362,6 +370,7 @@ def run(
     synthesizer: str,
     jobs: int,
     no_isolation: bool,
+    keep_going: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
     evaluation = _evaluation_options(reader, judge)
@@ -390,6 +399,7 @@ def run(
         evaluation=evaluation,
         synthesizer=_synthesizer(synthesizer, out),
         jobs=jobs,
+        keep_going=keep_going,
     )
     bars: list[tqdm[Any]] = []
 
@@ -417,6 +427,12 @@ def run(
         except IsolationError as error:
             click.echo(str(error), err=True)
             sys.exit(EXIT_ISOLATION)
+        except BackendStartError as error:
+            for bar in bars:
+                bar.close()
+            click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
+                       err=True)
+            sys.exit(EXIT_BACKEND_START)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -454,6 +470,10 @@ def run(
         payload = summary_json(result.cells, [item.spec.id for item in loaded])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    for failure in result.start_failures:
+        click.echo(f"{failure} (no rows written for it)", err=True)
+    if result.start_failures:
+        sys.exit(EXIT_BACKEND_START)
     if fail_on_error and result.faults:
         sys.exit(1)
 

@@ -26,11 +26,11 @@ from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
-    from ._loop import CellRun, LoopConfig, LoopTiming, run_cell
+    from ._loop import BackendStartError, CellRun, LoopConfig, LoopTiming, run_cell
 
 # The loop (pyarrow, storage, ~0.4 s of imports) is loaded on first use: every backend worker
 # and its sandbox launcher import this package, and neither needs it.
-_LAZY = {"CellRun", "LoopConfig", "LoopTiming", "run_cell"}
+_LAZY = {"BackendStartError", "CellRun", "LoopConfig", "LoopTiming", "run_cell"}
 
 
 def __getattr__(name: str) -> Any:
@@ -45,6 +45,7 @@ __all__ = [
     "GATE_ENTRY_POINT_GROUP",
     "Arm",
     "BackendInstance",
+    "BackendStartError",
     "BackendWorker",
     "CallResult",
     "CellRun",

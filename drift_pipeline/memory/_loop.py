@@ -45,6 +45,26 @@ MAX_STORE_RUN = 256
 _RECOUNT_INLINE_CHARS = 64 * 1024
 
 
+class BackendStartError(RuntimeError):
+    """A backend could not be built in its worker: an error of the arm, never a score.
+
+    Raised by :func:`run_cell` before the first session is stored, so the cell has no rows.
+
+    Attributes:
+        arm: The arm's key (``backend@gate``).
+        error: One line: the exception type, its message and, for code of the backend's own,
+            the ``file:line`` where it arose.
+    """
+
+    def __init__(self, arm: str, error: str) -> None:
+        super().__init__(arm, error)
+        self.arm = arm
+        self.error = error
+
+    def __str__(self) -> str:
+        return f"backend {self.arm} could not start: {self.error}"
+
+
 @dataclass(frozen=True)
 class LoopConfig:
     """How to run one cell.
@@ -340,7 +360,8 @@ async def _run_replicate(
     )
     started = await worker.start()
     if not started.ok:
-        state.faults.append(f"replicate {replicate}: backend did not start: {started.error}")
+        await worker.close()
+        raise BackendStartError(arm.key, started.error or "unknown error")
     if config.worker_cache is not None:
         seed_worker_cache(config.worker_cache, worker)
     try:
@@ -376,7 +397,12 @@ def run_cell(
     config: LoopConfig | None = None,
     progress: ProgressHook | None = None,
 ) -> CellRun:
-    """Run one arm over every replicate of one world; returns its two tables in memory."""
+    """Run one arm over every replicate of one world; returns its two tables in memory.
+
+    Raises:
+        BackendStartError: The backend could not be built (an import, attribute or
+            constructor failure), before any session reached it.
+    """
     cell_started = time.perf_counter()
     config = config or LoopConfig()
     storage = StorageRoot.from_url(world_root)
@@ -424,7 +450,13 @@ def run_cell(
                     progress,
                 )
 
-        return list(await asyncio.gather(*(one(r) for r in range(replicates))))
+        # A task group: a replicate whose backend cannot start stops its siblings at once.
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(r)) for r in range(replicates)]
+        except* BackendStartError as failed:
+            raise failed.exceptions[0] from None
+        return [task.result() for task in tasks]
 
     results = asyncio.run(run_all())
     snapshot_rows = {k: [v for r in rows for v in r.snapshots[k]] for k in snapshot_columns}

@@ -28,6 +28,7 @@ import operator
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -37,11 +38,51 @@ from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
 _PIPE_BYTES = 1 << 20
+_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 
 
 def _one_line(error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}".replace("\n", " ")
     return _printable(text[:500])
+
+
+def _origin(error: BaseException) -> BaseException:
+    """The first exception of a chain (the one a wrapper's ``raise ... from None`` hides)."""
+    seen = {id(error)}
+    while True:
+        inner = error.__cause__ or error.__context__
+        if inner is None or id(inner) in seen:
+            return error
+        seen.add(id(inner))
+        error = inner
+
+
+def _location(error: BaseException) -> str | None:
+    """``file:line`` where ``error`` arose in the backend's code.
+
+    The bad line of a syntax error, else the last frame of its traceback outside the import
+    machinery and this package (whose own checks name what is wrong without a line).
+    """
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}:{error.lineno}"
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith(("<", _PACKAGE_DIR))
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+
+
+def start_error_line(error: BaseException) -> str:
+    """One line for a backend that could not be built: the error, its cause and where it arose."""
+    text = _one_line(error)
+    origin = _origin(error)
+    if origin is not error:
+        cause = _one_line(origin)
+        if cause not in text:
+            text = f"{text} (caused by {cause})"
+    where = _location(origin)
+    return f"{text} at {_printable(where)}" if where else text
 
 
 def _printable(text: str) -> str:
@@ -228,7 +269,16 @@ def main() -> None:
         except Exception as error:
             # The time the call took before it raised still counts as its latency.
             elapsed = (time.perf_counter() - started) * 1000
-            response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
+            message = start_error_line(error) if op == "init" else _one_line(error)
+            response = {"ok": False, "ms": elapsed, "error": message, **worker._counts()}
+            if op == "init":
+                response["start_error"] = True
+        except BaseException as error:  # SystemExit from a backend's module: not a crash
+            if op != "init":
+                raise
+            elapsed = (time.perf_counter() - started) * 1000
+            response = {"ok": False, "ms": elapsed, "error": start_error_line(error),
+                        "start_error": True}
         respond(response)
 
 

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
-from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, check_isolation, run_cell
+from drift_pipeline.memory import (
+    Arm,
+    BackendInstance,
+    BackendStartError,
+    LoopConfig,
+    check_isolation,
+    run_cell,
+)
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
@@ -58,6 +65,9 @@ class RunOptions:
             figures are then measured under that many worlds' load.
         backend_instances: Backends given as objects, packed, by arm backend name; their
             workers rebuild them instead of constructing a backend from ``backend_options``.
+        keep_going: An arm whose backend cannot start is skipped (no rows) and listed in
+            ``RunResult.start_failures`` while the other arms run; otherwise the run stops
+            with :class:`~drift_pipeline.memory.BackendStartError`.
     """
 
     arms: list[Arm]
@@ -69,6 +79,7 @@ class RunOptions:
     synthesizer: Synthesizer | None = None
     jobs: int = 1
     backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
+    keep_going: bool = False
 
 
 @dataclass
@@ -83,6 +94,8 @@ class RunResult:
     generated_worlds: int
     manifest: dict[str, Any]
     llm_usage: dict[str, Any] = field(default_factory=dict)
+    start_failures: list[str] = field(default_factory=list)
+    """With ``keep_going``: one line per arm whose backend could not start (it has no rows)."""
 
     @property
     def faults(self) -> list[str]:
@@ -122,8 +135,9 @@ def run_benchmark(
         asyncio.run(check_isolation(list(loop.protect)))
     worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
+    failures: list[str] = []
     try:
-        cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
+        cells = _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
         manifest = run_manifest(scenarios, options, cells, evaluator)
         usage = llm_usage(evaluator)
     finally:
@@ -137,6 +151,7 @@ def run_benchmark(
         generated_worlds=len(generated),
         manifest=manifest,
         llm_usage=usage,
+        start_failures=list(dict.fromkeys(failures)),
     )
 
 
@@ -164,6 +179,7 @@ def _run_worlds(
     loop: LoopConfig,
     evaluator: Evaluator,
     progress: ProgressFactory | None,
+    failures: list[str],
 ) -> list[CellResult]:
     cells: list[CellResult] = []
     # An LLM evaluator holds one client (its concurrency limit, cache and usage counters) in
@@ -171,7 +187,9 @@ def _run_worlds(
     jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
     if jobs == 1:
         for loaded, horizon in worlds:
-            cells += run_world(root, loaded, horizon, options, loop, progress, evaluator)
+            cells += _collect(
+                failures, run_world, root, loaded, horizon, options, loop, progress, evaluator
+            )
         return cells
     # Worlds are independent (own seeds, own partitions): run them in separate processes and
     # collect their cells in world order, so tables and manifest do not depend on which
@@ -187,8 +205,31 @@ def _run_worlds(
             for loaded, horizon in worlds
         ]
         for future in futures:
-            cells += future.result()
+            cells += _collect(failures, future.result)
     return cells
+
+
+def _collect(
+    failures: list[str], call: Callable[..., list[CellResult]], *args: Any
+) -> list[CellResult]:
+    """A world's cells; with ``keep_going``, those of the arms that started (the rest listed)."""
+    try:
+        return call(*args)
+    except ArmsNotStarted as error:
+        failures += error.failures
+        return error.cells
+
+
+class ArmsNotStarted(Exception):
+    """A world whose cells completed except those of arms that could not start (``keep_going``).
+
+    Carries the completed cells, so they cross a process boundary with the failures.
+    """
+
+    def __init__(self, failures: list[str], cells: list[CellResult]) -> None:
+        super().__init__(failures, cells)
+        self.failures = failures
+        self.cells = cells
 
 
 def run_world(
@@ -213,6 +254,12 @@ def run_world(
         loop: Memory-loop settings, with the paths to protect already resolved.
         progress: Progress bars per cell, or ``None``.
         evaluator: Reader and judge; ``None``: the context judge.
+
+    Raises:
+        BackendStartError: An arm's backend could not start (without ``options.keep_going``,
+            or for the reference arm); the cells before it are written, none after.
+        ArmsNotStarted: With ``options.keep_going``, after every other arm: the arms that
+            could not start and the cells of those that ran.
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
@@ -222,6 +269,7 @@ def run_world(
     probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
     reference: ArmData | None = None
     cells: list[CellResult] = []
+    failures: list[str] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
         hook = (
             progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
@@ -234,16 +282,23 @@ def run_world(
             if instance is not None
             else backend_options_for(arm, loaded, options.backend_options)
         )
-        run = run_cell(
-            root,
-            spec.id,
-            horizon,
-            spec.replicates,
-            arm,
-            arm_options,
-            _arm_loop(arm, arm_options, loop, root),
-            hook,
-        )
+        try:
+            run = run_cell(
+                root,
+                spec.id,
+                horizon,
+                spec.replicates,
+                arm,
+                arm_options,
+                _arm_loop(arm, arm_options, loop, root),
+                hook,
+            )
+        except BackendStartError as error:
+            # The reference arm is every other arm's yardstick: without it nothing is scored.
+            if not options.keep_going or arm == REFERENCE_ARM:
+                raise
+            failures.append(str(error))
+            continue
         cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles)
         if reference is None:
             reference = ArmData(
@@ -268,6 +323,8 @@ def run_world(
     for cell in cells:
         if cell.arm == REFERENCE_ARM:
             cell.release()
+    if failures:
+        raise ArmsNotStarted(failures, cells)
     return cells
 
 
