@@ -292,7 +292,16 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     type=click.FloatRange(min=0.01),
     default=30.0,
     show_default=True,
-    help="Seconds before a store/retrieve call is recorded as a timeout.",
+    help="Seconds before a store/retrieve call is recorded as a timeout (a hung coroutine is "
+    "cancelled in the worker a little earlier; a blocked worker is restarted).",
+)
+@click.option(
+    "--max-consecutive-faults",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="After this many faulted calls in a row, a replicate's remaining calls are recorded "
+    "as skipped instead of being made (0: never skip).",
 )
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
@@ -361,6 +370,7 @@ def run(
     gates: tuple[str, ...],
     out: StorageRoot,
     call_timeout: float,
+    max_consecutive_faults: int,
     fail_on_error: bool,
     backend_config: Path | None,
     json_path: Path | None,
@@ -394,7 +404,11 @@ def run(
         arms=arms,
         horizons=horizons,
         out=out,
-        loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
+        loop=LoopConfig(
+            call_timeout=call_timeout,
+            isolate=not no_isolation,
+            max_consecutive_faults=max_consecutive_faults,
+        ),
         backend_options=backend_options,
         evaluation=evaluation,
         synthesizer=_synthesizer(synthesizer, out),

@@ -38,6 +38,15 @@ ISOLATION_FIX = (
 )
 
 
+def worker_deadline(call_timeout: float) -> float:
+    """How long the worker lets a backend coroutine run: a little less than the harness waits.
+
+    The worker cancels a hung coroutine itself and answers with a fault, so the harness does
+    not have to kill it (which would cost a restart and the backend's in-memory state).
+    """
+    return call_timeout - min(1.0, call_timeout * 0.1)
+
+
 class IsolationError(RuntimeError):
     """A sandboxed worker cannot start here; the message is one line with the cause and the fix."""
 
@@ -158,7 +167,12 @@ class BackendWorker:
     async def start(self) -> CallResult:
         """Start (or restart) the worker and construct the backend in it."""
         await self._launch()
-        init: dict[str, Any] = {"op": "init", "backend": self.backend, "options": self.options}
+        init: dict[str, Any] = {
+            "op": "init",
+            "backend": self.backend,
+            "options": self.options,
+            "deadline": worker_deadline(self.call_timeout),
+        }
         if self._instance is not None:
             # The packed object goes over the protocol pipe: the worker, another user in its
             # own mount namespace, needs no file of the harness's to read it from.
@@ -379,6 +393,10 @@ class BackendWorker:
         if not result.ok:
             # Could not even come back: leave it stopped; every later call is a recorded fault.
             await self._kill()
+
+    async def abandon(self) -> None:
+        """Kill the worker now, whatever it is doing (its calls are no longer wanted)."""
+        await self._kill()
 
     async def close(self) -> None:
         """Stop the worker and remove its folders."""

@@ -78,6 +78,9 @@ class LoopConfig:
             LLM key of a backend that calls a model); empty for every other arm.
         worker_cache: A folder copied into each worker's ``llm_cache`` and merged back after
             (see :mod:`._worker_cache`); ``None`` for backends that call no model.
+        max_consecutive_faults: After this many faulted calls in a row, a replicate's remaining
+            calls are recorded as skipped instead of being made (0: never skip), so a backend
+            that hangs on every call costs a few timeouts, not one per call.
     """
 
     call_timeout: float = 30.0
@@ -86,6 +89,7 @@ class LoopConfig:
     concurrency: int = 4
     worker_env: tuple[str, ...] = ()
     worker_cache: Path | None = None
+    max_consecutive_faults: int = 5
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,17 @@ class _Replicate:
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
+    max_consecutive_faults: int = 0
+    consecutive_faults: int = 0
+    skipping: str | None = None
+    """Once set, the error recorded for every remaining call of the replicate (none is made)."""
+
+    def _count_fault(self, ok: bool) -> None:
+        """Track faults in a row; past the limit, the rest of the replicate is skipped."""
+        self.consecutive_faults = 0 if ok else self.consecutive_faults + 1
+        limit = self.max_consecutive_faults
+        if limit and self.skipping is None and self.consecutive_faults >= limit:
+            self.skipping = f"skipped: {limit} consecutive faults before this call"
 
     async def store_run(self, run: list[Session], started: float) -> None:
         """Store a run of sessions (ending at a checkpoint at the latest) and record each.
@@ -222,9 +237,19 @@ class _Replicate:
             )
         mark = started
         incarnation = self.worker.restarts
-        results = self.worker.store_many(requests)
+        results = self.worker.store_many(requests) if self.skipping is None else None
         for session in run:
-            result = await anext(results)
+            if results is not None and self.skipping is not None:
+                # The limit was reached inside this run: the worker may still be busy with
+                # (or stuck on) the sessions sent; it is not waited for.
+                await results.aclose()
+                await self.worker.abandon()
+                results = None
+            if results is None:
+                result = CallResult(False, 0.0, 0.0, {}, self.skipping)
+            else:
+                result = await anext(results)
+                self._count_fault(result.ok)
             snapshot = (
                 _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
             )
@@ -249,7 +274,8 @@ class _Replicate:
             mark = now
             if self.progress:
                 self.progress(1)
-        await results.aclose()
+        if results is not None:
+            await results.aclose()
 
     def _record_store(
         self, session: Session, result: CallResult, snapshot: str | None, recount: int | None
@@ -295,14 +321,20 @@ class _Replicate:
         buffer_tokens = count_tokens_lines(buffer)
         for probe_id, asker, question in self.probes_at[after]:
             incarnation = self.worker.restarts
-            answer = await self.worker.call(
-                {
-                    "op": "retrieve",
-                    "session_id": session.session_id,
-                    "entity_id": asker,
-                    "query": question,
-                }
-            )
+            if self.skipping is not None:
+                answer = CallResult(False, 0.0, 0.0, {}, self.skipping)
+            else:
+                answer = await self.worker.call(
+                    {
+                        "op": "retrieve",
+                        "session_id": session.session_id,
+                        "entity_id": asker,
+                        "query": question,
+                    }
+                )
+                self._count_fault(answer.ok)
+                if self.skipping is not None:
+                    await self.worker.abandon()
             raw = answer.data.get("context") if answer.ok else None
             if raw is not last_raw:  # "same as last time" replies hand back the same object
                 last_raw, last_clean = raw, _text(raw) or ""
@@ -356,7 +388,15 @@ async def _run_replicate(
         arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
     )
     state = _Replicate(
-        arm, worker, replicate, probes_at, rows, progress, gate, gate.reader_buffer()
+        arm,
+        worker,
+        replicate,
+        probes_at,
+        rows,
+        progress,
+        gate,
+        gate.reader_buffer(),
+        max_consecutive_faults=config.max_consecutive_faults,
     )
     started = await worker.start()
     if not started.ok:

@@ -41,7 +41,13 @@ _PIPE_BYTES = 1 << 20
 _PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 
 
+class CallTimedOut(Exception):
+    """A backend coroutine that outran the worker's own deadline and was cancelled."""
+
+
 def _one_line(error: BaseException) -> str:
+    if isinstance(error, CallTimedOut):
+        return str(error)
     text = f"{type(error).__name__}: {error}".replace("\n", " ")
     return _printable(text[:500])
 
@@ -98,12 +104,22 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
+async def _bounded(call: Any, seconds: float) -> Any:
+    # asyncio.timeout, not wait_for: no extra task per call.
+    async with asyncio.timeout(seconds):
+        return await call
+
+
 class _Worker:
     def __init__(self) -> None:
         self.backend: MemoryBackend | None = None
         self.loop = asyncio.new_event_loop()
         self.storage = LineCounter()
         self.last_context: str | None = None
+        # Set by init from the harness's per-call timeout, a little below it: a hung coroutine
+        # is cancelled here and the worker (and the backend's state) carries on, instead of
+        # the harness killing and restarting it.
+        self.deadline: float | None = None
 
     def _counts(self) -> dict[str, Any]:
         if self.backend is None:
@@ -115,7 +131,16 @@ class _Worker:
             return {"write": 0, "read": 0, "counts_error": _one_line(error)}
 
     def _run(self, value: Any) -> Any:
-        return self.loop.run_until_complete(value) if inspect.isawaitable(value) else value
+        if not inspect.isawaitable(value):
+            return value
+        if self.deadline is None:
+            return self.loop.run_until_complete(value)
+        try:
+            return self.loop.run_until_complete(_bounded(value, self.deadline))
+        except TimeoutError:
+            raise CallTimedOut(
+                f"timeout after {self.deadline:g}s; cancelled in the worker"
+            ) from None
 
     def store(self, session_id: str, messages: Any, send_snapshot: Any) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
@@ -163,6 +188,8 @@ class _Worker:
             # Load the tokenizer now (a few hundred ms, once), so that no store's timing, the
             # backend's or the harness's round trip, pays for it.
             encoding()
+            deadline = request.get("deadline")
+            self.deadline = float(deadline) if isinstance(deadline, int | float) else None
             started = time.perf_counter()
             if request.get("instance") is not None:
                 # Unpickled here, after isolation: the instance's code runs in the sandbox only.
