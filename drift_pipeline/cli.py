@@ -53,6 +53,9 @@ EXIT_ISOLATION = 3
 """``drift run``: sandboxed workers cannot start on this machine; nothing was run."""
 EXIT_BACKEND_START = 4
 """``drift run``: a backend could not start (no rows for it; with --keep-going the rest ran)."""
+EXIT_INVALID_ARM = 5
+"""``drift run``: a requested arm faulted on more calls than --max-fault-rate allows somewhere
+(it is listed, not ranked)."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -303,6 +306,14 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     help="After this many faulted calls in a row, a replicate's remaining calls are recorded "
     "as skipped instead of being made (0: never skip).",
 )
+@click.option(
+    "--max-fault-rate",
+    type=click.FloatRange(min=0.0, max=1.0),
+    default=0.05,
+    show_default=True,
+    help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}).",
+)
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
     "--backend-config",
@@ -371,6 +382,7 @@ def run(
     out: StorageRoot,
     call_timeout: float,
     max_consecutive_faults: int,
+    max_fault_rate: float,
     fail_on_error: bool,
     backend_config: Path | None,
     json_path: Path | None,
@@ -408,6 +420,7 @@ def run(
             call_timeout=call_timeout,
             isolate=not no_isolation,
             max_consecutive_faults=max_consecutive_faults,
+            max_fault_rate=max_fault_rate,
         ),
         backend_options=backend_options,
         evaluation=evaluation,
@@ -484,10 +497,19 @@ def run(
         payload = summary_json(result.cells, [item.spec.id for item in loaded])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    invalid = [cell for cell in result.cells if not cell.valid]
+    for cell in invalid:
+        click.echo(
+            f"  invalid: {cell.arm.key} on {cell.scenario}/{cell.horizon}: "
+            f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
+            f"(limit {max_fault_rate:.1%}, --max-fault-rate); not ranked"
+        )
     for failure in result.start_failures:
         click.echo(f"{failure} (no rows written for it)", err=True)
     if result.start_failures:
         sys.exit(EXIT_BACKEND_START)
+    if invalid:
+        sys.exit(EXIT_INVALID_ARM)
     if fail_on_error and result.faults:
         sys.exit(1)
 

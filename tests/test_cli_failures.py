@@ -6,6 +6,7 @@ The failing backends are written at test time outside the repository and importe
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from memory.plugins import _support
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
 EXIT_BACKEND_START = 4
+EXIT_INVALID_ARM = 5
 
 BROKEN_SYNTAX = """\
 class Broken:
@@ -47,6 +49,29 @@ class NeedsServer:
         return ""
 """
 
+FLAKY = """\
+from drift_pipeline.memory import TokenCounts
+
+
+class OneInFive:
+    def __init__(self):
+        self.calls = 0
+
+    async def store(self, session_id, messages):
+        self.calls += 1
+        if self.calls % 5 == 0:
+            raise RuntimeError("one call in five fails")
+
+    async def retrieve(self, session_id, entity_id, query):
+        return "nothing kept"
+
+    def token_counts(self):
+        return TokenCounts()
+
+    def snapshot(self):
+        return ""
+"""
+
 
 @dataclass
 class Run:
@@ -66,6 +91,7 @@ def _modules(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "broken_syntax.py").write_text(BROKEN_SYNTAX)
     (folder / "needs_server.py").write_text(NEEDS_SERVER)
+    (folder / "flaky.py").write_text(FLAKY)
     return folder
 
 
@@ -74,7 +100,7 @@ def drift_run(folder: Path, *args: str) -> Run:
     scenario = _support.write_scenario(folder / "scenarios", "cli-fail-t")
     out = folder / "data"
     done = subprocess.run(
-        [DRIFT, "run", str(scenario), "--out", str(out), *args],
+        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(folder / "s.json"), *args],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(modules)},
@@ -129,3 +155,23 @@ def test_with_keep_going_the_other_arms_complete_and_the_status_still_says_so(tm
     assert "bm25@hard" in run.stdout
     assert "needs_server" not in run.stdout and "broken_syntax" not in run.stdout
     assert run.rows_per_arm() == {"reference_compressor@hard": FULL, "bm25@hard": FULL}
+
+
+def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_path: Path):
+    run = drift_run(tmp_path, "--backend", "flaky:OneInFive", "--backend", "bm25")
+    assert run.code == EXIT_INVALID_ARM, run.stderr
+    board = run.stdout.split("\n\n")[0].splitlines()
+    assert board[2].startswith("bm25@hard ")
+    assert board[3].startswith("flaky:OneInFive@hard (not ranked: ")
+    assert "invalid: flaky:OneInFive@hard on cli-fail-t/short: " in run.stdout
+    summary = json.loads((tmp_path / "s.json").read_text())
+    cells = {c["arm"]: c for c in summary["cells"]}
+    assert cells["bm25@hard"]["valid"] is True and cells["bm25@hard"]["fault_rate"] == 0.0
+    flaky = cells["flaky:OneInFive@hard"]
+    assert flaky["valid"] is False and flaky["fault_rate"] > 0.05
+    # Its rows are still written: the faults are data.
+    assert run.rows_per_arm()["flaky:OneInFive@hard"] == FULL
+    # With a higher limit it is ranked again, and the run succeeds.
+    again = drift_run(tmp_path / "again", "--backend", "flaky:OneInFive", "--max-fault-rate", "0.5")
+    assert again.code == 0, again.stderr
+    assert "not ranked" not in again.stdout

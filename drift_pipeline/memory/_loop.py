@@ -81,6 +81,8 @@ class LoopConfig:
         max_consecutive_faults: After this many faulted calls in a row, a replicate's remaining
             calls are recorded as skipped instead of being made (0: never skip), so a backend
             that hangs on every call costs a few timeouts, not one per call.
+        max_fault_rate: The share of a cell's calls that may fault (or be skipped) before the
+            cell is invalid: reported with its fault rate, never ranked.
     """
 
     call_timeout: float = 30.0
@@ -90,6 +92,7 @@ class LoopConfig:
     worker_env: tuple[str, ...] = ()
     worker_cache: Path | None = None
     max_consecutive_faults: int = 5
+    max_fault_rate: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,21 @@ class CellRun:
     faults: list[str] = field(default_factory=list)
     timing: LoopTiming | None = None
     """How long the loop took and what it added to the backends' time (None if not measured)."""
+    calls: int = 0
+    """Stores and retrieves the cell recorded (made, faulted or skipped)."""
+    faulted_calls: int = 0
+    """Of those, the ones with an error (a fault, a recount mismatch or a skip)."""
+    max_fault_rate: float = 0.05
+
+    @property
+    def fault_rate(self) -> float:
+        """The share of the cell's calls that faulted or were skipped (0 without calls)."""
+        return self.faulted_calls / self.calls if self.calls else 0.0
+
+    @property
+    def valid(self) -> bool:
+        """Whether the cell's figures may be ranked: its fault rate is within the limit."""
+        return self.fault_rate <= self.max_fault_rate
 
 
 def _text(value: Any) -> str | None:
@@ -519,6 +537,11 @@ def run_cell(
         backend_version=next((r[1] for r in results if r[1]), ""),
         faults=[fault for r in results for fault in r[2]],
         timing=LoopTiming.of(snapshot_rows, retrieval_rows, time.perf_counter() - cell_started),
+        calls=snapshots.num_rows + retrievals.num_rows,
+        faulted_calls=sum(
+            table.num_rows - table.column("error").null_count for table in (snapshots, retrievals)
+        ),
+        max_fault_rate=config.max_fault_rate,
     )
 
 
