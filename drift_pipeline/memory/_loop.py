@@ -177,6 +177,13 @@ class CellRun:
         return self.fault_rate <= self.max_fault_rate
 
 
+def _join(error: str | None, more: str | None) -> str | None:
+    """Two fault descriptions of one call as one line."""
+    if not more:
+        return error
+    return f"{error}; {more}" if error else more
+
+
 def _text(value: Any) -> str | None:
     """A worker's string as valid UTF-8 (a lone surrogate would break the Parquet writer)."""
     if value is None:
@@ -235,6 +242,23 @@ class _Replicate:
         limit = self.max_consecutive_faults
         if limit and self.skipping is None and self.consecutive_faults >= limit:
             self.skipping = f"skipped: {limit} consecutive faults before this call"
+
+    def _counter_fault(self, data: dict[str, Any], write_now: int, read_now: int) -> str | None:
+        """What is wrong with the token counters a reply carries, if anything.
+
+        The counters are cumulative for one backend instance (the loop resets its totals when
+        the worker restarts), so a count that goes down is a lie; the deltas recorded stay >= 0.
+        """
+        problem = _text(data.get("counts_error")) if data else None
+        if write_now < self.write_total:
+            problem = _join(
+                problem, f"token_counts().write went down from {self.write_total} to {write_now}"
+            )
+        if read_now < self.read_total:
+            problem = _join(
+                problem, f"token_counts().read went down from {self.read_total} to {read_now}"
+            )
+        return problem
 
     async def store_run(self, run: list[Session], started: float) -> None:
         """Store a run of sessions (ending at a checkpoint at the latest) and record each.
@@ -310,7 +334,9 @@ class _Replicate:
                 error = (error + "; " if error else "") + "storage count mismatch; recounted"
             new_storage = recount
         write_now = int(data.get("write", self.write_total)) if data else self.write_total
-        self.read_total = int(data.get("read", self.read_total)) if data else self.read_total
+        read_now = int(data.get("read", self.read_total)) if data else self.read_total
+        error = _join(error, self._counter_fault(data, write_now, read_now))
+        self.read_total = max(self.read_total, read_now)
         if error:
             self.faults.append(f"replicate {self.replicate} store {session.session_id}: {error}")
         self.rows.snapshot(
@@ -367,7 +393,10 @@ class _Replicate:
                 last_context, last_tokens = context, count_tokens_lines(context)
             data = answer.data
             read_now = int(data.get("read", self.read_total)) if data else self.read_total
-            answer_error = _text(answer.error)
+            write_now = int(data.get("write", self.write_total)) if data else self.write_total
+            answer_error = _join(
+                _text(answer.error), self._counter_fault(data, write_now, read_now)
+            )
             if answer_error:
                 self.faults.append(
                     f"replicate {self.replicate} retrieve {probe_id}: {answer_error}"

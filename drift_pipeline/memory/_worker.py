@@ -38,6 +38,12 @@ from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
 _PIPE_BYTES = 1 << 20
+MAX_COUNT = 2**53
+"""Largest token count (or storage size) a backend may report: a table column holds int64."""
+MAX_CONTEXT_CHARS = 16 << 20
+"""Longest ``retrieve()`` text accepted (a reader's context, far above any model's window)."""
+MAX_SNAPSHOT_CHARS = 64 << 20
+"""Longest ``snapshot()`` accepted (a keep-everything memory at the longest horizon is ~10 MB)."""
 _PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 
 
@@ -104,6 +110,27 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
+def _token_count(value: Any, what: str) -> int:
+    """``value`` as a count of tokens, or ``ValueError`` naming ``what`` (a table holds int64)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{what} is {value!r:.60}, expected an int") from None
+    if not 0 <= count <= MAX_COUNT:
+        raise ValueError(f"{what} is {count!r:.60}, outside 0..{MAX_COUNT}")
+    return count
+
+
+def _check_size(text: str, limit: int, what: str) -> None:
+    if len(text) > limit:
+        raise ValueError(
+            f"{what} returned {len(text)} characters, over the {limit} the harness accepts; "
+            "not recorded"
+        )
+
+
 async def _bounded(call: Any, seconds: float) -> Any:
     # asyncio.timeout, not wait_for: no extra task per call.
     async with asyncio.timeout(seconds):
@@ -120,15 +147,26 @@ class _Worker:
         # is cancelled here and the worker (and the backend's state) carries on, instead of
         # the harness killing and restarting it.
         self.deadline: float | None = None
+        self.last_counts = {"write": 0, "read": 0}
 
     def _counts(self) -> dict[str, Any]:
+        """The backend's LLM token counters; a broken or impossible one is a recorded fault.
+
+        On a fault the last good counts are sent again, so the harness's per-call deltas stay
+        defined, with ``counts_error`` saying what was wrong.
+        """
         if self.backend is None:
             return {"write": 0, "read": 0}
         try:
             counts = self.backend.token_counts()
-            return {"write": int(counts.write), "read": int(counts.read)}
+            good = {
+                "write": _token_count(counts.write, "write"),
+                "read": _token_count(counts.read, "read"),
+            }
         except Exception as error:  # a broken counter is a fault, not a crash
-            return {"write": 0, "read": 0, "counts_error": _one_line(error)}
+            return {**self.last_counts, "counts_error": f"token_counts(): {_one_line(error)}"}
+        self.last_counts = good
+        return dict(good)
 
     def _run(self, value: Any) -> Any:
         if not inspect.isawaitable(value):
@@ -161,6 +199,7 @@ class _Worker:
             snapshot = self.backend.snapshot()
             if not isinstance(snapshot, str):
                 raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            _check_size(snapshot, MAX_SNAPSHOT_CHARS, "snapshot()")
             # isascii() is O(1) on CPython strings; only non-ASCII text needs the full check.
             if not snapshot.isascii() and not _is_utf8(snapshot):
                 raise ValueError("snapshot() returned text that is not valid Unicode (surrogates)")
@@ -170,8 +209,10 @@ class _Worker:
                 tokens = operator.index(reported)
             except TypeError:
                 tokens = -1
-            if tokens < 0:
-                raise TypeError(f"storage_tokens() returned {reported!r:.80}, expected an int >= 0")
+            if not 0 <= tokens <= MAX_COUNT:
+                raise TypeError(
+                    f"storage_tokens() returned {reported!r:.80}, expected an int in 0..{MAX_COUNT}"
+                )
             response["storage_tokens"] = tokens
         else:
             response["storage_tokens"] = self.storage.count(snapshot)
@@ -221,6 +262,14 @@ class _Worker:
                     **self._counts(),
                     "error": f"retrieve() returned {type(context).__name__}, expected str",
                 }
+            if len(context) > MAX_CONTEXT_CHARS:
+                return {
+                    "ok": False,
+                    "ms": elapsed,
+                    **self._counts(),
+                    "error": f"retrieve() returned {len(context)} characters, over the "
+                    f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
+                }
             if not _is_utf8(context):
                 return {
                     "ok": False,
@@ -236,7 +285,10 @@ class _Worker:
             return {"ok": True, "ms": elapsed, "context": context, **self._counts()}
         if op == "snapshot":
             snapshot = self.backend.snapshot()
-            return {"ok": True, "ms": 0.0, "snapshot": _printable(str(snapshot)), **self._counts()}
+            if not isinstance(snapshot, str):
+                raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            _check_size(snapshot, MAX_SNAPSHOT_CHARS, "snapshot()")
+            return {"ok": True, "ms": 0.0, "snapshot": _printable(snapshot), **self._counts()}
         raise ValueError(f"unknown op {op!r}")
 
 
