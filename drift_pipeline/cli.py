@@ -43,7 +43,7 @@ from drift_pipeline.scenario import (
     load_scenario,
     scenario_files,
 )
-from drift_pipeline.storage import StorageRoot
+from drift_pipeline.storage import RootBusy, StorageRoot
 from drift_pipeline.world import GenerationUnsupported, check_supported, generate_worlds
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -56,6 +56,8 @@ EXIT_BACKEND_START = 4
 EXIT_INVALID_ARM = 5
 """``drift run``: a requested arm faulted on more calls than --max-fault-rate allows somewhere
 (it is listed, not ranked)."""
+EXIT_ROOT_BUSY = 6
+"""``drift run``: another run is writing to the same output folder; nothing was run."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -454,6 +456,9 @@ def run(
         except IsolationError as error:
             click.echo(str(error), err=True)
             sys.exit(EXIT_ISOLATION)
+        except RootBusy as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_ROOT_BUSY)
         except BackendStartError as error:
             for bar in bars:
                 bar.close()
@@ -508,10 +513,10 @@ def run(
         click.echo(f"{failure} (no rows written for it)", err=True)
     if result.start_failures:
         sys.exit(EXIT_BACKEND_START)
-    if invalid:
-        sys.exit(EXIT_INVALID_ARM)
     if fail_on_error and result.faults:
         sys.exit(1)
+    if invalid:
+        sys.exit(EXIT_INVALID_ARM)
 
 
 def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from memory.plugins import _support
 DRIFT = str(Path(sys.executable).with_name("drift"))
 EXIT_BACKEND_START = 4
 EXIT_INVALID_ARM = 5
+EXIT_ROOT_BUSY = 6
 
 BROKEN_SYNTAX = """\
 class Broken:
@@ -95,10 +99,10 @@ def _modules(folder: Path) -> Path:
     return folder
 
 
-def drift_run(folder: Path, *args: str) -> Run:
+def drift_run(folder: Path, *args: str, out: Path | None = None) -> Run:
     modules = _modules(folder / "modules")
     scenario = _support.write_scenario(folder / "scenarios", "cli-fail-t")
-    out = folder / "data"
+    out = out or folder / "data"
     done = subprocess.run(
         [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(folder / "s.json"), *args],
         capture_output=True,
@@ -175,3 +179,72 @@ def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_
     again = drift_run(tmp_path / "again", "--backend", "flaky:OneInFive", "--max-fault-rate", "0.5")
     assert again.code == 0, again.stderr
     assert "not ranked" not in again.stdout
+
+
+def _start(folder: Path, out: Path, *args: str) -> subprocess.Popen[str]:
+    scenario = _support.write_scenario(folder / "scenarios", "cli-fail-t")
+    return subprocess.Popen(
+        [DRIFT, "run", str(scenario), "--out", str(out), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for(predicate: Callable[[], bool], seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.1)
+
+
+def _tables(out: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the cell tables, timings left out, sorted: what a rerun must reproduce."""
+    found = {}
+    for table, columns in (
+        ("memory_snapshots", "arm, replicate, session_index, storage_tokens, error"),
+        ("retrievals", "arm, replicate, probe_id, context, error"),
+        ("probe_answers", "arm, replicate, probe_id, correct, score"),
+    ):
+        rows = _support.query(out, f"select {columns} from {{{table}}} order by all")
+        found[table] = [tuple(row.values()) for row in rows]
+    return found
+
+
+def test_a_second_run_on_the_same_folder_is_refused_and_the_first_completes(tmp_path: Path):
+    out = tmp_path / "data"
+    first = _start(tmp_path, out, "--backend", "bm25")
+    try:
+        lock = out / ".drift-run.lock"
+        _wait_for(lambda: lock.exists() and "pid" in lock.read_text())
+        second = drift_run(tmp_path / "second", "--backend", "bm25", out=out)
+        assert second.code == EXIT_ROOT_BUSY, second.stderr
+        assert second.stderr.strip() == (
+            f"{out} is in use by drift run (pid {first.pid}); wait for it to finish or give "
+            "another --out"
+        )
+    finally:
+        _, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    rows = Run(0, "", "", out).rows_per_arm()
+    assert rows == {"reference_compressor@hard": FULL, "bm25@hard": FULL}
+
+
+def test_kill_9_mid_run_and_a_rerun_give_the_tables_of_an_uninterrupted_run(tmp_path: Path):
+    clean = drift_run(tmp_path / "clean", "--backend", "bm25", "--backend", "fact_store")
+    assert clean.code == 0, clean.stderr
+    out = tmp_path / "killed"
+    killed = _start(tmp_path, out, "--backend", "bm25", "--backend", "fact_store")
+    try:
+        # Once the first cell has landed, the run is mid-way: kill it and every worker with it.
+        _wait_for(lambda: any((out / "memory_snapshots").glob("**/*.parquet")))
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.communicate()
+    rerun = drift_run(tmp_path / "rerun", "--backend", "bm25", "--backend", "fact_store", out=out)
+    assert rerun.code == 0, rerun.stderr
+    assert rerun.rows_per_arm() == {
+        "reference_compressor@hard": FULL, "bm25@hard": FULL, "fact_store@hard": FULL
+    }
+    assert _tables(out) == _tables(clean.out)

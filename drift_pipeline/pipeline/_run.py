@@ -29,7 +29,7 @@ from drift_pipeline.memory import (
 )
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
-from drift_pipeline.storage import RootLike, StorageRoot, staged
+from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
@@ -124,8 +124,24 @@ def run_benchmark(
     options: RunOptions,
     progress: ProgressFactory | None = None,
 ) -> RunResult:
-    """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
+    """Run every arm on every world of ``scenarios``; each cell's tables land atomically.
+
+    Raises:
+        RootBusy: Another run holds the output folder (a local root is locked for the run).
+        IsolationError: Sandboxed workers cannot start here; nothing was run.
+        BackendStartError: A backend could not start (without ``keep_going``).
+    """
     root = StorageRoot.from_url(options.out)
+    with exclusive_root(root):
+        return _run_benchmark(root, scenarios, options, progress)
+
+
+def _run_benchmark(
+    root: StorageRoot,
+    scenarios: Sequence[LoadedScenario],
+    options: RunOptions,
+    progress: ProgressFactory | None,
+) -> RunResult:
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})

@@ -4,6 +4,7 @@ The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot
 """
 
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
+from ._lock import LOCK_FILE, RootBusy, exclusive_root
 from ._root import S3_ENDPOINT_ENV, Location, RootLike, StorageRoot, partition_file
 from ._schemas import (
     CELL_METRICS,
@@ -29,6 +30,7 @@ __all__ = [
     "EVENT_SCHEDULES",
     "GROUND_TRUTH",
     "LATENT_PROFILES",
+    "LOCK_FILE",
     "MEMORY_SNAPSHOTS",
     "PART_FILE",
     "PROBES",
@@ -39,10 +41,12 @@ __all__ = [
     "TRANSCRIPTS",
     "WORLD_TABLES",
     "Location",
+    "RootBusy",
     "RootLike",
     "StagedWrite",
     "StorageRoot",
     "TableDef",
+    "exclusive_root",
     "glob",
     "partition_dir",
     "partition_file",
