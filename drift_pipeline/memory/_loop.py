@@ -35,6 +35,7 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
 from ._gates import GateStrategy, ReaderBuffer
+from ._secrets import arm_secrets, redact
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
 
@@ -235,6 +236,8 @@ class _Replicate:
     consecutive_faults: int = 0
     skipping: str | None = None
     """Once set, the error recorded for every remaining call of the replicate (none is made)."""
+    secrets: tuple[str, ...] = ()
+    """Keys the worker was given: replaced in every recorded line (see :mod:`._secrets`)."""
 
     def _count_fault(self, ok: bool) -> None:
         """Track faults in a row; past the limit, the rest of the replicate is skipped."""
@@ -324,7 +327,7 @@ class _Replicate:
     ) -> None:
         is_checkpoint = session.index + 1 in self.probes_at
         self.reader_buffer.add(session.messages)
-        error = _text(result.error)
+        error = redact(_text(result.error), self.secrets)
         storage = self.storage
         data = result.data
         new_storage = int(data.get("storage_tokens", storage)) if result.ok else storage
@@ -335,7 +338,7 @@ class _Replicate:
             new_storage = recount
         write_now = int(data.get("write", self.write_total)) if data else self.write_total
         read_now = int(data.get("read", self.read_total)) if data else self.read_total
-        error = _join(error, self._counter_fault(data, write_now, read_now))
+        error = redact(_join(error, self._counter_fault(data, write_now, read_now)), self.secrets)
         self.read_total = max(self.read_total, read_now)
         if error:
             self.faults.append(f"replicate {self.replicate} store {session.session_id}: {error}")
@@ -394,8 +397,9 @@ class _Replicate:
             data = answer.data
             read_now = int(data.get("read", self.read_total)) if data else self.read_total
             write_now = int(data.get("write", self.write_total)) if data else self.write_total
-            answer_error = _join(
-                _text(answer.error), self._counter_fault(data, write_now, read_now)
+            answer_error = redact(
+                _join(_text(answer.error), self._counter_fault(data, write_now, read_now)),
+                self.secrets,
             )
             if answer_error:
                 self.faults.append(
@@ -444,11 +448,12 @@ async def _run_replicate(
         gate,
         gate.reader_buffer(),
         max_consecutive_faults=config.max_consecutive_faults,
+        secrets=arm_secrets(options, config.worker_env),
     )
     started = await worker.start()
     if not started.ok:
         await worker.close()
-        raise BackendStartError(arm.key, started.error or "unknown error")
+        raise BackendStartError(arm.key, redact(started.error, state.secrets) or "unknown error")
     if config.worker_cache is not None:
         seed_worker_cache(config.worker_cache, worker)
     try:
