@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -78,6 +79,18 @@ def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def _worker_parent() -> str | None:
+    """Where worker folders go: the temp folder, unless a worker of another uid could not enter
+    it (a private ``TMPDIR`` under a 0700 folder), then ``/tmp``."""
+    if os.geteuid() != 0:
+        return None
+    temp = Path(tempfile.gettempdir()).resolve()
+    for folder in (temp, *temp.parents):
+        if folder != Path("/") and not folder.stat().st_mode & stat.S_IXOTH:
+            return "/tmp"
+    return None
+
+
 def _worker_uid() -> UidLease:
     """An unprivileged uid for one worker, leased so no other worker on the machine has it.
 
@@ -142,7 +155,7 @@ class BackendWorker:
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
-        self._base = Path(tempfile.mkdtemp(prefix="drift-worker-"))
+        self._base = Path(tempfile.mkdtemp(prefix="drift-worker-", dir=_worker_parent()))
         self.state_dir = self._base / "state"
         self._uid_lease = _worker_uid()
         self.uid = self._uid_lease.uid

@@ -450,7 +450,12 @@ async def _run_replicate(
         max_consecutive_faults=config.max_consecutive_faults,
         secrets=arm_secrets(options, config.worker_env),
     )
-    started = await worker.start()
+    try:
+        started = await worker.start()
+    except BaseException:
+        # Cancelled mid-start (a sibling replicate's backend failed): stop this worker too.
+        await worker.close()
+        raise
     if not started.ok:
         await worker.close()
         raise BackendStartError(arm.key, redact(started.error, state.secrets) or "unknown error")

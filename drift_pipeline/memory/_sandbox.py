@@ -262,6 +262,8 @@ def main() -> None:
             level = _isolate(list(config["protect"]), state_dir, int(config.get("uid", NOBODY)))
         except OSError as error:
             _refuse(f"{error}")
+        except Exception as error:  # the launcher's stderr goes nowhere: say it on the pipe
+            _refuse(f"{type(error).__name__}: {error}")
     missing = _unreachable(executable)
     if missing is not None:
         _refuse(f"the worker ({level}, uid {os.getuid()}) cannot reach {missing}")
