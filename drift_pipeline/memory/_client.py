@@ -80,8 +80,11 @@ def _ms_since(started: float) -> float:
 
 
 def _worker_parent() -> str | None:
-    """Where worker folders go: the temp folder, unless a worker of another uid could not enter
-    it (a private ``TMPDIR`` under a 0700 folder), then ``/tmp``."""
+    """Where worker folders go: the temp folder, else ``/tmp``.
+
+    ``/tmp`` when a worker of another uid could not enter the temp folder (a private
+    ``TMPDIR`` under a 0700 folder).
+    """
     if os.geteuid() != 0:
         return None
     temp = Path(tempfile.gettempdir()).resolve()
