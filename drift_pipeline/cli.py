@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from drift_pipeline.keys import CellKey
 from drift_pipeline.llm import LLMError
-from drift_pipeline.memory import Arm, Gate, LoopConfig
+from drift_pipeline.memory import Arm, BackendStartError, Gate, IsolationError, LoopConfig
 from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
     AblationError,
@@ -47,11 +47,20 @@ from drift_pipeline.scenario import (
     scenario_files,
 )
 from drift_pipeline.sources import SourceError, WorldSource, open_sources, write_worlds
-from drift_pipeline.storage import StorageRoot
+from drift_pipeline.storage import RootBusy, StorageRoot
 from drift_pipeline.world.synthesis import Synthesizer
 
 EXIT_INVALID = 2
 """Exit code for invalid input (scenario files, options); 1 is left for runtime failures."""
+EXIT_ISOLATION = 3
+"""``drift run``: sandboxed workers cannot start on this machine; nothing was run."""
+EXIT_BACKEND_START = 4
+"""``drift run``: a backend could not start (no rows for it; with --keep-going the rest ran)."""
+EXIT_INVALID_ARM = 5
+"""``drift run``: a requested arm faulted on more calls than --max-fault-rate allows somewhere
+(it is listed, not ranked)."""
+EXIT_ROOT_BUSY = 6
+"""``drift run``: another run is writing to the same output folder; nothing was run."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -312,7 +321,24 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     type=click.FloatRange(min=0.01),
     default=30.0,
     show_default=True,
-    help="Seconds before a store/retrieve call is recorded as a timeout.",
+    help="Seconds before a store/retrieve call is recorded as a timeout (a hung coroutine is "
+    "cancelled in the worker a little earlier; a blocked worker is restarted).",
+)
+@click.option(
+    "--max-consecutive-faults",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="After this many faulted calls in a row, a replicate's remaining calls are recorded "
+    "as skipped instead of being made (0: never skip).",
+)
+@click.option(
+    "--max-fault-rate",
+    type=click.FloatRange(min=0.0, max=1.0),
+    default=0.05,
+    show_default=True,
+    help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}).",
 )
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
@@ -368,6 +394,12 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     hidden=True,
     help="Debugging only: run backends without the sandbox (recorded in the manifest).",
 )
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help=f"A backend that cannot start is reported and skipped while the other arms run "
+    f"(exit status {EXIT_BACKEND_START} still); without it the run stops at that arm.",
+)
 def run(
     sources: tuple[str, ...],
     horizons: tuple[HorizonName, ...],
@@ -376,6 +408,8 @@ def run(
     ablations: tuple[str, ...],
     out: StorageRoot,
     call_timeout: float,
+    max_consecutive_faults: int,
+    max_fault_rate: float,
     fail_on_error: bool,
     backend_config: Path | None,
     json_path: Path | None,
@@ -385,6 +419,7 @@ def run(
     synthesizer: str,
     jobs: int,
     no_isolation: bool,
+    keep_going: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
     evaluation = _evaluation_options(reader, judge)
@@ -405,11 +440,17 @@ def run(
         arms=arms,
         horizons=horizons,
         out=out,
-        loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
+        loop=LoopConfig(
+            call_timeout=call_timeout,
+            isolate=not no_isolation,
+            max_consecutive_faults=max_consecutive_faults,
+            max_fault_rate=max_fault_rate,
+        ),
         backend_options=backend_options,
         evaluation=evaluation,
         synthesizer=_synthesizer(synthesizer, out),
         jobs=jobs,
+        keep_going=keep_going,
     )
     bars: list[tqdm[Any]] = []
 
@@ -434,6 +475,18 @@ def run(
             # Replies received so far stay cached: the same command resumes from there.
             click.echo(str(error), err=True)
             sys.exit(1)
+        except IsolationError as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_ISOLATION)
+        except RootBusy as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_ROOT_BUSY)
+        except BackendStartError as error:
+            for bar in bars:
+                bar.close()
+            click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
+                       err=True)
+            sys.exit(EXIT_BACKEND_START)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -471,8 +524,21 @@ def run(
         payload = summary_json(result.cells, [source.id for source in opened])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    invalid = [cell for cell in result.cells if not cell.valid]
+    for cell in invalid:
+        click.echo(
+            f"  invalid: {cell.arm.key} on {cell.scenario}/{cell.horizon}: "
+            f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
+            f"(limit {max_fault_rate:.1%}, --max-fault-rate); not ranked"
+        )
+    for failure in result.start_failures:
+        click.echo(f"{failure} (no rows written for it)", err=True)
+    if result.start_failures:
+        sys.exit(EXIT_BACKEND_START)
     if fail_on_error and result.faults:
         sys.exit(1)
+    if invalid:
+        sys.exit(EXIT_INVALID_ARM)
 
 
 def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:

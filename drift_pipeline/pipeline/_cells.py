@@ -57,6 +57,16 @@ class CellResult:
         return self.run.faults
 
     @property
+    def fault_rate(self) -> float:
+        """The share of this cell's backend calls that faulted or were skipped."""
+        return self.run.fault_rate
+
+    @property
+    def valid(self) -> bool:
+        """Whether this cell may be ranked (its fault rate is within the run's limit)."""
+        return self.run.valid
+
+    @property
     def isolation(self) -> str:
         """Isolation level that held for this cell's workers."""
         return self.run.isolation

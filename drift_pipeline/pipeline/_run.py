@@ -6,6 +6,7 @@ tables and the same figures.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -19,11 +20,18 @@ from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
 from drift_pipeline.keys import CellKey
-from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
+from drift_pipeline.memory import (
+    Arm,
+    BackendInstance,
+    BackendStartError,
+    LoopConfig,
+    check_isolation,
+    run_cell,
+)
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName
 from drift_pipeline.sources import SourceWorld, WorldSource
-from drift_pipeline.storage import RootLike, StorageRoot, staged
+from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
@@ -59,6 +67,9 @@ class RunOptions:
             figures are then measured under that many worlds' load.
         backend_instances: Backends given as objects, packed, by arm backend name; their
             workers rebuild them instead of constructing a backend from ``backend_options``.
+        keep_going: An arm whose backend cannot start is skipped (no rows) and listed in
+            ``RunResult.start_failures`` while the other arms run; otherwise the run stops
+            with :class:`~drift_pipeline.memory.BackendStartError`.
     """
 
     arms: list[Arm]
@@ -70,6 +81,7 @@ class RunOptions:
     synthesizer: Synthesizer | None = None
     jobs: int = 1
     backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
+    keep_going: bool = False
 
 
 @dataclass
@@ -84,6 +96,8 @@ class RunResult:
     generated_worlds: int
     manifest: dict[str, Any]
     llm_usage: dict[str, Any] = field(default_factory=dict)
+    start_failures: list[str] = field(default_factory=list)
+    """With ``keep_going``: one line per arm whose backend could not start (it has no rows)."""
 
     @property
     def faults(self) -> list[str]:
@@ -112,16 +126,36 @@ def run_benchmark(
     options: RunOptions,
     progress: ProgressFactory | None = None,
 ) -> RunResult:
-    """Run every arm on every world of ``sources``; each cell's tables land atomically."""
+    """Run every arm on every world of ``sources``; each cell's tables land atomically.
+
+    Raises:
+        RootBusy: Another run holds the output folder (a local root is locked for the run).
+        IsolationError: Sandboxed workers cannot start here; nothing was run.
+        BackendStartError: A backend could not start (without ``keep_going``).
+    """
     root = StorageRoot.from_url(options.out)
-    worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
+    with exclusive_root(root):
+        return _run_benchmark(root, sources, options, progress)
+
+
+def _run_benchmark(
+    root: StorageRoot,
+    sources: Sequence[WorldSource],
+    options: RunOptions,
+    progress: ProgressFactory | None,
+) -> RunResult:
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
     loop = replace(options.loop, protect=protect)
+    if loop.isolate:
+        # Before any world or cell: a machine where sandboxed workers cannot start stops here.
+        asyncio.run(check_isolation(list(loop.protect)))
+    worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
+    failures: list[str] = []
     try:
-        cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
+        cells = _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
         manifest = run_manifest(sources, options, cells, evaluator)
         usage = llm_usage(evaluator)
     finally:
@@ -135,6 +169,7 @@ def run_benchmark(
         generated_worlds=len(generated),
         manifest=manifest,
         llm_usage=usage,
+        start_failures=list(dict.fromkeys(failures)),
     )
 
 
@@ -162,6 +197,7 @@ def _run_worlds(
     loop: LoopConfig,
     evaluator: Evaluator,
     progress: ProgressFactory | None,
+    failures: list[str],
 ) -> list[CellResult]:
     cells: list[CellResult] = []
     # An LLM evaluator holds one client (its concurrency limit, cache and usage counters) in
@@ -169,8 +205,16 @@ def _run_worlds(
     jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
     if jobs == 1:
         for world in worlds:
-            cells += run_world(
-                root, world.source, world.horizon, options, loop, progress, evaluator
+            cells += _collect(
+                failures,
+                run_world,
+                root,
+                world.source,
+                world.horizon,
+                options,
+                loop,
+                progress,
+                evaluator,
             )
         return cells
     # Worlds are independent (own seeds, own partitions): run them in separate processes and
@@ -187,8 +231,31 @@ def _run_worlds(
             for w in worlds
         ]
         for future in futures:
-            cells += future.result()
+            cells += _collect(failures, future.result)
     return cells
+
+
+def _collect(
+    failures: list[str], call: Callable[..., list[CellResult]], *args: Any
+) -> list[CellResult]:
+    """A world's cells; with ``keep_going``, those of the arms that started (the rest listed)."""
+    try:
+        return call(*args)
+    except ArmsNotStarted as error:
+        failures += error.failures
+        return error.cells
+
+
+class ArmsNotStarted(Exception):
+    """A world whose cells completed except those of arms that could not start (``keep_going``).
+
+    Carries the completed cells, so they cross a process boundary with the failures.
+    """
+
+    def __init__(self, failures: list[str], cells: list[CellResult]) -> None:
+        super().__init__(failures, cells)
+        self.failures = failures
+        self.cells = cells
 
 
 def run_world(
@@ -213,6 +280,12 @@ def run_world(
         loop: Memory-loop settings, with the paths to protect already resolved.
         progress: Progress bars per cell, or ``None``.
         evaluator: Reader and judge; ``None``: the context judge.
+
+    Raises:
+        BackendStartError: An arm's backend could not start (without ``options.keep_going``,
+            or for the reference arm); the cells before it are written, none after.
+        ArmsNotStarted: With ``options.keep_going``, after every other arm: the arms that
+            could not start and the cells of those that ran.
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
@@ -222,6 +295,7 @@ def run_world(
     probes, amnesiac = amnesiac_answers(root, world, evaluator, profiles)
     reference: ArmData | None = None
     cells: list[CellResult] = []
+    failures: list[str] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
         hook = (
             progress(f"{world} {arm.key}", sessions * source.replicates)
@@ -234,16 +308,23 @@ def run_world(
             if instance is not None
             else backend_options_for(arm, source, options.backend_options)
         )
-        run = run_cell(
-            root,
-            source.id,
-            horizon,
-            source.replicates,
-            arm,
-            arm_options,
-            _arm_loop(arm, arm_options, loop, root),
-            hook,
-        )
+        try:
+            run = run_cell(
+                root,
+                source.id,
+                horizon,
+                source.replicates,
+                arm,
+                arm_options,
+                _arm_loop(arm, arm_options, loop, root),
+                hook,
+            )
+        except BackendStartError as error:
+            # The reference arm is every other arm's yardstick: without it nothing is scored.
+            if not options.keep_going or arm == REFERENCE_ARM:
+                raise
+            failures.append(str(error))
+            continue
         cell = evaluate_cell(source, horizon, run, probes, amnesiac, reference, evaluator, profiles)
         if reference is None:
             reference = ArmData(
@@ -264,6 +345,8 @@ def run_world(
     for cell in cells:
         if cell.arm == REFERENCE_ARM:
             cell.release()
+    if failures:
+        raise ArmsNotStarted(failures, cells)
     return cells
 
 

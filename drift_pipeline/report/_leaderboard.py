@@ -50,12 +50,28 @@ class _Cell(Protocol):
 
 @dataclass(frozen=True)
 class ArmStanding:
-    """One arm's headline figures over every scenario and horizon it ran."""
+    """One arm's headline figures over every scenario and horizon it ran.
+
+    An arm with a cell whose share of faulted or skipped calls is over the run's limit is
+    ``valid=False``: it is listed after the ranked arms with ``fault_rate`` (its worst cell's)
+    instead of figures, never ranked.
+    """
 
     arm: str
     backend: str
     gate: str
     rows: dict[str, MetricRow]
+    valid: bool = True
+    fault_rate: float = 0.0
+
+
+def _cell_valid(cell: _Cell) -> bool:
+    # Cells rebuilt from stored tables carry no call counts: valid unless known otherwise.
+    return bool(getattr(cell, "valid", True))
+
+
+def _cell_fault_rate(cell: _Cell) -> float:
+    return float(getattr(cell, "fault_rate", 0.0))
 
 
 def _combine_scenarios(metric: str, rows: list[tuple[MetricRow, Sample]]) -> MetricRow:
@@ -97,7 +113,12 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
     """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios."""
     by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
     arms: dict[str, Any] = {}
+    valid: dict[str, bool] = {}
+    fault_rate: dict[str, float] = {}
     for cell in cells:
+        key = cell.arm.key
+        valid[key] = valid.get(key, True) and _cell_valid(cell)
+        fault_rate[key] = max(fault_rate.get(key, 0.0), _cell_fault_rate(cell))
         by_arm.setdefault(cell.arm.key, {}).setdefault(cell.scenario, {})[cell.horizon] = cell
         arms[cell.arm.key] = cell.arm
     result = []
@@ -114,8 +135,11 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
             ]
             rows[metric] = _combine_scenarios(metric, per_scenario)
         arm = arms[key]
-        result.append(ArmStanding(key, arm.backend, str(arm.gate), rows))
-    result.sort(key=_rank)
+        result.append(
+            ArmStanding(key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key])
+        )
+    # Ranked arms first, best first; invalid ones after them, worst fault rate last.
+    result.sort(key=lambda s: (not s.valid, s.fault_rate if not s.valid else _rank(s)))
     return result
 
 
@@ -152,7 +176,12 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     """
     specs = metric_specs("headline")
     header = ["arm", *(spec.label for spec in specs)]
-    body = [[s.arm, *(_fmt(_row(s, spec.name), spec) for spec in specs)] for s in rows]
+    body = [
+        [s.arm, *(_fmt(_row(s, spec.name), spec) for spec in specs)]
+        if s.valid
+        else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
+        for s in rows
+    ]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
@@ -231,6 +260,9 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                     "read_per_query": m.get("read_tokens_per_retrieve").value,
                 },
                 "faults": len(cell.faults),
+                # Over the run's limit of faulted or skipped calls: not ranked anywhere.
+                "valid": _cell_valid(cell),
+                "fault_rate": _cell_fault_rate(cell),
                 # Answers whose reader or judge call failed (left out of every metric), and
                 # the share of TTFRTs from a measured reader TTFT (0: modelled).
                 "judge_errors": _value(m, "judge_errors"),

@@ -4,6 +4,7 @@ The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot
 """
 
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
+from ._lock import LOCK_FILE, RootBusy, exclusive_root
 from ._root import (
     S3_ENDPOINT_ENV,
     Location,
@@ -37,6 +38,7 @@ __all__ = [
     "EVENT_SCHEDULES",
     "GROUND_TRUTH",
     "LATENT_PROFILES",
+    "LOCK_FILE",
     "MEMORY_SNAPSHOTS",
     "PART_FILE",
     "PROBES",
@@ -48,10 +50,12 @@ __all__ = [
     "WORLD_TABLES",
     "Location",
     "PartitionKeys",
+    "RootBusy",
     "RootLike",
     "StagedWrite",
     "StorageRoot",
     "TableDef",
+    "exclusive_root",
     "glob",
     "partition_dir",
     "partition_file",
