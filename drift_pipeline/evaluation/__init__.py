@@ -2,7 +2,8 @@
 
 Scoring reads only what a backend returned (``retrievals``), its costs (``memory_snapshots``) and
 the latent ground truth carried by ``probes``; it never reads a transcript. The default reader
-and judge is the deterministic context judge; the pinned LLM reader and judge are optional.
+is the deterministic careful reader (:mod:`.reader`), scored by the context judge; the pinned
+LLM reader and judge are optional and judged the same way.
 """
 
 from ._answering import (
@@ -26,12 +27,14 @@ from ._composites import (
 )
 from ._judge import (
     ANSWER_COLUMNS,
+    JUDGE_ID,
     JUDGE_NAME,
     JUDGE_VERSION,
     RETRACTION_MARKERS,
     Verdict,
     judge,
     judge_all,
+    judge_answer,
 )
 from ._judge_check import (
     CHECK_CATEGORIES,
@@ -70,6 +73,7 @@ from ._metrics import (
     reference_figures,
 )
 from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, cap_context
+from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -80,6 +84,7 @@ __all__ = [
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
     "HORIZON_WEIGHTS",
+    "JUDGE_ID",
     "JUDGE_NAME",
     "JUDGE_PROMPTS",
     "JUDGE_VERSION",
@@ -89,6 +94,7 @@ __all__ = [
     "PREFILL_MS_PER_TOKEN",
     "Q_RATE",
     "READER_BASE_TTFT_MS",
+    "READER_COLUMNS",
     "RETRACTION_MARKERS",
     "ArmData",
     "CellInputs",
@@ -125,6 +131,7 @@ __all__ = [
     "drift_e",
     "judge",
     "judge_all",
+    "judge_answer",
     "latency_profile_score",
     "latent_profiles",
     "load_check_set",
@@ -133,10 +140,12 @@ __all__ = [
     "metric_spec",
     "metric_specs",
     "parse_judge_reply",
+    "reader_probe",
     "reference_figures",
     "register_metric",
     "run_judge_check",
     "summarise",
     "token_efficiency_score",
     "unregister_metric",
+    "with_reader_columns",
 ]

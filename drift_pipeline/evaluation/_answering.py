@@ -29,9 +29,10 @@ import pyarrow.compute as pc
 
 from drift_pipeline.world.probe_families import get_probe_family, probe_families
 
-from ._judge import ANSWER_COLUMNS, JUDGE_NAME, JUDGE_VERSION, judge_all
+from ._judge import ANSWER_COLUMNS, JUDGE_ID, JUDGE_NAME, JUDGE_VERSION, judge_all
 from ._judge_llm import JudgeItem, LLMJudge, RuleJudge
 from ._reader_llm import LLMReader
+from .reader import READER_NAME, READER_VERSION
 
 __all__ = [
     "ANSWER_TABLE_COLUMNS",
@@ -82,9 +83,11 @@ class ContextEvaluator:
     """The context judge: deterministic, offline, the default."""
 
     def pins(self) -> dict[str, dict[str, Any]]:
-        """The context judge is both reader and judge."""
-        entry = {"name": JUDGE_NAME, "version": JUDGE_VERSION}
-        return {"reader": dict(entry), "judge": dict(entry)}
+        """The careful reader reads; the context judge scores its readings."""
+        return {
+            "reader": {"name": READER_NAME, "version": READER_VERSION},
+            "judge": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
+        }
 
     def answer(
         self,
@@ -96,7 +99,7 @@ class ContextEvaluator:
         """:func:`~._judge.judge_all`, plus the reader columns (no model, nothing measured)."""
         columns = judge_all(probes, dict(contexts))
         n = len(columns["probe_id"])
-        columns["reader"] = [f"{JUDGE_NAME}@{JUDGE_VERSION}"] * n
+        columns["reader"] = [JUDGE_ID] * n
         columns["reader_ttft_ms"] = [None] * n
         columns["judge_error"] = [None] * n
         return columns

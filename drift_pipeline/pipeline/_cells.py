@@ -17,6 +17,7 @@ from drift_pipeline.evaluation import (
     compute_cell,
     latent_profiles,
     measured_ttft,
+    with_reader_columns,
 )
 from drift_pipeline.memory import Arm, CellRun
 from drift_pipeline.scenario import LoadedScenario
@@ -24,6 +25,7 @@ from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
     GROUND_TRUTH,
+    LATENT_PROFILES,
     MEMORY_SNAPSHOTS,
     PROBE_ANSWERS,
     PROBES,
@@ -225,6 +227,9 @@ def amnesiac_answers(
 ) -> tuple[pa.Table, pa.Table]:
     """The world's probes and the amnesiac's answers to them (the same reader, empty contexts).
 
+    The probes carry the careful reader's columns
+    (:func:`~drift_pipeline.evaluation.with_reader_columns`).
+
     Args:
         root: Storage root holding the world.
         scenario: Scenario id.
@@ -233,7 +238,14 @@ def amnesiac_answers(
         profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
     """
     keys = {"scenario": scenario, "horizon": horizon}
-    probes = StorageRoot.from_url(root).read_table(PROBES, keys)
+    storage = StorageRoot.from_url(root)
+    # The careful reader also needs what the world knows beyond each probe row: the slot's
+    # other values, the subject's names, the slot's kind.
+    probes = with_reader_columns(
+        storage.read_table(PROBES, keys),
+        storage.read_table(LATENT_PROFILES, keys),
+        storage.read_table(GROUND_TRUTH, keys),
+    )
     answers = (evaluator or ContextEvaluator()).answer(probes, {}, None, profiles)
     return probes, pa.Table.from_pydict(answers)
 

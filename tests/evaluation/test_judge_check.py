@@ -34,18 +34,18 @@ def test_the_shipped_set_covers_every_category_with_both_labels() -> None:
     assert {item.kind for item in items} == {"recall", "negative", "revision"}
 
 
-def test_the_rule_judge_false_rejects_paraphrases() -> None:
+def test_the_rule_judge_reads_answers_like_memories() -> None:
     items = load_check_set()
     report = run_judge_check(RuleJudge(), items)
-    assert report.judge == "context@1" and report.n_errors == 0
+    assert report.judge == RuleJudge.name and report.n_errors == 0
     paraphrases = [o for o in report.outcomes if o.item.category == "paraphrase_correct"]
-    assert not any(o.accepted for o in paraphrases)  # word matching cannot see a paraphrase
+    # The value lexicon sees some paraphrases (abbreviations, synonyms), not riddles.
+    assert 0 < sum(bool(o.accepted) for o in paraphrases) < len(paraphrases)
     accept = [o for o in report.outcomes if o.item.label == "accept"]
     reject = [o for o in report.outcomes if o.item.label == "reject"]
     assert report.false_reject_rate == sum(not o.accepted for o in accept) / len(accept)
     assert report.false_accept_rate == sum(bool(o.accepted) for o in reject) / len(reject)
-    # Hedged answers naming the right value among others fool word matching.
-    assert report.false_accept_rate > 0
+    assert report.false_accept_rate <= 0.05
     assert "false-reject rate" in report.render()
 
 
