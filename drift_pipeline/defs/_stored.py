@@ -27,6 +27,8 @@ from drift_pipeline.pipeline import (
     amnesiac_answers,
     evaluate_cell,
     load_arm,
+    stored_content_kept,
+    world_session_marks,
 )
 from drift_pipeline.scenario import LoadedScenario
 from drift_pipeline.storage import (
@@ -165,7 +167,8 @@ def evaluate_stored(
     """
     run = load_cell_run(root, loaded.spec.id, horizon, arm)
     probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
-    result = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference)
+    marks = world_session_marks(root, loaded.spec.id, horizon)
+    result = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, marks=marks)
     if _evaluated is not None:
         _evaluated[_cell_id(root, loaded.spec.id, horizon, arm.key)] = result.metrics
     return result
@@ -287,10 +290,10 @@ def stored_cells(
             probes = _fetch(con, PROBES, world)
             amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
             reference_keys = {**world, "arm": REFERENCE_ARM.key}
-            reference = _arm_data(con, reference_keys)
+            reference = _arm_data(con, reference_keys, root)
             worlds[(scenario, horizon)] = (amnesiac, reference)
         amnesiac, reference = worlds[(scenario, horizon)]
-        data = _arm_data(con, {**world, "arm": arm_key})
+        data = _arm_data(con, {**world, "arm": arm_key}, root)
         if reference is None or data is None:
             skipped.append(f"{scenario}/{horizon} {arm_key}: no reference or no answers stored")
             continue
@@ -308,11 +311,18 @@ def stored_cells(
     return cells, skipped
 
 
-def _arm_data(con: duckdb.DuckDBPyConnection, keys: Mapping[str, str]) -> ArmData | None:
+def _arm_data(
+    con: duckdb.DuckDBPyConnection, keys: Mapping[str, str], root: StorageRoot | None = None
+) -> ArmData | None:
     answers = _fetch(con, PROBE_ANSWERS, keys)
     if answers.num_rows == 0:
         return None
-    return ArmData(answers, _fetch(con, MEMORY_SNAPSHOTS, keys), _fetch(con, RETRIEVALS, keys))
+    snapshots = _fetch(con, MEMORY_SNAPSHOTS, keys)
+    if root is not None:  # Selectivity from content, as the run measured it
+        snapshots = stored_content_kept(
+            root, keys["scenario"], keys["horizon"], keys["arm"], snapshots
+        )
+    return ArmData(answers, snapshots, _fetch(con, RETRIEVALS, keys))
 
 
 def metric_values(metrics: pa.Table, names: Sequence[str]) -> dict[str, float | None]:

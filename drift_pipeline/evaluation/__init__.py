@@ -47,6 +47,7 @@ from ._judge_check import (
 from ._judge_llm import JUDGE_PROMPTS, JudgeItem, Judgement, LLMJudge, RuleJudge, parse_judge_reply
 from ._metric_inputs import CellInputs, MetricUnit, UnitRate
 from ._metric_specs import (
+    GEOMETRIC_FLOOR,
     METRIC_ENTRY_POINT_GROUP,
     Direction,
     MetricCompute,
@@ -74,15 +75,18 @@ from ._metrics import (
 )
 from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, cap_context
 from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
+from ._selectivity import CONTENT_KEPT, content_kept, session_marks
 
 __all__ = [
     "ANSWER_COLUMNS",
     "ANSWER_TABLE_COLUMNS",
     "CHECK_CATEGORIES",
+    "CONTENT_KEPT",
     "DEFAULT_CONTEXT_CAP_TOKENS",
     "DRIFT_C_WEIGHTS",
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
+    "GEOMETRIC_FLOOR",
     "HORIZON_WEIGHTS",
     "JUDGE_ID",
     "JUDGE_NAME",
@@ -126,6 +130,7 @@ __all__ = [
     "cap_context",
     "compare_arms",
     "compute_cell",
+    "content_kept",
     "discover_metrics",
     "drift_c",
     "drift_e",
@@ -144,6 +149,7 @@ __all__ = [
     "reference_figures",
     "register_metric",
     "run_judge_check",
+    "session_marks",
     "summarise",
     "token_efficiency_score",
     "unregister_metric",

@@ -1,6 +1,12 @@
 """Whole runs without Dagster (``drift run``): the same functions the Dagster assets call."""
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
+from ._cells import (
+    CellResult,
+    amnesiac_answers,
+    evaluate_cell,
+    world_profiles,
+    world_session_marks,
+)
 from ._evaluators import (
     JUDGE_MODEL_ENV,
     LLM_CACHE,
@@ -19,7 +25,14 @@ from ._run import (
     run_manifest,
     run_world,
 )
-from ._stored import TEXT_COLUMNS, cell_exists, compare_stored, connect, load_arm
+from ._stored import (
+    TEXT_COLUMNS,
+    cell_exists,
+    compare_stored,
+    connect,
+    load_arm,
+    stored_content_kept,
+)
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
@@ -47,6 +60,8 @@ __all__ = [
     "run_benchmark",
     "run_manifest",
     "run_world",
+    "stored_content_kept",
     "world_is_current",
     "world_profiles",
+    "world_session_marks",
 ]

@@ -15,8 +15,10 @@ from drift_pipeline.evaluation import (
     Evaluator,
     LLMEvaluator,
     compute_cell,
+    content_kept,
     latent_profiles,
     measured_ttft,
+    session_marks,
     with_reader_columns,
 )
 from drift_pipeline.memory import Arm, CellRun
@@ -24,12 +26,14 @@ from drift_pipeline.scenario import LoadedScenario
 from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
+    EVENT_SCHEDULES,
     GROUND_TRUTH,
     LATENT_PROFILES,
     MEMORY_SNAPSHOTS,
     PROBE_ANSWERS,
     PROBES,
     RETRIEVALS,
+    TRANSCRIPTS,
     RootLike,
     StorageRoot,
     TableDef,
@@ -250,6 +254,21 @@ def amnesiac_answers(
     return probes, pa.Table.from_pydict(answers)
 
 
+def world_session_marks(root: RootLike, scenario: str, horizon: str) -> pa.Table:
+    """What each session of the world carries, for Selectivity from content.
+
+    See :func:`~drift_pipeline.evaluation.session_marks`; computed once per world.
+    """
+    keys = {"scenario": scenario, "horizon": horizon}
+    storage = StorageRoot.from_url(root)
+    return session_marks(
+        storage.read_table(EVENT_SCHEDULES, keys),
+        storage.read_table(TRANSCRIPTS, keys),
+        storage.read_table(GROUND_TRUTH, keys),
+        storage.read_table(LATENT_PROFILES, keys),
+    )
+
+
 def evaluate_cell(
     loaded: LoadedScenario,
     horizon: str,
@@ -259,6 +278,7 @@ def evaluate_cell(
     reference: ArmData | None,
     evaluator: Evaluator | None = None,
     profiles: Profiles | None = None,
+    marks: pa.Table | None = None,
 ) -> CellResult:
     """Judge one arm's retrievals and compute its metrics against the world's baselines.
 
@@ -273,10 +293,13 @@ def evaluate_cell(
         evaluator: Reader and judge (default: the context judge); ``amnesiac`` must come from
             the same one.
         profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
+        marks: The world's session marks (:func:`world_session_marks`): Selectivity is then
+            measured on the memory's content; without them, on its storage growth.
     """
     answers = _answers_table(run, probes, evaluator or ContextEvaluator(), amnesiac, profiles)
+    snapshots = run.snapshots if marks is None else content_kept(run.snapshots, marks)
     # With an LLM reader TTFRT uses its measured time to first token (spec §7.8).
-    data = ArmData(answers, run.snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
+    data = ArmData(answers, snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
     # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
     metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)

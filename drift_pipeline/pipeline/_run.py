@@ -24,7 +24,13 @@ from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
+from ._cells import (
+    CellResult,
+    amnesiac_answers,
+    evaluate_cell,
+    world_profiles,
+    world_session_marks,
+)
 from ._evaluators import (
     LLM_CACHE,
     EvaluationOptions,
@@ -216,6 +222,7 @@ def run_world(
     sessions = getattr(spec.horizon, horizon).sessions
     profiles = world_profiles(root, spec.id, horizon, evaluator)
     probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
+    marks = world_session_marks(root, spec.id, horizon)
     reference: ArmData | None = None
     cells: list[CellResult] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
@@ -240,7 +247,9 @@ def run_world(
             _arm_loop(arm, arm_options, loop, root),
             hook,
         )
-        cell = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles)
+        cell = evaluate_cell(
+            loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles, marks
+        )
         if reference is None:
             reference = ArmData(
                 cell.answers,

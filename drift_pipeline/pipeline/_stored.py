@@ -10,6 +10,7 @@ from drift_pipeline.evaluation import (
     ArmData,
     CellMetrics,
     compare_arms,
+    content_kept,
     judge_all,
     measured_ttft,
 )
@@ -26,6 +27,7 @@ from drift_pipeline.storage import (
     TableDef,
 )
 
+from ._cells import world_session_marks
 from ._run import REFERENCE_ARM
 
 
@@ -40,7 +42,38 @@ def cell_exists(root: RootLike, scenario: str, horizon: str, arm: Arm) -> bool:
 
 
 TEXT_COLUMNS = frozenset({"context", "snapshot"})
-"""Columns no metric reads and that can be huge (a full-context memory's tail per probe)."""
+"""Columns no metric reads directly and that can be huge (a full-context memory's tail per
+probe); Selectivity reads the checkpoint snapshots once, through :func:`stored_content_kept`."""
+
+
+def stored_content_kept(
+    root: RootLike, scenario: str, horizon: str, arm_key: str, snapshots: pa.Table
+) -> pa.Table:
+    """``snapshots`` (read without their texts) with Selectivity's ``content_kept`` column.
+
+    Reads the stored checkpoint snapshot texts and the world's session marks, exactly as the
+    run's evaluation used them.
+    """
+    storage = StorageRoot.from_url(root)
+    keys = {"scenario": scenario, "horizon": horizon, "arm": arm_key}
+    texts = storage.read_table(
+        MEMORY_SNAPSHOTS, keys, ["replicate", "session_index", "checkpoint", "snapshot"]
+    )
+    kept = content_kept(texts, world_session_marks(storage, scenario, horizon))
+    by_key = dict(
+        zip(
+            zip(kept["replicate"].to_pylist(), kept["session_index"].to_pylist(), strict=True),
+            kept["content_kept"].to_pylist(),
+            strict=True,
+        )
+    )
+    column = [
+        by_key.get((r, i))
+        for r, i in zip(
+            snapshots["replicate"].to_pylist(), snapshots["session_index"].to_pylist(), strict=True
+        )
+    ]
+    return snapshots.append_column("content_kept", pa.array(column, pa.bool_()))
 
 
 def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
@@ -57,7 +90,8 @@ def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
         return storage.read_table(table, keys, columns)
 
     answers, retrievals = read(PROBE_ANSWERS), read(RETRIEVALS)
-    return ArmData(answers, read(MEMORY_SNAPSHOTS), retrievals, measured_ttft(answers, retrievals))
+    snapshots = stored_content_kept(storage, scenario, horizon, arm.key, read(MEMORY_SNAPSHOTS))
+    return ArmData(answers, snapshots, retrievals, measured_ttft(answers, retrievals))
 
 
 def compare_stored(root: RootLike, scenario: str, horizon: str, a: Arm, b: Arm) -> CellMetrics:
