@@ -67,9 +67,8 @@ def _world() -> pa.Table:
             for row in FACTS
         ]
     )
-    profiles = pa.Table.from_pylist(
-        [{"replicate": 0, "entity_id": "principal", "name": "Rhiannon Price", "entity_type": "human"}]
-    )
+    principal = {"entity_id": "principal", "name": "Rhiannon Price", "entity_type": "human"}
+    profiles = pa.Table.from_pylist([{"replicate": 0, **principal}])
     return session_marks(events, transcripts, truth, profiles)
 
 
