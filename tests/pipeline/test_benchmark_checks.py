@@ -116,5 +116,5 @@ def test_leaderboard_and_manifest(finished: tuple[RunResult, Path]) -> None:
     manifest = json.loads((root / "_manifests" / "run.json").read_text())
     assert manifest["scenarios"][0]["seed"] == 4242
     assert manifest["scenarios"][0]["version"] == "3"
-    assert manifest["isolation"] and manifest["reader"]["name"] == "context"
+    assert manifest["isolation"] and manifest["reader"]["name"] == "careful"
     assert set(manifest["backends"]) >= set(BUILT_INS)
