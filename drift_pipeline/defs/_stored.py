@@ -18,7 +18,15 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from drift_pipeline.evaluation import ArmData, CellMetrics, compute_cell, judge_all
+from drift_pipeline.evaluation import (
+    JUDGE_ID,
+    JUDGE_NAME,
+    JUDGE_VERSION,
+    ArmData,
+    CellMetrics,
+    compute_cell,
+    judge_all,
+)
 from drift_pipeline.memory import Arm, CellRun
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
@@ -297,6 +305,10 @@ def stored_cells(
         if reference is None or data is None:
             skipped.append(f"{scenario}/{horizon} {arm_key}: no reference or no answers stored")
             continue
+        stale = _stale_judge(data)
+        if stale is not None:
+            skipped.append(f"{scenario}/{horizon} {arm_key}: judged by {stale}, not {JUDGE_ID}")
+            continue
         metrics = _reused(root, scenario, horizon, arm_key)
         if metrics is None:
             metrics = compute_cell(data, amnesiac, reference, horizon)
@@ -309,6 +321,18 @@ def stored_cells(
         replicates = len(set(data.snapshots.column("replicate").to_pylist()))
         cells.append(StoredCell(scenario, horizon, replicates, Arm.parse(arm_key), metrics, errors))
     return cells, skipped
+
+
+def _stale_judge(data: ArmData) -> str | None:
+    """An older context judge's name when the cell's answers come from one (never mixed)."""
+    if "judge" not in data.answers.column_names:
+        return None
+    judges = {str(j) for j in data.answers.column("judge").to_pylist() if j}
+    current = f"{JUDGE_NAME}@{JUDGE_VERSION}"
+    stale = sorted(
+        j for j in judges if j.startswith(f"{JUDGE_NAME}@") and j.split("+")[0] != current
+    )
+    return stale[0] if stale else None
 
 
 def _arm_data(

@@ -6,6 +6,7 @@ import duckdb
 import pyarrow as pa
 
 from drift_pipeline.evaluation import (
+    JUDGE_ID,
     JUDGE_NAME,
     ArmData,
     CellMetrics,
@@ -107,6 +108,13 @@ def compare_stored(root: RootLike, scenario: str, horizon: str, a: Arm, b: Arm) 
                 raise ValueError(
                     f"{arm.key} on {scenario}/{horizon} was read by an LLM reader; "
                     "compare supports context-judge runs only"
+                )
+            stale = sorted(r for r in readers if r != JUDGE_ID)
+            if stale:
+                # Answers of another judge version must not meet this version's amnesiac.
+                raise ValueError(
+                    f"{arm.key} on {scenario}/{horizon} was judged by {stale[0]}, not "
+                    f"{JUDGE_ID}; run it again to compare"
                 )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
     reference = load_arm(root, scenario, horizon, REFERENCE_ARM)
