@@ -745,3 +745,11 @@ def test_cells_combine_across_horizons(cell: CellMetrics) -> None:
     assert row.value == pytest.approx((0.2 * short_c + 0.5 * long_c) / 0.7)
     assert row.value is not None and row.ci_low is not None and row.ci_high is not None
     assert row.ci_low <= row.value <= row.ci_high
+
+
+def test_lift_is_drift_c_over_the_amnesiacs_on_the_same_probes(cell: CellMetrics) -> None:
+    # The amnesiac: MVOT 0, Selectivity 0.5, Revision 0 (update 0 of 2), Action (0 + 1) / 2.
+    baseline = 0.35 * 0.0 + 0.25 * 0.5 + 0.20 * 0.0 + 0.20 * 0.5
+    assert value(cell, "drift_c_lift") == pytest.approx(value(cell, "drift_c") - baseline)
+    own = compute_cell(amnesiac_arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert own.get("drift_c_lift")[2:5] == (0.0, 0.0, 0.0)
