@@ -5,10 +5,12 @@ An :class:`Evaluator` turns retrieved texts into the answer columns of ``probe_a
 environment; a backend's options never reach it, so no memory system can change how its output
 is read or judged.
 
-- :class:`ContextEvaluator`: the deterministic context judge (reader and judge in one).
+- :class:`ContextEvaluator`: the deterministic careful reader (:mod:`.reader`) reads each
+  retrieved text and the context judge scores the reading; the default.
 - :class:`LLMEvaluator`: the pinned :class:`~._reader_llm.LLMReader` answers each probe from its
   retrieved text (streamed, so its time to first token is measured), then a judge scores the
-  answer: the pinned :class:`~._judge_llm.LLMJudge` or the :class:`~._judge_llm.RuleJudge`. A
+  answer: the pinned :class:`~._judge_llm.LLMJudge` or the :class:`~._judge_llm.RuleJudge` (which
+  reads the answer by the careful reader's rules and scores it with the same judge). A
   failed reader or judge call leaves ``correct`` null and says why in ``judge_error``; the
   metrics leave such rows out and count them (``judge_errors``).
 
@@ -80,7 +82,7 @@ class Evaluator(Protocol):
 
 
 class ContextEvaluator:
-    """The context judge: deterministic, offline, the default."""
+    """The careful reader and the context judge: deterministic, offline, the default."""
 
     def pins(self) -> dict[str, dict[str, Any]]:
         """The careful reader reads; the context judge scores its readings."""
