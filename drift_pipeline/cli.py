@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +14,20 @@ import duckdb
 import yaml
 from tqdm import tqdm
 
+from drift_pipeline.keys import CellKey
 from drift_pipeline.llm import LLMError
-from drift_pipeline.memory import Arm, Gate, LoopConfig
+from drift_pipeline.memory import Arm, BackendStartError, Gate, IsolationError, LoopConfig
 from drift_pipeline.memory.backends import backend_names, backend_needs, default_backend_names
 from drift_pipeline.pipeline import (
+    AblationError,
     EvaluationOptions,
     RunOptions,
     RunResult,
+    ablation_arms,
     cell_exists,
     compare_stored,
     connect,
+    find_ablations,
     run_benchmark,
     world_is_current,
 )
@@ -37,18 +41,26 @@ from drift_pipeline.report import (
 from drift_pipeline.scenario import (
     HORIZON_NAMES,
     HorizonName,
-    LoadedScenario,
     ScenarioError,
     json_schema,
     load_scenario,
     scenario_files,
 )
-from drift_pipeline.storage import StorageRoot
-from drift_pipeline.world import GenerationUnsupported, check_supported, generate_worlds
+from drift_pipeline.sources import SourceError, WorldSource, open_sources, write_worlds
+from drift_pipeline.storage import RootBusy, StorageRoot
 from drift_pipeline.world.synthesis import Synthesizer
 
 EXIT_INVALID = 2
 """Exit code for invalid input (scenario files, options); 1 is left for runtime failures."""
+EXIT_ISOLATION = 3
+"""``drift run``: sandboxed workers cannot start on this machine; nothing was run."""
+EXIT_BACKEND_START = 4
+"""``drift run``: a backend could not start (no rows for it; with --keep-going the rest ran)."""
+EXIT_INVALID_ARM = 5
+"""``drift run``: a requested arm faulted on more calls than --max-fault-rate allows somewhere
+(it is listed, not ranked)."""
+EXIT_ROOT_BUSY = 6
+"""``drift run``: another run is writing to the same output folder; nothing was run."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,28 +97,26 @@ def schema() -> None:
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
 
 
-def _load_all(paths: tuple[Path, ...]) -> list[LoadedScenario]:
-    """Load every scenario or exit 2 with one line per problem (nothing written)."""
-    loaded: list[LoadedScenario] = []
-    failed = False
-    for path in scenario_files(list(paths)):
-        try:
-            loaded.append(load_scenario(path))
-        except ScenarioError as error:
-            failed = True
-            for line in error.lines():
-                click.echo(line, err=True)
-    if failed:
+SOURCES_HELP = (
+    "SOURCES are scenario files or folders of them, or PREFIX:PATH for data read by a "
+    "registered importer (a plain path is a scenario file)."
+)
+
+
+def _load_all(texts: tuple[str, ...]) -> list[WorldSource]:
+    """Open every source and check it can be written, or exit 2 with one line per problem."""
+    try:
+        sources = open_sources(texts)
+        for source in sources:
+            source.check()
+    except SourceError as error:
+        for line in error.lines():
+            click.echo(line, err=True)
         sys.exit(EXIT_INVALID)
-    if not loaded:
-        click.echo(f"no scenario files found in {', '.join(map(str, paths))}", err=True)
+    except ValueError as error:  # GenerationUnsupported: a paradigm without a generator
+        click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
-    ids = [item.spec.id for item in loaded]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        click.echo(f"scenario id {duplicates[0]!r} is used by more than one file", err=True)
-        sys.exit(EXIT_INVALID)
-    return loaded
+    return sources
 
 
 HORIZON_OPTION = click.option(
@@ -163,31 +173,24 @@ def _synthesizer(name: str, out: StorageRoot) -> Synthesizer | None:
         sys.exit(EXIT_INVALID)
 
 
-@main.command()
-@click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
+@main.command(epilog=SOURCES_HELP)
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCES...")
 @HORIZON_OPTION
 @OUT_OPTION
 @SYNTHESIZER_OPTION
 def generate(
-    scenarios: tuple[Path, ...],
+    sources: tuple[str, ...],
     horizons: tuple[HorizonName, ...],
     out: StorageRoot,
     synthesizer: str,
 ) -> None:
-    """Generate the worlds of SCENARIOS (files or folders) as Parquet tables under --out."""
-    loaded = _load_all(scenarios)
-    try:
-        for item in loaded:
-            check_supported(item.spec)
-    except GenerationUnsupported as error:
-        click.echo(str(error), err=True)
-        sys.exit(EXIT_INVALID)
+    """Write the worlds of SOURCES as Parquet tables under --out."""
+    opened = _load_all(sources)
     writer = _synthesizer(synthesizer, out)
     total = sum(
-        h.sessions * item.spec.replicates
-        for item in loaded
-        for name, h in item.spec.horizon.items()
-        if not horizons or name in horizons
+        world.source.sessions(world.horizon) * world.source.replicates
+        for source in opened
+        for world in source.worlds(horizons)
     )
     started = time.perf_counter()
     with tqdm(total=total, unit="session", desc="generate", disable=None, leave=False) as bar:
@@ -196,7 +199,7 @@ def generate(
             bar.update(n)
 
         try:
-            summaries = generate_worlds(loaded, out, horizons, writer, progress=advance)
+            summaries = write_worlds(opened, out, horizons, writer, progress=advance)
         except LLMError as error:
             # Replies received so far stay cached: the same command resumes from there.
             click.echo(f"--synthesizer llm: {error}", err=True)
@@ -250,6 +253,28 @@ def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
     return arms
 
 
+def _run_arms(
+    sources: Sequence[WorldSource],
+    backends: tuple[str, ...],
+    gates: tuple[str, ...],
+    ablations: tuple[str, ...],
+) -> list[Arm]:
+    """The arms of ``drift run``: backend × gate, and the named ablations' arms.
+
+    An ablation is read from the ``ablations.yaml`` beside the scenario files among ``sources``.
+    """
+    arms = _parse_arms(backends, gates) if backends or gates or not ablations else []
+    if not ablations:
+        return arms
+    try:
+        scenarios = [source.origin for source in sources if source.kind == "scenario"]
+        extra = ablation_arms(find_ablations(scenarios), list(ablations))
+    except AblationError as error:
+        click.echo(f"--ablation: {error}", err=True)
+        sys.exit(EXIT_INVALID)
+    return [*arms, *(arm for arm in extra if arm not in arms)]
+
+
 def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     """Per-backend constructor options from a YAML mapping ``backend: {option: value}``."""
     if path is None:
@@ -265,8 +290,8 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in data.items()}
 
 
-@main.command()
-@click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
+@main.command(epilog=SOURCES_HELP)
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCES...")
 @HORIZON_OPTION
 @click.option(
     "--backend",
@@ -282,13 +307,38 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     metavar="hard|soft:K|summary:N",
     help="Budget gate (repeatable); each backend × gate pair is an arm. Default: hard.",
 )
+@click.option(
+    "--ablation",
+    "ablations",
+    multiple=True,
+    metavar="NAME",
+    help="Run this ablation's arms (repeatable), from ablations.yaml beside the scenarios; "
+    "alone it replaces the default arms, with --backend/--gate it adds to them.",
+)
 @OUT_OPTION
 @click.option(
     "--call-timeout",
     type=click.FloatRange(min=0.01),
     default=30.0,
     show_default=True,
-    help="Seconds before a store/retrieve call is recorded as a timeout.",
+    help="Seconds before a store/retrieve call is recorded as a timeout (a hung coroutine is "
+    "cancelled in the worker a little earlier; a blocked worker is restarted).",
+)
+@click.option(
+    "--max-consecutive-faults",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="After this many faulted calls in a row, a replicate's remaining calls are recorded "
+    "as skipped instead of being made (0: never skip).",
+)
+@click.option(
+    "--max-fault-rate",
+    type=click.FloatRange(min=0.0, max=1.0),
+    default=0.05,
+    show_default=True,
+    help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}).",
 )
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
@@ -344,13 +394,22 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     hidden=True,
     help="Debugging only: run backends without the sandbox (recorded in the manifest).",
 )
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help=f"A backend that cannot start is reported and skipped while the other arms run "
+    f"(exit status {EXIT_BACKEND_START} still); without it the run stops at that arm.",
+)
 def run(
-    scenarios: tuple[Path, ...],
+    sources: tuple[str, ...],
     horizons: tuple[HorizonName, ...],
     backends: tuple[str, ...],
     gates: tuple[str, ...],
+    ablations: tuple[str, ...],
     out: StorageRoot,
     call_timeout: float,
+    max_consecutive_faults: int,
+    max_fault_rate: float,
     fail_on_error: bool,
     backend_config: Path | None,
     json_path: Path | None,
@@ -360,6 +419,7 @@ def run(
     synthesizer: str,
     jobs: int,
     no_isolation: bool,
+    keep_going: bool,
 ) -> None:
     """Run the benchmark: generate (or reuse) worlds, run every arm, score, print a leaderboard."""
     evaluation = _evaluation_options(reader, judge)
@@ -369,25 +429,28 @@ def run(
     if synthesizer == "llm" and via == "dagster":
         click.echo("--synthesizer llm: not available with --via dagster yet", err=True)
         sys.exit(EXIT_INVALID)
-    loaded = _load_all(scenarios)
-    try:
-        for item in loaded:
-            check_supported(item.spec)
-    except GenerationUnsupported as error:
-        click.echo(str(error), err=True)
+    opened = _load_all(sources)
+    if via == "dagster" and any(s.kind != "scenario" for s in opened):
+        click.echo("--via dagster: only scenario files so far, not imported sources", err=True)
         sys.exit(EXIT_INVALID)
-    arms = _parse_arms(backends, gates)
+    arms = _run_arms(opened, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
-    _check_compressor(backend_options, loaded[0], via)
+    _check_compressor(backend_options, opened[0], via)
     options = RunOptions(
         arms=arms,
         horizons=horizons,
         out=out,
-        loop=LoopConfig(call_timeout=call_timeout, isolate=not no_isolation),
+        loop=LoopConfig(
+            call_timeout=call_timeout,
+            isolate=not no_isolation,
+            max_consecutive_faults=max_consecutive_faults,
+            max_fault_rate=max_fault_rate,
+        ),
         backend_options=backend_options,
         evaluation=evaluation,
         synthesizer=_synthesizer(synthesizer, out),
         jobs=jobs,
+        keep_going=keep_going,
     )
     bars: list[tqdm[Any]] = []
 
@@ -404,21 +467,33 @@ def run(
 
     started = time.perf_counter()
     if via == "dagster":
-        result = _run_via_dagster(scenarios, options)
+        result = _run_via_dagster(tuple(source.origin for source in opened), options)
     else:
         try:
-            result = run_benchmark(loaded, options, progress)
+            result = run_benchmark(opened, options, progress)
         except LLMError as error:
             # Replies received so far stay cached: the same command resumes from there.
             click.echo(str(error), err=True)
             sys.exit(1)
+        except IsolationError as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_ISOLATION)
+        except RootBusy as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_ROOT_BUSY)
+        except BackendStartError as error:
+            for bar in bars:
+                bar.close()
+            click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
+                       err=True)
+            sys.exit(EXIT_BACKEND_START)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started
     table = standings(result.cells)
     click.echo(render_leaderboard(table))
     click.echo(
-        f"\n{len(result.cells)} cells ({len(loaded)} scenarios × horizons × {len(arms)} arms), "
+        f"\n{len(result.cells)} cells ({len(opened)} scenarios × horizons × {len(arms)} arms), "
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "
         f"isolation: {', '.join(result.manifest['isolation'])}, {elapsed:.1f} s → {out}"
     )
@@ -446,11 +521,24 @@ def run(
             "(column `error` of memory_snapshots / retrievals)"
         )
     if json_path is not None:
-        payload = summary_json(result.cells, [item.spec.id for item in loaded])
+        payload = summary_json(result.cells, [source.id for source in opened])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    invalid = [cell for cell in result.cells if not cell.valid]
+    for cell in invalid:
+        click.echo(
+            f"  invalid: {cell.arm.key} on {cell.scenario}/{cell.horizon}: "
+            f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
+            f"(limit {max_fault_rate:.1%}, --max-fault-rate); not ranked"
+        )
+    for failure in result.start_failures:
+        click.echo(f"{failure} (no rows written for it)", err=True)
+    if result.start_failures:
+        sys.exit(EXIT_BACKEND_START)
     if fail_on_error and result.faults:
         sys.exit(1)
+    if invalid:
+        sys.exit(EXIT_INVALID_ARM)
 
 
 def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:
@@ -465,7 +553,7 @@ def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:
 
 
 def _check_compressor(
-    backend_options: dict[str, dict[str, Any]], loaded: LoadedScenario, via: str
+    backend_options: dict[str, dict[str, Any]], source: WorldSource, via: str
 ) -> None:
     """The reference compressor's LLM summariser has an endpoint, or exit 2 in one line."""
     from drift_pipeline.pipeline import REFERENCE_ARM, backend_options_for
@@ -478,27 +566,27 @@ def _check_compressor(
         )
         sys.exit(EXIT_INVALID)
     try:
-        backend_options_for(REFERENCE_ARM, loaded, backend_options)
+        backend_options_for(REFERENCE_ARM, source, backend_options)
     except ValueError as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
 
 
-def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunResult:
-    """``drift run --via dagster``; Dagster is imported only when asked for."""
+def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
+    """``drift run --via dagster`` on scenario ``files`` (Dagster imported only when asked for)."""
     import os
 
     if not os.environ.get("DAGSTER_HOME"):
         click.echo(
-            "--via dagster needs DAGSTER_HOME (the project root holds dagster.yaml: "
-            'export DAGSTER_HOME="$PWD")',
+            "--via dagster needs DAGSTER_HOME (the project's instance: "
+            'export DAGSTER_HOME="$PWD/.dagster_home" from the project root)',
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    from drift_pipeline.defs.run import run_via_dagster
+    from drift_pipeline.defs.launch import run_via_dagster
 
     return run_via_dagster(
-        list(scenarios),
+        list(files),
         options.arms,
         options.horizons,
         options.out,
@@ -506,6 +594,67 @@ def _run_via_dagster(scenarios: tuple[Path, ...], options: RunOptions) -> RunRes
         backend_options=options.backend_options,
         log=lambda line: click.echo(line, err=True),
     )
+
+
+@main.command()
+@click.option("--horizon", type=click.Choice(HORIZON_NAMES), help="Only worlds of this horizon.")
+@click.option(
+    "--scenario",
+    "scenario_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only this scenario id (repeatable).",
+)
+@click.option("--ablation", metavar="NAME", help="Only this ablation's arms (ablations.yaml).")
+@click.option(
+    "--arm", "arm_keys", multiple=True, metavar="BACKEND@GATE", help="Only this arm (repeatable)."
+)
+@click.option(
+    "--launch", is_flag=True, help="Create a backfill for the dagster dev daemon instead."
+)
+@click.option("--dry-run", is_flag=True, help="Print the selection and the runs only.")
+def backfill(
+    horizon: str | None,
+    scenario_ids: tuple[str, ...],
+    ablation: str | None,
+    arm_keys: tuple[str, ...],
+    launch: bool,
+    dry_run: bool,
+) -> None:
+    """Recompute registered Dagster partitions: a horizon, scenarios, an ablation's arms.
+
+    Runs every selected world (tables if stale, baselines) and cell now, as Dagster runs
+    against the instance at DAGSTER_HOME, then the reports; --launch hands the same selection
+    to the daemon as one asset backfill. Scenario folders and the storage root come from
+    DRIFT_SCENARIOS (default scenarios) and DRIFT_DATA_ROOT (default data), as for dagster dev.
+    """
+    import os
+
+    if not os.environ.get("DAGSTER_HOME"):
+        click.echo(
+            'drift backfill needs DAGSTER_HOME: export DAGSTER_HOME="$PWD/.dagster_home" '
+            "from the project root",
+            err=True,
+        )
+        sys.exit(EXIT_INVALID)
+    from drift_pipeline.defs.launch import backfill as run_backfill
+
+    try:
+        run_backfill(
+            horizon,
+            scenario_ids,
+            ablation,
+            arm_keys,
+            launch=launch,
+            dry_run=dry_run,
+            echo=click.echo,
+        )
+    except ValueError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    except RuntimeError as error:
+        click.echo(str(error), err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -531,18 +680,19 @@ def compare(
 
     Reads the cells of a finished run under --out; arms not run yet are run first.
     """
-    loaded = _load_all((scenario,))
+    opened = _load_all((str(scenario),))
     arms = _parse_arms((backend_a, backend_b), (gate,))
     if len(arms) < 2:
         click.echo("--backend-a and --backend-b name the same arm; nothing to compare", err=True)
         sys.exit(EXIT_INVALID)
     a, b = arms
-    spec = loaded[0].spec
-    wanted = [h for h, _ in spec.horizon.items() if not horizons or h in horizons]
-    missing = [arm for arm in (a, b) for h in wanted if not cell_exists(out, spec.id, h, arm)]
-    if missing or not all(world_is_current(out, loaded[0], h) for h in wanted):
+    source = opened[0]
+    worlds = [world.key for world in source.worlds(horizons)]
+    wanted = [world.horizon for world in worlds]
+    missing = [arm for arm in (a, b) for w in worlds if not cell_exists(out, CellKey(w, arm.key))]
+    if missing or not all(world_is_current(out, source, h) for h in wanted):
         run_benchmark(
-            loaded,
+            opened,
             RunOptions(
                 arms=sorted(set(missing) or {a, b}, key=arms.index),
                 horizons=tuple(wanted),
@@ -550,10 +700,11 @@ def compare(
                 loop=LoopConfig(call_timeout=call_timeout),
             ),
         )
-    click.echo(f"{spec.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
-    for horizon in wanted:
+    click.echo(f"{source.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
+    for world in worlds:
+        horizon = world.horizon
         try:
-            diff = compare_stored(out, spec.id, horizon, a, b)
+            diff = compare_stored(out, world, a, b)
         except ValueError as error:  # e.g. cells read by the LLM reader
             click.echo(str(error), err=True)
             sys.exit(EXIT_INVALID)
@@ -676,7 +827,7 @@ def query(sql: str, out: StorageRoot, fmt: str) -> None:
     help="The canonical suite folder (holds ua-baseline-001.yaml).",
 )
 def bench(json_path: Path | None, only: str | None, suite: Path) -> None:
-    """Measure the harness's speed and memory against issue 6's targets; print a table.
+    """Measure the harness's speed and memory against its performance targets; print a table.
 
     Exits 0 even when figures fall short (it is a measurement); the short ones are listed.
     """
@@ -706,6 +857,50 @@ def bench(json_path: Path | None, only: str | None, suite: Path) -> None:
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(report.json(), indent=2) + "\n", encoding="utf-8")
+
+
+@main.group()
+def audit() -> None:
+    """Audits of generated worlds."""
+
+
+@audit.command("diversity")
+@click.argument("worlds", nargs=-1, required=True)
+@click.option(
+    "--against",
+    "against",
+    multiple=True,
+    metavar="WORLDS",
+    help="Another world root (repeatable): report the share of skeletons it already has.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the figures as JSON to this file.",
+)
+def audit_diversity(
+    worlds: tuple[str, ...], against: tuple[str, ...], json_path: Path | None
+) -> None:
+    """Phrasing diversity of the worlds under WORLDS (storage roots written by drift generate).
+
+    Counts distinct sentence skeletons (values, names, dates and numbers masked) per event type
+    and decoy kind, the share a world set given with --against already has, and how much of the
+    signal the regex baseline fitted to the public phrasing split keeps.
+    """
+    from drift_pipeline.world.diversity import diversity_report, read_worlds, render
+
+    try:
+        measured = read_worlds(worlds)
+        other = read_worlds(against) if against else None
+    except FileNotFoundError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    report = diversity_report(measured, other)
+    click.echo(render(report))
+    if json_path is not None:
+        json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
 
 
 if __name__ == "__main__":

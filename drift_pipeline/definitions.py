@@ -9,7 +9,7 @@ from drift_pipeline.defs.jobs import ALL_JOBS
 from drift_pipeline.defs.partitions import register_at_load
 from drift_pipeline.defs.resources import MemoryLoop, default_catalog, default_storage
 from drift_pipeline.defs.schedules import nightly_leaderboard
-from drift_pipeline.defs.sensors import partition_registry, stale_cells
+from drift_pipeline.defs.sensors import changed_scenarios, partition_registry, stale_cells
 
 
 @dg.definitions
@@ -21,6 +21,6 @@ def defs() -> dg.Definitions:
         assets=ALL_ASSETS,
         jobs=ALL_JOBS,
         schedules=[nightly_leaderboard],
-        sensors=[partition_registry, stale_cells],
+        sensors=[partition_registry, stale_cells, changed_scenarios],
         resources={"storage": default_storage(), "scenarios": scenarios, "loop": MemoryLoop()},
     )

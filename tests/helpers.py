@@ -306,3 +306,18 @@ def replay_current(
 
 def _flatten(state: dict[tuple[str, str], list[str]]) -> set[tuple[str, str, str]]:
     return {(subject, slot, value) for (subject, slot), values in state.items() for value in values}
+
+
+def write_entry_point(folder: Path, group: str, name: str, target: str) -> Path:
+    """An installed distribution's metadata declaring one entry point, under ``folder``.
+
+    With ``folder`` on ``sys.path``, importlib.metadata finds it as it finds any installed
+    package: the path a third-party importer or paradigm takes.
+    """
+    info = folder / "drift_example_plugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: drift-example-plugin\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {target}\n", encoding="utf-8")
+    return info

@@ -1,19 +1,27 @@
 """``drift run`` end to end, as a user runs it: a subprocess, plugins on ``PYTHONPATH``, Parquet
-read back through DuckDB (issue 3, memory loop)."""
+read back through DuckDB."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from memory.plugins import _support
 from memory.plugins.crasher import EXIT_CODE
+
+from drift_pipeline.cli import main
+from drift_pipeline.keys import CellKey, WorldKey
+from drift_pipeline.sources import register_source, unregister_source
+from drift_pipeline.storage import CELL_TABLES, WORLD_TABLES, partition_file
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
 STRONGEST = "unprivileged-user+mount-namespace"
@@ -243,7 +251,8 @@ def test_other_arms_are_intact_next_to_a_faulty_one(faults_run: Run, plugin_run:
 
 
 def test_without_fail_on_error_a_faulty_run_exits_0(tmp_path: Path):
-    run = drift_run(tmp_path, "--backend", FAULTY, "--call-timeout", "2")
+    # Within the fault-rate limit (here: any rate), faults are data and the run succeeds.
+    run = drift_run(tmp_path, "--backend", FAULTY, "--call-timeout", "2", "--max-fault-rate", "1")
     assert run.code == 0, run.stderr
     assert "Traceback" not in run.stderr
     assert " 0 faults" not in run.stdout and "  fault: " in run.stdout
@@ -325,7 +334,7 @@ def test_bad_arms_exit_2_with_one_line_and_write_nothing(
     assert not run.out.exists()
 
 
-# --- the LLM reader and judge (issue 7) ----------------------------------------------------------
+# --- the LLM reader and judge ----------------------------------------------------------
 
 LLM_KEY = "sk-test-DRIFT-SECRET-123"
 
@@ -453,3 +462,103 @@ def test_judge_check_reports_rates_for_the_rule_and_the_llm_judge(tmp_path: Path
     )
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):
         assert LLM_KEY.encode() not in path.read_bytes(), path
+
+
+# --- imported sources -----------------------------------------------------------------------
+
+EXAMPLE_DATA = Path(__file__).parent / "fixtures" / "sources" / "example.jsonl"
+EXAMPLE_IMPORTER = "sources.example_importer:open_example"
+
+
+@pytest.fixture
+def example_source() -> Iterator[str]:
+    """The example importer registered in this process, by registration alone."""
+    register_source("example", EXAMPLE_IMPORTER)
+    try:
+        yield f"example:{EXAMPLE_DATA}"
+    finally:
+        unregister_source("example")
+
+
+def test_an_imported_source_runs_end_to_end(example_source: str, tmp_path: Path) -> None:
+    out, summary = tmp_path / "data", tmp_path / "summary.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            example_source,
+            "--backend",
+            "fact_store",
+            "--backend",
+            "amnesiac",
+            "--out",
+            str(out),
+            "--json",
+            str(summary),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    board = result.stdout.splitlines()
+    assert board[0].startswith("arm") and "DRIFT-C" in board[0]
+    assert {line.split()[0] for line in board[2:4]} == {"fact_store@hard", "amnesiac@hard"}
+    assert "1 worlds generated, 0 faults" in result.stdout
+    world = WorldKey("example-chat-001", "short")
+    for table in WORLD_TABLES:
+        assert (out / partition_file(table, world)).is_file()
+    for arm in ("fact_store@hard", "amnesiac@hard", "reference_compressor@hard"):
+        for table in CELL_TABLES:
+            assert (out / partition_file(table, CellKey(world, arm))).is_file()
+    payload = json.loads(summary.read_text())
+    assert payload["scenario"] == "example-chat-001"
+    assert {row["arm"] for row in payload["arms"]} == {"fact_store@hard", "amnesiac@hard"}
+    assert payload["arms"][0]["arm"] == "fact_store@hard"  # ranked first: it remembered
+    manifest = json.loads((out / "_manifests" / "run.json").read_text())
+    assert manifest["scenarios"] == [
+        {
+            "id": "example-chat-001",
+            "version": "1",
+            "sha256": hashlib.sha256(EXAMPLE_DATA.read_bytes()).hexdigest(),
+            "source": "example",
+            "replicates": 1,
+        }
+    ]
+    # The memory loop really read the imported sessions: fact_store answers from them.
+    correct = {
+        row["arm"]: row["n"]
+        for row in _support.query(
+            out,
+            "select arm, count(*) filter (where correct) as n from {probe_answers} group by arm",
+        )
+    }
+    assert correct["amnesiac@hard"] == 0 < correct["fact_store@hard"] == 4
+    again = CliRunner().invoke(
+        main, ["run", example_source, "--backend", "amnesiac", "--out", str(out)]
+    )
+    assert again.exit_code == 0 and "0 worlds generated" in again.stdout
+
+
+def test_generate_writes_an_imported_source(example_source: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["generate", example_source, "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    world = WorldKey("example-chat-001", "short")
+    assert all((tmp_path / partition_file(t, world)).is_file() for t in WORLD_TABLES)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "locomo:x.json"], "unknown prefix 'locomo' (known: example, scenario;"),
+        (["generate", "example:missing.jsonl"], "no such file or folder missing.jsonl"),
+        (["run", "example:DATA", "--via", "dagster"], "--via dagster: only scenario files"),
+    ],
+)
+def test_bad_sources_exit_2_with_one_line(
+    example_source: str, tmp_path: Path, args: list[str], message: str
+) -> None:
+    args = [a.replace("DATA", str(EXAMPLE_DATA)) for a in args]
+    result = CliRunner(env={"DAGSTER_HOME": str(tmp_path)}).invoke(
+        main, [*args, "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -154,7 +154,7 @@ def test_run_writes_worlds_with_the_llm_and_reuses_them(
     code, stdout, stderr = _run("run", str(scenario), "--out", str(out), "--backend", "bm25")
     assert code == 0, stderr
     assert "1 worlds generated" in stdout
-    assert json.loads(manifest_path.read_text())["synthesizer"] == "template@3"
+    assert json.loads(manifest_path.read_text())["synthesizer"] == "template@4"
     files = [p for p in out.rglob("*") if p.is_file()]
     assert all(TEST_API_KEY.encode() not in p.read_bytes() for p in files)
 

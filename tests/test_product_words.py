@@ -30,7 +30,7 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
     "a reference to the unshipped design file": re.compile(rf"\b{_DESIGN}(\.md| ?§)"),
     "a reference to unshipped working notes": re.compile(r"\b(NOTES\.md|shared " r"NOTES)\b"),
     "diary wording": re.compile(
-        r"\b(this (VM|session)|before this (work|change)|in this session|"
+        r"\b(this (VM|session)|before this (work|change)|in this " r"session|"
         r"the (scoring|paradigm|architecture|voices|reliability) " + _ISSUE + r")\b",
         re.IGNORECASE,
     ),

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 from drift_pipeline.pipeline import amnesiac_answers, backend_options_for, evaluate_cell
 from drift_pipeline.scenario import LoadedScenario, load_scenario
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import TRANSCRIPTS, StorageRoot
 from drift_pipeline.tokens import count_tokens_batch
 from drift_pipeline.world import generate_worlds
@@ -64,11 +66,11 @@ def _cell_seconds(loaded: LoadedScenario, root: Path, backend: str) -> tuple[flo
         LONG,
         spec.replicates,
         arm,
-        backend_options_for(arm, loaded, {}),
+        backend_options_for(arm, ScenarioSource(loaded), {}),
         _loop_config(root),
     )
-    probes, amnesiac = amnesiac_answers(root, spec.id, LONG)
-    evaluate_cell(loaded, LONG, run, probes, amnesiac, None)
+    probes, amnesiac = amnesiac_answers(root, WorldKey(spec.id, LONG))
+    evaluate_cell(ScenarioSource(loaded), LONG, run, probes, amnesiac, None)
     seconds = time.perf_counter() - started
     read_ms = run.retrievals.column("read_ms").to_pylist()
     return seconds, nearest_rank(read_ms, 99.0)
@@ -118,15 +120,15 @@ def amnesiac_cell(ws: BenchWorkspace) -> tuple[float, float]:
     floors: list[float] = []
     for _ in range(3):
         started = time.perf_counter()
-        transcripts = storage.read_table(TRANSCRIPTS, {"scenario": spec.id, "horizon": LONG})
+        transcripts = storage.read_table(TRANSCRIPTS, WorldKey(spec.id, LONG))
         sum(count_tokens_batch(transcripts.column("content").to_pylist()))
         floors.append(time.perf_counter() - started)
         del transcripts
     arm = Arm("amnesiac", Gate("hard"))
     started = time.perf_counter()
     run = run_cell(root, spec.id, LONG, spec.replicates, arm, {}, _loop_config(root))
-    probes, amnesiac = amnesiac_answers(root, spec.id, LONG)
-    evaluate_cell(loaded, LONG, run, probes, amnesiac, None)
+    probes, amnesiac = amnesiac_answers(root, WorldKey(spec.id, LONG))
+    evaluate_cell(ScenarioSource(loaded), LONG, run, probes, amnesiac, None)
     harness = time.perf_counter() - started
     round_trip = np.asarray(run.snapshots.column("write_round_trip_ms").to_numpy(), dtype=float)
     inside = np.asarray(run.snapshots.column("write_ms").to_numpy(), dtype=float)
@@ -191,7 +193,8 @@ def peak_rss_mb(ws: BenchWorkspace) -> float:
 
 
 PROJECT_DAGSTER_YAML = Path(__file__).resolve().parents[2] / "dagster.yaml"
-"""The instance configuration the README has users run Dagster with (``DAGSTER_HOME="$PWD"``)."""
+"""The instance configuration users run Dagster with (``.dagster_home/dagster.yaml`` links to it):
+Dagster's own SQLite storages under ``DAGSTER_HOME``."""
 
 DAGSTER_PAIRS = 3
 """Direct and Dagster runs measured alternately, this many of each; the median ratio is kept."""
@@ -203,9 +206,9 @@ def dagster_overhead_ratio(ws: BenchWorkspace, pairs: int = DAGSTER_PAIRS) -> fl
     Each pair is a direct run then a Dagster run, both in fresh child processes into empty
     folders (both generate the world); the median of the pairs' ratios is returned, since one
     pair on a shared two-core machine can be off by a tenth. Every Dagster run uses a fresh
-    instance configured by the project's ``dagster.yaml``, as the README sets Dagster up: a
-    temporary ``DAGSTER_HOME`` holding a copy of it, which is also the working directory (its
-    paths are relative to that).
+    instance configured by the project's ``dagster.yaml``, the configuration users run: a
+    temporary ``DAGSTER_HOME`` holding a copy of it, where Dagster's stock SQLite storages keep
+    their files.
 
     Raises:
         FileNotFoundError: The project's ``dagster.yaml`` is not beside the package (the bench
@@ -230,7 +233,6 @@ def dagster_overhead_ratio(ws: BenchWorkspace, pairs: int = DAGSTER_PAIRS) -> fl
         via = run_measured(
             _drift("run", *common, "--via", "dagster", "--out", str(via_out.resolve())),
             env={**os.environ, "DAGSTER_HOME": str(home)},
-            cwd=home,
             log=ws.path(f"via-dagster-{pair}.log"),
         )
         ratios.append(via.wall_s / direct.wall_s)

@@ -10,16 +10,20 @@ from collections.abc import Iterable
 
 import dagster as dg
 
+REFERENCE_MEMORY = "reference_memory"
+"""The world-partitioned asset holding the reference compressor's memory run."""
+
 TRANSCRIPTS = dg.AssetKey("transcripts")
 GATE_OUTPUTS: frozenset[dg.AssetKey] = frozenset(
-    {dg.AssetKey("memory_snapshots"), dg.AssetKey("retrievals")}
+    {dg.AssetKey("memory_snapshots"), dg.AssetKey("retrievals"), dg.AssetKey(REFERENCE_MEMORY)}
 )
-"""What the memory loop leaves after the gate: the only way past it."""
+"""What the memory loops leave after the gate (the cells' and the reference compressor's): the
+only way past it."""
 
 GATE_LINEAGE = "gate_lineage"
 """Check on ``memory_snapshots``: transcripts reach nothing downstream except through the gate."""
 ROWS_PER_SESSION = "rows_per_session"
-"""Check on ``memory_snapshots``: one row per session and replicate."""
+"""Check on ``memory_snapshots`` and ``reference_memory``: one row per session and replicate."""
 
 
 def _reachable(
@@ -43,7 +47,7 @@ def _reachable(
 def gate_lineage_violations(assets: Iterable[dg.AssetsDefinition]) -> list[str]:
     """Assets downstream of the gate that transcripts reach without passing through it.
 
-    Walks the asset graph from ``transcripts`` with ``memory_snapshots`` and ``retrievals``
+    Walks the asset graph from ``transcripts`` with the gate's outputs (:data:`GATE_OUTPUTS`)
     removed; anything reached that is also downstream of the gate is a leak (an evaluation
     asset reading transcripts, directly or through another asset).
 

@@ -1,8 +1,10 @@
-"""Asset jobs, one per stage: each run materializes one partition of one stage.
+"""Asset jobs, one per partitions definition: a run materializes one world, one cell or the reports.
 
-A cell needs its world, the reference compressor's memory run and the world's baselines first,
-and those live in other partitions definitions, so a whole benchmark is a sequence of runs
-(see :mod:`._steps`), or one asset backfill that Dagster orders itself.
+A job's run covers one partition, and Dagster orders the assets inside it, so the world's tables,
+its reference compressor and its baselines are one ``world_job`` run; a cell's memory loop and
+evaluation one ``cell_job`` run. Across partitions definitions the order comes from the asset
+graph (:mod:`.plan` for runs in process, the ``stale_cells`` automation sensor or an asset
+backfill for the daemon).
 """
 
 from __future__ import annotations
@@ -14,29 +16,16 @@ from .assets import (
     cost_curves,
     leaderboard,
     memory_tables,
+    reference_memory,
     world_baselines,
     world_tables,
 )
 
 world_job = dg.define_asset_job(
     "world_job",
-    selection=dg.AssetSelection.assets(world_tables),
-    description="Generate one world's five tables and audit its probes.",
-)
-memory_job = dg.define_asset_job(
-    "memory_job",
-    selection=dg.AssetSelection.assets(memory_tables),
-    description="Run one arm's memory loop over one world.",
-)
-baselines_job = dg.define_asset_job(
-    "baselines_job",
-    selection=dg.AssetSelection.assets(world_baselines),
-    description="Score the reference compressor's cell on one world.",
-)
-evaluation_job = dg.define_asset_job(
-    "evaluation_job",
-    selection=dg.AssetSelection.assets(cell_evaluation),
-    description="Judge and score one cell from its stored memory run.",
+    selection=dg.AssetSelection.assets(world_tables, reference_memory, world_baselines),
+    description="Generate one world's five tables, audit its probes, run the reference "
+    "compressor on it and score that run (the world's baselines).",
 )
 cell_job = dg.define_asset_job(
     "cell_job",
@@ -49,4 +38,5 @@ leaderboard_job = dg.define_asset_job(
     description="Rebuild the leaderboard and the cost curves from every stored cell.",
 )
 
-ALL_JOBS = [world_job, memory_job, baselines_job, evaluation_job, cell_job, leaderboard_job]
+ALL_JOBS = [world_job, cell_job, leaderboard_job]
+"""Every job, one per partitions definition (world, cell, none), in pipeline order."""

@@ -66,6 +66,8 @@ ACTION_ALIGNMENT = "drift/action_alignment"
 TES = "drift/tes"
 LPS = "drift/lps"
 DRIFT_C = "drift/drift_c"
+DRIFT_C_LIFT = "drift/drift_c_lift"
+"""DRIFT-C minus the amnesiac's DRIFT-C on the same probes."""
 DRIFT_E = "drift/drift_e"
 STORAGE_PER_SESSION = "drift/storage_per_session"
 TOKEN_COST_PER_SESSION = "drift/token_cost_per_session"
@@ -163,6 +165,15 @@ RETRIEVALS_KEYS: tuple[str, ...] = (
     READ_MS_P99,
     FAULTS,
 )
+REFERENCE_MEMORY_KEYS: tuple[str, ...] = (
+    *MEMORY_SNAPSHOTS_KEYS,
+    READ_TOKENS,
+    LLM_READ_TOKENS,
+    READ_MS_P50,
+    READ_MS_P95,
+    READ_MS_P99,
+)
+"""The reference compressor's memory run on a world: its snapshots' figures, then its reads'."""
 PROBE_ANSWERS_KEYS: tuple[str, ...] = (ROWS, PROBES, ACCURACY, MEAN_SCORE)
 CELL_METRICS_KEYS: Sequence[str] = _CellMetricsKeys()
 """Every key the ``cell_metrics`` asset reports: rows, then one per metric (see above)."""

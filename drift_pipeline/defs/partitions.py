@@ -1,7 +1,7 @@
 """Partitions: worlds (scenario × horizon), arms (backend × gate) and cells (world × arm).
 
-Every partition key is parsed here and nowhere else: :class:`WorldKey` for ``world`` keys
-(``ua-baseline-001/long``), :class:`drift_pipeline.memory.Arm` for ``arm`` keys
+Partition keys are the typed keys of :mod:`drift_pipeline.keys`: :class:`WorldKey` for
+``world`` keys (``ua-baseline-001/long``), :class:`drift_pipeline.memory.Arm` for ``arm`` keys
 (``bm25@soft:3``) and :class:`CellKey` for the 2-D keys Dagster builds from both
 (``bm25@soft:3|ua-baseline-001/long``: Dagster orders dimensions by name and joins them with
 ``|``, which is why a world key cannot use ``|`` itself).
@@ -18,102 +18,31 @@ import logging
 import os
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 import dagster as dg
 
+# Re-exported: the keys are defined once, below every phase; assets name them from here.
+from drift_pipeline.keys import CellKey as CellKey
+from drift_pipeline.keys import WorldKey as WorldKey
 from drift_pipeline.memory import Arm, Gate
-from drift_pipeline.memory.backends import backend_names
-from drift_pipeline.scenario import HORIZON_NAMES, HorizonName, LoadedScenario
-from drift_pipeline.world import GenerationUnsupported, check_supported
+from drift_pipeline.memory.backends import default_backend_names
+from drift_pipeline.pipeline import REFERENCE_ARM, Ablation
+from drift_pipeline.sources import WorldSource
+from drift_pipeline.world import GenerationUnsupported
 
-from ._ablations import Ablation
 from .resources import ScenarioCatalog
 
 WORLD = "world"
 """Name of the world dimension (and of its dynamic partitions definition)."""
 ARM = "arm"
 """Name of the arm dimension (and of its dynamic partitions definition)."""
-WORLD_SEPARATOR = "/"
-"""Between scenario id and horizon in a world key; mirrors the hive folders."""
 
 _log = logging.getLogger(__name__)
 
 
-class WorldKey(NamedTuple):
-    """One world: a scenario at one horizon (a ``world`` partition)."""
-
-    scenario: str
-    horizon: HorizonName
-
-    @property
-    def key(self) -> str:
-        """The partition key, ``<scenario id>/<horizon>``."""
-        return f"{self.scenario}{WORLD_SEPARATOR}{self.horizon}"
-
-    @property
-    def storage_keys(self) -> dict[str, str]:
-        """The hive partition values of the world's tables."""
-        return {"scenario": self.scenario, "horizon": self.horizon}
-
-    @classmethod
-    def parse(cls, key: str) -> WorldKey:
-        """Parse ``<scenario id>/<horizon>``.
-
-        Raises:
-            ValueError: Naming the key and the expected form.
-        """
-        scenario, sep, horizon = key.rpartition(WORLD_SEPARATOR)
-        if (
-            not sep
-            or not scenario
-            or WORLD_SEPARATOR in scenario
-            or horizon not in HORIZON_NAMES
-            or "..." in scenario
-        ):
-            raise ValueError(
-                f"world key {key!r} is not '<scenario id>/<horizon>' with a horizon of "
-                f"{', '.join(HORIZON_NAMES)}"
-            )
-        return cls(scenario, horizon)
-
-
-class CellKey(NamedTuple):
-    """One cell: an arm on a world (a 2-D ``world × arm`` partition)."""
-
-    world: WorldKey
-    arm: Arm
-
-    @property
-    def partition_key(self) -> dg.MultiPartitionKey:
-        """The 2-D partition key Dagster expects."""
-        return dg.MultiPartitionKey({WORLD: self.world.key, ARM: self.arm.key})
-
-    @property
-    def key(self) -> str:
-        """The partition key as a string (``<arm>|<world>``)."""
-        return str(self.partition_key)
-
-    @property
-    def storage_keys(self) -> dict[str, str]:
-        """The hive partition values of the cell's tables."""
-        return {**self.world.storage_keys, "arm": self.arm.key}
-
-    @classmethod
-    def parse(cls, key: str | dg.MultiPartitionKey) -> CellKey:
-        """Parse a 2-D key (a ``MultiPartitionKey`` or its ``<arm>|<world>`` string).
-
-        Raises:
-            ValueError: Naming the key and the expected form.
-        """
-        if isinstance(key, dg.MultiPartitionKey):
-            dimensions = key.keys_by_dimension
-        else:
-            arm, sep, world = key.partition("|")
-            if not sep or "|" in world:
-                raise ValueError(f"cell key {key!r} is not '<arm>|<scenario id>/<horizon>'")
-            dimensions = {ARM: arm, WORLD: world}
-        return cls(WorldKey.parse(dimensions[WORLD]), Arm.parse(dimensions[ARM]))
+def cell_partition_key(cell: CellKey) -> dg.MultiPartitionKey:
+    """The 2-D partition key Dagster expects for ``cell`` (its string is ``cell.partition_key``)."""
+    return dg.MultiPartitionKey({WORLD: cell.world.partition_key, ARM: cell.arm_key})
 
 
 worlds_partitions = dg.DynamicPartitionsDefinition(name=WORLD)
@@ -132,22 +61,30 @@ with warnings.catch_warnings():
     """Maps a cell to its world (and a world to every cell on it)."""
 
 
-def scenario_worlds(scenarios: Iterable[LoadedScenario]) -> list[WorldKey]:
-    """Every declared horizon of every scenario the generator supports."""
+def scenario_worlds(sources: Iterable[WorldSource]) -> list[WorldKey]:
+    """Every declared horizon of every source whose worlds can be written."""
     worlds: list[WorldKey] = []
-    for loaded in scenarios:
+    for source in sources:
         try:
-            check_supported(loaded.spec)
+            source.check()
         except GenerationUnsupported as error:
-            _log.warning("not registering %s: %s", loaded.source, error)
+            _log.warning("not registering %s: %s", source.origin, error)
             continue
-        worlds.extend(WorldKey(loaded.spec.id, name) for name, _ in loaded.spec.horizon.items())
+        worlds.extend(world.key for world in source.worlds())
     return worlds
 
 
 def repository_arms(ablations: Iterable[Ablation]) -> list[Arm]:
-    """Every registered backend under the hard gate, then every ablation's arms."""
-    arms = [Arm(name, Gate("hard")) for name in backend_names()]
+    """Every default backend under the hard gate, then every ablation's arms.
+
+    Default backends are those registered in code: an installed plugin's backend becomes an
+    arm partition only when an ablation (or a run) names it.
+
+    The reference compressor under the hard gate is not an arm partition: it runs once per
+    world as ``reference_memory`` (a world baseline).
+    """
+    arms = [Arm(name, Gate("hard")) for name in default_backend_names()]
+    arms = [arm for arm in arms if arm != REFERENCE_ARM]
     for ablation in ablations:
         arms.extend(arm for arm in ablation.arms if arm not in arms)
     return arms
@@ -159,7 +96,9 @@ def missing_partitions(
     """World and arm keys not registered on ``instance`` yet, in the order given."""
     known_worlds = set(instance.get_dynamic_partitions(WORLD))
     known_arms = set(instance.get_dynamic_partitions(ARM))
-    new_worlds = list(dict.fromkeys(w.key for w in worlds if w.key not in known_worlds))
+    new_worlds = list(
+        dict.fromkeys(w.partition_key for w in worlds if w.partition_key not in known_worlds)
+    )
     new_arms = list(dict.fromkeys(a.key for a in arms if a.key not in known_arms))
     return new_worlds, new_arms
 

@@ -12,11 +12,10 @@ import duckdb
 from pydantic import Field
 
 from drift_pipeline.memory import LoopConfig
-from drift_pipeline.pipeline import connect
-from drift_pipeline.scenario import LoadedScenario, ScenarioError, load_scenario, scenario_files
+from drift_pipeline.pipeline import ABLATIONS_FILE, Ablation, connect, load_ablations
+from drift_pipeline.scenario import ScenarioError, scenario_files
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import StorageRoot
-
-from ._ablations import ABLATIONS_FILE, Ablation, load_ablations
 
 DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
 """Environment variable naming the storage root (default ``data``)."""
@@ -65,15 +64,15 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
         """Every scenario file, in the order given."""
         return scenario_files(list(self.paths))
 
-    def scenarios(self) -> list[LoadedScenario]:
-        """Every scenario, validated.
+    def scenarios(self) -> list[ScenarioSource]:
+        """Every scenario, validated, as a world source.
 
         Raises:
             ScenarioError: If a file is invalid.
         """
         return [_load(str(path), *_stamp(path)) for path in self.files()]
 
-    def load(self, scenario_id: str) -> LoadedScenario:
+    def load(self, scenario_id: str) -> ScenarioSource:
         """The scenario with this id (another file being invalid does not matter).
 
         Raises:
@@ -87,7 +86,7 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
             except ScenarioError as error:
                 invalid.append(error.lines()[0])
                 continue
-            if loaded.spec.id == scenario_id:
+            if loaded.id == scenario_id:
                 return loaded
         hint = f"; invalid files: {' | '.join(invalid)}" if invalid else ""
         raise LookupError(
@@ -116,9 +115,9 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=256)
-def _load(path: str, mtime_ns: int, size: int) -> LoadedScenario:
+def _load(path: str, mtime_ns: int, size: int) -> ScenarioSource:
     # Keyed by modification stamp: an edited file is read again, an unchanged one is not.
-    return load_scenario(path)
+    return ScenarioSource.load(path)
 
 
 class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]

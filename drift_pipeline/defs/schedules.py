@@ -1,27 +1,19 @@
-"""The nightly refresh: stale or missing cells, then the leaderboard.
+"""The nightly leaderboard: rebuilt at 03:00 UTC when any cell or baseline is newer than it.
 
-A schedule runs one job, and a cell needs runs of four jobs in order (world, reference memory
-run, baselines, cell), so the refresh is split in two pieces that share one planner
-(:func:`._steps.plan_refresh`):
-
-* ``nightly_leaderboard`` (this schedule, 03:00 UTC) rebuilds ``leaderboard`` and
-  ``cost_curves`` from every stored cell when any cell is newer than the leaderboard, and logs
-  the cell steps still pending;
-* the ``stale_cells`` sensor (:mod:`.sensors`) requests those cell steps as they become ready
-  and a final leaderboard rebuild once none is left.
-
-Turn both on in the UI (Automation) for an unattended benchmark. Both are stopped by default,
-because starting them on a fresh instance runs every registered cell.
+The cells themselves are kept current by the ``stale_cells`` automation sensor (:mod:`.sensors`),
+which also rebuilds the reports once no cell is missing or in progress; the schedule is the
+nightly guarantee (a cell that keeps failing would otherwise hold the reports back). Stopped by
+default, like the sensor: switch it on in the UI (Automation).
 """
 
 import dagster as dg
 
-from ._steps import Stage
 from .jobs import leaderboard_job
-from .resources import DriftStorage, ScenarioCatalog
-from .sensors import ledger, refresh_plan
+from .sensors import latest_materializations
 
 NIGHTLY_CRON = "0 3 * * *"
+REPORT_INPUTS = ("cell_metrics", "world_baselines")
+"""The assets whose newer materializations make the reports out of date."""
 
 
 @dg.schedule(
@@ -31,27 +23,19 @@ NIGHTLY_CRON = "0 3 * * *"
     execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="Nightly: rebuild the leaderboard and cost curves from every stored cell "
-    "(the stale_cells sensor refreshes the cells themselves).",
+    "when any is newer than them.",
 )
-def nightly_leaderboard(
-    context: dg.ScheduleEvaluationContext, storage: DriftStorage, scenarios: ScenarioCatalog
-) -> dg.RunRequest | dg.SkipReason:
-    """Request a leaderboard rebuild when any cell is newer than the leaderboard."""
-    pending = [
-        s
-        for s in refresh_plan(context.instance, storage, scenarios)
-        if s.stage is not Stage.LEADERBOARD
-    ]
-    if pending:
-        context.log.info(f"{len(pending)} cell steps pending; the stale_cells sensor runs them")
-    state = ledger(context.instance)
-    newest = max(state.evaluations.values(), default=None)
+def nightly_leaderboard(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    """Request a leaderboard rebuild when any cell or baseline is newer than the leaderboard."""
+    instance = context.instance
+    newest = max(
+        (i for asset in REPORT_INPUTS for i in latest_materializations(instance, asset).values()),
+        default=None,
+    )
     if newest is None:
         return dg.SkipReason("no evaluated cells yet")
-    if state.leaderboard is not None and state.leaderboard > newest:
+    records = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records
+    if records and records[0].storage_id > newest:
         return dg.SkipReason("the leaderboard is newer than every cell")
-    tick = context.scheduled_execution_time
-    stamp = tick.strftime("%Y-%m-%d") if tick else "manual"
-    return dg.RunRequest(
-        run_key=f"nightly:{stamp}:{newest}", tags={"drift/pending_cell_steps": str(len(pending))}
-    )
+    # Keyed by the newest input: one rebuild per state of the cells, however often it ticks.
+    return dg.RunRequest(run_key=f"nightly:{newest}")

@@ -4,23 +4,19 @@
 every scenario file and an ``arm`` partition for every registered backend under the hard gate
 and every arm of ``scenarios/ablations.yaml``.
 
-``stale_cells`` (stopped by default: turning it on runs the whole benchmark) requests, every
-few minutes, the runs that are ready to bring missing or stale cells up to date, one stage at a
-time (world → reference memory run → baselines → cells), and the leaderboard once no cell is
-pending. Each request carries a run key made of its inputs' versions, so a step runs once per
-version of its inputs, and a failed step waits for a fix upstream (or a manual rerun).
+``stale_cells`` (stopped by default: turning it on runs the whole benchmark) is Dagster's
+automation-condition sensor over every asset: it requests what is missing or older than one of
+its inputs, in the asset graph's order (:mod:`.automation`). ``changed_scenarios`` (stopped by
+default) requests a world's regeneration when its scenario file changed since the world was
+generated, or its stored tables are gone; ``stale_cells`` then reruns what depends on it.
 """
 
 import dagster as dg
-from dagster._core.events import DagsterEventType
 
-from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import world_is_current
 
-from ._steps import Ledger, Stage, Step, plan_refresh
-from .jobs import ALL_JOBS
+from .jobs import world_job
 from .partitions import (
-    ARM,
     WORLD,
     WorldKey,
     arms_partitions,
@@ -60,71 +56,60 @@ def partition_registry(
     )
 
 
-def _latest(instance: dg.DagsterInstance, asset: str) -> dict[str, int]:
+stale_cells = dg.AutomationConditionSensorDefinition(
+    "stale_cells",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    minimum_interval_seconds=REFRESH_INTERVAL_SECONDS,
+    description="Requests what is missing or older than one of its inputs, in the asset "
+    "graph's order: worlds, their baselines, the cells on them, the reports.",
+)
+"""Evaluates every asset's automation condition (:data:`.automation.REFRESH`)."""
+
+
+def latest_materializations(instance: dg.DagsterInstance, asset: str) -> dict[str, int]:
+    """The latest materialization's event storage id of each partition of ``asset``."""
     return dict(
         instance.get_latest_storage_id_by_partition(
-            dg.AssetKey(asset), DagsterEventType.ASSET_MATERIALIZATION
+            dg.AssetKey(asset), dg.DagsterEventType.ASSET_MATERIALIZATION
         )
     )
 
 
-def ledger(instance: dg.DagsterInstance) -> Ledger:
-    """What is materialized on ``instance``, by partition."""
-    records = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records
-    return Ledger(
-        worlds=_latest(instance, "probes"),
-        memory=_latest(instance, "memory_snapshots"),
-        baselines=_latest(instance, "world_baselines"),
-        evaluations=_latest(instance, "cell_metrics"),
-        leaderboard=records[0].storage_id if records else None,
-    )
-
-
-def refresh_plan(
+def changed_worlds(
     instance: dg.DagsterInstance, storage: DriftStorage, scenarios: ScenarioCatalog
-) -> list[Step]:
-    """The ready steps for every registered cell whose scenario file is in the catalog."""
-    known = {loaded.spec.id: loaded for loaded in scenarios.scenarios()}
-    worlds = [
-        world
-        for world in map(WorldKey.parse, instance.get_dynamic_partitions(WORLD))
-        if world.scenario in known
-    ]
-    arms = [Arm.parse(key) for key in instance.get_dynamic_partitions(ARM)]
+) -> list[dg.RunRequest]:
+    """A ``world_job`` request for every generated world whose stored tables are not current.
+
+    Each request's run key names the scenario file's content and the world's materialization,
+    so a world is regenerated once per change of its file.
+    """
+    known = {source.id: source for source in scenarios.scenarios()}
+    generated = latest_materializations(instance, "probes")
+    registered = set(instance.get_dynamic_partitions(WORLD))
     root = storage.path()
-
-    def stale(world: WorldKey) -> str | None:
-        loaded = known[world.scenario]
-        if world_is_current(root, loaded, world.horizon):
-            return None
-        return f"scenario-{loaded.sha256[:12]}"
-
-    return plan_refresh(worlds, arms, ledger(instance), stale)
-
-
-def run_requests(steps: list[Step]) -> list[dg.RunRequest]:
-    """One run request per step, on the step's job, keyed by its inputs' versions."""
-    return [
-        dg.RunRequest(run_key=step.run_key, job_name=step.stage.value, partition_key=step.partition)
-        for step in steps
-    ]
+    requests = []
+    for key, storage_id in sorted(generated.items()):
+        world = WorldKey.parse(key)
+        source = known.get(world.source_id)
+        if key not in registered or source is None:
+            continue
+        if not world_is_current(root, source, world.horizon):
+            run_key = f"world_job:{key}:scenario-{source.content_hash[:12]}@{storage_id}"
+            requests.append(dg.RunRequest(run_key=run_key, partition_key=key))
+    return requests
 
 
 @dg.sensor(
-    name="stale_cells",
-    jobs=ALL_JOBS,
+    name="changed_scenarios",
+    job=world_job,
     minimum_interval_seconds=REFRESH_INTERVAL_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
-    description="Requests the runs that bring missing or stale cells up to date, stage by "
-    "stage, then the leaderboard.",
+    description="Regenerates a world whose scenario file changed (or whose tables are gone).",
 )
-def stale_cells(
+def changed_scenarios(
     context: dg.SensorEvaluationContext, storage: DriftStorage, scenarios: ScenarioCatalog
 ) -> list[dg.RunRequest] | dg.SkipReason:
-    """Missing or stale cells, one stage per tick, then the leaderboard."""
-    steps = refresh_plan(context.instance, storage, scenarios)
-    if not steps:
-        return dg.SkipReason("every registered cell and the leaderboard are current")
-    counts = {stage: sum(step.stage is stage for step in steps) for stage in Stage}
-    context.log.info(", ".join(f"{n} {stage.value}" for stage, n in counts.items() if n))
-    return run_requests(steps)
+    """Worlds whose scenario file changed since they were generated."""
+    requests = changed_worlds(context.instance, storage, scenarios)
+    return requests or dg.SkipReason("every generated world matches its scenario file")

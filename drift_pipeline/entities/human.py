@@ -113,7 +113,7 @@ SLOTS: tuple[SlotDef, ...] = (
         action=ActionFrame(
             "constraint_aware",
             "Book a team dinner that {name} will attend, respecting their constraints.",
-            "Choose a place that suits someone who is {value}",
+            "Choose a place that respects this constraint: {value}",
             "Book the most popular steakhouse in town",
         ),
     ),

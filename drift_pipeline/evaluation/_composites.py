@@ -3,7 +3,7 @@
 Every function here takes figures that may be undefined (``None`` or NaN) and works elementwise
 on numpy arrays, so the same call computes a point value and all its bootstrap draws.
 
-Decisions (``docs/decisions.md`` records the rest):
+Decisions (docs/decisions.md has the rest):
 
 - **DRIFT-C** per horizon weighs MVOT (clipped to [0, 1]), Selectivity, Revision Accuracy and
   Action Alignment by spec §7.6. An undefined component (no revision or action probes, no noise

@@ -5,13 +5,14 @@ system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :cla
 is being compared; a gate variant is a :class:`GateStrategy` registered with
 :func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
 measured of itself); :func:`pack_backend` readies a backend object for its workers
-(:class:`BackendInstance`).
+(:class:`BackendInstance`); :func:`check_isolation` starts one sandboxed worker before a run
+(:class:`IsolationError` when it cannot).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._arms import Arm, Gate
-from ._client import BackendWorker, CallResult
+from ._client import BackendWorker, CallResult, IsolationError, check_isolation
 from ._gates import (
     GATE_ENTRY_POINT_GROUP,
     GateRegistration,
@@ -25,11 +26,11 @@ from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
-    from ._loop import CellRun, LoopConfig, LoopTiming, run_cell
+    from ._loop import BackendStartError, CellRun, LoopConfig, LoopTiming, run_cell
 
 # The loop (pyarrow, storage, ~0.4 s of imports) is loaded on first use: every backend worker
 # and its sandbox launcher import this package, and neither needs it.
-_LAZY = {"CellRun", "LoopConfig", "LoopTiming", "run_cell"}
+_LAZY = {"BackendStartError", "CellRun", "LoopConfig", "LoopTiming", "run_cell"}
 
 
 def __getattr__(name: str) -> Any:
@@ -44,6 +45,7 @@ __all__ = [
     "GATE_ENTRY_POINT_GROUP",
     "Arm",
     "BackendInstance",
+    "BackendStartError",
     "BackendWorker",
     "CallResult",
     "CellRun",
@@ -51,6 +53,7 @@ __all__ = [
     "Gate",
     "GateRegistration",
     "GateStrategy",
+    "IsolationError",
     "LoopConfig",
     "LoopTiming",
     "MemoryBackend",
@@ -58,6 +61,7 @@ __all__ = [
     "ReaderBuffer",
     "RecentTranscripts",
     "TokenCounts",
+    "check_isolation",
     "gate_kinds",
     "pack_backend",
     "register_gate",

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._instance import INSTANCE_OPTION
+from ._uids import UID_BASE, UID_SPAN, UidLease, lease_uid
 
 # Only these variables reach a backend; everything else (API keys of the harness, paths to the
 # data root, cloud credentials) is scrubbed.
@@ -29,18 +31,78 @@ _MESSAGE_SESSIONS = 64
 # Starting a worker (interpreter, sandbox, imports, the backend's constructor) is not a
 # store/retrieve call: it gets at least this long, whatever the per-call timeout.
 START_TIMEOUT = 60.0
-_WORKER_UID_BASE = 61000
-_WORKER_UID_SPAN = 4000
 _next_uid = itertools.count()
+_START_OPS = ("init", "ping")
+ISOLATION_FIX = (
+    "run the harness as root or where user namespaces are allowed, or let other users enter "
+    "the folders holding the interpreter, .venv and checkout (chmod o+x on each)"
+)
+
+
+def worker_deadline(call_timeout: float) -> float:
+    """How long the worker lets a backend coroutine run: a little less than the harness waits.
+
+    The worker cancels a hung coroutine itself and answers with a fault, so the harness does
+    not have to kill it (which would cost a restart and the backend's in-memory state).
+    """
+    return call_timeout - min(1.0, call_timeout * 0.1)
+
+
+class IsolationError(RuntimeError):
+    """A sandboxed worker cannot start here; the message is one line with the cause and the fix."""
+
+
+async def check_isolation(protect: list[Path], isolate: bool = True) -> str:
+    """Start one sandboxed worker with no backend and return the isolation level it reached.
+
+    Run before any cell, so that a machine where workers cannot start (an interpreter under a
+    folder the sandbox cannot expose, say) stops the run instead of recording every call as a
+    fault.
+
+    Raises:
+        IsolationError: The worker did not start; one line naming the cause and the fix.
+    """
+    worker = BackendWorker("", {}, protect, START_TIMEOUT, isolate)
+    try:
+        await worker._launch()
+        result = await worker.call({"op": "ping"})
+    finally:
+        await worker.close()
+    if not result.ok:
+        raise IsolationError(
+            f"isolation could not start: {result.error or 'unknown error'}; {ISOLATION_FIX}"
+        )
+    return str(result.data.get("isolation", "process"))
 
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _worker_uid() -> int:
-    """An unprivileged uid for one worker, distinct from its neighbours' (root harness only)."""
-    return _WORKER_UID_BASE + (os.getpid() * 7 + next(_next_uid)) % _WORKER_UID_SPAN
+def _worker_parent() -> str | None:
+    """Where worker folders go: the temp folder, else ``/tmp``.
+
+    ``/tmp`` when a worker of another uid could not enter the temp folder (a private
+    ``TMPDIR`` under a 0700 folder).
+    """
+    if os.geteuid() != 0:
+        return None
+    temp = Path(tempfile.gettempdir()).resolve()
+    for folder in (temp, *temp.parents):
+        if folder != Path("/") and not folder.stat().st_mode & stat.S_IXOTH:
+            return "/tmp"
+    return None
+
+
+def _worker_uid() -> UidLease:
+    """An unprivileged uid for one worker, leased so no other worker on the machine has it.
+
+    Only a root harness drops workers to another uid; elsewhere the number is only a label.
+    """
+    first = UID_BASE + (os.getpid() * 7 + next(_next_uid)) % UID_SPAN
+    if os.geteuid() != 0:
+        return UidLease(first, None)
+    return lease_uid(first)
 
 
 @dataclass(frozen=True)
@@ -96,9 +158,10 @@ class BackendWorker:
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
-        self._base = Path(tempfile.mkdtemp(prefix="drift-worker-"))
+        self._base = Path(tempfile.mkdtemp(prefix="drift-worker-", dir=_worker_parent()))
         self.state_dir = self._base / "state"
-        self.uid = _worker_uid()
+        self._uid_lease = _worker_uid()
+        self.uid = self._uid_lease.uid
 
     def _env(self) -> dict[str, str]:
         env = {key: os.environ[key] for key in _PASSTHROUGH_ENV if key in os.environ}
@@ -119,6 +182,25 @@ class BackendWorker:
 
     async def start(self) -> CallResult:
         """Start (or restart) the worker and construct the backend in it."""
+        await self._launch()
+        init: dict[str, Any] = {
+            "op": "init",
+            "backend": self.backend,
+            "options": self.options,
+            "deadline": worker_deadline(self.call_timeout),
+        }
+        if self._instance is not None:
+            # The packed object goes over the protocol pipe: the worker, another user in its
+            # own mount namespace, needs no file of the harness's to read it from.
+            init["instance"] = self._instance
+        result = await self.call(init)
+        if result.ok:
+            self.isolation = str(result.data.get("isolation", "process"))
+            self.version = str(result.data.get("version", ""))
+        return result
+
+    async def _launch(self) -> None:
+        """Start the sandbox launcher, which isolates itself and then becomes the worker."""
         self._last_context = None  # a fresh worker has sent nothing yet
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0 and self.isolate:
@@ -151,16 +233,6 @@ class BackendWorker:
                 **self.extra_env,
             },
         )
-        init: dict[str, Any] = {"op": "init", "backend": self.backend, "options": self.options}
-        if self._instance is not None:
-            # The packed object goes over the protocol pipe: the worker, another user in its
-            # own mount namespace, needs no file of the harness's to read it from.
-            init["instance"] = self._instance
-        result = await self.call(init)
-        if result.ok:
-            self.isolation = str(result.data.get("isolation", "process"))
-            self.version = str(result.data.get("version", ""))
-        return result
 
     async def call(self, request: dict[str, Any]) -> CallResult:
         """Send one request; a timeout, crash or garbled reply becomes a fault and a restart.
@@ -179,7 +251,7 @@ class BackendWorker:
             line = await asyncio.wait_for(self._exchange(process, request), timeout)
         except TimeoutError:
             waited = _ms_since(started)
-            if request["op"] == "init":  # never restart from inside a start: no restart loops
+            if request["op"] in _START_OPS:  # never restart from inside a start: no restart loops
                 await self._kill()
                 return self._fault(
                     started, waited, f"backend construction timed out after {timeout:g}s"
@@ -194,7 +266,7 @@ class BackendWorker:
             waited = _ms_since(started)
             await self._restart()
             return self._fault(started, waited, "oversized reply from worker; worker restarted")
-        if not line and request["op"] == "init":
+        if not line and request["op"] in _START_OPS:
             waited = _ms_since(started)
             code = await self._exit_code()
             await self._kill()
@@ -298,7 +370,7 @@ class BackendWorker:
         )
 
     def _timeout(self, request: dict[str, Any]) -> float:
-        if request["op"] == "init":
+        if request["op"] in _START_OPS:
             return max(self.call_timeout, START_TIMEOUT)
         return self.call_timeout
 
@@ -338,6 +410,10 @@ class BackendWorker:
             # Could not even come back: leave it stopped; every later call is a recorded fault.
             await self._kill()
 
+    async def abandon(self) -> None:
+        """Kill the worker now, whatever it is doing (its calls are no longer wanted)."""
+        await self._kill()
+
     async def close(self) -> None:
         """Stop the worker and remove its folders."""
         process = self._process
@@ -350,3 +426,4 @@ class BackendWorker:
                 pass
         await self._kill()
         shutil.rmtree(self._base, ignore_errors=True)
+        self._uid_lease.release()

@@ -35,6 +35,7 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
 from ._gates import GateStrategy, ReaderBuffer
+from ._secrets import arm_secrets, redact
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
 
@@ -43,6 +44,26 @@ ProgressHook = Callable[[int], None]
 MAX_STORE_RUN = 256
 """Most sessions sent to a worker in one message (a run also ends at every checkpoint)."""
 _RECOUNT_INLINE_CHARS = 64 * 1024
+
+
+class BackendStartError(RuntimeError):
+    """A backend could not be built in its worker: an error of the arm, never a score.
+
+    Raised by :func:`run_cell` before the first session is stored, so the cell has no rows.
+
+    Attributes:
+        arm: The arm's key (``backend@gate``).
+        error: One line: the exception type, its message and, for code of the backend's own,
+            the ``file:line`` where it arose.
+    """
+
+    def __init__(self, arm: str, error: str) -> None:
+        super().__init__(arm, error)
+        self.arm = arm
+        self.error = error
+
+    def __str__(self) -> str:
+        return f"backend {self.arm} could not start: {self.error}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +79,11 @@ class LoopConfig:
             LLM key of a backend that calls a model); empty for every other arm.
         worker_cache: A folder copied into each worker's ``llm_cache`` and merged back after
             (see :mod:`._worker_cache`); ``None`` for backends that call no model.
+        max_consecutive_faults: After this many faulted calls in a row, a replicate's remaining
+            calls are recorded as skipped instead of being made (0: never skip), so a backend
+            that hangs on every call costs a few timeouts, not one per call.
+        max_fault_rate: The share of a cell's calls that may fault (or be skipped) before the
+            cell is invalid: reported with its fault rate, never ranked.
     """
 
     call_timeout: float = 30.0
@@ -66,6 +92,8 @@ class LoopConfig:
     concurrency: int = 4
     worker_env: tuple[str, ...] = ()
     worker_cache: Path | None = None
+    max_consecutive_faults: int = 5
+    max_fault_rate: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -133,6 +161,28 @@ class CellRun:
     faults: list[str] = field(default_factory=list)
     timing: LoopTiming | None = None
     """How long the loop took and what it added to the backends' time (None if not measured)."""
+    calls: int = 0
+    """Stores and retrieves the cell recorded (made, faulted or skipped)."""
+    faulted_calls: int = 0
+    """Of those, the ones with an error (a fault, a recount mismatch or a skip)."""
+    max_fault_rate: float = 0.05
+
+    @property
+    def fault_rate(self) -> float:
+        """The share of the cell's calls that faulted or were skipped (0 without calls)."""
+        return self.faulted_calls / self.calls if self.calls else 0.0
+
+    @property
+    def valid(self) -> bool:
+        """Whether the cell's figures may be ranked: its fault rate is within the limit."""
+        return self.fault_rate <= self.max_fault_rate
+
+
+def _join(error: str | None, more: str | None) -> str | None:
+    """Two fault descriptions of one call as one line."""
+    if not more:
+        return error
+    return f"{error}; {more}" if error else more
 
 
 def _text(value: Any) -> str | None:
@@ -182,6 +232,36 @@ class _Replicate:
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
+    max_consecutive_faults: int = 0
+    consecutive_faults: int = 0
+    skipping: str | None = None
+    """Once set, the error recorded for every remaining call of the replicate (none is made)."""
+    secrets: tuple[str, ...] = ()
+    """Keys the worker was given: replaced in every recorded line (see :mod:`._secrets`)."""
+
+    def _count_fault(self, ok: bool) -> None:
+        """Track faults in a row; past the limit, the rest of the replicate is skipped."""
+        self.consecutive_faults = 0 if ok else self.consecutive_faults + 1
+        limit = self.max_consecutive_faults
+        if limit and self.skipping is None and self.consecutive_faults >= limit:
+            self.skipping = f"skipped: {limit} consecutive faults before this call"
+
+    def _counter_fault(self, data: dict[str, Any], write_now: int, read_now: int) -> str | None:
+        """What is wrong with the token counters a reply carries, if anything.
+
+        The counters are cumulative for one backend instance (the loop resets its totals when
+        the worker restarts), so a count that goes down is a lie; the deltas recorded stay >= 0.
+        """
+        problem = _text(data.get("counts_error")) if data else None
+        if write_now < self.write_total:
+            problem = _join(
+                problem, f"token_counts().write went down from {self.write_total} to {write_now}"
+            )
+        if read_now < self.read_total:
+            problem = _join(
+                problem, f"token_counts().read went down from {self.read_total} to {read_now}"
+            )
+        return problem
 
     async def store_run(self, run: list[Session], started: float) -> None:
         """Store a run of sessions (ending at a checkpoint at the latest) and record each.
@@ -202,9 +282,19 @@ class _Replicate:
             )
         mark = started
         incarnation = self.worker.restarts
-        results = self.worker.store_many(requests)
+        results = self.worker.store_many(requests) if self.skipping is None else None
         for session in run:
-            result = await anext(results)
+            if results is not None and self.skipping is not None:
+                # The limit was reached inside this run: the worker may still be busy with
+                # (or stuck on) the sessions sent; it is not waited for.
+                await results.aclose()
+                await self.worker.abandon()
+                results = None
+            if results is None:
+                result = CallResult(False, 0.0, 0.0, {}, self.skipping)
+            else:
+                result = await anext(results)
+                self._count_fault(result.ok)
             snapshot = (
                 _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
             )
@@ -229,14 +319,15 @@ class _Replicate:
             mark = now
             if self.progress:
                 self.progress(1)
-        await results.aclose()
+        if results is not None:
+            await results.aclose()
 
     def _record_store(
         self, session: Session, result: CallResult, snapshot: str | None, recount: int | None
     ) -> None:
         is_checkpoint = session.index + 1 in self.probes_at
         self.reader_buffer.add(session.messages)
-        error = _text(result.error)
+        error = redact(_text(result.error), self.secrets)
         storage = self.storage
         data = result.data
         new_storage = int(data.get("storage_tokens", storage)) if result.ok else storage
@@ -246,7 +337,9 @@ class _Replicate:
                 error = (error + "; " if error else "") + "storage count mismatch; recounted"
             new_storage = recount
         write_now = int(data.get("write", self.write_total)) if data else self.write_total
-        self.read_total = int(data.get("read", self.read_total)) if data else self.read_total
+        read_now = int(data.get("read", self.read_total)) if data else self.read_total
+        error = redact(_join(error, self._counter_fault(data, write_now, read_now)), self.secrets)
+        self.read_total = max(self.read_total, read_now)
         if error:
             self.faults.append(f"replicate {self.replicate} store {session.session_id}: {error}")
         self.rows.snapshot(
@@ -275,14 +368,20 @@ class _Replicate:
         buffer_tokens = count_tokens_lines(buffer)
         for probe_id, asker, question in self.probes_at[after]:
             incarnation = self.worker.restarts
-            answer = await self.worker.call(
-                {
-                    "op": "retrieve",
-                    "session_id": session.session_id,
-                    "entity_id": asker,
-                    "query": question,
-                }
-            )
+            if self.skipping is not None:
+                answer = CallResult(False, 0.0, 0.0, {}, self.skipping)
+            else:
+                answer = await self.worker.call(
+                    {
+                        "op": "retrieve",
+                        "session_id": session.session_id,
+                        "entity_id": asker,
+                        "query": question,
+                    }
+                )
+                self._count_fault(answer.ok)
+                if self.skipping is not None:
+                    await self.worker.abandon()
             raw = answer.data.get("context") if answer.ok else None
             if raw is not last_raw:  # "same as last time" replies hand back the same object
                 last_raw, last_clean = raw, _text(raw) or ""
@@ -297,7 +396,11 @@ class _Replicate:
                 last_context, last_tokens = context, count_tokens_lines(context)
             data = answer.data
             read_now = int(data.get("read", self.read_total)) if data else self.read_total
-            answer_error = _text(answer.error)
+            write_now = int(data.get("write", self.write_total)) if data else self.write_total
+            answer_error = redact(
+                _join(_text(answer.error), self._counter_fault(data, write_now, read_now)),
+                self.secrets,
+            )
             if answer_error:
                 self.faults.append(
                     f"replicate {self.replicate} retrieve {probe_id}: {answer_error}"
@@ -336,11 +439,26 @@ async def _run_replicate(
         arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
     )
     state = _Replicate(
-        arm, worker, replicate, probes_at, rows, progress, gate, gate.reader_buffer()
+        arm,
+        worker,
+        replicate,
+        probes_at,
+        rows,
+        progress,
+        gate,
+        gate.reader_buffer(),
+        max_consecutive_faults=config.max_consecutive_faults,
+        secrets=arm_secrets(options, config.worker_env),
     )
-    started = await worker.start()
+    try:
+        started = await worker.start()
+    except BaseException:
+        # Cancelled mid-start (a sibling replicate's backend failed): stop this worker too.
+        await worker.close()
+        raise
     if not started.ok:
-        state.faults.append(f"replicate {replicate}: backend did not start: {started.error}")
+        await worker.close()
+        raise BackendStartError(arm.key, redact(started.error, state.secrets) or "unknown error")
     if config.worker_cache is not None:
         seed_worker_cache(config.worker_cache, worker)
     try:
@@ -376,7 +494,12 @@ def run_cell(
     config: LoopConfig | None = None,
     progress: ProgressHook | None = None,
 ) -> CellRun:
-    """Run one arm over every replicate of one world; returns its two tables in memory."""
+    """Run one arm over every replicate of one world; returns its two tables in memory.
+
+    Raises:
+        BackendStartError: The backend could not be built (an import, attribute or
+            constructor failure), before any session reached it.
+    """
     cell_started = time.perf_counter()
     config = config or LoopConfig()
     storage = StorageRoot.from_url(world_root)
@@ -424,7 +547,13 @@ def run_cell(
                     progress,
                 )
 
-        return list(await asyncio.gather(*(one(r) for r in range(replicates))))
+        # A task group: a replicate whose backend cannot start stops its siblings at once.
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(r)) for r in range(replicates)]
+        except* BackendStartError as failed:
+            raise failed.exceptions[0] from None
+        return [task.result() for task in tasks]
 
     results = asyncio.run(run_all())
     snapshot_rows = {k: [v for r in rows for v in r.snapshots[k]] for k in snapshot_columns}
@@ -447,6 +576,11 @@ def run_cell(
         backend_version=next((r[1] for r in results if r[1]), ""),
         faults=[fault for r in results for fault in r[2]],
         timing=LoopTiming.of(snapshot_rows, retrieval_rows, time.perf_counter() - cell_started),
+        calls=snapshots.num_rows + retrievals.num_rows,
+        faulted_calls=sum(
+            table.num_rows - table.column("error").null_count for table in (snapshots, retrievals)
+        ),
+        max_fault_rate=config.max_fault_rate,
     )
 
 

@@ -7,8 +7,9 @@ a process that cannot see the generated world even if it searches the whole file
 Levels, strongest first (the one that held is reported to the harness and recorded):
 
 - ``unprivileged-user+mount-namespace`` (harness runs as root): a private mount namespace in
-  which every protected path (the data root) is covered by an empty read-only tmpfs, the home of
-  the interpreter (often ``/root``) is replaced by a tmpfs exposing only the interpreter, then
+  which every protected path (the data root) is covered by an empty read-only tmpfs, each folder
+  the worker could not enter on the way to the interpreter, the environment or an import folder
+  (a 0700 home such as ``/root``) is replaced by a tmpfs exposing only those, read-only, then
   the process drops to an unprivileged uid of its own for good (``no_new_privs`` set, so no
   set-uid program can raise it again), so it can neither read the real paths nor unmount.
 - ``user+mount-namespace`` (not root, user namespaces allowed): the same covering mounts in a new
@@ -22,6 +23,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -32,7 +34,9 @@ MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
+MS_REMOUNT = 32
 MS_BIND = 4096
+MNT_DETACH = 2
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
@@ -72,32 +76,98 @@ def _cover(path: str) -> None:
     _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")
 
 
-def _hidden_ancestor(path: Path) -> Path | None:
-    """The outermost folder on ``path`` that ``nobody`` cannot traverse, if any."""
-    for ancestor in reversed(path.parents):
-        if ancestor == Path("/"):
-            continue
-        mode = ancestor.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            return ancestor
-    return None
+def _traversable(path: Path) -> bool:
+    """Whether a user who is neither owner nor group (the worker) may enter ``path``."""
+    return bool(path.stat().st_mode & stat.S_IXOTH)
 
 
-def _expose_interpreter(prefix: Path, scratch: Path) -> None:
-    """Replace the folder hiding the interpreter with a tmpfs that contains only it."""
-    hidden = _hidden_ancestor(prefix / "bin")
-    if hidden is None:
+def _needed_paths() -> list[Path]:
+    """What the worker must reach: the interpreter, the environment and every import folder.
+
+    The worker inherits the harness's import path, so this is exactly where the harness itself
+    imports the package, its dependencies and any plugin module from; nothing else.
+    """
+    candidates = [
+        Path(sys.prefix),
+        Path(sys.exec_prefix),
+        Path(sys.base_prefix),
+        Path(sys.base_exec_prefix),
+        Path(os.path.realpath(sys.executable)).parent.parent,
+        Path(sys.executable).parent,
+        *(Path(entry) for entry in sys.path if entry and os.path.isdir(entry)),
+    ]
+    real = {Path(os.path.realpath(path)) for path in candidates if os.path.isdir(path)}
+    # Keep the outermost of nested folders: one bind mount carries everything below it.
+    return sorted(path for path in real if not any(other in path.parents for other in real))
+
+
+def _hidden_roots(needed: list[Path]) -> list[Path]:
+    """The outermost folders on the way to ``needed`` that the worker cannot enter."""
+    hidden: set[Path] = set()
+    for path in needed:
+        for ancestor in [*reversed(path.parents), path]:
+            if ancestor != Path("/") and not _traversable(ancestor):
+                hidden.add(ancestor)
+                break
+    return sorted(path for path in hidden if not any(other in path.parents for other in hidden))
+
+
+def _exposed_entries(path: Path, depth: int = 0) -> list[Path]:
+    """``path``, or when the worker could not enter it itself, its entries one by one."""
+    if _traversable(path) or depth > 3:
+        return [path]
+    entries: list[Path] = []
+    for entry in sorted(path.iterdir()):
+        entries += _exposed_entries(entry, depth + 1) if entry.is_dir() else [entry]
+    return entries
+
+
+def _expose_needed(scratch: Path) -> None:
+    """Make the interpreter, environment and import folders reachable, and nothing beside them.
+
+    Each folder that hides one of them (a 0700 home, say) is replaced by a tmpfs in which the
+    way down to each needed folder is recreated (mode 755) and the folder itself is bound back
+    read-only from its real location. The rest of the hidden folder (other projects, keys,
+    a data root beside the checkout) does not exist in the worker's view. A needed folder that
+    is itself 0700 (a checkout made by ``mktemp -d``) is recreated the same way, its entries
+    bound one by one.
+    """
+    needed = _needed_paths()
+    hidden = _hidden_roots(needed)
+    if not hidden:
         return
+    exposed = [entry for path in needed if any(h == path or h in path.parents for h in hidden)
+               for entry in _exposed_entries(path)]
     scratch.mkdir(parents=True, exist_ok=True)
-    _mount(str(prefix), str(scratch), None, MS_BIND | MS_REC, None)
-    _mount("tmpfs", str(hidden), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
-    target = prefix
-    target.mkdir(parents=True, exist_ok=True)
-    for parent in [target, *target.parents]:
-        if parent == hidden.parent:
-            break
-        os.chmod(parent, 0o755)
-    _mount(str(scratch), str(target), None, MS_BIND | MS_REC, None)
+    staged: list[tuple[Path, Path]] = []
+    for index, source in enumerate(exposed):
+        # Bound aside first: once the tmpfs covers the hidden folder, the source is gone.
+        holder = scratch / str(index)
+        if source.is_dir():
+            holder.mkdir()
+        else:
+            holder.touch()
+        _mount(str(source), str(holder), None, MS_BIND | MS_REC, None)
+        staged.append((holder, source))
+    for root in hidden:
+        _mount("tmpfs", str(root), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+    for holder, target in staged:
+        root = next(h for h in hidden if h == target or h in target.parents)
+        for parent in reversed([target, *target.parents] if holder.is_dir() else target.parents):
+            if parent == root or root in parent.parents:
+                parent.mkdir(exist_ok=True)
+                os.chmod(parent, 0o755)
+        if not holder.is_dir():
+            target.touch()
+        _mount(str(holder), str(target), None, MS_BIND | MS_REC, None)
+        _mount(None, str(target), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, None)
+    # The holders are the same folders again, beside the worker's own: take them away.
+    for holder, _ in staged:
+        _check(_libc.umount2(str(holder).encode(), MNT_DETACH), f"umount {holder}")
+    for root in hidden:
+        # The recreated ways down were writable for setting up; the worker gets them read-only.
+        _mount(None, str(root), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _drop_capabilities() -> None:
@@ -128,9 +198,8 @@ def _isolate(protect: list[str], state_dir: Path, uid: int) -> str:
 
 def _isolate_as_root(protect: list[str], state_dir: Path, uid: int) -> str:
     """In a fresh mount namespace (already unshared): cover, expose the interpreter, drop root."""
-    interpreter_prefix = Path(os.path.realpath(sys.executable)).parent.parent
     _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-    _expose_interpreter(interpreter_prefix, state_dir.parent / f".{state_dir.name}-python")
+    _expose_needed(state_dir.parent / f".{state_dir.name}-python")
     for path in protect:
         if os.path.isdir(path):
             _cover(path)
@@ -162,18 +231,47 @@ def _isolate_in_user_namespace(protect: list[str]) -> str:
     return "user+mount-namespace"
 
 
+def _unreachable(executable: str) -> str | None:
+    """What the isolated worker cannot reach of what it needs to start, if anything."""
+    package = Path(__file__).resolve().parent.parent / "__init__.py"
+    if not os.access(executable, os.X_OK):
+        return f"the interpreter {executable}"
+    if not os.access(package, os.R_OK):
+        return f"the drift_pipeline package at {package.parent}"
+    return None
+
+
+def _refuse(reason: str) -> None:
+    """Answer the harness's first request with the reason the worker cannot start, and stop."""
+    line = {"ok": False, "ms": 0.0, "isolation_error": True, "error": reason}
+    os.write(1, json.dumps(line).encode() + b"\n")
+    sys.exit(3)
+
+
 def main() -> None:
     """Isolate, then replace this process with the worker."""
     config = json.loads(sys.argv[1])
     state_dir = Path(config["state_dir"])
+    # The venv's own interpreter path (where pyvenv.cfg is found), its folders resolved.
+    executable = os.path.join(
+        os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable)
+    )
     level = "process"
     if config.get("isolate", True):
-        level = _isolate(list(config["protect"]), state_dir, int(config.get("uid", NOBODY)))
+        try:
+            level = _isolate(list(config["protect"]), state_dir, int(config.get("uid", NOBODY)))
+        except OSError as error:
+            _refuse(f"{error}")
+        except Exception as error:  # the launcher's stderr goes nowhere: say it on the pipe
+            _refuse(f"{type(error).__name__}: {error}")
+    missing = _unreachable(executable)
+    if missing is not None:
+        _refuse(f"the worker ({level}, uid {os.getuid()}) cannot reach {missing}")
     os.chdir(state_dir)
     env = dict(config["env"])
     env.update({k: os.environ[k] for k in config.get("env_from_parent", ()) if k in os.environ})
     env["DRIFT_ISOLATION"] = level
-    os.execve(sys.executable, [sys.executable, "-m", "drift_pipeline.memory._worker"], env)
+    os.execve(executable, [executable, "-m", "drift_pipeline.memory._worker"], env)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}`
 ``{"op": "store_many", "sessions": [{"session_id", "messages", "snapshot"}, ...]}`` (one
 response line per session, in order, each sent as soon as that session is stored),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
-``{"op": "snapshot"}``, ``{"op": "close"}``.
+``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
+level), ``{"op": "close"}``.
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
 backend's LLM token counters) and, on failure, ``error`` (one line).
 """
@@ -27,6 +28,7 @@ import operator
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -36,11 +38,63 @@ from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
 _PIPE_BYTES = 1 << 20
+MAX_COUNT = 2**53
+"""Largest token count (or storage size) a backend may report: a table column holds int64."""
+MAX_CONTEXT_CHARS = 16 << 20
+"""Longest ``retrieve()`` text accepted (a reader's context, far above any model's window)."""
+MAX_SNAPSHOT_CHARS = 64 << 20
+"""Longest ``snapshot()`` accepted (a keep-everything memory at the longest horizon is ~10 MB)."""
+_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+
+
+class CallTimedOut(Exception):
+    """A backend coroutine that outran the worker's own deadline and was cancelled."""
 
 
 def _one_line(error: BaseException) -> str:
+    if isinstance(error, CallTimedOut):
+        return str(error)
     text = f"{type(error).__name__}: {error}".replace("\n", " ")
     return _printable(text[:500])
+
+
+def _origin(error: BaseException) -> BaseException:
+    """The first exception of a chain (the one a wrapper's ``raise ... from None`` hides)."""
+    seen = {id(error)}
+    while True:
+        inner = error.__cause__ or error.__context__
+        if inner is None or id(inner) in seen:
+            return error
+        seen.add(id(inner))
+        error = inner
+
+
+def _location(error: BaseException) -> str | None:
+    """``file:line`` where ``error`` arose in the backend's code.
+
+    The bad line of a syntax error, else the last frame of its traceback outside the import
+    machinery and this package (whose own checks name what is wrong without a line).
+    """
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}:{error.lineno}"
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith(("<", _PACKAGE_DIR))
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+
+
+def start_error_line(error: BaseException) -> str:
+    """One line for a backend that could not be built: the error, its cause and where it arose."""
+    text = _one_line(error)
+    origin = _origin(error)
+    if origin is not error:
+        cause = _one_line(origin)
+        if cause not in text:
+            text = f"{text} (caused by {cause})"
+    where = _location(origin)
+    return f"{text} at {_printable(where)}" if where else text
 
 
 def _printable(text: str) -> str:
@@ -56,24 +110,75 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
+def _token_count(value: Any, what: str) -> int:
+    """``value`` as a count of tokens, or ``ValueError`` naming ``what`` (a table holds int64)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{what} is {value!r:.60}, expected an int") from None
+    if not 0 <= count <= MAX_COUNT:
+        raise ValueError(f"{what} is {count!r:.60}, outside 0..{MAX_COUNT}")
+    return count
+
+
+def _check_size(text: str, limit: int, what: str) -> None:
+    if len(text) > limit:
+        raise ValueError(
+            f"{what} returned {len(text)} characters, over the {limit} the harness accepts; "
+            "not recorded"
+        )
+
+
+async def _bounded(call: Any, seconds: float) -> Any:
+    # asyncio.timeout, not wait_for: no extra task per call.
+    async with asyncio.timeout(seconds):
+        return await call
+
+
 class _Worker:
     def __init__(self) -> None:
         self.backend: MemoryBackend | None = None
         self.loop = asyncio.new_event_loop()
         self.storage = LineCounter()
         self.last_context: str | None = None
+        # Set by init from the harness's per-call timeout, a little below it: a hung coroutine
+        # is cancelled here and the worker (and the backend's state) carries on, instead of
+        # the harness killing and restarting it.
+        self.deadline: float | None = None
+        self.last_counts = {"write": 0, "read": 0}
 
     def _counts(self) -> dict[str, Any]:
+        """The backend's LLM token counters; a broken or impossible one is a recorded fault.
+
+        On a fault the last good counts are sent again, so the harness's per-call deltas stay
+        defined, with ``counts_error`` saying what was wrong.
+        """
         if self.backend is None:
             return {"write": 0, "read": 0}
         try:
             counts = self.backend.token_counts()
-            return {"write": int(counts.write), "read": int(counts.read)}
+            good = {
+                "write": _token_count(counts.write, "write"),
+                "read": _token_count(counts.read, "read"),
+            }
         except Exception as error:  # a broken counter is a fault, not a crash
-            return {"write": 0, "read": 0, "counts_error": _one_line(error)}
+            return {**self.last_counts, "counts_error": f"token_counts(): {_one_line(error)}"}
+        self.last_counts = good
+        return dict(good)
 
     def _run(self, value: Any) -> Any:
-        return self.loop.run_until_complete(value) if inspect.isawaitable(value) else value
+        if not inspect.isawaitable(value):
+            return value
+        if self.deadline is None:
+            return self.loop.run_until_complete(value)
+        try:
+            return self.loop.run_until_complete(_bounded(value, self.deadline))
+        except TimeoutError:
+            raise CallTimedOut(
+                f"timeout after {self.deadline:g}s; cancelled in the worker"
+            ) from None
 
     def store(self, session_id: str, messages: Any, send_snapshot: Any) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
@@ -82,7 +187,8 @@ class _Worker:
         ``CountsOwnStorage``), else from counting ``snapshot()``. At a checkpoint the snapshot
         is built and sent anyway, and the harness recounts it.
         """
-        assert self.backend is not None, "init must come first"
+        if self.backend is None:
+            raise RuntimeError("store before the backend was constructed")
         started = time.perf_counter()
         self._run(self.backend.store(session_id, messages))
         elapsed = (time.perf_counter() - started) * 1000
@@ -93,6 +199,7 @@ class _Worker:
             snapshot = self.backend.snapshot()
             if not isinstance(snapshot, str):
                 raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            _check_size(snapshot, MAX_SNAPSHOT_CHARS, "snapshot()")
             # isascii() is O(1) on CPython strings; only non-ASCII text needs the full check.
             if not snapshot.isascii() and not _is_utf8(snapshot):
                 raise ValueError("snapshot() returned text that is not valid Unicode (surrogates)")
@@ -102,8 +209,10 @@ class _Worker:
                 tokens = operator.index(reported)
             except TypeError:
                 tokens = -1
-            if tokens < 0:
-                raise TypeError(f"storage_tokens() returned {reported!r:.80}, expected an int >= 0")
+            if not 0 <= tokens <= MAX_COUNT:
+                raise TypeError(
+                    f"storage_tokens() returned {reported!r:.80}, expected an int in 0..{MAX_COUNT}"
+                )
             response["storage_tokens"] = tokens
         else:
             response["storage_tokens"] = self.storage.count(snapshot)
@@ -120,6 +229,8 @@ class _Worker:
             # Load the tokenizer now (a few hundred ms, once), so that no store's timing, the
             # backend's or the harness's round trip, pays for it.
             encoding()
+            deadline = request.get("deadline")
+            self.deadline = float(deadline) if isinstance(deadline, int | float) else None
             started = time.perf_counter()
             if request.get("instance") is not None:
                 # Unpickled here, after isolation: the instance's code runs in the sandbox only.
@@ -132,7 +243,10 @@ class _Worker:
                 "version": str(getattr(self.backend, "version", "")),
                 **self._counts(),
             }
-        assert self.backend is not None, "init must come first"
+        if op == "ping":  # the harness checking that isolation starts, before any backend
+            return {"ok": True, "ms": 0.0}
+        if self.backend is None:
+            raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
             return self.store(request["session_id"], request["messages"], request.get("snapshot"))
         if op == "retrieve":
@@ -147,6 +261,14 @@ class _Worker:
                     "ms": elapsed,
                     **self._counts(),
                     "error": f"retrieve() returned {type(context).__name__}, expected str",
+                }
+            if len(context) > MAX_CONTEXT_CHARS:
+                return {
+                    "ok": False,
+                    "ms": elapsed,
+                    **self._counts(),
+                    "error": f"retrieve() returned {len(context)} characters, over the "
+                    f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
                 }
             if not _is_utf8(context):
                 return {
@@ -163,7 +285,10 @@ class _Worker:
             return {"ok": True, "ms": elapsed, "context": context, **self._counts()}
         if op == "snapshot":
             snapshot = self.backend.snapshot()
-            return {"ok": True, "ms": 0.0, "snapshot": _printable(str(snapshot)), **self._counts()}
+            if not isinstance(snapshot, str):
+                raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
+            _check_size(snapshot, MAX_SNAPSHOT_CHARS, "snapshot()")
+            return {"ok": True, "ms": 0.0, "snapshot": _printable(snapshot), **self._counts()}
         raise ValueError(f"unknown op {op!r}")
 
 
@@ -223,7 +348,16 @@ def main() -> None:
         except Exception as error:
             # The time the call took before it raised still counts as its latency.
             elapsed = (time.perf_counter() - started) * 1000
-            response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
+            message = start_error_line(error) if op == "init" else _one_line(error)
+            response = {"ok": False, "ms": elapsed, "error": message, **worker._counts()}
+            if op == "init":
+                response["start_error"] = True
+        except BaseException as error:  # SystemExit from a backend's module: not a crash
+            if op != "init":
+                raise
+            elapsed = (time.perf_counter() - started) * 1000
+            response = {"ok": False, "ms": elapsed, "error": start_error_line(error),
+                        "start_error": True}
         respond(response)
 
 

@@ -21,8 +21,10 @@ from drift_pipeline.evaluation import (
     session_marks,
     with_reader_columns,
 )
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.memory import Arm, CellRun
-from drift_pipeline.scenario import LoadedScenario
+from drift_pipeline.scenario import HorizonName
+from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
@@ -59,6 +61,16 @@ class CellResult:
     def faults(self) -> list[str]:
         """Faults recorded against this cell's backend calls."""
         return self.run.faults
+
+    @property
+    def fault_rate(self) -> float:
+        """The share of this cell's backend calls that faulted or were skipped."""
+        return self.run.fault_rate
+
+    @property
+    def valid(self) -> bool:
+        """Whether this cell may be ranked (its fault rate is within the run's limit)."""
+        return self.run.valid
 
     @property
     def isolation(self) -> str:
@@ -212,20 +224,16 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
     return pa.Table.from_pydict(rows, schema=COST_CURVES.schema)
 
 
-def world_profiles(
-    root: RootLike, scenario: str, horizon: str, evaluator: Evaluator
-) -> Profiles | None:
+def world_profiles(root: RootLike, world: WorldKey, evaluator: Evaluator) -> Profiles | None:
     """Latent profiles for the LLM judge's action probes (``None`` when no LLM evaluates)."""
     if not isinstance(evaluator, LLMEvaluator):
         return None
-    keys = {"scenario": scenario, "horizon": horizon}
-    return latent_profiles(StorageRoot.from_url(root).read_table(GROUND_TRUTH, keys))
+    return latent_profiles(StorageRoot.from_url(root).read_table(GROUND_TRUTH, world))
 
 
 def amnesiac_answers(
     root: RootLike,
-    scenario: str,
-    horizon: str,
+    world: WorldKey,
     evaluator: Evaluator | None = None,
     profiles: Profiles | None = None,
 ) -> tuple[pa.Table, pa.Table]:
@@ -236,42 +244,39 @@ def amnesiac_answers(
 
     Args:
         root: Storage root holding the world.
-        scenario: Scenario id.
-        horizon: Horizon name.
+        world: The world.
         evaluator: Reader and judge (default: the context judge).
         profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
     """
-    keys = {"scenario": scenario, "horizon": horizon}
     storage = StorageRoot.from_url(root)
     # The careful reader also needs what the world knows beyond each probe row: the slot's
     # other values, the subject's names, the slot's kind.
     probes = with_reader_columns(
-        storage.read_table(PROBES, keys),
-        storage.read_table(LATENT_PROFILES, keys),
-        storage.read_table(GROUND_TRUTH, keys),
+        storage.read_table(PROBES, world),
+        storage.read_table(LATENT_PROFILES, world),
+        storage.read_table(GROUND_TRUTH, world),
     )
     answers = (evaluator or ContextEvaluator()).answer(probes, {}, None, profiles)
     return probes, pa.Table.from_pydict(answers)
 
 
-def world_session_marks(root: RootLike, scenario: str, horizon: str) -> pa.Table:
+def world_session_marks(root: RootLike, world: WorldKey) -> pa.Table:
     """What each session of the world carries, for Selectivity from content.
 
     See :func:`~drift_pipeline.evaluation.session_marks`; computed once per world.
     """
-    keys = {"scenario": scenario, "horizon": horizon}
     storage = StorageRoot.from_url(root)
     return session_marks(
-        storage.read_table(EVENT_SCHEDULES, keys),
-        storage.read_table(TRANSCRIPTS, keys),
-        storage.read_table(GROUND_TRUTH, keys),
-        storage.read_table(LATENT_PROFILES, keys),
+        storage.read_table(EVENT_SCHEDULES, world),
+        storage.read_table(TRANSCRIPTS, world),
+        storage.read_table(GROUND_TRUTH, world),
+        storage.read_table(LATENT_PROFILES, world),
     )
 
 
 def evaluate_cell(
-    loaded: LoadedScenario,
-    horizon: str,
+    source: WorldSource,
+    horizon: HorizonName,
     run: CellRun,
     probes: pa.Table,
     amnesiac: pa.Table,
@@ -283,7 +288,7 @@ def evaluate_cell(
     """Judge one arm's retrievals and compute its metrics against the world's baselines.
 
     Args:
-        loaded: The scenario.
+        source: The world's source.
         horizon: The world's horizon.
         run: The arm's memory-loop output.
         probes: The world's probes.
@@ -304,12 +309,12 @@ def evaluate_cell(
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
     metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
     return CellResult(
-        scenario=loaded.spec.id,
+        scenario=source.id,
         horizon=horizon,
-        replicates=loaded.spec.replicates,
+        replicates=source.replicates,
         arm=run.arm,
         run=run,
         answers=answers,
         metrics=metrics,
-        cost_curve=_cost_curve(run, metrics, loaded.spec.id, horizon),
+        cost_curve=_cost_curve(run, metrics, source.id, horizon),
     )

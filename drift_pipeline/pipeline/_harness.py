@@ -26,6 +26,7 @@ from drift_pipeline.scenario import (
     load_scenario,
     scenario_files,
 )
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import StorageRoot
 from drift_pipeline.world import check_supported
 from drift_pipeline.world.synthesis import Synthesizer
@@ -220,7 +221,8 @@ class DriftHarness:
                 "DriftHarness.run_sync() was called inside a running event loop; "
                 "use 'await harness.run()' there"
             )
-        result = run_benchmark(self.scenarios, self.options, self.progress)
+        sources = [ScenarioSource(loaded) for loaded in self.scenarios]
+        result = run_benchmark(sources, self.options, self.progress)
         return DriftReport.of(
             result, [s.spec.id for s in self.scenarios], str(self.options.out)
         )

@@ -6,6 +6,7 @@ tables and the same figures.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -18,10 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
-from drift_pipeline.memory import Arm, BackendInstance, LoopConfig, run_cell
+from drift_pipeline.keys import CellKey
+from drift_pipeline.memory import (
+    Arm,
+    BackendInstance,
+    BackendStartError,
+    LoopConfig,
+    check_isolation,
+    run_cell,
+)
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
-from drift_pipeline.scenario import HorizonName, LoadedScenario, root_seed
-from drift_pipeline.storage import RootLike, StorageRoot, staged
+from drift_pipeline.scenario import HorizonName
+from drift_pipeline.sources import SourceWorld, WorldSource
+from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
 from ._cells import (
@@ -63,6 +73,9 @@ class RunOptions:
             figures are then measured under that many worlds' load.
         backend_instances: Backends given as objects, packed, by arm backend name; their
             workers rebuild them instead of constructing a backend from ``backend_options``.
+        keep_going: An arm whose backend cannot start is skipped (no rows) and listed in
+            ``RunResult.start_failures`` while the other arms run; otherwise the run stops
+            with :class:`~drift_pipeline.memory.BackendStartError`.
     """
 
     arms: list[Arm]
@@ -74,6 +87,7 @@ class RunOptions:
     synthesizer: Synthesizer | None = None
     jobs: int = 1
     backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
+    keep_going: bool = False
 
 
 @dataclass
@@ -88,6 +102,8 @@ class RunResult:
     generated_worlds: int
     manifest: dict[str, Any]
     llm_usage: dict[str, Any] = field(default_factory=dict)
+    start_failures: list[str] = field(default_factory=list)
+    """With ``keep_going``: one line per arm whose backend could not start (it has no rows)."""
 
     @property
     def faults(self) -> list[str]:
@@ -96,9 +112,9 @@ class RunResult:
 
 
 def backend_options_for(
-    arm: Arm, loaded: LoadedScenario, backend_options: dict[str, dict[str, Any]]
+    arm: Arm, source: WorldSource, backend_options: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
-    """Constructor options of an arm's backend on one scenario (shared by both run paths).
+    """Constructor options of an arm's backend on one source (shared by both run paths).
 
     The configured options, completed by the backend's registration: its defaults for this
     scenario and, for a backend that calls a model, the endpoint and model from the environment
@@ -108,25 +124,45 @@ def backend_options_for(
         ValueError: One line, e.g. naming the variable when a model-calling backend has no
             endpoint, or the package to install when one it needs is missing.
     """
-    return resolve_backend_options(arm.backend, loaded, backend_options.get(arm.backend, {}))
+    return resolve_backend_options(arm.backend, source, backend_options.get(arm.backend, {}))
 
 
 def run_benchmark(
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     options: RunOptions,
     progress: ProgressFactory | None = None,
 ) -> RunResult:
-    """Run every arm on every world of ``scenarios``; each cell's tables land atomically."""
+    """Run every arm on every world of ``sources``; each cell's tables land atomically.
+
+    Raises:
+        RootBusy: Another run holds the output folder (a local root is locked for the run).
+        IsolationError: Sandboxed workers cannot start here; nothing was run.
+        BackendStartError: A backend could not start (without ``keep_going``).
+    """
     root = StorageRoot.from_url(options.out)
-    worlds, generated = ensure_worlds(root, scenarios, options.horizons, options.synthesizer)
+    with exclusive_root(root):
+        return _run_benchmark(root, sources, options, progress)
+
+
+def _run_benchmark(
+    root: StorageRoot,
+    sources: Sequence[WorldSource],
+    options: RunOptions,
+    progress: ProgressFactory | None,
+) -> RunResult:
     # Only local folders can be hidden from a sandboxed backend; an S3 root needs no cover
     # (the worker's environment is scrubbed, so it holds no credentials to reach it).
     protect = tuple({*options.loop.protect, *root.protect_paths()})
     loop = replace(options.loop, protect=protect)
+    if loop.isolate:
+        # Before any world or cell: a machine where sandboxed workers cannot start stops here.
+        asyncio.run(check_isolation(list(loop.protect)))
+    worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
+    failures: list[str] = []
     try:
-        cells = _run_worlds(root, worlds, options, loop, evaluator, progress)
-        manifest = run_manifest(scenarios, options, cells, evaluator)
+        cells = _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
+        manifest = run_manifest(sources, options, cells, evaluator)
         usage = llm_usage(evaluator)
     finally:
         close_evaluator(evaluator)
@@ -139,6 +175,7 @@ def run_benchmark(
         generated_worlds=len(generated),
         manifest=manifest,
         llm_usage=usage,
+        start_failures=list(dict.fromkeys(failures)),
     )
 
 
@@ -161,19 +198,30 @@ def _arm_loop(arm: Arm, options: dict[str, Any], loop: LoopConfig, root: Storage
 
 def _run_worlds(
     root: StorageRoot,
-    worlds: Sequence[tuple[LoadedScenario, HorizonName]],
+    worlds: Sequence[SourceWorld],
     options: RunOptions,
     loop: LoopConfig,
     evaluator: Evaluator,
     progress: ProgressFactory | None,
+    failures: list[str],
 ) -> list[CellResult]:
     cells: list[CellResult] = []
     # An LLM evaluator holds one client (its concurrency limit, cache and usage counters) in
     # this process, so its worlds run here, one after another.
     jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
     if jobs == 1:
-        for loaded, horizon in worlds:
-            cells += run_world(root, loaded, horizon, options, loop, progress, evaluator)
+        for world in worlds:
+            cells += _collect(
+                failures,
+                run_world,
+                root,
+                world.source,
+                world.horizon,
+                options,
+                loop,
+                progress,
+                evaluator,
+            )
         return cells
     # Worlds are independent (own seeds, own partitions): run them in separate processes and
     # collect their cells in world order, so tables and manifest do not depend on which
@@ -185,17 +233,40 @@ def _run_worlds(
     worker_options = replace(options, synthesizer=None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [
-            pool.submit(run_world, portable, loaded, horizon, worker_options, loop, None)
-            for loaded, horizon in worlds
+            pool.submit(run_world, portable, w.source, w.horizon, worker_options, loop, None)
+            for w in worlds
         ]
         for future in futures:
-            cells += future.result()
+            cells += _collect(failures, future.result)
     return cells
+
+
+def _collect(
+    failures: list[str], call: Callable[..., list[CellResult]], *args: Any
+) -> list[CellResult]:
+    """A world's cells; with ``keep_going``, those of the arms that started (the rest listed)."""
+    try:
+        return call(*args)
+    except ArmsNotStarted as error:
+        failures += error.failures
+        return error.cells
+
+
+class ArmsNotStarted(Exception):
+    """A world whose cells completed except those of arms that could not start (``keep_going``).
+
+    Carries the completed cells, so they cross a process boundary with the failures.
+    """
+
+    def __init__(self, failures: list[str], cells: list[CellResult]) -> None:
+        super().__init__(failures, cells)
+        self.failures = failures
+        self.cells = cells
 
 
 def run_world(
     root: RootLike,
-    loaded: LoadedScenario,
+    source: WorldSource,
     horizon: HorizonName,
     options: RunOptions,
     loop: LoopConfig,
@@ -209,25 +280,32 @@ def run_world(
 
     Args:
         root: Storage root holding the world (a folder or ``s3://`` URL).
-        loaded: The scenario.
+        source: The world's source.
         horizon: The world's horizon.
         options: The run's options (arms, backend options).
         loop: Memory-loop settings, with the paths to protect already resolved.
         progress: Progress bars per cell, or ``None``.
         evaluator: Reader and judge; ``None``: the context judge.
+
+    Raises:
+        BackendStartError: An arm's backend could not start (without ``options.keep_going``,
+            or for the reference arm); the cells before it are written, none after.
+        ArmsNotStarted: With ``options.keep_going``, after every other arm: the arms that
+            could not start and the cells of those that ran.
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
-    spec = loaded.spec
-    sessions = getattr(spec.horizon, horizon).sessions
-    profiles = world_profiles(root, spec.id, horizon, evaluator)
-    probes, amnesiac = amnesiac_answers(root, spec.id, horizon, evaluator, profiles)
-    marks = world_session_marks(root, spec.id, horizon)
+    world = source.world(horizon)
+    sessions = source.sessions(horizon)
+    profiles = world_profiles(root, world, evaluator)
+    probes, amnesiac = amnesiac_answers(root, world, evaluator, profiles)
+    marks = world_session_marks(root, world)
     reference: ArmData | None = None
     cells: list[CellResult] = []
+    failures: list[str] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
         hook = (
-            progress(f"{spec.id}/{horizon} {arm.key}", sessions * spec.replicates)
+            progress(f"{world} {arm.key}", sessions * source.replicates)
             if progress
             else None
         )
@@ -235,20 +313,27 @@ def run_world(
         arm_options = (
             instance.worker_options()
             if instance is not None
-            else backend_options_for(arm, loaded, options.backend_options)
+            else backend_options_for(arm, source, options.backend_options)
         )
-        run = run_cell(
-            root,
-            spec.id,
-            horizon,
-            spec.replicates,
-            arm,
-            arm_options,
-            _arm_loop(arm, arm_options, loop, root),
-            hook,
-        )
+        try:
+            run = run_cell(
+                root,
+                source.id,
+                horizon,
+                source.replicates,
+                arm,
+                arm_options,
+                _arm_loop(arm, arm_options, loop, root),
+                hook,
+            )
+        except BackendStartError as error:
+            # The reference arm is every other arm's yardstick: without it nothing is scored.
+            if not options.keep_going or arm == REFERENCE_ARM:
+                raise
+            failures.append(str(error))
+            continue
         cell = evaluate_cell(
-            loaded, horizon, run, probes, amnesiac, reference, evaluator, profiles, marks
+            source, horizon, run, probes, amnesiac, reference, evaluator, profiles, marks
         )
         if reference is None:
             reference = ArmData(
@@ -262,22 +347,20 @@ def run_world(
         # and only one arm's contexts are ever held in memory.
         with staged(root) as writer:
             for table_def, table in cell.tables().items():
-                writer.put(
-                    table_def,
-                    {"scenario": spec.id, "horizon": horizon, "arm": arm.key},
-                    table,
-                )
+                writer.put(table_def, CellKey(world, arm.key), table)
         if arm != REFERENCE_ARM:
             cell.release()
         cells.append(cell)
     for cell in cells:
         if cell.arm == REFERENCE_ARM:
             cell.release()
+    if failures:
+        raise ArmsNotStarted(failures, cells)
     return cells
 
 
 def run_manifest(
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     options: RunOptions,
     cells: Sequence[CellResult],
     evaluator: Evaluator | None = None,
@@ -291,18 +374,7 @@ def run_manifest(
     pins = (evaluator or ContextEvaluator()).pins()
     return {
         "drift_pipeline": package_version("drift-pipeline"),
-        "scenarios": [
-            {
-                "id": s.spec.id,
-                "version": s.spec.version,
-                "sha256": s.sha256,
-                # The seed actually used: declared, or derived from the id when absent.
-                "seed": root_seed(s.spec),
-                "seed_declared": s.spec.seed is not None,
-                "replicates": s.spec.replicates,
-            }
-            for s in scenarios
-        ],
+        "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
         "isolation": sorted({c.isolation for c in cells}),

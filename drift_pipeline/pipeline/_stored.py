@@ -15,6 +15,7 @@ from drift_pipeline.evaluation import (
     judge_all,
     measured_ttft,
 )
+from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import Arm
 from drift_pipeline.storage import (
     CELL_TABLES,
@@ -32,12 +33,11 @@ from ._cells import world_session_marks
 from ._run import REFERENCE_ARM
 
 
-def cell_exists(root: RootLike, scenario: str, horizon: str, arm: Arm) -> bool:
+def cell_exists(root: RootLike, cell: CellKey) -> bool:
     """Whether a finished run left this cell's tables under ``root``."""
     storage = StorageRoot.from_url(root)
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
     return all(
-        storage.partition_exists(table, keys)
+        storage.partition_exists(table, cell)
         for table in (MEMORY_SNAPSHOTS, RETRIEVALS, PROBE_ANSWERS)
     )
 
@@ -47,20 +47,22 @@ TEXT_COLUMNS = frozenset({"context", "snapshot"})
 probe); Selectivity reads the checkpoint snapshots once, through :func:`stored_content_kept`."""
 
 
-def stored_content_kept(
-    root: RootLike, scenario: str, horizon: str, arm_key: str, snapshots: pa.Table
-) -> pa.Table:
+def stored_content_kept(root: RootLike, cell: CellKey, snapshots: pa.Table) -> pa.Table:
     """``snapshots`` (read without their texts) with Selectivity's ``content_kept`` column.
 
     Reads the stored checkpoint snapshot texts and the world's session marks, exactly as the
     run's evaluation used them.
+
+    Args:
+        root: Storage root holding the run.
+        cell: The cell whose snapshots these are.
+        snapshots: The cell's stored snapshot rows, texts left out.
     """
     storage = StorageRoot.from_url(root)
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm_key}
     texts = storage.read_table(
-        MEMORY_SNAPSHOTS, keys, ["replicate", "session_index", "checkpoint", "snapshot"]
+        MEMORY_SNAPSHOTS, cell, ["replicate", "session_index", "checkpoint", "snapshot"]
     )
-    kept = content_kept(texts, world_session_marks(storage, scenario, horizon))
+    kept = content_kept(texts, world_session_marks(storage, cell.world))
     by_key = dict(
         zip(
             zip(kept["replicate"].to_pylist(), kept["session_index"].to_pylist(), strict=True),
@@ -77,48 +79,47 @@ def stored_content_kept(
     return snapshots.append_column("content_kept", pa.array(column, pa.bool_()))
 
 
-def load_arm(root: RootLike, scenario: str, horizon: str, arm: Arm) -> ArmData:
+def load_arm(root: RootLike, cell: CellKey) -> ArmData:
     """An arm's answers, snapshots and retrievals on one world, as stored by a run.
 
     The retrieved contexts and snapshot texts (:data:`TEXT_COLUMNS`) are left on disk: metrics
     and comparisons never read them, and at long horizons they dwarf everything else.
     """
     storage = StorageRoot.from_url(root)
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
 
     def read(table: TableDef) -> pa.Table:
         columns = [f.name for f in table.schema if f.name not in TEXT_COLUMNS]
-        return storage.read_table(table, keys, columns)
+        return storage.read_table(table, cell, columns)
 
     answers, retrievals = read(PROBE_ANSWERS), read(RETRIEVALS)
-    snapshots = stored_content_kept(storage, scenario, horizon, arm.key, read(MEMORY_SNAPSHOTS))
+    snapshots = stored_content_kept(storage, cell, read(MEMORY_SNAPSHOTS))
     return ArmData(answers, snapshots, retrievals, measured_ttft(answers, retrievals))
 
 
-def compare_stored(root: RootLike, scenario: str, horizon: str, a: Arm, b: Arm) -> CellMetrics:
+def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetrics:
     """Paired differences A − B on the same probes of one world of a finished run."""
     root = StorageRoot.from_url(root)
-    probes = root.read_table(PROBES, {"scenario": scenario, "horizon": horizon})
-    arm_a, arm_b = (load_arm(root, scenario, horizon, arm) for arm in (a, b))
+    probes = root.read_table(PROBES, world)
+    arm_a, arm_b = (load_arm(root, CellKey(world, arm.key)) for arm in (a, b))
     for arm, data in ((a, arm_a), (b, arm_b)):
         if "reader" in data.answers.column_names:
             readers = {r for r in data.answers["reader"].to_pylist() if r is not None}
             if any(not r.startswith(f"{JUDGE_NAME}@") for r in readers):
                 # The amnesiac baseline is recomputed here with the context judge only.
                 raise ValueError(
-                    f"{arm.key} on {scenario}/{horizon} was read by an LLM reader; "
+                    f"{arm.key} on {world} was read by an LLM reader; "
                     "compare supports context-judge runs only"
                 )
             stale = sorted(r for r in readers if r != JUDGE_ID)
             if stale:
                 # Answers of another judge version must not meet this version's amnesiac.
                 raise ValueError(
-                    f"{arm.key} on {scenario}/{horizon} was judged by {stale[0]}, not "
+                    f"{arm.key} on {world} was judged by {stale[0]}, not "
                     f"{JUDGE_ID}; run it again to compare"
                 )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
-    reference = load_arm(root, scenario, horizon, REFERENCE_ARM)
-    return compare_arms(arm_a, arm_b, amnesiac, reference, horizon)
+    reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    return compare_arms(arm_a, arm_b, amnesiac, reference, world.horizon)
 
 
 def connect(root: RootLike) -> duckdb.DuckDBPyConnection:

@@ -1,73 +1,53 @@
-"""Worlds for a run: reuse the generated tables when the same scenario version made them."""
+"""Worlds for a run: reuse the stored tables when the same source input wrote them."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from drift_pipeline.scenario import HorizonName, LoadedScenario
-from drift_pipeline.storage import WORLD_TABLES, RootLike, StorageRoot, staged
-from drift_pipeline.world import (
-    WorldSummary,
-    close_workers,
-    generate_horizon,
-    world_manifest,
-    world_manifest_path,
-)
-from drift_pipeline.world.synthesis import Synthesizer, TemplateSynthesizer
+from drift_pipeline.scenario import HorizonName
+from drift_pipeline.sources import SourceWorld, WorldSource
+from drift_pipeline.storage import RootLike, staged
+from drift_pipeline.world import WorldSummary, close_workers
+from drift_pipeline.world.synthesis import Synthesizer
 
 
 def world_is_current(
     root: RootLike,
-    loaded: LoadedScenario,
-    horizon: str,
+    source: WorldSource,
+    horizon: HorizonName,
     synthesizer: Synthesizer | None = None,
 ) -> bool:
-    """Whether ``root`` holds all five tables of this world, made from this very scenario file.
+    """Whether ``root`` holds all five tables of this world, written from this very input.
 
-    ``synthesizer`` (default: the template one) must be the one that wrote it, with the same
-    pin (an LLM synthesizer's model and prompt version).
+    For a generated source, ``synthesizer`` (default: the template one) must be the one that
+    wrote it, with the same pin (an LLM synthesizer's model and prompt version).
     """
-    storage = StorageRoot.from_url(root)
-    try:
-        recorded = json.loads(storage.read_text(world_manifest_path(loaded.spec.id, horizon)))
-    except (FileNotFoundError, ValueError):
-        return False
-    if recorded != world_manifest(loaded, horizon, synthesizer or TemplateSynthesizer()):
-        return False
-    keys = {"scenario": loaded.spec.id, "horizon": horizon}
-    return all(storage.partition_exists(table, keys) for table in WORLD_TABLES)
+    return source.is_current(root, horizon, synthesizer)
 
 
 def ensure_worlds(
     root: RootLike,
-    scenarios: Sequence[LoadedScenario],
+    sources: Sequence[WorldSource],
     horizons: Sequence[HorizonName],
     synthesizer: Synthesizer | None = None,
-) -> tuple[list[tuple[LoadedScenario, HorizonName]], list[WorldSummary]]:
-    """Generate the worlds that are missing or stale; return every world of the run.
+) -> tuple[list[SourceWorld], list[WorldSummary]]:
+    """Write the worlds that are missing or stale; return every world of the run.
 
-    Worlds are written by ``synthesizer`` (default: the template one); a world another
-    synthesizer wrote counts as stale.
+    Generated worlds are written by ``synthesizer`` (default: the template one); a world
+    another synthesizer wrote counts as stale.
 
     Returns:
-        The (scenario, horizon) worlds to run, and summaries of those generated now.
+        The worlds to run (every declared horizon in ``horizons``, or all when empty), and
+        summaries of those written now.
     """
-    worlds: list[tuple[LoadedScenario, HorizonName]] = []
-    missing: list[tuple[LoadedScenario, HorizonName]] = []
-    for loaded in scenarios:
-        for name, _ in loaded.spec.horizon.items():
-            if horizons and name not in horizons:
-                continue
-            worlds.append((loaded, name))
-            if not world_is_current(root, loaded, name, synthesizer):
-                missing.append((loaded, name))
+    worlds = [world for source in sources for world in source.worlds(horizons)]
+    missing = [w for w in worlds if not w.source.is_current(root, w.horizon, synthesizer)]
     generated: list[WorldSummary] = []
     if missing:
         try:
             with staged(root) as writer:
-                for loaded, name in missing:
-                    generated.append(generate_horizon(loaded, name, writer, synthesizer))
+                for world in missing:
+                    generated.append(world.source.write(world.horizon, writer, synthesizer))
         finally:
             # The kept generation workers served every world above; the run's cells come next
             # and have no use for them (nor for their memory).

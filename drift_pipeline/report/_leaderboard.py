@@ -53,6 +53,10 @@ class _Cell(Protocol):
 class ArmStanding:
     """One arm's headline figures over every scenario and horizon it ran.
 
+    An arm with a cell whose share of faulted or skipped calls is over the run's limit is
+    ``valid=False``: it is listed after the ranked arms with ``fault_rate`` (its worst cell's)
+    instead of figures, never ranked.
+
     ``lps_modelled``: some cell's TTFRT was modelled from the context size (no measured reader
     time to first token), so its LPS is a model, not a measurement.
     """
@@ -61,7 +65,18 @@ class ArmStanding:
     backend: str
     gate: str
     rows: dict[str, MetricRow]
+    valid: bool = True
+    fault_rate: float = 0.0
     lps_modelled: bool = False
+
+
+def _cell_valid(cell: _Cell) -> bool:
+    # Cells rebuilt from stored tables carry no call counts: valid unless known otherwise.
+    return bool(getattr(cell, "valid", True))
+
+
+def _cell_fault_rate(cell: _Cell) -> float:
+    return float(getattr(cell, "fault_rate", 0.0))
 
 
 def _combine_scenarios(
@@ -118,7 +133,12 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
     """
     by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
     arms: dict[str, Any] = {}
+    valid: dict[str, bool] = {}
+    fault_rate: dict[str, float] = {}
     for cell in cells:
+        key = cell.arm.key
+        valid[key] = valid.get(key, True) and _cell_valid(cell)
+        fault_rate[key] = max(fault_rate.get(key, 0.0), _cell_fault_rate(cell))
         by_arm.setdefault(cell.arm.key, {}).setdefault(cell.scenario, {})[cell.horizon] = cell
         arms[cell.arm.key] = cell.arm
     result = []
@@ -140,8 +160,13 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
             for horizons in scenarios.values()
             for cell in horizons.values()
         )
-        result.append(ArmStanding(key, arm.backend, str(arm.gate), rows, modelled))
-    result.sort(key=_rank)
+        result.append(
+            ArmStanding(
+                key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key], modelled
+            )
+        )
+    # Ranked arms first, best first; invalid ones after them, worst fault rate last.
+    result.sort(key=lambda s: (not s.valid, s.fault_rate if not s.valid else _rank(s)))
     return result
 
 
@@ -189,10 +214,16 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
         text = _fmt(_row(standing, spec.name), spec)
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
-    body = [[s.arm, *(cell(s, spec) for spec in specs)] for s in rows]
+    body = [
+        [s.arm, *(cell(s, spec) for spec in specs)]
+        if s.valid
+        else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
+        for s in rows
+    ]
+    # Only ranked rows show figures, so only they can carry the mark.
     note = (
         ["m: LPS modelled (TTFRT from the context size; no measured reader)"]
-        if any(s.lps_modelled for s in rows) and any(sp.name == "lps" for sp in specs)
+        if any(s.valid and s.lps_modelled for s in rows) and any(sp.name == "lps" for sp in specs)
         else []
     )
     if markdown:
@@ -273,6 +304,9 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                     "read_per_query": m.get("read_tokens_per_retrieve").value,
                 },
                 "faults": len(cell.faults),
+                # Over the run's limit of faulted or skipped calls: not ranked anywhere.
+                "valid": _cell_valid(cell),
+                "fault_rate": _cell_fault_rate(cell),
                 # Answers whose reader or judge call failed (left out of every metric), and
                 # the share of TTFRTs from a measured reader TTFT (0: modelled).
                 "judge_errors": _value(m, "judge_errors"),

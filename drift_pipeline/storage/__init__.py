@@ -4,7 +4,16 @@ The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot
 """
 
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
-from ._root import S3_ENDPOINT_ENV, Location, RootLike, StorageRoot, partition_file
+from ._lock import LOCK_FILE, RootBusy, exclusive_root
+from ._root import (
+    S3_ENDPOINT_ENV,
+    Location,
+    PartitionKeys,
+    RootLike,
+    StorageRoot,
+    partition_file,
+    partition_values,
+)
 from ._schemas import (
     CELL_METRICS,
     CELL_TABLES,
@@ -29,6 +38,7 @@ __all__ = [
     "EVENT_SCHEDULES",
     "GROUND_TRUTH",
     "LATENT_PROFILES",
+    "LOCK_FILE",
     "MEMORY_SNAPSHOTS",
     "PART_FILE",
     "PROBES",
@@ -39,13 +49,17 @@ __all__ = [
     "TRANSCRIPTS",
     "WORLD_TABLES",
     "Location",
+    "PartitionKeys",
+    "RootBusy",
     "RootLike",
     "StagedWrite",
     "StorageRoot",
     "TableDef",
+    "exclusive_root",
     "glob",
     "partition_dir",
     "partition_file",
+    "partition_values",
     "staged",
     "write_table",
 ]

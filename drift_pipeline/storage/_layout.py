@@ -6,7 +6,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +14,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._root import PART_FILE, Location, RootLike, StorageRoot, partition_file, partition_parts
+from ._root import (
+    PART_FILE,
+    Location,
+    PartitionKeys,
+    RootLike,
+    StorageRoot,
+    partition_file,
+    partition_parts,
+)
 from ._schemas import TableDef
 
 __all__ = ["PART_FILE", "StagedWrite", "glob", "partition_dir", "staged", "write_table"]
@@ -22,7 +30,7 @@ __all__ = ["PART_FILE", "StagedWrite", "glob", "partition_dir", "staged", "write
 _STAGING = ".staging"
 
 
-def partition_dir(root: Path, table: TableDef, keys: Mapping[str, str]) -> Path:
+def partition_dir(root: Path, table: TableDef, keys: PartitionKeys) -> Path:
     """``<root>/<table>/<key>=<value>/…`` for the table's partition keys, in order.
 
     Raises:
@@ -80,12 +88,12 @@ class StagedWrite:
             self.stage = Path(tempfile.mkdtemp(prefix="drift-stage-"))
             self._new_dirs = []
 
-    def put(self, table: TableDef, keys: Mapping[str, str], data: pa.Table) -> Location:
+    def put(self, table: TableDef, keys: PartitionKeys, data: pa.Table) -> Location:
         """Stage one partition file; returns its final location (a Path under a local root)."""
         return self.put_many([(table, keys, data)])[0]
 
     def put_many(
-        self, items: Sequence[tuple[TableDef, Mapping[str, str], pa.Table]]
+        self, items: Sequence[tuple[TableDef, PartitionKeys, pa.Table]]
     ) -> list[Location]:
         """Stage several partition files at once; returns their final locations, in order.
 

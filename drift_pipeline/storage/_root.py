@@ -1,6 +1,6 @@
 """The storage root: a local folder (the default) or an ``s3://bucket/prefix`` URL through s3fs.
 
-Every table lives at ``<root>/<table>/<key>=<value>/…/part-0.parquet`` (DESIGN §8), whatever the
+Every table lives at ``<root>/<table>/<key>=<value>/…/part-0.parquet``, whatever the
 root is. :class:`StorageRoot` is the one place that knows how to reach such a root: it reads
 partitions and small text files, tells whether they exist, hands out a staged writer and a
 DuckDB connection that can read ``read_parquet('<root>/<table>/**/*.parquet')``.
@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from drift_pipeline.keys import CellKey, WorldKey
+
 from ._schemas import TableDef
 
 if TYPE_CHECKING:
@@ -42,7 +44,18 @@ Location = Path | str
 """Where a stored file is: a :class:`~pathlib.Path` under a local root, a URL under S3."""
 
 
-def partition_parts(table: TableDef, keys: Mapping[str, str]) -> list[str]:
+PartitionKeys = WorldKey | CellKey | Mapping[str, str]
+"""What names a partition: a world or cell key, or the hive values themselves."""
+
+
+def partition_values(keys: PartitionKeys) -> Mapping[str, str]:
+    """The hive partition values (``scenario``, ``horizon``[, ``arm``]) of a key."""
+    if isinstance(keys, WorldKey | CellKey):
+        return keys.partition_values
+    return keys
+
+
+def partition_parts(table: TableDef, keys: PartitionKeys) -> list[str]:
     """``[<table>, <key>=<value>, …]`` for the table's partition keys, in order.
 
     Raises:
@@ -50,16 +63,17 @@ def partition_parts(table: TableDef, keys: Mapping[str, str]) -> list[str]:
         KeyError: If a partition key is missing.
 
     """
+    values = partition_values(keys)
     parts = [table.name]
     for key in table.partition_by:
-        value = keys[key]
+        value = values[key]
         if not value or "/" in value or value in (".", "..") or "=" in value:
             raise ValueError(f"partition value {key}={value!r} cannot be a folder name")
         parts.append(f"{key}={value}")
     return parts
 
 
-def partition_file(table: TableDef, keys: Mapping[str, str]) -> str:
+def partition_file(table: TableDef, keys: PartitionKeys) -> str:
     """``<table>/<key>=<value>/…/part-0.parquet``: a partition's file, relative to the root."""
     return "/".join([*partition_parts(table, keys), PART_FILE])
 
@@ -186,7 +200,7 @@ class StorageRoot:
             return self.local_path / _relative(relative)
         return f"{self.url}/{_relative(relative)}"
 
-    def partition_path(self, table: TableDef, keys: Mapping[str, str]) -> Location:
+    def partition_path(self, table: TableDef, keys: PartitionKeys) -> Location:
         """The Parquet file of one partition (see :meth:`location`).
 
         Raises:
@@ -207,7 +221,7 @@ class StorageRoot:
             return (self.local_path / _relative(relative)).exists()
         return bool(self.fs.exists(self._fs_path(relative)))
 
-    def partition_exists(self, table: TableDef, keys: Mapping[str, str]) -> bool:
+    def partition_exists(self, table: TableDef, keys: PartitionKeys) -> bool:
         """Whether one partition's Parquet file exists."""
         return self.exists(partition_file(table, keys))
 
@@ -219,7 +233,7 @@ class StorageRoot:
         return any(str(p).endswith(".parquet") for p in self.fs.find(self._fs_path(table.name)))
 
     def read_table(
-        self, table: TableDef, keys: Mapping[str, str], columns: Sequence[str] | None = None
+        self, table: TableDef, keys: PartitionKeys, columns: Sequence[str] | None = None
     ) -> pa.Table:
         """One partition's rows, as written (only ``columns``, when given).
 

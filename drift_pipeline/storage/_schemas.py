@@ -167,6 +167,7 @@ SYNTHESIS_FALLBACKS = TableDef(
             pa.field("fallback", pa.string(), nullable=False),  # name@version that wrote it
             pa.field("reason", pa.string(), nullable=False),
             pa.field("attempts", pa.int32(), nullable=False),
+            pa.field("planned", pa.string(), nullable=False),  # family ids of the session's plan
         ]
     ),
     ("scenario", "horizon"),

@@ -2,7 +2,6 @@
 
 from ._audit import AuditError, audit_probes
 from ._generate import (
-    GENERATOR_READY_PARADIGMS,
     GenerationUnsupported,
     WorldReplicate,
     check_supported,
@@ -11,6 +10,14 @@ from ._generate import (
     world_tables,
 )
 from ._model import EntityState, Event, Fact, Probe, ProbeOption, SessionPlan, Turn
+from ._paradigms import (
+    PARADIGM_GROUP,
+    ParadigmGenerator,
+    paradigm_generator,
+    paradigm_names,
+    register_paradigm,
+    unregister_paradigm,
+)
 from ._pool import close_workers
 from ._rng import derive_seed, rng_for
 from ._write import (
@@ -24,13 +31,14 @@ from ._write import (
 )
 
 __all__ = [
-    "GENERATOR_READY_PARADIGMS",
+    "PARADIGM_GROUP",
     "PARALLEL_MIN_SESSIONS",
     "AuditError",
     "EntityState",
     "Event",
     "Fact",
     "GenerationUnsupported",
+    "ParadigmGenerator",
     "Probe",
     "ProbeOption",
     "SessionPlan",
@@ -45,8 +53,12 @@ __all__ = [
     "generate_horizon",
     "generate_replicate",
     "generate_worlds",
+    "paradigm_generator",
+    "paradigm_names",
+    "register_paradigm",
     "rng_for",
     "session_id",
+    "unregister_paradigm",
     "world_manifest",
     "world_manifest_path",
     "world_tables",

@@ -1,4 +1,4 @@
-"""Event injection and latent state (spec §3.3, DESIGN §4): tiers, events, facts over time."""
+"""Event injection and latent state (spec §3.3): tiers, events, facts over time."""
 
 from __future__ import annotations
 

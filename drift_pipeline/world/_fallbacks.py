@@ -32,6 +32,7 @@ def fallback_table(
             "fallback": fallback_name,
             "reason": record.reason,
             "attempts": record.attempts,
+            "planned": record.planned,
         }
         for world in replicates
         for record in world.synthesis_fallbacks

@@ -25,6 +25,7 @@ from drift_pipeline.textmatch import PhraseIndex
 from ._audit import audit_probes
 from ._events import plan_horizon
 from ._model import EntityState, Event, Fact, Probe, SessionPlan, Turn
+from ._paradigms import paradigm_generator, paradigm_names
 from ._probes import ProbeBuilder
 from ._profiles import build_profiles
 from ._rng import rng_for
@@ -32,9 +33,6 @@ from .synthesis import SessionContext, Synthesizer, TemplateSynthesizer
 
 if TYPE_CHECKING:
     from .synthesis import SynthesisFallback
-
-GENERATOR_READY_PARADIGMS = ("user_assistant",)
-
 
 class GenerationUnsupported(ValueError):
     """The scenario is valid but its paradigm or entity types cannot be simulated yet."""
@@ -60,11 +58,11 @@ def session_id(horizon: str, replicate: int, session_index: int) -> str:
 
 
 def check_supported(spec: ScenarioSpec) -> None:
-    """Raise :class:`GenerationUnsupported` for paradigms whose generator is not built yet."""
-    if spec.paradigm not in GENERATOR_READY_PARADIGMS:
+    """Raise :class:`GenerationUnsupported` for paradigms that have no registered generator."""
+    if paradigm_generator(spec.paradigm) is None:
         raise GenerationUnsupported(
             f"scenario {spec.id}: paradigm {spec.paradigm!r} validates, but world generation "
-            f"supports only {', '.join(GENERATOR_READY_PARADIGMS)} so far"
+            f"supports only {', '.join(paradigm_names()) or 'none'} so far"
         )
     for entity in spec.entities:
         if not get_entity_type(entity.type).generator_ready:
@@ -79,13 +77,30 @@ def generate_replicate(
     replicate: int,
     synthesizer: Synthesizer | None = None,
 ) -> WorldReplicate:
-    """Generate one replicate of one horizon's world, audited.
+    """Generate one replicate of one horizon's world, audited, by its paradigm's generator.
+
+    Raises:
+        GenerationUnsupported: No generator is registered for the paradigm, or an entity type
+            has none.
+        AuditError: If any probe fails the answerability audit (a generator bug).
+    """
+    check_supported(spec)
+    generator = paradigm_generator(spec.paradigm)
+    assert generator is not None  # check_supported said so
+    return generator(spec, horizon, replicate, synthesizer or TemplateSynthesizer())
+
+
+def generate_user_assistant(
+    spec: ScenarioSpec,
+    horizon: HorizonName,
+    replicate: int,
+    synthesizer: Synthesizer,
+) -> WorldReplicate:
+    """The ``user_assistant`` paradigm's generator: profiles → schedule → transcripts → probes.
 
     Raises:
         AuditError: If any probe fails the answerability audit (a generator bug).
     """
-    check_supported(spec)
-    synthesizer = synthesizer or TemplateSynthesizer()
     root = root_seed(spec)
     profiles = build_profiles(spec, rng_for(root, replicate, horizon, "profiles"))
     plans, state = plan_horizon(

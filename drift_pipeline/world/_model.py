@@ -43,7 +43,7 @@ class Event:
 
 @dataclass
 class Fact:
-    """A latent fact with its validity interval (DESIGN §4).
+    """A latent fact with its validity interval.
 
     ``valid_to`` is the session index that closed it (exclusive) or None while it holds;
     ``source_session`` is None for initial latent state that no session expressed.
@@ -116,7 +116,7 @@ class ProbeOption:
 
 @dataclass(frozen=True)
 class Probe:
-    """A question asked at a checkpoint, with its latent answer (DESIGN §6)."""
+    """A question asked at a checkpoint, with its latent answer."""
 
     probe_id: str
     checkpoint: int

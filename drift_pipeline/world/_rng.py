@@ -1,4 +1,4 @@
-"""Seeded randomness: every draw comes from a generator named by what it is for (DESIGN §4)."""
+"""Seeded randomness: every draw comes from a generator named by what it is for."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from drift_pipeline.entities import entity_types
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.scenario import HorizonName, LoadedScenario, checkpoints_for, root_seed
 from drift_pipeline.storage import (
     SYNTHESIS_FALLBACKS,
@@ -30,6 +31,7 @@ from drift_pipeline.storage import (
 
 from ._fallbacks import fallback_table, writes_fallbacks
 from ._generate import check_supported, concat_tables, generate_replicate, replicate_tables
+from ._paradigms import paradigm_names
 from ._pool import worker_pool
 from .synthesis import Synthesizer, TemplateSynthesizer
 
@@ -140,13 +142,13 @@ def generate_horizon(
             if progress:
                 progress(sessions)
     tables = concat_tables(parts)
-    keys = {"scenario": spec.id, "horizon": horizon}
-    files = writer.put_many([(table, keys, tables[table.name]) for table in WORLD_TABLES])
+    world = WorldKey(spec.id, horizon)
+    files = writer.put_many([(table, world, tables[table.name]) for table in WORLD_TABLES])
     if writes_fallbacks(synthesizer):
         fallbacks = pa.concat_tables(
             [part[SYNTHESIS_FALLBACKS.name] for part in parts]
         ).combine_chunks()
-        files.append(writer.put(SYNTHESIS_FALLBACKS, keys, fallbacks))
+        files.append(writer.put(SYNTHESIS_FALLBACKS, world, fallbacks))
     files.append(
         writer.put_text(
             world_manifest_path(spec.id, horizon),
@@ -223,12 +225,16 @@ def _generate_parts(
     return {r: _replicate_part(loaded, horizon, r, synthesizer) for r in replicates}
 
 
-def _entity_types() -> tuple[str, ...]:
-    # A kept worker knows the entity types registered when it was forked; more mean new workers.
-    return tuple(definition.name for definition in entity_types())
+def _registrations() -> tuple[str, ...]:
+    # A kept worker knows the entity types and paradigms registered when it was forked; more
+    # mean new workers.
+    return (
+        *(definition.name for definition in entity_types()),
+        *(f"paradigm:{name}" for name in paradigm_names()),
+    )
 
 
-_WORKERS = worker_pool(_generate_parts, "drift-world", _entity_types)
+_WORKERS = worker_pool(_generate_parts, "drift-world", _registrations)
 
 
 def _summary(

@@ -190,8 +190,8 @@ def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(
     assert math.isfinite(ratio) and ratio > 0
     home = tmp_path / "work" / "dagster-home-0"
     assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
-    # The instance lives where that file puts it, relative to the home as working directory.
-    runs = home / ".dagster_home" / "storage" / "history" / "runs"
+    # Dagster's own SQLite storages, in their default layout under DAGSTER_HOME.
+    runs = home / "history" / "runs"
     assert (runs / "index.db").is_file() and len(list(runs.glob("*.db"))) > 1
     assert "1 worlds generated" in (tmp_path / "work" / "via-dagster-0.log").read_text()
 

@@ -74,12 +74,49 @@ def _no_user_instance(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def sqlite_home(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``folder`` as DAGSTER_HOME with the project's own dagster.yaml (paths under it)."""
+    """``folder`` as DAGSTER_HOME with the project's own dagster.yaml (Dagster's SQLite in it)."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(PROJECT / "dagster.yaml", folder / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(folder))
-    monkeypatch.chdir(folder)  # dagster.yaml's paths are relative to the working directory
     return folder
+
+
+# --- declarative automation, tick by tick ----------------------------------------------------
+
+
+class Ticks:
+    """Successive evaluations of every condition, as the sensor's ticks."""
+
+    def __init__(self, instance: dg.DagsterInstance) -> None:
+        from drift_pipeline.defs.launch import build_definitions
+        from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+
+        self.defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
+        self.instance = instance
+        self.cursor: object = None
+
+    def tick(self) -> dict[str, set[str | None]]:
+        """The requested partitions by asset (``None`` for an unpartitioned asset)."""
+        result = dg.evaluate_automation_conditions(
+            self.defs,
+            self.instance,
+            cursor=self.cursor,  # type: ignore[arg-type]
+        )
+        self.cursor = result.cursor
+        requested: dict[str, set[str | None]] = {}
+        for entry in result.results:
+            if not isinstance(entry.key, dg.AssetKey) or entry.true_subset.is_empty:
+                continue
+            partitioned = self.defs.resolve_asset_graph().get(entry.key).partitions_def
+            keys = result.get_requested_partitions(entry.key) if partitioned else {None}
+            requested[entry.key.to_user_string()] = set(keys)
+        return requested
+
+    def materialize(self, assets: set[str], partition: str | None) -> None:
+        """Report materializations without running anything."""
+        for asset in sorted(assets):
+            event = dg.AssetMaterialization(asset, partition=partition)
+            self.instance.report_runless_asset_event(event)
 
 
 # --- a real PostgreSQL server on loopback ----------------------------------------------------
@@ -178,7 +215,6 @@ def postgres_instance(
     shutil.copy(PROJECT / "dagster.postgres.yaml", folder / "dagster.yaml")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.chdir(folder)
     instance = dg.DagsterInstance.from_config(str(folder))
     instance.wipe()  # one database for the session: every test starts empty
     for name in ("world", "arm"):

@@ -62,7 +62,8 @@ def test_via_dagster_matches_direct(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # The instance recorded materializations of world and cell assets.
     import dagster as dg
 
-    monkeypatch.chdir(tmp_path)  # dagster.yaml's paths are relative to the working directory
+    # Dagster's own SQLite under DAGSTER_HOME, whatever the working directory.
+    assert (tmp_path / "history" / "runs.db").is_file()
     instance = dg.DagsterInstance.from_config(str(tmp_path))
     keys = {key.to_user_string() for key in instance.all_asset_keys()}
     assert {"transcripts", "probes", "memory_snapshots", "retrievals", "cell_metrics"} <= keys

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
 from drift_pipeline.definitions import defs as load_defs
 from drift_pipeline.defs.assets import ALL_ASSETS
@@ -20,6 +22,7 @@ from drift_pipeline.defs.metadata import (
     LEADERBOARD_KEYS,
     MEMORY_SNAPSHOTS_KEYS,
     PROBE_ANSWERS_KEYS,
+    REFERENCE_MEMORY_KEYS,
     RETRIEVALS_KEYS,
     WORLD_BASELINES_KEYS,
     WORLD_TABLE_KEYS,
@@ -35,6 +38,7 @@ ASSETS = {
     "transcripts",
     "ground_truth",
     "probes",
+    "reference_memory",
     "world_baselines",
     "memory_snapshots",
     "retrievals",
@@ -62,7 +66,7 @@ def test_definitions_validate(definitions: dg.Definitions) -> None:
     assert {key.to_user_string() for key in graph.get_all_asset_keys()} == ASSETS
     assert {s.name for s in definitions.schedules or []} == {"nightly_leaderboard"}
     sensors = {s.name for s in definitions.sensors or []}
-    assert sensors == {"partition_registry", "stale_cells"}
+    assert sensors == {"partition_registry", "stale_cells", "changed_scenarios"}
 
 
 def test_every_asset_declares_group_kinds_and_one_line_description() -> None:
@@ -79,7 +83,7 @@ def test_partitions_by_level(definitions: dg.Definitions) -> None:
     for key in graph.get_all_asset_keys():
         partitions = graph.get(key).partitions_def
         name = key.to_user_string()
-        if name in WORLD | {"world_baselines"}:
+        if name in WORLD | {"reference_memory", "world_baselines"}:
             assert isinstance(partitions, dg.DynamicPartitionsDefinition), name
             assert partitions.name == "world"
         elif name in CELL:
@@ -96,6 +100,7 @@ def test_checks_are_declared(definitions: dg.Definitions) -> None:
         ("probes", "answerability_audit"),
         ("memory_snapshots", "rows_per_session"),
         ("memory_snapshots", "gate_lineage"),
+        ("reference_memory", "rows_per_session"),
     }
     blocking = {spec.key.name for a in ALL_ASSETS for spec in a.check_specs if spec.blocking}
     assert blocking == {"answerability_audit", "gate_lineage"}
@@ -110,6 +115,7 @@ def test_metadata_vocabulary_is_fixed() -> None:
         CELL_METRICS_KEYS,
         CELL_COST_CURVE_KEYS,
         WORLD_BASELINES_KEYS,
+        REFERENCE_MEMORY_KEYS,
         LEADERBOARD_KEYS,
         COST_CURVES_KEYS,
     ]
@@ -143,7 +149,9 @@ def test_cli_definitions_validate_registers_partitions(cli_home: Path) -> None:
         worlds = set(instance.get_dynamic_partitions("world"))
         arms = set(instance.get_dynamic_partitions("arm"))
     assert {"ua-baseline-001/short", "ua-baseline-001/long"} <= worlds
-    assert {"bm25@hard", "reference_compressor@hard", "bm25@soft:3"} <= arms
+    assert {"bm25@hard", "bm25@soft:3"} <= arms
+    # The reference compressor is each world's baseline (reference_memory), not an arm.
+    assert "reference_compressor@hard" not in arms
 
 
 @pytest.mark.slow
@@ -158,3 +166,40 @@ def test_cli_schedule_list(cli_home: Path) -> None:
     done = _dagster(cli_home, "schedule", "list", "-w", "workspace.yaml")
     assert done.returncode == 0, done.stderr
     assert "nightly_leaderboard" in done.stdout
+
+
+def test_the_instance_files_configure_stock_storages_under_dagster_home() -> None:
+    # DAGSTER_HOME="$PWD/.dagster_home" (as the README says) reads the project's own files.
+    home = PROJECT / ".dagster_home"
+    assert (home / "dagster.yaml").resolve() == (PROJECT / "dagster.yaml").resolve()
+    postgres = home / "postgres" / "dagster.yaml"
+    assert postgres.resolve() == (PROJECT / "dagster.postgres.yaml").resolve()
+    for name in ("dagster.yaml", "dagster.postgres.yaml"):
+        config = yaml.safe_load((PROJECT / name).read_text(encoding="utf-8"))
+        # Nothing of the project's and no path: Dagster's classes, files under DAGSTER_HOME.
+        assert "drift_pipeline" not in json.dumps(config), name
+        assert "base_dir" not in json.dumps(config), name
+
+
+def test_a_stock_instance_keeps_its_files_under_dagster_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((PROJECT / "dagster.yaml").read_text(encoding="utf-8"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import dagster as dg; "
+            "dg.DagsterInstance.get().add_dynamic_partitions('world', ['x/short'])",
+        ],
+        cwd=elsewhere,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (home / "schedules" / "schedules.db").is_file()
+    assert list(elsewhere.iterdir()) == []

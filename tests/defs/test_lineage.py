@@ -7,7 +7,8 @@ import dagster as dg
 from drift_pipeline.defs.assets import ALL_ASSETS
 from drift_pipeline.defs.checks import gate_lineage_violations
 
-GATE = {"memory_snapshots", "retrievals"}
+GATE = {"memory_snapshots", "retrievals", "reference_memory"}
+"""The memory loops' outputs: the cells' tables and the reference compressor's run."""
 
 
 def _parents() -> dict[str, set[str]]:
@@ -42,15 +43,17 @@ def test_only_the_memory_loop_reads_transcripts() -> None:
 
 def test_no_path_around_the_gate() -> None:
     parents = _parents()
-    downstream = _downstream(parents, "memory_snapshots") - GATE
+    downstream = set().union(*(_downstream(parents, name) for name in GATE)) - GATE
     assert {"probe_answers", "cell_metrics", "cell_cost_curve", "world_baselines"} <= downstream
     # Remove the gate; nothing downstream of it may still be reachable from transcripts.
     around = {n: deps - GATE for n, deps in parents.items() if n not in GATE}
     assert not (_downstream(around, "transcripts") & downstream)
     # Evaluation reads the memory tables and probes, never transcripts.
     for name in ("probe_answers", "cell_metrics", "world_baselines"):
-        assert parents[name] & {"retrievals", "memory_snapshots"}
+        assert parents[name] & GATE
         assert "transcripts" not in parents[name]
+    # Every cell's metrics are measured against the world's reference compressor.
+    assert {"reference_memory", "world_baselines"} <= parents["cell_metrics"]
 
 
 def test_a_leak_is_reported_with_its_path() -> None:

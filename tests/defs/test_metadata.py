@@ -9,11 +9,10 @@ import pytest
 from metric_registry import example_importable, example_spec, registered
 
 from drift_pipeline.defs import metadata as md
+from drift_pipeline.defs.launch import build_definitions
 from drift_pipeline.defs.partitions import CellKey, WorldKey, register_partitions
 from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
-from drift_pipeline.defs.run import build_definitions
 from drift_pipeline.memory import Arm
-from drift_pipeline.pipeline import REFERENCE_ARM
 
 from .conftest import TINY_ID
 
@@ -25,6 +24,7 @@ SUITE_KEYS = {
     "tes": md.TES,
     "lps": md.LPS,
     "drift_c": md.DRIFT_C,
+    "drift_c_lift": md.DRIFT_C_LIFT,
     "drift_e": md.DRIFT_E,
     "storage_per_session": md.STORAGE_PER_SESSION,
     "token_cost_per_session": md.TOKEN_COST_PER_SESSION,
@@ -66,14 +66,13 @@ def test_a_registered_metric_reaches_the_cell_metrics_asset(tiny: Path, tmp_path
         ScenarioCatalog(paths=[str(tiny.parent)]),
         MemoryLoop(),
     )
-    cell = CellKey(world, bm25)
+    cell = CellKey(world, bm25.key)
     with dg.DagsterInstance.ephemeral() as instance, registered(example_spec("RECALL_ACCURACY")):
-        register_partitions(instance, [world], [REFERENCE_ARM, bm25])
+        register_partitions(instance, [world], [bm25])
+        # The world's run (tables, reference compressor, baselines), then the cell's.
         for job, partition in (
-            ("world_job", world.key),
-            ("memory_job", CellKey(world, REFERENCE_ARM).key),
-            ("baselines_job", world.key),
-            ("cell_job", cell.key),
+            ("world_job", world.partition_key),
+            ("cell_job", cell.partition_key),
         ):
             result = defs.resolve_job_def(job).execute_in_process(
                 instance=instance, partition_key=partition
@@ -81,7 +80,7 @@ def test_a_registered_metric_reaches_the_cell_metrics_asset(tiny: Path, tmp_path
             assert result.success, job
         records = instance.fetch_materializations(
             dg.AssetRecordsFilter(
-                asset_key=dg.AssetKey("cell_metrics"), asset_partitions=[cell.key]
+                asset_key=dg.AssetKey("cell_metrics"), asset_partitions=[cell.partition_key]
             ),
             limit=1,
         ).records

@@ -8,10 +8,10 @@ import dagster as dg
 import pytest
 
 from drift_pipeline.definitions import defs as load_defs
-from drift_pipeline.defs._ablations import AblationError, load_ablations
 from drift_pipeline.defs.partitions import (
     CellKey,
     WorldKey,
+    cell_partition_key,
     cells_partitions,
     register_partitions,
     repository_arms,
@@ -21,6 +21,7 @@ from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.defs.sensors import partition_registry
 from drift_pipeline.memory import Arm
 from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.pipeline import REFERENCE_ARM, load_ablations
 
 from .conftest import REPO_SCENARIOS, TINY_ID, sqlite_home, write_tiny
 
@@ -28,8 +29,8 @@ from .conftest import REPO_SCENARIOS, TINY_ID, sqlite_home, write_tiny
 def test_world_key_round_trip() -> None:
     world = WorldKey.parse("ua-baseline-001/long")
     assert world == WorldKey("ua-baseline-001", "long")
-    assert world.key == "ua-baseline-001/long"
-    assert world.storage_keys == {"scenario": "ua-baseline-001", "horizon": "long"}
+    assert world.partition_key == "ua-baseline-001/long"
+    assert world.partition_values == {"scenario": "ua-baseline-001", "horizon": "long"}
 
 
 @pytest.mark.parametrize(
@@ -42,15 +43,16 @@ def test_world_key_rejects_malformed(key: str) -> None:
 
 def test_cell_key_round_trip_through_dagster() -> None:
     cell = CellKey(
-        WorldKey("ua-quiet-decades-006", "medium"), Arm.parse("full_context@summary:256")
+        WorldKey("ua-quiet-decades-006", "medium"), Arm.parse("full_context@summary:256").key
     )
-    assert cell.key == "full_context@summary:256|ua-quiet-decades-006/medium"
-    assert CellKey.parse(cell.key) == cell
+    assert cell.partition_key == "full_context@summary:256|ua-quiet-decades-006/medium"
     assert CellKey.parse(cell.partition_key) == cell
+    assert CellKey.parse(cell_partition_key(cell)) == cell
+    assert str(cell_partition_key(cell)) == cell.partition_key
     # Dagster builds the same key from the dimensions, so both sides agree on its spelling.
-    parsed = cells_partitions.get_partition_key_from_str(cell.key)
+    parsed = cells_partitions.get_partition_key_from_str(cell.partition_key)
     assert isinstance(parsed, dg.MultiPartitionKey)
-    assert parsed.keys_by_dimension == {"world": cell.world.key, "arm": cell.arm.key}
+    assert parsed.keys_by_dimension == {"world": cell.world.partition_key, "arm": cell.arm_key}
 
 
 def test_cell_key_rejects_malformed() -> None:
@@ -65,20 +67,12 @@ def test_repository_ablations_and_arms() -> None:
     assert {"soft-gates", "summary-gates"} <= set(ablations)
     arms = repository_arms(ablations.values())
     keys = [arm.key for arm in arms]
-    assert keys[: len(backend_names())] == [f"{name}@hard" for name in backend_names()]
+    hard = [f"{name}@hard" for name in backend_names() if name != REFERENCE_ARM.backend]
+    assert keys[: len(hard)] == hard
+    assert REFERENCE_ARM.key not in keys  # a world baseline (reference_memory), not an arm
     for wanted in ("bm25@soft:3", "full_context@summary:256", "fact_store@soft:1"):
         assert wanted in keys
     assert len(keys) == len(set(keys))
-
-
-def test_malformed_ablations_name_the_entry(tmp_path: Path) -> None:
-    path = tmp_path / "ablations.yaml"
-    path.write_text("ablations:\n  leaky:\n    arms: [bm25@leaky:3]\n", encoding="utf-8")
-    with pytest.raises(AblationError, match=r"ablations\.leaky: gate 'leaky:3'"):
-        load_ablations(path)
-    path.write_text("ablations: [bm25@hard]\n", encoding="utf-8")
-    with pytest.raises(AblationError, match="expected a mapping"):
-        load_ablations(path)
 
 
 def test_registry_sensor_registers_worlds_and_ablation_arms() -> None:
@@ -94,7 +88,7 @@ def test_registry_sensor_registers_worlds_and_ablation_arms() -> None:
         assert "ua-baseline-001/long" in requested["world"]
         assert {"bm25@soft:3", "full_context@summary:256"} <= requested["arm"]
         expected = scenario_worlds(catalog.scenarios())
-        assert requested["world"] == {w.key for w in expected}
+        assert requested["world"] == {w.partition_key for w in expected}
         register_partitions(instance, expected, repository_arms(catalog.ablations()))
         again = partition_registry(dg.build_sensor_context(instance=instance), scenarios=catalog)
         assert isinstance(again, dg.SkipReason)
@@ -121,7 +115,7 @@ def test_a_broken_scenario_file_does_not_break_loading(
     assert definitions.resolve_asset_graph().get_all_asset_keys()
     assert "could not register partitions at load time" in caplog.text
     catalog = ScenarioCatalog(paths=[str(folder)])
-    assert catalog.load(TINY_ID).spec.id == TINY_ID
+    assert catalog.load(TINY_ID).id == TINY_ID
     with pytest.raises(LookupError, match=r"no scenario with id 'absent'.*invalid files: .*broken"):
         catalog.load("absent")
 

@@ -17,19 +17,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from drift_pipeline.defs import metadata as md
-from drift_pipeline.defs._stored import stored_cells
+from drift_pipeline.defs.launch import build_definitions, run_via_dagster
 from drift_pipeline.defs.partitions import register_partitions
-from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
-from drift_pipeline.defs.run import run_via_dagster
+from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.defs.schedules import nightly_leaderboard
-from drift_pipeline.defs.sensors import stale_cells
 from drift_pipeline.memory import Arm
-from drift_pipeline.pipeline import REFERENCE_ARM, CellResult, RunOptions, RunResult, run_benchmark
+from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
 from drift_pipeline.report import render_leaderboard, standings
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
-from .conftest import TINY_ID, sqlite_home, write_tiny
+from .conftest import TINY_ID, Ticks, sqlite_home, write_tiny
 
 ARMS = [Arm.parse("bm25@hard"), Arm.parse("fact_store@soft:1")]
 MEASURED = ("_ms_p50", "_ms_p95", "_ms_p99")
@@ -42,6 +40,7 @@ EVERY_ASSET = {
     "probes",
     "memory_snapshots",
     "retrievals",
+    "reference_memory",
     "world_baselines",
     "probe_answers",
     "cell_metrics",
@@ -64,10 +63,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     folder = tmp_path_factory.mktemp("via-dagster")
     scenario = write_tiny(folder / "scenarios")
     started = time.perf_counter()
-    direct = run_benchmark([load_scenario(scenario)], RunOptions(arms=ARMS, out=folder / "direct"))
+    direct = run_benchmark(
+        [ScenarioSource.load(scenario)], RunOptions(arms=ARMS, out=folder / "direct")
+    )
     direct_seconds = time.perf_counter() - started
-    # The working directory stays in the home for the whole module: dagster.yaml's SQLite
-    # paths are relative to it, and the instance opens its databases lazily.
     with pytest.MonkeyPatch.context() as monkeypatch:
         home = sqlite_home(folder / "home", monkeypatch)
         started = time.perf_counter()
@@ -124,7 +123,7 @@ def test_same_tables(runs: dict[str, Any]) -> None:
 @pytest.mark.slow
 def test_instance_has_every_asset_and_the_reports(runs: dict[str, Any]) -> None:
     instance: dg.DagsterInstance = runs["instance"]
-    assert (runs["home"] / ".dagster_home" / "storage").is_dir()  # dagster.yaml's SQLite
+    assert (runs["home"] / "history" / "runs.db").is_file()  # Dagster's SQLite, in DAGSTER_HOME
     materialized = {
         key.to_user_string()
         for key in instance.get_asset_keys()
@@ -132,7 +131,10 @@ def test_instance_has_every_asset_and_the_reports(runs: dict[str, Any]) -> None:
     }
     assert materialized == EVERY_ASSET
     cells = instance.get_materialized_partitions(dg.AssetKey("cell_metrics"))
-    assert cells == {f"{arm.key}|{TINY_ID}/short" for arm in [*ARMS, REFERENCE_ARM]}
+    assert cells == {f"{arm.key}|{TINY_ID}/short" for arm in ARMS}
+    # The reference compressor ran once, as the world's baseline.
+    for asset in ("reference_memory", "world_baselines"):
+        assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {f"{TINY_ID}/short"}
     board = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records[0]
     metadata = board.asset_materialization.metadata  # type: ignore[union-attr]
     assert metadata[md.CELLS].value == 3  # the two arms and the reference compressor
@@ -158,22 +160,31 @@ def test_leaderboard_equals_a_recomputation(runs: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::dagster.BetaWarning")
 def test_automation_rests_then_picks_up_a_new_arm(runs: dict[str, Any]) -> None:
     instance: dg.DagsterInstance = runs["instance"]
-    resources = {
-        "storage": DriftStorage(root=str(runs["folder"] / "dagster")),
-        "scenarios": ScenarioCatalog(paths=[str(runs["scenario"].parent)]),
-    }
-    sensor = stale_cells(dg.build_sensor_context(instance=instance, resources=resources))
-    assert isinstance(sensor, dg.SkipReason)
-    schedule = nightly_leaderboard(
-        dg.build_schedule_context(instance=instance, resources=resources)
-    )
-    assert isinstance(schedule, dg.SkipReason)
+    schedule = nightly_leaderboard(dg.build_schedule_context(instance=instance))
+    assert isinstance(schedule, dg.SkipReason)  # the leaderboard is newer than every cell
+    ticks = Ticks(instance)
+    assert ticks.tick() == {}
+    assert ticks.tick() == {}  # everything is current
     register_partitions(instance, [], [Arm.parse("amnesiac@hard")])
-    requests = stale_cells(dg.build_sensor_context(instance=instance, resources=resources))
-    assert isinstance(requests, list)
-    assert [(r.job_name, r.partition_key) for r in requests] == [
-        ("cell_job", f"amnesiac@hard|{TINY_ID}/short")
-    ]
-    assert requests[0].run_key and requests[0].run_key.startswith("cell_job:amnesiac@hard|")
+    new = f"amnesiac@hard|{TINY_ID}/short"
+    cell_assets = {"memory_snapshots", "retrievals", "probe_answers", "cell_metrics"}
+    assert ticks.tick() == {name: {new} for name in cell_assets | {"cell_cost_curve"}}
+
+
+@pytest.mark.slow
+def test_the_nightly_schedule_rebuilds_a_stale_leaderboard(runs: dict[str, Any]) -> None:
+    # Last in this module: it leaves a cell newer than the leaderboard it then rebuilds.
+    instance: dg.DagsterInstance = runs["instance"]
+    storage = DriftStorage(root=str(runs["folder"] / "dagster"))
+    cell = f"{ARMS[0].key}|{TINY_ID}/short"
+    instance.report_runless_asset_event(dg.AssetMaterialization("cell_metrics", partition=cell))
+    request = nightly_leaderboard(dg.build_schedule_context(instance=instance))
+    assert isinstance(request, dg.RunRequest) and request.run_key
+    defs = build_definitions(storage, ScenarioCatalog(paths=[str(runs["scenario"])]), MemoryLoop())
+    job = defs.resolve_job_def(nightly_leaderboard.job_name)
+    assert job.execute_in_process(instance=instance, tags=request.tags).success
+    again = nightly_leaderboard(dg.build_schedule_context(instance=instance))
+    assert isinstance(again, dg.SkipReason)

@@ -2,7 +2,8 @@
 headless Chromium, and ``dagster-webserver -w workspace.yaml`` answering GraphQL.
 
 Each server runs in a temporary project folder of its own: ``DAGSTER_HOME`` holds a copy of the
-repository's ``dagster.yaml`` and is the working directory (its paths are relative to it),
+repository's ``dagster.yaml`` (Dagster's own SQLite storages, under ``DAGSTER_HOME``; the server
+runs from the folder above it, as the README runs it from the project root),
 ``DRIFT_DATA_ROOT`` and ``DRIFT_SCENARIOS`` point at a data folder and a tiny scenario written
 here. The whole process group is stopped, and the folder removed, in a ``finally``.
 
@@ -218,7 +219,7 @@ def serve() -> Iterator[Any]:
         with server.log.open("wb") as log:
             process = subprocess.Popen(
                 argv,
-                cwd=home,  # dagster.yaml's paths are relative to the working directory
+                cwd=folder,  # the instance's files resolve from DAGSTER_HOME, not from here
                 env=_server_env(home, data, scenarios, tmp),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -263,7 +264,7 @@ def test_webserver_serves_the_asset_graph_over_graphql(serve: Any) -> None:
         '{ assetNodeOrError(assetKey: {path: ["transcripts"]}) '
         "{ ... on AssetNode { partitionKeys } } }",
     )
-    assert partitions["assetNodeOrError"]["partitionKeys"] == [WORLD.key]
+    assert partitions["assetNodeOrError"]["partitionKeys"] == [WORLD.partition_key]
 
 
 # --- the browser -------------------------------------------------------------------------------
@@ -306,7 +307,7 @@ def test_materialize_a_world_partition_from_the_ui(serve: Any, tmp_path: Path) -
     finally:
         shutil.rmtree(profile, ignore_errors=True)
 
-    stored = pq.read_table(partition_dir(server.data, TRANSCRIPTS, WORLD.storage_keys) / PART_FILE)
+    stored = pq.read_table(partition_dir(server.data, TRANSCRIPTS, WORLD) / PART_FILE)
     assert stored.num_rows > 0
     assert rows == stored.num_rows
     assert sessions == TINY_SESSIONS
@@ -322,16 +323,19 @@ def _materialize_world(page: Page, server: Server) -> str:
     for group in ("world", "memory", "evaluation", "report"):
         expect(page.get_by_text(group, exact=True).first).to_be_visible()
 
-    # ... and the world group's graph its five assets.
+    # ... and the world group its five assets (in the list: the group's graph also draws the
+    # links to its downstream groups, and leaves nodes outside the viewport undrawn).
     page.goto(f"{server.url}/locations/{LOCATION}/asset-groups/world")
+    page.get_by_role("tab", name="List").click()
     for asset in WORLD_ASSETS:
         expect(page.get_by_text(asset, exact=True).first).to_be_visible()
+    page.get_by_role("tab", name="Lineage").click()
 
     page.get_by_role("button", name="Materialize all").click()
     dialog = page.get_by_role("dialog").filter(has_text="Launch runs to materialize")
     expect(dialog).to_contain_text("Launch runs to materialize 5 assets")
     dialog.get_by_text("Select a partition or create one").click()
-    page.get_by_role("menuitem").filter(has_text=WORLD.key).click()
+    page.get_by_role("menuitem").filter(has_text=WORLD.partition_key).click()
     page.keyboard.press("Escape")  # close the partition list, not the dialog
     expect(dialog).to_contain_text("1 partition")
     dialog.get_by_role("button", name="Launch 1 run").click()
@@ -349,17 +353,17 @@ def _materialize_world(page: Page, server: Server) -> str:
     status = page.get_by_text(re.compile(r"^(Success|Failure|Canceled)$")).first
     expect(status).to_be_visible(timeout=RUN_TIMEOUT_MS)
     assert status.inner_text() == "Success", f"run {prefix}: {status.inner_text()}"
-    expect(page.get_by_text(f"partition: {WORLD.key}", exact=True).first).to_be_visible()
+    expect(page.get_by_text(f"partition: {WORLD.partition_key}", exact=True).first).to_be_visible()
     return prefix
 
 
 def _read_metadata(page: Page, server: Server, run_prefix: str) -> tuple[int, int]:
     """``dagster/row_count`` and ``drift/sessions`` of the partition's latest materialization,
     as the asset's Events tab shows them."""
-    partition = urllib.parse.quote(WORLD.key, safe="")
+    partition = urllib.parse.quote(WORLD.partition_key, safe="")
     page.goto(f"{server.url}/assets/transcripts?view=events&partition={partition}")
     expect(
-        page.get_by_text(f"Partition {WORLD.key} materialized in run {run_prefix}").first
+        page.get_by_text(f"Partition {WORLD.partition_key} materialized in run {run_prefix}").first
     ).to_be_visible()
 
     def value(key: str) -> int:

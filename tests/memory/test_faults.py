@@ -196,14 +196,20 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _support.generate_world(base / "scenarios", base / "data", "loop-faults-t")
 
 
-def _cell(world: Path, backend: str, timeout: float = TIMEOUT) -> CellRun:
+def _cell(
+    world: Path, backend: str, timeout: float = TIMEOUT, max_consecutive_faults: int = 5
+) -> CellRun:
     return run_cell(
         world,
         "loop-faults-t",
         "short",
         _support.REPLICATES,
         Arm(backend, Gate("hard")),
-        config=LoopConfig(call_timeout=timeout, protect=(world,)),
+        config=LoopConfig(
+            call_timeout=timeout,
+            protect=(world,),
+            max_consecutive_faults=max_consecutive_faults,
+        ),
     )
 
 
@@ -268,7 +274,8 @@ def test_a_worker_that_dies_mid_run_is_restarted_and_token_accounting_goes_on(wo
 
 
 def test_unicode_garbage_from_a_backend_does_not_stop_the_run(world: Path):
-    cell = _cell(world, BAD_TEXT, timeout=10.0)
+    # Every call of this backend faults: without a limit, each one is made and recorded.
+    cell = _cell(world, BAD_TEXT, timeout=10.0, max_consecutive_faults=0)
     _assert_complete(world, cell)
     assert set(cell.retrievals.column("error").to_pylist()) == {
         "retrieve() returned text that is not valid Unicode (surrogates)"

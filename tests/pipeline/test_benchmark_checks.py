@@ -12,7 +12,7 @@ from drift_pipeline.bench import BUILT_INS
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import RunOptions, RunResult, run_benchmark
 from drift_pipeline.report import standings
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 
 SCENARIO = """\
 id: checks-outside-repo
@@ -44,7 +44,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunResult, Path]
     path = root / "scenario.yaml"
     path.write_text(SCENARIO)
     result = run_benchmark(
-        [load_scenario(path)],
+        [ScenarioSource.load(path)],
         RunOptions(arms=[Arm.parse(f"{name}@hard") for name in BUILT_INS], out=root / "data"),
     )
     return result, root / "data"

@@ -12,7 +12,7 @@ from memory.plugins import _support
 
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import RunOptions, run_benchmark
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 
 pytestmark = pytest.mark.slow  # two whole runs through the sandbox
 
@@ -24,7 +24,9 @@ PROBE = "memory.plugins.env_probe:EnvProbe"
 def test_one_call_per_session_inside_the_sandbox_cached_across_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scenario = load_scenario(_support.write_scenario(tmp_path / "scenarios", "compressor-llm-t"))
+    scenario = ScenarioSource.load(
+        _support.write_scenario(tmp_path / "scenarios", "compressor-llm-t")
+    )
     out = tmp_path / "data"
     with FakeOpenAIServer(scripted_llm.respond, api_key=KEY) as server:
         monkeypatch.setenv("DRIFT_LLM_BASE_URL", server.base_url)

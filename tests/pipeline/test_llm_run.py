@@ -20,10 +20,11 @@ from llm_server import FakeOpenAIServer
 from memory.plugins import _support
 
 from drift_pipeline.evaluation import latency_profile_score
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.llm import LLMConfig
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import EvaluationOptions, RunOptions, RunResult, run_benchmark
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 
 pytestmark = pytest.mark.slow  # two whole runs, each reader call waits 250 ms for its first token
 
@@ -52,7 +53,7 @@ class LLMRun:
 @pytest.fixture(scope="module")
 def llm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMRun]:
     root = tmp_path_factory.mktemp("llm-run")
-    scenario = load_scenario(_support.write_scenario(root / "scenarios", "llm-run-t"))
+    scenario = ScenarioSource.load(_support.write_scenario(root / "scenarios", "llm-run-t"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DRIFT_LLM_API_KEY", SECRET)
         with FakeOpenAIServer(
@@ -171,4 +172,4 @@ def test_compare_refuses_cells_read_by_the_llm_reader(llm_run: LLMRun) -> None:
     from drift_pipeline.pipeline import compare_stored
 
     with pytest.raises(ValueError, match="read by an LLM reader"):
-        compare_stored(llm_run.root / "data", "llm-run-t", "short", ARM, AMNESIAC)
+        compare_stored(llm_run.root / "data", WorldKey("llm-run-t", "short"), ARM, AMNESIAC)

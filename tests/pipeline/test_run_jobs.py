@@ -9,7 +9,7 @@ import pytest
 
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import CellResult, RunOptions, run_benchmark
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 
 SCENARIO = """\
 id: {id}
@@ -43,7 +43,7 @@ def test_parallel_worlds_match_serial(tmp_path: Path) -> None:
     for index, seed in enumerate((11, 12)):
         path = tmp_path / f"jobs-{index}.yaml"
         path.write_text(SCENARIO.format(id=f"jobs-{index}", seed=seed), encoding="utf-8")
-        files.append(load_scenario(path))
+        files.append(ScenarioSource.load(path))
     serial = run_benchmark(files, RunOptions(arms=ARMS, out=tmp_path / "serial"))
     parallel = run_benchmark(files, RunOptions(arms=ARMS, out=tmp_path / "parallel", jobs=2))
 

@@ -13,7 +13,7 @@ import pytest
 from drift_pipeline.bench import BUILT_INS
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import RunOptions, RunResult, run_benchmark
-from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 
 UNSEEN_SEED = 7_310_553
 """A seed no other test, scenario or tuning run uses."""
@@ -65,7 +65,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
     path = root / "scenario.yaml"
     path.write_text(SCENARIO)
     arms = [Arm.parse(f"{name}@hard") for name in (*BUILT_INS, *SANITY)]
-    return run_benchmark([load_scenario(path)], RunOptions(arms=arms, out=root / "data"))
+    return run_benchmark([ScenarioSource.load(path)], RunOptions(arms=arms, out=root / "data"))
 
 
 def _drift_c(result: RunResult) -> dict[str, dict[str, float]]:

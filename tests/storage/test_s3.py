@@ -31,6 +31,7 @@ from drift_pipeline.cli import main
 from drift_pipeline.memory import LoopConfig
 from drift_pipeline.pipeline import RunOptions, connect, run_benchmark, world_is_current
 from drift_pipeline.scenario import HorizonName, LoadedScenario, load_scenario
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import (
     LATENT_PROFILES,
     PROBES,
@@ -296,8 +297,9 @@ def test_reads_through_the_root_equal_local_reads(
             here.read_table(PROBES, keys).select(some)
         )
     assert not remote.partition_exists(PROBES, {**keys, "horizon": "long"})
-    assert world_is_current(url, loaded, "short") and world_is_current(url, loaded, "medium")
-    assert not world_is_current(url, loaded, "long")
+    source = ScenarioSource(loaded)
+    assert world_is_current(url, source, "short") and world_is_current(url, source, "medium")
+    assert not world_is_current(url, source, "long")
     con = connect(url)
     assert (
         con.sql("select count(*) from probes").fetchall()
@@ -387,7 +389,7 @@ def test_an_s3_root_puts_no_local_path_under_protection(
             arms=[], horizons=["short"], out=out, loop=LoopConfig(protect=(extra,))
         )
         with pytest.raises(Stop):
-            run_benchmark([loaded], options)
+            run_benchmark([ScenarioSource(loaded)], options)
         assert sorted(seen.pop().protect) == sorted(expected)
 
 
@@ -510,7 +512,7 @@ def test_dagster_materializes_to_s3_with_the_figures_of_a_local_run(
         ],
         capture_output=True,
         text=True,
-        cwd=tmp_path,  # dagster.yaml's paths are relative to the working directory
+        cwd=tmp_path,
         env={**os.environ, **s3.env, "DAGSTER_HOME": str(tmp_path)},
         timeout=600,
     )

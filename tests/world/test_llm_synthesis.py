@@ -19,6 +19,7 @@ from drift_pipeline.llm import LLMClient, LLMConfig
 from drift_pipeline.scenario import LoadedScenario, load_scenario
 from drift_pipeline.world import generate_replicate, generate_worlds, world_manifest_path
 from drift_pipeline.world.synthesis import LLMSynthesizer, TemplateSynthesizer
+from drift_pipeline.world.synthesis.grammar import ALL_DECOY_FAMILIES, ALL_EVENT_FAMILIES
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +66,10 @@ def test_every_session_is_asked_for_and_verified(
     prompts = [body["messages"][-1]["content"] for body in server.requests]
     first_attempts = [p for p in prompts if "an earlier draft was rejected" not in p]
     assert len(first_attempts) == sessions  # one first request per session, none repeated
+    # Every session with a planned event or decoy passes the grammar's plan to the model.
+    planned = [p for p in first_attempts if "exact phrases:" in p]
+    assert planned and all("Plan for this conversation." in p for p in planned)
+    assert all("The change comes across" in p for p in planned)
     assert all(body["response_format"]["type"] == "json_schema" for body in server.requests)
     assert set(server.authorization) == {f"Bearer {TEST_API_KEY}"}
     # Every event is carried by a labelled user turn of the principal.
@@ -109,8 +114,17 @@ def test_failures_retry_then_fall_back_with_a_record(
     assert any(r["reason"].startswith("the event value was not said") for r in records)
     assert any(r["reason"].startswith("a first-person claim") for r in records)
     assert all(r["attempts"] == 3 for r in records)
-    assert all(r["synthesizer"] == "llm@1" and r["fallback"] == "template@3" for r in records)
+    assert all(r["synthesizer"] == "llm@1" and r["fallback"] == "template@4" for r in records)
     assert all(r["session_id"].startswith("short-r") for r in records)
+    # Each record names the families of the plan the grammar then wrote the session with.
+    families = {
+        family.family_id
+        for pool in (*ALL_EVENT_FAMILIES.values(), *ALL_DECOY_FAMILIES.values())
+        for family in pool
+    }
+    event_failures = [r for r in records if r["reason"].startswith("the event value")]
+    assert all(r["planned"].split()[0].startswith("event:") for r in event_failures)
+    assert all(set(r["planned"].split()) <= families for r in records if r["planned"])
     # Unparsable first replies were retried and accepted: none of them fell back.
     rejected_then_accepted = [p for p in prompts if "reply is not JSON" in p]
     assert rejected_then_accepted
@@ -162,8 +176,8 @@ def test_manifest_records_the_pin_without_key_or_endpoint(
     assert manifest["synthesizer"] == "llm@1"
     pin = manifest["synthesizer_pin"]
     assert pin["model"] == "fake-writer"
-    assert pin["prompt_version"].startswith("synthesis-1+")
-    assert pin["fallback"] == "template@3"
+    assert pin["prompt_version"].startswith("synthesis-2+")
+    assert pin["fallback"] == "template@4"
     assert "127.0.0.1" not in json.dumps(manifest)
 
 

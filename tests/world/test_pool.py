@@ -17,6 +17,7 @@ import drift_pipeline.pipeline._worlds as worlds_module
 import drift_pipeline.world._write as write_module
 from drift_pipeline.pipeline._worlds import ensure_worlds
 from drift_pipeline.scenario import load_scenario
+from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.world._pool import WorkerDied, WorkerPool, close_workers
 
 
@@ -190,7 +191,7 @@ def test_ensure_worlds_stops_the_workers_once_the_worlds_exist(
 
     monkeypatch.setattr(worlds_module, "close_workers", close)
     loaded = load_scenario(write_scenario(tmp_path / "scenarios", COMMUTER))
-    worlds, generated = ensure_worlds(tmp_path / "out", [loaded], ())
+    worlds, generated = ensure_worlds(tmp_path / "out", [ScenarioSource(loaded)], ())
     assert len(generated) == len(worlds) > 0
     assert len(running) == 1  # a kept worker generated the worlds…
     assert write_module._WORKERS.pids() == [] and not _alive(running[0])  # …and is gone

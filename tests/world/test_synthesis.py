@@ -8,12 +8,14 @@ import re
 import pytest
 
 from drift_pipeline.entities import get_entity_type
-from drift_pipeline.textmatch import contains_any
+from drift_pipeline.textmatch import contains_any, normalise
 from drift_pipeline.world import EntityState, Event, SessionPlan, rng_for
 from drift_pipeline.world._events import SIM_EPOCH
 from drift_pipeline.world.synthesis import SessionContext, TemplateSynthesizer
 from drift_pipeline.world.synthesis import _templates as templates
+from drift_pipeline.world.synthesis.grammar import CONSTRAINT_PHRASES, PhrasingSplit, tables_for
 
+SPLITS = (PhrasingSplit.from_salt(""), PhrasingSplit.from_salt("test-held-out"))
 STYLES = [
     {"verbosity": v, "formality": f, "references_prior_context": 0.5}
     for v, f in (("terse", "casual"), ("moderate", "neutral"), ("verbose", "formal"))
@@ -124,18 +126,19 @@ def test_the_same_session_rng_gives_the_same_turns():
     assert first != third
 
 
-def test_templates_cover_every_slot_family_of_generated_types():
+def test_the_grammar_covers_every_slot_family_of_generated_types():
     for type_name in ("human", "assistant_agent"):
         for event_type in get_entity_type(type_name).event_types:
-            pool = templates.SIGNAL if event_type.tier == "signal" else templates.SOFT
             for slot in event_type.slots:
                 family = slot.partition("/")[0]
-                assert len(pool[family]) >= 4, family
-    constraints = {value.text for value in get_entity_type("human").slot("constraints").values}
-    assert set(templates.FIRST_PERSON) == constraints
-    for value, phrasings in templates.FIRST_PERSON.items():
-        aliases = get_entity_type("human").slot("constraints").value(value).all_aliases()
-        for phrasing in phrasings:
+                for split in SPLITS:
+                    assert len(tables_for(split).events[(family, True)]) >= 50, (family, split)
+    constraints = get_entity_type("human").slot("constraints")
+    texts = {value.text for value in constraints.values}
+    assert set(templates.FIRST_PERSON) == texts == set(CONSTRAINT_PHRASES)
+    for value in texts:
+        aliases = constraints.value(value).all_aliases()
+        for phrasing in (*templates.FIRST_PERSON[value], *CONSTRAINT_PHRASES[value]):
             assert contains_any(phrasing, aliases), (value, phrasing)
 
 
@@ -145,11 +148,12 @@ def _shape(template: str) -> re.Pattern[str]:
     return re.compile(".+?".join(re.escape(part) for part in parts), re.IGNORECASE)
 
 
-def test_every_template_is_used():
-    # The synthesizer's variety is its templates: each must be reachable, none starved.
-    synthesizer = TemplateSynthesizer()
+@pytest.mark.parametrize("split", SPLITS, ids=lambda split: split.label)
+def test_every_routine_text_and_decoy_family_is_used(split: PhrasingSplit):
+    # The synthesizer's variety is its families and routine texts: each must be reachable.
+    synthesizer = TemplateSynthesizer(split)
     texts: list[str] = []
-    for seed in range(600):
+    for seed in range(3000):
         plan = SessionPlan(seed, SIM_EPOCH, "noise", ("p", "a"), "linear", None)
         current = {("p", "city"): ("Bergen",), ("p", "employer"): ("Globex Logistics",)}
         context = SessionContext(_profiles(STYLES[seed % 3]), current, random.Random(seed))
@@ -157,7 +161,7 @@ def test_every_template_is_used():
     corpus = "\n".join(texts)
     expected = [
         *(text for _, requests, replies in templates.TASKS for text in (*requests, *replies)),
-        *(text for pool in templates.NOISE.values() for text in pool),
+        *(family.template for pool in tables_for(split).decoys.values() for family in pool),
         *(text for pool in templates.NOISE_REPLIES.values() for text in pool),
         *(
             text
@@ -167,6 +171,35 @@ def test_every_template_is_used():
         ),
         *templates.PRIOR_CONTEXT,
         *templates.FILLERS,
+        *templates.ADDRESSES,
     ]
     missing = [text for text in expected if not _shape(text).search(corpus)]
     assert not missing
+
+
+@pytest.mark.parametrize("split", SPLITS, ids=lambda split: split.label)
+def test_every_event_family_is_used(split: PhrasingSplit):
+    # The script names the family of each planned sentence: every family of every slot family
+    # in the split must be drawn, and its sentence must be the one in the event turn.
+    synthesizer = TemplateSynthesizer(split)
+    for subject, type_name in (("p", "human"), ("a", "assistant_agent")):
+        entity_type = get_entity_type(type_name)
+        for event_type in entity_type.event_types:
+            slot_name = event_type.slots[0]
+            slot = entity_type.slot(slot_name)
+            family = slot_name.partition("/")[0]
+            used: set[str] = set()
+            for seed in range(1200):
+                value = slot.values[seed % len(slot.values)]
+                previous = slot.values[(seed + 1) % len(slot.values)].text
+                event = _event(subject, slot_name, value.text, event_type.tier, previous)
+                plan = SessionPlan(3, SIM_EPOCH, event_type.tier, ("p", "a"), "linear", event)
+                context = SessionContext(_profiles(STYLES[seed % 3]), {}, random.Random(seed))
+                script = synthesizer.script(plan, context)
+                planned = script.planned[0]
+                assert planned.role == "event"
+                (turn,) = [turn for turn in script.turns if turn.label_kind == "event"]
+                assert normalise(planned.text) in normalise(turn.content)
+                used.add(planned.family_id)
+            expected = {f.family_id for f in tables_for(split).events[(family, True)]}
+            assert used == expected, sorted(expected - used)

@@ -15,7 +15,7 @@ from drift_pipeline.llm import LLMClient, LLMConfig
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.world import SessionPlan, generate_replicate, rng_for
 from drift_pipeline.world._generate import _advance
-from drift_pipeline.world.synthesis import LLMSynthesizer, SessionContext
+from drift_pipeline.world.synthesis import LLMSynthesizer, SessionContext, TemplateSynthesizer
 from drift_pipeline.world.synthesis._prompt import (
     _PROMPT_FILES,
     EXCHANGES,
@@ -119,7 +119,8 @@ def test_pin_names_model_and_prompt_never_key_or_endpoint(monkeypatch: pytest.Mo
         "temperature": "0.0",
         "prompt_version": full_prompt_version(),
         "max_attempts": "2",
-        "fallback": "template@3",
+        "fallback": "template@4",
+        "fallback_phrasing_split": "public",
     }
     assert "sk-never-pinned" not in repr(synthesizer)
     with pytest.raises(ValueError, match="max_attempts must be at least 1"):
@@ -137,3 +138,26 @@ def test_sessions_without_a_person_are_templated_without_a_request(tmp_path: Pat
     assert turns and all(t.speaker == "assistant" for t in turns)
     assert synthesizer.client.usage.requests == 0
     assert synthesizer.take_fallbacks() == []
+
+
+def test_a_script_puts_the_grammars_plan_into_the_prompt(tmp_path: Path) -> None:
+    synthesizer = TemplateSynthesizer()
+    checked = 0
+    for plan, context in _sessions(tmp_path, COMMUTER):
+        human = principal_of(plan, context)
+        assert human is not None
+        state = context.rng.getstate()
+        script = synthesizer.script(plan, context)
+        context.rng.setstate(state)
+        # The script is the session the grammar writes: the same draws, the same turns.
+        assert script.turns == synthesizer.session(plan, context)
+        context.rng.setstate(state)
+        user = build_prompt(plan, context, human, script=script).messages[1]["content"]
+        plain = build_prompt(plan, context, human).messages[1]["content"]
+        assert "Plan for this conversation" not in plain
+        if plan.event is not None:
+            assert script.planned[0].role == "event"
+        for item in script.planned:
+            assert f'"{item.text}"' in user
+            checked += 1
+    assert checked > 20

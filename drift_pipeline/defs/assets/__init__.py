@@ -2,16 +2,17 @@
 
 import dagster as dg
 
-from .baselines import world_baselines
+from .baselines import WORLD_BASELINES, world_baselines
 from .evaluation import CELL_COST_CURVE, cell_evaluation
-from .memory import memory_tables
+from .memory import memory_tables, reference_memory
 from .report import cost_curves, leaderboard
 from .world import ANSWERABILITY, world_tables
 
 ALL_ASSETS: list[dg.AssetsDefinition] = [
     world_tables,
-    memory_tables,
+    reference_memory,
     world_baselines,
+    memory_tables,
     cell_evaluation,
     leaderboard,
     cost_curves,
@@ -22,10 +23,12 @@ __all__ = [
     "ALL_ASSETS",
     "ANSWERABILITY",
     "CELL_COST_CURVE",
+    "WORLD_BASELINES",
     "cell_evaluation",
     "cost_curves",
     "leaderboard",
     "memory_tables",
+    "reference_memory",
     "world_baselines",
     "world_tables",
 ]

@@ -1,15 +1,22 @@
 """Phase 03 as assets: one cell's answers, metrics and token-cost curve.
 
 Reads the cell's ``memory_snapshots`` and ``retrievals``, the world's ``probes`` (latent ground
-truth) and ``world_baselines``; never ``transcripts``.
+truth), the reference compressor's run (``reference_memory``, scored by ``world_baselines``);
+never ``transcripts``.
 """
 
 from collections.abc import Iterator
 
 import dagster as dg
-import pyarrow as pa
 
-from drift_pipeline.pipeline import REFERENCE_ARM, load_arm
+from drift_pipeline.memory import Arm
+from drift_pipeline.pipeline import (
+    REFERENCE_ARM,
+    evaluate_stored,
+    load_arm,
+    metric_values,
+    stage_evaluation,
+)
 from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
@@ -17,14 +24,15 @@ from drift_pipeline.storage import (
     PROBE_ANSWERS,
     PROBES,
     RETRIEVALS,
-    TableDef,
     staged,
 )
 
 from .. import metadata as md
-from .._stored import evaluate_stored, metric_values, read_evaluation, stage_evaluation
+from ..automation import REFRESH
+from ..checks import REFERENCE_MEMORY
 from ..partitions import CellKey, cell_to_world, cells_partitions
 from ..resources import DriftStorage, ScenarioCatalog
+from .baselines import WORLD_BASELINES
 
 GROUP = "evaluation"
 CELL_COST_CURVE = "cell_cost_curve"
@@ -33,7 +41,8 @@ CELL_COST_CURVE = "cell_cost_curve"
 _KINDS = {"python", "parquet"}
 _WORLD = [
     dg.AssetDep(PROBES.name, partition_mapping=cell_to_world),
-    dg.AssetDep("world_baselines", partition_mapping=cell_to_world),
+    dg.AssetDep(REFERENCE_MEMORY, partition_mapping=cell_to_world),
+    dg.AssetDep(WORLD_BASELINES, partition_mapping=cell_to_world),
 ]
 _MEMORY = [dg.AssetDep(MEMORY_SNAPSHOTS.name), dg.AssetDep(RETRIEVALS.name)]
 
@@ -48,6 +57,7 @@ _MEMORY = [dg.AssetDep(MEMORY_SNAPSHOTS.name), dg.AssetDep(RETRIEVALS.name)]
             kinds=_KINDS,
             description=PROBE_ANSWERS.description,
             metadata={"drift/table": PROBE_ANSWERS.name},
+            automation_condition=REFRESH,
         ),
         dg.AssetSpec(
             CELL_METRICS.name,
@@ -56,6 +66,7 @@ _MEMORY = [dg.AssetDep(MEMORY_SNAPSHOTS.name), dg.AssetDep(RETRIEVALS.name)]
             kinds=_KINDS,
             description=CELL_METRICS.description,
             metadata={"drift/table": CELL_METRICS.name},
+            automation_condition=REFRESH,
         ),
         dg.AssetSpec(
             CELL_COST_CURVE,
@@ -65,6 +76,7 @@ _MEMORY = [dg.AssetDep(MEMORY_SNAPSHOTS.name), dg.AssetDep(RETRIEVALS.name)]
             description="One cell's token-cost curve: cumulative tokens and MVOT so far at "
             "each checkpoint (its rows of the cost_curves table).",
             metadata={"drift/table": COST_CURVES.name},
+            automation_condition=REFRESH,
         ),
     ],
     partitions_def=cells_partitions,
@@ -76,16 +88,16 @@ def cell_evaluation(
     cell = CellKey.parse(context.partition_key)
     world = cell.world
     root = storage.path()
-    tables: dict[TableDef, pa.Table]
-    if cell.arm == REFERENCE_ARM:
-        # Scored once per world by world_baselines; this partition reports that cell.
-        tables = read_evaluation(root, world.scenario, world.horizon, cell.arm)
-    else:
-        loaded = scenarios.load(world.scenario)
-        reference = load_arm(root, world.scenario, world.horizon, REFERENCE_ARM)
-        result = evaluate_stored(root, loaded, world.horizon, cell.arm, reference)
-        with staged(root) as writer:
-            tables = stage_evaluation(writer, result)
+    if cell.arm_key == REFERENCE_ARM.key:
+        raise ValueError(
+            f"cell {cell}: the reference compressor is scored once per world by "
+            f"{WORLD_BASELINES}, not as a cell"
+        )
+    source = scenarios.load(world.source_id)
+    reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    result = evaluate_stored(root, source, world.horizon, Arm.parse(cell.arm_key), reference)
+    with staged(root) as writer:
+        tables = stage_evaluation(writer, cell, result)
     answers, metrics, curve = tables[PROBE_ANSWERS], tables[CELL_METRICS], tables[COST_CURVES]
     correct = answers.column("correct").to_pylist()
     scores = answers.column("score").to_pylist()

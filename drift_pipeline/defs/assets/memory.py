@@ -1,8 +1,13 @@
-"""Phase 02 as assets: one arm's memory loop over one world, behind the budget gate.
+"""Phase 02 as assets: memory loops over one world, behind the budget gate.
 
-This is the only cell-level step that reads transcripts. What it leaves, ``memory_snapshots``
-and ``retrievals``, holds only what the backend kept and returned; every later asset reads
-those, never a transcript (the ``gate_lineage`` check proves it on the asset graph).
+``memory_tables`` runs one arm on one world (a cell); ``reference_memory`` runs the reference
+compressor once per world, a world baseline that every cell's MVOT and TES are measured
+against. Its rows go into the same two tables under ``arm=reference_compressor@hard``, so the
+leaderboard reads it like any arm.
+
+These are the only steps that read transcripts. What they leave, ``memory_snapshots`` and
+``retrievals``, holds only what the backend kept and returned; every later asset reads those,
+never a transcript (the ``gate_lineage`` check proves it on the asset graph).
 """
 
 import time
@@ -10,10 +15,10 @@ from collections.abc import Callable, Iterator
 
 import dagster as dg
 
-from drift_pipeline.memory import CellRun, run_cell
+from drift_pipeline.memory import Arm, CellRun, run_cell
 
 # Same backend options as `drift run` (the full-context budget defaults to the asker's window).
-from drift_pipeline.pipeline import backend_options_for
+from drift_pipeline.pipeline import REFERENCE_ARM, backend_options_for, stage_cell_run
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     MEMORY_SNAPSHOTS,
@@ -24,17 +29,15 @@ from drift_pipeline.storage import (
 )
 
 from .. import metadata as md
-from .._stored import stage_cell_run
-from ..checks import GATE_LINEAGE, ROWS_PER_SESSION, all_assets_lineage_violations
-from ..partitions import CellKey, cell_to_world, cells_partitions
+from ..automation import REFRESH
+from ..checks import GATE_LINEAGE, REFERENCE_MEMORY, ROWS_PER_SESSION, all_assets_lineage_violations
+from ..partitions import CellKey, WorldKey, cell_to_world, cells_partitions, worlds_partitions
 from ..resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
 GROUP = "memory"
 _KINDS = {"python", "parquet"}
-_WORLD_INPUTS = [
-    dg.AssetDep(table.name, partition_mapping=cell_to_world)
-    for table in (EVENT_SCHEDULES, TRANSCRIPTS, PROBES)
-]
+_WORLD_TABLES = (EVENT_SCHEDULES, TRANSCRIPTS, PROBES)
+_ROWS_CHECK = "One memory_snapshots row per session and replicate."
 
 
 @dg.multi_asset(
@@ -42,26 +45,23 @@ _WORLD_INPUTS = [
     specs=[
         dg.AssetSpec(
             table.name,
-            deps=_WORLD_INPUTS,
+            deps=[dg.AssetDep(t.name, partition_mapping=cell_to_world) for t in _WORLD_TABLES],
             group_name=GROUP,
             kinds=_KINDS,
             description=table.description,
             metadata={"drift/table": table.name},
+            automation_condition=REFRESH,
         )
         for table in (MEMORY_SNAPSHOTS, RETRIEVALS)
     ],
     check_specs=[
-        dg.AssetCheckSpec(
-            ROWS_PER_SESSION,
-            asset=MEMORY_SNAPSHOTS.name,
-            description="One memory_snapshots row per session and replicate.",
-        ),
+        dg.AssetCheckSpec(ROWS_PER_SESSION, asset=MEMORY_SNAPSHOTS.name, description=_ROWS_CHECK),
         dg.AssetCheckSpec(
             GATE_LINEAGE,
             asset=MEMORY_SNAPSHOTS.name,
             blocking=True,
             description="No asset downstream of the gate has transcripts upstream except "
-            "through memory_snapshots/retrievals.",
+            "through memory_snapshots/retrievals/reference_memory.",
         ),
     ],
     partitions_def=cells_partitions,
@@ -74,44 +74,22 @@ def memory_tables(
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:  # type: ignore[type-arg]
     """Run one arm over every replicate of one world; write its snapshots and retrievals."""
     cell = CellKey.parse(context.partition_key)
-    world = cell.world
-    loaded = scenarios.load(world.scenario)
-    spec = loaded.spec
-    root = storage.path()
-    sessions = getattr(spec.horizon, world.horizon).sessions
-    run = run_cell(
-        root,
-        spec.id,
-        world.horizon,
-        spec.replicates,
-        cell.arm,
-        backend_options_for(cell.arm, loaded, loop.backend_options),
-        loop.config(root),
-        _progress(context, cell, sessions * spec.replicates),
-    )
-    with staged(root) as writer:
-        stage_cell_run(writer, spec.id, world.horizon, run)
-    for fault in run.faults[:20]:
-        context.log.warning(f"fault: {fault}")
+    if cell.arm_key == REFERENCE_ARM.key:
+        raise ValueError(
+            f"cell {cell}: the reference compressor runs once per world as "
+            f"{REFERENCE_MEMORY} (a world baseline), not as a cell"
+        )
+    arm = Arm.parse(cell.arm_key)
+    run, sessions, replicates = _run(context, storage, scenarios, loop, cell.world, arm)
     yield dg.MaterializeResult(
         asset_key=MEMORY_SNAPSHOTS.name,
-        metadata=md.numeric(
-            _snapshot_figures(run, spec.replicates, sessions), md.MEMORY_SNAPSHOTS_KEYS
-        ),
+        metadata=md.numeric(_snapshot_figures(run, replicates, sessions), md.MEMORY_SNAPSHOTS_KEYS),
     )
     yield dg.MaterializeResult(
         asset_key=RETRIEVALS.name,
-        metadata=md.numeric(_retrieval_figures(run, spec.replicates), md.RETRIEVALS_KEYS),
+        metadata=md.numeric(_retrieval_figures(run, replicates), md.RETRIEVALS_KEYS),
     )
-    expected = sessions * spec.replicates
-    yield dg.AssetCheckResult(
-        check_name=ROWS_PER_SESSION,
-        asset_key=MEMORY_SNAPSHOTS.name,
-        passed=run.snapshots.num_rows == expected,
-        description=f"{run.snapshots.num_rows} rows for {sessions} sessions × "
-        f"{spec.replicates} replicates",
-        metadata={"rows": run.snapshots.num_rows, "expected": expected},
-    )
+    yield _rows_check(MEMORY_SNAPSHOTS.name, run, sessions, replicates)
     violations = all_assets_lineage_violations()
     yield dg.AssetCheckResult(
         check_name=GATE_LINEAGE,
@@ -119,6 +97,79 @@ def memory_tables(
         passed=not violations,
         severity=dg.AssetCheckSeverity.ERROR,
         description="; ".join(violations) or "transcripts reach evaluation only through the gate",
+    )
+
+
+@dg.asset(
+    name=REFERENCE_MEMORY,
+    partitions_def=worlds_partitions,
+    deps=[dg.AssetDep(t.name) for t in _WORLD_TABLES],
+    group_name=GROUP,
+    kinds=_KINDS,
+    description="The reference compressor's memory run on one world (its rows of "
+    "memory_snapshots and retrievals), the baseline of every cell's MVOT and TES.",
+    metadata={"drift/arm": REFERENCE_ARM.key, "drift/tables": "memory_snapshots, retrievals"},
+    check_specs=[
+        dg.AssetCheckSpec(ROWS_PER_SESSION, asset=REFERENCE_MEMORY, description=_ROWS_CHECK)
+    ],
+    automation_condition=REFRESH,
+)
+def reference_memory(
+    context: dg.AssetExecutionContext,
+    storage: DriftStorage,
+    scenarios: ScenarioCatalog,
+    loop: MemoryLoop,
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:  # type: ignore[type-arg]
+    """Run the reference compressor over every replicate of one world."""
+    world = WorldKey.parse(context.partition_key)
+    run, sessions, replicates = _run(context, storage, scenarios, loop, world, REFERENCE_ARM)
+    figures = {
+        **_retrieval_figures(run, replicates),
+        **_snapshot_figures(run, replicates, sessions),
+    }
+    yield dg.MaterializeResult(metadata=md.numeric(figures, md.REFERENCE_MEMORY_KEYS))
+    yield _rows_check(REFERENCE_MEMORY, run, sessions, replicates)
+
+
+def _run(
+    context: dg.AssetExecutionContext,
+    storage: DriftStorage,
+    scenarios: ScenarioCatalog,
+    loop: MemoryLoop,
+    world: WorldKey,
+    arm: Arm,
+) -> tuple[CellRun, int, int]:
+    """Run ``arm`` on ``world`` and stage its tables; returns the run, sessions, replicates."""
+    source = scenarios.load(world.source_id)
+    root = storage.path()
+    sessions = source.sessions(world.horizon)
+    replicates = source.replicates
+    run = run_cell(
+        root,
+        source.id,
+        world.horizon,
+        replicates,
+        arm,
+        backend_options_for(arm, source, loop.backend_options),
+        loop.config(root),
+        _progress(context, CellKey(world, arm.key), sessions * replicates),
+    )
+    with staged(root) as writer:
+        stage_cell_run(writer, world, run)
+    for fault in run.faults[:20]:
+        context.log.warning(f"fault: {fault}")
+    return run, sessions, replicates
+
+
+def _rows_check(asset: str, run: CellRun, sessions: int, replicates: int) -> dg.AssetCheckResult:
+    expected = sessions * replicates
+    return dg.AssetCheckResult(
+        check_name=ROWS_PER_SESSION,
+        asset_key=asset,
+        passed=run.snapshots.num_rows == expected,
+        description=f"{run.snapshots.num_rows} rows for {sessions} sessions × "
+        f"{replicates} replicates",
+        metadata={"rows": run.snapshots.num_rows, "expected": expected},
     )
 
 
@@ -139,7 +190,7 @@ def _progress(
         now = time.monotonic()
         if done[0] == total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            context.log.info(f"{cell.key}: {done[0]}/{total} sessions stored")
+            context.log.info(f"{cell}: {done[0]}/{total} sessions stored")
 
     return hook
 

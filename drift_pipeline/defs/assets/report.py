@@ -11,6 +11,7 @@ from typing import Any
 
 import dagster as dg
 
+from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import render_leaderboard, standings
 from drift_pipeline.storage import (
     CELL_METRICS,
@@ -22,8 +23,10 @@ from drift_pipeline.storage import (
 )
 
 from .. import metadata as md
-from .._stored import stored_cells
+from ..automation import REFRESH
+from ..checks import REFERENCE_MEMORY
 from ..resources import DriftStorage
+from .baselines import WORLD_BASELINES
 from .evaluation import CELL_COST_CURVE
 
 GROUP = "report"
@@ -40,9 +43,13 @@ _SPARK = "▁▂▃▄▅▆▇█"
         MEMORY_SNAPSHOTS.name,
         RETRIEVALS.name,
         PROBES.name,
+        # The reference compressor's rows, read like any arm's.
+        REFERENCE_MEMORY,
+        WORLD_BASELINES,
     ],
     group_name=GROUP,
     kinds={"duckdb", "python"},
+    automation_condition=REFRESH,
 )
 def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """Every arm's headline metrics with 95% intervals, over all stored scenarios and horizons."""
@@ -72,9 +79,10 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
 
 
 @dg.asset(
-    deps=[CELL_COST_CURVE],
+    deps=[CELL_COST_CURVE, WORLD_BASELINES],
     group_name=GROUP,
     kinds={"duckdb", "python"},
+    automation_condition=REFRESH,
 )
 def cost_curves(storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """Token-cost curves per arm and horizon (mean over scenarios), as a table and a plot."""

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow as pa
 
-from drift_pipeline.scenario import checkpoints_for
+from drift_pipeline.pipeline import audit_stored_world
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     GROUND_TRUTH,
@@ -16,10 +16,9 @@ from drift_pipeline.storage import (
     staged,
 )
 from drift_pipeline.tokens import count_tokens
-from drift_pipeline.world import generate_horizon
 
 from .. import metadata as md
-from .._audit import audit_stored_world
+from ..automation import REFRESH
 from ..partitions import WorldKey, worlds_partitions
 from ..resources import DriftStorage, ScenarioCatalog
 
@@ -42,6 +41,7 @@ _KINDS = {"python", "parquet"}
                 "drift/table": table.name,
                 "drift/partitioned_by": ", ".join(table.partition_by),
             },
+            automation_condition=REFRESH,
         )
         for table in WORLD_TABLES
     ],
@@ -61,23 +61,23 @@ def world_tables(
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:  # type: ignore[type-arg]
     """Generate one world (scenario × horizon): profiles, schedule, transcripts, truth, probes."""
     world = WorldKey.parse(context.partition_key)
-    loaded = scenarios.load(world.scenario)
-    if getattr(loaded.spec.horizon, world.horizon) is None:
+    source = scenarios.load(world.source_id)
+    if world.horizon not in source.horizons:
         raise ValueError(
-            f"world {world.key}: scenario {loaded.source} declares no {world.horizon!r} horizon"
+            f"world {world}: scenario {source.origin} declares no {world.horizon!r} horizon"
         )
     root = storage.path()
     with staged(root) as writer:
-        summary = generate_horizon(loaded, world.horizon, writer)
+        summary = source.write(world.horizon, writer)
     context.log.info(
-        f"{world.key}: {summary.sessions} sessions, {summary.turns} turns, "
+        f"{world}: {summary.sessions} sessions, {summary.turns} turns, "
         f"{summary.probes} probes in {summary.seconds:.1f} s"
     )
-    tables = {t.name: root.read_table(t, world.storage_keys) for t in WORLD_TABLES}
-    sessions = getattr(loaded.spec.horizon, world.horizon).sessions
-    common = {md.REPLICATES: loaded.spec.replicates, md.SESSIONS: sessions}
+    tables = {t.name: root.read_table(t, world) for t in WORLD_TABLES}
+    sessions = source.sessions(world.horizon)
+    common = {md.REPLICATES: source.replicates, md.SESSIONS: sessions}
     own: dict[str, dict[str, float | int | None]] = {
-        LATENT_PROFILES.name: {md.ENTITIES: len(loaded.spec.entities)},
+        LATENT_PROFILES.name: {md.ENTITIES: len(source.entities)},
         EVENT_SCHEDULES.name: {
             md.EVENTS: tables[EVENT_SCHEDULES.name].num_rows
             - tables[EVENT_SCHEDULES.name].column("event_id").null_count
@@ -89,7 +89,7 @@ def world_tables(
         GROUND_TRUTH.name: {md.FACTS: summary.facts},
         PROBES.name: {
             md.PROBES: tables[PROBES.name].num_rows,
-            md.CHECKPOINTS: len(checkpoints_for(loaded.spec, world.horizon)),
+            md.CHECKPOINTS: len(source.checkpoints(world.horizon)),
         },
     }
     for table in WORLD_TABLES:
@@ -98,7 +98,7 @@ def world_tables(
             asset_key=table.name,
             metadata=md.numeric(values, md.WORLD_TABLE_KEYS[table.name]),
         )
-    audit = audit_stored_world(root, world.scenario, world.horizon)
+    audit = audit_stored_world(root, world)
     yield dg.AssetCheckResult(
         check_name=ANSWERABILITY,
         asset_key=PROBES.name,

@@ -13,7 +13,7 @@ from ._needs import BackendNeeds, LLMAccess
 from ._registry import register_backend
 
 if TYPE_CHECKING:
-    from drift_pipeline.scenario import LoadedScenario
+    from drift_pipeline.sources import WorldSource
 
 __all__ = ["COMPRESSOR_MODEL_ENV"]
 
@@ -37,19 +37,19 @@ def reference_compressor_needs(options: Mapping[str, Any]) -> BackendNeeds:
     return _COMPRESSOR_LLM if options.get("summariser") == "llm" else BackendNeeds()
 
 
-def full_context_defaults(loaded: LoadedScenario) -> dict[str, Any]:
+def full_context_defaults(source: WorldSource) -> dict[str, Any]:
     """``budget_tokens`` defaults to the smallest declared assistant context window.
 
     So stuffing the context visibly breaks once a trajectory outgrows what the asking agent
     could hold.
 
     Args:
-        loaded: The scenario it runs on.
+        source: The world source it runs on.
     """
     windows = [
-        entity.capability_profile.context_window
-        for entity in loaded.spec.entities
-        if entity.type == "assistant_agent"
+        entity.context_window
+        for entity in source.entities
+        if entity.entity_type == "assistant_agent" and entity.context_window is not None
     ]
     return {"budget_tokens": min(windows)} if windows else {}
 

@@ -25,7 +25,7 @@ from drift_pipeline.memory._protocol import MemoryBackend
 from ._needs import BackendNeeds
 
 if TYPE_CHECKING:
-    from drift_pipeline.scenario import LoadedScenario
+    from drift_pipeline.sources import WorldSource
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -46,8 +46,8 @@ ENTRY_POINT_GROUP = "drift_pipeline.backends"
 BackendFactory = Callable[..., MemoryBackend]
 NeedsHook = Callable[[Mapping[str, Any]], BackendNeeds]
 """Needs that depend on the constructor options (a model only with ``summariser: llm``)."""
-DefaultsHook = Callable[["LoadedScenario"], Mapping[str, Any]]
-"""Constructor options a backend takes from the scenario, where the run's config gives none."""
+DefaultsHook = Callable[["WorldSource"], Mapping[str, Any]]
+"""Constructor options a backend takes from the world source, where the run's config gives none."""
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -117,14 +117,14 @@ class BackendRegistration:
             )
         return needs
 
-    def defaults_for(self, loaded: LoadedScenario) -> dict[str, Any]:
-        """The constructor options it takes from this scenario (empty without a hook)."""
+    def defaults_for(self, source: WorldSource) -> dict[str, Any]:
+        """The constructor options it takes from this source (empty without a hook)."""
         hook = self.defaults
         if hook is None:
             return {}
         if isinstance(hook, str):
             hook = _import_attribute(hook, f"backend {self.name!r} defaults")
-        return dict(hook(loaded))
+        return dict(hook(source))
 
 
 _REGISTRY: dict[str, BackendRegistration] = {}
@@ -307,9 +307,9 @@ def backend_needs(spec: str, options: Mapping[str, Any] | None = None) -> Backen
 
 
 def resolve_backend_options(
-    spec: str, loaded: LoadedScenario, configured: Mapping[str, Any] | None = None
+    spec: str, source: WorldSource, configured: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The constructor options of backend ``spec`` on one scenario.
+    """The constructor options of backend ``spec`` on one world source.
 
     The configured options, then the registration's scenario defaults for the options not
     given, then (for a backend that calls a model) the endpoint and model from the environment.
@@ -317,7 +317,7 @@ def resolve_backend_options(
 
     Args:
         spec: A registered name or ``package.module:Class``.
-        loaded: The scenario the backend runs on.
+        source: The world source the backend runs on.
         configured: The run's options for this backend (``--backend-config``).
 
     Raises:
@@ -328,7 +328,7 @@ def resolve_backend_options(
     if ":" in spec:
         return options
     registration = backend_registration(spec)
-    for option, value in registration.defaults_for(loaded).items():
+    for option, value in registration.defaults_for(source).items():
         options.setdefault(option, value)
     needs = registration.needs_for(options)
     needs.check(spec)

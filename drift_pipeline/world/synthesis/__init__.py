@@ -9,14 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._base import SessionContext, Synthesizer
-from ._template import TemplateSynthesizer
+from ._template import PlannedSentence, SessionScript, TemplateSynthesizer
 
 if TYPE_CHECKING:
     from ._llm import LLMSynthesizer, SynthesisFallback, synthesizer_from_env
 
 __all__ = [
     "LLMSynthesizer",
+    "PlannedSentence",
     "SessionContext",
+    "SessionScript",
     "SynthesisFallback",
     "Synthesizer",
     "TemplateSynthesizer",

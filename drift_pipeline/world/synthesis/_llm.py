@@ -12,6 +12,7 @@ is written by the template synthesizer instead and the failure is recorded
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from drift_pipeline.world._model import SessionPlan, Turn
 
 from ._base import SessionContext, Synthesizer
 from ._prompt import SessionPrompt, build_prompt, full_prompt_version, principal_of
-from ._template import TemplateSynthesizer
+from ._template import SessionScript, TemplateSynthesizer
 from ._verify import (
     NOISE_KINDS,
     REPLY_SCHEMA,
@@ -46,11 +47,14 @@ class SynthesisFallback:
         session_index: The session.
         reason: Why the last attempt was rejected (one line).
         attempts: How many replies were rejected.
+        planned: The phrasing families the session's plan used (space-separated ids), which
+            the grammar then wrote it with.
     """
 
     session_index: int
     reason: str
     attempts: int
+    planned: str = ""
 
 
 class LLMSynthesizer:
@@ -114,6 +118,8 @@ class LLMSynthesizer:
             "prompt_version": full_prompt_version(),
             "max_attempts": str(self.max_attempts),
             "fallback": f"{self.fallback.name}@{self.fallback.version}",
+            # The fallback's own pin (the template synthesizer's phrasing split).
+            **{f"fallback_{key}": value for key, value in _pin_of(self.fallback).items()},
         }
 
     # --- the synthesizer interface ----------------------------------------------------------
@@ -149,16 +155,23 @@ class LLMSynthesizer:
     def _write(self, items: list[tuple[SessionPlan, SessionContext]]) -> dict[int, list[Turn]]:
         written: dict[int, list[Turn]] = {}
         pending: list[tuple[SessionPlan, SessionContext]] = []
+        scripts: dict[int, SessionScript] = {}
         for plan, context in items:
             if principal_of(plan, context) is None:
                 written[plan.session_index] = self.fallback.session(plan, context)
             else:
                 pending.append((plan, context))
+                script = _script(self.fallback, plan, context)
+                if script is not None:
+                    scripts[plan.session_index] = script
         reasons: dict[int, str] = {}
         for attempt in range(self.max_attempts):
             if not pending:
                 break
-            prompts = [self._prompt(plan, context, reasons, attempt) for plan, context in pending]
+            prompts = [
+                self._prompt(plan, context, reasons, attempt, scripts.get(plan.session_index))
+                for plan, context in pending
+            ]
             replies = self.client.complete_many(
                 [self._request(prompt, attempt) for prompt in prompts]
             )
@@ -177,9 +190,11 @@ class LLMSynthesizer:
             pending = retry
         self.fallback_count += len(pending)
         for plan, context in pending:
+            script = scripts.get(plan.session_index)
+            planned = " ".join(item.family_id for item in script.planned) if script else ""
             self._fallbacks.append(
                 SynthesisFallback(
-                    plan.session_index, reasons[plan.session_index], self.max_attempts
+                    plan.session_index, reasons[plan.session_index], self.max_attempts, planned
                 )
             )
             written[plan.session_index] = self.fallback.session(plan, context)
@@ -187,11 +202,16 @@ class LLMSynthesizer:
 
     @staticmethod
     def _prompt(
-        plan: SessionPlan, context: SessionContext, reasons: dict[int, str], attempt: int
+        plan: SessionPlan,
+        context: SessionContext,
+        reasons: dict[int, str],
+        attempt: int,
+        script: SessionScript | None,
     ) -> SessionPrompt:
         human = principal_of(plan, context)
         assert human is not None
-        return build_prompt(plan, context, human, reasons.get(plan.session_index), attempt)
+        feedback = reasons.get(plan.session_index)
+        return build_prompt(plan, context, human, feedback, attempt, script)
 
     @staticmethod
     def _request(prompt: SessionPrompt, attempt: int) -> dict[str, Any]:
@@ -283,6 +303,28 @@ def synthesizer_from_env(cache_dir: str | os.PathLike[str] | None) -> LLMSynthes
     model = os.environ.get(SYNTHESIZER_MODEL_ENV, "").strip()
     config = LLMConfig.from_env(**({"model": model} if model else {}))
     return LLMSynthesizer(LLMClient(config, cache_dir))
+
+
+def _script(
+    fallback: Synthesizer, plan: SessionPlan, context: SessionContext
+) -> SessionScript | None:
+    """The fallback grammar's plan of a session, drawn from a copy of the session's generator.
+
+    The copy leaves the session's own generator untouched, so a session that falls back is
+    written by the grammar exactly as planned.
+    """
+    script = getattr(fallback, "script", None)
+    if script is None:
+        return None
+    rng = random.Random()
+    rng.setstate(context.rng.getstate())
+    planned: SessionScript = script(plan, SessionContext(context.profiles, context.current, rng))
+    return planned
+
+
+def _pin_of(synthesizer: Synthesizer) -> dict[str, str]:
+    pin = getattr(synthesizer, "pin", None)
+    return dict(pin()) if pin is not None else {}
 
 
 def _short(text: str) -> str:

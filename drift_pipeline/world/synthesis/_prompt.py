@@ -18,8 +18,9 @@ from drift_pipeline.entities import get_entity_type
 from drift_pipeline.world._model import EntityState, Event, SessionPlan
 
 from ._base import SessionContext
+from ._template import PlannedSentence, SessionScript
 
-PROMPT_VERSION = "synthesis-1"
+PROMPT_VERSION = "synthesis-2"
 """Bumped by hand when the prompts change meaning (the file hash changes on any edit)."""
 
 _PROMPT_FILES = (
@@ -28,6 +29,7 @@ _PROMPT_FILES = (
     "brief_signal.txt",
     "brief_soft.txt",
     "brief_noise.txt",
+    "plan.txt",
 )
 # Exchanges per session by verbosity: the template synthesizer's ranges, so both synthesizers
 # write sessions of comparable length.
@@ -96,12 +98,15 @@ def build_prompt(
     human: EntityState,
     feedback: str | None = None,
     attempt: int = 0,
+    script: SessionScript | None = None,
 ) -> SessionPrompt:
     """The messages asking for one session, constrained by profile, style, state and event.
 
     Random choices (length, decoys) come from a copy of the session's generator, so the prompt
     is reproducible and the session's own generator is left for a template fallback. A retry
-    (``attempt`` > 0) carries the previous rejection's ``feedback``.
+    (``attempt`` > 0) carries the previous rejection's ``feedback``. With a ``script`` (the
+    grammar's own writing of the session) the prompt lists its planned event and decoy
+    sentences, so the model renders the same plan in its own words.
     """
     rng = random.Random()
     rng.setstate(context.rng.getstate())
@@ -124,6 +129,9 @@ def build_prompt(
         "brief": _brief(plan.event, human, first_name, context, rng),
     }
     user = prompt_text("session_user.txt").format(**fields).strip()
+    if script is not None and script.planned:
+        items = "\n".join(_plan_item(item, first_name) for item in script.planned)
+        user += "\n\n" + prompt_text("plan.txt").format(items=items).strip()
     if feedback:
         # The attempt number keeps retries distinct even when the same reason repeats: a
         # deterministic endpoint would otherwise return the same rejected draft.
@@ -233,3 +241,29 @@ def _decoys(human: EntityState, context: SessionContext, rng: random.Random) -> 
             rng.choice(held) if held and rng.random() < 0.4 else rng.choice(slot.values).text
         )
     return picks
+
+
+_POSITIONS = {
+    "inline": "inside one of {name}'s requests about something else",
+    "mid": "in the middle of a longer message of {name}'s, between routine remarks",
+    "lead": "over two messages: {name} first says there is news, and gives it in the next one",
+    "confirm": "when the assistant asks about it first ({before}) and {name} confirms it",
+    "correct": "as a correction: in an earlier message {name} says {before}, and corrects it "
+    "in the next one",
+}
+_ROLES = {
+    "third_party": "news about someone else, not about {name}",
+    "hypothetical": "a hypothetical, not a fact about {name}",
+    "question": "a question {name} asks, as a message of its own",
+    "sarcasm": "sarcasm or hyperbole that {name} does not mean",
+    "small_talk": "small talk",
+}
+
+
+def _plan_item(item: PlannedSentence, first_name: str) -> str:
+    """One line of the plan: what a planned sentence does, where it goes, and an example."""
+    if item.role == "event":
+        where = _POSITIONS[item.position].format(name=first_name, before=f'"{item.before}"')
+        return f'- The change comes across {where}, for example: "{item.text}"'
+    role = _ROLES.get(item.role, item.role).format(name=first_name)
+    return f'- A distraction ({item.role}: {role}), for example: "{item.text}"'

@@ -1,4 +1,4 @@
-"""Parsing and the deterministic verifier of LLM-written sessions (spec §3.5, DESIGN §4).
+"""Parsing and the deterministic verifier of LLM-written sessions (spec §3.5).
 
 A model reply is accepted only when it parses strictly and passes two checks, both pure
 functions of the reply text and the session's plan and state:

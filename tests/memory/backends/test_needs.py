@@ -21,7 +21,7 @@ from drift_pipeline.memory.backends import (
     register_backend,
     resolve_backend_options,
 )
-from drift_pipeline.scenario import LoadedScenario, load_scenario
+from drift_pipeline.sources import ScenarioSource, WorldSource
 
 from ..plugins import _support
 
@@ -53,8 +53,8 @@ class Minimal:
         return ""
 
 
-def budget_from_replicates(loaded: LoadedScenario) -> dict[str, Any]:
-    return {"budget_tokens": loaded.spec.replicates * 100}
+def budget_from_replicates(source: WorldSource) -> dict[str, Any]:
+    return {"budget_tokens": source.replicates * 100}
 
 
 @pytest.fixture
@@ -70,9 +70,9 @@ def no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> LoadedScenario:
+def small(tmp_path_factory: pytest.TempPathFactory) -> WorldSource:
     folder = tmp_path_factory.mktemp("needs")
-    return load_scenario(_support.write_scenario(folder, "needs-t"))
+    return ScenarioSource.load(_support.write_scenario(folder, "needs-t"))
 
 
 def _one_line(error: pytest.ExceptionInfo[ValueError]) -> str:
@@ -108,7 +108,7 @@ def test_an_installed_package_passes_and_the_target_is_imported_on_build():
 
 
 @pytest.mark.usefixtures("registry")
-def test_a_defaults_hook_fills_options_the_config_leaves_out(small: LoadedScenario):
+def test_a_defaults_hook_fills_options_the_config_leaves_out(small: WorldSource):
     register_backend("defaulted", GOOD, defaults=f"{__name__}:budget_from_replicates")
     assert resolve_backend_options("defaulted", small) == {
         "budget_tokens": _support.REPLICATES * 100
@@ -118,12 +118,12 @@ def test_a_defaults_hook_fills_options_the_config_leaves_out(small: LoadedScenar
     }
 
 
-def test_full_context_budget_defaults_to_the_smallest_assistant_window(small: LoadedScenario):
+def test_full_context_budget_defaults_to_the_smallest_assistant_window(small: WorldSource):
     assert resolve_backend_options("full_context", small) == {"budget_tokens": 32000}
-    two = load_scenario(SCENARIOS / "ua-two-assistants-mixed-010.yaml")
+    two = ScenarioSource.load(SCENARIOS / "ua-two-assistants-mixed-010.yaml")
     windows = [
         e.capability_profile.context_window
-        for e in two.spec.entities
+        for e in two.loaded.spec.entities
         if e.type == "assistant_agent"
     ]
     assert len(set(windows)) > 1
@@ -135,7 +135,7 @@ def test_full_context_budget_defaults_to_the_smallest_assistant_window(small: Lo
     assert isinstance(backend, FullContextBackend) and backend.budget_tokens == 32000
 
 
-def test_other_built_ins_and_import_paths_get_the_configured_options_only(small: LoadedScenario):
+def test_other_built_ins_and_import_paths_get_the_configured_options_only(small: WorldSource):
     for name in ("amnesiac", "bm25", "fact_store", "reference_compressor", "temporal_graph"):
         assert resolve_backend_options(name, small) == {}
     assert resolve_backend_options("bm25", small, {"top_k": 3}) == {"top_k": 3}
@@ -153,7 +153,7 @@ def test_the_extractive_compressor_needs_nothing():
 
 
 def test_the_llm_compressor_gets_endpoint_and_model_from_the_environment(
-    small: LoadedScenario, monkeypatch: pytest.MonkeyPatch, no_llm_env: None
+    small: WorldSource, monkeypatch: pytest.MonkeyPatch, no_llm_env: None
 ):
     monkeypatch.setenv("DRIFT_LLM_BASE_URL", " http://127.0.0.1:9/v1 ")
     monkeypatch.setenv("DRIFT_LLM_MODEL", "general-model")
@@ -190,7 +190,7 @@ def test_the_llm_compressor_gets_endpoint_and_model_from_the_environment(
     ],
 )
 def test_the_llm_compressor_without_its_variables_is_one_line(
-    small: LoadedScenario,
+    small: WorldSource,
     monkeypatch: pytest.MonkeyPatch,
     no_llm_env: None,
     present: dict[str, str],
@@ -204,7 +204,7 @@ def test_the_llm_compressor_without_its_variables_is_one_line(
 
 
 @pytest.mark.usefixtures("registry")
-def test_a_needs_hook_sees_the_options_and_may_add_variables(small: LoadedScenario):
+def test_a_needs_hook_sees_the_options_and_may_add_variables(small: WorldSource):
     def needs(options: Any) -> BackendNeeds:
         if options.get("remote"):
             return BackendNeeds(env=("MY_SERVICE_TOKEN",), network=True)

@@ -1,4 +1,4 @@
-"""The answerability audit re-run on a world's stored tables (plain Python, no Dagster).
+"""The answerability audit re-run on a world's stored tables.
 
 Generation already audits every replicate before it writes. Re-running the same
 :func:`drift_pipeline.world.audit_probes` on what was actually stored proves the files on disk
@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import pyarrow.compute as pc
 
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.storage import EVENT_SCHEDULES, PROBES, TRANSCRIPTS, StorageRoot
 from drift_pipeline.world import AuditError, Probe, ProbeOption, SessionPlan, Turn, audit_probes
 
@@ -30,10 +31,9 @@ class AuditOutcome:
         return self.failure is None
 
 
-def audit_stored_world(root: StorageRoot, scenario: str, horizon: str) -> AuditOutcome:
+def audit_stored_world(root: StorageRoot, world: WorldKey) -> AuditOutcome:
     """Run the answerability audit over the stored probes, schedule and transcripts."""
-    keys = {"scenario": scenario, "horizon": horizon}
-    read = {t.name: root.read_table(t, keys) for t in (PROBES, EVENT_SCHEDULES, TRANSCRIPTS)}
+    read = {t.name: root.read_table(t, world) for t in (PROBES, EVENT_SCHEDULES, TRANSCRIPTS)}
     replicates = sorted(set(read[EVENT_SCHEDULES.name].column("replicate").to_pylist()))
     failures: list[str] = []
     checked = 0

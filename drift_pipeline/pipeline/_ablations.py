@@ -1,11 +1,12 @@
 """``scenarios/ablations.yaml``: named groups of extra arms (gate variants, backend variants).
 
-Plain Python (no Dagster): the arm partitions are filled from it, and a rerun of one ablation is
-a selection of its arms.
+``drift run --ablation NAME`` runs one entry's arms; the Dagster project registers every entry's
+arms as ``arm`` partitions, and ``drift backfill --ablation NAME`` reruns one entry on every world.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,3 +67,38 @@ def load_ablations(path: Path) -> list[Ablation]:
                 raise AblationError(f"{where}: {error}") from None
         ablations.append(Ablation(str(name), str(entry.get("description", "")), tuple(arms)))
     return ablations
+
+
+def find_ablations(paths: Iterable[str | Path]) -> list[Ablation]:
+    """The ablations of every scenario folder among ``paths`` (a file stands for its folder).
+
+    Args:
+        paths: Scenario files or folders, as ``drift run`` and the scenario catalog take them.
+
+    Returns:
+        The ablations of each folder's ``ablations.yaml``, folders in the order given.
+
+    Raises:
+        AblationError: If an ``ablations.yaml`` is malformed.
+    """
+    folders: dict[Path, None] = {}
+    for item in paths:
+        path = Path(item)
+        folders[path if path.is_dir() else path.parent] = None
+    return [ablation for folder in folders for ablation in load_ablations(folder / ABLATIONS_FILE)]
+
+
+def ablation_arms(ablations: Sequence[Ablation], names: Sequence[str]) -> list[Arm]:
+    """The arms of the named ablations, in the order named, each once.
+
+    Raises:
+        AblationError: Naming an unknown ablation and the known ones.
+    """
+    found = {ablation.name: ablation for ablation in ablations}
+    arms: list[Arm] = []
+    for name in names:
+        if name not in found:
+            known = ", ".join(found) or "none"
+            raise AblationError(f"ablation {name!r} is not in {ABLATIONS_FILE} (known: {known})")
+        arms.extend(arm for arm in found[name].arms if arm not in arms)
+    return arms

@@ -1,7 +1,8 @@
-"""Cells as stored between assets: what a memory run leaves besides its two tables, read back.
+"""Cells as stored between separate steps: a memory run's tables and manifest, read back.
 
-Plain Python (no Dagster). The memory assets and the evaluation assets run in different runs
-(often different processes), so a cell's :class:`~drift_pipeline.memory.CellRun` is rebuilt
+When a cell's memory run and its evaluation happen in different processes (the Dagster assets,
+each in its own run), the evaluation cannot take the memory run from memory, so a cell's
+:class:`~drift_pipeline.memory.CellRun` is rebuilt
 from its Parquet tables plus a small manifest with what the tables do not hold: the isolation
 level, the backend's version and the faults (a backend that never started leaves no row).
 """
@@ -9,7 +10,7 @@ level, the backend's version and the faults (a backend that never started leaves
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,18 +28,10 @@ from drift_pipeline.evaluation import (
     compute_cell,
     judge_all,
 )
+from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import Arm, CellRun
-from drift_pipeline.pipeline import (
-    REFERENCE_ARM,
-    TEXT_COLUMNS,
-    CellResult,
-    amnesiac_answers,
-    evaluate_cell,
-    load_arm,
-    stored_content_kept,
-    world_session_marks,
-)
-from drift_pipeline.scenario import LoadedScenario
+from drift_pipeline.scenario import HorizonName
+from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
@@ -50,13 +43,18 @@ from drift_pipeline.storage import (
     StorageRoot,
     TableDef,
     partition_dir,
+    partition_values,
 )
+
+from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_session_marks
+from ._run import REFERENCE_ARM
+from ._stored import TEXT_COLUMNS, load_arm, stored_content_kept
 
 EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
 """The tables a cell's evaluation writes (its memory run writes the other two)."""
 
-_CellId = tuple[str, str, str, str]
-"""Storage root URL, scenario, horizon, arm key."""
+_CellId = tuple[str, CellKey]
+"""Storage root URL and cell."""
 
 _evaluated: dict[_CellId, CellMetrics] | None = None
 
@@ -67,10 +65,10 @@ def reuse_evaluations() -> Iterator[None]:
 
     :func:`stored_result` and :func:`stored_cells` recompute a cell's metrics from its stored
     answers (the bootstrap draws are not stored). For one in-process execution of a plan of
-    runs (``run_via_dagster``) that is work done twice: the plan's runs are the only writers of
-    its cells, and each cell is evaluated after everything it reads is final, so its stored
-    inputs cannot change between its evaluation and the reads that follow. The bootstrap is
-    deterministic, so a reused figure equals its recomputation. Outside such a block (runs
+    runs (``drift run --via dagster``) that is work done twice: the plan's runs are the only
+    writers of its cells, and each cell is evaluated after everything it reads is final, so its
+    stored inputs cannot change between its evaluation and the reads that follow. The bootstrap
+    is deterministic, so a reused figure equals its recomputation. Outside such a block (runs
     launched from the UI, sensors, schedules) nothing is kept and everything is recomputed.
     """
     global _evaluated
@@ -81,28 +79,27 @@ def reuse_evaluations() -> Iterator[None]:
         _evaluated = previous
 
 
-def _cell_id(root: StorageRoot, scenario: str, horizon: str, arm: str) -> _CellId:
-    return (root.url, scenario, horizon, arm)
+def _cell_id(root: StorageRoot, cell: CellKey) -> _CellId:
+    return (root.url, cell)
 
 
-def _reused(root: StorageRoot | None, scenario: str, horizon: str, arm: str) -> CellMetrics | None:
+def _reused(root: StorageRoot | None, cell: CellKey) -> CellMetrics | None:
     if _evaluated is None or root is None:
         return None
-    return _evaluated.get(_cell_id(root, scenario, horizon, arm))
+    return _evaluated.get(_cell_id(root, cell))
 
 
-def _manifest_relative(scenario: str, horizon: str, arm: Arm) -> str:
+def _manifest_relative(cell: CellKey) -> str:
     # partition_dir validates every value (no '/', '=', '..'): reuse it for the manifest path.
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
-    folder = partition_dir(Path(), MEMORY_SNAPSHOTS, keys).relative_to(MEMORY_SNAPSHOTS.name)
+    folder = partition_dir(Path(), MEMORY_SNAPSHOTS, cell).relative_to(MEMORY_SNAPSHOTS.name)
     return f"_manifests/cells/{folder.as_posix()}.json"
 
 
-def stage_cell_run(writer: StagedWrite, scenario: str, horizon: str, run: CellRun) -> None:
+def stage_cell_run(writer: StagedWrite, world: WorldKey, run: CellRun) -> None:
     """Stage a memory run's two tables and its manifest."""
-    keys = {"scenario": scenario, "horizon": horizon, "arm": run.arm.key}
-    writer.put(MEMORY_SNAPSHOTS, keys, run.snapshots)
-    writer.put(RETRIEVALS, keys, run.retrievals)
+    cell = CellKey(world, run.arm.key)
+    writer.put(MEMORY_SNAPSHOTS, cell, run.snapshots)
+    writer.put(RETRIEVALS, cell, run.retrievals)
     manifest = {
         "arm": run.arm.key,
         "isolation": run.isolation,
@@ -110,82 +107,85 @@ def stage_cell_run(writer: StagedWrite, scenario: str, horizon: str, run: CellRu
         "faults": run.faults,
     }
     writer.put_text(
-        _manifest_relative(scenario, horizon, run.arm),
+        _manifest_relative(cell),
         json.dumps(manifest, indent=2, sort_keys=True) + "\n",
     )
 
 
-def load_cell_run(root: StorageRoot, scenario: str, horizon: str, arm: Arm) -> CellRun:
+def load_cell_run(root: StorageRoot, cell: CellKey) -> CellRun:
     """A memory run as stored by :func:`stage_cell_run`.
 
     Raises:
         FileNotFoundError: Naming the missing cell and what materializes it.
     """
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
-    manifest_path = _manifest_relative(scenario, horizon, arm)
+    manifest_path = _manifest_relative(cell)
     missing = [
-        str(root.partition_path(table, keys))
+        str(root.partition_path(table, cell))
         for table in (MEMORY_SNAPSHOTS, RETRIEVALS)
-        if not root.partition_exists(table, keys)
+        if not root.partition_exists(table, cell)
     ] + ([] if root.exists(manifest_path) else [str(root.location(manifest_path))])
     if missing:
         raise FileNotFoundError(
-            f"cell {scenario}/{horizon} {arm.key} has no memory run under {root} "
+            f"cell {cell.world} {cell.arm_key} has no memory run under {root} "
             f"(missing {missing[0]}); materialize memory_snapshots for it first"
         )
     manifest: dict[str, Any] = json.loads(root.read_text(manifest_path))
     return CellRun(
-        arm=arm,
-        snapshots=root.read_table(MEMORY_SNAPSHOTS, keys),
-        retrievals=root.read_table(RETRIEVALS, keys),
+        arm=Arm.parse(cell.arm_key),
+        snapshots=root.read_table(MEMORY_SNAPSHOTS, cell),
+        retrievals=root.read_table(RETRIEVALS, cell),
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
         faults=[str(f) for f in manifest["faults"]],
     )
 
 
-def stage_evaluation(writer: StagedWrite, result: CellResult) -> dict[TableDef, pa.Table]:
+def stage_evaluation(
+    writer: StagedWrite, cell: CellKey, result: CellResult
+) -> dict[TableDef, pa.Table]:
     """Stage a cell's evaluation tables; returns them as written."""
-    keys = {"scenario": result.scenario, "horizon": result.horizon, "arm": result.arm.key}
     tables = {t: data for t, data in result.tables().items() if t in EVALUATION_TABLES}
     for table, data in tables.items():
-        writer.put(table, keys, data)
+        writer.put(table, cell, data)
     return tables
 
 
-def read_evaluation(
-    root: StorageRoot, scenario: str, horizon: str, arm: Arm
-) -> dict[TableDef, pa.Table]:
+def read_evaluation(root: StorageRoot, cell: CellKey) -> dict[TableDef, pa.Table]:
     """A cell's stored evaluation tables."""
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
-    return {t: root.read_table(t, keys) for t in EVALUATION_TABLES}
+    return {t: root.read_table(t, cell) for t in EVALUATION_TABLES}
 
 
 def evaluate_stored(
-    root: StorageRoot, loaded: LoadedScenario, horizon: str, arm: Arm, reference: ArmData | None
+    root: StorageRoot,
+    source: WorldSource,
+    horizon: HorizonName,
+    arm: Arm,
+    reference: ArmData | None,
 ) -> CellResult:
     """Evaluate a stored memory run exactly as ``drift run`` evaluates the in-memory one.
 
     Args:
         root: Storage root.
-        loaded: The scenario.
+        source: The world's source.
         horizon: The world's horizon.
         arm: The arm.
         reference: The reference compressor's stored data, or ``None`` for the reference itself.
     """
-    run = load_cell_run(root, loaded.spec.id, horizon, arm)
-    probes, amnesiac = amnesiac_answers(root, loaded.spec.id, horizon)
-    marks = world_session_marks(root, loaded.spec.id, horizon)
-    result = evaluate_cell(loaded, horizon, run, probes, amnesiac, reference, marks=marks)
+    world = source.world(horizon)
+    cell = CellKey(world, arm.key)
+    run = load_cell_run(root, cell)
+    probes, amnesiac = amnesiac_answers(root, world)
+    marks = world_session_marks(root, world)
+    result = evaluate_cell(source, horizon, run, probes, amnesiac, reference, marks=marks)
     if _evaluated is not None:
-        _evaluated[_cell_id(root, loaded.spec.id, horizon, arm.key)] = result.metrics
+        _evaluated[_cell_id(root, cell)] = result.metrics
     return result
 
 
 def stored_result(
     root: StorageRoot,
-    loaded: LoadedScenario,
-    horizon: str,
+    source: WorldSource,
+    horizon: HorizonName,
     arm: Arm,
     amnesiac: Callable[[], pa.Table],
     reference: Callable[[], ArmData] | None,
@@ -200,7 +200,7 @@ def stored_result(
 
     Args:
         root: Storage root.
-        loaded: The scenario.
+        source: The world's source.
         horizon: The world's horizon.
         arm: The arm.
         amnesiac: Gives the amnesiac's answers on this world (:func:`amnesiac_answers`);
@@ -208,17 +208,17 @@ def stored_result(
         reference: Gives the reference compressor's stored data (:func:`load_arm`), or
             ``None`` for the reference itself; called only when the metrics are recomputed.
     """
-    scenario = loaded.spec.id
-    keys = {"scenario": scenario, "horizon": horizon, "arm": arm.key}
-    manifest_path = _manifest_relative(scenario, horizon, arm)
+    world = source.world(horizon)
+    cell = CellKey(world, arm.key)
+    manifest_path = _manifest_relative(cell)
     if not root.exists(manifest_path):
         raise FileNotFoundError(
-            f"cell {scenario}/{horizon} {arm.key} has no memory run under {root} "
+            f"cell {world} {arm.key} has no memory run under {root} "
             f"(missing {root.location(manifest_path)}); materialize memory_snapshots for it first"
         )
     manifest: dict[str, Any] = json.loads(root.read_text(manifest_path))
-    data = load_arm(root, scenario, horizon, arm)
-    metrics = _reused(root, scenario, horizon, arm.key)
+    data = load_arm(root, cell)
+    metrics = _reused(root, cell)
     if metrics is None:
         paired = reference() if reference is not None else data
         metrics = compute_cell(data, amnesiac(), paired, horizon)
@@ -231,14 +231,14 @@ def stored_result(
         faults=[str(f) for f in manifest["faults"]],
     )
     return CellResult(
-        scenario=scenario,
+        scenario=source.id,
         horizon=horizon,
-        replicates=loaded.spec.replicates,
+        replicates=source.replicates,
         arm=arm,
         run=run,
         answers=data.answers.slice(0, 0),
         metrics=metrics,
-        cost_curve=root.read_table(COST_CURVES, keys),
+        cost_curve=root.read_table(COST_CURVES, cell),
     )
 
 
@@ -257,9 +257,10 @@ class StoredCell:
     faults: list[str]
 
 
-def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, where: Mapping[str, str]) -> pa.Table:
+def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
     # Never the context / snapshot texts: metrics do not read them, and DuckDB would hand
     # them over as one plain string per row (gigabytes for a long full-context cell).
+    where = partition_values(key)
     schema = pa.schema([f for f in table.schema if f.name not in TEXT_COLUMNS])
     columns = ", ".join(f'"{f.name}"' for f in schema)
     condition = " and ".join(f'"{key}" = ?' for key in where)
@@ -291,25 +292,25 @@ def stored_cells(
     ).fetchall()
     cells: list[StoredCell] = []
     skipped: list[str] = []
-    worlds: dict[tuple[str, str], tuple[pa.Table, ArmData | None]] = {}
+    worlds: dict[WorldKey, tuple[pa.Table, ArmData | None]] = {}
     for scenario, horizon, arm_key in keys:
-        world = {"scenario": scenario, "horizon": horizon}
-        if (scenario, horizon) not in worlds:
+        world = WorldKey.of(scenario, horizon)
+        if world not in worlds:
             probes = _fetch(con, PROBES, world)
             amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
-            reference_keys = {**world, "arm": REFERENCE_ARM.key}
-            reference = _arm_data(con, reference_keys, root)
-            worlds[(scenario, horizon)] = (amnesiac, reference)
-        amnesiac, reference = worlds[(scenario, horizon)]
-        data = _arm_data(con, {**world, "arm": arm_key}, root)
+            reference = _arm_data(con, CellKey(world, REFERENCE_ARM.key), root)
+            worlds[world] = (amnesiac, reference)
+        amnesiac, reference = worlds[world]
+        cell = CellKey(world, arm_key)
+        data = _arm_data(con, cell, root)
         if reference is None or data is None:
-            skipped.append(f"{scenario}/{horizon} {arm_key}: no reference or no answers stored")
+            skipped.append(f"{world} {arm_key}: no reference or no answers stored")
             continue
         stale = _stale_judge(data)
         if stale is not None:
-            skipped.append(f"{scenario}/{horizon} {arm_key}: judged by {stale}, not {JUDGE_ID}")
+            skipped.append(f"{world} {arm_key}: judged by {stale}, not {JUDGE_ID}")
             continue
-        metrics = _reused(root, scenario, horizon, arm_key)
+        metrics = _reused(root, cell)
         if metrics is None:
             metrics = compute_cell(data, amnesiac, reference, horizon)
         errors = [
@@ -336,17 +337,15 @@ def _stale_judge(data: ArmData) -> str | None:
 
 
 def _arm_data(
-    con: duckdb.DuckDBPyConnection, keys: Mapping[str, str], root: StorageRoot | None = None
+    con: duckdb.DuckDBPyConnection, cell: CellKey, root: StorageRoot | None = None
 ) -> ArmData | None:
-    answers = _fetch(con, PROBE_ANSWERS, keys)
+    answers = _fetch(con, PROBE_ANSWERS, cell)
     if answers.num_rows == 0:
         return None
-    snapshots = _fetch(con, MEMORY_SNAPSHOTS, keys)
+    snapshots = _fetch(con, MEMORY_SNAPSHOTS, cell)
     if root is not None:  # Selectivity from content, as the run measured it
-        snapshots = stored_content_kept(
-            root, keys["scenario"], keys["horizon"], keys["arm"], snapshots
-        )
-    return ArmData(answers, snapshots, _fetch(con, RETRIEVALS, keys))
+        snapshots = stored_content_kept(root, cell, snapshots)
+    return ArmData(answers, snapshots, _fetch(con, RETRIEVALS, cell))
 
 
 def metric_values(metrics: pa.Table, names: Sequence[str]) -> dict[str, float | None]:

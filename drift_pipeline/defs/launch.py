@@ -1,0 +1,364 @@
+"""The launcher: runs of the project's jobs against a Dagster instance.
+
+* :func:`run_via_dagster` (``drift run --via dagster``): the benchmark as Dagster runs in this
+  process, returning the same :class:`~drift_pipeline.pipeline.RunResult` as ``drift run``;
+* :func:`run_selection` (``drift backfill``): a selection of worlds × arms, run by run, now;
+* :func:`launch_backfill` (``drift backfill --launch``): one asset backfill record that the
+  daemon of ``dagster dev`` executes in the asset graph's order.
+
+Runs in process follow :func:`.plan.plan_cells`, read off the asset graph; every run is recorded
+on the instance, so the UI shows each materialization, its metadata and its checks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow as pa
+
+from drift_pipeline.evaluation import ArmData
+from drift_pipeline.memory import Arm, LoopConfig
+from drift_pipeline.pipeline import (
+    REFERENCE_ARM,
+    CellResult,
+    RunOptions,
+    RunResult,
+    amnesiac_answers,
+    load_arm,
+    reuse_evaluations,
+    run_manifest,
+    stored_result,
+    world_is_current,
+)
+from drift_pipeline.scenario import HorizonName, scenario_files
+from drift_pipeline.sources import ScenarioSource
+from drift_pipeline.storage import RootLike, StorageRoot, staged
+
+from .assets import ALL_ASSETS
+from .jobs import ALL_JOBS
+from .partitions import CellKey, WorldKey, register_partitions
+from .plan import CELL_LEVEL, WORLD_LEVEL, Stage, Step, plan_cells, stages
+from .resources import DriftStorage, MemoryLoop, ScenarioCatalog
+from .selection import Selection
+
+QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+"""Every event is in the instance (and the UI); the terminal gets warnings only."""
+
+
+def build_definitions(
+    storage: DriftStorage, scenarios: ScenarioCatalog, loop: MemoryLoop
+) -> dg.Definitions:
+    """The project's assets and jobs bound to these resources (for in-process runs)."""
+    return dg.Definitions(
+        assets=ALL_ASSETS,
+        jobs=ALL_JOBS,
+        resources={"storage": storage, "scenarios": scenarios, "loop": loop},
+    )
+
+
+def graph_stages(defs: dg.Definitions) -> list[Stage]:
+    """The project's jobs in the asset graph's order (:func:`.plan.stages`)."""
+    return stages(defs, ALL_JOBS)
+
+
+def execute(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    steps: Sequence[Step],
+    log: Callable[[str], None] | None = None,
+) -> None:
+    """Run ``steps`` in order, in process, against ``instance``.
+
+    Raises:
+        RuntimeError: Naming the failed step (the step's own error is chained).
+    """
+    jobs = {name: defs.resolve_job_def(name) for name in {s.job for s in steps}}
+    for index, step in enumerate(steps, 1):
+        where = step.partition or "all cells"
+        if log:
+            log(f"[{index}/{len(steps)}] {step.job} {step.partition or ''}".rstrip())
+        try:
+            result = jobs[step.job].execute_in_process(
+                instance=instance,
+                partition_key=step.partition,
+                asset_selection=[dg.AssetKey(k) for k in step.assets] or None,
+                raise_on_error=True,
+                run_config=QUIET_CONSOLE,
+            )
+        except Exception as error:
+            raise RuntimeError(f"{step.job} failed for {where}: {error}") from error
+        if not result.success:
+            raise RuntimeError(f"{step.job} failed for {where}")
+
+
+def plan_selection(
+    instance: dg.DagsterInstance,
+    selection: Selection,
+    catalog: ScenarioCatalog,
+    storage: DriftStorage,
+) -> list[Step]:
+    """The runs of the selection in order; worlds missing or stale are generated first.
+
+    Raises:
+        ValueError: A selected world has no scenario file in the catalog.
+    """
+    recorded = instance.get_materialized_partitions(dg.AssetKey("probes"))
+    known = {source.id: source for source in catalog.scenarios()}
+    root = storage.path()
+
+    def regenerate(world: WorldKey) -> bool:
+        source = known.get(world.source_id)
+        if source is None:
+            raise ValueError(f"world {world}: no scenario file with that id in the catalog")
+        return world.partition_key not in recorded or not world_is_current(
+            root, source, world.horizon
+        )
+
+    defs = build_definitions(storage, catalog, MemoryLoop())
+    return plan_cells(graph_stages(defs), selection.worlds, selection.arms, regenerate)
+
+
+def run_selection(
+    instance: dg.DagsterInstance,
+    selection: Selection,
+    storage: DriftStorage,
+    catalog: ScenarioCatalog,
+    loop: MemoryLoop | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[Step]:
+    """Execute the selection now, run by run; returns the steps run."""
+    steps = plan_selection(instance, selection, catalog, storage)
+    execute(build_definitions(storage, catalog, loop or MemoryLoop()), instance, steps, log)
+    return steps
+
+
+def launch_backfill(instance: dg.DagsterInstance, selection: Selection, title: str) -> str:
+    """Create an asset backfill of the selection for the daemon; returns its id.
+
+    Targets every world-level asset of the selected worlds (tables, the reference compressor's
+    run, baselines), every cell-level asset of the selected cells and the reports. Dagster
+    orders the runs by the asset graph's partition mappings.
+
+    Uses Dagster's backfill records directly (``PartitionBackfill``), which the UI's "Launch
+    backfill" also creates; it is not a public API and may move between Dagster releases
+    (``tests/defs/test_backfill.py`` launches one).
+    """
+    from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
+    from dagster._core.execution.backfill import PartitionBackfill
+    from dagster._core.utils import make_new_backfill_id
+
+    defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
+    graph = defs.resolve_asset_graph()
+    keys_by_level = {
+        WORLD_LEVEL: [w.partition_key for w in selection.worlds],
+        CELL_LEVEL: [c.partition_key for c in selection.cells],
+    }
+    subsets = {}
+    unpartitioned: set[dg.AssetKey] = set()
+    for stage in graph_stages(defs):
+        for key in stage.assets:
+            partitions_def = graph.get(key).partitions_def
+            if partitions_def is None:
+                unpartitioned.add(key)
+            else:
+                keys = keys_by_level[stage.level]
+                subsets[key] = partitions_def.subset_with_partition_keys(keys)
+    target = AssetGraphSubset(  # type: ignore[call-arg]
+        partitions_subsets_by_asset_key=subsets, non_partitioned_asset_keys=unpartitioned
+    )
+    backfill_id = make_new_backfill_id()
+    instance.add_backfill(
+        PartitionBackfill.from_asset_graph_subset(
+            backfill_id=backfill_id,
+            backfill_timestamp=time.time(),
+            tags={"drift/selection": title[:63]},
+            dynamic_partitions_store=instance,
+            asset_graph_subset=target,
+            title=title,
+            description=f"{len(selection.worlds)} worlds × {len(selection.arms)} arms",
+            run_config=None,
+        )
+    )
+    return backfill_id
+
+
+def run_via_dagster(
+    scenario_paths: Sequence[str | Path],
+    arms: Sequence[Arm],
+    horizons: Sequence[HorizonName] = (),
+    out: RootLike = "data",
+    *,
+    loop: LoopConfig | None = None,
+    backend_options: dict[str, dict[str, Any]] | None = None,
+    instance: dg.DagsterInstance | None = None,
+    log: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run the benchmark through Dagster; same tables and figures as ``run_benchmark``.
+
+    Args:
+        scenario_paths: Scenario files or folders (as ``drift run`` takes them).
+        arms: Arms to report; the reference compressor always runs, as each world's baseline
+            (MVOT and TES need it), and is reported when it is one of ``arms``.
+        horizons: Only these horizons (empty: every declared horizon).
+        out: Storage root.
+        loop: Memory-loop settings (timeout, isolation, concurrency); ``protect`` is ignored,
+            the storage root is always protected.
+        backend_options: Constructor options per backend name.
+        instance: Dagster instance; default ``DagsterInstance.get()`` (``DAGSTER_HOME``).
+        log: Called with one line per run started.
+
+    Returns:
+        The reported cells (recomputed from the stored tables, equal to what the assets wrote),
+        the number of worlds generated (also worlds that were current on disk but unknown to
+        the instance: they are regenerated, identically, so the instance records them), and
+        the run manifest (also written to ``<out>/_manifests/run.json``).
+
+    Raises:
+        ScenarioError: A scenario file is invalid.
+        GenerationUnsupported: A scenario's paradigm has no generator yet.
+        ValueError: Two files declare the same scenario id.
+        RuntimeError: A run failed (naming the job and partition).
+    """
+    files = scenario_files(list(scenario_paths))
+    scenarios = [ScenarioSource.load(path) for path in files]
+    ids = [source.id for source in scenarios]
+    for source in scenarios:
+        source.check()
+        if ids.count(source.id) > 1:
+            raise ValueError(f"scenario id {source.id!r} is used by more than one file")
+    settings = loop or LoopConfig()
+    storage = DriftStorage(root=StorageRoot.from_url(out).url)
+    catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
+    memory_loop = MemoryLoop(
+        call_timeout=settings.call_timeout,
+        isolate=settings.isolate,
+        concurrency=settings.concurrency,
+        backend_options=backend_options or {},
+    )
+    root = storage.path()
+    worlds = [world for source in scenarios for world in source.worlds(horizons)]
+    # The reference compressor is each world's baseline (a world-level asset), not a cell.
+    cell_arms = [arm for arm in dict.fromkeys(arms) if arm != REFERENCE_ARM]
+    owns_instance = instance is None
+    active = instance or dg.DagsterInstance.get()
+    cells: list[CellResult] = []
+    defs = build_definitions(storage, catalog, memory_loop)
+    # The runs execute in this process: the figures their assets computed are the ones returned.
+    with reuse_evaluations():
+        try:
+            register_partitions(active, [world.key for world in worlds], cell_arms)
+            recorded = active.get_materialized_partitions(dg.AssetKey("probes"))
+            regenerate = {
+                world.key
+                for world in worlds
+                if world.key.partition_key not in recorded
+                or not world_is_current(root, world.source, world.horizon)
+            }
+            steps = plan_cells(
+                graph_stages(defs),
+                [world.key for world in worlds],
+                cell_arms,
+                regenerate.__contains__,
+            )
+            execute(defs, active, steps, log)
+        finally:
+            if owns_instance:
+                active.dispose()
+        for world in worlds:
+            amnesiac, reference = _amnesiac(root, world.key), _reference(root, world.key)
+            for arm in [REFERENCE_ARM, *cell_arms]:
+                cell = stored_result(
+                    root,
+                    world.source,
+                    world.horizon,
+                    arm,
+                    amnesiac,
+                    None if arm == REFERENCE_ARM else reference,
+                )
+                cell.reported = arm in arms
+                cells.append(cell)
+    options = RunOptions(
+        arms=list(arms),
+        horizons=tuple(horizons),
+        out=out,
+        loop=settings,
+        backend_options=backend_options or {},
+    )
+    manifest = run_manifest(scenarios, options, cells)
+    with staged(root) as writer:
+        writer.put_text(
+            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        )
+    return RunResult(
+        cells=[c for c in cells if c.reported], generated_worlds=len(regenerate), manifest=manifest
+    )
+
+
+def _amnesiac(root: StorageRoot, world: WorldKey) -> Callable[[], pa.Table]:
+    """The amnesiac's answers on ``world``, read when first asked for."""
+    return cache(lambda: amnesiac_answers(root, world)[1])
+
+
+def _reference(root: StorageRoot, world: WorldKey) -> Callable[[], ArmData]:
+    """The reference compressor's stored data on ``world``, read when first asked for."""
+    return cache(lambda: load_arm(root, CellKey(world, REFERENCE_ARM.key)))
+
+
+def backfill(
+    horizon: str | None = None,
+    scenarios: Sequence[str] = (),
+    ablation: str | None = None,
+    arms: Sequence[str] = (),
+    *,
+    launch: bool = False,
+    dry_run: bool = False,
+    echo: Callable[[str], None] = print,
+) -> None:
+    """``drift backfill``: select registered partitions, then run them now or launch a backfill.
+
+    Registers the repository's worlds and arms on the ``DAGSTER_HOME`` instance first (as the
+    code location does when it loads), reading the storage root and scenario folders from
+    ``DRIFT_DATA_ROOT`` and ``DRIFT_SCENARIOS`` like ``dagster dev``.
+
+    Args:
+        horizon: Only worlds of this horizon.
+        scenarios: Only these scenario ids.
+        ablation: Only this ablation's arms.
+        arms: Only these arm keys.
+        launch: Create one asset backfill for the daemon instead of running now.
+        dry_run: Print the selection and the runs only.
+        echo: Where the lines go.
+
+    Raises:
+        ValueError: An unknown horizon, ablation or arm (one line naming it).
+        RuntimeError: A run failed (naming the job and partition).
+    """
+    from .partitions import repository_partitions
+    from .resources import default_catalog, default_storage
+    from .selection import select, title
+
+    storage, catalog = default_storage(), default_catalog()
+    with dg.DagsterInstance.get() as instance:
+        register_partitions(instance, *repository_partitions(catalog))
+        selection = select(instance, catalog, horizon, scenarios, ablation, arms)
+        worlds, arm_count = len(selection.worlds), len(selection.arms)
+        echo(f"{worlds} worlds × {arm_count} arms = {len(selection.cells)} cells")
+        if dry_run:
+            for step in plan_selection(instance, selection, catalog, storage):
+                assets = f" ({', '.join(step.assets)})" if step.assets else ""
+                echo(f"{step.job} {step.partition or ''}".rstrip() + assets)
+        elif launch:
+            backfill_id = launch_backfill(
+                instance, selection, title(horizon, scenarios, ablation, arms)
+            )
+            echo(
+                f"backfill {backfill_id} created; `dagster dev` runs it (UI: Overview → Backfills)"
+            )
+        else:
+            run_selection(instance, selection, storage, catalog, log=echo)

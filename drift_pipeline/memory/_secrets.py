@@ -1,0 +1,55 @@
+"""Secrets an arm's worker holds, and their removal from every line the harness records.
+
+A backend may be given a key (an ``api_key`` option, ``DRIFT_LLM_API_KEY`` in its worker's
+environment) and may echo it in an exception (``auth failed for key sk-…``). Fault lines go
+into tables, the run's output and error messages, so the harness replaces each secret it
+handed out with ``[redacted]`` before recording a line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+REDACTED = "[redacted]"
+_SECRET_NAME = re.compile(r"key|token|secret|password|passwd|credential|auth", re.IGNORECASE)
+# Shorter values ("1", "true") would redact ordinary words; no real key is this short.
+_MIN_SECRET = 8
+
+
+def arm_secrets(options: Mapping[str, Any], env_names: Iterable[str]) -> tuple[str, ...]:
+    """The values to keep out of records: secret-named options and the variables passed in.
+
+    Args:
+        options: The backend's constructor options (nested mappings are searched too).
+        env_names: Harness variables passed into the worker (their values are secrets), plus
+            the LLM key variable, whose value is always withheld from records.
+    """
+    from drift_pipeline.llm import API_KEY_ENV
+
+    found: list[str] = []
+
+    def walk(mapping: Mapping[str, Any]) -> None:
+        for name, value in mapping.items():
+            if isinstance(value, Mapping):
+                walk(value)
+            elif isinstance(value, str) and _SECRET_NAME.search(str(name)):
+                found.append(value)
+
+    walk(options)
+    found += [os.environ.get(name, "") for name in (*env_names, API_KEY_ENV)]
+    unique = {value for value in found if len(value) >= _MIN_SECRET}
+    # Longest first: a key that contains another is replaced whole.
+    return tuple(sorted(unique, key=len, reverse=True))
+
+
+def redact(text: str | None, secrets: Iterable[str]) -> str | None:
+    """``text`` with every secret replaced by ``[redacted]`` (``None`` stays ``None``)."""
+    if not text:
+        return text
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text

@@ -1,0 +1,156 @@
+"""The source registry: ``PREFIX:PATH`` names an importer, a plain path a scenario file or folder.
+
+``drift run locomo:data/locomo10.json`` opens the file with the importer registered under
+``locomo``; ``drift run scenarios/`` (or ``scenario:scenarios/``) opens the scenario files there.
+An importer is a function ``(path: str) -> WorldSource | Sequence[WorldSource]``, registered
+lazily by import path, in-process (:func:`register_source`) or from an installed package through
+the ``drift_pipeline.sources`` entry-point group::
+
+    [project.entry-points."drift_pipeline.sources"]
+    locomo = "my_package.locomo:open_locomo"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import cast
+
+from drift_pipeline._lazy import LazyRegistry, callable_entry
+from drift_pipeline.scenario import ScenarioError, scenario_files
+
+from ._base import SourceError, WorldSource
+from ._scenario import ScenarioSource
+
+__all__ = [
+    "SOURCE_GROUP",
+    "SourceLoader",
+    "open_scenarios",
+    "open_source",
+    "open_sources",
+    "register_source",
+    "source_prefixes",
+    "unregister_source",
+]
+
+SOURCE_GROUP = "drift_pipeline.sources"
+"""Entry-point group through which installed packages register importers."""
+
+SourceLoader = Callable[[str], "WorldSource | Sequence[WorldSource]"]
+"""An importer: opens the path after its prefix and returns the source(s) found there."""
+
+_PREFIX = re.compile(r"^(?P<prefix>[a-z][a-z0-9_]+):(?P<path>.+)$")
+"""``name:path``; one-letter prefixes are left to drive letters (``C:\\data``)."""
+
+SCENARIO_PREFIX = "scenario"
+
+
+def _loader(value: object) -> SourceLoader:
+    return cast(SourceLoader, callable_entry(value))
+
+
+_SOURCES: LazyRegistry[SourceLoader] = LazyRegistry("source", SOURCE_GROUP, _loader)
+_SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenarios")
+
+
+def register_source(prefix: str, loader: str | SourceLoader) -> None:
+    """Register an importer under ``prefix`` (``drift run PREFIX:PATH``).
+
+    Args:
+        prefix: Lower-case name, ``[a-z][a-z0-9_]+`` (two characters at least).
+        loader: The importer, or its import path ``"package.module:function"`` (imported when
+            a source with that prefix is first opened).
+
+    Raises:
+        ValueError: The prefix is malformed or taken by another importer.
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9_]+", prefix):
+        raise ValueError(f"source prefix {prefix!r} is invalid: use lower-case [a-z][a-z0-9_]+")
+    _SOURCES.register(prefix, loader)
+
+
+def unregister_source(prefix: str) -> None:
+    """Forget the importer under ``prefix`` (tests; missing is fine)."""
+    _SOURCES.unregister(prefix)
+
+
+def source_prefixes() -> list[str]:
+    """Every registered prefix, installed importers included, sorted."""
+    return _SOURCES.names()
+
+
+def open_scenarios(path: str) -> list[WorldSource]:
+    """The scenario file at ``path``, or every scenario file in the folder ``path``.
+
+    Raises:
+        SourceError: One line per invalid file, or naming the folder that holds none.
+    """
+    sources: list[WorldSource] = []
+    problems: list[str] = []
+    for file in scenario_files([path]):
+        try:
+            sources.append(ScenarioSource.load(file))
+        except ScenarioError as error:
+            problems.extend(error.lines())
+    if problems:
+        raise SourceError(problems[0], problems[1:])
+    if not sources:
+        raise SourceError(f"no scenario files found in {path}")
+    return sources
+
+
+def open_source(text: str) -> list[WorldSource]:
+    """The source(s) named by ``text``: ``PREFIX:PATH``, or a scenario file or folder.
+
+    Raises:
+        SourceError: An unknown prefix (listing the known ones), a missing file, or what the
+            importer found wrong, one line per problem.
+    """
+    match = _PREFIX.match(text)
+    if match is None or Path(text).exists():
+        return open_scenarios(text)
+    prefix, path = match["prefix"], match["path"]
+    if prefix not in _SOURCES:
+        raise SourceError(
+            f"source {text!r}: unknown prefix {prefix!r} "
+            f"(known: {', '.join(source_prefixes())}; a plain path is a scenario file)"
+        )
+    if not Path(path).exists():
+        raise SourceError(f"source {text!r}: no such file or folder {path}")
+    try:
+        loader = _SOURCES.get(prefix)
+    except (LookupError, TypeError) as error:
+        raise SourceError(str(error)) from None
+    try:
+        opened = loader(path)
+    except SourceError:
+        raise
+    except (OSError, ValueError) as error:
+        raise SourceError(f"source {text!r}: {str(error).splitlines()[0]}") from None
+    found = [opened] if isinstance(opened, WorldSource) else list(opened)
+    if not found or not all(isinstance(s, WorldSource) for s in found):
+        raise SourceError(f"source {text!r}: importer {prefix!r} returned no WorldSource")
+    return found
+
+
+def open_sources(texts: Sequence[str | Path]) -> list[WorldSource]:
+    """Every source named by ``texts`` (see :func:`open_source`), ids unique.
+
+    Raises:
+        SourceError: Every problem found, one line each (nothing is opened half-way).
+    """
+    sources: list[WorldSource] = []
+    problems: list[str] = []
+    for text in texts:
+        try:
+            sources.extend(open_source(str(text)))
+        except SourceError as error:
+            problems.extend(error.lines())
+    if problems:
+        raise SourceError(problems[0], problems[1:])
+    ids = [source.id for source in sources]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise SourceError(f"scenario id {duplicates[0]!r} is used by more than one file")
+    return sources

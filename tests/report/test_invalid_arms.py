@@ -1,0 +1,73 @@
+"""An arm whose calls faulted past the limit in a cell is listed with its fault rate, unranked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evaluation.test_metrics import FAST, REFERENCE, amnesiac_arm, arm
+
+from drift_pipeline.evaluation import CellMetrics, compute_cell
+from drift_pipeline.memory import Arm
+from drift_pipeline.report import render_leaderboard, standings, summary_json
+from report.test_leaderboard import _amnesiac, _arm
+
+
+@dataclass
+class _Cell:
+    scenario: str
+    horizon: str
+    replicates: int
+    arm: Arm
+    metrics: CellMetrics
+    faults: list[str] = field(default_factory=list)
+    valid: bool = True
+    fault_rate: float = 0.0
+
+
+def _cells(invalid_rate: float | None) -> list[_Cell]:
+    """fact_store (the better one) and amnesiac; fact_store invalid when a rate is given."""
+    out = []
+    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
+        metrics = compute_cell(_arm(data), _amnesiac(), REFERENCE, "short", FAST)
+        cell = _Cell("fixture-001", "short", 2, Arm.parse(key), metrics)
+        if invalid_rate is not None and key.startswith("fact_store"):
+            cell.valid, cell.fault_rate = False, invalid_rate
+        out.append(cell)
+    return out
+
+
+def test_an_invalid_arm_comes_after_the_ranked_ones_with_its_fault_rate_and_no_figures():
+    valid = standings(_cells(None))
+    assert [s.arm for s in valid] == ["fact_store@hard", "amnesiac@hard"]
+    rows = standings(_cells(0.375))
+    assert [(s.arm, s.valid) for s in rows] == [("amnesiac@hard", True), ("fact_store@hard", False)]
+    lines = render_leaderboard(rows).splitlines()
+    assert lines[2].startswith("amnesiac@hard ")
+    assert lines[3].startswith("fact_store@hard (not ranked: 37.5% of calls faulted)")
+    assert set(lines[3].split(")", 1)[1].split()) == {"—"}  # no figure to read as a score
+    markdown = render_leaderboard(rows, markdown=True)
+    assert "| fact_store@hard (not ranked: 37.5% of calls faulted) | — |" in markdown
+
+
+def test_the_json_summary_says_which_cells_and_arms_are_invalid_and_their_fault_rates():
+    payload = summary_json(_cells(0.375), ["fixture-001"])
+    cells = {c["arm"]: (c["valid"], c["fault_rate"]) for c in payload["cells"]}
+    assert cells == {"fact_store@hard": (False, 0.375), "amnesiac@hard": (True, 0.0)}
+    # The arms keep their order: the invalid one after the ranked ones.
+    assert [a["arm"] for a in payload["arms"]] == ["amnesiac@hard", "fact_store@hard"]
+
+
+def test_cells_without_call_counts_are_taken_as_valid():
+    @dataclass
+    class _Stored:  # as rebuilt from stored tables: no validity fields at all
+        scenario: str
+        horizon: str
+        replicates: int
+        arm: Arm
+        metrics: CellMetrics
+        faults: list[str] = field(default_factory=list)
+
+    cell = _cells(None)[0]
+    stored = _Stored(cell.scenario, cell.horizon, 2, cell.arm, cell.metrics)
+    assert standings([stored])[0].valid
+    assert summary_json([stored], ["fixture-001"])["cells"][0]["valid"] is True

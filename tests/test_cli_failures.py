@@ -1,0 +1,250 @@
+"""``drift run`` when backends fail as a user's would: each failure is loud, never a score.
+
+The failing backends are written at test time outside the repository and imported through
+``PYTHONPATH``, as a user's own modules would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from memory.plugins import _support
+
+DRIFT = str(Path(sys.executable).with_name("drift"))
+EXIT_BACKEND_START = 4
+EXIT_INVALID_ARM = 5
+EXIT_ROOT_BUSY = 6
+
+BROKEN_SYNTAX = """\
+class Broken:
+    def store(self
+"""
+NEEDS_SERVER = """\
+from drift_pipeline.memory import TokenCounts
+
+
+def _connect():
+    raise ConnectionRefusedError("memory server at localhost:9 refused the connection")
+
+
+class NeedsServer:
+    def __init__(self):
+        _connect()
+
+    async def store(self, session_id, messages):
+        return None
+
+    async def retrieve(self, session_id, entity_id, query):
+        return ""
+
+    def token_counts(self):
+        return TokenCounts()
+
+    def snapshot(self):
+        return ""
+"""
+
+FLAKY = """\
+from drift_pipeline.memory import TokenCounts
+
+
+class OneInFive:
+    def __init__(self):
+        self.calls = 0
+
+    async def store(self, session_id, messages):
+        self.calls += 1
+        if self.calls % 5 == 0:
+            raise RuntimeError("one call in five fails")
+
+    async def retrieve(self, session_id, entity_id, query):
+        return "nothing kept"
+
+    def token_counts(self):
+        return TokenCounts()
+
+    def snapshot(self):
+        return ""
+"""
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+
+    def rows_per_arm(self) -> dict[str, int]:
+        rows = _support.query(
+            self.out, "select arm, count(*) as n from {memory_snapshots} group by arm"
+        )
+        return {row["arm"]: row["n"] for row in rows}
+
+
+def _modules(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "broken_syntax.py").write_text(BROKEN_SYNTAX)
+    (folder / "needs_server.py").write_text(NEEDS_SERVER)
+    (folder / "flaky.py").write_text(FLAKY)
+    return folder
+
+
+def drift_run(folder: Path, *args: str, out: Path | None = None) -> Run:
+    modules = _modules(folder / "modules")
+    scenario = _support.write_scenario(folder / "scenarios", "cli-fail-t")
+    out = out or folder / "data"
+    done = subprocess.run(
+        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(folder / "s.json"), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(modules)},
+        timeout=300,
+    )
+    return Run(done.returncode, done.stdout, done.stderr, out)
+
+
+FULL = _support.SESSIONS * _support.REPLICATES
+
+
+@pytest.mark.parametrize(
+    ("backend", "expected"),
+    [
+        ("broken_syntax:Broken", "SyntaxError: '(' was never closed"),
+        ("needs_server:NoSuchClass", "module 'needs_server' has no attribute 'NoSuchClass'"),
+        ("needs_server:NeedsServer", "ConnectionRefusedError: memory server at localhost:9"),
+    ],
+)
+def test_a_backend_that_cannot_start_stops_the_run_with_one_line_and_no_rows(
+    tmp_path: Path, backend: str, expected: str
+):
+    run = drift_run(tmp_path, "--backend", "bm25", "--backend", backend)
+    assert run.code == EXIT_BACKEND_START, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines and lines[-1].startswith(f"backend {backend}@hard could not start: "), lines
+    assert expected in lines[-1]
+    assert "Traceback" not in run.stderr and "init must come first" not in run.stderr
+    if "NoSuchClass" not in backend:  # the backend's own code: where it went wrong
+        module = backend.split(":")[0]
+        line = 2 if module == "broken_syntax" else 5
+        assert f"{tmp_path}/modules/{module}.py:{line}" in lines[-1]
+    assert "DRIFT-C" not in run.stdout  # no leaderboard
+    # The arms before it were written whole; the failing one has no row at all.
+    assert run.rows_per_arm() == {"reference_compressor@hard": FULL, "bm25@hard": FULL}
+
+
+def test_with_keep_going_the_other_arms_complete_and_the_status_still_says_so(tmp_path: Path):
+    run = drift_run(
+        tmp_path,
+        "--keep-going",
+        "--backend",
+        "needs_server:NeedsServer",
+        "--backend",
+        "bm25",
+        "--backend",
+        "broken_syntax:Broken",
+    )
+    assert run.code == EXIT_BACKEND_START, run.stderr
+    failed = [line for line in run.stderr.splitlines() if "could not start" in line]
+    assert len(failed) == 2
+    assert "bm25@hard" in run.stdout
+    assert "needs_server" not in run.stdout and "broken_syntax" not in run.stdout
+    assert run.rows_per_arm() == {"reference_compressor@hard": FULL, "bm25@hard": FULL}
+
+
+def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_path: Path):
+    run = drift_run(tmp_path, "--backend", "flaky:OneInFive", "--backend", "bm25")
+    assert run.code == EXIT_INVALID_ARM, run.stderr
+    board = run.stdout.split("\n\n")[0].splitlines()
+    assert board[2].startswith("bm25@hard ")
+    assert board[3].startswith("flaky:OneInFive@hard (not ranked: ")
+    assert "invalid: flaky:OneInFive@hard on cli-fail-t/short: " in run.stdout
+    summary = json.loads((tmp_path / "s.json").read_text())
+    cells = {c["arm"]: c for c in summary["cells"]}
+    assert cells["bm25@hard"]["valid"] is True and cells["bm25@hard"]["fault_rate"] == 0.0
+    flaky = cells["flaky:OneInFive@hard"]
+    assert flaky["valid"] is False and flaky["fault_rate"] > 0.05
+    # Its rows are still written: the faults are data.
+    assert run.rows_per_arm()["flaky:OneInFive@hard"] == FULL
+    # With a higher limit it is ranked again, and the run succeeds.
+    again = drift_run(tmp_path / "again", "--backend", "flaky:OneInFive", "--max-fault-rate", "0.5")
+    assert again.code == 0, again.stderr
+    assert "not ranked" not in again.stdout
+
+
+def _start(folder: Path, out: Path, *args: str) -> subprocess.Popen[str]:
+    scenario = _support.write_scenario(folder / "scenarios", "cli-fail-t")
+    return subprocess.Popen(
+        [DRIFT, "run", str(scenario), "--out", str(out), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for(predicate: Callable[[], bool], seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.1)
+
+
+def _tables(out: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the cell tables, timings left out, sorted: what a rerun must reproduce."""
+    found = {}
+    for table, columns in (
+        ("memory_snapshots", "arm, replicate, session_index, storage_tokens, error"),
+        ("retrievals", "arm, replicate, probe_id, context, error"),
+        ("probe_answers", "arm, replicate, probe_id, correct, score"),
+    ):
+        rows = _support.query(out, f"select {columns} from {{{table}}} order by all")
+        found[table] = [tuple(row.values()) for row in rows]
+    return found
+
+
+def test_a_second_run_on_the_same_folder_is_refused_and_the_first_completes(tmp_path: Path):
+    out = tmp_path / "data"
+    first = _start(tmp_path, out, "--backend", "bm25")
+    try:
+        lock = out / ".drift-run.lock"
+        _wait_for(lambda: lock.exists() and "pid" in lock.read_text())
+        second = drift_run(tmp_path / "second", "--backend", "bm25", out=out)
+        assert second.code == EXIT_ROOT_BUSY, second.stderr
+        assert second.stderr.strip() == (
+            f"{out} is in use by drift run (pid {first.pid}); wait for it to finish or give "
+            "another --out"
+        )
+    finally:
+        _, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    rows = Run(0, "", "", out).rows_per_arm()
+    assert rows == {"reference_compressor@hard": FULL, "bm25@hard": FULL}
+
+
+def test_kill_9_mid_run_and_a_rerun_give_the_tables_of_an_uninterrupted_run(tmp_path: Path):
+    clean = drift_run(tmp_path / "clean", "--backend", "bm25", "--backend", "fact_store")
+    assert clean.code == 0, clean.stderr
+    out = tmp_path / "killed"
+    killed = _start(tmp_path, out, "--backend", "bm25", "--backend", "fact_store")
+    try:
+        # Once the first cell has landed, the run is mid-way: kill it and every worker with it.
+        _wait_for(lambda: any((out / "memory_snapshots").glob("**/*.parquet")))
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.communicate()
+    rerun = drift_run(tmp_path / "rerun", "--backend", "bm25", "--backend", "fact_store", out=out)
+    assert rerun.code == 0, rerun.stderr
+    assert rerun.rows_per_arm() == {
+        "reference_compressor@hard": FULL, "bm25@hard": FULL, "fact_store@hard": FULL
+    }
+    assert _tables(out) == _tables(clean.out)
