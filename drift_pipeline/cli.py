@@ -721,14 +721,15 @@ def compare(
     default="llm",
     show_default=True,
     help="llm: the pinned LLM judge (DRIFT_LLM_BASE_URL, DRIFT_JUDGE_MODEL or DRIFT_LLM_MODEL); "
-    "rule: the context judge's rules, for comparison.",
+    "rule: the offline careful reader and the context judge (default set: labelled contexts).",
 )
 @click.option(
     "--set",
     "check_set",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     default=None,
-    help="A labelled set of your own (JSON lines); default: the one the package ships.",
+    help="A labelled set of your own (JSON lines; each item an answer or a context); default: "
+    "the shipped contexts (--judge rule) or answers (--judge llm).",
 )
 @OUT_OPTION
 @click.option(
@@ -741,18 +742,20 @@ def compare(
 def judge_check(
     judge: str, check_set: Path | None, out: StorageRoot, json_path: Path | None
 ) -> None:
-    """How strict is the judge? False-accept and false-reject rates on a labelled set.
+    """How strict are the reader and judge? Accuracy, false accepts and rejects on a labelled set.
 
-    The shipped set holds vague but on-topic answers and specific but wrong ones (a sound judge
-    rejects both), correct answers phrased differently (accepted), and plain controls. LLM
-    replies are cached under --out's llm_cache.
+    An item carries an answer (scored by the judge) or a context (read by the offline careful
+    reader, then scored). The shipped context set covers plain, paraphrased, vague,
+    hypothetical, questioned, third-party, sarcastic, negated, retracted and dated statements;
+    the shipped answer set holds vague, wrong, paraphrased and plain answers. Targets: accuracy
+    at least 90%, false accepts at most 5%. LLM replies are cached under --out's llm_cache.
     """
     from drift_pipeline.evaluation import LLMJudge, RuleJudge, load_check_set, run_judge_check
     from drift_pipeline.llm import LLMClient
     from drift_pipeline.pipeline import llm_cache_location
 
     try:
-        items = load_check_set(check_set)
+        items = load_check_set(check_set, contexts=judge == "rule")
     except (OSError, ValueError) as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)

@@ -24,8 +24,10 @@ from drift_pipeline.cli import main
 
 SCENARIO = Path(__file__).parent / "fixtures" / "scenarios" / "valid" / "ua-dense-002.yaml"
 DRIFT = str(Path(sys.executable).with_name("drift"))
-BACKENDS = ("--backend", "fact_store", "--backend", "amnesiac")
-PAIR = ("--backend-a", "fact_store", "--backend-b", "amnesiac")
+# full_context, not fact_store: fact_store's rule extractor keeps almost nothing of this short
+# world, so under the careful reader it recalls no more than the amnesiac.
+BACKENDS = ("--backend", "full_context", "--backend", "amnesiac")
+PAIR = ("--backend-a", "full_context", "--backend-b", "amnesiac")
 
 
 def _run_args(out: Path, summary: Path) -> list[str]:
@@ -48,11 +50,11 @@ def _checks(leaderboard: str, summary: dict[str, object], compare: str) -> None:
         figure = cell["metrics"]["recall_accuracy"]
         assert 0.0 <= figure["ci_low"] <= figure["value"] <= figure["ci_high"] <= 1.0
     by_arm = {cell["arm"]: cell["metrics"]["recall_accuracy"]["value"] for cell in cells}
-    assert by_arm["fact_store@hard"] > by_arm["amnesiac@hard"]
+    assert by_arm["full_context@hard"] > by_arm["amnesiac@hard"]
     line = next(line for line in compare.splitlines() if "recall_accuracy" in line)
     difference = float(line.split()[1])
     assert difference == pytest.approx(
-        by_arm["fact_store@hard"] - by_arm["amnesiac@hard"], abs=5e-4
+        by_arm["full_context@hard"] - by_arm["amnesiac@hard"], abs=5e-4
     )
 
 

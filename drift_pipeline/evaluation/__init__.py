@@ -2,7 +2,8 @@
 
 Scoring reads only what a backend returned (``retrievals``), its costs (``memory_snapshots``) and
 the latent ground truth carried by ``probes``; it never reads a transcript. The default reader
-and judge is the deterministic context judge; the pinned LLM reader and judge are optional.
+is the deterministic careful reader (:mod:`.reader`), scored by the context judge; the pinned
+LLM reader and judge are optional and judged the same way.
 """
 
 from ._answering import (
@@ -26,12 +27,14 @@ from ._composites import (
 )
 from ._judge import (
     ANSWER_COLUMNS,
+    JUDGE_ID,
     JUDGE_NAME,
     JUDGE_VERSION,
     RETRACTION_MARKERS,
     Verdict,
     judge,
     judge_all,
+    judge_answer,
 )
 from ._judge_check import (
     CHECK_CATEGORIES,
@@ -44,6 +47,7 @@ from ._judge_check import (
 from ._judge_llm import JUDGE_PROMPTS, JudgeItem, Judgement, LLMJudge, RuleJudge, parse_judge_reply
 from ._metric_inputs import CellInputs, MetricUnit, UnitRate
 from ._metric_specs import (
+    GEOMETRIC_FLOOR,
     METRIC_ENTRY_POINT_GROUP,
     Direction,
     MetricCompute,
@@ -70,16 +74,21 @@ from ._metrics import (
     reference_figures,
 )
 from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, cap_context
+from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
+from ._selectivity import CONTENT_KEPT, content_kept, session_marks
 
 __all__ = [
     "ANSWER_COLUMNS",
     "ANSWER_TABLE_COLUMNS",
     "CHECK_CATEGORIES",
+    "CONTENT_KEPT",
     "DEFAULT_CONTEXT_CAP_TOKENS",
     "DRIFT_C_WEIGHTS",
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
+    "GEOMETRIC_FLOOR",
     "HORIZON_WEIGHTS",
+    "JUDGE_ID",
     "JUDGE_NAME",
     "JUDGE_PROMPTS",
     "JUDGE_VERSION",
@@ -89,6 +98,7 @@ __all__ = [
     "PREFILL_MS_PER_TOKEN",
     "Q_RATE",
     "READER_BASE_TTFT_MS",
+    "READER_COLUMNS",
     "RETRACTION_MARKERS",
     "ArmData",
     "CellInputs",
@@ -120,11 +130,13 @@ __all__ = [
     "cap_context",
     "compare_arms",
     "compute_cell",
+    "content_kept",
     "discover_metrics",
     "drift_c",
     "drift_e",
     "judge",
     "judge_all",
+    "judge_answer",
     "latency_profile_score",
     "latent_profiles",
     "load_check_set",
@@ -133,10 +145,13 @@ __all__ = [
     "metric_spec",
     "metric_specs",
     "parse_judge_reply",
+    "reader_probe",
     "reference_figures",
     "register_metric",
     "run_judge_check",
+    "session_marks",
     "summarise",
     "token_efficiency_score",
     "unregister_metric",
+    "with_reader_columns",
 ]

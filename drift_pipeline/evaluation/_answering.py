@@ -5,10 +5,12 @@ An :class:`Evaluator` turns retrieved texts into the answer columns of ``probe_a
 environment; a backend's options never reach it, so no memory system can change how its output
 is read or judged.
 
-- :class:`ContextEvaluator`: the deterministic context judge (reader and judge in one).
+- :class:`ContextEvaluator`: the deterministic careful reader (:mod:`.reader`) reads each
+  retrieved text and the context judge scores the reading; the default.
 - :class:`LLMEvaluator`: the pinned :class:`~._reader_llm.LLMReader` answers each probe from its
   retrieved text (streamed, so its time to first token is measured), then a judge scores the
-  answer: the pinned :class:`~._judge_llm.LLMJudge` or the :class:`~._judge_llm.RuleJudge`. A
+  answer: the pinned :class:`~._judge_llm.LLMJudge` or the :class:`~._judge_llm.RuleJudge` (which
+  reads the answer by the careful reader's rules and scores it with the same judge). A
   failed reader or judge call leaves ``correct`` null and says why in ``judge_error``; the
   metrics leave such rows out and count them (``judge_errors``).
 
@@ -29,9 +31,10 @@ import pyarrow.compute as pc
 
 from drift_pipeline.world.probe_families import get_probe_family, probe_families
 
-from ._judge import ANSWER_COLUMNS, JUDGE_NAME, JUDGE_VERSION, judge_all
+from ._judge import ANSWER_COLUMNS, JUDGE_ID, JUDGE_NAME, JUDGE_VERSION, judge_all
 from ._judge_llm import JudgeItem, LLMJudge, RuleJudge
 from ._reader_llm import LLMReader
+from .reader import READER_NAME, READER_VERSION
 
 __all__ = [
     "ANSWER_TABLE_COLUMNS",
@@ -79,12 +82,14 @@ class Evaluator(Protocol):
 
 
 class ContextEvaluator:
-    """The context judge: deterministic, offline, the default."""
+    """The careful reader and the context judge: deterministic, offline, the default."""
 
     def pins(self) -> dict[str, dict[str, Any]]:
-        """The context judge is both reader and judge."""
-        entry = {"name": JUDGE_NAME, "version": JUDGE_VERSION}
-        return {"reader": dict(entry), "judge": dict(entry)}
+        """The careful reader reads; the context judge scores its readings."""
+        return {
+            "reader": {"name": READER_NAME, "version": READER_VERSION},
+            "judge": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
+        }
 
     def answer(
         self,
@@ -96,7 +101,7 @@ class ContextEvaluator:
         """:func:`~._judge.judge_all`, plus the reader columns (no model, nothing measured)."""
         columns = judge_all(probes, dict(contexts))
         n = len(columns["probe_id"])
-        columns["reader"] = [f"{JUDGE_NAME}@{JUDGE_VERSION}"] * n
+        columns["reader"] = [JUDGE_ID] * n
         columns["reader_ttft_ms"] = [None] * n
         columns["judge_error"] = [None] * n
         return columns

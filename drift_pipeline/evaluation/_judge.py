@@ -1,19 +1,18 @@
 """The context judge: the default, deterministic reader and judge.
 
 It reads only the text a backend returned (plus the soft-gate buffer) and the probe's latent
-answer; it never sees a transcript. Each probe is answered and scored by its family's rule judge
-(:attr:`~drift_pipeline.world.probe_families.ProbeFamily.judge`): recall counts a positive
-answer when one of its aliases occurs in the text (normalised, word-bounded) and a negative
-probe's decoy as asserted when it occurs at all; revision also wants the old value gone; action
-chooses the one option whose terms the text supports, or the default option.
-
-Lines that say a statement is no longer true (``RETRACTION_MARKERS``) do not assert their value:
-the rules ignore them when checking that an old value is gone, that a decoy is absent, and which
-action the text supports. Positive answers may come from any line.
+answer; it never sees a transcript. A probe of a family read by the careful reader
+(:attr:`~drift_pipeline.world.probe_families.ProbeFamily.careful_reader`: recall, revision,
+action) is read by :func:`~.reader.read_context` (a mention counts only when it is the subject's
+sincere, current assertion; the latest dated assertion wins) and scored by
+:func:`~.reader.judge_reading`. An LLM reader's answer is turned into a reading by
+:func:`~.reader.reading_from_answer` and scored by the same judge (:func:`judge_answer`). A
+family that opts out is scored by its own rule judge.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -26,28 +25,61 @@ from drift_pipeline.world.probe_families import (
     prepare_context,
 )
 
+from ._reader_probes import reader_probe
+from .reader import READER_NAME, READER_VERSION, ReaderProbe, Reading, judge_reading, read_context
+from .reader import reading_from_answer as _reading_from_answer
+
 __all__ = [
     "ANSWER_COLUMNS",
+    "JUDGE_ID",
     "JUDGE_NAME",
     "JUDGE_VERSION",
     "RETRACTION_MARKERS",
     "Verdict",
     "judge",
     "judge_all",
+    "judge_answer",
 ]
 
 JUDGE_NAME = "context"
-JUDGE_VERSION = "1"
+JUDGE_VERSION = "2"
+"""Version 2: the careful reader replaced substring presence for recall, revision and action."""
 
 
-def judge(probe: dict[str, Any], context: str) -> Verdict:
+def _verdict(row: Mapping[str, Any], probe: ReaderProbe, reading: Reading) -> Verdict:
+    judged = judge_reading(reading, probe)
+    revision = row.get("probe_type") == "revision"
+    action = probe.kind == "action"
+    return Verdict(
+        reading.answer or "",
+        judged.correct,
+        int(judged.score) if action else None,
+        judged.update_correct if revision else None,
+        judged.deprecation_correct if revision else None,
+        f"{judged.rationale}; {reading.rationale}"[:400],
+    )
+
+
+def judge(probe: Mapping[str, Any], context: str) -> Verdict:
     """Answer and score one probe from ``context`` (the text handed to the reader)."""
-    return _judge_prepared(probe, prepare_context(context))
+    family = get_probe_family(probe["probe_type"])
+    if not family.careful_reader:
+        return family.judge(probe, prepare_context(context))
+    view = reader_probe(probe)
+    return _verdict(probe, view, read_context(context, view))
 
 
-def _judge_prepared(probe: dict[str, Any], prepared: PreparedContext) -> Verdict:
-    return get_probe_family(probe["probe_type"]).judge(probe, prepared)
+def judge_answer(probe: Mapping[str, Any], answer: str) -> Verdict:
+    """Score a reader's free-text ``answer`` by the same rules as a retrieved context."""
+    family = get_probe_family(probe["probe_type"])
+    if not family.careful_reader:
+        return family.judge(probe, prepare_context(answer))
+    view = reader_probe(probe)
+    return _verdict(probe, view, _reading_from_answer(answer, view))
 
+
+JUDGE_ID = f"{JUDGE_NAME}@{JUDGE_VERSION}+{READER_NAME}@{READER_VERSION}"
+"""What the ``judge`` column records for the context judge."""
 
 ANSWER_COLUMNS = (
     "replicate",
@@ -72,15 +104,20 @@ def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[st
         Columns of the answers, in the order of ``probes``.
     """
     columns: dict[str, list[Any]] = {name: [] for name in ANSWER_COLUMNS}
-    # Many probes share one context (a full-context memory returns the same tail to every
-    # question of a checkpoint): normalise each distinct text once.
+    # Families with their own rule judge share one normalisation per distinct text (a
+    # full-context memory returns the same tail to every question of a checkpoint).
     prepared: dict[str, PreparedContext] = {}
     for probe in probes.to_pylist():
         key = (probe["replicate"], probe["probe_id"])
         context = contexts.get(key, "")
-        if context not in prepared:
-            prepared[context] = prepare_context(context)
-        verdict = _judge_prepared(probe, prepared[context])
+        family = get_probe_family(probe["probe_type"])
+        if family.careful_reader:
+            view = reader_probe(probe)
+            verdict = _verdict(probe, view, read_context(context, view))
+        else:
+            if context not in prepared:
+                prepared[context] = prepare_context(context)
+            verdict = family.judge(probe, prepared[context])
         row = {
             "replicate": probe["replicate"],
             "checkpoint": probe["checkpoint"],
@@ -92,7 +129,7 @@ def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[st
             "action_score": verdict.action_score,
             "update_correct": verdict.update_correct,
             "deprecation_correct": verdict.deprecation_correct,
-            "judge": f"{JUDGE_NAME}@{JUDGE_VERSION}",
+            "judge": JUDGE_ID,
             "rationale": verdict.rationale,
         }
         for name in ANSWER_COLUMNS:

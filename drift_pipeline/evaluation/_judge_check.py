@@ -1,11 +1,14 @@
-"""The judge leniency check (``drift judge-check``): how strict a judge is.
+"""The judge leniency check (``drift judge-check``): how strict a reader and judge are.
 
-The package ships a small labelled set of answers (``evaluation/data/judge_check.jsonl``): vague
-but on-topic (should be rejected), specific but wrong (rejected), correct but phrased differently
-(accepted), and plain correct / incorrect controls. Running a judge over it gives its
-false-accept rate (share of should-reject answers it accepted) and false-reject rate (share of
-should-accept answers it rejected), so a user sees how lenient or literal their judge is before
-trusting its scores. Items whose judge call failed are counted and left out of both rates.
+An item is a probe with either an ``answer`` (a reader's answer, for a judge to score) or a
+``context`` (the retrieved memory text, for the careful offline reader to read and the judge to
+score); ``category`` is any string and rates are reported per category. The package ships two
+labelled sets: contexts (``evaluation/data/reader_check.jsonl``, the offline reader's default)
+and answers (``evaluation/data/judge_check.jsonl``: vague but on-topic, specific but wrong,
+correct but phrased differently, plain controls; the LLM judge's default). The report gives the
+accuracy, the false-accept rate (share of should-reject items accepted) and the false-reject
+rate (share of should-accept items rejected) against the targets (:data:`TARGET_ACCURACY`,
+:data:`TARGET_FALSE_ACCEPT`). Items whose judge call failed are counted and left out.
 """
 
 from __future__ import annotations
@@ -18,9 +21,20 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._judge_llm import JudgeItem, LLMJudge, RuleJudge
+from .reader import (
+    READER_NAME,
+    READER_VERSION,
+    ContextItem,
+    context_item,
+    judge_reading,
+    read_context,
+)
+from .reader._check import SHIPPED_CONTEXT_SET
 
 __all__ = [
     "CHECK_CATEGORIES",
+    "TARGET_ACCURACY",
+    "TARGET_FALSE_ACCEPT",
     "CheckItem",
     "CheckOutcome",
     "CheckReport",
@@ -35,6 +49,10 @@ CHECK_CATEGORIES: Final = (
     "plain_correct",
     "plain_incorrect",
 )
+"""The categories of the shipped answer set (any string is accepted in a set of one's own)."""
+
+TARGET_ACCURACY: Final = 0.90
+TARGET_FALSE_ACCEPT: Final = 0.05
 _KINDS: Final = {
     # kind: (probe_type, subtype, polarity) of the probe an item stands for
     "recall": ("recall", "fact", "positive"),
@@ -52,15 +70,17 @@ class CheckItem:
 
     Attributes:
         id: Item id.
-        category: One of :data:`CHECK_CATEGORIES`.
+        category: Any string (rates are reported per category).
         kind: ``recall`` (positive), ``negative`` (the truth is that it was never said) or
             ``revision`` (a value changed; ``deprecated`` holds the old one).
         question: The probe's question.
         reference: The latent answer.
         aliases: Accepted spellings of the latent answer (for ``negative``: the decoy's).
         deprecated: The old value's spellings (``revision`` only).
-        answer: The answer to judge.
+        answer: The answer to judge (empty for a context item).
         label: ``accept`` or ``reject``: what a sound judge decides.
+        context: The retrieved memory text, when the item is read by the offline reader.
+        reader_item: The context item as the careful reader sees it (context items only).
     """
 
     id: str
@@ -72,6 +92,8 @@ class CheckItem:
     deprecated: tuple[str, ...]
     answer: str
     label: str
+    context: str | None = None
+    reader_item: ContextItem | None = None
 
     def probe(self) -> dict[str, Any]:
         """The item as a probe record, as both judges read probes."""
@@ -95,11 +117,28 @@ class CheckItem:
 def _item(record: Any, where: str) -> CheckItem:
     if not isinstance(record, dict):
         raise ValueError(f"{where}: expected a JSON object")
+    if "context" in record:
+        read = context_item(record, where)
+        return CheckItem(
+            id=read.id,
+            category=read.category,
+            kind=read.kind,
+            question=str(record["question"]),
+            reference=str(record["reference"]),
+            aliases=tuple(record["aliases"]),
+            deprecated=tuple(record["deprecated"]),
+            answer="",
+            label=read.label,
+            context=read.context,
+            reader_item=read,
+        )
     missing = [name for name in (*_FIELDS, "answer", "label") if name not in record]
     if missing:
-        raise ValueError(f"{where}: missing field(s) {', '.join(missing)}")
+        raise ValueError(f"{where}: missing field(s) {', '.join(missing)} (an item needs an "
+                         "answer or a context)")
+    if not isinstance(record["category"], str) or not record["category"]:
+        raise ValueError(f"{where}: category must be a non-empty string")
     for name, allowed in (
-        ("category", CHECK_CATEGORIES),
         ("kind", tuple(_KINDS)),
         ("label", _LABELS),
     ):
@@ -122,16 +161,21 @@ def _item(record: Any, where: str) -> CheckItem:
     )
 
 
-def load_check_set(path: Path | None = None) -> list[CheckItem]:
-    """The labelled set: ``path`` (JSON lines) or the one the package ships.
+def load_check_set(path: Path | None = None, *, contexts: bool = False) -> list[CheckItem]:
+    """The labelled set: ``path`` (JSON lines) or one the package ships.
+
+    Args:
+        path: A set of one's own; items carry an ``answer`` or a ``context``.
+        contexts: Without ``path``: the shipped context set instead of the answer set.
 
     Raises:
         ValueError: One line naming the file, the line and what is wrong.
     """
     if path is None:
-        source = resources.files("drift_pipeline.evaluation") / "data" / _SHIPPED
+        shipped = SHIPPED_CONTEXT_SET if contexts else _SHIPPED
+        source = resources.files("drift_pipeline.evaluation") / "data" / shipped
         text = source.read_text(encoding="utf-8")
-        name = f"drift_pipeline/evaluation/data/{_SHIPPED}"
+        name = f"drift_pipeline/evaluation/data/{shipped}"
     else:
         text, name = path.read_text(encoding="utf-8"), str(path)
     items: list[CheckItem] = []
@@ -176,12 +220,29 @@ class CheckReport:
     """A judge's decisions on the labelled set, and its error rates.
 
     Attributes:
-        judge: The judge's name (``context@1``, ``llm:<model>@<prompt hash>``).
+        judge: The judge's name (``context@2``, ``llm:<model>@<prompt hash>``); with
+            context items, also the reader that read them.
         outcomes: One per item, in the set's order.
     """
 
     judge: str
     outcomes: tuple[CheckOutcome, ...]
+
+    @property
+    def accuracy(self) -> float | None:
+        """Share of judged items decided as labelled (failed calls left out)."""
+        judged = [o for o in self.outcomes if o.accepted is not None]
+        return _rate(sum(o.accepted == (o.item.label == "accept") for o in judged), len(judged))
+
+    @property
+    def meets_targets(self) -> bool:
+        """Accuracy ≥ :data:`TARGET_ACCURACY` and false accepts ≤ :data:`TARGET_FALSE_ACCEPT`."""
+        accuracy, false_accept = self.accuracy, self.false_accept_rate
+        return (
+            accuracy is not None
+            and accuracy >= TARGET_ACCURACY
+            and (false_accept or 0.0) <= TARGET_FALSE_ACCEPT
+        )
 
     def _judged(self, label: str) -> list[CheckOutcome]:
         return [o for o in self.outcomes if o.item.label == label and o.accepted is not None]
@@ -204,20 +265,25 @@ class CheckReport:
         return sum(1 for o in self.outcomes if o.accepted is None)
 
     def categories(self) -> list[dict[str, Any]]:
-        """Per category: items, judged, accepted, errors and the category's error rate."""
+        """Per category (first-seen order): items, accepted, false accepts and rejects, errors."""
         rows = []
-        for category in CHECK_CATEGORIES:
+        for category in dict.fromkeys(o.item.category for o in self.outcomes):
             mine = [o for o in self.outcomes if o.item.category == category]
-            if not mine:
-                continue
             judged = [o for o in mine if o.accepted is not None]
             wrong = sum(1 for o in judged if o.accepted != (o.item.label == "accept"))
+            labels = sorted({o.item.label for o in mine})
             rows.append(
                 {
                     "category": category,
-                    "expected": mine[0].item.label,
+                    "expected": labels[0] if len(labels) == 1 else "mixed",
                     "items": len(mine),
                     "accepted": sum(1 for o in judged if o.accepted),
+                    "false_accepts": sum(
+                        1 for o in judged if o.accepted and o.item.label == "reject"
+                    ),
+                    "false_rejects": sum(
+                        1 for o in judged if not o.accepted and o.item.label == "accept"
+                    ),
                     "errors": len(mine) - len(judged),
                     "error_rate": _rate(wrong, len(judged)),
                 }
@@ -229,9 +295,12 @@ class CheckReport:
         return {
             "judge": self.judge,
             "items": len(self.outcomes),
+            "accuracy": self.accuracy,
             "false_accept_rate": self.false_accept_rate,
             "false_reject_rate": self.false_reject_rate,
             "judge_errors": self.n_errors,
+            "targets": {"accuracy": TARGET_ACCURACY, "false_accept_rate": TARGET_FALSE_ACCEPT},
+            "meets_targets": self.meets_targets,
             "categories": self.categories(),
             "outcomes": [
                 {
@@ -253,27 +322,48 @@ class CheckReport:
 
         lines = [
             f"judge: {self.judge}",
-            f"{'category':<20} {'expected':<8} {'items':>5} {'accepted':>8} {'errors':>6} "
-            f"{'wrong':>7}",
+            f"{'category':<28} {'expected':<8} {'items':>5} {'accepted':>8} {'f-acc':>5} "
+            f"{'f-rej':>5} {'errors':>6} {'wrong':>7}",
         ]
         for row in self.categories():
             lines.append(
-                f"{row['category']:<20} {row['expected']:<8} {row['items']:>5} "
-                f"{row['accepted']:>8} {row['errors']:>6} {pct(row['error_rate']):>7}"
+                f"{row['category']:<28} {row['expected']:<8} {row['items']:>5} "
+                f"{row['accepted']:>8} {row['false_accepts']:>5} {row['false_rejects']:>5} "
+                f"{row['errors']:>6} {pct(row['error_rate']):>7}"
             )
         lines.append(
+            f"accuracy {pct(self.accuracy)}   "
             f"false-accept rate {pct(self.false_accept_rate)}   "
             f"false-reject rate {pct(self.false_reject_rate)}   "
-            f"judge errors {self.n_errors} of {len(self.outcomes)} (left out of both rates)"
+            f"judge errors {self.n_errors} of {len(self.outcomes)} (left out of the rates)"
+        )
+        lines.append(
+            f"targets: accuracy >= {100 * TARGET_ACCURACY:.0f}%, false accepts <= "
+            f"{100 * TARGET_FALSE_ACCEPT:.0f}%: {'met' if self.meets_targets else 'NOT met'}"
         )
         return "\n".join(lines)
 
 
 def run_judge_check(judge: LLMJudge | RuleJudge, items: Sequence[CheckItem]) -> CheckReport:
-    """Judge every labelled answer and report the judge's false-accept / false-reject rates."""
-    judgements = judge.judge_many([JudgeItem(item.probe(), item.answer) for item in items])
-    outcomes = tuple(
-        CheckOutcome(item, None if j.verdict is None else bool(j.verdict.correct), j.error)
-        for item, j in zip(items, judgements, strict=True)
-    )
-    return CheckReport(judge.name, outcomes)
+    """Judge every labelled item and report accuracy, false accepts and false rejects.
+
+    Answer items are scored by ``judge``; context items are read by the careful offline reader
+    (the reader the context judge uses) and scored by the same rules as every probe.
+    """
+    answered = [item for item in items if item.reader_item is None]
+    judgements = iter(judge.judge_many([JudgeItem(item.probe(), item.answer) for item in answered]))
+    outcomes: list[CheckOutcome] = []
+    for item in items:
+        read = item.reader_item
+        if read is not None:
+            verdict = judge_reading(read_context(read.context, read.probe), read.probe)
+            outcomes.append(CheckOutcome(item, verdict.correct, None))
+            continue
+        j = next(judgements)
+        outcomes.append(
+            CheckOutcome(item, None if j.verdict is None else bool(j.verdict.correct), j.error)
+        )
+    name = judge.name if answered else ""
+    if len(answered) < len(items):
+        name = ", ".join(n for n in (name, f"contexts: {READER_NAME}@{READER_VERSION}") if n)
+    return CheckReport(name, tuple(outcomes))

@@ -18,9 +18,9 @@ Three questions; a probe's family names the one it asks (``judge_prompt``):
   profile (``correct``)? Two identical actions are equivalent by definition (score 0; the judge
   still decides the fit).
 
-:class:`RuleJudge` applies the context judge's rules (:func:`~._judge.judge`) to the answer's
-text instead of the retrieved text: deterministic, and strict about wording (a paraphrase of the
-right value is rejected), which ``drift judge-check`` shows.
+:class:`RuleJudge` reads the answer's text as the careful reader reads a memory
+(:func:`~._judge.judge_answer`) and scores it with the same judge: deterministic, with the
+reader's value lexicon for paraphrases.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from drift_pipeline.llm import Completion, LLMClient, LLMError
 from drift_pipeline.textmatch import normalise
 from drift_pipeline.world.probe_families import get_probe_family
 
-from ._judge import JUDGE_NAME, JUDGE_VERSION, Verdict, judge
+from ._judge import JUDGE_NAME, JUDGE_VERSION, Verdict, judge_answer
 from ._prompts import load_prompt, prompts_sha256
 
 __all__ = [
@@ -287,5 +287,5 @@ class RuleJudge:
         return {"name": "rule", "version": JUDGE_VERSION, "applies_to": "reader answer"}
 
     def judge_many(self, items: Sequence[JudgeItem]) -> list[Judgement]:
-        """Judge every item's answer text with :func:`~._judge.judge`."""
-        return [Judgement(judge(dict(item.probe), item.answer)) for item in items]
+        """Judge every item's answer text with :func:`~._judge.judge_answer`."""
+        return [Judgement(judge_answer(dict(item.probe), item.answer)) for item in items]

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ._metric_inputs import CellInputs, UnitRate
 
 __all__ = [
+    "GEOMETRIC_FLOOR",
     "METRIC_ENTRY_POINT_GROUP",
     "Direction",
     "MetricCompute",
@@ -55,6 +56,10 @@ __all__ = [
     "register_metric",
     "unregister_metric",
 ]
+
+GEOMETRIC_FLOOR = 0.001
+"""Values below it (zero, negative) count as it in a geometric mean, so one scenario where the
+figure is 0 pulls the mean down without making it 0 whatever the others are."""
 
 METRIC_ENTRY_POINT_GROUP = "drift_pipeline.metrics"
 """Entry-point group through which installed packages register metrics."""
@@ -93,6 +98,9 @@ class MetricSpec:
         digits: Decimals the leaderboard prints (values of 100 or more print as integers).
         null_when_undefined: In the JSON summary an undefined figure is ``null`` instead of an
             object of nulls (for figures only some scenarios measure, like Privacy).
+        geometric: Across scenarios the leaderboard takes the geometric mean (of values floored
+            at :data:`GEOMETRIC_FLOOR`) instead of the arithmetic mean: for ratios such as TES,
+            where one scenario's 80 must not outweigh four scenarios' 0.5.
         compute: For a metric outside the suite's own: ``"package.module:function"`` or a
             function taking :class:`~._metric_inputs.CellInputs` and returning a
             :class:`~._metric_inputs.UnitRate`. ``None`` for the suite's metrics.
@@ -114,6 +122,7 @@ class MetricSpec:
     metadata: int | None = None
     digits: int = 2
     null_when_undefined: bool = False
+    geometric: bool = False
     compute: str | MetricCompute | None = None
 
     def __post_init__(self) -> None:

@@ -50,14 +50,17 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
 - ``error_rate`` (t): E(t) = 1 − mean(correct) over scored probes feeding it at t; overall = mean
   of E(t) over checkpoints. ``error_rate_amnesiac`` the same for the amnesiac answers. n = probes.
 - ``mvot`` (t): per replicate, mean over checkpoints of (E_amn − E_mem) / E_amn ×
-  min(1, C_ref / C_mem), where C = final ``storage_tokens`` / sessions of that replicate; C_mem = 0
+  min(1, TC_ref / TC_mem), TC being the replicate's token cost per session (below); TC_mem = 0
   gives factor 1. Checkpoints with E_amn = 0 are skipped; per checkpoint the figure is that
   checkpoint's term. ``mvot_skipped`` (t) counts the skipped (replicate, checkpoint) pairs (a
   diagnostic; its interval is its value; n = pairs considered). An arm whose answers equal the
   amnesiac's has MVOT exactly 0. n = probes in non-skipped checkpoints.
-- ``selectivity`` = (TNR_noise + (1 − FNR_signal)) / 2, a session being *stored* when
-  ``storage_delta_tokens > epsilon_tokens``; reported parts ``noise_tnr``, ``signal_fnr`` and,
-  apart, ``soft_store_rate``. An arm storing nothing scores 0.5. n = sessions.
+- ``selectivity`` = (TNR_noise + (1 − FNR_signal)) / 2 from content: with a ``content_kept``
+  column in ``snapshots`` (:func:`~._selectivity.content_kept`: a signal session's value, a
+  noise session's decoy values, in the memory's snapshot at the next checkpoint; null = not
+  scored) a session is *stored* when it is true; without one, when ``storage_delta_tokens >
+  epsilon_tokens``. Reported parts ``noise_tnr``, ``signal_fnr`` and, apart,
+  ``soft_store_rate``. n = scored sessions.
 - ``revision_accuracy`` (t): harmonic mean of ``update_correctness`` and
   ``deprecation_correctness`` over ``fact_update`` and ``preference_reversal`` revision probes
   (0 when either is 0); ``revision_persistence`` (t) the same over ``belief_half_life`` probes
@@ -67,7 +70,9 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
 - ``privacy`` (t): 1 − canary recall = mean(correct) over canary probes. n = canary probes.
 - ``storage_per_session`` (C), ``write_tokens_per_session`` (W), ``storage_delta_per_session``
   (S_delta), ``read_llm_tokens_per_retrieve`` (R), ``read_tokens_per_retrieve`` (context size),
-  ``token_cost_per_session`` TC = W + S_delta + R × q_rate. n = sessions (retrievals for reads).
+  ``token_cost_per_session`` TC = W + S_delta + (R + context) × q_rate: everything the system
+  makes a model read (its own model calls, its storage growth, the context handed to the reader
+  per query). n = sessions (retrievals for reads).
 - ``tes`` = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), both MVOTs averaged over the replicates
   where both are defined; edge cases in :func:`~._composites.token_efficiency_score`. n = sessions.
 - ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean).
@@ -84,6 +89,8 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
 - ``ttft_measured``: share of retrievals whose reader TTFT was measured (1 with an LLM reader, 0
   when TTFRT is modelled; its interval is its value; n = retrievals).
 - ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions).
+- ``drift_c_lift``: DRIFT-C minus the amnesiac's DRIFT-C on the same probes and draw (its MVOT
+  0, Selectivity 0.5, its own Revision Accuracy and Action Alignment). n = probes.
 
 Errored calls are kept: a crash or timeout is part of a system's cost and behaviour.
 
@@ -132,6 +139,7 @@ from ._composites import (
 from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
 from ._metric_specs import computed_metric_specs
 from ._probe_masks import metric_masks
+from ._selectivity import CONTENT_KEPT
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -401,6 +409,7 @@ class _Units:
     s: Mapping[str, FloatArray]
     q: Mapping[str, FloatArray]
     c_mem: FloatArray  # (R,) final storage tokens / sessions
+    tc: FloatArray  # (R,) token cost per session: what the system makes a model read
     computed: Mapping[str, ComputedRate] = field(default_factory=dict)  # registered metrics
 
     @property
@@ -467,6 +476,10 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     dep, dep_ok = _opt_num(answers, "deprecation_correct")
     upd_ok &= judged
     dep_ok &= judged
+    amn_score, amn_score_ok = _opt_num(amnesiac, "action_score")
+    amn_upd, amn_upd_ok = _opt_num(amnesiac, "update_correct")
+    amn_dep, amn_dep_ok = _opt_num(amnesiac, "deprecation_correct")
+    amn_judged = _errors(amnesiac, "judge_error") == 0
     fresh = feeding("revision_accuracy")
     persist = feeding("revision_persistence")
 
@@ -495,6 +508,15 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "canary": f(canary_scored),
         "canary_ok": f(canary_scored, correct),
         "judge_error": f(~judged),
+        # The amnesiac's parts of DRIFT-C, for the lift over it.
+        "amn_action": f(feeding("action_alignment") & amn_score_ok & amn_judged),
+        "amn_action_value": f(
+            feeding("action_alignment") & amn_score_ok & amn_judged, (amn_score + 1.0) / 2.0
+        ),
+        "amn_upd": f(fresh & amn_upd_ok & amn_judged),
+        "amn_upd_ok": f(fresh & amn_upd_ok & amn_judged, amn_upd),
+        "amn_dep": f(fresh & amn_dep_ok & amn_judged),
+        "amn_dep_ok": f(fresh & amn_dep_ok & amn_judged, amn_dep),
     }
 
     snaps, _ = _sorted(arm.snapshots, ("replicate", "session_index"))
@@ -506,19 +528,26 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     s_rep = np.searchsorted(rep_ids, s_rep_raw).astype(np.int64)
     tier = _text(snaps, "tier")
     delta = _num(snaps, "storage_delta_tokens", "snapshots")
-    stored = delta > cfg.epsilon_tokens
+    if CONTENT_KEPT in snaps.column_names:
+        # From content: a session's values in the memory after it (null: not scored).
+        kept, marked = _opt_num(snaps, CONTENT_KEPT)
+        stored = kept > 0
+    else:
+        # Tables without the world's session marks: storage growth stands in.
+        stored = delta > cfg.epsilon_tokens
+        marked = np.ones(delta.shape, dtype=bool)
     write_ms = _num(snaps, "write_ms", "snapshots")
     storage = _num(snaps, "storage_tokens", "snapshots")
     n_sessions = np.bincount(s_rep, minlength=n_rep).astype(np.float64)
     last = np.concatenate((np.flatnonzero(np.diff(s_rep)), [s_rep.size - 1]))
     c_mem = storage[last] / n_sessions
     s = {
-        "noise": f(tier == "noise"),
-        "noise_kept_out": f((tier == "noise") & ~stored),
-        "signal": f(tier == "signal"),
-        "signal_stored": f((tier == "signal") & stored),
-        "soft": f(tier == "soft"),
-        "soft_stored": f((tier == "soft") & stored),
+        "noise": f((tier == "noise") & marked),
+        "noise_kept_out": f((tier == "noise") & marked & ~stored),
+        "signal": f((tier == "signal") & marked),
+        "signal_stored": f((tier == "signal") & marked & stored),
+        "soft": f((tier == "soft") & marked),
+        "soft_stored": f((tier == "soft") & marked & stored),
         "write_tokens": _num(snaps, "write_tokens", "snapshots"),
         "delta": delta,
         "write_ms": write_ms,
@@ -565,6 +594,19 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "error": _errors(retr),
         "ttft_measured": was_measured.astype(np.float64),
     }
+    q_calls = np.bincount(q_rep, minlength=n_rep).astype(np.float64)
+    per_call = np.zeros(n_rep)
+    np.divide(
+        np.bincount(q_rep, weights=q["llm_read_tokens"] + read_tokens, minlength=n_rep),
+        q_calls,
+        out=per_call,
+        where=q_calls > 0,
+    )
+    tc = (
+        np.bincount(s_rep, weights=s["write_tokens"], minlength=n_rep) / n_sessions
+        + np.bincount(s_rep, weights=delta, minlength=n_rep) / n_sessions
+        + cfg.q_rate * per_call
+    )
     return _Units(
         replicates=replicates,
         checkpoints=checkpoints,
@@ -578,6 +620,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         s=s,
         q=q,
         c_mem=c_mem,
+        tc=tc,
     )
 
 
@@ -628,7 +671,7 @@ def _mean_over_checkpoints(x: FloatArray) -> FloatArray:
 
 
 def _efficiency_factor(c_ref: FloatArray, c_mem: FloatArray) -> FloatArray:
-    """min(1, C_ref / C_mem) per replicate; an arm storing nothing pays no penalty."""
+    """min(1, TC_ref / TC_mem) per replicate; an arm costing nothing pays no penalty."""
     out = np.ones_like(c_mem)
     np.divide(c_ref, c_mem, out=out, where=c_mem > 0)
     return np.minimum(1.0, out)
@@ -650,7 +693,7 @@ def _replicate_mvot(u: _Units, rs: Resample, c_ref: FloatArray) -> _Mvot:
     valid = np.isfinite(e_mem) & (e_amn > 0)
     rel = np.full(e_mem.shape, np.nan)
     np.divide(e_amn - e_mem, e_amn, out=rel, where=valid)
-    terms = rel * _efficiency_factor(c_ref, u.c_mem)[None, :, None]
+    terms = rel * _efficiency_factor(c_ref, u.tc)[None, :, None]
     return _Mvot(e_mem, e_amn, terms, _mean_over_checkpoints(terms))
 
 
@@ -660,20 +703,27 @@ def _replicate_costs(u: _Units, rs: Resample, q_rate: float) -> dict[str, FloatA
     delta = _replicate_rate(ws, u.s["delta"], u.session_groups)
     calls = group_sums(wq, None, u.retrieval_groups)
     reads = _replicate_rate(wq, u.q["llm_read_tokens"], u.retrieval_groups)
+    context = _replicate_rate(wq, u.q["read_tokens"], u.retrieval_groups)
     # A replicate without retrievals spends no read tokens (rather than being undefined).
     reads_or_zero = np.where(calls > 0, reads, 0.0)
+    context_or_zero = np.where(calls > 0, context, 0.0)
     return {
         "write": write,
         "delta": delta,
         "reads": reads,
-        "context": _replicate_rate(wq, u.q["read_tokens"], u.retrieval_groups),
-        "tc": write + delta + q_rate * reads_or_zero,
+        "context": context,
+        # Everything the system makes a model read: its own calls, what it stores, and the
+        # context it hands the reader on every query.
+        "tc": write + delta + q_rate * (reads_or_zero + context_or_zero),
     }
 
 
 @dataclass(frozen=True)
 class _Reference:
-    """C_ref per arm replicate, and MVOT_ref / TC_ref either fixed or recomputed per draw."""
+    """TC_ref per arm replicate, and MVOT_ref / TC_ref either fixed or recomputed per draw.
+
+    ``storage`` holds TC_ref per replicate, the reference side of MVOT's efficiency term.
+    """
 
     storage: FloatArray
     mvot: FloatArray | None = None
@@ -682,7 +732,7 @@ class _Reference:
 
     def per_replicate(self, rs: Resample, cfg: MetricConfig) -> tuple[FloatArray, FloatArray]:
         if self.units is not None:
-            own = _replicate_mvot(self.units, rs, self.units.c_mem).per_replicate
+            own = _replicate_mvot(self.units, rs, self.units.tc).per_replicate
             return own, _replicate_costs(self.units, rs, cfg.q_rate)["tc"]
         assert self.mvot is not None and self.cost is not None
         shape = rs.replicates.shape
@@ -699,7 +749,7 @@ def _reference(
         ref_units = _load(reference, amnesiac_answers, cfg)
         if not ref_units.same_units(units):
             raise ValueError("the reference arm's probes, sessions or retrievals are not the arm's")
-        return _Reference(ref_units.c_mem, units=ref_units)
+        return _Reference(ref_units.tc, units=ref_units)
     index = {r: i for i, r in enumerate(reference.replicates)}
     missing = [r for r in units.replicates if r not in index]
     if missing:
@@ -710,7 +760,7 @@ def _reference(
     cost = np.array([reference.token_cost[i] for i in pick], dtype=np.float64)
     if not (np.isfinite(storage).all() and np.isfinite(cost).all()):
         raise ValueError("reference storage and token cost must be finite")
-    return _Reference(storage, mvot=mvot, cost=cost)
+    return _Reference(cost, mvot=mvot, cost=cost)
 
 
 # --- the figures of one draw block ----------------------------------------------------------
@@ -780,7 +830,24 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     dialectic_p = weighted_percentiles(u.q["dialectic_ms"], wq, PERCENTILES)
     lps = latency_profile_score(read_p[:, -1], ttfrt_p[:, -1])
     put("lps", lps)
-    put("drift_c", drift_c(horizon, mvot, selectivity, revision, action))
+    composite = drift_c(horizon, mvot, selectivity, revision, action)
+    put("drift_c", composite)
+    # The amnesiac on the same draw: MVOT 0 by definition, Selectivity 0.5 (it keeps no signal
+    # session and stores no noise), its own Revision Accuracy and Action Alignment.
+    amn_upd, _ = probe_metric("amn_upd_ok", "amn_upd")
+    amn_dep, _ = probe_metric("amn_dep_ok", "amn_dep")
+    amn_action, _ = probe_metric("amn_action_value", "amn_action")
+    amn_revision = np.where(np.isfinite(revision), _harmonic(amn_upd, amn_dep), np.nan)
+    amn_action = np.where(np.isfinite(action), amn_action, np.nan)
+    # The same components are defined for both, so the weights renormalise alike.
+    baseline = drift_c(
+        horizon,
+        np.where(np.isfinite(mvot), 0.0, np.nan),
+        np.where(np.isfinite(selectivity), 0.5, np.nan),
+        amn_revision,
+        amn_action,
+    )
+    put("drift_c_lift", composite - baseline)
     put("drift_e", drift_e(tes, lps))
 
     put(
@@ -842,6 +909,7 @@ _PROBE_COUNTS: Final[Mapping[str, tuple[str, ...]]] = {
     "action_alignment": ("action",),
     "privacy": ("canary",),
     "drift_c": ("scored",),
+    "drift_c_lift": ("scored",),
 }
 _SESSION_COUNTS: Final[Mapping[str, tuple[str, ...]]] = {
     "selectivity": ("noise", "signal"),
@@ -1087,7 +1155,7 @@ def reference_figures(
     cfg = config or MetricConfig()
     u = _load(reference, amnesiac_answers, cfg)
     identity = identity_resample(len(u.replicates), u.layouts)
-    mvot = _replicate_mvot(u, identity, u.c_mem).per_replicate[0]
+    mvot = _replicate_mvot(u, identity, u.tc).per_replicate[0]
     cost = _replicate_costs(u, identity, cfg.q_rate)["tc"][0]
     return ReferenceFigures(
         replicates=u.replicates,

@@ -21,7 +21,13 @@ from ._cell_store import (
     stored_cells,
     stored_result,
 )
-from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
+from ._cells import (
+    CellResult,
+    amnesiac_answers,
+    evaluate_cell,
+    world_profiles,
+    world_session_marks,
+)
 from ._evaluators import (
     JUDGE_MODEL_ENV,
     LLM_CACHE,
@@ -40,7 +46,14 @@ from ._run import (
     run_manifest,
     run_world,
 )
-from ._stored import TEXT_COLUMNS, cell_exists, compare_stored, connect, load_arm
+from ._stored import (
+    TEXT_COLUMNS,
+    cell_exists,
+    compare_stored,
+    connect,
+    load_arm,
+    stored_content_kept,
+)
 from ._stored_audit import AuditOutcome, audit_stored_world
 from ._worlds import ensure_worlds, world_is_current
 
@@ -87,7 +100,9 @@ __all__ = [
     "stage_cell_run",
     "stage_evaluation",
     "stored_cells",
+    "stored_content_kept",
     "stored_result",
     "world_is_current",
     "world_profiles",
+    "world_session_marks",
 ]

@@ -19,7 +19,15 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from drift_pipeline.evaluation import ArmData, CellMetrics, compute_cell, judge_all
+from drift_pipeline.evaluation import (
+    JUDGE_ID,
+    JUDGE_NAME,
+    JUDGE_VERSION,
+    ArmData,
+    CellMetrics,
+    compute_cell,
+    judge_all,
+)
 from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import Arm, CellRun
 from drift_pipeline.scenario import HorizonName
@@ -38,9 +46,9 @@ from drift_pipeline.storage import (
     partition_values,
 )
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell
+from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_session_marks
 from ._run import REFERENCE_ARM
-from ._stored import TEXT_COLUMNS, load_arm
+from ._stored import TEXT_COLUMNS, load_arm, stored_content_kept
 
 EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
 """The tables a cell's evaluation writes (its memory run writes the other two)."""
@@ -167,7 +175,8 @@ def evaluate_stored(
     cell = CellKey(world, arm.key)
     run = load_cell_run(root, cell)
     probes, amnesiac = amnesiac_answers(root, world)
-    result = evaluate_cell(source, horizon, run, probes, amnesiac, reference)
+    marks = world_session_marks(root, world)
+    result = evaluate_cell(source, horizon, run, probes, amnesiac, reference, marks=marks)
     if _evaluated is not None:
         _evaluated[_cell_id(root, cell)] = result.metrics
     return result
@@ -289,13 +298,17 @@ def stored_cells(
         if world not in worlds:
             probes = _fetch(con, PROBES, world)
             amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
-            reference = _arm_data(con, CellKey(world, REFERENCE_ARM.key))
+            reference = _arm_data(con, CellKey(world, REFERENCE_ARM.key), root)
             worlds[world] = (amnesiac, reference)
         amnesiac, reference = worlds[world]
         cell = CellKey(world, arm_key)
-        data = _arm_data(con, cell)
+        data = _arm_data(con, cell, root)
         if reference is None or data is None:
             skipped.append(f"{world} {arm_key}: no reference or no answers stored")
+            continue
+        stale = _stale_judge(data)
+        if stale is not None:
+            skipped.append(f"{world} {arm_key}: judged by {stale}, not {JUDGE_ID}")
             continue
         metrics = _reused(root, cell)
         if metrics is None:
@@ -311,11 +324,28 @@ def stored_cells(
     return cells, skipped
 
 
-def _arm_data(con: duckdb.DuckDBPyConnection, cell: CellKey) -> ArmData | None:
+def _stale_judge(data: ArmData) -> str | None:
+    """An older context judge's name when the cell's answers come from one (never mixed)."""
+    if "judge" not in data.answers.column_names:
+        return None
+    judges = {str(j) for j in data.answers.column("judge").to_pylist() if j}
+    current = f"{JUDGE_NAME}@{JUDGE_VERSION}"
+    stale = sorted(
+        j for j in judges if j.startswith(f"{JUDGE_NAME}@") and j.split("+")[0] != current
+    )
+    return stale[0] if stale else None
+
+
+def _arm_data(
+    con: duckdb.DuckDBPyConnection, cell: CellKey, root: StorageRoot | None = None
+) -> ArmData | None:
     answers = _fetch(con, PROBE_ANSWERS, cell)
     if answers.num_rows == 0:
         return None
-    return ArmData(answers, _fetch(con, MEMORY_SNAPSHOTS, cell), _fetch(con, RETRIEVALS, cell))
+    snapshots = _fetch(con, MEMORY_SNAPSHOTS, cell)
+    if root is not None:  # Selectivity from content, as the run measured it
+        snapshots = stored_content_kept(root, cell, snapshots)
+    return ArmData(answers, snapshots, _fetch(con, RETRIEVALS, cell))
 
 
 def metric_values(metrics: pa.Table, names: Sequence[str]) -> dict[str, float | None]:

@@ -15,8 +15,11 @@ from drift_pipeline.evaluation import (
     Evaluator,
     LLMEvaluator,
     compute_cell,
+    content_kept,
     latent_profiles,
     measured_ttft,
+    session_marks,
+    with_reader_columns,
 )
 from drift_pipeline.keys import WorldKey
 from drift_pipeline.memory import Arm, CellRun
@@ -25,11 +28,14 @@ from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
     CELL_METRICS,
     COST_CURVES,
+    EVENT_SCHEDULES,
     GROUND_TRUTH,
+    LATENT_PROFILES,
     MEMORY_SNAPSHOTS,
     PROBE_ANSWERS,
     PROBES,
     RETRIEVALS,
+    TRANSCRIPTS,
     RootLike,
     StorageRoot,
     TableDef,
@@ -233,15 +239,39 @@ def amnesiac_answers(
 ) -> tuple[pa.Table, pa.Table]:
     """The world's probes and the amnesiac's answers to them (the same reader, empty contexts).
 
+    The probes carry the careful reader's columns
+    (:func:`~drift_pipeline.evaluation.with_reader_columns`).
+
     Args:
         root: Storage root holding the world.
         world: The world.
         evaluator: Reader and judge (default: the context judge).
         profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
     """
-    probes = StorageRoot.from_url(root).read_table(PROBES, world)
+    storage = StorageRoot.from_url(root)
+    # The careful reader also needs what the world knows beyond each probe row: the slot's
+    # other values, the subject's names, the slot's kind.
+    probes = with_reader_columns(
+        storage.read_table(PROBES, world),
+        storage.read_table(LATENT_PROFILES, world),
+        storage.read_table(GROUND_TRUTH, world),
+    )
     answers = (evaluator or ContextEvaluator()).answer(probes, {}, None, profiles)
     return probes, pa.Table.from_pydict(answers)
+
+
+def world_session_marks(root: RootLike, world: WorldKey) -> pa.Table:
+    """What each session of the world carries, for Selectivity from content.
+
+    See :func:`~drift_pipeline.evaluation.session_marks`; computed once per world.
+    """
+    storage = StorageRoot.from_url(root)
+    return session_marks(
+        storage.read_table(EVENT_SCHEDULES, world),
+        storage.read_table(TRANSCRIPTS, world),
+        storage.read_table(GROUND_TRUTH, world),
+        storage.read_table(LATENT_PROFILES, world),
+    )
 
 
 def evaluate_cell(
@@ -253,6 +283,7 @@ def evaluate_cell(
     reference: ArmData | None,
     evaluator: Evaluator | None = None,
     profiles: Profiles | None = None,
+    marks: pa.Table | None = None,
 ) -> CellResult:
     """Judge one arm's retrievals and compute its metrics against the world's baselines.
 
@@ -267,10 +298,13 @@ def evaluate_cell(
         evaluator: Reader and judge (default: the context judge); ``amnesiac`` must come from
             the same one.
         profiles: Latent profiles for the LLM judge (see :func:`world_profiles`).
+        marks: The world's session marks (:func:`world_session_marks`): Selectivity is then
+            measured on the memory's content; without them, on its storage growth.
     """
     answers = _answers_table(run, probes, evaluator or ContextEvaluator(), amnesiac, profiles)
+    snapshots = run.snapshots if marks is None else content_kept(run.snapshots, marks)
     # With an LLM reader TTFRT uses its measured time to first token (spec §7.8).
-    data = ArmData(answers, run.snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
+    data = ArmData(answers, snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
     # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
     metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)

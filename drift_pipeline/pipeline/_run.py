@@ -34,7 +34,13 @@ from drift_pipeline.sources import SourceWorld, WorldSource
 from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
-from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_profiles
+from ._cells import (
+    CellResult,
+    amnesiac_answers,
+    evaluate_cell,
+    world_profiles,
+    world_session_marks,
+)
 from ._evaluators import (
     LLM_CACHE,
     EvaluationOptions,
@@ -293,6 +299,7 @@ def run_world(
     sessions = source.sessions(horizon)
     profiles = world_profiles(root, world, evaluator)
     probes, amnesiac = amnesiac_answers(root, world, evaluator, profiles)
+    marks = world_session_marks(root, world)
     reference: ArmData | None = None
     cells: list[CellResult] = []
     failures: list[str] = []
@@ -325,7 +332,9 @@ def run_world(
                 raise
             failures.append(str(error))
             continue
-        cell = evaluate_cell(source, horizon, run, probes, amnesiac, reference, evaluator, profiles)
+        cell = evaluate_cell(
+            source, horizon, run, probes, amnesiac, reference, evaluator, profiles, marks
+        )
         if reference is None:
             reference = ArmData(
                 cell.answers,

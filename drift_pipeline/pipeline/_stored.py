@@ -6,10 +6,12 @@ import duckdb
 import pyarrow as pa
 
 from drift_pipeline.evaluation import (
+    JUDGE_ID,
     JUDGE_NAME,
     ArmData,
     CellMetrics,
     compare_arms,
+    content_kept,
     judge_all,
     measured_ttft,
 )
@@ -27,6 +29,7 @@ from drift_pipeline.storage import (
     TableDef,
 )
 
+from ._cells import world_session_marks
 from ._run import REFERENCE_ARM
 
 
@@ -40,7 +43,40 @@ def cell_exists(root: RootLike, cell: CellKey) -> bool:
 
 
 TEXT_COLUMNS = frozenset({"context", "snapshot"})
-"""Columns no metric reads and that can be huge (a full-context memory's tail per probe)."""
+"""Columns no metric reads directly and that can be huge (a full-context memory's tail per
+probe); Selectivity reads the checkpoint snapshots once, through :func:`stored_content_kept`."""
+
+
+def stored_content_kept(root: RootLike, cell: CellKey, snapshots: pa.Table) -> pa.Table:
+    """``snapshots`` (read without their texts) with Selectivity's ``content_kept`` column.
+
+    Reads the stored checkpoint snapshot texts and the world's session marks, exactly as the
+    run's evaluation used them.
+
+    Args:
+        root: Storage root holding the run.
+        cell: The cell whose snapshots these are.
+        snapshots: The cell's stored snapshot rows, texts left out.
+    """
+    storage = StorageRoot.from_url(root)
+    texts = storage.read_table(
+        MEMORY_SNAPSHOTS, cell, ["replicate", "session_index", "checkpoint", "snapshot"]
+    )
+    kept = content_kept(texts, world_session_marks(storage, cell.world))
+    by_key = dict(
+        zip(
+            zip(kept["replicate"].to_pylist(), kept["session_index"].to_pylist(), strict=True),
+            kept["content_kept"].to_pylist(),
+            strict=True,
+        )
+    )
+    column = [
+        by_key.get((r, i))
+        for r, i in zip(
+            snapshots["replicate"].to_pylist(), snapshots["session_index"].to_pylist(), strict=True
+        )
+    ]
+    return snapshots.append_column("content_kept", pa.array(column, pa.bool_()))
 
 
 def load_arm(root: RootLike, cell: CellKey) -> ArmData:
@@ -56,7 +92,8 @@ def load_arm(root: RootLike, cell: CellKey) -> ArmData:
         return storage.read_table(table, cell, columns)
 
     answers, retrievals = read(PROBE_ANSWERS), read(RETRIEVALS)
-    return ArmData(answers, read(MEMORY_SNAPSHOTS), retrievals, measured_ttft(answers, retrievals))
+    snapshots = stored_content_kept(storage, cell, read(MEMORY_SNAPSHOTS))
+    return ArmData(answers, snapshots, retrievals, measured_ttft(answers, retrievals))
 
 
 def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetrics:
@@ -72,6 +109,13 @@ def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetri
                 raise ValueError(
                     f"{arm.key} on {world} was read by an LLM reader; "
                     "compare supports context-judge runs only"
+                )
+            stale = sorted(r for r in readers if r != JUDGE_ID)
+            if stale:
+                # Answers of another judge version must not meet this version's amnesiac.
+                raise ValueError(
+                    f"{arm.key} on {world} was judged by {stale[0]}, not "
+                    f"{JUDGE_ID}; run it again to compare"
                 )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
     reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))

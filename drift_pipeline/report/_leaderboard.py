@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from drift_pipeline.evaluation import (
+    GEOMETRIC_FLOOR,
     HORIZON_WEIGHTS,
     CellMetrics,
     MetricRow,
@@ -55,6 +56,9 @@ class ArmStanding:
     An arm with a cell whose share of faulted or skipped calls is over the run's limit is
     ``valid=False``: it is listed after the ranked arms with ``fault_rate`` (its worst cell's)
     instead of figures, never ranked.
+
+    ``lps_modelled``: some cell's TTFRT was modelled from the context size (no measured reader
+    time to first token), so its LPS is a model, not a measurement.
     """
 
     arm: str
@@ -63,6 +67,7 @@ class ArmStanding:
     rows: dict[str, MetricRow]
     valid: bool = True
     fault_rate: float = 0.0
+    lps_modelled: bool = False
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -74,19 +79,31 @@ def _cell_fault_rate(cell: _Cell) -> float:
     return float(getattr(cell, "fault_rate", 0.0))
 
 
-def _combine_scenarios(metric: str, rows: list[tuple[MetricRow, Sample]]) -> MetricRow:
-    """Mean over scenarios; the draws are averaged draw by draw (scenarios are independent)."""
+def _combine_scenarios(
+    metric: str, rows: list[tuple[MetricRow, Sample]], geometric: bool = False
+) -> MetricRow:
+    """Mean over scenarios; the draws are averaged draw by draw (scenarios are independent).
+
+    ``geometric``: the geometric mean, values floored at ``GEOMETRIC_FLOOR`` (for ratios).
+    """
     values = [row.value for row, _ in rows if row.value is not None]
     usable = [sample.draws for row, sample in rows if row.value is not None and sample.draws.size]
     if not values or not usable:
         return MetricRow(metric, None, None, None, None, sum(row.n for row, _ in rows))
     with np.errstate(all="ignore"):
         stacked = np.vstack(usable)
+        if geometric:
+            stacked = np.log(np.maximum(stacked, GEOMETRIC_FLOOR))
         # A draw undefined in every scenario stays NaN (and is dropped by the interval).
         defined = np.isfinite(stacked).any(axis=0)
         draws = np.full(stacked.shape[1], np.nan)
         draws[defined] = np.nanmean(stacked[:, defined], axis=0)
-    return summarise(metric, None, float(np.mean(values)), draws, sum(row.n for row, _ in rows))
+    if geometric:
+        draws = np.exp(draws)
+        value = float(np.exp(np.mean(np.log(np.maximum(values, GEOMETRIC_FLOOR)))))
+    else:
+        value = float(np.mean(values))
+    return summarise(metric, None, value, draws, sum(row.n for row, _ in rows))
 
 
 def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRow, Sample]:
@@ -110,7 +127,10 @@ def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRo
 
 
 def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
-    """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios."""
+    """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios.
+
+    A metric that asks for it (TES) takes the geometric mean over scenarios.
+    """
     by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
     arms: dict[str, Any] = {}
     valid: dict[str, bool] = {}
@@ -133,10 +153,17 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 )
                 for horizons in scenarios.values()
             ]
-            rows[metric] = _combine_scenarios(metric, per_scenario)
+            rows[metric] = _combine_scenarios(metric, per_scenario, spec.geometric)
         arm = arms[key]
+        modelled = any(
+            _lps_modelled(cell.metrics)
+            for horizons in scenarios.values()
+            for cell in horizons.values()
+        )
         result.append(
-            ArmStanding(key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key])
+            ArmStanding(
+                key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key], modelled
+            )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
     result.sort(key=lambda s: (not s.valid, s.fault_rate if not s.valid else _rank(s)))
@@ -145,6 +172,12 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
 
 _UNDEFINED = Sample(None, np.zeros(0), 0)
 """A figure a cell lacks (computed before its metric was registered): undefined there."""
+
+
+def _lps_modelled(metrics: CellMetrics) -> bool:
+    """Whether a cell's TTFRT (so its LPS) is modelled rather than measured, in part or whole."""
+    measured = _value(metrics, "ttft_measured")
+    return measured is None or measured < 1.0
 
 
 def _rank(standing: ArmStanding) -> float:
@@ -176,21 +209,32 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     """
     specs = metric_specs("headline")
     header = ["arm", *(spec.label for spec in specs)]
+
+    def cell(standing: ArmStanding, spec: MetricSpec) -> str:
+        text = _fmt(_row(standing, spec.name), spec)
+        return text + " m" if spec.name == "lps" and standing.lps_modelled else text
+
     body = [
-        [s.arm, *(_fmt(_row(s, spec.name), spec) for spec in specs)]
+        [s.arm, *(cell(s, spec) for spec in specs)]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
     ]
+    # Only ranked rows show figures, so only they can carry the mark.
+    note = (
+        ["m: LPS modelled (TTFRT from the context size; no measured reader)"]
+        if any(s.valid and s.lps_modelled for s in rows) and any(sp.name == "lps" for sp in specs)
+        else []
+    )
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines)
+        return "\n".join([*lines, *(["", *note] if note else [])])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join(lines)
+    return "\n".join([*lines, *note])
 
 
 def _row(standing: ArmStanding, metric: str) -> MetricRow:
@@ -267,6 +311,7 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 # the share of TTFRTs from a measured reader TTFT (0: modelled).
                 "judge_errors": _value(m, "judge_errors"),
                 "ttft_measured": _value(m, "ttft_measured"),
+                "lps_modelled": _lps_modelled(m),
             }
         )
     arms = [
@@ -275,6 +320,7 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             "gate": s.gate,
             "arm": s.arm,
             **{metric: _metric(row) for metric, row in s.rows.items()},
+            "lps_modelled": s.lps_modelled,
         }
         for s in standings(cells)
     ]

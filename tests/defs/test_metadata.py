@@ -24,6 +24,7 @@ SUITE_KEYS = {
     "tes": md.TES,
     "lps": md.LPS,
     "drift_c": md.DRIFT_C,
+    "drift_c_lift": md.DRIFT_C_LIFT,
     "drift_e": md.DRIFT_E,
     "storage_per_session": md.STORAGE_PER_SESSION,
     "token_cost_per_session": md.TOKEN_COST_PER_SESSION,

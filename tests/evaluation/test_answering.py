@@ -11,6 +11,7 @@ from llm_server import FakeOpenAIServer
 
 from drift_pipeline.evaluation import (
     ANSWER_TABLE_COLUMNS,
+    JUDGE_ID,
     ContextEvaluator,
     LLMEvaluator,
     LLMJudge,
@@ -85,7 +86,7 @@ def test_the_context_evaluator_adds_reader_columns_and_measures_nothing() -> Non
     columns = ContextEvaluator().answer(PROBES, CONTEXTS)
     assert tuple(columns) == ANSWER_TABLE_COLUMNS
     assert columns["correct"] == [True, False, True]
-    assert columns["reader"] == ["context@1"] * 3
+    assert columns["reader"] == [JUDGE_ID] * 3
     assert columns["reader_ttft_ms"] == [None] * 3 and columns["judge_error"] == [None] * 3
     assert measured_ttft(pa.Table.from_pydict(columns), PROBES) is None
 
@@ -125,7 +126,7 @@ def test_an_action_without_an_amnesiac_answer_is_a_judge_error() -> None:
         rule = LLMEvaluator(LLMReader(client(server)), RuleJudge()).answer(PROBES, CONTEXTS, failed)
     assert columns["correct"][2] is None and "no amnesiac action" in columns["judge_error"][2]
     assert rule["judge_error"][2] is None and rule["action_score"][2] == 1
-    assert rule["judge"] == ["context@1"] * 3
+    assert rule["judge"] == [RuleJudge.name] * 3
 
 
 def test_latent_profiles_are_current_facts_per_checkpoint_and_subject() -> None:

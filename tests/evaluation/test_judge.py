@@ -1,11 +1,11 @@
-"""The context judge: each probe is judged by its family's rule; contexts are decoded once."""
+"""The context judge: the careful reader reads, the judge scores; contexts are decoded once."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
 
-from drift_pipeline.evaluation import ANSWER_COLUMNS, judge, judge_all
+from drift_pipeline.evaluation import ANSWER_COLUMNS, JUDGE_ID, judge, judge_all, judge_answer
 from drift_pipeline.pipeline._cells import _contexts
 
 
@@ -26,16 +26,31 @@ def _probe(probe_type: str, **fields: object) -> dict[str, object]:
     return {**base, **fields}
 
 
-def test_each_probe_is_judged_by_its_familys_rule() -> None:
+def test_the_careful_reader_reads_every_builtin_family() -> None:
     context = "Lives in Lisbon, moved from Porto."
-    # The same aliases and text: recall finds the answer; revision also wants Porto gone.
+    # A reported past state ("moved from Porto") does not present Porto as current.
     assert judge(_probe("recall"), context).correct
     revision = judge(_probe("revision", subtype="fact_update"), context)
     assert (revision.correct, revision.update_correct, revision.deprecation_correct) == (
-        False,
         True,
-        False,
+        True,
+        True,
     )
+    # A dated supersession passes in either order of the lines; the stale line alone fails.
+    dated = "[2027-05-02] I now live in Lisbon.\n[2026-01-10] I live in Porto."
+    assert judge(_probe("revision", subtype="fact_update"), dated).correct
+    stale = judge(_probe("revision", subtype="fact_update"), "[2026-01-10] I live in Porto.")
+    assert (stale.update_correct, stale.deprecation_correct) == (False, False)
+    # Substring presence is not an answer: a question and a hypothetical name the value.
+    assert not judge(_probe("recall"), "Is Lisbon nice in spring?").correct
+    assert not judge(_probe("recall"), "If we ever moved, Lisbon would be top.").correct
+
+
+def test_an_answer_is_judged_like_a_context() -> None:
+    revision = _probe("revision", subtype="fact_update")
+    assert judge_answer(revision, "They moved from Porto to Lisbon.").correct
+    stale = judge_answer(revision, "They live in Porto.")
+    assert (stale.correct, stale.deprecation_correct) == (False, False)
 
 
 def test_judge_all_gives_every_answer_column_in_probe_order() -> None:
@@ -44,7 +59,7 @@ def test_judge_all_gives_every_answer_column_in_probe_order() -> None:
     assert tuple(columns) == ANSWER_COLUMNS
     assert columns["probe_id"] == ["recall-1", "r2"]
     assert columns["correct"] == [False, True]  # a missing context is empty
-    assert columns["judge"] == ["context@1", "context@1"]
+    assert columns["judge"] == [JUDGE_ID, JUDGE_ID]
 
 
 def test_an_unregistered_probe_type_is_refused_by_name() -> None:

@@ -34,18 +34,18 @@ def test_the_shipped_set_covers_every_category_with_both_labels() -> None:
     assert {item.kind for item in items} == {"recall", "negative", "revision"}
 
 
-def test_the_rule_judge_false_rejects_paraphrases() -> None:
+def test_the_rule_judge_reads_answers_like_memories() -> None:
     items = load_check_set()
     report = run_judge_check(RuleJudge(), items)
-    assert report.judge == "context@1" and report.n_errors == 0
+    assert report.judge == RuleJudge.name and report.n_errors == 0
     paraphrases = [o for o in report.outcomes if o.item.category == "paraphrase_correct"]
-    assert not any(o.accepted for o in paraphrases)  # word matching cannot see a paraphrase
+    # The value lexicon sees some paraphrases (abbreviations, synonyms), not riddles.
+    assert 0 < sum(bool(o.accepted) for o in paraphrases) < len(paraphrases)
     accept = [o for o in report.outcomes if o.item.label == "accept"]
     reject = [o for o in report.outcomes if o.item.label == "reject"]
     assert report.false_reject_rate == sum(not o.accepted for o in accept) / len(accept)
     assert report.false_accept_rate == sum(bool(o.accepted) for o in reject) / len(reject)
-    # Hedged answers naming the right value among others fool word matching.
-    assert report.false_accept_rate > 0
+    assert report.false_accept_rate <= 0.05
     assert "false-reject rate" in report.render()
 
 
@@ -90,9 +90,67 @@ def test_a_bad_set_is_refused_in_one_line(tmp_path: Path) -> None:
         "answer": "x",
         "label": "reject",
     }
-    path.write_text(json.dumps(record) + "\n")
-    with pytest.raises(ValueError, match=rf"^{path}:1: category 'vague' is not one of"):
+    path.write_text(json.dumps({**record, "label": "maybe"}) + "\n")
+    with pytest.raises(ValueError, match=rf"^{path}:1: label 'maybe' is not one of"):
+        load_check_set(path)
+    path.write_text(json.dumps({**record, "context": "x", "kind": "opinion"}) + "\n")
+    with pytest.raises(ValueError, match=rf"^{path}:1: kind 'opinion' is not one of"):
         load_check_set(path)
     path.write_text("{not json\n")
     with pytest.raises(ValueError, match=rf"^{path}:1: not JSON"):
         load_check_set(path)
+
+
+def _context_record(item_id: str, category: str, context: str, label: str) -> dict[str, object]:
+    return {
+        "id": item_id,
+        "category": category,
+        "kind": "recall",
+        "subject": "Rhiannon",
+        "question": "Where does Rhiannon live now?",
+        "reference": "Lisbon",
+        "aliases": ["Lisbon"],
+        "deprecated": [],
+        "others": [["Porto"]],
+        "context": context,
+        "label": label,
+    }
+
+
+def test_a_set_may_mix_contexts_and_answers_with_categories_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    answer = {
+        "id": "a1",
+        "category": "my answers",
+        "kind": "recall",
+        "question": "Where does Rhiannon live now?",
+        "reference": "Lisbon",
+        "aliases": ["Lisbon"],
+        "deprecated": [],
+        "answer": "Lisbon.",
+        "label": "accept",
+    }
+    records = [
+        answer,
+        _context_record("c1", "my contexts", "user: I live in Lisbon now.", "accept"),
+        # A wrong label on purpose: the reader rejects a question, so this is a false reject.
+        _context_record("c2", "my contexts", "user: Is Lisbon nice in spring?", "accept"),
+        _context_record("c3", "hypotheticals", "user: If we moved, Lisbon would win.", "reject"),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    items = load_check_set(path)
+    report = run_judge_check(RuleJudge(), items)
+    assert [o.accepted for o in report.outcomes] == [True, True, False, False]
+    rows = {row["category"]: row for row in report.categories()}
+    assert list(rows) == ["my answers", "my contexts", "hypotheticals"]
+    assert rows["my contexts"]["false_rejects"] == 1 and rows["hypotheticals"]["false_accepts"] == 0
+    assert report.accuracy == 0.75 and report.false_accept_rate == 0.0
+    assert not report.meets_targets and "NOT met" in report.render()
+    assert "contexts: careful@" in report.judge
+
+
+def test_the_shipped_context_set_meets_the_targets() -> None:
+    items = load_check_set(contexts=True)
+    assert len(items) >= 150 and all(item.context is not None for item in items)
+    report = run_judge_check(RuleJudge(), items)
+    assert report.meets_targets, report.render()

@@ -158,10 +158,10 @@ def test_the_rule_judge_reads_the_answer_text() -> None:
         ]
     )
     assert ok.verdict is not None and ok.verdict.correct
-    # Word-level matching: a denial that names the decoy is read as asserting it.
-    assert negative.verdict is not None and not negative.verdict.correct
+    # Read like a memory: a denial that names the decoy does not assert it.
+    assert negative.verdict is not None and negative.verdict.correct
     assert action.verdict is not None and action.verdict.action_score == 1
-    # ... and a paraphrase without the name is rejected.
+    # ... and a riddle without the name is not the value.
     assert paraphrase.verdict is not None and not paraphrase.verdict.correct
 
 

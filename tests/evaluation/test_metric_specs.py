@@ -47,11 +47,12 @@ def test_suite_metrics_are_registered_once_in_row_order() -> None:
 
 
 def test_views_give_the_reports_their_columns() -> None:
-    headline = ["drift_c", "drift_e", "mvot", "selectivity", "revision_accuracy"]
+    headline = ["drift_c", "drift_c_lift", "drift_e", "mvot", "selectivity", "revision_accuracy"]
     headline += ["action_alignment", "tes", "lps"]
     assert _names("headline") == headline
     assert [metric_spec(n).label for n in headline] == [
         "DRIFT-C",
+        "Lift",
         "DRIFT-E",
         "MVOT",
         "Select.",
@@ -60,17 +61,19 @@ def test_views_give_the_reports_their_columns() -> None:
         "TES",
         "LPS",
     ]
-    assert _names("json") == [*headline[2:], "privacy", "drift_c", "drift_e"]
+    assert _names("json") == [*headline[3:], "privacy", "drift_c", "drift_c_lift", "drift_e"]
     assert _names("compare") == [*headline, "read_ms_p99", "storage_per_session"]
     assert _names("metadata") == [
-        *headline[2:],
+        *headline[3:],
         "drift_c",
+        "drift_c_lift",
         "drift_e",
         "storage_per_session",
         "token_cost_per_session",
         *(f"{kind}_ms_p{p}" for kind in ("read", "write") for p in (50, 95, 99)),
     ]
     assert [s.name for s in metric_specs() if s.null_when_undefined] == ["privacy"]
+    assert [s.name for s in metric_specs() if s.geometric] == ["tes"]
 
 
 def test_a_view_orders_by_position_then_registration() -> None:
@@ -79,8 +82,9 @@ def test_a_view_orders_by_position_then_registration() -> None:
     with registered(example_a, example_b):
         names = _names("headline")
     # Position 3 is Selectivity's too: it was registered first, so it stays first.
-    assert names[:7] == [
+    assert names[:8] == [
         "drift_c",
+        "drift_c_lift",
         "drift_e",
         "mvot",
         "selectivity",

@@ -105,8 +105,10 @@ SESSIONS: dict[int, list[Session]] = {
 }
 READ_MS = {0: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], 1: [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 100.0]}
 LLM_READ = {0: [2] * 7, 1: [0, 0, 0, 0, 0, 0, 14]}
+# The arm's token cost per session: rep0 45 write + 21 storage + (2 + 100) read per query = 168,
+# rep1 45 + 11.75 + (2 + 100) = 158.75; the reference's makes MVOT's efficiency factors 1/2, 1.
 REFERENCE = ReferenceFigures(
-    replicates=(0, 1), storage_per_session=(10.5, 23.5), token_cost=(50.0, 60.0), mvot=(0.5, 0.25)
+    replicates=(0, 1), storage_per_session=(10.5, 23.5), token_cost=(84.0, 160.0), mvot=(0.5, 0.25)
 )
 FAST = MetricConfig(n_boot=200)
 
@@ -235,8 +237,8 @@ def cells(*computed: CellMetrics) -> list[MetricRow]:
 
 
 def test_mvot_per_replicate_with_efficiency_factor(cell: CellMetrics) -> None:
-    # rep0: rel 1 (cp2), 2/3 (cp4), factor min(1, 10.5/21) = 0.5 → 5/12
-    # rep1: rel 0 (cp2), 1/3 (cp4), factor min(1, 23.5/11.75) = 1 → 1/6
+    # rep0: rel 1 (cp2), 2/3 (cp4), factor min(1, TC_ref 84 / TC 168) = 0.5 → 5/12
+    # rep1: rel 0 (cp2), 1/3 (cp4), factor min(1, 160 / 158.75) = 1 → 1/6
     assert value(cell, "mvot") == pytest.approx(7 / 24)
     assert value(cell, "mvot", 2) == pytest.approx((0.5 + 0.0) / 2)
     assert value(cell, "mvot", 4) == pytest.approx((2 / 3 * 0.5 + 1 / 3) / 2)
@@ -286,9 +288,11 @@ def test_token_costs_and_tes(cell: CellMetrics) -> None:
     assert value(cell, "write_tokens_per_session") == 45.0
     assert value(cell, "storage_delta_per_session") == pytest.approx((21 + 11.75) / 2)
     assert value(cell, "read_llm_tokens_per_retrieve") == 2.0
-    tc = ((45 + 21 + 2) + (45 + 11.75 + 2)) / 2
+    assert value(cell, "read_tokens_per_retrieve") == 100.0
+    # Cost counts the context handed to the reader per query, beside write and storage.
+    tc = ((45 + 21 + 2 + 100) + (45 + 11.75 + 2 + 100)) / 2
     assert value(cell, "token_cost_per_session") == pytest.approx(tc)
-    assert value(cell, "tes") == pytest.approx((7 / 24) / 0.375 / (tc / 55.0))
+    assert value(cell, "tes") == pytest.approx((7 / 24) / 0.375 / (tc / 122.0))
 
 
 def test_latency_percentiles_and_lps(cell: CellMetrics) -> None:
@@ -347,9 +351,10 @@ def test_amnesiac_arm_mvot_is_exactly_zero() -> None:
     assert value(amn, "tes") == 0.0  # no value for no cost
 
 
-def test_arm_storing_nothing_has_efficiency_factor_one() -> None:
-    quiet = {r: [(t, w, 0, ms, e) for t, w, _, ms, e in s] for r, s in SESSIONS.items()}
-    data = ArmData(answers(ARM), snapshots(quiet), retrievals())
+def test_arm_costing_nothing_has_efficiency_factor_one() -> None:
+    quiet = {r: [(t, 0, 0, ms, e) for t, _, _, ms, e in s] for r, s in SESSIONS.items()}
+    no_reads = {r: [0] * 7 for r in READ_MS}
+    data = ArmData(answers(ARM), snapshots(quiet), retrievals(llm=no_reads, read_tokens=0))
     c = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     assert value(c, "mvot") == pytest.approx(((1 + 2 / 3) / 2 + (0 + 1 / 3) / 2) / 2)
     assert value(c, "selectivity") == 0.5
@@ -360,7 +365,7 @@ def test_reference_figures_and_reference_tes_exactly_one() -> None:
     figures = reference_figures(arm(), answers(AMNESIAC))
     assert figures.replicates == (0, 1)
     assert figures.storage_per_session == (21.0, 11.75)
-    assert figures.token_cost == (68.0, 58.75)
+    assert figures.token_cost == (168.0, 158.75)
     assert figures.mvot[0] == pytest.approx(5 / 6)
     assert figures.mvot[1] == pytest.approx(1 / 6)
     fixed = compute_cell(arm(), answers(AMNESIAC), figures, "short", FAST)
@@ -740,3 +745,11 @@ def test_cells_combine_across_horizons(cell: CellMetrics) -> None:
     assert row.value == pytest.approx((0.2 * short_c + 0.5 * long_c) / 0.7)
     assert row.value is not None and row.ci_low is not None and row.ci_high is not None
     assert row.ci_low <= row.value <= row.ci_high
+
+
+def test_lift_is_drift_c_over_the_amnesiacs_on_the_same_probes(cell: CellMetrics) -> None:
+    # The amnesiac: MVOT 0, Selectivity 0.5, Revision 0 (update 0 of 2), Action (0 + 1) / 2.
+    baseline = 0.35 * 0.0 + 0.25 * 0.5 + 0.20 * 0.0 + 0.20 * 0.5
+    assert value(cell, "drift_c_lift") == pytest.approx(value(cell, "drift_c") - baseline)
+    own = compute_cell(amnesiac_arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert own.get("drift_c_lift")[2:5] == (0.0, 0.0, 0.0)

@@ -71,8 +71,9 @@ def test_fact_store_beats_full_context_where_it_should(finished: tuple[RunResult
     fact = _cell(finished[0], "fact_store").metrics
     full = _cell(finished[0], "full_context").metrics
     assert fact.get("selectivity").value > full.get("selectivity").value
-    assert fact.get("revision_accuracy").value >= full.get("revision_accuracy").value
     assert full.get("selectivity").value <= 0.55
+    # Every full-context memory shows the new value as the latest dated statement.
+    assert full.get("revision_accuracy").value >= 0.8
 
 
 @pytest.mark.slow
@@ -116,5 +117,5 @@ def test_leaderboard_and_manifest(finished: tuple[RunResult, Path]) -> None:
     manifest = json.loads((root / "_manifests" / "run.json").read_text())
     assert manifest["scenarios"][0]["seed"] == 4242
     assert manifest["scenarios"][0]["version"] == "3"
-    assert manifest["isolation"] and manifest["reader"]["name"] == "context"
+    assert manifest["isolation"] and manifest["reader"]["name"] == "careful"
     assert set(manifest["backends"]) >= set(BUILT_INS)

@@ -24,9 +24,11 @@ SUITE_JSON = [
     "lps",
     "privacy",
     "drift_c",
+    "drift_c_lift",
     "drift_e",
 ]
-SUITE_HEADER = ["arm", "DRIFT-C", "DRIFT-E", "MVOT", "Select.", "Revision", "Action", "TES"]
+SUITE_HEADER = ["arm", "DRIFT-C", "Lift", "DRIFT-E", "MVOT", "Select.", "Revision", "Action"]
+SUITE_HEADER.append("TES")
 SUITE_HEADER.append("LPS")
 
 
@@ -79,14 +81,18 @@ def test_the_suite_leaderboard_and_summary() -> None:
     cells = _cells()
     text = render_leaderboard(standings(cells))
     assert _header(text) == SUITE_HEADER
-    assert [line.split()[0] for line in text.splitlines()[2:]] == [
+    assert [line.split()[0] for line in text.splitlines()[2:4]] == [
         "fact_store@hard",
         "amnesiac@hard",
     ]
+    # No measured reader: LPS is marked modelled, in the table and in the JSON.
+    assert text.splitlines()[-1].startswith("m: LPS modelled")
+    assert text.splitlines()[2].rstrip().endswith(" m")
     summary = summary_json(cells, ["fixture-001"])
     assert list(summary["cells"][0]["metrics"]) == SUITE_JSON
     assert list(summary["arms"][0])[3:] == [
         "drift_c",
+        "drift_c_lift",
         "drift_e",
         "mvot",
         "selectivity",
@@ -94,7 +100,13 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "action_alignment",
         "tes",
         "lps",
+        "lps_modelled",
     ]
+    assert summary["arms"][0]["lps_modelled"] is True
+    assert summary["cells"][0]["lps_modelled"] is True
+    # The amnesiac's lift over itself is exactly 0.
+    amnesiac = next(a for a in summary["arms"] if a["arm"] == "amnesiac@hard")
+    assert amnesiac["drift_c_lift"] == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
     markdown = render_leaderboard(standings(cells), markdown=True)
     assert markdown.splitlines()[0] == "| " + " | ".join(SUITE_HEADER) + " |"
 
@@ -103,7 +115,7 @@ def test_labels_come_from_the_registry() -> None:
     cells = _cells()
     with registered(replace(spec_of("tes"), label="Efficiency")):
         header = _header(render_leaderboard(standings(cells)))
-    assert header == [*SUITE_HEADER[:7], "Efficiency", "LPS"]
+    assert header == [*SUITE_HEADER[:8], "Efficiency", "LPS"]
     assert _header(render_leaderboard(standings(cells))) == SUITE_HEADER  # restored
 
 
@@ -113,7 +125,7 @@ def test_a_suite_metric_can_leave_or_join_a_view() -> None:
     with registered(*moved):
         header = _header(render_leaderboard(standings(cells)))
         arms = summary_json(cells, ["fixture-001"])["arms"]
-    assert header == [*SUITE_HEADER[:8], "Privacy"]
+    assert header == [*SUITE_HEADER[:9], "Privacy"]
     assert "lps" not in arms[0] and "privacy" in arms[0]
 
 
@@ -157,6 +169,7 @@ def test_compare_lines_follow_the_compare_view() -> None:
     lines = comparison_lines(diff)
     assert [line.split()[0] for line in lines] == [
         "drift_c",
+        "drift_c_lift",
         "drift_e",
         "mvot",
         "selectivity",
@@ -168,3 +181,15 @@ def test_compare_lines_follow_the_compare_view() -> None:
         "storage_per_session",
     ]
     assert lines[0] == "  drift_c                +0.000  [+0.000, +0.000]"
+
+
+def test_tes_is_the_geometric_mean_across_scenarios() -> None:
+    base = _cells()[0]
+    # The same cell under two scenario names, one with TES scaled: the arithmetic mean of
+    # (t, 100 t) would be 50.5 t; the geometric mean is 10 t.
+    tes = base.metrics.samples["tes"]
+    scaled = replace(tes, value=(tes.value or 0.0) * 100, draws=tes.draws * 100)
+    other = replace(base.metrics, samples={**base.metrics.samples, "tes": scaled})
+    cells = [base, _Cell("fixture-002", "short", 2, base.arm, other)]
+    row = standings(cells)[0].rows["tes"]
+    assert row.value == pytest.approx((tes.value or 0.0) * 10)

@@ -12,6 +12,7 @@ from ._check import (
     ContextItem,
     ContextOutcome,
     ContextReport,
+    context_item,
     load_context_set,
     score_reader,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "Reading",
     "ReadingVerdict",
     "Role",
+    "context_item",
     "expand_phrases",
     "find_dates",
     "judge_reading",

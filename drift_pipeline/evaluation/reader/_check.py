@@ -24,7 +24,14 @@ from ._probe import ReaderProbe
 from ._read import Reading, read_context
 from ._verdict import judge_reading
 
-__all__ = ["ContextItem", "ContextOutcome", "ContextReport", "load_context_set", "score_reader"]
+__all__ = [
+    "ContextItem",
+    "ContextOutcome",
+    "ContextReport",
+    "context_item",
+    "load_context_set",
+    "score_reader",
+]
 
 CONTEXT_KINDS: Final = ("recall", "negative", "revision", "temporal", "action")
 _REQUIRED: Final = (
@@ -68,7 +75,16 @@ def _strings(value: Any, name: str, where: str) -> list[str]:
     return list(value)
 
 
-def _item(record: Any, where: str) -> ContextItem:
+def context_item(record: Any, where: str) -> ContextItem:
+    """One labelled context from its JSON record.
+
+    Args:
+        record: The parsed JSON object.
+        where: ``file:line``, for the error message.
+
+    Raises:
+        ValueError: One line naming ``where`` and what is wrong.
+    """
     if not isinstance(record, dict):
         raise ValueError(f"{where}: expected a JSON object")
     missing = [name for name in _REQUIRED if name not in record]
@@ -144,7 +160,7 @@ def load_context_set(path: Path | None = None) -> list[ContextItem]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValueError(f"{name}:{number}: not JSON ({error.msg})") from None
-        item = _item(record, f"{name}:{number}")
+        item = context_item(record, f"{name}:{number}")
         if item.id in seen:
             raise ValueError(f"{name}:{number}: item id {item.id!r} is used twice")
         seen.add(item.id)

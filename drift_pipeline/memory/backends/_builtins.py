@@ -72,3 +72,9 @@ register_backend(
 register_backend(
     "temporal_graph", f"{_PACKAGE}.temporal_graph:TemporalGraphBackend", default_arm=True
 )
+
+# Sanity arms: trivial strategies the metrics must rank low (never default arms).
+register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend")
+register_backend("tagged_buffer", f"{_PACKAGE}.sanity:TaggedBufferBackend")
+register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend")
+register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend")

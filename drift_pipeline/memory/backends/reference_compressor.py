@@ -2,8 +2,8 @@
 
 The TES reference (spec §7.7): "one LLM call per session, 512-token cap output, no retrieval
 LLM calls". By default the summary is extractive and deterministic, so the reference is
-reproducible without a model; only its write cost is modelled as that LLM call (transcript
-tokens in, summary tokens out).
+reproducible without a model; it then calls no model and is charged no write-side model tokens
+(what it stores and what it hands the reader are charged like any system's).
 
 With ``summariser="llm"`` it makes that call for real: one chat completion per session through
 :mod:`drift_pipeline.llm` (prompt ``prompts/reference_compressor.md``, ``max_tokens`` 512, the
@@ -159,12 +159,11 @@ def _cap(text: str, cap_tokens: int) -> str:
 class ReferenceCompressor:
     """Keep one ≤512-token summary per session; retrieve the most relevant ones.
 
-    Extractive (default): write cost per session is modelled as one LLM call, the transcript's
-    tokens (prompt) plus the summary's tokens (completion). LLM (``summariser="llm"``): one real
-    call per session, its actual tokens counted. Retrieval is lexical either way (IDF-weighted
-    overlap between query and summary, more recent first on ties), needs no LLM, and returns
-    whole summaries while they fit ``budget_tokens``. A summary is visible to the speakers of
-    its session only.
+    Extractive (default): no model is called, so no write-side model tokens are charged. LLM
+    (``summariser="llm"``): one real call per session, its actual tokens counted. Retrieval is
+    lexical either way (IDF-weighted overlap between query and summary, more recent first on
+    ties), needs no LLM, and returns whole summaries while they fit ``budget_tokens``. A summary
+    is visible to the speakers of its session only.
 
     Args:
         budget_tokens: Size of the returned context.
@@ -178,8 +177,9 @@ class ReferenceCompressor:
 
     name: ClassVar[str] = "reference_compressor"
     # 2: retrieval scores and packs with numpy (same answers, lower read latency at long horizons).
+    # 3: the extractive summariser is charged no modelled model call.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
-    version: str = "2"
+    version: str = "3"
 
     def __init__(
         self,
@@ -255,9 +255,8 @@ class ReferenceCompressor:
             summary, call_tokens = self._summarise_llm(messages)
             self._write_tokens += call_tokens
         else:
+            # Extractive: no model reads the transcript, so nothing is charged for a call.
             summary = summarise_session(messages)
-            summary_tokens = tokens.count_tokens(summary)
-            self._write_tokens += tokens.count_tokens(render_transcript(messages)) + summary_tokens
         if not summary:
             return
         position = self._index.add(_SPEAKER_AND_DATE.sub("", summary))

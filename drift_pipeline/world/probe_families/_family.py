@@ -44,6 +44,9 @@ class ProbeFamily:
             ``judge_action``.
         compares_with_amnesiac: The LLM judge scores the answer against the amnesiac's answer
             to the same probe (spec §7.4), so the amnesiac must have answered it.
+        careful_reader: Its probes ask what the memory says a value, a date, a yes/no or an
+            action is, so the evaluation's careful reader reads them (and judges an LLM
+            reader's answers the same way); ``judge`` then serves only families that opt out.
     """
 
     name: str
@@ -56,6 +59,7 @@ class ProbeFamily:
     reader_prompt: str = "reader"
     judge_prompt: str = "judge_answer"
     compares_with_amnesiac: bool = False
+    careful_reader: bool = False
 
     def __post_init__(self) -> None:
         if not self.name:

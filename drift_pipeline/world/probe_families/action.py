@@ -115,6 +115,7 @@ ACTION = ProbeFamily(
     feeds={"error_rate": None, "action_alignment": None},
     reader_prompt="reader",
     judge_prompt="judge_action",
+    careful_reader=True,
     compares_with_amnesiac=True,
 )
 """The action family."""

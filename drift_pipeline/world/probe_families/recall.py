@@ -202,5 +202,6 @@ RECALL = ProbeFamily(
     feeds={"error_rate": None},
     reader_prompt="reader",
     judge_prompt="judge_answer",
+    careful_reader=True,
 )
 """The recall family."""

@@ -111,5 +111,6 @@ REVISION = ProbeFamily(
     },
     reader_prompt="reader",
     judge_prompt="judge_revision",
+    careful_reader=True,
 )
 """The revision family."""

@@ -4,7 +4,6 @@ from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends import SUMMARY_CAP_TOKENS, ReferenceCompressor
 from drift_pipeline.memory.backends.reference_compressor import (
-    render_transcript,
     summarise_session,
 )
 
@@ -50,17 +49,14 @@ def test_repeated_content_adds_nothing_and_empty_sessions_store_nothing() -> Non
     assert summarise_session([user("Is it?"), agent("Yes, I think so.")]) == ""
 
 
-def test_write_tokens_model_one_llm_call_per_session() -> None:
+def test_the_extractive_summariser_is_charged_no_model_call() -> None:
     backend = ReferenceCompressor()
     sessions = [chat("2027-03-14", "I work at Acme Corp."), _long_session()]
-    expected = 0
-    for messages in sessions:
-        summary = summarise_session(messages)
-        expected += tokens.count_tokens(render_transcript(messages)) + tokens.count_tokens(summary)
     store_all(backend, sessions)
-    counts = backend.token_counts()
-    assert counts.write == expected
-    assert counts.read == 0
+    # No model reads the transcript: what it stores and hands the reader is its whole cost.
+    assert backend.token_counts().write == 0
+    assert backend.token_counts().read == 0
+    assert backend.storage_tokens() > 0
     ask(backend, "museum")
     assert backend.token_counts().read == 0
 

@@ -1,0 +1,155 @@
+"""Selectivity from content: session marks, kept flags, and what they make of simple memories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from drift_pipeline.evaluation import (
+    ArmData,
+    compute_cell,
+    content_kept,
+    session_marks,
+)
+
+# One replicate, four sessions, one checkpoint after session 3 (ground truth checkpoint 4):
+# 0 signal: moved to Lisbon (still true at the checkpoint)
+# 1 noise: a cousin works at Globex Logistics (a decoy: nobody holds it)
+# 2 signal: joined Contoso Health, then 3 signal: left it for Northwind Traders (so session 2's
+#   value no longer holds at the checkpoint and is not scored)
+EVENTS = [
+    (0, "signal", "principal", "city", "Lisbon", "Porto"),
+    (1, "noise", None, None, None, None),
+    (2, "signal", "principal", "employer", "Contoso Health", "Fabrikam Robotics"),
+    (3, "signal", "principal", "employer", "Northwind Traders", "Contoso Health"),
+]
+TURNS = [
+    (0, "I moved to Lisbon last week."),
+    (1, "My cousin just started at Globex Logistics, wild."),
+    (1, "Anyway, how do I roast potatoes?"),
+    (2, "I joined Contoso Health."),
+    (3, "I left Contoso for Northwind Traders."),
+]
+FACTS = [
+    (4, "principal", "city", "Lisbon", True),
+    (4, "principal", "employer", "Northwind Traders", True),
+    (4, "principal", "employer", "Contoso Health", False),
+    (4, "principal", "employer", "Fabrikam Robotics", False),
+    (4, "principal", "city", "Porto", False),
+]
+
+
+def _world() -> pa.Table:
+    events = pa.Table.from_pylist(
+        [
+            dict(
+                zip(
+                    ("session_index", "tier", "subject", "slot", "value", "previous_value"),
+                    row,
+                    strict=True,
+                ),
+                replicate=0,
+            )
+            for row in EVENTS
+        ]
+    )
+    transcripts = pa.Table.from_pylist(
+        [{"replicate": 0, "session_index": i, "content": text} for i, text in TURNS]
+    )
+    truth = pa.Table.from_pylist(
+        [
+            dict(
+                zip(("checkpoint", "subject", "slot", "value", "current"), row, strict=True),
+                replicate=0,
+            )
+            for row in FACTS
+        ]
+    )
+    principal = {"entity_id": "principal", "name": "Rhiannon Price", "entity_type": "human"}
+    profiles = pa.Table.from_pylist([{"replicate": 0, **principal}])
+    return session_marks(events, transcripts, truth, profiles)
+
+
+def test_marks_name_each_sessions_values_and_leave_out_superseded_signal() -> None:
+    marks = {row["session_index"]: row for row in _world().to_pylist()}
+    assert sorted(marks) == [0, 1, 3]  # session 2's Contoso no longer holds at the checkpoint
+    assert marks[0]["phrases"] == ["Lisbon"]
+    assert "Globex Logistics" in marks[1]["phrases"] and marks[1]["tier"] == "noise"
+    assert "Northwind" in marks[3]["phrases"]
+
+
+def _snapshots(final: str) -> pa.Table:
+    rows: list[dict[str, Any]] = []
+    for index, (_, tier, *_rest) in enumerate(EVENTS):
+        rows.append(
+            {
+                "replicate": 0,
+                "session_index": index,
+                "tier": tier,
+                "write_tokens": 0,
+                "storage_tokens": 10,
+                "storage_delta_tokens": 10 if index == 0 else 0,
+                "write_ms": 1.0,
+                "checkpoint": index == 3,
+                "snapshot": final if index == 3 else None,
+                "error": None,
+            }
+        )
+    return pa.Table.from_pylist(rows)
+
+
+def _selectivity(final: str) -> tuple[float | None, float | None, float | None]:
+    snaps = content_kept(_snapshots(final), _world())
+    answers = pa.Table.from_pylist(
+        [
+            {
+                "replicate": 0,
+                "checkpoint": 4,
+                "probe_id": "p1",
+                "probe_type": "recall",
+                "subtype": "fact",
+                "correct": True,
+            }
+        ]
+    )
+    retrievals = pa.Table.from_pylist(
+        [
+            {
+                "replicate": 0,
+                "checkpoint": 4,
+                "probe_id": "p1",
+                "read_ms": 1.0,
+                "read_tokens": 10,
+                "llm_read_tokens": 0,
+            }
+        ]
+    )
+    arm = ArmData(answers, snaps, retrievals)
+    amnesiac = answers.set_column(5, "correct", pa.array([False]))
+    cell = compute_cell(arm, amnesiac, arm, "short")
+    return tuple(  # type: ignore[return-value]
+        cell.get(name).value for name in ("selectivity", "noise_tnr", "signal_fnr")
+    )
+
+
+def test_content_not_storage_growth_decides() -> None:
+    transcript = "\n".join(text for _, text in TURNS)
+    # Every memory below grows by the same tokens; only what it holds differs.
+    everything = _selectivity(transcript)
+    nothing = _selectivity("")
+    selective = _selectivity("Lives in Lisbon. Works at Northwind Traders.")
+    noisy = _selectivity("Cousin works at Globex Logistics.")
+    assert everything == (0.5, 0.0, 0.0)  # keeps every signal, stores the noise
+    assert nothing == (0.5, 1.0, 1.0)  # keeps nothing
+    assert selective == (1.0, 1.0, 0.0)
+    assert noisy == (0.0, 0.0, 1.0)
+    # Two summaries of the same size no longer score alike.
+    assert selective[0] != noisy[0]
+    half = _selectivity("Lives in Lisbon.")
+    assert half[0] == pytest.approx(0.75)
+
+
+def test_a_value_inside_a_longer_word_is_not_kept() -> None:
+    assert _selectivity("Lisbonese food; Northwindish")[2] == 1.0
