@@ -25,7 +25,8 @@ class ReadingVerdict:
         correct: The reading gives the right answer.
         score: Action probes: +1/0/−1 against the default action; else 1.0 or 0.0.
         update_correct: The new value is presented as current (revision probes; value probes).
-        deprecation_correct: No deprecated value is presented as current (where one exists).
+        deprecation_correct: A value is presented as current and no deprecated value is (where
+            one exists); a memory that says nothing has not deprecated anything.
         rationale: One line.
     """
 
@@ -66,10 +67,12 @@ def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
     update = any(probe.role_of(v) == "current" for v in reading.current)
     if probe.exclusive:
         update = update and len(reading.current) == 1
-    deprecation = not reading.deprecated_current if has_old else None
+    # Moving on from the old value shows only in a memory that says what holds instead: one
+    # that says nothing about the slot has forgotten, not deprecated, and earns no credit.
+    deprecation = (not reading.deprecated_current and bool(reading.current)) if has_old else None
     right = update and (deprecation is not False)
     why = f"current {list(reading.current)}" + (
-        "; old value still current" if deprecation is False else ""
+        "; old value still current" if reading.deprecated_current else ""
     )
     return ReadingVerdict(right, float(right), update, deprecation, why)
 

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
-from drift_pipeline.memory.backends._lexicon import THIRD_PARTY
+from drift_pipeline.memory.backends._lexicon import THIRD_PARTY, TRANSIENT_TIME, TRANSIENT_WORDS
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
 from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
 
@@ -245,9 +245,57 @@ def _message_facts(content: str) -> list[Fact]:
             continue
         if _is_hypothetical(sentence):
             continue
-        for clause in _clauses(sentence):
-            facts.extend(_clause_facts(clause))
+        found = [fact for clause in _clauses(sentence) for fact in _clause_facts(clause)]
+        if not found:
+            found = _remark(sentence)
+        facts.extend(found)
     return facts
+
+
+# Asking for something, or thanking, is not saying something about oneself.
+_REQUEST = re.compile(
+    r"^(?:please\b|(?:can|could|would|will) you\b|help me\b|remind me\b|let me know\b|"
+    r"tell me\b|thanks\b|thank you\b|cheers\b|many thanks\b|kind regards\b)",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_WORD = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
+# Talk about the conversation itself ("your summaries", "this idea") is not about the speaker.
+_ADDRESSEE = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+# Appointments and passing moments: "a meeting at 3", "heading out now", "rain later".
+_PASSING = re.compile(
+    r"\bat \d{1,2}(?::\d\d)?\b|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|"
+    r"\b(?:later|soon|right away|in a (?:minute|bit|sec|moment))\b",
+    re.IGNORECASE,
+)
+_STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
+_REMARK_MIN_WORDS = 5
+_REMARK_MAX_WORDS = 40
+
+
+def _remark(sentence: str) -> list[Fact]:
+    """A sincere first-person sentence that no slot rule reads, kept as said.
+
+    People say lasting things about themselves in more ways than any rule list covers ("IT
+    finally gave me a laptop at the new place", "the commute to Leeds is killing me"). Such a
+    sentence is kept verbatim under a key of its own, so it never replaces another; its date
+    lets a reader tell which of two remarks is newer. Requests, thanks, remarks about the
+    conversation, appointments and passing states are left out, as in the slot rules.
+    """
+    text = _LEAD.sub("", sentence).strip().rstrip(".!…").strip()
+    words = text.split()
+    if not (_REMARK_MIN_WORDS <= len(words) <= _REMARK_MAX_WORDS):
+        return []
+    if _REQUEST.match(text) or THIRD_PARTY.match(text) or not _FIRST_PERSON_WORD.search(text):
+        return []
+    if _ADDRESSEE.search(text) or _PASSING.search(text) or TRANSIENT_TIME.search(text):
+        return []
+    opening = _STATE_OPENING.match(text)
+    if opening is not None and opening.group("word").lower() in TRANSIENT_WORDS:
+        return []
+    key = normalise_value(text)
+    if not key:
+        return []
+    return [Fact(f"said {key}", text, f"said: {text}", matchable=False)]
 
 
 def _clause_facts(clause: str) -> list[Fact]:

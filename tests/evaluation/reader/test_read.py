@@ -117,9 +117,16 @@ def test_undated_lines_are_read_in_text_order() -> None:
     assert read_context(context, probe(**REVISION)).answer == "Kestrel Aerospace"
 
 
-def test_an_empty_memory_does_not_say_and_keeps_deprecation() -> None:
+def test_an_empty_memory_neither_updates_nor_deprecates() -> None:
+    # Forgetting the old value is not moving on from it: deprecation needs a current value.
     verdict = judge_reading(read_context("", probe(**REVISION)), probe(**REVISION))
-    assert verdict.update_correct is False and verdict.deprecation_correct is True
+    assert verdict.update_correct is False and verdict.deprecation_correct is False
+    assert "old value still current" not in verdict.rationale
+
+
+def test_a_memory_that_moved_on_deprecates() -> None:
+    verdict = judge_reading(read_context(NEW, probe(**REVISION)), probe(**REVISION))
+    assert verdict.update_correct is True and verdict.deprecation_correct is True
 
 
 TEMPORAL = dict(

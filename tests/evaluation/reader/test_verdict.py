@@ -18,8 +18,9 @@ REVISION = dict(aliases=NEW_EMPLOYER, deprecated=EMPLOYER)
         ("Lumen", True, True),
         ("Lumen Cartography (previously Kestrel Aerospace)", True, True),
         ("She works at Kestrel Aerospace.", False, False),
-        ("She may have moved to Lumen, not sure.", False, True),
-        ("I don't know.", False, True),
+        # Saying nothing definite is neither an update nor a deprecation.
+        ("She may have moved to Lumen, not sure.", False, False),
+        ("I don't know.", False, False),
     ],
 )
 def test_an_llm_answer_is_judged_like_a_memory(

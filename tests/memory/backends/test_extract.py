@@ -116,9 +116,7 @@ def test_first_person_statements_become_slot_facts(
         "Thanks, that's helpful!",
         "Never mind, it's fine.",
         "Never again!",
-        "I usually don't mind the rain.",
         "I'm a huge fan of your summaries.",
-        "I always forget where I put my keys.",
         "I'm working on a presentation for Monday.",
         "My mum says hi.",
     ],
@@ -184,3 +182,44 @@ def test_lets_and_you_should_are_instructions() -> None:
     assert _facts("You should always book aisle seats.") == [
         ("instruction book seat", "standing instruction: always book aisle seats", False)
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "IT finally gave me a laptop at the new place.",
+            "IT finally gave me a laptop at the new place",
+        ),
+        ("I usually don't mind the rain.", "I usually do not mind the rain"),
+        ("I always forget where I put my keys.", "I always forget where I put my keys"),
+        ("Honestly, the commute to Leeds is killing me.", "the commute to Leeds is killing me"),
+    ],
+)  # fmt: skip
+def test_sincere_remarks_no_rule_reads_are_kept_as_said(text: str, kept: str) -> None:
+    [statement] = extract_statements([user(text, "2027-03-14")])
+    assert statement.text == f"said: {kept}"
+    assert not statement.matchable and not statement.retraction
+
+
+def test_remarks_never_replace_one_another() -> None:
+    laptop = "IT finally gave me a laptop at the new place."
+    first = extract_statements([user(laptop, "2027-03-14")])
+    second = extract_statements([user("The commute to Leeds is killing me.", "2027-03-15")])
+    assert first[0].predicate != second[0].predicate
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you draft a note to my landlord about the boiler?",
+        "Thanks again, I will sleep much better tonight.",
+        "I am heading out for a walk with my dog.",
+        "My meeting got moved to 4pm so I have time.",
+        "I am so relieved that it all worked out.",
+        "I owe you one for sorting out my calendar.",
+        "Our flight leaves later than I thought.",
+    ],
+)
+def test_requests_thanks_and_passing_moments_are_not_remarks(text: str) -> None:
+    assert extract_statements([user(text, "2027-03-14")]) == []
