@@ -259,8 +259,6 @@ _REQUEST = re.compile(
     re.IGNORECASE,
 )
 _FIRST_PERSON_WORD = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
-# Talk about the conversation itself ("your summaries", "this idea") is not about the speaker.
-_ADDRESSEE = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 # Appointments and passing moments: "a meeting at 3", "heading out now", "rain later".
 _PASSING = re.compile(
     r"\bat \d{1,2}(?::\d\d)?\b|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|"
@@ -278,8 +276,8 @@ def _remark(sentence: str) -> list[Fact]:
     People say lasting things about themselves in more ways than any rule list covers ("IT
     finally gave me a laptop at the new place", "the commute to Leeds is killing me"). Such a
     sentence is kept verbatim under a key of its own, so it never replaces another; its date
-    lets a reader tell which of two remarks is newer. Requests, thanks, remarks about the
-    conversation, appointments and passing states are left out, as in the slot rules.
+    lets a reader tell which of two remarks is newer. Requests, thanks, appointments and
+    passing states are left out, as in the slot rules.
     """
     text = _LEAD.sub("", sentence).strip().rstrip(".!…").strip()
     words = text.split()
@@ -287,7 +285,9 @@ def _remark(sentence: str) -> list[Fact]:
         return []
     if _REQUEST.match(text) or THIRD_PARTY.match(text) or not _FIRST_PERSON_WORD.search(text):
         return []
-    if _ADDRESSEE.search(text) or _PASSING.search(text) or TRANSIENT_TIME.search(text):
+    # Second-person words are no cue either way: people tell an assistant about themselves
+    # ("as I told you, ...") as often as they talk about its work.
+    if _PASSING.search(text) or TRANSIENT_TIME.search(text):
         return []
     opening = _STATE_OPENING.match(text)
     if opening is not None and opening.group("word").lower() in TRANSIENT_WORDS:

@@ -116,7 +116,6 @@ def test_first_person_statements_become_slot_facts(
         "Thanks, that's helpful!",
         "Never mind, it's fine.",
         "Never again!",
-        "I'm a huge fan of your summaries.",
         "I'm working on a presentation for Monday.",
         "My mum says hi.",
     ],
@@ -217,7 +216,6 @@ def test_remarks_never_replace_one_another() -> None:
         "I am heading out for a walk with my dog.",
         "My meeting got moved to 4pm so I have time.",
         "I am so relieved that it all worked out.",
-        "I owe you one for sorting out my calendar.",
         "Our flight leaves later than I thought.",
     ],
 )
