@@ -81,16 +81,7 @@ def _table(figures: dict[str, float]) -> str:
     return ", ".join(f"{name} {value:.3f}" for name, value in sorted(figures.items()))
 
 
-_FACT_STORE_WEAKNESS = (
-    "fact_store keeps about ten facts (its rule extractor keys statements on generic "
-    "predicates such as 'is' and 'prefers', so one replaces another, and misses most of the "
-    "template grammar's phrasings) and recalls less than a keyword grep; a reference-backend "
-    "weakness, tracked here so the test turns red once it is fixed."
-)
-KNOWN_LOSSES = {
-    ("medium", "keyword_lines"): _FACT_STORE_WEAKNESS,
-    ("long", "keyword_lines"): _FACT_STORE_WEAKNESS,
-}
+KNOWN_LOSSES: dict[tuple[str, str], str] = {}
 """Sanity checks known to fail today, and why (strict: a fix makes them pass, then fail here)."""
 
 
