@@ -67,6 +67,7 @@ from ._metrics import (
     ReferenceFigures,
     compare_arms,
     compute_cell,
+    mark_not_applicable,
     reference_figures,
 )
 from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, cap_context
@@ -128,6 +129,7 @@ __all__ = [
     "latency_profile_score",
     "latent_profiles",
     "load_check_set",
+    "mark_not_applicable",
     "measured_ttft",
     "metric_rows_table",
     "metric_spec",

@@ -163,6 +163,7 @@ __all__ = [
     "ReferenceFigures",
     "compare_arms",
     "compute_cell",
+    "mark_not_applicable",
     "reference_figures",
 ]
 
@@ -970,6 +971,7 @@ def compute_cell(
     reference: ReferenceFigures | ArmData,
     horizon: str,
     config: MetricConfig | None = None,
+    not_applicable: Iterable[str] = (),
 ) -> CellMetrics:
     """Every metric of one cell, overall and per checkpoint, with bootstrap intervals.
 
@@ -981,6 +983,8 @@ def compute_cell(
             figures are then recomputed in every draw with the same resample indices.
         horizon: ``short``, ``medium`` or ``long`` (DRIFT-C weights).
         config: Constants and bootstrap settings; defaults to :class:`MetricConfig`.
+        not_applicable: Metrics the world's data cannot support (see
+            :func:`mark_not_applicable`).
 
     Returns:
         Rows in :data:`METRICS` order (then every registered metric's) and the whole-cell
@@ -1003,7 +1007,7 @@ def compute_cell(
     identity = identity_resample(len(u.replicates), u.layouts)
     point = fn(identity)
     mvot = _replicate_mvot(u, identity, ref.storage)
-    return _assemble(
+    metrics = _assemble(
         point,
         _bootstrap(fn, u, cfg, point),
         _counts(u, mvot),
@@ -1011,6 +1015,29 @@ def compute_cell(
         _counted_rows(u, mvot),
         (*METRICS, *u.computed),
     )
+    return mark_not_applicable(metrics, not_applicable)
+
+
+def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetrics:
+    """``metrics`` with every row of ``names`` undefined and counted over no units.
+
+    A world imported from a question-answering dataset cannot support every figure (no action
+    or canary questions, no labelled noise): those rows stay in the table, so every view can say
+    "not applicable", but carry no value, no interval and ``n`` = 0. A composite would otherwise
+    renormalise over whatever components remain and look like a comparable score.
+    """
+    dropped = frozenset(names)
+    if not dropped:
+        return metrics
+    rows = tuple(
+        MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in dropped else r
+        for r in metrics.rows
+    )
+    samples = {
+        name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in dropped else s
+        for name, s in metrics.samples.items()
+    }
+    return CellMetrics(rows, samples)
 
 
 def compare_arms(

@@ -37,6 +37,7 @@ from drift_pipeline.storage import (
     partition_dir,
     partition_values,
 )
+from drift_pipeline.world import world_manifest_path
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell
 from ._run import REFERENCE_ARM
@@ -212,7 +213,9 @@ def stored_result(
     metrics = _reused(root, cell)
     if metrics is None:
         paired = reference() if reference is not None else data
-        metrics = compute_cell(data, amnesiac(), paired, horizon)
+        metrics = compute_cell(
+            data, amnesiac(), paired, horizon, not_applicable=source.not_applicable
+        )
     run = CellRun(
         arm=arm,
         snapshots=data.snapshots.slice(0, 0),
@@ -299,7 +302,9 @@ def stored_cells(
             continue
         metrics = _reused(root, cell)
         if metrics is None:
-            metrics = compute_cell(data, amnesiac, reference, horizon)
+            metrics = compute_cell(
+                data, amnesiac, reference, horizon, not_applicable=_not_applicable(root, world)
+            )
         errors = [
             str(e)
             for column in (data.snapshots.column("error"), data.retrievals.column("error"))
@@ -309,6 +314,19 @@ def stored_cells(
         replicates = len(set(data.snapshots.column("replicate").to_pylist()))
         cells.append(StoredCell(scenario, horizon, replicates, Arm.parse(arm_key), metrics, errors))
     return cells, skipped
+
+
+def _not_applicable(root: StorageRoot | None, world: WorldKey) -> frozenset[str]:
+    """The metrics the world's source cannot support, as its world manifest records them."""
+    if root is None:
+        return frozenset()
+    storage = StorageRoot.from_url(root)
+    path = world_manifest_path(world.source_id, world.horizon)
+    try:
+        manifest = json.loads(storage.read_text(path))
+    except (FileNotFoundError, ValueError):
+        return frozenset()
+    return frozenset(str(name) for name in manifest.get("not_applicable", ()))
 
 
 def _arm_data(con: duckdb.DuckDBPyConnection, cell: CellKey) -> ArmData | None:

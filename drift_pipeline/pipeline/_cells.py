@@ -273,7 +273,13 @@ def evaluate_cell(
     data = ArmData(answers, run.snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
     # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
-    metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
+    metrics = compute_cell(
+        data,
+        amnesiac,
+        reference if reference is not None else data,
+        horizon,
+        not_applicable=source.not_applicable,
+    )
     return CellResult(
         scenario=source.id,
         horizon=horizon,

@@ -52,6 +52,8 @@ def _loader(value: object) -> SourceLoader:
 
 _SOURCES: LazyRegistry[SourceLoader] = LazyRegistry("source", SOURCE_GROUP, _loader)
 _SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenarios")
+# Built-in importers of published datasets: imported only when their prefix is first used.
+_SOURCES.register("locomo", "drift_pipeline.sources.replays.locomo:open_locomo")
 
 
 def register_source(prefix: str, loader: str | SourceLoader) -> None:
