@@ -34,6 +34,7 @@ from drift_pipeline.pipeline import (
 from drift_pipeline.report import (
     comparison_lines,
     render_leaderboard,
+    render_subtype_recall,
     render_world_summaries,
     standings,
     summary_json,
@@ -492,6 +493,10 @@ def run(
     elapsed = time.perf_counter() - started
     table = standings(result.cells)
     click.echo(render_leaderboard(table))
+    if any(source.kind != "scenario" for source in opened):
+        # Imported datasets report per question category: their categories are the subtypes.
+        click.echo("\nrecall by probe subtype (pooled over questions):")
+        click.echo(render_subtype_recall(table))
     click.echo(
         f"\n{len(result.cells)} cells ({len(opened)} scenarios × horizons × {len(arms)} arms), "
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "

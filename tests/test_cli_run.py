@@ -544,7 +544,7 @@ def test_generate_writes_an_imported_source(example_source: str, tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "locomo:x.json"], "unknown prefix 'locomo' (known: example, scenario;"),
+        (["run", "lcm:x.json"], "unknown prefix 'lcm' (known: example, locomo, longmemeval,"),
         (["generate", "example:missing.jsonl"], "no such file or folder missing.jsonl"),
         (["run", "example:DATA", "--via", "dagster"], "--via dagster: only scenario files"),
     ],

@@ -71,6 +71,7 @@ from ._metrics import (
     reference_figures,
 )
 from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, cap_context
+from ._subtypes import pooled_subtype_rows, subtype_recall
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -135,9 +136,11 @@ __all__ = [
     "metric_spec",
     "metric_specs",
     "parse_judge_reply",
+    "pooled_subtype_rows",
     "reference_figures",
     "register_metric",
     "run_judge_check",
+    "subtype_recall",
     "summarise",
     "token_efficiency_score",
     "unregister_metric",

@@ -132,6 +132,7 @@ from ._composites import (
 from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
 from ._metric_specs import computed_metric_specs
 from ._probe_masks import metric_masks
+from ._subtypes import subtype_recall
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -298,11 +299,16 @@ class CellMetrics:
             overall row first.
         samples: Whole-cell figures with their bootstrap draws, by metric name, for
             combination across horizons (:func:`~._composites.aggregate_horizons`).
+        by_subtype: Recall per probe subtype (:func:`~._subtypes.subtype_recall`), the
+            figures an imported dataset reports per question category.
+        not_applicable: Metrics the world's data cannot support; their rows are undefined.
 
     """
 
     rows: tuple[MetricRow, ...]
     samples: Mapping[str, Sample]
+    by_subtype: Mapping[str, Sample] = field(default_factory=dict)
+    not_applicable: frozenset[str] = frozenset()
 
     def table(self) -> pa.Table:
         """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number)."""
@@ -1015,7 +1021,8 @@ def compute_cell(
         _counted_rows(u, mvot),
         (*METRICS, *u.computed),
     )
-    return mark_not_applicable(metrics, not_applicable)
+    by_subtype = subtype_recall(arm.answers, n_boot=cfg.n_boot, seed=cfg.seed)
+    return mark_not_applicable(replace(metrics, by_subtype=by_subtype), not_applicable)
 
 
 def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetrics:
@@ -1037,7 +1044,7 @@ def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetri
         name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in dropped else s
         for name, s in metrics.samples.items()
     }
-    return CellMetrics(rows, samples)
+    return CellMetrics(rows, samples, metrics.by_subtype, metrics.not_applicable | dropped)
 
 
 def compare_arms(

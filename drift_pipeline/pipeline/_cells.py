@@ -198,7 +198,12 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
                 if r == replicate and c <= checkpoint
             )
         count = max(1, len(replicates))
-        value = metrics.get("mvot", checkpoint).value
+        try:
+            value = metrics.get("mvot", checkpoint).value
+        except KeyError:
+            # No per-checkpoint MVOT when the amnesiac is right everywhere (a world of one
+            # abstention question, say): every checkpoint is skipped, none has a row.
+            value = None
         if value is not None:
             mvots.append(value)
         for key, item in (

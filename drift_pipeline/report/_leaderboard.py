@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,6 +21,7 @@ from drift_pipeline.evaluation import (
     MetricSpec,
     Sample,
     metric_specs,
+    pooled_subtype_rows,
     summarise,
 )
 
@@ -63,6 +64,8 @@ class ArmStanding:
     rows: dict[str, MetricRow]
     valid: bool = True
     fault_rate: float = 0.0
+    not_applicable: frozenset[str] = frozenset()
+    by_subtype: dict[str, MetricRow] = field(default_factory=dict)
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -135,8 +138,14 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
             ]
             rows[metric] = _combine_scenarios(metric, per_scenario)
         arm = arms[key]
+        cells_of_arm = [c for horizons in scenarios.values() for c in horizons.values()]
+        # Not applicable to the arm only when no cell of it supports the metric.
+        na = frozenset.intersection(*(_not_applicable(c) for c in cells_of_arm))
+        by_subtype = pooled_subtype_rows([_by_subtype(c) for c in cells_of_arm])
         result.append(
-            ArmStanding(key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key])
+            ArmStanding(
+                key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key], na, by_subtype
+            )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
     result.sort(key=lambda s: (not s.valid, s.fault_rate if not s.valid else _rank(s)))
@@ -145,6 +154,18 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
 
 _UNDEFINED = Sample(None, np.zeros(0), 0)
 """A figure a cell lacks (computed before its metric was registered): undefined there."""
+
+
+NOT_APPLICABLE = "n/a"
+"""How every view shows a metric the data cannot support (never as a zero or a blank)."""
+
+
+def _not_applicable(cell: _Cell) -> frozenset[str]:
+    return frozenset(getattr(cell.metrics, "not_applicable", frozenset()))
+
+
+def _by_subtype(cell: _Cell) -> dict[str, Sample]:
+    return dict(getattr(cell.metrics, "by_subtype", {}))
 
 
 def _rank(standing: ArmStanding) -> float:
@@ -177,7 +198,13 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     specs = metric_specs("headline")
     header = ["arm", *(spec.label for spec in specs)]
     body = [
-        [s.arm, *(_fmt(_row(s, spec.name), spec) for spec in specs)]
+        [
+            s.arm,
+            *(
+                NOT_APPLICABLE if spec.name in s.not_applicable else _fmt(_row(s, spec.name), spec)
+                for spec in specs
+            ),
+        ]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
@@ -215,6 +242,43 @@ def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | No
     except KeyError:  # cells computed before the metric was registered
         row = MetricRow(spec.name, None, None, None, None, 0)
     return None if spec.null_when_undefined and row.value is None else _metric(row)
+
+
+def _figure_with_n(row: MetricRow) -> dict[str, float | None]:
+    return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high, "n": row.n}
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else value
+
+
+def render_subtype_recall(rows: Sequence[ArmStanding]) -> str:
+    """Recall per probe subtype and arm (pooled over questions), with 95% intervals.
+
+    The figures a replayed dataset reports per question category; empty when no arm has any.
+    """
+    subtypes = sorted({name for s in rows for name in s.by_subtype})
+    if not subtypes:
+        return ""
+    header = ["arm", *(name.removeprefix("recall:") for name in subtypes)]
+    body = []
+    for s in rows:
+        cells = []
+        for name in subtypes:
+            row = s.by_subtype.get(name)
+            shown = "—" if row is None or row.value is None else _interval(row)
+            cells.append(shown if row is None else f"{shown} n={row.n}")
+        body.append([s.arm, *cells])
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(lines)
+
+
+def _interval(row: MetricRow) -> str:
+    assert row.value is not None and row.ci_low is not None and row.ci_high is not None
+    return f"{row.value:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
 
 
 def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
@@ -267,6 +331,12 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 # the share of TTFRTs from a measured reader TTFT (0: modelled).
                 "judge_errors": _value(m, "judge_errors"),
                 "ttft_measured": _value(m, "ttft_measured"),
+                # Figures the world's data cannot support (null above, never zero).
+                "not_applicable": sorted(_not_applicable(cell)),
+                "recall_by_subtype": {
+                    name: _figure_with_n(summarise(name, None, _nan(v.value), v.draws, v.n))
+                    for name, v in _by_subtype(cell).items()
+                },
             }
         )
     arms = [
@@ -275,6 +345,11 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             "gate": s.gate,
             "arm": s.arm,
             **{metric: _metric(row) for metric, row in s.rows.items()},
+            "not_applicable": sorted(s.not_applicable),
+            "recall_by_subtype": {
+                name.removeprefix("recall:"): _figure_with_n(row)
+                for name, row in s.by_subtype.items()
+            },
         }
         for s in standings(cells)
     ]

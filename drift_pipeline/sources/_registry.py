@@ -54,6 +54,7 @@ _SOURCES: LazyRegistry[SourceLoader] = LazyRegistry("source", SOURCE_GROUP, _loa
 _SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenarios")
 # Built-in importers of published datasets: imported only when their prefix is first used.
 _SOURCES.register("locomo", "drift_pipeline.sources.replays.locomo:open_locomo")
+_SOURCES.register("longmemeval", "drift_pipeline.sources.replays.longmemeval:open_longmemeval")
 
 
 def register_source(prefix: str, loader: str | SourceLoader) -> None:

@@ -94,7 +94,13 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "action_alignment",
         "tes",
         "lps",
+        "not_applicable",
+        "recall_by_subtype",
     ]
+    assert summary["arms"][0]["not_applicable"] == []
+    assert set(summary["arms"][0]["recall_by_subtype"]) == set(
+        summary["cells"][0]["recall_by_subtype"]
+    )
     markdown = render_leaderboard(standings(cells), markdown=True)
     assert markdown.splitlines()[0] == "| " + " | ".join(SUITE_HEADER) + " |"
 
