@@ -47,7 +47,13 @@ from drift_pipeline.scenario import (
     load_scenario,
     scenario_files,
 )
-from drift_pipeline.sources import SourceError, WorldSource, open_sources, write_worlds
+from drift_pipeline.sources import (
+    SourceError,
+    WorldSource,
+    open_sources,
+    source_prefixes,
+    write_worlds,
+)
 from drift_pipeline.storage import RootBusy, StorageRoot
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -100,7 +106,9 @@ def schema() -> None:
 
 SOURCES_HELP = (
     "SOURCES are scenario files or folders of them, or PREFIX:PATH for data read by a "
-    "registered importer (a plain path is a scenario file)."
+    "registered importer (a plain path is a scenario file): locomo:FILE.json, "
+    "longmemeval:FILE.json, or an installed importer's prefix. PREFIX:PATH?NAME=VALUE passes "
+    "an option to the importer (locomo:FILE.json?midpoint=true)."
 )
 
 
@@ -209,6 +217,38 @@ def generate(
     click.echo(render_world_summaries(summaries, elapsed, str(out)))
     if (describe := getattr(writer, "describe_usage", None)) is not None:
         click.echo(describe())
+
+
+@main.command("import")
+@click.argument("kind", metavar="KIND")
+@click.argument("path", metavar="PATH")
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="An option of the importer (repeatable), e.g. midpoint=true for locomo.",
+)
+@OUT_OPTION
+def import_(kind: str, path: str, options: tuple[str, ...], out: StorageRoot) -> None:
+    """Write the worlds the KIND importer reads from PATH, without running anything.
+
+    KIND is any registered importer (locomo, longmemeval, or one an installed package
+    registers); ``drift run KIND:PATH`` runs the same worlds.
+    """
+    importers = [p for p in source_prefixes() if p != "scenario"]
+    if kind not in importers:
+        click.echo(f"unknown importer {kind!r} (known: {', '.join(importers)})", err=True)
+        sys.exit(EXIT_INVALID)
+    for option in options:
+        if "=" not in option or not option.partition("=")[0]:
+            click.echo(f"--option {option!r} is not NAME=VALUE", err=True)
+            sys.exit(EXIT_INVALID)
+    query = "&".join(options)
+    opened = _load_all((f"{kind}:{path}" + (f"?{query}" if query else ""),))
+    started = time.perf_counter()
+    summaries = write_worlds(opened, out)
+    click.echo(render_world_summaries(summaries, time.perf_counter() - started, str(out)))
 
 
 def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
+from urllib.parse import parse_qsl
 
 from drift_pipeline._lazy import LazyRegistry, callable_entry
 from drift_pipeline.scenario import ScenarioError, scenario_files
@@ -37,8 +38,9 @@ __all__ = [
 SOURCE_GROUP = "drift_pipeline.sources"
 """Entry-point group through which installed packages register importers."""
 
-SourceLoader = Callable[[str], "WorldSource | Sequence[WorldSource]"]
-"""An importer: opens the path after its prefix and returns the source(s) found there."""
+SourceLoader = Callable[..., "WorldSource | Sequence[WorldSource]"]
+"""An importer: opens the path after its prefix and returns the source(s) found there. Options
+given as ``PREFIX:PATH?name=value`` arrive as keyword arguments, their values as text."""
 
 _PREFIX = re.compile(r"^(?P<prefix>[a-z][a-z0-9_]+):(?P<path>.+)$")
 """``name:path``; one-letter prefixes are left to drive letters (``C:\\data``)."""
@@ -114,6 +116,12 @@ def open_source(text: str) -> list[WorldSource]:
     if match is None or Path(text).exists():
         return open_scenarios(text)
     prefix, path = match["prefix"], match["path"]
+    options: dict[str, str] = {}
+    if not Path(path).exists() and "?" in path:
+        # PREFIX:PATH?name=value&flag passes options to the importer (a path that really
+        # holds a '?' is taken as it is).
+        path, _, query = path.rpartition("?")
+        options = {name: value or "true" for name, value in parse_qsl(query, True)}
     if prefix not in _SOURCES:
         raise SourceError(
             f"source {text!r}: unknown prefix {prefix!r} "
@@ -126,9 +134,16 @@ def open_source(text: str) -> list[WorldSource]:
     except (LookupError, TypeError) as error:
         raise SourceError(str(error)) from None
     try:
-        opened = loader(path)
+        opened = loader(path, **options) if options else loader(path)
     except SourceError:
         raise
+    except TypeError as error:
+        if not options:
+            raise
+        raise SourceError(
+            f"source {text!r}: importer {prefix!r} does not take these options "
+            f"({', '.join(sorted(options))}): {error}"
+        ) from None
     except (OSError, ValueError) as error:
         raise SourceError(f"source {text!r}: {str(error).splitlines()[0]}") from None
     found = [opened] if isinstance(opened, WorldSource) else list(opened)

@@ -107,17 +107,19 @@ class _Session:
     turns: list[Mapping[str, Any]]
 
 
-def open_locomo(path: str, *, midpoint: bool = False) -> list[TableSource]:
+def open_locomo(path: str, *, midpoint: bool | str = False) -> list[TableSource]:
     """Every conversation of the LoCoMo file at ``path``, one source (world) each.
 
     Args:
         path: The user's ``locomo10.json`` (or a file in its format).
         midpoint: Also ask each question whose evidence lies in the first half of the
-            sessions at the middle session (probe id suffixed ``@mid``).
+            sessions at the middle session (probe id suffixed ``@mid``); as text
+            (``locomo:FILE?midpoint=true``) ``true``/``false``, ``1``/``0``, ``yes``/``no``.
 
     Raises:
         SourceError: One line naming the conversation, record and field at fault.
     """
+    midpoint = _flag(path, "midpoint", midpoint)
     dataset = read_json_array(path, "LoCoMo")
     sources = [
         _conversation(dataset, number, s, midpoint) for number, s in enumerate(dataset.records)
@@ -127,6 +129,15 @@ def open_locomo(path: str, *, midpoint: bool = False) -> list[TableSource]:
     if repeated:
         raise SourceError(f"{path}: sample_id {repeated[0]!r} is used by more than one record")
     return sources
+
+
+def _flag(path: str, name: str, value: bool | str) -> bool:
+    if isinstance(value, bool):
+        return value
+    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+    if value.lower() not in words:
+        raise SourceError(f"{path}: option {name}={value!r} is not true or false")
+    return words[value.lower()]
 
 
 def _conversation(dataset: DatasetFile, number: int, data: object, midpoint: bool) -> TableSource:
@@ -173,7 +184,8 @@ def _conversation(dataset: DatasetFile, number: int, data: object, midpoint: boo
     return TableSource(
         kind="locomo",
         source_id=f"locomo-{source_id_part(sample_id)}",
-        version=f"locomo-importer-{IMPORTER_VERSION}",
+        # The option changes the probes: a world imported without it is not reused with it.
+        version=f"locomo-importer-{IMPORTER_VERSION}" + ("+midpoint" if midpoint else ""),
         content_hash=dataset.sha256,
         origin=dataset.path,
         audit=AUDIT,
