@@ -471,9 +471,6 @@ def run(
         click.echo("--synthesizer llm: not available with --via dagster yet", err=True)
         sys.exit(EXIT_INVALID)
     opened = _load_all(sources)
-    if via == "dagster" and any(s.kind != "scenario" for s in opened):
-        click.echo("--via dagster: only scenario files so far, not imported sources", err=True)
-        sys.exit(EXIT_INVALID)
     arms = _run_arms(opened, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
     _check_compressor(backend_options, opened[0], via)
@@ -508,7 +505,7 @@ def run(
 
     started = time.perf_counter()
     if via == "dagster":
-        result = _run_via_dagster(tuple(source.origin for source in opened), options)
+        result = _run_via_dagster(tuple(sources), options)
     else:
         try:
             result = run_benchmark(opened, options, progress)
@@ -618,7 +615,10 @@ def _check_compressor(
 
 
 def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
-    """``drift run --via dagster`` on scenario ``files`` (Dagster imported only when asked for)."""
+    """``drift run --via dagster`` on scenario paths or imported data (``PREFIX:PATH``).
+
+    Dagster is imported only when asked for.
+    """
     import os
 
     if not os.environ.get("DAGSTER_HOME"):

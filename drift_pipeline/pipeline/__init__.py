@@ -41,7 +41,7 @@ from ._run import (
     run_world,
 )
 from ._stored import TEXT_COLUMNS, cell_exists, compare_stored, connect, load_arm
-from ._stored_audit import AuditOutcome, audit_stored_world
+from ._stored_audit import AuditOutcome, audit_stored_evidence, audit_stored_world
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "StoredCell",
     "ablation_arms",
     "amnesiac_answers",
+    "audit_stored_evidence",
     "audit_stored_world",
     "backend_options_for",
     "build_evaluator",

@@ -27,6 +27,8 @@ from ._scenario import ScenarioSource
 __all__ = [
     "SOURCE_GROUP",
     "SourceLoader",
+    "data_path",
+    "names_imported_data",
     "open_scenarios",
     "open_source",
     "open_sources",
@@ -103,6 +105,26 @@ def open_scenarios(path: str) -> list[WorldSource]:
     if not sources:
         raise SourceError(f"no scenario files found in {path}")
     return sources
+
+
+def names_imported_data(text: str) -> bool:
+    """Whether ``text`` is ``PREFIX:PATH`` for an importer rather than a scenario path.
+
+    The prefix need not be registered (opening it then says so); ``scenario:`` and paths that
+    exist as written (a folder named ``a:b``, say) are scenario paths.
+    """
+    match = _PREFIX.match(text)
+    return match is not None and match["prefix"] != SCENARIO_PREFIX and not Path(text).exists()
+
+
+def data_path(text: str) -> Path:
+    """The file or folder that ``PREFIX:PATH[?options]`` reads (``text`` itself otherwise)."""
+    if not names_imported_data(text):
+        return Path(text)
+    path = text.partition(":")[2]
+    if not Path(path).exists() and "?" in path:
+        path = path.rpartition("?")[0]
+    return Path(path)
 
 
 def open_source(text: str) -> list[WorldSource]:

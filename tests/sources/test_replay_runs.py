@@ -99,3 +99,22 @@ def test_a_longmemeval_file_runs_end_to_end(tmp_path: Path) -> None:
     recall = summary["arms"][0]["recall_by_subtype"]
     assert set(recall) == {"single_session_user", "knowledge_update", "abstention"}
     assert recall["single_session_user"]["value"] == 1.0
+
+
+def test_dagster_takes_the_same_source_names_and_writes_the_same_answers(tmp_path: Path) -> None:
+    source = f"locomo:{LOCOMO_FILE}"
+    _, direct, _ = _run(tmp_path / "direct", source, "bm25")
+    out, summary = tmp_path / "dagster" / "data", tmp_path / "dagster" / "summary.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    args = ["run", source, "--via", "dagster", "--backend", "bm25", "--out", str(out)]
+    result = CliRunner(env={"DAGSTER_HOME": str(home)}).invoke(
+        main, [*args, "--json", str(summary)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "world_job locomo-conv-7/long" in result.stderr
+    via = json.loads(summary.read_text())
+    assert via["arms"][0]["recall_by_subtype"] == direct["arms"][0]["recall_by_subtype"]
+    assert via["arms"][0]["not_applicable"] == direct["arms"][0]["not_applicable"]
+    answers = "select probe_id, correct from {probe_answers} where arm = 'bm25@hard' order by all"
+    assert _support.query(out, answers) == _support.query(tmp_path / "direct" / "data", answers)
