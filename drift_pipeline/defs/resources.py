@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from drift_pipeline.storage import StorageRoot
 DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
 """Environment variable naming the storage root (default ``data``)."""
 SCENARIOS_ENV = "DRIFT_SCENARIOS"
-"""Environment variable listing scenario files or folders (``os.pathsep``-separated)."""
+"""Environment variable listing scenario files or folders and imported data (``locomo:FILE``),
+``os.pathsep``-separated."""
 
 
 class DriftStorage(dg.ConfigurableResource):  # type: ignore[type-arg]
@@ -132,8 +134,32 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
 
 def default_catalog() -> ScenarioCatalog:
     """``ScenarioCatalog`` over ``$DRIFT_SCENARIOS`` or ``scenarios``."""
-    paths = [p for p in os.environ.get(SCENARIOS_ENV, "").split(os.pathsep) if p]
-    return ScenarioCatalog(paths=paths or ["scenarios"])
+    return ScenarioCatalog(paths=catalog_paths(os.environ.get(SCENARIOS_ENV, "")) or ["scenarios"])
+
+
+def catalog_paths(value: str) -> list[str]:
+    """The entries of a ``DRIFT_SCENARIOS`` value.
+
+    On POSIX the separator is ``:``, which also ends an importer's prefix: a piece that is a
+    bare prefix (``locomo``) and no existing path is joined to the piece after it
+    (``locomo:/data/locomo10.json``).
+    """
+    pieces = value.split(os.pathsep)
+    entries: list[str] = []
+    index = 0
+    while index < len(pieces):
+        piece = pieces[index]
+        if (
+            re.fullmatch(r"[a-z][a-z0-9_]+", piece)
+            and not Path(piece).exists()
+            and index + 1 < len(pieces)
+        ):
+            piece = f"{piece}:{pieces[index + 1]}"
+            index += 1
+        if piece:
+            entries.append(piece)
+        index += 1
+    return entries
 
 
 def _stamp(path: Path) -> tuple[int, int]:
