@@ -534,6 +534,9 @@ def run(
         # Imported datasets report per question category: their categories are the subtypes.
         click.echo("\nrecall by probe subtype (pooled over questions):")
         click.echo(render_subtype_recall(table))
+        if evaluation.uses_llm:
+            click.echo("\ngraded score by probe subtype (LoCoMo: its token F1):")
+            click.echo(render_subtype_recall(table, "score"))
     click.echo(
         f"\n{len(result.cells)} cells ({len(opened)} scenarios × horizons × {len(arms)} arms), "
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "

@@ -24,6 +24,7 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
+from ._graded import GRADED_SCORERS, graded_scores
 from ._judge import (
     ANSWER_COLUMNS,
     JUDGE_NAME,
@@ -81,6 +82,7 @@ __all__ = [
     "DRIFT_C_WEIGHTS",
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
+    "GRADED_SCORERS",
     "HORIZON_WEIGHTS",
     "JUDGE_NAME",
     "JUDGE_PROMPTS",
@@ -125,6 +127,7 @@ __all__ = [
     "discover_metrics",
     "drift_c",
     "drift_e",
+    "graded_scores",
     "judge",
     "judge_all",
     "latency_profile_score",

@@ -301,6 +301,8 @@ class CellMetrics:
             combination across horizons (:func:`~._composites.aggregate_horizons`).
         by_subtype: Recall per probe subtype (:func:`~._subtypes.subtype_recall`), the
             figures an imported dataset reports per question category.
+        score_by_subtype: The mean graded score per probe subtype (``probe_answers.score``:
+            LoCoMo's token F1 under an LLM reader, else 1/0 like ``correct``).
         not_applicable: Metrics the world's data cannot support; their rows are undefined.
 
     """
@@ -308,6 +310,7 @@ class CellMetrics:
     rows: tuple[MetricRow, ...]
     samples: Mapping[str, Sample]
     by_subtype: Mapping[str, Sample] = field(default_factory=dict)
+    score_by_subtype: Mapping[str, Sample] = field(default_factory=dict)
     not_applicable: frozenset[str] = frozenset()
 
     def table(self) -> pa.Table:
@@ -1022,7 +1025,14 @@ def compute_cell(
         (*METRICS, *u.computed),
     )
     by_subtype = subtype_recall(arm.answers, n_boot=cfg.n_boot, seed=cfg.seed)
-    return mark_not_applicable(replace(metrics, by_subtype=by_subtype), not_applicable)
+    scores = (
+        subtype_recall(arm.answers, column="score", n_boot=cfg.n_boot, seed=cfg.seed)
+        if "score" in arm.answers.column_names
+        else {}
+    )
+    return mark_not_applicable(
+        replace(metrics, by_subtype=by_subtype, score_by_subtype=scores), not_applicable
+    )
 
 
 def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetrics:
@@ -1044,7 +1054,9 @@ def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetri
         name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in dropped else s
         for name, s in metrics.samples.items()
     }
-    return CellMetrics(rows, samples, metrics.by_subtype, metrics.not_applicable | dropped)
+    return replace(
+        metrics, rows=rows, samples=samples, not_applicable=metrics.not_applicable | dropped
+    )
 
 
 def compare_arms(

@@ -20,23 +20,26 @@ from ._bootstrap import MetricRow, Sample, summarise
 __all__ = ["pooled_subtype_rows", "subtype_recall"]
 
 
-def subtype_recall(answers: pa.Table, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Sample]:
+def subtype_recall(
+    answers: pa.Table, *, column: str = "correct", n_boot: int = 1000, seed: int = 0
+) -> dict[str, Sample]:
     """Recall per ``subtype`` of ``answers`` (``replicate, subtype, correct[, judge_error]``).
 
     Rows whose ``correct`` is null or whose reader or judge call failed are not scored. The
     result is ordered by subtype name: each sample's value, bootstrap draws and ``n`` (the
-    probes scored).
+    probes scored). With ``column="score"`` it is the mean graded score per subtype instead
+    (LoCoMo's token F1 under an LLM reader).
     """
     if answers.num_rows == 0:
         return {}
     replicate = np.asarray(answers.column("replicate").to_pylist())
     subtype = np.asarray(answers.column("subtype").to_pylist(), dtype=object)
-    raw = answers.column("correct").to_pylist()
+    raw = answers.column(column).to_pylist()
     scored = np.array([value is not None for value in raw], dtype=bool)
     if "judge_error" in answers.column_names:
         failed = [bool((e or "").strip()) for e in answers.column("judge_error").to_pylist()]
         scored &= ~np.asarray(failed, dtype=bool)
-    correct = np.array([bool(value) for value in raw], dtype=np.float64)
+    correct = np.array([float(value or 0.0) for value in raw], dtype=np.float64)
     rng = np.random.default_rng(seed)
     out: dict[str, Sample] = {}
     for name in sorted({str(s) for s in subtype}):
@@ -62,7 +65,7 @@ def subtype_recall(answers: pa.Table, *, n_boot: int = 1000, seed: int = 0) -> d
 
 
 def pooled_subtype_rows(
-    cells: Sequence[Mapping[str, Sample]], level: float = 0.95
+    cells: Sequence[Mapping[str, Sample]], level: float = 0.95, metric: str = "recall"
 ) -> dict[str, MetricRow]:
     """Recall per subtype over several cells (an arm on every conversation of a dataset).
 
@@ -75,7 +78,7 @@ def pooled_subtype_rows(
         parts = [cell[name] for cell in cells if name in cell and cell[name].value is not None]
         total = sum(p.n for p in parts)
         if not parts or total == 0:
-            rows[name] = MetricRow(f"recall:{name}", None, None, None, None, 0)
+            rows[name] = MetricRow(f"{metric}:{name}", None, None, None, None, 0)
             continue
         value = sum(float(p.value or 0.0) * p.n for p in parts) / total
         sized = [p for p in parts if p.draws.size]
@@ -85,5 +88,5 @@ def pooled_subtype_rows(
             if sized and len(sized) == len(parts)
             else np.zeros(0)
         )
-        rows[name] = summarise(f"recall:{name}", None, value, draws, total, level)
+        rows[name] = summarise(f"{metric}:{name}", None, value, draws, total, level)
     return rows

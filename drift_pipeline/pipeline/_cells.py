@@ -15,6 +15,7 @@ from drift_pipeline.evaluation import (
     Evaluator,
     LLMEvaluator,
     compute_cell,
+    graded_scores,
     latent_profiles,
     measured_ttft,
 )
@@ -154,6 +155,9 @@ def _answers_table(
         (score + 1) / 2 if score is not None else None if correct is None else float(correct)
         for score, correct in zip(columns["action_score"], columns["correct"], strict=True)
     ]
+    if not isinstance(evaluator, ContextEvaluator):
+        # A reader's free text to a dataset's question also gets the dataset's own score.
+        columns["score"] = graded_scores(probes, columns["answer"], columns["score"])
     constants = {
         "scenario": probes.column("scenario").to_pylist(),
         "horizon": probes.column("horizon").to_pylist(),

@@ -66,6 +66,7 @@ class ArmStanding:
     fault_rate: float = 0.0
     not_applicable: frozenset[str] = frozenset()
     by_subtype: dict[str, MetricRow] = field(default_factory=dict)
+    score_by_subtype: dict[str, MetricRow] = field(default_factory=dict)
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -142,9 +143,20 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
         # Not applicable to the arm only when no cell of it supports the metric.
         na = frozenset.intersection(*(_not_applicable(c) for c in cells_of_arm))
         by_subtype = pooled_subtype_rows([_by_subtype(c) for c in cells_of_arm])
+        scores = pooled_subtype_rows(
+            [_by_subtype(c, "score") for c in cells_of_arm], metric="score"
+        )
         result.append(
             ArmStanding(
-                key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key], na, by_subtype
+                key,
+                arm.backend,
+                str(arm.gate),
+                rows,
+                valid[key],
+                fault_rate[key],
+                na,
+                by_subtype,
+                scores,
             )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
@@ -164,8 +176,9 @@ def _not_applicable(cell: _Cell) -> frozenset[str]:
     return frozenset(getattr(cell.metrics, "not_applicable", frozenset()))
 
 
-def _by_subtype(cell: _Cell) -> dict[str, Sample]:
-    return dict(getattr(cell.metrics, "by_subtype", {}))
+def _by_subtype(cell: _Cell, kind: str = "recall") -> dict[str, Sample]:
+    attribute = "by_subtype" if kind == "recall" else "score_by_subtype"
+    return dict(getattr(cell.metrics, attribute, {}))
 
 
 def _rank(standing: ArmStanding) -> float:
@@ -248,24 +261,36 @@ def _figure_with_n(row: MetricRow) -> dict[str, float | None]:
     return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high, "n": row.n}
 
 
+def _subtype_figures(samples: dict[str, Sample]) -> dict[str, dict[str, float | None]]:
+    return {
+        name: _figure_with_n(summarise(name, None, _nan(v.value), v.draws, v.n))
+        for name, v in samples.items()
+    }
+
+
 def _nan(value: float | None) -> float:
     return float("nan") if value is None else value
 
 
-def render_subtype_recall(rows: Sequence[ArmStanding]) -> str:
+def render_subtype_recall(rows: Sequence[ArmStanding], kind: str = "recall") -> str:
     """Recall per probe subtype and arm (pooled over questions), with 95% intervals.
 
     The figures a replayed dataset reports per question category; empty when no arm has any.
+    With ``kind="score"`` the graded score instead (LoCoMo's token F1 under an LLM reader).
     """
-    subtypes = sorted({name for s in rows for name in s.by_subtype})
+
+    def figures(s: ArmStanding) -> dict[str, MetricRow]:
+        return s.by_subtype if kind == "recall" else s.score_by_subtype
+
+    subtypes = sorted({name for s in rows for name in figures(s)})
     if not subtypes:
         return ""
-    header = ["arm", *(name.removeprefix("recall:") for name in subtypes)]
+    header = ["arm", *(name.partition(":")[2] or name for name in subtypes)]
     body = []
     for s in rows:
         cells = []
         for name in subtypes:
-            row = s.by_subtype.get(name)
+            row = figures(s).get(name)
             shown = "—" if row is None or row.value is None else _interval(row)
             cells.append(shown if row is None else f"{shown} n={row.n}")
         body.append([s.arm, *cells])
@@ -333,10 +358,9 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 "ttft_measured": _value(m, "ttft_measured"),
                 # Figures the world's data cannot support (null above, never zero).
                 "not_applicable": sorted(_not_applicable(cell)),
-                "recall_by_subtype": {
-                    name: _figure_with_n(summarise(name, None, _nan(v.value), v.draws, v.n))
-                    for name, v in _by_subtype(cell).items()
-                },
+                "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
+                # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
+                "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
             }
         )
     arms = [
@@ -349,6 +373,10 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             "recall_by_subtype": {
                 name.removeprefix("recall:"): _figure_with_n(row)
                 for name, row in s.by_subtype.items()
+            },
+            "score_by_subtype": {
+                name.removeprefix("score:"): _figure_with_n(row)
+                for name, row in s.score_by_subtype.items()
             },
         }
         for s in standings(cells)

@@ -96,6 +96,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "lps",
         "not_applicable",
         "recall_by_subtype",
+        "score_by_subtype",
     ]
     assert summary["arms"][0]["not_applicable"] == []
     assert set(summary["arms"][0]["recall_by_subtype"]) == set(
