@@ -27,6 +27,8 @@ from drift_pipeline.evaluation import (
 
 RANK_METRIC = "drift_c"
 """Arms are ranked by their DRIFT-C (spec §7.6), best first."""
+TIE_METRIC = "mvot"
+"""Then by MVOT: it orders arms whose DRIFT-C is equal or undefined."""
 
 
 class _Arm(Protocol):
@@ -160,7 +162,7 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
             )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
-    result.sort(key=lambda s: (not s.valid, s.fault_rate if not s.valid else _rank(s)))
+    result.sort(key=lambda s: (not s.valid, 0.0 if s.valid else s.fault_rate, _rank(s)))
     return result
 
 
@@ -181,9 +183,13 @@ def _by_subtype(cell: _Cell, kind: str = "recall") -> dict[str, Sample]:
     return dict(getattr(cell.metrics, attribute, {}))
 
 
-def _rank(standing: ArmStanding) -> float:
-    row = standing.rows.get(RANK_METRIC)
-    return -(row.value if row is not None and row.value is not None else -math.inf)
+def _rank(standing: ArmStanding) -> tuple[float, float]:
+    # Where DRIFT-C is undefined (not applicable to imported data), MVOT orders the arms.
+    def value(metric: str) -> float:
+        row = standing.rows.get(metric)
+        return -(row.value if row is not None and row.value is not None else -math.inf)
+
+    return value(RANK_METRIC), value(TIE_METRIC)
 
 
 def _fmt(row: MetricRow, spec: MetricSpec) -> str:

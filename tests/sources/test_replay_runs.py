@@ -39,6 +39,11 @@ def test_a_locomo_file_runs_end_to_end_with_inapplicable_metrics_marked(tmp_path
         assert line[start:].split("  ")[0] == "n/a", column
     assert line[board[0].index("MVOT") :].split("  ")[0] != "n/a"
     assert "recall by probe subtype (pooled over questions):" in stdout
+    # DRIFT-C is not applicable: MVOT orders the arms.
+    listed = [row.split()[0] for row in board[2:5]]
+    by_mvot = {a["arm"]: a["mvot"]["value"] for a in summary["arms"]}
+    assert listed == sorted(by_mvot, key=lambda arm: -by_mvot[arm])
+    assert by_mvot[listed[0]] > by_mvot[listed[-1]]
     assert summary["scenarios"] == ["locomo-conv-7", "locomo-conv-8"]
     cell = next(c for c in summary["cells"] if c["arm"] == "full_context@hard")
     assert cell["metrics"]["drift_c"]["value"] is None
