@@ -40,7 +40,6 @@ from drift_pipeline.scenario import HorizonName, scenario_files
 from drift_pipeline.sources import (
     ScenarioSource,
     WorldSource,
-    data_path,
     names_imported_data,
     open_source,
 )
@@ -197,9 +196,10 @@ def launch_backfill(instance: dg.DagsterInstance, selection: Selection, title: s
 def _absolute(text: str) -> str:
     """``PREFIX:PATH[?options]`` with its path made absolute."""
     prefix, _, rest = text.partition(":")
-    path = data_path(text)
-    options = rest[len(str(path)) :] if rest.startswith(str(path)) else ""
-    return f"{prefix}:{path.resolve()}{options}"
+    path, query = rest, ""
+    if not Path(rest).exists() and "?" in rest:
+        path, _, query = rest.rpartition("?")
+    return f"{prefix}:{Path(path).resolve()}" + (f"?{query}" if query else "")
 
 
 def run_via_dagster(

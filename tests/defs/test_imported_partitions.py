@@ -50,3 +50,17 @@ def test_the_environment_list_keeps_prefixes_with_their_paths(
     value: str, entries: list[str]
 ) -> None:
     assert catalog_paths(value) == entries
+
+
+def test_a_run_via_dagster_names_imported_data_by_absolute_path_with_its_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from drift_pipeline.defs.launch import _absolute
+
+    monkeypatch.chdir(FIXTURES)
+    assert _absolute("locomo:./locomo_small.json?midpoint=true") == (
+        f"locomo:{FIXTURES.resolve() / 'locomo_small.json'}?midpoint=true"
+    )
+    assert _absolute("longmemeval:longmemeval_small.json") == (
+        f"longmemeval:{FIXTURES.resolve() / 'longmemeval_small.json'}"
+    )
