@@ -37,11 +37,10 @@ from drift_pipeline.storage import (
     partition_dir,
     partition_values,
 )
-from drift_pipeline.world import world_manifest_path
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell
 from ._run import REFERENCE_ARM
-from ._stored import TEXT_COLUMNS, load_arm
+from ._stored import TEXT_COLUMNS, load_arm, world_not_applicable
 
 EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
 """The tables a cell's evaluation writes (its memory run writes the other two)."""
@@ -303,7 +302,7 @@ def stored_cells(
         metrics = _reused(root, cell)
         if metrics is None:
             metrics = compute_cell(
-                data, amnesiac, reference, horizon, not_applicable=_not_applicable(root, world)
+                data, amnesiac, reference, horizon, not_applicable=world_not_applicable(root, world)
             )
         errors = [
             str(e)
@@ -314,19 +313,6 @@ def stored_cells(
         replicates = len(set(data.snapshots.column("replicate").to_pylist()))
         cells.append(StoredCell(scenario, horizon, replicates, Arm.parse(arm_key), metrics, errors))
     return cells, skipped
-
-
-def _not_applicable(root: StorageRoot | None, world: WorldKey) -> frozenset[str]:
-    """The metrics the world's source cannot support, as its world manifest records them."""
-    if root is None:
-        return frozenset()
-    storage = StorageRoot.from_url(root)
-    path = world_manifest_path(world.source_id, world.horizon)
-    try:
-        manifest = json.loads(storage.read_text(path))
-    except (FileNotFoundError, ValueError):
-        return frozenset()
-    return frozenset(str(name) for name in manifest.get("not_applicable", ()))
 
 
 def _arm_data(con: duckdb.DuckDBPyConnection, cell: CellKey) -> ArmData | None:

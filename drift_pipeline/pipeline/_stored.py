@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pyarrow as pa
 
@@ -11,6 +13,7 @@ from drift_pipeline.evaluation import (
     CellMetrics,
     compare_arms,
     judge_all,
+    mark_not_applicable,
     measured_ttft,
 )
 from drift_pipeline.keys import CellKey, WorldKey
@@ -26,6 +29,7 @@ from drift_pipeline.storage import (
     StorageRoot,
     TableDef,
 )
+from drift_pipeline.world import world_manifest_path
 
 from ._run import REFERENCE_ARM
 
@@ -59,6 +63,19 @@ def load_arm(root: RootLike, cell: CellKey) -> ArmData:
     return ArmData(answers, read(MEMORY_SNAPSHOTS), retrievals, measured_ttft(answers, retrievals))
 
 
+def world_not_applicable(root: StorageRoot | None, world: WorldKey) -> frozenset[str]:
+    """The metrics the world's source cannot support, as its world manifest records them."""
+    if root is None:
+        return frozenset()
+    storage = StorageRoot.from_url(root)
+    path = world_manifest_path(world.source_id, world.horizon)
+    try:
+        manifest = json.loads(storage.read_text(path))
+    except (FileNotFoundError, ValueError):
+        return frozenset()
+    return frozenset(str(name) for name in manifest.get("not_applicable", ()))
+
+
 def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetrics:
     """Paired differences A − B on the same probes of one world of a finished run."""
     root = StorageRoot.from_url(root)
@@ -75,7 +92,10 @@ def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetri
                 )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
     reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
-    return compare_arms(arm_a, arm_b, amnesiac, reference, world.horizon)
+    return mark_not_applicable(
+        compare_arms(arm_a, arm_b, amnesiac, reference, world.horizon),
+        world_not_applicable(root, world),
+    )
 
 
 def connect(root: RootLike) -> duckdb.DuckDBPyConnection:
