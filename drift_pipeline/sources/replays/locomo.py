@@ -247,7 +247,8 @@ def evidence_sessions(evidence: object, dialogue: Mapping[str, int]) -> tuple[li
     """The sessions a question's evidence points to, and the evidence entries that point nowhere.
 
     Each entry may hold several ids (``"D8:6; D9:17"``, ``"D9:1 D4:4 D4:6"``) and is searched
-    for every ``D<session>:<turn>`` in it (``"D:11:26"`` is read as ``D11:26``); an id with no
+    for every ``D<session>:<turn>`` in it (``"D:11:26"`` is read as ``D11:26``, ``"D30:05"`` as
+    ``D30:5``); an id with no
     turn behind it is dangling and left out, as is an entry with no id at all (``"D"``).
 
     Args:
@@ -258,7 +259,9 @@ def evidence_sessions(evidence: object, dialogue: Mapping[str, int]) -> tuple[li
     found: set[int] = set()
     unresolved: list[str] = []
     for entry in entries:
-        ids = [f"D{s}:{t}" for s, t in _DIA_ID.findall(str(entry))] if entry is not None else []
+        # Numbers compared as numbers: the file spells one id "D30:05".
+        found_ids = _DIA_ID.findall(str(entry)) if entry is not None else []
+        ids = [f"D{int(s)}:{int(t)}" for s, t in found_ids]
         hits = [dialogue[i] for i in ids if i in dialogue]
         if len(hits) < len(ids) or not ids:
             unresolved.append(str(entry))
