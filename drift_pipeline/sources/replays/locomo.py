@@ -248,8 +248,8 @@ def evidence_sessions(evidence: object, dialogue: Mapping[str, int]) -> tuple[li
 
     Each entry may hold several ids (``"D8:6; D9:17"``, ``"D9:1 D4:4 D4:6"``) and is searched
     for every ``D<session>:<turn>`` in it (``"D:11:26"`` is read as ``D11:26``, ``"D30:05"`` as
-    ``D30:5``); an id with no
-    turn behind it is dangling and left out, as is an entry with no id at all (``"D"``).
+    ``D30:5``); an id with no turn behind it is dangling and left out, as is an entry with no
+    id at all (``"D"``).
 
     Args:
         evidence: The question's ``evidence`` value (a list of strings).
