@@ -234,7 +234,7 @@ def import_(kind: str, path: str, options: tuple[str, ...], out: StorageRoot) ->
     """Write the worlds the KIND importer reads from PATH, without running anything.
 
     KIND is any registered importer (locomo, longmemeval, or one an installed package
-    registers); ``drift run KIND:PATH`` runs the same worlds.
+    registers); "drift run KIND:PATH" runs the same worlds.
     """
     importers = [p for p in source_prefixes() if p != "scenario"]
     if kind not in importers:
