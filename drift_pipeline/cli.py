@@ -34,6 +34,7 @@ from drift_pipeline.pipeline import (
 from drift_pipeline.report import (
     comparison_lines,
     render_leaderboard,
+    render_subtype_recall,
     render_world_summaries,
     standings,
     summary_json,
@@ -46,7 +47,13 @@ from drift_pipeline.scenario import (
     load_scenario,
     scenario_files,
 )
-from drift_pipeline.sources import SourceError, WorldSource, open_sources, write_worlds
+from drift_pipeline.sources import (
+    SourceError,
+    WorldSource,
+    open_sources,
+    source_prefixes,
+    write_worlds,
+)
 from drift_pipeline.storage import RootBusy, StorageRoot
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -99,7 +106,9 @@ def schema() -> None:
 
 SOURCES_HELP = (
     "SOURCES are scenario files or folders of them, or PREFIX:PATH for data read by a "
-    "registered importer (a plain path is a scenario file)."
+    "registered importer (a plain path is a scenario file): locomo:FILE.json, "
+    "longmemeval:FILE.json, or an installed importer's prefix. PREFIX:PATH?NAME=VALUE passes "
+    "an option to the importer (locomo:FILE.json?midpoint=true)."
 )
 
 
@@ -208,6 +217,38 @@ def generate(
     click.echo(render_world_summaries(summaries, elapsed, str(out)))
     if (describe := getattr(writer, "describe_usage", None)) is not None:
         click.echo(describe())
+
+
+@main.command("import")
+@click.argument("kind", metavar="KIND")
+@click.argument("path", metavar="PATH")
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="An option of the importer (repeatable), e.g. midpoint=true for locomo.",
+)
+@OUT_OPTION
+def import_(kind: str, path: str, options: tuple[str, ...], out: StorageRoot) -> None:
+    """Write the worlds the KIND importer reads from PATH, without running anything.
+
+    KIND is any registered importer (locomo, longmemeval, or one an installed package
+    registers); "drift run KIND:PATH" runs the same worlds.
+    """
+    importers = [p for p in source_prefixes() if p != "scenario"]
+    if kind not in importers:
+        click.echo(f"unknown importer {kind!r} (known: {', '.join(importers)})", err=True)
+        sys.exit(EXIT_INVALID)
+    for option in options:
+        if "=" not in option or not option.partition("=")[0]:
+            click.echo(f"--option {option!r} is not NAME=VALUE", err=True)
+            sys.exit(EXIT_INVALID)
+    query = "&".join(options)
+    opened = _load_all((f"{kind}:{path}" + (f"?{query}" if query else ""),))
+    started = time.perf_counter()
+    summaries = write_worlds(opened, out)
+    click.echo(render_world_summaries(summaries, time.perf_counter() - started, str(out)))
 
 
 def _parse_arms(backends: tuple[str, ...], gates: tuple[str, ...]) -> list[Arm]:
@@ -430,9 +471,6 @@ def run(
         click.echo("--synthesizer llm: not available with --via dagster yet", err=True)
         sys.exit(EXIT_INVALID)
     opened = _load_all(sources)
-    if via == "dagster" and any(s.kind != "scenario" for s in opened):
-        click.echo("--via dagster: only scenario files so far, not imported sources", err=True)
-        sys.exit(EXIT_INVALID)
     arms = _run_arms(opened, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
     _check_compressor(backend_options, opened[0], via)
@@ -467,7 +505,7 @@ def run(
 
     started = time.perf_counter()
     if via == "dagster":
-        result = _run_via_dagster(tuple(source.origin for source in opened), options)
+        result = _run_via_dagster(tuple(sources), options)
     else:
         try:
             result = run_benchmark(opened, options, progress)
@@ -492,6 +530,13 @@ def run(
     elapsed = time.perf_counter() - started
     table = standings(result.cells)
     click.echo(render_leaderboard(table))
+    if any(source.kind != "scenario" for source in opened):
+        # Imported datasets report per question category: their categories are the subtypes.
+        click.echo("\nrecall by probe subtype (pooled over questions):")
+        click.echo(render_subtype_recall(table))
+        if evaluation.uses_llm:
+            click.echo("\ngraded score by probe subtype (LoCoMo: its token F1):")
+            click.echo(render_subtype_recall(table, "score"))
     click.echo(
         f"\n{len(result.cells)} cells ({len(opened)} scenarios × horizons × {len(arms)} arms), "
         f"{result.generated_worlds} worlds generated, {len(result.faults)} faults, "
@@ -573,7 +618,10 @@ def _check_compressor(
 
 
 def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
-    """``drift run --via dagster`` on scenario ``files`` (Dagster imported only when asked for)."""
+    """``drift run --via dagster`` on scenario paths or imported data (``PREFIX:PATH``).
+
+    Dagster is imported only when asked for.
+    """
     import os
 
     if not os.environ.get("DAGSTER_HOME"):

@@ -547,9 +547,9 @@ def test_generate_writes_an_imported_source(example_source: str, tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "locomo:x.json"], "unknown prefix 'locomo' (known: example, scenario;"),
+        (["run", "lcm:x.json"], "unknown prefix 'lcm' (known: example, locomo, longmemeval,"),
         (["generate", "example:missing.jsonl"], "no such file or folder missing.jsonl"),
-        (["run", "example:DATA", "--via", "dagster"], "--via dagster: only scenario files"),
+        (["run", "example:DATA?when=later"], "importer 'example' does not take these options"),
     ],
 )
 def test_bad_sources_exit_2_with_one_line(

@@ -37,7 +37,12 @@ from drift_pipeline.pipeline import (
     world_is_current,
 )
 from drift_pipeline.scenario import HorizonName, scenario_files
-from drift_pipeline.sources import ScenarioSource
+from drift_pipeline.sources import (
+    ScenarioSource,
+    WorldSource,
+    names_imported_data,
+    open_source,
+)
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 
 from .assets import ALL_ASSETS
@@ -188,6 +193,15 @@ def launch_backfill(instance: dg.DagsterInstance, selection: Selection, title: s
     return backfill_id
 
 
+def _absolute(text: str) -> str:
+    """``PREFIX:PATH[?options]`` with its path made absolute."""
+    prefix, _, rest = text.partition(":")
+    path, query = rest, ""
+    if not Path(rest).exists() and "?" in rest:
+        path, _, query = rest.rpartition("?")
+    return f"{prefix}:{Path(path).resolve()}" + (f"?{query}" if query else "")
+
+
 def run_via_dagster(
     scenario_paths: Sequence[str | Path],
     arms: Sequence[Arm],
@@ -202,7 +216,8 @@ def run_via_dagster(
     """Run the benchmark through Dagster; same tables and figures as ``run_benchmark``.
 
     Args:
-        scenario_paths: Scenario files or folders (as ``drift run`` takes them).
+        scenario_paths: Scenario files or folders, or ``PREFIX:PATH`` of imported data (as
+            ``drift run`` takes them).
         arms: Arms to report; the reference compressor always runs, as each world's baseline
             (MVOT and TES need it), and is reported when it is one of ``arms``.
         horizons: Only these horizons (empty: every declared horizon).
@@ -225,8 +240,12 @@ def run_via_dagster(
         ValueError: Two files declare the same scenario id.
         RuntimeError: A run failed (naming the job and partition).
     """
-    files = scenario_files(list(scenario_paths))
-    scenarios = [ScenarioSource.load(path) for path in files]
+    texts = [str(path) for path in scenario_paths]
+    files = scenario_files([t for t in texts if not names_imported_data(t)])
+    scenarios: list[WorldSource] = [ScenarioSource.load(path) for path in files]
+    imported = [t for t in texts if names_imported_data(t)]
+    for text in imported:
+        scenarios.extend(open_source(text))
     ids = [source.id for source in scenarios]
     for source in scenarios:
         source.check()
@@ -234,7 +253,10 @@ def run_via_dagster(
             raise ValueError(f"scenario id {source.id!r} is used by more than one file")
     settings = loop or LoopConfig()
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
-    catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
+    # Absolute paths: the catalog is read again by every asset run, whatever its folder.
+    catalog = ScenarioCatalog(
+        paths=[str(path.resolve()) for path in files] + [_absolute(t) for t in imported]
+    )
     memory_loop = MemoryLoop(
         call_timeout=settings.call_timeout,
         isolate=settings.isolate,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -14,13 +15,21 @@ from pydantic import Field
 from drift_pipeline.memory import LoopConfig
 from drift_pipeline.pipeline import ABLATIONS_FILE, Ablation, connect, load_ablations
 from drift_pipeline.scenario import ScenarioError, scenario_files
-from drift_pipeline.sources import ScenarioSource
+from drift_pipeline.sources import (
+    ScenarioSource,
+    SourceError,
+    WorldSource,
+    data_path,
+    names_imported_data,
+    open_source,
+)
 from drift_pipeline.storage import StorageRoot
 
 DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
 """Environment variable naming the storage root (default ``data``)."""
 SCENARIOS_ENV = "DRIFT_SCENARIOS"
-"""Environment variable listing scenario files or folders (``os.pathsep``-separated)."""
+"""Environment variable listing scenario files or folders and imported data (``locomo:FILE``),
+``os.pathsep``-separated."""
 
 
 class DriftStorage(dg.ConfigurableResource):  # type: ignore[type-arg]
@@ -49,31 +58,42 @@ def default_storage() -> DriftStorage:
 
 
 class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """Where world partitions find their scenario files, and the ablation list.
+    """Where world partitions find their sources, and the ablation list.
 
     Attributes:
         paths: Scenario files or folders (folders contribute their ``*.yaml``, and an
-            ``ablations.yaml`` in a folder lists the ablation arms).
+            ``ablations.yaml`` in a folder lists the ablation arms), and imported data named
+            as ``drift run`` names it (``locomo:FILE.json``): every world they hold is a world
+            partition.
     """
 
     paths: list[str] = Field(
-        default=["scenarios"], description="Scenario files or folders of them."
+        default=["scenarios"],
+        description="Scenario files or folders of them, or PREFIX:PATH of imported data.",
     )
 
     def files(self) -> list[Path]:
         """Every scenario file, in the order given."""
-        return scenario_files(list(self.paths))
+        return scenario_files([p for p in self.paths if not names_imported_data(p)])
 
-    def scenarios(self) -> list[ScenarioSource]:
-        """Every scenario, validated, as a world source.
+    def imported(self) -> list[str]:
+        """Every ``PREFIX:PATH`` entry, in the order given."""
+        return [p for p in self.paths if names_imported_data(p)]
+
+    def scenarios(self) -> list[WorldSource]:
+        """Every source, validated: the scenario files', then the imported data's.
 
         Raises:
-            ScenarioError: If a file is invalid.
+            ScenarioError: If a scenario file is invalid.
+            SourceError: If imported data cannot be read.
         """
-        return [_load(str(path), *_stamp(path)) for path in self.files()]
+        found: list[WorldSource] = [_load(str(path), *_stamp(path)) for path in self.files()]
+        for text in self.imported():
+            found.extend(_open_imported(text, *_stamp(data_path(text))))
+        return found
 
-    def load(self, scenario_id: str) -> ScenarioSource:
-        """The scenario with this id (another file being invalid does not matter).
+    def load(self, scenario_id: str) -> WorldSource:
+        """The source with this id (another file being invalid does not matter).
 
         Raises:
             LookupError: If no valid file under ``paths`` declares it (naming the paths, and
@@ -88,6 +108,15 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
                 continue
             if loaded.id == scenario_id:
                 return loaded
+        for text in self.imported():
+            try:
+                opened = _open_imported(text, *_stamp(data_path(text)))
+            except (SourceError, OSError) as error:
+                invalid.append(str(error).splitlines()[0])
+                continue
+            for source in opened:
+                if source.id == scenario_id:
+                    return source
         hint = f"; invalid files: {' | '.join(invalid)}" if invalid else ""
         raise LookupError(
             f"no scenario with id {scenario_id!r} in {', '.join(self.paths)} "
@@ -105,8 +134,32 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
 
 def default_catalog() -> ScenarioCatalog:
     """``ScenarioCatalog`` over ``$DRIFT_SCENARIOS`` or ``scenarios``."""
-    paths = [p for p in os.environ.get(SCENARIOS_ENV, "").split(os.pathsep) if p]
-    return ScenarioCatalog(paths=paths or ["scenarios"])
+    return ScenarioCatalog(paths=catalog_paths(os.environ.get(SCENARIOS_ENV, "")) or ["scenarios"])
+
+
+def catalog_paths(value: str) -> list[str]:
+    """The entries of a ``DRIFT_SCENARIOS`` value.
+
+    On POSIX the separator is ``:``, which also ends an importer's prefix: a piece that is a
+    bare prefix (``locomo``) and no existing path is joined to the piece after it
+    (``locomo:/data/locomo10.json``).
+    """
+    pieces = value.split(os.pathsep)
+    entries: list[str] = []
+    index = 0
+    while index < len(pieces):
+        piece = pieces[index]
+        if (
+            re.fullmatch(r"[a-z][a-z0-9_]+", piece)
+            and not Path(piece).exists()
+            and index + 1 < len(pieces)
+        ):
+            piece = f"{piece}:{pieces[index + 1]}"
+            index += 1
+        if piece:
+            entries.append(piece)
+        index += 1
+    return entries
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -118,6 +171,12 @@ def _stamp(path: Path) -> tuple[int, int]:
 def _load(path: str, mtime_ns: int, size: int) -> ScenarioSource:
     # Keyed by modification stamp: an edited file is read again, an unchanged one is not.
     return ScenarioSource.load(path)
+
+
+@lru_cache(maxsize=16)
+def _open_imported(text: str, mtime_ns: int, size: int) -> tuple[WorldSource, ...]:
+    # A dataset holds many worlds and every asset run asks for one: read it once per stamp.
+    return tuple(open_source(text))
 
 
 class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]

@@ -25,6 +25,7 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
+from ._graded import GRADED_SCORERS, graded_scores
 from ._judge import (
     ANSWER_COLUMNS,
     JUDGE_ID,
@@ -71,11 +72,13 @@ from ._metrics import (
     ReferenceFigures,
     compare_arms,
     compute_cell,
+    mark_not_applicable,
     reference_figures,
 )
 from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, cap_context
 from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
 from ._selectivity import CONTENT_KEPT, content_kept, session_marks
+from ._subtypes import pooled_subtype_rows, subtype_recall
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -87,6 +90,7 @@ __all__ = [
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
     "GEOMETRIC_FLOOR",
+    "GRADED_SCORERS",
     "HORIZON_WEIGHTS",
     "JUDGE_ID",
     "JUDGE_NAME",
@@ -134,22 +138,26 @@ __all__ = [
     "discover_metrics",
     "drift_c",
     "drift_e",
+    "graded_scores",
     "judge",
     "judge_all",
     "judge_answer",
     "latency_profile_score",
     "latent_profiles",
     "load_check_set",
+    "mark_not_applicable",
     "measured_ttft",
     "metric_rows_table",
     "metric_spec",
     "metric_specs",
     "parse_judge_reply",
+    "pooled_subtype_rows",
     "reader_probe",
     "reference_figures",
     "register_metric",
     "run_judge_check",
     "session_marks",
+    "subtype_recall",
     "summarise",
     "token_efficiency_score",
     "unregister_metric",

@@ -140,6 +140,7 @@ from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_te
 from ._metric_specs import computed_metric_specs
 from ._probe_masks import metric_masks
 from ._selectivity import CONTENT_KEPT
+from ._subtypes import subtype_recall
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -171,6 +172,7 @@ __all__ = [
     "ReferenceFigures",
     "compare_arms",
     "compute_cell",
+    "mark_not_applicable",
     "reference_figures",
 ]
 
@@ -305,11 +307,19 @@ class CellMetrics:
             overall row first.
         samples: Whole-cell figures with their bootstrap draws, by metric name, for
             combination across horizons (:func:`~._composites.aggregate_horizons`).
+        by_subtype: Recall per probe subtype (:func:`~._subtypes.subtype_recall`), the
+            figures an imported dataset reports per question category.
+        score_by_subtype: The mean graded score per probe subtype (``probe_answers.score``:
+            LoCoMo's token F1 under an LLM reader, else 1/0 like ``correct``).
+        not_applicable: Metrics the world's data cannot support; their rows are undefined.
 
     """
 
     rows: tuple[MetricRow, ...]
     samples: Mapping[str, Sample]
+    by_subtype: Mapping[str, Sample] = field(default_factory=dict)
+    score_by_subtype: Mapping[str, Sample] = field(default_factory=dict)
+    not_applicable: frozenset[str] = frozenset()
 
     def table(self) -> pa.Table:
         """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number)."""
@@ -1038,6 +1048,7 @@ def compute_cell(
     reference: ReferenceFigures | ArmData,
     horizon: str,
     config: MetricConfig | None = None,
+    not_applicable: Iterable[str] = (),
 ) -> CellMetrics:
     """Every metric of one cell, overall and per checkpoint, with bootstrap intervals.
 
@@ -1049,6 +1060,8 @@ def compute_cell(
             figures are then recomputed in every draw with the same resample indices.
         horizon: ``short``, ``medium`` or ``long`` (DRIFT-C weights).
         config: Constants and bootstrap settings; defaults to :class:`MetricConfig`.
+        not_applicable: Metrics the world's data cannot support (see
+            :func:`mark_not_applicable`).
 
     Returns:
         Rows in :data:`METRICS` order (then every registered metric's) and the whole-cell
@@ -1071,13 +1084,46 @@ def compute_cell(
     identity = identity_resample(len(u.replicates), u.layouts)
     point = fn(identity)
     mvot = _replicate_mvot(u, identity, ref.storage)
-    return _assemble(
+    metrics = _assemble(
         point,
         _bootstrap(fn, u, cfg, point),
         _counts(u, mvot),
         cfg,
         _counted_rows(u, mvot),
         (*METRICS, *u.computed),
+    )
+    by_subtype = subtype_recall(arm.answers, n_boot=cfg.n_boot, seed=cfg.seed)
+    scores = (
+        subtype_recall(arm.answers, column="score", n_boot=cfg.n_boot, seed=cfg.seed)
+        if "score" in arm.answers.column_names
+        else {}
+    )
+    return mark_not_applicable(
+        replace(metrics, by_subtype=by_subtype, score_by_subtype=scores), not_applicable
+    )
+
+
+def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetrics:
+    """``metrics`` with every row of ``names`` undefined and counted over no units.
+
+    A world imported from a question-answering dataset cannot support every figure (no action
+    or canary questions, no labelled noise): those rows stay in the table, so every view can say
+    "not applicable", but carry no value, no interval and ``n`` = 0. A composite would otherwise
+    renormalise over whatever components remain and look like a comparable score.
+    """
+    dropped = frozenset(names)
+    if not dropped:
+        return metrics
+    rows = tuple(
+        MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in dropped else r
+        for r in metrics.rows
+    )
+    samples = {
+        name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in dropped else s
+        for name, s in metrics.samples.items()
+    }
+    return replace(
+        metrics, rows=rows, samples=samples, not_applicable=metrics.not_applicable | dropped
     )
 
 

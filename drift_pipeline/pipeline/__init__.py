@@ -54,7 +54,7 @@ from ._stored import (
     load_arm,
     stored_content_kept,
 )
-from ._stored_audit import AuditOutcome, audit_stored_world
+from ._stored_audit import AuditOutcome, audit_stored_evidence, audit_stored_world
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
@@ -77,6 +77,7 @@ __all__ = [
     "StoredCell",
     "ablation_arms",
     "amnesiac_answers",
+    "audit_stored_evidence",
     "audit_stored_world",
     "backend_options_for",
     "build_evaluator",

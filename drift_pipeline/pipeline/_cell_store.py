@@ -48,7 +48,7 @@ from drift_pipeline.storage import (
 
 from ._cells import CellResult, amnesiac_answers, evaluate_cell, world_session_marks
 from ._run import REFERENCE_ARM
-from ._stored import TEXT_COLUMNS, load_arm, stored_content_kept
+from ._stored import TEXT_COLUMNS, load_arm, stored_content_kept, world_not_applicable
 
 EVALUATION_TABLES: tuple[TableDef, ...] = (PROBE_ANSWERS, CELL_METRICS, COST_CURVES)
 """The tables a cell's evaluation writes (its memory run writes the other two)."""
@@ -221,7 +221,9 @@ def stored_result(
     metrics = _reused(root, cell)
     if metrics is None:
         paired = reference() if reference is not None else data
-        metrics = compute_cell(data, amnesiac(), paired, horizon)
+        metrics = compute_cell(
+            data, amnesiac(), paired, horizon, not_applicable=source.not_applicable
+        )
     run = CellRun(
         arm=arm,
         snapshots=data.snapshots.slice(0, 0),
@@ -312,7 +314,9 @@ def stored_cells(
             continue
         metrics = _reused(root, cell)
         if metrics is None:
-            metrics = compute_cell(data, amnesiac, reference, horizon)
+            metrics = compute_cell(
+                data, amnesiac, reference, horizon, not_applicable=world_not_applicable(root, world)
+            )
         errors = [
             str(e)
             for column in (data.snapshots.column("error"), data.retrievals.column("error"))

@@ -16,6 +16,7 @@ from drift_pipeline.evaluation import (
     LLMEvaluator,
     compute_cell,
     content_kept,
+    graded_scores,
     latent_profiles,
     measured_ttft,
     session_marks,
@@ -160,6 +161,9 @@ def _answers_table(
         (score + 1) / 2 if score is not None else None if correct is None else float(correct)
         for score, correct in zip(columns["action_score"], columns["correct"], strict=True)
     ]
+    if not isinstance(evaluator, ContextEvaluator):
+        # A reader's free text to a dataset's question also gets the dataset's own score.
+        columns["score"] = graded_scores(probes, columns["answer"], columns["score"])
     constants = {
         "scenario": probes.column("scenario").to_pylist(),
         "horizon": probes.column("horizon").to_pylist(),
@@ -204,7 +208,12 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
                 if r == replicate and c <= checkpoint
             )
         count = max(1, len(replicates))
-        value = metrics.get("mvot", checkpoint).value
+        try:
+            value = metrics.get("mvot", checkpoint).value
+        except KeyError:
+            # No per-checkpoint MVOT when the amnesiac is right everywhere (a world of one
+            # abstention question, say): every checkpoint is skipped, none has a row.
+            value = None
         if value is not None:
             mvots.append(value)
         for key, item in (
@@ -307,7 +316,13 @@ def evaluate_cell(
     data = ArmData(answers, snapshots, run.retrievals, measured_ttft(answers, run.retrievals))
     # Passing the reference arm's own data (not fixed figures) pairs every arm's TES interval
     # with the reference's resamples; the reference's own TES is then exactly [1, 1].
-    metrics = compute_cell(data, amnesiac, reference if reference is not None else data, horizon)
+    metrics = compute_cell(
+        data,
+        amnesiac,
+        reference if reference is not None else data,
+        horizon,
+        not_applicable=source.not_applicable,
+    )
     return CellResult(
         scenario=source.id,
         horizon=horizon,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pyarrow as pa
 
@@ -13,6 +15,7 @@ from drift_pipeline.evaluation import (
     compare_arms,
     content_kept,
     judge_all,
+    mark_not_applicable,
     measured_ttft,
 )
 from drift_pipeline.keys import CellKey, WorldKey
@@ -28,6 +31,7 @@ from drift_pipeline.storage import (
     StorageRoot,
     TableDef,
 )
+from drift_pipeline.world import world_manifest_path
 
 from ._cells import world_session_marks
 from ._run import REFERENCE_ARM
@@ -96,6 +100,19 @@ def load_arm(root: RootLike, cell: CellKey) -> ArmData:
     return ArmData(answers, snapshots, retrievals, measured_ttft(answers, retrievals))
 
 
+def world_not_applicable(root: StorageRoot | None, world: WorldKey) -> frozenset[str]:
+    """The metrics the world's source cannot support, as its world manifest records them."""
+    if root is None:
+        return frozenset()
+    storage = StorageRoot.from_url(root)
+    path = world_manifest_path(world.source_id, world.horizon)
+    try:
+        manifest = json.loads(storage.read_text(path))
+    except (FileNotFoundError, ValueError):
+        return frozenset()
+    return frozenset(str(name) for name in manifest.get("not_applicable", ()))
+
+
 def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetrics:
     """Paired differences A − B on the same probes of one world of a finished run."""
     root = StorageRoot.from_url(root)
@@ -119,7 +136,10 @@ def compare_stored(root: RootLike, world: WorldKey, a: Arm, b: Arm) -> CellMetri
                 )
     amnesiac = pa.Table.from_pydict(judge_all(probes, {}))
     reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
-    return compare_arms(arm_a, arm_b, amnesiac, reference, world.horizon)
+    return mark_not_applicable(
+        compare_arms(arm_a, arm_b, amnesiac, reference, world.horizon),
+        world_not_applicable(root, world),
+    )
 
 
 def connect(root: RootLike) -> duckdb.DuckDBPyConnection:

@@ -3,6 +3,8 @@
 Generation already audits every replicate before it writes. Re-running the same
 :func:`drift_pipeline.world.audit_probes` on what was actually stored proves the files on disk
 (not the generator's memory) are fair, and catches a table replaced or damaged afterwards.
+Imported worlds are audited as their importer audits them (:func:`audit_stored_evidence`):
+a dataset's answers are not written by templates, so the generator's audit does not apply.
 """
 
 from __future__ import annotations
@@ -53,6 +55,35 @@ def audit_stored_world(root: StorageRoot, world: WorldKey) -> AuditOutcome:
         except AuditError as error:
             failures.append(f"replicate {replicate}: {error}")
     return AuditOutcome(checked, len(replicates), "; ".join(failures) or None)
+
+
+def audit_stored_evidence(root: StorageRoot, world: WorldKey) -> AuditOutcome:
+    """Every stored probe names evidence sessions that exist and come before its checkpoint.
+
+    The audit of imported worlds, whose probes come from a dataset with its own evidence ids.
+    """
+    probes = root.read_table(PROBES, world).to_pylist()
+    schedule = root.read_table(EVENT_SCHEDULES, world)
+    sessions = set(
+        zip(
+            schedule.column("replicate").to_pylist(),
+            schedule.column("session_index").to_pylist(),
+            strict=True,
+        )
+    )
+    failures: list[str] = []
+    for probe in probes:
+        evidence = probe["evidence_sessions"] or []
+        wrong = [
+            s
+            for s in evidence
+            if s >= probe["checkpoint"] or (probe["replicate"], s) not in sessions
+        ]
+        if not evidence or wrong:
+            why = f"evidence session {wrong[0]}" if wrong else "no evidence session"
+            failures.append(f"probe {probe['probe_id']!r}: {why} before its checkpoint")
+    replicates = len({r for r, _ in sessions})
+    return AuditOutcome(len(probes), replicates, "; ".join(failures[:5]) or None)
 
 
 def _probe(row: dict[str, Any]) -> Probe:

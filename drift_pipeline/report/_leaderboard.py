@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,11 +22,14 @@ from drift_pipeline.evaluation import (
     MetricSpec,
     Sample,
     metric_specs,
+    pooled_subtype_rows,
     summarise,
 )
 
 RANK_METRIC = "drift_c"
 """Arms are ranked by their DRIFT-C (spec §7.6), best first."""
+TIE_METRIC = "mvot"
+"""Then by MVOT: it orders arms whose DRIFT-C is equal or undefined."""
 
 
 class _Arm(Protocol):
@@ -68,6 +71,9 @@ class ArmStanding:
     valid: bool = True
     fault_rate: float = 0.0
     lps_modelled: bool = False
+    not_applicable: frozenset[str] = frozenset()
+    by_subtype: dict[str, MetricRow] = field(default_factory=dict)
+    score_by_subtype: dict[str, MetricRow] = field(default_factory=dict)
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -155,18 +161,30 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
             ]
             rows[metric] = _combine_scenarios(metric, per_scenario, spec.geometric)
         arm = arms[key]
-        modelled = any(
-            _lps_modelled(cell.metrics)
-            for horizons in scenarios.values()
-            for cell in horizons.values()
+        cells_of_arm = [c for horizons in scenarios.values() for c in horizons.values()]
+        modelled = any(_lps_modelled(cell.metrics) for cell in cells_of_arm)
+        # Not applicable to the arm only when no cell of it supports the metric.
+        na = frozenset.intersection(*(_not_applicable(c) for c in cells_of_arm))
+        by_subtype = pooled_subtype_rows([_by_subtype(c) for c in cells_of_arm])
+        scores = pooled_subtype_rows(
+            [_by_subtype(c, "score") for c in cells_of_arm], metric="score"
         )
         result.append(
             ArmStanding(
-                key, arm.backend, str(arm.gate), rows, valid[key], fault_rate[key], modelled
+                key,
+                arm.backend,
+                str(arm.gate),
+                rows,
+                valid[key],
+                fault_rate[key],
+                modelled,
+                na,
+                by_subtype,
+                scores,
             )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
-    result.sort(key=lambda s: (not s.valid, s.fault_rate if not s.valid else _rank(s)))
+    result.sort(key=lambda s: (not s.valid, 0.0 if s.valid else s.fault_rate, _rank(s)))
     return result
 
 
@@ -180,9 +198,26 @@ def _lps_modelled(metrics: CellMetrics) -> bool:
     return measured is None or measured < 1.0
 
 
-def _rank(standing: ArmStanding) -> float:
-    row = standing.rows.get(RANK_METRIC)
-    return -(row.value if row is not None and row.value is not None else -math.inf)
+NOT_APPLICABLE = "n/a"
+"""How every view shows a metric the data cannot support (never as a zero or a blank)."""
+
+
+def _not_applicable(cell: _Cell) -> frozenset[str]:
+    return frozenset(getattr(cell.metrics, "not_applicable", frozenset()))
+
+
+def _by_subtype(cell: _Cell, kind: str = "recall") -> dict[str, Sample]:
+    attribute = "by_subtype" if kind == "recall" else "score_by_subtype"
+    return dict(getattr(cell.metrics, attribute, {}))
+
+
+def _rank(standing: ArmStanding) -> tuple[float, float]:
+    # Where DRIFT-C is undefined (not applicable to imported data), MVOT orders the arms.
+    def value(metric: str) -> float:
+        row = standing.rows.get(metric)
+        return -(row.value if row is not None and row.value is not None else -math.inf)
+
+    return value(RANK_METRIC), value(TIE_METRIC)
 
 
 def _fmt(row: MetricRow, spec: MetricSpec) -> str:
@@ -211,6 +246,8 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     header = ["arm", *(spec.label for spec in specs)]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
+        if spec.name in standing.not_applicable:
+            return NOT_APPLICABLE
         text = _fmt(_row(standing, spec.name), spec)
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
@@ -259,6 +296,55 @@ def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | No
     except KeyError:  # cells computed before the metric was registered
         row = MetricRow(spec.name, None, None, None, None, 0)
     return None if spec.null_when_undefined and row.value is None else _metric(row)
+
+
+def _figure_with_n(row: MetricRow) -> dict[str, float | None]:
+    return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high, "n": row.n}
+
+
+def _subtype_figures(samples: dict[str, Sample]) -> dict[str, dict[str, float | None]]:
+    return {
+        name: _figure_with_n(summarise(name, None, _nan(v.value), v.draws, v.n))
+        for name, v in samples.items()
+    }
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else value
+
+
+def render_subtype_recall(rows: Sequence[ArmStanding], kind: str = "recall") -> str:
+    """Recall per probe subtype and arm (pooled over questions), with 95% intervals.
+
+    The figures a replayed dataset reports per question category; empty when no arm has any.
+    With ``kind="score"`` the graded score instead (LoCoMo's token F1 under an LLM reader).
+    """
+
+    def figures(s: ArmStanding) -> dict[str, MetricRow]:
+        return s.by_subtype if kind == "recall" else s.score_by_subtype
+
+    subtypes = sorted({name for s in rows for name in figures(s)})
+    if not subtypes:
+        return ""
+    header = ["arm", *(name.partition(":")[2] or name for name in subtypes)]
+    body = []
+    for s in rows:
+        cells = []
+        for name in subtypes:
+            row = figures(s).get(name)
+            shown = "—" if row is None or row.value is None else _interval(row)
+            cells.append(shown if row is None else f"{shown} n={row.n}")
+        body.append([s.arm, *cells])
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(lines)
+
+
+def _interval(row: MetricRow) -> str:
+    assert row.value is not None and row.ci_low is not None and row.ci_high is not None
+    return f"{row.value:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
 
 
 def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
@@ -312,6 +398,11 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 "judge_errors": _value(m, "judge_errors"),
                 "ttft_measured": _value(m, "ttft_measured"),
                 "lps_modelled": _lps_modelled(m),
+                # Figures the world's data cannot support (null above, never zero).
+                "not_applicable": sorted(_not_applicable(cell)),
+                "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
+                # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
+                "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
             }
         )
     arms = [
@@ -321,6 +412,15 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             "arm": s.arm,
             **{metric: _metric(row) for metric, row in s.rows.items()},
             "lps_modelled": s.lps_modelled,
+            "not_applicable": sorted(s.not_applicable),
+            "recall_by_subtype": {
+                name.removeprefix("recall:"): _figure_with_n(row)
+                for name, row in s.by_subtype.items()
+            },
+            "score_by_subtype": {
+                name.removeprefix("score:"): _figure_with_n(row)
+                for name, row in s.score_by_subtype.items()
+            },
         }
         for s in standings(cells)
     ]

@@ -11,6 +11,8 @@ from ._base import ProgressHook, SourceEntity, SourceError, SourceWorld, WorldSo
 from ._registry import (
     SOURCE_GROUP,
     SourceLoader,
+    data_path,
+    names_imported_data,
     open_scenarios,
     open_source,
     open_sources,
@@ -33,6 +35,8 @@ __all__ = [
     "SourceWorld",
     "TableSource",
     "WorldSource",
+    "data_path",
+    "names_imported_data",
     "open_scenarios",
     "open_source",
     "open_sources",

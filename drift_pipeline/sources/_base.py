@@ -75,10 +75,13 @@ class WorldSource(ABC):
     Attributes:
         kind: The source's kind, recorded in manifests (``scenario``, or an importer's prefix).
         audit: How the answerability of its probes is audited, in one sentence.
+        not_applicable: Metrics its data cannot support (a question-answering dataset has no
+            action or canary questions): reported as not applicable, never as a figure.
     """
 
     kind: str = "source"
     audit: str = "not audited"
+    not_applicable: frozenset[str] = frozenset()
 
     @property
     @abstractmethod
@@ -165,8 +168,12 @@ class WorldSource(ABC):
     def world_manifest(
         self, horizon: HorizonName, synthesizer: Synthesizer | None = None
     ) -> dict[str, object]:
-        """Identity of a written world: a rerun with equal identity can reuse the tables."""
-        return {
+        """Identity of a written world: a rerun with equal identity can reuse the tables.
+
+        A source with metrics its data cannot support lists them (``not_applicable``), so that
+        the world's cells can be scored without the source at hand (Dagster, stored cells).
+        """
+        manifest: dict[str, object] = {
             "source": self.kind,
             "scenario": self.id,
             "scenario_version": self.version,
@@ -175,16 +182,22 @@ class WorldSource(ABC):
             "replicates": self.replicates,
             "drift_pipeline": _package_version(),
         }
+        if self.not_applicable:
+            manifest["not_applicable"] = sorted(self.not_applicable)
+        return manifest
 
     def manifest_entry(self) -> dict[str, Any]:
         """The entry naming this source in a run's manifest (its ``scenarios`` list)."""
-        return {
+        entry: dict[str, Any] = {
             "id": self.id,
             "version": self.version,
             "sha256": self.content_hash,
             "source": self.kind,
             "replicates": self.replicates,
         }
+        if self.not_applicable:
+            entry["not_applicable"] = sorted(self.not_applicable)
+        return entry
 
     def is_current(
         self, root: RootLike, horizon: HorizonName, synthesizer: Synthesizer | None = None

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
+from urllib.parse import parse_qsl
 
 from drift_pipeline._lazy import LazyRegistry, callable_entry
 from drift_pipeline.scenario import ScenarioError, scenario_files
@@ -26,6 +27,8 @@ from ._scenario import ScenarioSource
 __all__ = [
     "SOURCE_GROUP",
     "SourceLoader",
+    "data_path",
+    "names_imported_data",
     "open_scenarios",
     "open_source",
     "open_sources",
@@ -37,8 +40,9 @@ __all__ = [
 SOURCE_GROUP = "drift_pipeline.sources"
 """Entry-point group through which installed packages register importers."""
 
-SourceLoader = Callable[[str], "WorldSource | Sequence[WorldSource]"]
-"""An importer: opens the path after its prefix and returns the source(s) found there."""
+SourceLoader = Callable[..., "WorldSource | Sequence[WorldSource]"]
+"""An importer: opens the path after its prefix and returns the source(s) found there. Options
+given as ``PREFIX:PATH?name=value`` arrive as keyword arguments, their values as text."""
 
 _PREFIX = re.compile(r"^(?P<prefix>[a-z][a-z0-9_]+):(?P<path>.+)$")
 """``name:path``; one-letter prefixes are left to drive letters (``C:\\data``)."""
@@ -52,6 +56,9 @@ def _loader(value: object) -> SourceLoader:
 
 _SOURCES: LazyRegistry[SourceLoader] = LazyRegistry("source", SOURCE_GROUP, _loader)
 _SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenarios")
+# Built-in importers of published datasets: imported only when their prefix is first used.
+_SOURCES.register("locomo", "drift_pipeline.sources.replays.locomo:open_locomo")
+_SOURCES.register("longmemeval", "drift_pipeline.sources.replays.longmemeval:open_longmemeval")
 
 
 def register_source(prefix: str, loader: str | SourceLoader) -> None:
@@ -100,6 +107,26 @@ def open_scenarios(path: str) -> list[WorldSource]:
     return sources
 
 
+def names_imported_data(text: str) -> bool:
+    """Whether ``text`` is ``PREFIX:PATH`` for an importer rather than a scenario path.
+
+    The prefix need not be registered (opening it then says so); ``scenario:`` and paths that
+    exist as written (a folder named ``a:b``, say) are scenario paths.
+    """
+    match = _PREFIX.match(text)
+    return match is not None and match["prefix"] != SCENARIO_PREFIX and not Path(text).exists()
+
+
+def data_path(text: str) -> Path:
+    """The file or folder that ``PREFIX:PATH[?options]`` reads (``text`` itself otherwise)."""
+    if not names_imported_data(text):
+        return Path(text)
+    path = text.partition(":")[2]
+    if not Path(path).exists() and "?" in path:
+        path = path.rpartition("?")[0]
+    return Path(path)
+
+
 def open_source(text: str) -> list[WorldSource]:
     """The source(s) named by ``text``: ``PREFIX:PATH``, or a scenario file or folder.
 
@@ -111,6 +138,12 @@ def open_source(text: str) -> list[WorldSource]:
     if match is None or Path(text).exists():
         return open_scenarios(text)
     prefix, path = match["prefix"], match["path"]
+    options: dict[str, str] = {}
+    if not Path(path).exists() and "?" in path:
+        # PREFIX:PATH?name=value&flag passes options to the importer (a path that really
+        # holds a '?' is taken as it is).
+        path, _, query = path.rpartition("?")
+        options = {name: value or "true" for name, value in parse_qsl(query, True)}
     if prefix not in _SOURCES:
         raise SourceError(
             f"source {text!r}: unknown prefix {prefix!r} "
@@ -123,9 +156,16 @@ def open_source(text: str) -> list[WorldSource]:
     except (LookupError, TypeError) as error:
         raise SourceError(str(error)) from None
     try:
-        opened = loader(path)
+        opened = loader(path, **options) if options else loader(path)
     except SourceError:
         raise
+    except TypeError as error:
+        if not options:
+            raise
+        raise SourceError(
+            f"source {text!r}: importer {prefix!r} does not take these options "
+            f"({', '.join(sorted(options))}): {error}"
+        ) from None
     except (OSError, ValueError) as error:
         raise SourceError(f"source {text!r}: {str(error).splitlines()[0]}") from None
     found = [opened] if isinstance(opened, WorldSource) else list(opened)

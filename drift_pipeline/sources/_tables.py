@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,8 @@ class TableSource(WorldSource):
             defaults to 0; ``session_id``, ``n_turns`` (schedule) and ``sim_time`` (turns)
             are derived when left out; nullable columns default to null, list columns to [].
         entities: The entities, when the dataset declares them (agents' context windows).
+        not_applicable: Metrics the dataset cannot support (see
+            :attr:`WorldSource.not_applicable`).
 
     Raises:
         SourceError: One line naming the origin, table, row and column at fault.
@@ -71,9 +73,11 @@ class TableSource(WorldSource):
         audit: str,
         worlds: Mapping[HorizonName, Mapping[str, Rows]],
         entities: Sequence[SourceEntity] = (),
+        not_applicable: Iterable[str] = (),
     ) -> None:
         self.kind = kind
         self.audit = audit
+        self.not_applicable = frozenset(not_applicable)
         self._id = source_id
         self._version = version
         self._hash = content_hash

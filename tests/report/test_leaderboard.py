@@ -101,12 +101,19 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "tes",
         "lps",
         "lps_modelled",
+        "not_applicable",
+        "recall_by_subtype",
+        "score_by_subtype",
     ]
     assert summary["arms"][0]["lps_modelled"] is True
     assert summary["cells"][0]["lps_modelled"] is True
     # The amnesiac's lift over itself is exactly 0.
     amnesiac = next(a for a in summary["arms"] if a["arm"] == "amnesiac@hard")
     assert amnesiac["drift_c_lift"] == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert summary["arms"][0]["not_applicable"] == []
+    assert set(summary["arms"][0]["recall_by_subtype"]) == set(
+        summary["cells"][0]["recall_by_subtype"]
+    )
     markdown = render_leaderboard(standings(cells), markdown=True)
     assert markdown.splitlines()[0] == "| " + " | ".join(SUITE_HEADER) + " |"
 

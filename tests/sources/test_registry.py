@@ -47,10 +47,10 @@ def test_a_prefix_dispatches_to_its_importer(example: str) -> None:
 
 def test_an_unknown_prefix_is_one_line_listing_the_known_ones(example: str) -> None:
     with pytest.raises(SourceError) as caught:
-        open_source("locomo:data/locomo10.json")
+        open_source("lcm:data/locomo10.json")
     assert caught.value.lines() == [
-        "source 'locomo:data/locomo10.json': unknown prefix 'locomo' "
-        "(known: example, scenario; a plain path is a scenario file)"
+        "source 'lcm:data/locomo10.json': unknown prefix 'lcm' "
+        "(known: example, locomo, longmemeval, scenario; a plain path is a scenario file)"
     ]
 
 

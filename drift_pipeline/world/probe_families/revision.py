@@ -4,7 +4,9 @@ A revision probe asks a slot's question after its value changed: the new value m
 (update correctness) and the old one no longer asserted (deprecation correctness). Subtypes:
 ``fact_update`` and ``preference_reversal`` (a change since the previous checkpoint; opinions
 and preferences reverse) feed Revision Accuracy; ``belief_half_life`` (an older change asked
-again) feeds Revision Persistence. Every revision probe also enters the error rate.
+again) feeds Revision Persistence. ``knowledge_update`` is an imported dataset's update question
+(LongMemEval's): it feeds Revision Accuracy too, and is never generated. Every revision probe
+also enters the error rate.
 """
 
 from __future__ import annotations
@@ -99,14 +101,14 @@ def judge(probe: Mapping[str, Any], context: PreparedContext) -> Verdict:
 
 REVISION = ProbeFamily(
     name="revision",
-    subtypes=("fact_update", "preference_reversal", "belief_half_life"),
+    subtypes=("fact_update", "preference_reversal", "belief_half_life", "knowledge_update"),
     sampling_rank=0,
     generate=generate,
     audit=audit,
     judge=judge,
     feeds={
         "error_rate": None,
-        "revision_accuracy": frozenset({"fact_update", "preference_reversal"}),
+        "revision_accuracy": frozenset({"fact_update", "preference_reversal", "knowledge_update"}),
         "revision_persistence": frozenset({"belief_half_life"}),
     },
     reader_prompt="reader",

@@ -23,14 +23,17 @@ def test_it_is_registered_and_generates_exactly_its_declared_subtypes(
     small_worlds: list[WorldReplicate],
 ) -> None:
     assert get_probe_family("revision") is REVISION
-    assert generated_subtypes(small_worlds, "revision") == set(REVISION.subtypes)
+    # knowledge_update is an imported dataset's subtype: declared, never generated.
+    assert generated_subtypes(small_worlds, "revision") == set(REVISION.subtypes) - {
+        "knowledge_update"
+    }
     assert REVISION.judge_prompt == "judge_revision"
 
 
 def test_fresh_changes_feed_accuracy_and_older_ones_persistence() -> None:
     accuracy = {s for s in REVISION.subtypes if REVISION.feeds_metric("revision_accuracy", s)}
     persistence = {s for s in REVISION.subtypes if REVISION.feeds_metric("revision_persistence", s)}
-    assert accuracy == {"fact_update", "preference_reversal"}
+    assert accuracy == {"fact_update", "preference_reversal", "knowledge_update"}
     assert persistence == {"belief_half_life"}
     assert all(REVISION.feeds_metric("error_rate", s) for s in REVISION.subtypes)
 
