@@ -62,8 +62,9 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   epsilon_tokens``. Reported parts ``noise_tnr``, ``signal_fnr`` and, apart,
   ``soft_store_rate``. n = scored sessions.
 - ``revision_accuracy`` (t): harmonic mean of ``update_correctness`` and
-  ``deprecation_correctness`` over ``fact_update`` and ``preference_reversal`` revision probes
-  (0 when either is 0); ``revision_persistence`` (t) the same over ``belief_half_life`` probes
+  ``deprecation_correctness`` over the probes whose family feeds it (``fact_update``,
+  ``preference_reversal``; update correctness alone where no probe names an old value; 0 when
+  either is 0); ``revision_persistence`` (t) the same over ``belief_half_life`` probes
   (older changes re-asked). A null ``update_correct`` / ``deprecation_correct`` leaves that probe
   out of that part. n = revision probes.
 - ``action_alignment`` (t): mean of (action_score + 1) / 2 over action probes. n = action probes.
@@ -783,6 +784,15 @@ def _harmonic(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.where(total == 0, 0.0, out)
 
 
+def _revision(update: FloatArray, deprecation: FloatArray) -> FloatArray:
+    """The harmonic mean; update correctness alone where no probe names an old value.
+
+    Imported data (a dataset's knowledge-update questions) can ask for the new value without
+    naming the old one, so deprecation cannot be scored there; the update is still measured.
+    """
+    return np.where(np.isnan(deprecation), update, _harmonic(update, deprecation))
+
+
 def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizon: str) -> _Figures:
     m = rs.replicates
     wp, ws, wq = rs.units
@@ -816,8 +826,8 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
 
     upd, upd_t = probe_metric("upd_ok", "upd")
     dep, dep_t = probe_metric("dep_ok", "dep")
-    revision = _harmonic(upd, dep)
-    put("revision_accuracy", revision, _harmonic(upd_t, dep_t))
+    revision = _revision(upd, dep)
+    put("revision_accuracy", revision, _revision(upd_t, dep_t))
     action, action_t = probe_metric("action_value", "action")
     put("action_alignment", action, action_t)
     privacy, privacy_t = probe_metric("canary_ok", "canary")
@@ -847,7 +857,7 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     amn_upd, _ = probe_metric("amn_upd_ok", "amn_upd")
     amn_dep, _ = probe_metric("amn_dep_ok", "amn_dep")
     amn_action, _ = probe_metric("amn_action_value", "amn_action")
-    amn_revision = np.where(np.isfinite(revision), _harmonic(amn_upd, amn_dep), np.nan)
+    amn_revision = np.where(np.isfinite(revision), _revision(amn_upd, amn_dep), np.nan)
     amn_action = np.where(np.isfinite(action), amn_action, np.nan)
     # The same components are defined for both, so the weights renormalise alike.
     baseline = drift_c(

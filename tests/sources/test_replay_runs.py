@@ -99,8 +99,9 @@ def test_a_longmemeval_file_runs_end_to_end(tmp_path: Path) -> None:
     # A knowledge update is a revision probe: Revision Accuracy is measured, DRIFT-C is not.
     assert update["metrics"]["revision_accuracy"]["value"] == 1.0
     assert update["metrics"]["drift_c"]["value"] is None
-    # Evidence sessions are signal, the others noise: Selectivity is measured where both occur.
-    assert cells["longmemeval-e47becba"]["metrics"]["selectivity"]["value"] is not None
+    # Selectivity is measured on content: haystacks carry no event values or decoys to look for.
+    assert cells["longmemeval-e47becba"]["metrics"]["selectivity"]["value"] is None
+    assert "selectivity" in cells["longmemeval-e47becba"]["not_applicable"]
     recall = summary["arms"][0]["recall_by_subtype"]
     assert set(recall) == {"single_session_user", "knowledge_update", "abstention"}
     assert recall["single_session_user"]["value"] == 1.0

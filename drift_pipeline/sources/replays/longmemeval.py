@@ -60,9 +60,10 @@ TYPE_SUBTYPES: Final[Mapping[str, str]] = {
 ABSTENTION_SUBTYPE: Final = "abstention"
 """The subtype of every abstention question, whatever its type (kept in the probe's slot)."""
 
-NOT_APPLICABLE: Final = frozenset({"action_alignment", "privacy", "drift_c"})
-"""No action or canary questions, so no Action Alignment, Privacy or DRIFT-C. Selectivity is
-measured (evidence sessions against the rest) and Revision Accuracy on knowledge updates."""
+NOT_APPLICABLE: Final = frozenset({"action_alignment", "privacy", "selectivity", "drift_c"})
+"""No action or canary questions, so no Action Alignment, Privacy or DRIFT-C; no event values
+or decoys to find in memory, so no Selectivity (it is measured on content). Revision Accuracy
+is measured on knowledge updates (as update correctness: no old value is named)."""
 
 AUDIT: Final = "imported: each probe's evidence sessions are the dataset's answer session ids"
 
