@@ -14,6 +14,7 @@ import duckdb
 import yaml
 from tqdm import tqdm
 
+from drift_pipeline.braincore._cli import braincore_command
 from drift_pipeline.keys import CellKey
 from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, BackendStartError, Gate, IsolationError, LoopConfig
@@ -899,6 +900,8 @@ def audit_diversity(
     if json_path is not None:
         json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
 
+
+main.add_command(braincore_command)
 
 if __name__ == "__main__":
     main()

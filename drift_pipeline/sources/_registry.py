@@ -52,6 +52,7 @@ def _loader(value: object) -> SourceLoader:
 
 _SOURCES: LazyRegistry[SourceLoader] = LazyRegistry("source", SOURCE_GROUP, _loader)
 _SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenarios")
+_SOURCES.register("braincore", "drift_pipeline.braincore._source:open_braincore")
 
 
 def register_source(prefix: str, loader: str | SourceLoader) -> None:

@@ -72,3 +72,5 @@ register_backend(
 register_backend(
     "temporal_graph", f"{_PACKAGE}.temporal_graph:TemporalGraphBackend", default_arm=True
 )
+# A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
+register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
