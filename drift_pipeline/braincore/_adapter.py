@@ -135,7 +135,8 @@ class DriftBackendAdapter:
     entity ``user``, at the item's time). ``retrieve`` asks the backend as that entity after the
     last session stored, and turns the context text it returns back into items: the stored items
     whose text occurs in it, in the order they occur there, each with its id; when none occurs
-    verbatim (a backend that rewrites what it keeps), the whole context is one item.
+    verbatim (a backend that rewrites what it keeps), the whole context is one item. The
+    context's own size stands: ``top_k`` is not applied.
     ``storage_bytes`` is the UTF-8 size of the backend's snapshot.
 
     Args:
@@ -174,7 +175,11 @@ class DriftBackendAdapter:
         self._runner.run(self.backend.store(self._session, messages))
 
     def retrieve(self, query: str, top_k: int = 1) -> list[dict[str, Any]]:
-        """The stored items the backend's context contains, in context order, at most ``top_k``."""
+        """The stored items the backend's context contains, in context order.
+
+        ``top_k`` does not apply: a DRIFT backend sizes its own context, and all of it is what
+        its reader would see.
+        """
         context = self._runner.run(self.backend.retrieve(self._session, self.ENTITY, query))
         if not isinstance(context, str):
             raise BrainCoreError(
@@ -189,7 +194,7 @@ class DriftBackendAdapter:
         if not found:
             return [{"content": context}] if context.strip() else []
         found.sort(key=lambda f: (f[0], f[1]))
-        return [dict(item) for _, _, item in found[:top_k]]
+        return [dict(item) for _, _, item in found]
 
     def storage_bytes(self) -> int:
         """UTF-8 bytes of the backend's snapshot."""

@@ -168,7 +168,7 @@ def evaluate(
                     f"{where}: query {query.query_id!r}: retrieve returned "
                     f"{type(returned).__name__}, expected a list of dicts"
                 )
-            scores.append(score_query(index, record, query, returned[:top_k], elapsed))
+            scores.append(score_query(index, record, query, returned, elapsed))
     stored = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)
     if isinstance(stored, bool) or not isinstance(stored, int) or stored < 0:
         raise BrainCoreError(f"storage_bytes returned {stored!r}, expected an int >= 0")

@@ -7,7 +7,8 @@ probe asked by ``user`` after the last session, its answer the expected answer a
 the query's own session. Retrieval and temporal queries are ``recall`` probes (subtypes ``fact``
 and ``temporal``); contradiction queries are ``revision`` probes (``fact_update``). The schema
 does not say which value a revision replaced, so those probes carry no deprecated values and
-are judged on the new value alone. Probe families the data has none of (action, canary, …)
+are judged on the new value alone. An answer's aliases are the answer and, when it starts with
+an article, the answer without it. Probe families the data has none of (action, canary, …)
 report not applicable.
 """
 
@@ -148,7 +149,7 @@ def _tables(dataset: BrainCoreDataset) -> dict[str, list[dict[str, Any]]]:
                 "subject": USER,
                 "question": query.query_text,
                 "answer": query.expected_answer,
-                "aliases": [query.expected_answer],
+                "aliases": _aliases(query.expected_answer),
                 "deprecated": [],
                 "evidence_sessions": [index],
                 "polarity": "positive",
@@ -159,6 +160,12 @@ def _tables(dataset: BrainCoreDataset) -> dict[str, list[dict[str, Any]]]:
             for query in record.queries
         ],
     }
+
+
+def _aliases(answer: str) -> list[str]:
+    """The answer, and without a leading article ("the pottery class" is said "a pottery class")."""
+    bare = re.sub(r"^(the|a|an)\s+", "", answer.strip(), flags=re.IGNORECASE)
+    return [answer] if bare in ("", answer) else [answer, bare]
 
 
 def _required(record: BrainCoreRecord) -> set[str]:
