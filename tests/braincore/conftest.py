@@ -18,17 +18,44 @@ TINY: list[dict[str, Any]] = [
     {
         "session_id": "alpha",
         "memories": [
-            {"memory_id": "a1", "content": "Noor lives in Oslo.", "timestamp": "2024-01-01T09:00:00"},
-            {"memory_id": "a2", "content": "Noor bought a kayak.", "timestamp": "2024-01-05T09:00:00"},
-            {"memory_id": "a3", "content": "Noor moved to Rome.", "timestamp": "2024-01-09T09:00:00"},
+            {
+                "memory_id": "a1",
+                "content": "Noor lives in Oslo.",
+                "timestamp": "2024-01-01T09:00:00",
+            },
+            {
+                "memory_id": "a2",
+                "content": "Noor bought a kayak.",
+                "timestamp": "2024-01-05T09:00:00",
+            },
+            {
+                "memory_id": "a3",
+                "content": "Noor moved to Rome.",
+                "timestamp": "2024-01-09T09:00:00",
+            },
         ],
         "queries": [
-            {"query_id": "q1", "query_text": "What did Noor buy?", "expected_answer": "a kayak",
-             "query_type": "retrieval", "required_memory_ids": ["a2"]},
-            {"query_id": "q2", "query_text": "Oslo or kayak first?", "expected_answer": "Oslo",
-             "query_type": "temporal", "required_memory_ids": ["a1", "a2"]},
-            {"query_id": "q3", "query_text": "Where does Noor live?", "expected_answer": "Rome",
-             "query_type": "contradiction", "required_memory_ids": ["a1", "a3"]},
+            {
+                "query_id": "q1",
+                "query_text": "What did Noor buy?",
+                "expected_answer": "a kayak",
+                "query_type": "retrieval",
+                "required_memory_ids": ["a2"],
+            },
+            {
+                "query_id": "q2",
+                "query_text": "Oslo or kayak first?",
+                "expected_answer": "Oslo",
+                "query_type": "temporal",
+                "required_memory_ids": ["a1", "a2"],
+            },
+            {
+                "query_id": "q3",
+                "query_text": "Where does Noor live?",
+                "expected_answer": "Rome",
+                "query_type": "contradiction",
+                "required_memory_ids": ["a1", "a3"],
+            },
         ],
     },
     {
@@ -39,10 +66,20 @@ TINY: list[dict[str, Any]] = [
             {"id": "b2", "text": "Ilya joined a choir."},
         ],
         "queries": [
-            {"query_id": "q4", "query_text": "Which instrument?", "expected_answer": "the oboe",
-             "query_type": "retrieval", "required_memory_ids": ["b1"]},
-            {"query_id": "q5", "query_text": "Oboe or choir first?", "expected_answer": "oboe",
-             "query_type": "temporal", "required_memory_ids": ["b1", "b2"]},
+            {
+                "query_id": "q4",
+                "query_text": "Which instrument?",
+                "expected_answer": "the oboe",
+                "query_type": "retrieval",
+                "required_memory_ids": ["b1"],
+            },
+            {
+                "query_id": "q5",
+                "query_text": "Oboe or choir first?",
+                "expected_answer": "oboe",
+                "query_type": "temporal",
+                "required_memory_ids": ["b1", "b2"],
+            },
         ],
     },
 ]
@@ -52,11 +89,15 @@ SCRIPT: dict[str, list[dict[str, Any]]] = {
     # Top item's answer field equals the expected answer up to case and spaces: exact match.
     "q1": [{"memory_id": "a2", "content": "Noor bought a kayak.", "answer": "  A Kayak "}],
     # Both required, in time order (a1 before a2): temporal 1; text is not "Oslo": exact 0.
-    "q2": [{"memory_id": "a1", "content": "Noor lives in Oslo."},
-           {"memory_id": "a2", "content": "Noor bought a kayak."}],
+    "q2": [
+        {"memory_id": "a1", "content": "Noor lives in Oslo."},
+        {"memory_id": "a2", "content": "Noor bought a kayak."},
+    ],
     # The old fact outranks the revised one: contradiction 0.
-    "q3": [{"memory_id": "a1", "content": "Noor lives in Oslo."},
-           {"memory_id": "a3", "content": "Noor moved to Rome."}],
+    "q3": [
+        {"memory_id": "a1", "content": "Noor lives in Oslo."},
+        {"memory_id": "a3", "content": "Noor moved to Rome."},
+    ],
     # The top item's text is exactly the answer (case aside): exact 1.
     "q4": [{"id": "b1", "text": "THE OBOE"}],
     # Only one of the two required memories: temporal 0.

@@ -1,4 +1,4 @@
-"""``drift braincore`` and ``python -m drift_pipeline.braincore`` on files written outside the repo."""
+"""``drift braincore`` and ``python -m drift_pipeline.braincore`` on files written elsewhere."""
 
 from __future__ import annotations
 
@@ -56,8 +56,19 @@ def test_a_module_adapter_runs_from_its_folder_and_writes_the_result(
     output, report = tmp_path / "results" / "run.json", tmp_path / "results" / "run.md"
     result = CliRunner().invoke(
         main,
-        ["braincore", "--adapter", "src.packaged_adapter", "--dataset", str(tiny_dataset),
-         "--output", str(output), "--top-k", "2", "--report", str(report)],
+        [
+            "braincore",
+            "--adapter",
+            "src.packaged_adapter",
+            "--dataset",
+            str(tiny_dataset),
+            "--output",
+            str(output),
+            "--top-k",
+            "2",
+            "--report",
+            str(report),
+        ],
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(output.read_text())
@@ -84,8 +95,15 @@ def test_same_inputs_give_byte_identical_results_apart_from_latency(
         output = tmp_path / f"{run}.json"
         result = CliRunner().invoke(
             main,
-            ["braincore", "--adapter", f"{scripted_adapter}:ScriptedAdapter",
-             "--dataset", str(tiny_dataset), "--output", str(output)],
+            [
+                "braincore",
+                "--adapter",
+                f"{scripted_adapter}:ScriptedAdapter",
+                "--dataset",
+                str(tiny_dataset),
+                "--output",
+                str(output),
+            ],
         )
         assert result.exit_code == 0, result.output
         outputs.append(json.loads(output.read_text()))
@@ -99,10 +117,21 @@ def test_python_dash_m_takes_the_same_flags(
 ) -> None:
     output = tmp_path / "run.json"
     done = subprocess.run(
-        [sys.executable, "-m", "drift_pipeline.braincore", "--adapter",
-         f"{scripted_adapter}:ScriptedAdapter", "--dataset", str(tiny_dataset),
-         "--output", str(output)],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "drift_pipeline.braincore",
+            "--adapter",
+            f"{scripted_adapter}:ScriptedAdapter",
+            "--dataset",
+            str(tiny_dataset),
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(output.read_text())["metrics"]["overall"]["exact_match"]["value"] == 0.4
@@ -112,8 +141,15 @@ def test_a_drift_backend_runs_on_a_braincore_dataset(tmp_path: Path, tiny_datase
     output = tmp_path / "bm25.json"
     result = CliRunner().invoke(
         main,
-        ["braincore", "--backend", "full_context", "--dataset", str(tiny_dataset),
-         "--output", str(output)],
+        [
+            "braincore",
+            "--backend",
+            "full_context",
+            "--dataset",
+            str(tiny_dataset),
+            "--output",
+            str(output),
+        ],
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(output.read_text())
@@ -157,8 +193,15 @@ def test_a_malformed_dataset_writes_nothing(tmp_path: Path, scripted_adapter: Pa
     output = tmp_path / "run.json"
     result = CliRunner().invoke(
         main,
-        ["braincore", "--adapter", str(scripted_adapter), "--dataset", str(dataset),
-         "--output", str(output)],
+        [
+            "braincore",
+            "--adapter",
+            str(scripted_adapter),
+            "--dataset",
+            str(dataset),
+            "--output",
+            str(output),
+        ],
     )
     assert result.exit_code == 2
     assert result.stderr.strip() == f"{dataset}:2: queries[1]: no query_text"
@@ -183,8 +226,15 @@ def test_an_adapter_failing_mid_run_names_the_query_and_writes_nothing(
     output = tmp_path / "run.json"
     result = CliRunner().invoke(
         main,
-        ["braincore", "--adapter", f"{adapter}:Breaks", "--dataset", str(tiny_dataset),
-         "--output", str(output)],
+        [
+            "braincore",
+            "--adapter",
+            f"{adapter}:Breaks",
+            "--dataset",
+            str(tiny_dataset),
+            "--output",
+            str(output),
+        ],
     )
     assert result.exit_code == 1
     assert result.stderr.strip() == (

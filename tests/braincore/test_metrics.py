@@ -68,7 +68,9 @@ def test_the_models_figures_are_pinned(result: BrainCoreResult) -> None:
     """all-MiniLM-L6-v2 int8: a change of model or pooling moves these."""
     rows = _by_query(result)
     assert rows["q2"]["semantic_placeholder_score"] == pytest.approx(0.5, abs=0.25)
-    similarity = sentence_embedder().similarity(["Lyon", "paris"], ["Nadia lives in Lyon.", "Paris"])
+    similarity = sentence_embedder().similarity(
+        ["Lyon", "paris"], ["Nadia lives in Lyon.", "Paris"]
+    )
     assert similarity == pytest.approx([0.540872, 1.0], abs=2e-3)
 
 
@@ -127,7 +129,11 @@ def test_latency_is_the_mean_retrieve_time_and_storage_what_the_adapter_reports(
     assert all(latency >= 0 for latency in latencies)
     # 1000 + one per memory ingested (3 + 2): read once after every record.
     assert overall["storage_bytes"] == {
-        "value": 1005.0, "ci_low": 1005.0, "ci_high": 1005.0, "n": 1, "applicable": True
+        "value": 1005.0,
+        "ci_low": 1005.0,
+        "ci_high": 1005.0,
+        "n": 1,
+        "applicable": True,
     }
 
 
@@ -152,8 +158,11 @@ def test_the_adapter_gets_each_record_once_with_the_canonical_spellings(
     batches = adapter.batches  # type: ignore[attr-defined]
     assert [len(b) for b in batches] == [3, 2]
     assert batches[1][0] == {
-        "id": "b1", "text": "Ilya plays the oboe.", "memory_id": "b1",
-        "content": "Ilya plays the oboe.", "session_id": "beta",
+        "id": "b1",
+        "text": "Ilya plays the oboe.",
+        "memory_id": "b1",
+        "content": "Ilya plays the oboe.",
+        "session_id": "beta",
     }
     assert batches[0][0]["timestamp"] == "2024-01-01T09:00:00"
 
