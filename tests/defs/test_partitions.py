@@ -20,7 +20,7 @@ from drift_pipeline.defs.partitions import (
 from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.defs.sensors import partition_registry
 from drift_pipeline.memory import Arm
-from drift_pipeline.memory.backends import backend_names
+from drift_pipeline.memory.backends import default_backend_names
 from drift_pipeline.pipeline import REFERENCE_ARM, load_ablations
 
 from .conftest import REPO_SCENARIOS, TINY_ID, sqlite_home, write_tiny
@@ -67,7 +67,7 @@ def test_repository_ablations_and_arms() -> None:
     assert {"soft-gates", "summary-gates"} <= set(ablations)
     arms = repository_arms(ablations.values())
     keys = [arm.key for arm in arms]
-    hard = [f"{name}@hard" for name in backend_names() if name != REFERENCE_ARM.backend]
+    hard = [f"{name}@hard" for name in default_backend_names() if name != REFERENCE_ARM.backend]
     assert keys[: len(hard)] == hard
     assert REFERENCE_ARM.key not in keys  # a world baseline (reference_memory), not an arm
     for wanted in ("bm25@soft:3", "full_context@summary:256", "fact_store@soft:1"):
@@ -128,4 +128,4 @@ def test_load_time_registration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     load_defs()
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert instance.get_dynamic_partitions("world") == [f"{TINY_ID}/short"]
-        assert f"{backend_names()[0]}@hard" in instance.get_dynamic_partitions("arm")
+        assert f"{default_backend_names()[0]}@hard" in instance.get_dynamic_partitions("arm")

@@ -50,7 +50,7 @@ def test_an_unknown_prefix_is_one_line_listing_the_known_ones(example: str) -> N
         open_source("locomo:data/locomo10.json")
     assert caught.value.lines() == [
         "source 'locomo:data/locomo10.json': unknown prefix 'locomo' "
-        "(known: example, scenario; a plain path is a scenario file)"
+        "(known: braincore, example, scenario; a plain path is a scenario file)"
     ]
 
 
