@@ -431,9 +431,6 @@ def run(
         click.echo("--synthesizer llm: not available with --via dagster yet", err=True)
         sys.exit(EXIT_INVALID)
     opened = _load_all(sources)
-    if via == "dagster" and any(s.kind != "scenario" for s in opened):
-        click.echo("--via dagster: only scenario files so far, not imported sources", err=True)
-        sys.exit(EXIT_INVALID)
     arms = _run_arms(opened, backends, gates, ablations)
     backend_options = _backend_config(backend_config)
     _check_compressor(backend_options, opened[0], via)
@@ -468,7 +465,9 @@ def run(
 
     started = time.perf_counter()
     if via == "dagster":
-        result = _run_via_dagster(tuple(source.origin for source in opened), options)
+        # Imported data goes by its source name: Dagster's catalog opens it with the importer.
+        names = (s.origin if s.kind == "scenario" else f"{s.kind}:{s.origin}" for s in opened)
+        result = _run_via_dagster(tuple(dict.fromkeys(names)), options)
     else:
         try:
             result = run_benchmark(opened, options, progress)

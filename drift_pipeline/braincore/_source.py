@@ -4,8 +4,11 @@
 has one replicate at the short horizon: every record is a session, in file order, whose turns
 are its memory items, said by the entity ``user`` in the order listed. Every query becomes a
 probe asked by ``user`` after the last session, its answer the expected answer and its evidence
-the query's own session. Retrieval and temporal queries are ``recall`` probes (subtypes ``fact``
-and ``temporal``); contradiction queries are ``revision`` probes (``fact_update``). The schema
+the query's own session. Retrieval and temporal queries are ``recall`` probes (subtype ``fact``:
+DRIFT's ``temporal`` subtype asks for a date); contradiction queries are ``revision`` probes
+(``fact_update``). Each probe's
+evidence terms are the answer's aliases its required memories say (else those memories' texts),
+so the answerability audit finds its evidence. The schema
 does not say which value a revision replaced, so those probes carry no deprecated values and
 are judged on the new value alone. An answer's aliases are the answer and, when it starts with
 an article, the answer without it. Probe families the data has none of (action, canary, …)
@@ -20,8 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from drift_pipeline.sources import SourceEntity, SourceError, TableSource
+from drift_pipeline.textmatch import contains_any
 
-from ._dataset import BrainCoreDataset, BrainCoreError, BrainCoreRecord, load_dataset
+from ._dataset import (
+    BrainCoreDataset,
+    BrainCoreError,
+    BrainCoreQuery,
+    BrainCoreRecord,
+    load_dataset,
+)
 
 __all__ = ["IMPORTER_VERSION", "open_braincore"]
 
@@ -33,7 +43,8 @@ AUDIT = "imported: each probe's evidence is the session of its query's required 
 _FIRST_SESSION = datetime(2000, 1, 1, 9)
 _PROBES = {
     "retrieval": ("recall", "fact"),
-    "temporal": ("recall", "temporal"),
+    # DRIFT's recall/temporal asks for a date; a BrainCore temporal query asks which came first.
+    "temporal": ("recall", "fact"),
     "contradiction": ("revision", "fact_update"),
 }
 
@@ -154,7 +165,7 @@ def _tables(dataset: BrainCoreDataset) -> dict[str, list[dict[str, Any]]]:
                 "evidence_sessions": [index],
                 "polarity": "positive",
                 "slot": query.query_id,
-                "event_session": index,
+                "evidence_terms": _evidence_terms(record, query),
             }
             for index, record in indexed
             for query in record.queries
@@ -166,6 +177,17 @@ def _aliases(answer: str) -> list[str]:
     """The answer, and without a leading article ("the pottery class" is said "a pottery class")."""
     bare = re.sub(r"^(the|a|an)\s+", "", answer.strip(), flags=re.IGNORECASE)
     return [answer] if bare in ("", answer) else [answer, bare]
+
+
+def _evidence_terms(record: BrainCoreRecord, query: BrainCoreQuery) -> list[str]:
+    """What the answerability audit looks for in the evidence session's turns.
+
+    The answer's aliases that the required memories say; when they say none verbatim (a free
+    answer), the required memories' own texts: the dataset names them as the evidence.
+    """
+    texts = [record.memory(m).content for m in query.required_memory_ids]
+    said = [a for a in _aliases(query.expected_answer) if any(contains_any(t, [a]) for t in texts)]
+    return said or [t for t in texts if t.strip()]
 
 
 def _required(record: BrainCoreRecord) -> set[str]:

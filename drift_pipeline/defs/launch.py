@@ -37,7 +37,7 @@ from drift_pipeline.pipeline import (
     world_is_current,
 )
 from drift_pipeline.scenario import HorizonName, scenario_files
-from drift_pipeline.sources import ScenarioSource
+from drift_pipeline.sources import ScenarioSource, WorldSource, imported_source_name, open_source
 from drift_pipeline.storage import RootLike, StorageRoot, staged
 
 from .assets import ALL_ASSETS
@@ -202,7 +202,8 @@ def run_via_dagster(
     """Run the benchmark through Dagster; same tables and figures as ``run_benchmark``.
 
     Args:
-        scenario_paths: Scenario files or folders (as ``drift run`` takes them).
+        scenario_paths: Scenario files or folders, or ``PREFIX:PATH`` names of imported data
+            (as ``drift run`` takes them).
         arms: Arms to report; the reference compressor always runs, as each world's baseline
             (MVOT and TES need it), and is reported when it is one of ``arms``.
         horizons: Only these horizons (empty: every declared horizon).
@@ -225,8 +226,12 @@ def run_via_dagster(
         ValueError: Two files declare the same scenario id.
         RuntimeError: A run failed (naming the job and partition).
     """
-    files = scenario_files(list(scenario_paths))
-    scenarios = [ScenarioSource.load(path) for path in files]
+    names = [str(path) for path in scenario_paths]
+    imported = [name for name in names if imported_source_name(name) is not None]
+    plain: list[str | Path] = [name for name in names if name not in imported]
+    files = scenario_files(plain) if plain else []
+    scenarios: list[WorldSource] = [ScenarioSource.load(path) for path in files]
+    scenarios += [source for name in imported for source in open_source(name)]
     ids = [source.id for source in scenarios]
     for source in scenarios:
         source.check()
@@ -234,7 +239,9 @@ def run_via_dagster(
             raise ValueError(f"scenario id {source.id!r} is used by more than one file")
     settings = loop or LoopConfig()
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
-    catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
+    catalog = ScenarioCatalog(
+        paths=[str(path.resolve()) for path in files] + [_absolute(name) for name in imported]
+    )
     memory_loop = MemoryLoop(
         call_timeout=settings.call_timeout,
         isolate=settings.isolate,
@@ -362,3 +369,11 @@ def backfill(
             )
         else:
             run_selection(instance, selection, storage, catalog, log=echo)
+
+
+def _absolute(name: str) -> str:
+    """``PREFIX:PATH`` with the path made absolute (Dagster's runs may start elsewhere)."""
+    parsed = imported_source_name(name)
+    assert parsed is not None
+    prefix, path = parsed
+    return f"{prefix}:{Path(path).resolve()}"

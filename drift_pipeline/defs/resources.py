@@ -14,7 +14,7 @@ from pydantic import Field
 from drift_pipeline.memory import LoopConfig
 from drift_pipeline.pipeline import ABLATIONS_FILE, Ablation, connect, load_ablations
 from drift_pipeline.scenario import ScenarioError, scenario_files
-from drift_pipeline.sources import ScenarioSource
+from drift_pipeline.sources import ScenarioSource, WorldSource, imported_source_name, open_source
 from drift_pipeline.storage import StorageRoot
 
 DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
@@ -49,30 +49,45 @@ def default_storage() -> DriftStorage:
 
 
 class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """Where world partitions find their scenario files, and the ablation list.
+    """Where world partitions find their scenario files (or imported data), and the ablations.
 
     Attributes:
         paths: Scenario files or folders (folders contribute their ``*.yaml``, and an
-            ``ablations.yaml`` in a folder lists the ablation arms).
+            ``ablations.yaml`` in a folder lists the ablation arms), and ``PREFIX:PATH`` names
+            of data read by a registered importer (``braincore:bc/data.jsonl``).
     """
 
     paths: list[str] = Field(
-        default=["scenarios"], description="Scenario files or folders of them."
+        default=["scenarios"],
+        description="Scenario files or folders of them, or PREFIX:PATH names of imported data.",
     )
 
     def files(self) -> list[Path]:
         """Every scenario file, in the order given."""
-        return scenario_files(list(self.paths))
+        return scenario_files([p for p in self.paths if imported_source_name(p) is None])
 
-    def scenarios(self) -> list[ScenarioSource]:
-        """Every scenario, validated, as a world source.
+    def scenarios(self) -> list[WorldSource]:
+        """Every scenario, validated, and every imported source, as world sources.
 
         Raises:
             ScenarioError: If a file is invalid.
+            SourceError: If imported data is malformed (one line naming the record).
         """
-        return [_load(str(path), *_stamp(path)) for path in self.files()]
+        scenarios: list[WorldSource] = [_load(str(path), *_stamp(path)) for path in self.files()]
+        return scenarios + self._imported()
 
-    def load(self, scenario_id: str) -> ScenarioSource:
+    def _imported(self) -> list[WorldSource]:
+        found: list[WorldSource] = []
+        for name in self.paths:
+            parsed = imported_source_name(name)
+            if parsed is not None:
+                data = Path(parsed[1])
+                # A missing file is the importer's one-line error, not a stat failure here.
+                stamp = _stamp(data) if data.exists() else (0, 0)
+                found.extend(_open_imported(name, *stamp))
+        return found
+
+    def load(self, scenario_id: str) -> WorldSource:
         """The scenario with this id (another file being invalid does not matter).
 
         Raises:
@@ -88,6 +103,9 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
                 continue
             if loaded.id == scenario_id:
                 return loaded
+        for imported in self._imported():
+            if imported.id == scenario_id:
+                return imported
         hint = f"; invalid files: {' | '.join(invalid)}" if invalid else ""
         raise LookupError(
             f"no scenario with id {scenario_id!r} in {', '.join(self.paths)} "
@@ -118,6 +136,12 @@ def _stamp(path: Path) -> tuple[int, int]:
 def _load(path: str, mtime_ns: int, size: int) -> ScenarioSource:
     # Keyed by modification stamp: an edited file is read again, an unchanged one is not.
     return ScenarioSource.load(path)
+
+
+@lru_cache(maxsize=64)
+def _open_imported(name: str, mtime_ns: int, size: int) -> tuple[WorldSource, ...]:
+    # Keyed by the data file's stamp, like scenario files: an import is read once per edit.
+    return tuple(open_source(name))
 
 
 class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]

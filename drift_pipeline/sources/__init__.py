@@ -11,6 +11,7 @@ from ._base import ProgressHook, SourceEntity, SourceError, SourceWorld, WorldSo
 from ._registry import (
     SOURCE_GROUP,
     SourceLoader,
+    imported_source_name,
     open_scenarios,
     open_source,
     open_sources,
@@ -33,6 +34,7 @@ __all__ = [
     "SourceWorld",
     "TableSource",
     "WorldSource",
+    "imported_source_name",
     "open_scenarios",
     "open_source",
     "open_sources",

@@ -26,6 +26,7 @@ from ._scenario import ScenarioSource
 __all__ = [
     "SOURCE_GROUP",
     "SourceLoader",
+    "imported_source_name",
     "open_scenarios",
     "open_source",
     "open_sources",
@@ -99,6 +100,21 @@ def open_scenarios(path: str) -> list[WorldSource]:
     if not sources:
         raise SourceError(f"no scenario files found in {path}")
     return sources
+
+
+def imported_source_name(text: str) -> tuple[str, str] | None:
+    """``(prefix, path)`` when ``text`` names data of a registered importer, else ``None``.
+
+    A scenario file or folder that exists under that name, and the ``scenario:`` prefix, are
+    not imported data.
+    """
+    match = _PREFIX.match(text)
+    if match is None or Path(text).exists():
+        return None
+    prefix = match["prefix"]
+    if prefix == SCENARIO_PREFIX or prefix not in _SOURCES:
+        return None
+    return prefix, match["path"]
 
 
 def open_source(text: str) -> list[WorldSource]:

@@ -87,10 +87,10 @@ def test_the_source_imports_records_as_sessions_and_queries_as_probes(
     probes = tables["probes"].to_pylist()
     assert [(p["probe_id"], p["probe_type"], p["subtype"]) for p in probes] == [
         ("q1", "recall", "fact"),
-        ("q2", "recall", "temporal"),
+        ("q2", "recall", "fact"),
         ("q3", "revision", "fact_update"),
         ("q4", "recall", "fact"),
-        ("q5", "recall", "temporal"),
+        ("q5", "recall", "fact"),
     ]
     assert {p["checkpoint"] for p in probes} == {2}
     assert probes[3]["aliases"] == ["the oboe", "oboe"]
