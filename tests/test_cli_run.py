@@ -544,9 +544,8 @@ def test_generate_writes_an_imported_source(example_source: str, tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "locomo:x.json"], "unknown prefix 'locomo' (known: example, scenario;"),
+        (["run", "locomo:x.json"], "unknown prefix 'locomo' (known: braincore, example, scenario;"),
         (["generate", "example:missing.jsonl"], "no such file or folder missing.jsonl"),
-        (["run", "example:DATA", "--via", "dagster"], "--via dagster: only scenario files"),
     ],
 )
 def test_bad_sources_exit_2_with_one_line(
