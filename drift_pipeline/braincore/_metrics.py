@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from drift_pipeline.evaluation._bootstrap import bootstrap_resamples, percentile_interval
+from drift_pipeline.evaluation import bootstrap_resamples, percentile_interval
 
 from ._dataset import BrainCoreQuery, BrainCoreRecord
 
