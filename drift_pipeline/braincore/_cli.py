@@ -102,7 +102,12 @@ def braincore_command(
         f"{output}"
     )
     for metric, figure in overall.items():
-        shown = "n/a" if figure.value is None else f"{figure.value:.4g}"
+        if figure.value is None:
+            shown = "n/a"
+        elif metric == "storage_bytes":
+            shown = f"{figure.value:.0f}"
+        else:
+            shown = f"{figure.value:.4f} [{figure.ci_low:.4f}, {figure.ci_high:.4f}]"
         click.echo(f"  {metric}: {shown}")
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +124,11 @@ def _build(adapter: str | None, backend: str | None) -> tuple[BrainCoreAdapter, 
         built = load_backend(backend)
     except ValueError as error:
         raise BrainCoreError(str(error).splitlines()[0]) from None
+    except Exception as error:
+        # A constructor's own failure, as one line like every other input problem.
+        raise BrainCoreError(
+            f"backend {backend!r}: building it raised {type(error).__name__}: {error}"
+        ) from None
     return DriftBackendAdapter(built, backend), f"backend:{backend}"
 
 
