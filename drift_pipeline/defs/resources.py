@@ -14,13 +14,20 @@ from pydantic import Field
 from drift_pipeline.memory import LoopConfig
 from drift_pipeline.pipeline import ABLATIONS_FILE, Ablation, connect, load_ablations
 from drift_pipeline.scenario import ScenarioError, scenario_files
-from drift_pipeline.sources import ScenarioSource, WorldSource, imported_source_name, open_source
+from drift_pipeline.sources import (
+    ScenarioSource,
+    WorldSource,
+    imported_source_name,
+    open_source,
+    source_prefixes,
+)
 from drift_pipeline.storage import StorageRoot
 
 DATA_ROOT_ENV = "DRIFT_DATA_ROOT"
 """Environment variable naming the storage root (default ``data``)."""
 SCENARIOS_ENV = "DRIFT_SCENARIOS"
-"""Environment variable listing scenario files or folders (``os.pathsep``-separated)."""
+"""Environment variable listing scenario files or folders and ``PREFIX:PATH`` source names
+(``os.pathsep``-separated)."""
 
 
 class DriftStorage(dg.ConfigurableResource):  # type: ignore[type-arg]
@@ -123,8 +130,25 @@ class ScenarioCatalog(dg.ConfigurableResource):  # type: ignore[type-arg]
 
 def default_catalog() -> ScenarioCatalog:
     """``ScenarioCatalog`` over ``$DRIFT_SCENARIOS`` or ``scenarios``."""
-    paths = [p for p in os.environ.get(SCENARIOS_ENV, "").split(os.pathsep) if p]
+    paths = _catalog_entries(os.environ.get(SCENARIOS_ENV, ""))
     return ScenarioCatalog(paths=paths or ["scenarios"])
+
+
+def _catalog_entries(listed: str) -> list[str]:
+    """``os.pathsep``-separated entries, where ``PREFIX:PATH`` source names stay whole.
+
+    On POSIX the separator is ``:``, the same character as in ``braincore:bc/data.jsonl``: a
+    piece that is a registered source prefix joins the piece after it.
+    """
+    pieces = listed.split(os.pathsep)
+    entries: list[str] = []
+    while pieces:
+        piece = pieces.pop(0)
+        if pieces and os.pathsep == ":" and piece in source_prefixes() and piece != "scenario":
+            piece = f"{piece}:{pieces.pop(0)}"
+        if piece:
+            entries.append(piece)
+    return entries
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 
 from drift_pipeline.cli import main
 from drift_pipeline.defs.partitions import scenario_worlds
-from drift_pipeline.defs.resources import ScenarioCatalog
+from drift_pipeline.defs.resources import ScenarioCatalog, default_catalog
 from drift_pipeline.pipeline import connect, stored_cells
 from drift_pipeline.storage import StorageRoot
 
@@ -65,3 +66,13 @@ def test_drift_run_via_dagster_runs_an_imported_dataset(
     with dg.DagsterInstance.get() as instance:
         worlds = instance.get_materialized_partitions(dg.AssetKey("probes"))
     assert worlds == {"braincore-tiny/short"}
+
+
+def test_the_catalog_variable_keeps_source_names_whole(
+    tiny_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(
+        "DRIFT_SCENARIOS", os.pathsep.join([str(tmp_path), f"braincore:{tiny_dataset}"])
+    )
+    assert default_catalog().paths == [str(tmp_path), f"braincore:{tiny_dataset}"]
+    assert [s.id for s in default_catalog().scenarios()] == ["braincore-tiny"]
