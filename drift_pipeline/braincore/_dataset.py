@@ -180,7 +180,9 @@ def parse_dataset(raw: bytes, origin: str) -> BrainCoreDataset:
     records: list[BrainCoreRecord] = []
     sessions: set[str] = set()
     query_ids: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split at "\n" alone: str.splitlines would also split at U+2028, U+0085 or a form feed,
+    # which JSON allows raw inside a string.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{origin}:{number}"

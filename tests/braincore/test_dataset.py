@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,14 @@ def test_invalid_json_and_missing_files_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(BrainCoreError, match="no records"):
         load_dataset(tmp_path / "empty.jsonl")
+
+
+def test_a_raw_unicode_line_separator_inside_a_string_stays_in_its_record(tmp_path: Path) -> None:
+    """JSON lines end at ``\\n`` only: U+2028, U+0085 and form feeds are valid inside strings."""
+    record = copy.deepcopy(TINY[1])
+    record["memories"][0]["text"] = "Ilya plays\u2028the oboe.\x85\x0c"
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\r\n", encoding="utf-8")
+    dataset = load_dataset(path)
+    assert dataset.records[0].memories[0].content == "Ilya plays\u2028the oboe.\x85\x0c"
+    assert dataset.records[0].line == 1
