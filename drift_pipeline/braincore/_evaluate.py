@@ -8,6 +8,7 @@ sessions are asked with every earlier session in memory, as the BrainCore harnes
 from __future__ import annotations
 
 import json
+import operator
 import os
 import tempfile
 import time
@@ -169,9 +170,8 @@ def evaluate(
                     f"{type(returned).__name__}, expected a list of dicts"
                 )
             scores.append(score_query(index, record, query, returned, elapsed))
-    stored = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)
-    if isinstance(stored, bool) or not isinstance(stored, int) or stored < 0:
-        raise BrainCoreError(f"storage_bytes returned {stored!r}, expected an int >= 0")
+    returned_size = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)
+    stored = _byte_count(returned_size)
     if similarity is None:
         from ._embedding import sentence_embedder
 
@@ -188,6 +188,18 @@ def evaluate(
         for s, c in zip(scores, cosines, strict=True)
     )
     return BrainCoreResult(adapter_name, dataset, top_k, dict(embedding_model), scored, stored)
+
+
+def _byte_count(value: object) -> int:
+    # Any integer type counts (numpy's, from ``array.sum()``, is common); a bool, a float or a
+    # negative number is no byte count.
+    try:
+        count = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        count = -1
+    if isinstance(value, bool) or count < 0:
+        raise BrainCoreError(f"storage_bytes returned {value!r}, expected an int >= 0")
+    return count
 
 
 def _call(where: str, method: str, call: Callable[..., Any], *args: Any) -> Any:

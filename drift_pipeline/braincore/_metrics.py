@@ -188,7 +188,9 @@ def score_query(
     for item in retrieved:
         memory_id = _item_id(item)
         session = item.get("session_id", record.session_id)
-        ids.append(memory_id if memory_id in own and session == record.session_id else None)
+        # Dataset ids are strings: an id of any other type (even an unhashable one) is no memory.
+        mine = isinstance(memory_id, str) and memory_id in own and session == record.session_id
+        ids.append(memory_id if mine and isinstance(memory_id, str) else None)
     top = retrieved[0] if retrieved else None
     expected = _normal(query.expected_answer)
     exact = 0.0

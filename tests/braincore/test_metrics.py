@@ -187,3 +187,26 @@ def test_latency_measures_the_retrieve_call(tiny_dataset: Path, tmp_path: Path) 
     assert 4.0 <= mean < 15.0  # one 20 ms call in five, no ingest time
     # Nothing returned: no top item, so no match and no similarity.
     assert rows["q1"]["exact_match"] == 0 and rows["q1"]["semantic_placeholder_score"] == 0.0
+
+
+def test_an_integer_like_storage_figure_and_odd_item_ids_are_taken_as_given(
+    tiny_dataset: Path, tmp_path: Path
+) -> None:
+    """numpy integers are ints to the seed's ``-> int``; an unhashable id is just not a memory."""
+    odd = tmp_path / "odd.py"
+    odd.write_text(
+        "import numpy as np\n"
+        "class Odd:\n"
+        "    def ingest(self, raw_memories):\n"
+        "        pass\n"
+        "    def retrieve(self, query, top_k=1):\n"
+        "        return [{'memory_id': ['a2'], 'content': 'a kayak'}, {'id': {'x': 1}}]\n"
+        "    def storage_bytes(self):\n"
+        "        return np.int64(42)\n"
+    )
+    result = evaluate(load_adapter(str(odd)), load_dataset(tiny_dataset), adapter_name="odd")
+    payload = result.to_dict()
+    assert payload["metrics"]["overall"]["storage_bytes"]["value"] == 42.0
+    rows = _by_query(result)
+    assert rows["q1"]["retrieved_memory_ids"] == [None, None]
+    assert rows["q1"]["exact_match"] == 1
