@@ -2,14 +2,14 @@
 
 Per query, from the adapter's ranked items (``retrieved[0]`` is the top item):
 
-- ``exact_match``: 1 when the expected answer equals, stripped and lower-cased, the top item's
+- ``exact_match``: 1 when the expected answer equals, stripped and case-folded, the top item's
   ``answer`` field or its text (``content`` or ``text``); 0 otherwise or with nothing returned.
 - ``semantic_placeholder_score``: cosine similarity of the sentence embeddings of the expected
   answer and of the top item's ``answer`` (its text when it has none); 0 with nothing returned.
-- ``temporal_order_score`` (temporal queries): 1 when every required memory is returned and
-  they rank in the order they happened; 0 otherwise.
+- ``temporal_order_score`` (temporal queries): 1 when the returned memories of the query's record
+  rank in the order they happened and include every required memory; 0 otherwise.
 - ``contradiction_resolution_score`` (contradiction queries): 1 when the latest required memory
-  (the revised fact) is returned and ranks above every older required memory returned with it.
+  (the revised fact) is among the returned items, wherever it ranks; 0 otherwise.
 - ``latency_ms``: wall time of the query's ``retrieve`` call.
 
 ``storage_bytes`` is what ``storage_bytes()`` reports once every record is ingested.
@@ -157,7 +157,8 @@ def _item_id(item: Mapping[str, Any]) -> object:
 
 
 def _normal(text: str) -> str:
-    return text.strip().lower()
+    # casefold, not lower: Unicode's caseless match ("Straße" and "STRASSE" are one word).
+    return text.strip().casefold()
 
 
 def score_query(
@@ -218,29 +219,23 @@ def score_query(
     )
 
 
-def _rank(ids: Sequence[str | None], memory_id: str) -> int | None:
-    return ids.index(memory_id) if memory_id in ids else None
-
-
 def _temporal_order(
     record: BrainCoreRecord, query: BrainCoreQuery, ids: Sequence[str | None]
 ) -> float:
-    ranks = [_rank(ids, m) for m in query.required_memory_ids]
-    if any(r is None for r in ranks):
+    # The seed asks that the returned memories be in time order; without every required memory
+    # among them, one returned item (or none) would pass vacuously.
+    returned = list(dict.fromkeys(i for i in ids if i is not None))
+    if any(m not in returned for m in query.required_memory_ids):
         return 0.0
-    by_time = sorted(query.required_memory_ids, key=lambda m: record.memory(m).time_order)
-    return float([_rank(ids, m) for m in by_time] == sorted(r for r in ranks if r is not None))
+    times = [record.memory(m).time_order for m in returned]
+    return float(times == sorted(times))
 
 
 def _contradiction(
     record: BrainCoreRecord, query: BrainCoreQuery, ids: Sequence[str | None]
 ) -> float:
-    by_time = sorted(query.required_memory_ids, key=lambda m: record.memory(m).time_order)
-    latest = _rank(ids, by_time[-1])
-    if latest is None:
-        return 0.0
-    older = [r for r in (_rank(ids, m) for m in by_time[:-1]) if r is not None]
-    return float(all(latest < r for r in older))
+    latest = max(query.required_memory_ids, key=lambda m: record.memory(m).time_order)
+    return float(latest in ids)
 
 
 def aggregate(

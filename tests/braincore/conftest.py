@@ -93,7 +93,7 @@ SCRIPT: dict[str, list[dict[str, Any]]] = {
         {"memory_id": "a1", "content": "Noor lives in Oslo."},
         {"memory_id": "a2", "content": "Noor bought a kayak."},
     ],
-    # The old fact outranks the revised one: contradiction 0.
+    # The revised fact is returned, though the old one outranks it: contradiction 1.
     "q3": [
         {"memory_id": "a1", "content": "Noor lives in Oslo."},
         {"memory_id": "a3", "content": "Noor moved to Rome."},

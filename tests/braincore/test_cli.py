@@ -163,8 +163,8 @@ def test_a_drift_backend_runs_on_a_braincore_dataset(tmp_path: Path, tiny_datase
     assert rows["q2"]["retrieved_memory_ids"][:3] == ["a1", "a2", "a3"]
     assert rows["q2"]["temporal_order_score"] == 1.0
     assert rows["q5"]["temporal_order_score"] == 1.0
-    # ... and the superseded fact comes first, so the revision is not resolved.
-    assert rows["q3"]["contradiction_resolution_score"] == 0.0
+    # ... and the revised fact is in it (after the one it replaced): returned, so resolved.
+    assert rows["q3"]["contradiction_resolution_score"] == 1.0
     assert payload["metrics"]["overall"]["storage_bytes"]["value"] > 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -109,13 +110,16 @@ def test_temporal_order_fails_when_the_ranking_reverses_time(
     assert rows["q3"]["contradiction_resolution_score"] == 1.0
 
 
-def test_contradiction_resolution_needs_the_latest_fact_above_the_older_ones(
-    result: BrainCoreResult,
+def test_contradiction_resolution_needs_the_latest_fact_returned(
+    result: BrainCoreResult, tiny_dataset: Path, tmp_path: Path
 ) -> None:
     rows = _by_query(result)
-    assert rows["q3"]["contradiction_resolution_score"] == 0.0  # a1 (old) ranks above a3
+    assert rows["q3"]["contradiction_resolution_score"] == 1.0  # a3 returned, below old a1
     figure = result.to_dict()["metrics"]["overall"]["contradiction_resolution_score"]
-    assert figure == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 1, "applicable": True}
+    assert figure == {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 1, "applicable": True}
+    only_old = _scripted(tmp_path, repr({"Where does Noor live?": [{"memory_id": "a1"}]}))
+    result = evaluate(load_adapter(str(only_old)), load_dataset(tiny_dataset), adapter_name="o")
+    assert _by_query(result)["q3"]["contradiction_resolution_score"] == 0.0
 
 
 def test_latency_is_the_mean_retrieve_time_and_storage_what_the_adapter_reports(
@@ -210,3 +214,51 @@ def test_an_integer_like_storage_figure_and_odd_item_ids_are_taken_as_given(
     rows = _by_query(result)
     assert rows["q1"]["retrieved_memory_ids"] == [None, None]
     assert rows["q1"]["exact_match"] == 1
+
+
+def _scripted(tmp_path: Path, script: str) -> Path:
+    path = tmp_path / "fixed.py"
+    path.write_text(
+        f"SCRIPT = {script}\n"
+        "class Fixed:\n"
+        "    def ingest(self, raw_memories):\n"
+        "        pass\n"
+        "    def retrieve(self, query, top_k=1):\n"
+        "        return [dict(i) for i in SCRIPT.get(query, [])]\n"
+        "    def storage_bytes(self):\n"
+        "        return 0\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_the_seeds_three_definitions_on_odd_rankings(tiny_dataset: Path, tmp_path: Path) -> None:
+    """Exact match folds case as Unicode does; the order check covers every returned memory of
+    the record; a contradiction is resolved when the revised fact is returned at all."""
+    script = {
+        # "STRASSE" and "straße" are equal without regard to case (Unicode case folding).
+        "What did Noor buy?": [{"memory_id": "a2", "content": "Straße"}],
+        # a1 and a2 in order, but a3 (later than both) ranks between them: not in time order.
+        "Oslo or kayak first?": [{"memory_id": "a1"}, {"memory_id": "a3"}, {"memory_id": "a2"}],
+        # The revised fact (a3) is returned, below the old one: returned is what counts.
+        "Where does Noor live?": [{"memory_id": "a1"}, {"memory_id": "a3"}],
+        # An item of another session, and one carrying no id, do not break the order.
+        "Oboe or choir first?": [
+            {"id": "b1"},
+            {"id": "a3", "session_id": "alpha"},
+            {"text": "no id"},
+            {"id": "b2"},
+        ],
+    }
+    records = json.loads(tiny_dataset.read_text(encoding="utf-8").splitlines()[0])
+    records["queries"][0]["expected_answer"] = "  STRASSE "
+    tiny_dataset.write_text(
+        json.dumps(records) + "\n" + tiny_dataset.read_text(encoding="utf-8").split("\n", 1)[1],
+        encoding="utf-8",
+    )
+    adapter = load_adapter(str(_scripted(tmp_path, repr(script))))
+    rows = _by_query(evaluate(adapter, load_dataset(tiny_dataset), adapter_name="fixed"))
+    assert rows["q1"]["exact_match"] == 1
+    assert rows["q2"]["temporal_order_score"] == 0.0
+    assert rows["q3"]["contradiction_resolution_score"] == 1.0
+    assert rows["q5"]["temporal_order_score"] == 1.0
