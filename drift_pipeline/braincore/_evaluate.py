@@ -107,7 +107,7 @@ class BrainCoreResult:
                     "semantic_placeholder_score": s.semantic_placeholder_score,
                     "temporal_order_score": s.temporal_order_score,
                     "contradiction_resolution_score": s.contradiction_resolution_score,
-                    "latency_ms": round(s.latency_ms, 3),
+                    "latency_ms": round(s.latency_ms, 6),
                     "retrieved_memory_ids": list(s.retrieved_ids),
                     "top_answer": s.top_answer,
                 }

@@ -128,7 +128,8 @@ def test_latency_is_the_mean_retrieve_time_and_storage_what_the_adapter_reports(
     payload = result.to_dict()
     latencies = [row["latency_ms"] for row in payload["queries"]]
     overall = payload["metrics"]["overall"]
-    assert overall["latency_ms"]["value"] == pytest.approx(np.mean(latencies), abs=1e-3)
+    # Rows carry as many decimals as the figure, so the mean of the rows is the figure.
+    assert overall["latency_ms"]["value"] == pytest.approx(np.mean(latencies), abs=2e-6)
     assert overall["latency_ms"]["n"] == 5
     assert all(latency >= 0 for latency in latencies)
     # 1000 + one per memory ingested (3 + 2): read once after every record.
@@ -189,6 +190,8 @@ def test_latency_measures_the_retrieve_call(tiny_dataset: Path, tmp_path: Path) 
     assert rows["q1"]["latency_ms"] >= 20.0 and rows["q2"]["latency_ms"] < 20.0
     mean = result.to_dict()["metrics"]["overall"]["latency_ms"]["value"]
     assert 4.0 <= mean < 15.0  # one 20 ms call in five, no ingest time
+    # The rows carry the figure's decimals: their mean, computed by hand, is the figure.
+    assert mean == pytest.approx(np.mean([row["latency_ms"] for row in rows.values()]), abs=2e-6)
     # Nothing returned: no top item, so no match and no similarity.
     assert rows["q1"]["exact_match"] == 0 and rows["q1"]["semantic_placeholder_score"] == 0.0
 
