@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,8 @@ class BrainCoreMemory:
         position: Its index in the record's chronological ``memories`` list.
         raw: What the adapter receives: the item as written, with the canonical keys
             ``memory_id``, ``content``, ``timestamp`` (when given) and ``session_id`` filled in.
+        listed_after: For an item without a timestamp, the timestamp of the nearest item
+            before it in the list that has one (``None`` when none does).
     """
 
     memory_id: str
@@ -68,15 +70,18 @@ class BrainCoreMemory:
     timestamp: str | None
     position: int
     raw: Mapping[str, Any]
+    listed_after: str | None = None
 
     @property
     def time_order(self) -> tuple[datetime, int]:
         """Sort key in time: its timestamp, then its place in the record's list.
 
-        Items without a timestamp sort by their place alone (as at the earliest time): the
-        schema lists memories chronologically.
+        An item without a timestamp takes the time of the timed item listed before it (the
+        earliest time when there is none), since the schema lists memories chronologically:
+        it sorts after what precedes it in the list and before any later time.
         """
-        moment = None if self.timestamp is None else _parse_time(self.timestamp)
+        stamp = self.timestamp if self.timestamp is not None else self.listed_after
+        moment = None if stamp is None else _parse_time(stamp)
         return moment or datetime.min, self.position
 
 
@@ -210,10 +215,16 @@ def _record(where: str, number: int, value: object) -> BrainCoreRecord:
     session = _string(where, value, "session_id")
     memories_value = _list(where, value, "memories")
     queries_value = _list(where, value, "queries")
-    memories = tuple(
-        _memory(f"{where}: memories[{i}]", i, item, session)
-        for i, item in enumerate(memories_value)
-    )
+    listed: list[BrainCoreMemory] = []
+    last_time: str | None = None
+    for i, item in enumerate(memories_value):
+        memory = _memory(f"{where}: memories[{i}]", i, item, session)
+        if memory.timestamp is None:
+            memory = replace(memory, listed_after=last_time)
+        else:
+            last_time = memory.timestamp
+        listed.append(memory)
+    memories = tuple(listed)
     ids = [m.memory_id for m in memories]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:

@@ -113,3 +113,19 @@ def test_a_raw_unicode_line_separator_inside_a_string_stays_in_its_record(tmp_pa
     dataset = load_dataset(path)
     assert dataset.records[0].memories[0].content == "Ilya plays\u2028the oboe.\x85\x0c"
     assert dataset.records[0].line == 1
+
+
+def test_a_memory_without_a_time_keeps_its_place_among_timed_ones(tmp_path: Path) -> None:
+    """The list is chronological: an untimed item comes after the timed ones listed before it."""
+    record = {
+        "session_id": "s",
+        "memories": [
+            {"id": "first", "text": "x", "time": "2024-01-01T00:00:00"},
+            {"id": "second", "text": "y"},
+            {"id": "third", "text": "z", "time": "2024-01-03T00:00:00"},
+        ],
+        "queries": [],
+    }
+    memories = load_dataset(write_jsonl(tmp_path / "d.jsonl", [record])).records[0].memories
+    ordered = sorted(memories, key=lambda m: m.time_order)
+    assert [m.memory_id for m in ordered] == ["first", "second", "third"]
