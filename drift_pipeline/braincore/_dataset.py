@@ -169,7 +169,8 @@ def parse_dataset(raw: bytes, origin: str) -> BrainCoreDataset:
     """Check the bytes of a BrainCore JSONL dataset.
 
     Args:
-        raw: The file's bytes (UTF-8 JSON lines; blank lines are skipped).
+        raw: The file's bytes (UTF-8 JSON lines, a byte order mark allowed; blank lines are
+            skipped).
         origin: Where they came from, for messages.
 
     Returns:
@@ -179,7 +180,8 @@ def parse_dataset(raw: bytes, origin: str) -> BrainCoreDataset:
         BrainCoreError: One line naming the first malformed record and its field.
     """
     try:
-        text = raw.decode("utf-8")
+        # utf-8-sig: a leading byte order mark (Windows editors write one) is no part of line 1.
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise BrainCoreError(f"{origin}: not UTF-8 text (byte {error.start})") from None
     records: list[BrainCoreRecord] = []

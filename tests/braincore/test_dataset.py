@@ -129,3 +129,14 @@ def test_a_memory_without_a_time_keeps_its_place_among_timed_ones(tmp_path: Path
     memories = load_dataset(write_jsonl(tmp_path / "d.jsonl", [record])).records[0].memories
     ordered = sorted(memories, key=lambda m: m.time_order)
     assert [m.memory_id for m in ordered] == ["first", "second", "third"]
+
+
+def test_a_byte_order_mark_at_the_start_is_read_as_text_encoding_not_content(
+    tiny_dataset: Path,
+) -> None:
+    """Editors on Windows save UTF-8 with a BOM; the hash stays that of the file's bytes."""
+    raw = b"\xef\xbb\xbf" + tiny_dataset.read_bytes()
+    tiny_dataset.write_bytes(raw)
+    dataset = load_dataset(tiny_dataset)
+    assert dataset.records[0].session_id == "alpha"
+    assert dataset.sha256 == hashlib.sha256(raw).hexdigest()
