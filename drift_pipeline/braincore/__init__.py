@@ -5,12 +5,13 @@ A BrainCore adapter has ``ingest(raw_memories)``, ``retrieve(query, top_k) -> li
 braincore`` runs an adapter (or any DRIFT backend) over a dataset and writes ``exact_match``,
 ``semantic_placeholder_score``, ``temporal_order_score``, ``contradiction_resolution_score``,
 ``latency_ms`` and ``storage_bytes``. The other way round, :class:`BrainCoreBackend` runs an
-adapter as a DRIFT backend under the budget gate (``--backend braincore`` with its ``adapter``
-option), and the ``braincore:`` source prefix turns a dataset into a DRIFT world.
+adapter as a DRIFT backend under the budget gate (``--backend braincore`` with
+``--braincore-adapter`` or its ``adapter`` option), and the ``braincore:`` source prefix turns a
+dataset into a DRIFT world.
 """
 
-from ._adapter import BrainCoreAdapter, DriftBackendAdapter, load_adapter
-from ._backend import BrainCoreBackend
+from ._adapter import BrainCoreAdapter, DriftBackendAdapter, absolute_adapter_spec, load_adapter
+from ._backend import BrainCoreBackend, caller_options
 from ._baseline import KeywordAdapter
 from ._dataset import (
     QUERY_TYPES,
@@ -57,7 +58,9 @@ __all__ = [
     "MetricFigure",
     "QueryScore",
     "SentenceEmbedder",
+    "absolute_adapter_spec",
     "aggregate",
+    "caller_options",
     "evaluate",
     "load_adapter",
     "load_dataset",

@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from ._dataset import BrainCoreError
 
-__all__ = ["BrainCoreAdapter", "DriftBackendAdapter", "load_adapter"]
+__all__ = ["BrainCoreAdapter", "DriftBackendAdapter", "absolute_adapter_spec", "load_adapter"]
 
 _METHODS = ("ingest", "retrieve", "storage_bytes")
 
@@ -89,6 +89,26 @@ def load_adapter(spec: str) -> BrainCoreAdapter:
     if missing:
         raise BrainCoreError(f"adapter {spec!r} has no {', '.join(missing)} method")
     return cast(BrainCoreAdapter, adapter)
+
+
+def absolute_adapter_spec(spec: str, base: str | Path | None = None) -> str:
+    """``spec`` with a relative ``FILE.py`` made absolute against ``base`` (the current folder).
+
+    A sandboxed worker starts in a folder of its own, so a file named relative to the caller's
+    folder must be fixed before the worker reads it. Module names pass unchanged.
+
+    Args:
+        spec: ``MODULE[:Class]`` or ``FILE.py[:Class]``.
+        base: The folder a relative file is in; the current folder when ``None``.
+
+    Returns:
+        The spec, its file absolute.
+    """
+    target, separator, class_name = spec.partition(":")
+    if not target.endswith(".py") or Path(target).is_absolute():
+        return spec
+    folder = Path.cwd() if base is None else Path(base)
+    return f"{(folder / target).resolve()}{separator}{class_name}"
 
 
 def _has_methods(cls: type) -> bool:

@@ -10,13 +10,17 @@ whose id the backend did not hand out cannot be placed in a session and is left 
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
 
-from ._adapter import BrainCoreAdapter, load_adapter
+from ._adapter import BrainCoreAdapter, absolute_adapter_spec, load_adapter
+from ._dataset import BrainCoreError
 
-__all__ = ["BrainCoreBackend"]
+__all__ = ["BrainCoreBackend", "caller_options"]
 
 DEFAULT_ADAPTER = "drift_pipeline.braincore._baseline:KeywordAdapter"
 
@@ -29,18 +33,24 @@ class BrainCoreBackend:
 
     Args:
         adapter: ``MODULE[:Class]`` or ``FILE.py[:Class]`` of the adapter (built on first use,
-            in the backend's worker); the keyword baseline by default.
+            in the backend's worker); the keyword baseline by default. A relative file is taken
+            from the folder this object is built in.
         top_k: Items asked for per retrieve: the context's size in items.
+        search_path: A folder to import ``MODULE`` from (``drift run`` gives its caller's
+            folder, since the worker starts in a folder of its own).
     """
 
     name: ClassVar[str] = "braincore"
     version: ClassVar[str] = "1"
 
-    def __init__(self, adapter: str = DEFAULT_ADAPTER, top_k: int = 5) -> None:
+    def __init__(
+        self, adapter: str = DEFAULT_ADAPTER, top_k: int = 5, search_path: str | None = None
+    ) -> None:
         if top_k < 1:
             raise ValueError(f"braincore top_k must be >= 1, got {top_k}")
-        self.adapter_spec = adapter
+        self.adapter_spec = absolute_adapter_spec(adapter)
         self.top_k = top_k
+        self.search_path = search_path
         self._adapter: BrainCoreAdapter | None = None
         self._lines: dict[str, str] = {}
         self._speakers: dict[str, frozenset[str]] = {}
@@ -48,6 +58,8 @@ class BrainCoreBackend:
     def _built(self) -> BrainCoreAdapter:
         # Built lazily so the backend object stays a plain value until its worker uses it.
         if self._adapter is None:
+            if self.search_path is not None and self.search_path not in sys.path:
+                sys.path.insert(0, self.search_path)
             self._adapter = load_adapter(self.adapter_spec)
         return self._adapter
 
@@ -97,3 +109,46 @@ class BrainCoreBackend:
     def storage_bytes(self) -> int:
         """What the adapter reports as its footprint."""
         return int(self._built().storage_bytes())
+
+
+def caller_options(
+    configured: Mapping[str, Any], adapter: str | None, folder: str | Path
+) -> dict[str, Any]:
+    """The ``braincore`` backend's options as its worker needs them, fixed in the caller.
+
+    The worker starts in a folder of its own: a relative ``FILE.py`` becomes absolute against
+    ``folder``, and a module is imported from ``folder`` too (``search_path``) unless the options
+    name another. A file that is not there is an error here, before any worker starts.
+
+    Args:
+        configured: The options from ``--backend-config`` (may name ``adapter``).
+        adapter: The adapter named on the command line (``--braincore-adapter``), if any.
+        folder: The caller's folder.
+
+    Returns:
+        The options, ``adapter`` absolute where it is a file.
+
+    Raises:
+        BrainCoreError: One line: the adapter is named twice differently, or its file is missing.
+    """
+    options = dict(configured)
+    given = options.get("adapter")
+    if adapter is not None:
+        if given is not None and given != adapter:
+            raise BrainCoreError(
+                f"--braincore-adapter {adapter!r} and the backend config's adapter {given!r} "
+                "disagree; give one"
+            )
+        options["adapter"] = adapter
+    spec = options.get("adapter")
+    if not isinstance(spec, str):
+        return options
+    resolved = absolute_adapter_spec(spec, folder)
+    target = resolved.partition(":")[0]
+    if target.endswith(".py"):
+        if not Path(target).is_file():
+            raise BrainCoreError(f"braincore adapter {spec!r}: no such file {target}")
+    else:
+        options.setdefault("search_path", str(Path(folder).resolve()))
+    options["adapter"] = resolved
+    return options

@@ -16,7 +16,12 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from drift_pipeline.braincore import BrainCoreBackend, open_braincore
+from drift_pipeline.braincore import (
+    BrainCoreBackend,
+    BrainCoreError,
+    caller_options,
+    open_braincore,
+)
 from drift_pipeline.cli import main
 from drift_pipeline.memory import Message
 from drift_pipeline.sources import SourceError, open_source
@@ -166,3 +171,74 @@ def test_an_adapter_written_elsewhere_runs_under_the_gate_on_an_imported_dataset
     arms = {row["arm"]: row for row in json.loads(summary.read_text())["arms"]}
     # No action probes in a BrainCore dataset: not applicable, never a zero.
     assert arms["braincore@hard"]["action_alignment"]["value"] is None
+
+
+def _braincore_contexts(out: Path) -> dict[str, str]:
+    return {
+        row[0]: row[1]
+        for row in duckdb.sql(
+            f"select probe_id, context from read_parquet('{out}/retrievals/**/*.parquet', "
+            "hive_partitioning=true) where arm = 'braincore@hard'"
+        ).fetchall()
+    }
+
+
+def test_an_adapter_named_relative_to_the_callers_folder_runs_in_the_worker(
+    tmp_path: Path,
+    tiny_dataset: Path,
+    readable_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A relative FILE.py on the command line, and a module in the backend config, are found
+    from the caller's folder although the sandboxed worker starts in a folder of its own."""
+    (readable_folder / "adapters").mkdir()
+    for name in ("adapters/latest_only.py", "adapters/__init__.py"):
+        (readable_folder / name).write_text(LATEST_ONLY if "latest" in name else "")
+    for path in [readable_folder / "adapters", *(readable_folder / "adapters").iterdir()]:
+        os.chmod(path, 0o755)
+    monkeypatch.chdir(readable_folder)
+    config = tmp_path / "backends.yaml"
+    config.write_text(json.dumps({"braincore": {"adapter": "adapters.latest_only:LatestOnly"}}))
+    runs = {
+        "file": ["--braincore-adapter", "adapters/latest_only.py:LatestOnly"],
+        "module": ["--backend-config", str(config)],
+    }
+    for label, naming in runs.items():
+        out = tmp_path / label
+        arguments = ["run", f"braincore:{tiny_dataset}", "--backend", "braincore", *naming]
+        result = CliRunner().invoke(main, [*arguments, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert "0 faults" in result.stdout, label
+        assert _braincore_contexts(out)["q3"] == "[2024-01-01] user: Noor moved to Rome."
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            ["--backend", "braincore", "--braincore-adapter", "missing.py:X"],
+            "braincore adapter 'missing.py:X': no such file ",
+        ),
+        (
+            ["--backend", "bm25", "--braincore-adapter", "a.py"],
+            "--braincore-adapter names the adapter of --backend braincore, which is not given",
+        ),
+    ],
+)
+def test_a_braincore_adapter_that_cannot_run_is_one_line_before_any_worker(
+    tmp_path: Path, tiny_dataset: Path, arguments: list[str], message: str
+) -> None:
+    out = tmp_path / "data"
+    result = CliRunner().invoke(
+        main, ["run", f"braincore:{tiny_dataset}", *arguments, "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_the_command_line_and_the_config_must_not_name_two_adapters(tmp_path: Path) -> None:
+    with pytest.raises(BrainCoreError, match="disagree"):
+        caller_options({"adapter": "a.py"}, "b.py", tmp_path)
+    fixed = caller_options({"top_k": 2}, "pkg.mod:Cls", tmp_path)
+    assert fixed == {"top_k": 2, "adapter": "pkg.mod:Cls", "search_path": str(tmp_path.resolve())}
