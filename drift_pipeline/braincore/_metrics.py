@@ -222,7 +222,7 @@ def score_query(
 def _temporal_order(
     record: BrainCoreRecord, query: BrainCoreQuery, ids: Sequence[str | None]
 ) -> float:
-    # The seed asks that the returned memories be in time order; without every required memory
+    # BrainCore asks that the returned memories be in time order; without every required memory
     # among them, one returned item (or none) would pass vacuously.
     returned = list(dict.fromkeys(i for i in ids if i is not None))
     if any(m not in returned for m in query.required_memory_ids):

@@ -199,7 +199,7 @@ def test_latency_measures_the_retrieve_call(tiny_dataset: Path, tmp_path: Path) 
 def test_an_integer_like_storage_figure_and_odd_item_ids_are_taken_as_given(
     tiny_dataset: Path, tmp_path: Path
 ) -> None:
-    """numpy integers are ints to the seed's ``-> int``; an unhashable id is just not a memory."""
+    """numpy integers are ints to the interface's ``-> int``; an unhashable id is no memory."""
     odd = tmp_path / "odd.py"
     odd.write_text(
         "import numpy as np\n"
@@ -235,7 +235,7 @@ def _scripted(tmp_path: Path, script: str) -> Path:
     return path
 
 
-def test_the_seeds_three_definitions_on_odd_rankings(tiny_dataset: Path, tmp_path: Path) -> None:
+def test_three_definitions_on_odd_rankings(tiny_dataset: Path, tmp_path: Path) -> None:
     """Exact match folds case as Unicode does; the order check covers every returned memory of
     the record; a contradiction is resolved when the revised fact is returned at all."""
     script = {
