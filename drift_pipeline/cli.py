@@ -353,7 +353,7 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     metavar="MODULE[:Class]|FILE.py[:Class]",
     default=None,
     help="The BrainCore adapter the braincore backend runs (with --backend braincore); a "
-    "relative file or a module is found from this folder.",
+    "relative file or a module is found from the folder drift run is called in.",
 )
 @click.option(
     "--json",
