@@ -111,6 +111,14 @@ def absolute_adapter_spec(spec: str, base: str | Path | None = None) -> str:
     return f"{(folder / target).resolve()}{separator}{class_name}"
 
 
+def not_items(returned: object) -> str | None:
+    """What ``retrieve`` returned when it is not a list of dicts (``None`` when it is)."""
+    if not isinstance(returned, list):
+        return type(returned).__name__
+    odd = next((i for i in returned if not isinstance(i, dict)), None)
+    return None if odd is None else f"a list holding {type(odd).__name__}"
+
+
 def _has_methods(cls: type) -> bool:
     return all(callable(getattr(cls, m, None)) for m in _METHODS)
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
 
-from ._adapter import BrainCoreAdapter, absolute_adapter_spec, load_adapter
+from ._adapter import BrainCoreAdapter, absolute_adapter_spec, load_adapter, not_items
 from ._dataset import BrainCoreError
 
 __all__ = ["BrainCoreBackend", "caller_options"]
@@ -89,9 +89,16 @@ class BrainCoreBackend:
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """The adapter's top items the asking entity may see, as context lines."""
         returned = self._built().retrieve(query, self.top_k)
+        kind = not_items(returned)
+        if kind is not None:
+            # A fault the gate records, as drift braincore stops on it: an empty context would
+            # pass for an adapter that found nothing.
+            raise BrainCoreError(
+                f"adapter {self.adapter_spec!r}: retrieve returned {kind}, expected a list of dicts"
+            )
         lines: list[str] = []
         for item in returned[: self.top_k]:
-            memory_id = item.get("memory_id", item.get("id")) if isinstance(item, dict) else None
+            memory_id = item.get("memory_id", item.get("id"))
             if not isinstance(memory_id, str) or memory_id not in self._lines:
                 continue
             if entity_id in self._speakers[memory_id] and self._lines[memory_id] not in lines:

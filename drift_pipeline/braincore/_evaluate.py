@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ._adapter import BrainCoreAdapter
+from ._adapter import BrainCoreAdapter, not_items
 from ._dataset import QUERY_TYPES, BrainCoreDataset, BrainCoreError
 from ._metrics import (
     BOOTSTRAP_DRAWS,
@@ -164,10 +164,11 @@ def evaluate(
                 top_k,
             )
             elapsed = (time.perf_counter() - started) * 1000.0
-            if not isinstance(returned, list) or not all(isinstance(i, dict) for i in returned):
+            kind = not_items(returned)
+            if kind is not None:
                 raise BrainCoreError(
-                    f"{where}: query {query.query_id!r}: retrieve returned "
-                    f"{type(returned).__name__}, expected a list of dicts"
+                    f"{where}: query {query.query_id!r}: retrieve returned {kind}, "
+                    "expected a list of dicts"
                 )
             scores.append(score_query(index, record, query, returned, elapsed))
     returned_size = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)

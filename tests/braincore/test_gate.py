@@ -242,3 +242,24 @@ def test_the_command_line_and_the_config_must_not_name_two_adapters(tmp_path: Pa
         caller_options({"adapter": "a.py"}, "b.py", tmp_path)
     fixed = caller_options({"top_k": 2}, "pkg.mod:Cls", tmp_path)
     assert fixed == {"top_k": 2, "adapter": "pkg.mod:Cls", "search_path": str(tmp_path.resolve())}
+
+
+@pytest.mark.parametrize("returned", ["'not a list'", "[{'memory_id': 's0:0'}, 'oops']", "None"])
+def test_an_adapter_returning_garbage_under_the_gate_is_a_recorded_fault(
+    tmp_path: Path, returned: str
+) -> None:
+    """Not an empty context: the worker records the call's exception as the arm's fault."""
+    adapter = tmp_path / "garbage.py"
+    adapter.write_text(
+        "class Garbage:\n"
+        "    def ingest(self, raw_memories):\n"
+        "        pass\n"
+        "    def retrieve(self, query, top_k=1):\n"
+        f"        return {returned}\n"
+        "    def storage_bytes(self):\n"
+        "        return 0\n"
+    )
+    backend = BrainCoreBackend(f"{adapter}:Garbage")
+    asyncio.run(backend.store("s0", [_message("ana", "Ana keeps bees.")]))
+    with pytest.raises(BrainCoreError, match=r"retrieve returned .*, expected a list of dicts"):
+        asyncio.run(backend.retrieve("s0", "ana", "bees?"))
