@@ -186,7 +186,7 @@ def parse_dataset(raw: bytes, origin: str) -> BrainCoreDataset:
         raise BrainCoreError(f"{origin}: not UTF-8 text (byte {error.start})") from None
     records: list[BrainCoreRecord] = []
     sessions: set[str] = set()
-    query_ids: set[str] = set()
+    query_lines: dict[str, int] = {}
     # Split at "\n" alone: str.splitlines would also split at U+2028, U+0085 or a form feed,
     # which JSON allows raw inside a string.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -201,10 +201,13 @@ def parse_dataset(raw: bytes, origin: str) -> BrainCoreDataset:
         if record.session_id in sessions:
             raise BrainCoreError(f"{where}: session_id {record.session_id!r} is used twice")
         sessions.add(record.session_id)
-        for query in record.queries:
-            if query.query_id in query_ids:
-                raise BrainCoreError(f"{where}: query_id {query.query_id!r} is used twice")
-            query_ids.add(query.query_id)
+        for index, query in enumerate(record.queries):
+            if query.query_id in query_lines:
+                raise BrainCoreError(
+                    f"{where}: queries[{index}]: query_id {query.query_id!r} is used twice "
+                    f"(line {query_lines[query.query_id]})"
+                )
+            query_lines[query.query_id] = number
         records.append(record)
     if not records:
         raise BrainCoreError(f"{origin}: no records")
@@ -228,9 +231,13 @@ def _record(where: str, number: int, value: object) -> BrainCoreRecord:
         listed.append(memory)
     memories = tuple(listed)
     ids = [m.memory_id for m in memories]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise BrainCoreError(f"{where}: memory id {repeated[0]!r} is used twice in the record")
+    for index, memory_id in enumerate(ids):
+        first = ids.index(memory_id)
+        if first < index:
+            raise BrainCoreError(
+                f"{where}: memories[{index}]: id {memory_id!r} is used twice in the record "
+                f"(memories[{first}])"
+            )
     queries = tuple(
         _query(f"{where}: queries[{i}]", item, set(ids)) for i, item in enumerate(queries_value)
     )

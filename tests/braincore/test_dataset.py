@@ -63,6 +63,10 @@ def _broken(change: str) -> list[dict[str, Any]]:
         del second["memories"]
     elif change == "repeated session":
         second["session_id"] = "alpha"
+    elif change == "repeated memory id":
+        second["memories"][1]["id"] = "b1"
+    elif change == "repeated query id":
+        query["query_id"] = "q1"
     return records
 
 
@@ -78,6 +82,8 @@ def _broken(change: str) -> list[dict[str, Any]]:
         ("dangling id", "required_memory_ids names 'a1', which is not a memory of this record"),
         ("no memories", "no memories"),
         ("repeated session", "session_id 'alpha' is used twice"),
+        ("repeated memory id", "memories[1]: id 'b1' is used twice in the record (memories[0])"),
+        ("repeated query id", "queries[0]: query_id 'q1' is used twice (line 1)"),
     ],
 )
 def test_a_malformed_record_is_one_line_naming_its_line_and_field(
