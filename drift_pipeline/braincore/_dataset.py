@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -42,6 +43,13 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
     "memory_id": ("memory_id", "id"),
     "content": ("content", "text"),
     "timestamp": ("timestamp", "time"),
+}
+# A key that differs from an accepted spelling only in case, "_" or "-" ("Timestamp",
+# "memoryId") is a misspelling, not metadata: the optional time would be silently unread.
+_MISSPELLED = {
+    re.sub(r"[_-]", "", spelling): field
+    for field, spellings in _SPELLINGS.items()
+    for spelling in spellings
 }
 _QUERY_FIELDS = ("query_id", "query_text", "expected_answer", "query_type")
 
@@ -247,6 +255,13 @@ def _record(where: str, number: int, value: object) -> BrainCoreRecord:
 def _memory(where: str, position: int, item: object, session: str) -> BrainCoreMemory:
     if not isinstance(item, dict):
         raise BrainCoreError(f"{where}: a memory item is a JSON object")
+    for key in item:
+        field = _MISSPELLED.get(re.sub(r"[_-]", "", str(key).lower()))
+        if field is not None and key not in _SPELLINGS[field]:
+            raise BrainCoreError(
+                f"{where}: key {key!r} is not a spelling this schema reads; use "
+                f"{' or '.join(_SPELLINGS[field])}"
+            )
     found: dict[str, str | None] = {}
     for field, spellings in _SPELLINGS.items():
         given = {s: item[s] for s in spellings if s in item}

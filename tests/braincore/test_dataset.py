@@ -63,6 +63,10 @@ def _broken(change: str) -> list[dict[str, Any]]:
         del second["memories"]
     elif change == "repeated session":
         second["session_id"] = "alpha"
+    elif change == "time in capitals":
+        memory["Timestamp"] = "2024-01-01T00:00:00"
+    elif change == "camel-case id":
+        memory["memoryId"] = memory.pop("id")
     elif change == "repeated memory id":
         second["memories"][1]["id"] = "b1"
     elif change == "repeated query id":
@@ -82,6 +86,12 @@ def _broken(change: str) -> list[dict[str, Any]]:
         ("dangling id", "required_memory_ids names 'a1', which is not a memory of this record"),
         ("no memories", "no memories"),
         ("repeated session", "session_id 'alpha' is used twice"),
+        (
+            "time in capitals",
+            "memories[0]: key 'Timestamp' is not a spelling this schema reads; use timestamp or "
+            "time",
+        ),
+        ("camel-case id", "memories[0]: key 'memoryId' is not a spelling this schema reads"),
         ("repeated memory id", "memories[1]: id 'b1' is used twice in the record (memories[0])"),
         ("repeated query id", "queries[0]: query_id 'q1' is used twice (line 1)"),
     ],
