@@ -14,6 +14,7 @@ import duckdb
 import yaml
 from tqdm import tqdm
 
+from drift_pipeline.braincore._cli import braincore_command
 from drift_pipeline.keys import CellKey
 from drift_pipeline.llm import LLMError
 from drift_pipeline.memory import Arm, BackendStartError, Gate, IsolationError, LoopConfig
@@ -389,6 +390,13 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     help="YAML mapping backend name → constructor options.",
 )
 @click.option(
+    "--braincore-adapter",
+    metavar="MODULE[:Class]|FILE.py[:Class]",
+    default=None,
+    help="The BrainCore adapter the braincore backend runs (with --backend braincore); a "
+    "relative file or a module is found from the folder drift run is called in.",
+)
+@click.option(
     "--json",
     "json_path",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -453,6 +461,7 @@ def run(
     max_fault_rate: float,
     fail_on_error: bool,
     backend_config: Path | None,
+    braincore_adapter: str | None,
     json_path: Path | None,
     via: str,
     reader: str,
@@ -472,7 +481,7 @@ def run(
         sys.exit(EXIT_INVALID)
     opened = _load_all(sources)
     arms = _run_arms(opened, backends, gates, ablations)
-    backend_options = _backend_config(backend_config)
+    backend_options = _braincore_options(_backend_config(backend_config), braincore_adapter, arms)
     _check_compressor(backend_options, opened[0], via)
     options = RunOptions(
         arms=arms,
@@ -595,6 +604,28 @@ def _evaluation_options(reader: str, judge: str) -> EvaluationOptions:
     except (LLMError, ValueError) as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)
+
+
+def _braincore_options(
+    backend_options: dict[str, dict[str, Any]], adapter: str | None, arms: Sequence[Arm]
+) -> dict[str, dict[str, Any]]:
+    """The braincore backend's adapter fixed against this folder, or exit 2 in one line."""
+    from drift_pipeline.braincore import BrainCoreError, caller_options
+
+    if adapter is not None and not any(arm.backend == "braincore" for arm in arms):
+        click.echo(
+            "--braincore-adapter names the adapter of --backend braincore, which is not given",
+            err=True,
+        )
+        sys.exit(EXIT_INVALID)
+    if adapter is None and "braincore" not in backend_options:
+        return backend_options
+    try:
+        fixed = caller_options(backend_options.get("braincore", {}), adapter, Path.cwd())
+    except BrainCoreError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_INVALID)
+    return {**backend_options, "braincore": fixed}
 
 
 def _check_compressor(
@@ -950,6 +981,8 @@ def audit_diversity(
     if json_path is not None:
         json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
 
+
+main.add_command(braincore_command)
 
 if __name__ == "__main__":
     main()

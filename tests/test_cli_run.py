@@ -547,7 +547,7 @@ def test_generate_writes_an_imported_source(example_source: str, tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "lcm:x.json"], "unknown prefix 'lcm' (known: example, locomo, longmemeval,"),
+        (["run", "lcm:x.json"], "unknown prefix 'lcm' (known: braincore, example, locomo,"),
         (["generate", "example:missing.jsonl"], "no such file or folder missing.jsonl"),
         (["run", "example:DATA?when=later"], "importer 'example' does not take these options"),
     ],

@@ -384,3 +384,4 @@ def backfill(
             )
         else:
             run_selection(instance, selection, storage, catalog, log=echo)
+

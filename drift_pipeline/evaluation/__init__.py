@@ -14,7 +14,15 @@ from ._answering import (
     latent_profiles,
     measured_ttft,
 )
-from ._bootstrap import METRIC_ROWS_SCHEMA, MetricRow, Sample, metric_rows_table, summarise
+from ._bootstrap import (
+    METRIC_ROWS_SCHEMA,
+    MetricRow,
+    Sample,
+    bootstrap_resamples,
+    metric_rows_table,
+    percentile_interval,
+    summarise,
+)
 from ._composites import (
     DRIFT_C_WEIGHTS,
     DRIFT_E_WEIGHTS,
@@ -131,6 +139,7 @@ __all__ = [
     "UnitRate",
     "Verdict",
     "aggregate_horizons",
+    "bootstrap_resamples",
     "cap_context",
     "compare_arms",
     "compute_cell",
@@ -151,6 +160,7 @@ __all__ = [
     "metric_spec",
     "metric_specs",
     "parse_judge_reply",
+    "percentile_interval",
     "pooled_subtype_rows",
     "reader_probe",
     "reference_figures",

@@ -28,6 +28,7 @@ __all__ = [
     "SOURCE_GROUP",
     "SourceLoader",
     "data_path",
+    "imported_source_name",
     "names_imported_data",
     "open_scenarios",
     "open_source",
@@ -59,6 +60,7 @@ _SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenar
 # Built-in importers of published datasets: imported only when their prefix is first used.
 _SOURCES.register("locomo", "drift_pipeline.sources.replays.locomo:open_locomo")
 _SOURCES.register("longmemeval", "drift_pipeline.sources.replays.longmemeval:open_longmemeval")
+_SOURCES.register("braincore", "drift_pipeline.braincore._source:open_braincore")
 
 
 def register_source(prefix: str, loader: str | SourceLoader) -> None:
@@ -125,6 +127,19 @@ def data_path(text: str) -> Path:
     if not Path(path).exists() and "?" in path:
         path = path.rpartition("?")[0]
     return Path(path)
+def imported_source_name(text: str) -> tuple[str, str] | None:
+    """``(prefix, path)`` when ``text`` names data of a registered importer, else ``None``.
+
+    A scenario file or folder that exists under that name, and the ``scenario:`` prefix, are
+    not imported data.
+    """
+    match = _PREFIX.match(text)
+    if match is None or Path(text).exists():
+        return None
+    prefix = match["prefix"]
+    if prefix == SCENARIO_PREFIX or prefix not in _SOURCES:
+        return None
+    return prefix, match["path"]
 
 
 def open_source(text: str) -> list[WorldSource]:

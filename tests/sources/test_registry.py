@@ -13,6 +13,7 @@ from drift_pipeline.sources import (
     ScenarioSource,
     SourceError,
     TableSource,
+    imported_source_name,
     open_source,
     open_sources,
     register_source,
@@ -50,7 +51,7 @@ def test_an_unknown_prefix_is_one_line_listing_the_known_ones(example: str) -> N
         open_source("lcm:data/locomo10.json")
     assert caught.value.lines() == [
         "source 'lcm:data/locomo10.json': unknown prefix 'lcm' "
-        "(known: example, locomo, longmemeval, scenario; a plain path is a scenario file)"
+        "(known: braincore, example, locomo, longmemeval, scenario; a plain path is a scenario file)"
     ]
 
 
@@ -125,3 +126,17 @@ def test_an_installed_package_registers_through_the_entry_point_group(
     assert source_prefixes() == ["installed", "scenario"]
     (source,) = open_source(f"installed:{EXAMPLE_FILE}")
     assert source.id == "example-chat-001"
+
+
+def test_imported_source_names_are_told_from_scenario_paths(
+    example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert imported_source_name("example:data/chat.jsonl") == ("example", "data/chat.jsonl")
+    assert imported_source_name("braincore:bc.jsonl") == ("braincore", "bc.jsonl")
+    assert imported_source_name("scenario:scenarios/") is None
+    assert imported_source_name("nosuch:x.json") is None
+    assert imported_source_name("scenarios/ua.yaml") is None
+    monkeypatch.chdir(tmp_path)
+    assert imported_source_name("example:odd.yaml") == ("example", "odd.yaml")
+    Path("example:odd.yaml").write_text("")  # an existing file is a scenario path, colon or not
+    assert imported_source_name("example:odd.yaml") is None

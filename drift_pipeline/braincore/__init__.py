@@ -1,0 +1,78 @@
+"""The BrainCore memory harness: its adapters, JSONL datasets, six metrics and evaluator.
+
+A BrainCore adapter has ``ingest(raw_memories)``, ``retrieve(query, top_k) -> list[dict]`` and
+``storage_bytes()``; a dataset is JSON lines of sessions with memories and queries. ``drift
+braincore`` runs an adapter (or any DRIFT backend) over a dataset and writes ``exact_match``,
+``semantic_placeholder_score``, ``temporal_order_score``, ``contradiction_resolution_score``,
+``latency_ms`` and ``storage_bytes``. The other way round, :class:`BrainCoreBackend` runs an
+adapter as a DRIFT backend under the budget gate (``--backend braincore`` with
+``--braincore-adapter`` or its ``adapter`` option), and the ``braincore:`` source prefix turns a
+dataset into a DRIFT world.
+"""
+
+from ._adapter import BrainCoreAdapter, DriftBackendAdapter, absolute_adapter_spec, load_adapter
+from ._backend import BrainCoreBackend, caller_options
+from ._baseline import KeywordAdapter
+from ._dataset import (
+    QUERY_TYPES,
+    BrainCoreDataset,
+    BrainCoreError,
+    BrainCoreMemory,
+    BrainCoreQuery,
+    BrainCoreRecord,
+    load_dataset,
+    parse_dataset,
+)
+from ._embedding import EMBEDDING_MODEL, EmbeddingModel, SentenceEmbedder, sentence_embedder
+from ._evaluate import FORMAT_VERSION, BrainCoreResult, evaluate, write_result
+from ._metrics import METRICS, MetricFigure, QueryScore, aggregate, score_query
+from ._report import render_results, results_template_path
+from ._source import open_braincore
+from ._synthetic import (
+    SYNTHETIC_RECORDS,
+    SYNTHETIC_SEED,
+    synthetic_dataset,
+    synthetic_dataset_bytes,
+    synthetic_dataset_path,
+    write_synthetic_dataset,
+)
+
+__all__ = [
+    "EMBEDDING_MODEL",
+    "FORMAT_VERSION",
+    "METRICS",
+    "QUERY_TYPES",
+    "SYNTHETIC_RECORDS",
+    "SYNTHETIC_SEED",
+    "BrainCoreAdapter",
+    "BrainCoreBackend",
+    "BrainCoreDataset",
+    "BrainCoreError",
+    "BrainCoreMemory",
+    "BrainCoreQuery",
+    "BrainCoreRecord",
+    "BrainCoreResult",
+    "DriftBackendAdapter",
+    "EmbeddingModel",
+    "KeywordAdapter",
+    "MetricFigure",
+    "QueryScore",
+    "SentenceEmbedder",
+    "absolute_adapter_spec",
+    "aggregate",
+    "caller_options",
+    "evaluate",
+    "load_adapter",
+    "load_dataset",
+    "open_braincore",
+    "parse_dataset",
+    "render_results",
+    "results_template_path",
+    "score_query",
+    "sentence_embedder",
+    "synthetic_dataset",
+    "synthetic_dataset_bytes",
+    "synthetic_dataset_path",
+    "write_result",
+    "write_synthetic_dataset",
+]
