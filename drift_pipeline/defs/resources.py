@@ -162,22 +162,6 @@ def catalog_paths(value: str) -> list[str]:
     return entries
 
 
-def _catalog_entries(listed: str) -> list[str]:
-    """``os.pathsep``-separated entries, where ``PREFIX:PATH`` source names stay whole.
-
-    On POSIX the separator is ``:``, the same character as in ``braincore:bc/data.jsonl``: a
-    piece that is a registered source prefix joins the piece after it.
-    """
-    pieces = listed.split(os.pathsep)
-    entries: list[str] = []
-    while pieces:
-        piece = pieces.pop(0)
-        if pieces and os.pathsep == ":" and piece in source_prefixes() and piece != "scenario":
-            piece = f"{piece}:{pieces.pop(0)}"
-        if piece:
-            entries.append(piece)
-    return entries
-
 
 def _stamp(path: Path) -> tuple[int, int]:
     stat = path.stat()

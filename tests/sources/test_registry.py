@@ -50,8 +50,8 @@ def test_an_unknown_prefix_is_one_line_listing_the_known_ones(example: str) -> N
     with pytest.raises(SourceError) as caught:
         open_source("lcm:data/locomo10.json")
     assert caught.value.lines() == [
-        "source 'lcm:data/locomo10.json': unknown prefix 'lcm' "
-        "(known: braincore, example, locomo, longmemeval, scenario; a plain path is a scenario file)"
+        "source 'lcm:data/locomo10.json': unknown prefix 'lcm' (known: braincore, example, "
+        "locomo, longmemeval, scenario; a plain path is a scenario file)"
     ]
 
 
