@@ -11,6 +11,7 @@ value at a time. :func:`with_reader_columns` adds them to the probes table from 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -86,12 +87,29 @@ def with_reader_columns(
     )
 
 
+_NAMED_IN_QUESTION = re.compile(r"(?<=\s)([A-Z][a-z]+(?:[- ][A-Z][a-z]+)*)(?:'s)?\b")
+
+
+def question_names(question: str) -> list[str]:
+    """Names a question gives its subject by ("Where does Noor live now?" → ``Noor``).
+
+    Titlecase words after the first: the first word of a question is capitalised anyway.
+    """
+    return list(dict.fromkeys(_NAMED_IN_QUESTION.findall(question)))
+
+
 def reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
     """The careful reader's view of one probes row (with or without :data:`READER_COLUMNS`)."""
     exclusive = row.get("reader_exclusive")
+    names = [str(n) for n in row.get("reader_names") or []]
+    subject = str(row.get("subject") or "")
+    if not [name for name in names if name != subject]:
+        # Imported notes ("Noor moved to Rome") can be about people the world has no profile
+        # for; the question then names whom it asks about, and that person is the subject.
+        names += question_names(str(row.get("question") or ""))
     return ReaderProbe.from_row(
         row,
-        subject_names=[str(n) for n in row.get("reader_names") or []],
+        subject_names=names,
         others=[[str(s) for s in spelled] for spelled in row.get("reader_others") or []],
         exclusive=None if exclusive is None else bool(exclusive),
     )

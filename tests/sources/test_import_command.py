@@ -71,7 +71,7 @@ def test_an_option_reaches_the_importer_and_changes_the_world_identity(tmp_path:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["import", "nope", "x.json"], "unknown importer 'nope' (known: locomo, longmemeval"),
+        (["import", "nope", "x.json"], "unknown importer 'nope' (known: braincore, locomo,"),
         (["import", "scenario", "scenarios/"], "unknown importer 'scenario'"),
         (["import", "locomo", "missing.json"], "no such file or folder missing.json"),
         (["import", "locomo", "LOCOMO", "--option", "midpoint"], "is not NAME=VALUE"),

@@ -52,7 +52,7 @@ def test_each_instance_is_one_world_asked_once_after_its_history() -> None:
         ("assistant", "assistant"),
     ]
     assert [t["label_kind"] for t in turns if t["session_index"] == 1] == ["evidence", "dialogue"]
-    assert plain.not_applicable == {"action_alignment", "privacy", "drift_c"}
+    assert plain.not_applicable == {"action_alignment", "privacy", "selectivity", "drift_c"}
 
 
 def test_sessions_are_put_in_date_order_and_later_ones_left_out() -> None:
