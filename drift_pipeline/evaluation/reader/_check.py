@@ -161,12 +161,13 @@ def context_item(record: Any, where: str) -> ContextItem:
     )
 
 
-_QUESTION_WORDS: Final = frozenset(
+_QUESTION_TEXT: Final = (
     "when what which who whom whose where why how did does do is was were are will has have had "
     "the a an his her their its they them he she on at in to of for from by with date day "
     "last first tell told you about change changed new get got go went start started move "
-    "moved run ran learn begin began say said".split()
+    "moved run ran learn begin began say said"
 )
+_QUESTION_WORDS: Final = frozenset(_QUESTION_TEXT.split(" "))
 
 
 def event_terms(question: str, subject: str) -> list[str]:

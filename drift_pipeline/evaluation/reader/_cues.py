@@ -47,6 +47,7 @@ Frame = Literal[
     "third_party",
     "not_about_subject",
     "generic_word",
+    "aside",
 ]
 _D = DATE_TEXT
 
@@ -67,6 +68,7 @@ _THIRD = re.compile(
     rf"(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     rf"|\b[a-z]+'s\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     r"|\b(?:someone|somebody|people|everyone|everybody|nobody|no one|folks|they say)\b"
+    rf"|^\W*{_REL}\b(?!\s*[:=])"
 )
 # The value goes to someone else: "an oat flat white for my manager".
 _FOR_OTHER = re.compile(
@@ -90,7 +92,9 @@ _SARCASM = re.compile(
     r"\b(?:oh sure|oh yeah|oh yes|oh great|oh joy|oh wonderful|oh totally|yeah right|yeah, right|"
     r"as if|said no one|said nobody|in my dreams|like that's going to happen|"
     r"like that'll happen|that'll be the day|what a joke|lol no|haha no|sure, jan|"
-    r"because that's so likely|not!)(?![\w'])|/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
+    r"because that's so likely|not!|great plan|what a treat|what fun|just what i needed|"
+    r"sure,? i'll just|yeah,? because|i'd sooner|over my dead body|not in a million years|"
+    r"in a million years)(?![\w'])|/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
 )
 _QUESTION_WORDS = re.compile(
     r"\b(?:i wonder|wondering|curious (?:about|whether|if)|do you know|any idea|"
@@ -157,10 +161,84 @@ _RETRACT_WINDOW = re.compile(
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
-    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|fired from|"
+    r"in place of|no more|ditched|sold|selling|got rid of|returned(?! to\b)|traded in|fired from|"
     r"laid off (?:from|by)|let go (?:from|by)|made redundant (?:at|from|by)|"
     r"moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
     r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
+)
+# A time of life that is over: "we had a greyhound when I was a kid".
+_PAST_TIME = re.compile(
+    r"\b(?:when (?:i|we) (?:was|were) (?:a |an |still )?(?:kid|child|teen\w*|student|young|"
+    r"little|younger|small|at (?:school|uni|university|college))|as (?:a |an )?(?:kid|child|"
+    r"teen\w*|student|youngster)|growing up|in (?:college|high school|uni|university|school)|"
+    r"back in (?:the day|college|school|\d{4})|in my (?:twenties|teens|thirties|20s|30s))\b"
+)
+# The value told off as a joke or to be forgotten: "forget what I said about Bobby".
+_DISREGARD = re.compile(
+    r"\b(?:disregard|ignore|forget|scratch)\b(?! (?:it|to)\b)|"
+    r"\b(?:joking|kidding|jk|was a joke|not serious)\b"
+)
+# A slip corrected right after it: "my husband Taro — sorry, Hiro".
+_SELF_CORRECTED = re.compile(
+    r"^[\s,.;:!()\-–—]*(?:sorry|i mean|i meant|no wait|wait,? no|er+|um+|correction|"
+    r"scratch that|actually,? no|oops|my bad)\b"
+)
+# The value as the subject of its own ending: "Halcyon let me go", "the Utrecht move fell
+# through", "Manchester contract ended".
+_ENDED_RIGHT = re.compile(
+    r"^[\s,]*(?:\w+\s+)?(?:let (?:me|him|her|us) go|(?:and (?:i|we) )?(?:broke up|split up)|"
+    r"fired (?:me|him|her)|laid (?:me|him|her) off|"
+    r"dumped (?:me|him|her)|ended|is over|was over|fell through|(?:was|got|is) cancell?ed|"
+    r"cancell?ed|(?:was|got|is) called off|called off|didn't work out|did not work out|"
+    r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed))\b"
+)
+# A past tense right after the value makes it the subject of a past state ("Accenture was
+# the old job", "berlin was fun but the winters …").
+# The value said to be no problem: "gluten's fine for me", "peanuts are weirdly fine".
+_FINE_RIGHT = re.compile(
+    r"^(?:'s|\s+(?:is|are))\s+(?:\w+\s+)?(?:fine|ok|okay|no problem|not a problem)\b"
+)
+_PAST_RIGHT = re.compile(
+    r"^[\s,]*(?:was|were|used to)\b(?!\s+(?:hired|offered|promoted|accepted|confirmed))"
+)
+# Someone else's reply or approach, not the subject's state: "Halcyon interviewed me",
+# "Halcyon Robotics is hiring".
+_APPROACH_RIGHT = re.compile(
+    r"^[\s,]*(?:\w+\s+)?(?:interviewed|rejected|turned down|ghosted|contacted|emailed|"
+    r"called|reached out|approached|is hiring|are hiring|was hiring|has (?:an? )?(?:opening|"
+    r"vacanc|role)\w*|wants? me|invited me)\b"
+)
+# A change still ahead, anywhere in the clause: "I start at Halcyon on the 1st of next month",
+# "going vegan from January", "picking up the puppy in 3 weeks".
+_MONTHS = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+)
+_DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_AHEAD = re.compile(
+    rf"\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter|quarter|term|semester|"
+    rf"weekend|{_DAYS}|{_MONTHS})|tomorrow|soon|in (?:a|an|one|two|three|four|five|six|a few|"
+    rf"a couple of|\d+) (?:days?|weeks?|months?|years?)|later this (?:week|month|year)|"
+    rf"this coming|the week after|from (?:next|{_DAYS}|{_MONTHS})\b|of next (?:week|month)|"
+    rf"start date|tbd|tbc|upcoming|not yet|yet to)\b"
+)
+# Progressive or bare forms that, with a month, speak of what is to come: "starting at Airbnb
+# in September".
+_AHEAD_VERB_MONTH = re.compile(
+    rf"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
+    rf"beginning|start|starts|move|join)\b[^.;]*\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
+)
+_BEEN = re.compile(r"\b(?:since|ago|last|already|been|yesterday|today|this morning|finally|did)\b")
+# A name frame: what stands before a place, employer or person when a word is used as a name.
+_NAME_FRAME = re.compile(
+    r"(?:\b(?:in|at|to|from|near|into|outside|around|for|with|joined|join|joining|left|leave|"
+    r"leaving|quit|moved|move|moving|relocated|based|live|lives|living|work|works|working|"
+    r"employer|company|city|town|hometown|called|named|name is)|[:=|])\s*$"
+)
+# What stands before a word used as an adjective or a common noun ("an apple", "really nice").
+_COMMON_FRAME = re.compile(
+    r"\b(?:a|an|the|some|any|every|each|another|my|your|his|her|our|their|this|that|so|"
+    r"really|very|too|pretty|quite|such|more|most|less|how|no)\s*$"
 )
 _PAST_STATE = re.compile(
     r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
@@ -202,7 +280,7 @@ _HEDGE = re.compile(
 )
 _CLAUSE_BREAK = re.compile(
     r";|:\s|\s[-–—]\s|,?\s+but\s|,\s*(?:though|although|whereas|while|so|yet)\s|\s+whereas\s|"
-    r",\s+and\s+(?=(?:i|i'm|we|my|now)\b)|\(|\)|\s+and\s+now\s"
+    r",\s+and\s+(?=(?:i|i'm|we|my|now)\b)|\(|\)|\s+and\s+now\s|\s+meanwhile\s"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\s+(?=/s\b)")
 # Words that may follow a one-word value without making it part of a compound ("vegan now",
@@ -270,6 +348,12 @@ class MentionContext:
         addressed: The sentence names the subject (an assistant talking to them).
         sentence_start: The mention opens its sentence.
         other_name_at: Where, in ``left``, another person named by name acts (−1: nowhere).
+        narrated: The line is a note headed by the subject's name ("Gus: renewed his lease"),
+            where he/she is the subject.
+        in_aside: The mention sits in brackets after another value's mention on its line.
+        line_cased: The line has capitals anywhere (so a lower-case name is a common word).
+        asked: Relation words the question asks about ("partner", "gf", …): a relation that
+            is the asked-about slot names the value, not someone else.
     """
 
     left: str
@@ -289,6 +373,10 @@ class MentionContext:
     other_name_at: int
     addressed: bool = False
     sentence_start: bool = False
+    narrated: bool = False
+    in_aside: bool = False
+    line_cased: bool = True
+    asked: frozenset[str] = frozenset()
 
 
 def _last(pattern: re.Pattern[str], text: str) -> int:
@@ -298,12 +386,21 @@ def _last(pattern: re.Pattern[str], text: str) -> int:
     return last
 
 
-def _agents(left: str, speaker: str, other_name_at: int) -> tuple[int, int, int]:
+def _agents(
+    left: str,
+    speaker: str,
+    other_name_at: int,
+    narrated: bool = False,
+    asked: frozenset[str] = frozenset(),
+) -> tuple[int, int, int]:
     """Positions of the last first-person, third-party and second-person agent in ``left``."""
-    third = max(_last(_THIRD, left), other_name_at)
+    third = other_name_at
+    for match in _THIRD.finditer(left):
+        if not (asked and asked & frozenset(re.findall(r"[a-z]+", match.group(0)))):
+            third = max(third, match.start())
     masked = _THIRD.sub(lambda m: " " * len(m.group(0)), left)
     first = _last(_FIRST, masked)
-    if speaker in ("subject", "other"):
+    if speaker in ("subject", "other") and not narrated:
         third = max(third, _last(_PRONOUN_THIRD, masked))
     you = _last(_YOU, masked)
     return first, third, you
@@ -321,6 +418,17 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", tag.group(0).strip()
     if m.speaker == "other":
         return "not_about_subject", "another speaker's line"
+    ended = _ENDED_RIGHT.search(m.right) or _SELF_CORRECTED.search(m.tail)
+    if ended:
+        return "retracted", ended.group(0).strip(" ,.-–—")
+    disregard = _last_match(_DISREGARD, m.sentence_left)
+    if disregard and not _governs(m.sentence_left[disregard.end() :]):
+        disregard = None
+    disregard = disregard or _DISREGARD.search(m.right)
+    if disregard:
+        return "retracted", disregard.group(0)
+    if m.in_aside:
+        return "aside", "an aside about another value"
     if _is_generic(m):
         return "generic_word", f"{m.phrase_raw!r} used as a common word"
     for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
@@ -335,13 +443,16 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         m.sentence,
     ):
         instruction = _STANDING.search(m.sentence)  # "Can you … from here on?" asks for a habit
-    if not instruction:
+    # A question can still presuppose the subject's own fact: "my parrot keeps plucking its
+    # feathers, vet or diet?", "a good climbing gym here in Denver?".
+    presupposed = re.search(r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$", m.left)
+    if not instruction and not presupposed:
         if m.sentence.rstrip(" \"')]!.🙂😊").endswith("?") and not _CAUSAL.search(m.left):
             return "question", "asked, not stated"
-        asked = _QUESTION_WORDS.search(m.sentence_left)
+        asked = _QUESTION_WORDS.search(m.left)
         if asked:
             return "question", asked.group(0)
-    first, third, you = _agents(m.left, m.speaker, m.other_name_at)
+    first, third, you = _agents(m.left, m.speaker, m.other_name_at, m.narrated, m.asked)
     agent = max(first, third, you if m.speaker in ("assistant", "note") else -1)
     after_agent = m.left[agent:] if agent >= 0 else m.left
     window = m.window if len(m.window) < len(after_agent) else after_agent
@@ -359,6 +470,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             return "hypothetical", when.group(0)
         if _PLANNED.search(after_agent) and _FUTURE_TIME.search(m.right):
             return "hypothetical", "a change still ahead"
+        clause = m.left + " " + m.right
+        ahead = _AHEAD.search(clause) or _AHEAD_VERB_MONTH.search(clause)
+        if ahead and not _BEEN.search(clause):
+            return "hypothetical", f"a change still ahead ({ahead.group(0)})"
     visit = _VISIT.search(window) or _VISIT_RIGHT.search(m.right)
     if visit:
         return "visit", visit.group(0).strip()
@@ -366,8 +481,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         negation = _NEGATION.search(window[len(_agent_token(window)) :]) if window else None
         if negation:
             return "negated", negation.group(0)
-    retraction = _RETRACT_WINDOW.search(window)
-    if retraction:
+    retraction = _last_match(_RETRACT_WINDOW, window)
+    # A retraction verb governs the words right after it, not a value past a comma
+    # ("I left in Feb, Halcyon Robotics now").
+    if retraction and _governs(window[retraction.end() :]):
         return "retracted", retraction.group(0)
     if _FROM_TO.search(window) and _TO_RIGHT.search(m.right):
         return "retracted", "from … to"
@@ -376,15 +493,29 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if not m.negative_value and _RIGHT_RETRACT.search(m.right):
         return "retracted", m.right.strip()[:20]
     past = _PAST_STATE.search(window)
+    # "lived in Nice for 4 yrs now": a state that goes on is current.
+    if past and re.search(r"\b(?:now|still)\b", m.right):
+        past = None
     if past:
         return "retracted", f"past state ({past.group(0)})"
+    past_time = _PAST_TIME.search(m.left + " " + m.right)
+    if past_time:
+        return "retracted", f"a time that is over ({past_time.group(0)})"
+    opens = not re.sub(r"\b(?:and|but|so|oh|ah|well|lol|ugh|no|yes|yeah)\b|\W", "", m.left)
+    if opens and _PAST_RIGHT.search(m.right):
+        return "retracted", "past state (value was)"
+    if not m.negative_value and _FINE_RIGHT.search(m.right):
+        return "negated", "no problem for them"
+    approach = _APPROACH_RIGHT.search(m.right)
+    if approach:
+        return "hypothetical", approach.group(0).strip(" ,")
     if _AT_MINE.search(m.left):
         return "asserted", "the subject's own place"
     if m.speaker == "assistant":
         if (
             (you >= 0 and you >= first and you >= third)
-            or (first < 0 and third < 0 and (_YOU.search(m.sentence) or m.addressed))
-            or (_YOU.search(m.right) and not _THIRD.search(m.right))
+            or (first < 0 and third < 0 and (_YOU.search(m.sentence_left) or m.addressed))
+            or _YOU_RIGHT.search(m.right)
         ):
             return "asserted", "assistant restates the subject's statement"
         if first < 0 and third < 0 and m.line_has_ack:
@@ -393,6 +524,21 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if third > first or _FOR_OTHER.search(m.right):
         return "third_party", "someone else's fact"
     return "asserted", "stated as current"
+
+
+_YOU_RIGHT = re.compile(r"^[\s,]*(?:(?:is|are|was) )?(?:where |what |which |that |who )?you\b")
+
+
+def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    last = None
+    for match in pattern.finditer(text):
+        last = match
+    return last
+
+
+def _governs(gap: str) -> bool:
+    """Whether a cue ending before ``gap`` still governs the value after it."""
+    return not re.search(r"[,!?]|\s[-–—]\s", gap) and len(gap.split()) <= 5
 
 
 def _agent_token(text: str) -> str:
@@ -408,6 +554,8 @@ def _is_generic(m: MentionContext) -> bool:
     if " " in given.strip() or not given:
         return False
     raw = m.phrase_raw
+    if given[:1].isupper() and not m.weak and not any(c.isdigit() for c in given):
+        return _common_use(m)
     if m.weak and re.search(r"\b(?:a|an|every|each|any|some|no|another)\s*$", m.left):
         return True  # "a kestrel", "a window": a shortened name turned common noun
     if given[:1].isupper() and raw.islower() and any(c.isupper() for c in m.raw_sentence_left):
@@ -423,3 +571,42 @@ def _is_generic(m: MentionContext) -> bool:
     if re.search(r"\b(?:the|this|that|these|those|our|their)\s*$", m.left):
         return True
     return m.weak and (raw.islower() or m.sentence_start)
+
+
+def _common_use(m: MentionContext) -> bool:
+    """Whether a one-word name ("Reading", "Nice", "Apple") is used as the common word.
+
+    A name stands after a name frame ("moved to reading", "works at apple", "city: Nice") or is
+    written capitalised mid-sentence. Otherwise case decides where the text is cased (a
+    lower-case "nice" in a cased line is the adjective), and where it is not (chat typed in
+    lower case, a sentence's first word) the word counts as a name unless it is also an
+    everyday English word (:data:`COMMON_WORD_NAMES`) with no verb of being after it.
+    """
+    left = m.left.rstrip(" \"'*")
+    if _NAME_FRAME.search(left) or re.search(r"[:=|]\s*[\"'(\[]*$", m.sentence_left):
+        return False
+    raw = m.phrase_raw
+    capital_inside = raw[:1].isupper() and not m.sentence_start and bool(left)
+    if capital_inside and not raw.isupper():
+        return False
+    if raw.islower() and m.line_cased:
+        return True
+    common = m.phrase_given.lower() in COMMON_WORD_NAMES
+    if _COMMON_FRAME.search(left) and (common or raw.islower()):
+        return True
+    if not common:
+        return False
+    return not re.match(r"^\s*(?:is|'s|has|was)\b", m.right)
+
+
+# Names that are also everyday English words: a careful reader knows "reading a lot" is not
+# the town and "an apple" is not the company. Kept to words common in ordinary speech.
+COMMON_WORD_NAMES = _word_set(
+    "reading nice bath apple turkey target orange amazon jersey china chile mobile sandwich "
+    "split hull wells sale deal derby buffalo phoenix independence shell gap next boots oracle "
+    "square stripe snap zoom slack notion meta visa coach guess sage unity compass ring nest "
+    "dove tide bill will mark rose grace hope joy faith jack may june april august frank sue "
+    "pat bob rob art dawn summer autumn iris ivy daisy holly lily ruby pearl amber violet sunny "
+    "robin wren sky river chase hunter mason cook baker page fisher miller rocket lime bumble "
+    "booking discord signal ally chime mercury delta spirit frontier united virgin"
+)

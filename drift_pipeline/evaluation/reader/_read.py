@@ -23,7 +23,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -212,8 +212,15 @@ def _bounded(key: str, text: str) -> list[tuple[int, int]]:
         end = at + size
         before = at == 0 or not edge_start or not text[at - 1].isalnum()
         after = end == len(text) or not edge_end or not text[end].isalnum()
-        if before and after:
-            found.append((at, end))
+        # A plural is the same value ("matcha lattes", "window seats").
+        plural = (
+            edge_end
+            and not after
+            and text[end] == "s"
+            and (end + 1 == len(text) or not text[end + 1].isalnum())
+        )
+        if before and (after or plural):
+            found.append((at, end + plural))
         at = text.find(key, at + 1)
     return found
 
@@ -273,7 +280,8 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
                 )
     mentions: list[Mention] = []
     for line_number in sorted(hits):
-        mentions.extend(_line_mentions(prepared, line_number, hits[line_number], probe, names))
+        for mention in _line_mentions(prepared, line_number, hits[line_number], probe, names):
+            mentions.append(_answered(prepared, line_number, mention))
     mentions.sort(key=lambda m: m.order)
     return _conclude(probe, mentions, "")
 
@@ -340,6 +348,10 @@ def _line_mentions(
             other_name_at=other_at,
             addressed=bool(names & _runs_of(lower[s_start:s_end])),
             sentence_start=not folded[s_start:start].strip(" \"'*-•"),
+            narrated=bool(line.head) and line.head in names,
+            in_aside=_in_aside(lower, start, kept[:position]),
+            line_cased=folded != lower,
+            asked=_asked_relations(probe.question),
         )
         frame, cue = frame_of(context)
         # The topic may be named in the sentence or the one before ("I changed my mind about
@@ -367,6 +379,74 @@ def _line_mentions(
             )
         )
     return mentions
+
+
+_RELATION_KINDS = (
+    _word_set(
+        "partner girlfriend boyfriend gf bf wife husband spouse fiance fiancee fiancé fiancée "
+        "hubby missus"
+    ),
+    _word_set("dog cat pet puppy kitten"),
+    _word_set("manager boss supervisor lead"),
+)
+
+
+@lru_cache(maxsize=1024)
+def _asked_relations(question: str) -> frozenset[str]:
+    """Relation words the question asks about, with their everyday synonyms."""
+    words = _runs_of(question.lower())
+    found: set[str] = set()
+    for kind in _RELATION_KINDS:
+        if words & kind:
+            found |= kind
+    return frozenset(found)
+
+
+def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:
+    """Whether ``start`` sits in brackets opened after an earlier value's mention."""
+    opened = lower.rfind("(", 0, start)
+    if opened < 0 or lower.rfind(")", 0, start) > opened:
+        return False
+    return any(end <= opened for _, end, _, _ in before)
+
+
+_YES_REPLY = re.compile(
+    r"^\W*(?:yes+|yep|yup|yeah|yea|ya|correct|exactly|right|that's right|that's me|indeed|"
+    r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on)(?!\w)"
+)
+_NO_REPLY = re.compile(r"^\W*(?:no+|nope|nah|not really|wrong|incorrect|not anymore)(?!\w)")
+
+
+def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
+    """An assistant's question about the subject, taken as the subject's reply takes it.
+
+    "assistant: So you're in Leeds now? / user: yep" states Leeds, dated by the reply;
+    "… / user: no, Cardiff" denies it.
+    """
+    line = prepared.lines[number]
+    if mention.frame != "question" or line.speaker != "assistant" or number + 1 >= len(
+        prepared.lines
+    ):
+        return mention
+    reply = prepared.lines[number + 1]
+    if reply.speaker != "subject" or not _YOU_WORD.search(prepared.lower[number]):
+        return mention
+    text = prepared.lower[number + 1]
+    date = reply.own_date or reply.section_date or mention.order[0]
+    if _YES_REPLY.search(text):
+        return replace(
+            mention,
+            frame="asserted",
+            cue="the subject confirms the assistant's question",
+            order=(date, number + 1, 0),
+            attached_date=reply.own_date or mention.attached_date,
+        )
+    if _NO_REPLY.search(text):
+        return replace(mention, frame="negated", cue="the subject denies the assistant's question")
+    return mention
+
+
+_YOU_WORD = re.compile(r"\b(?:you|you're|your|youre|u)\b")
 
 
 def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
