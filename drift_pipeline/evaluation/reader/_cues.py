@@ -48,6 +48,7 @@ Frame = Literal[
     "not_about_subject",
     "generic_word",
     "aside",
+    "vague",
 ]
 _D = DATE_TEXT
 
@@ -98,7 +99,8 @@ _SARCASM = re.compile(
 )
 _QUESTION_WORDS = re.compile(
     r"\b(?:i wonder|wondering|curious (?:about|whether|if)|do you know|any idea|"
-    r"what do you think|should i|is it worth|"
+    r"what do you think|should i|is it worth|query|queries|query log|search(?:ed|es)? for|"
+    r"user question|search history|"
     r"ask(?:s|ed|ing)? (?:about|how|whether|if|what|which|why|when|where|for|me about))\b"
 )
 _CAUSAL = re.compile(
@@ -127,7 +129,8 @@ _WEAK_HYPO = re.compile(
     r"considering|consider|considered|thinking (?:of|about)|think about|plan|plans|planning|"
     r"intend\w*|wants? to|wanted to|love to|going to|gonna|about to|apply\w*|applied|"
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
-    r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating)\b"
+    r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
+    r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution)\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
 _PLANNED = re.compile(
@@ -157,7 +160,8 @@ _NEGATION = re.compile(
     r"\b(?:not|never|no|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
 )
 _RETRACT_WINDOW = re.compile(
-    r"(?<!getting )(?<!get )(?<!got )\bused to\b|\b(?:formerly|previously|former|ex-|back when|"
+    r"(?<!getting )(?<!get )(?<!got )\bused to\b|\b(?:formerly|previously|former|previous|"
+    r"prior|ex-|back when|"
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
@@ -259,7 +263,9 @@ _TO_RIGHT = re.compile(r"^\s*(?:to|→|->|=>)\b|^\s*(?:→|->|=>)")
 _TAG_RETRACT = re.compile(
     r"\((?:outdated|superseded|obsolete|retracted|old|former|formerly|previous|previously|"
     r"stale|ended|expired|past|no longer)\b[^)]*\)|\[(?:outdated|superseded|obsolete|old|"
-    r"former|previous|stale|retracted)\]|\bno longer true\b|\bsuperseded\b|\bobsolete\b|"
+    r"former|previous|stale|retracted|withdrawn|deleted)\b[^\]]*\]|"
+    r"\bstatus\s*[=:]?\s*(?:withdrawn|retracted|deleted|cancell?ed)\b|"
+    r"\bno longer true\b|\bsuperseded\b|\bobsolete\b|"
     rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
     rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
     rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})"
@@ -424,7 +430,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     disregard = _last_match(_DISREGARD, m.sentence_left)
     if disregard and not _governs(m.sentence_left[disregard.end() :]):
         disregard = None
-    disregard = disregard or _DISREGARD.search(m.right)
+    disregard = disregard or _JOKE_RIGHT.search(m.right)
     if disregard:
         return "retracted", disregard.group(0)
     if m.in_aside:
@@ -511,6 +517,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "hypothetical", approach.group(0).strip(" ,")
     if _AT_MINE.search(m.left):
         return "asserted", "the subject's own place"
+    partial = _PARTIAL_LEFT.search(m.left) or _PARTIAL_RIGHT.search(m.right)
+    if partial:
+        return "vague", f"held in part ({partial.group(0).strip()})"
     if m.speaker == "assistant":
         if (
             (you >= 0 and you >= first and you >= third)
@@ -526,7 +535,20 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     return "asserted", "stated as current"
 
 
-_YOU_RIGHT = re.compile(r"^[\s,]*(?:(?:is|are|was) )?(?:where |what |which |that |who )?you\b")
+_YOU_RIGHT = re.compile(
+    r"^[\s,]*(?:(?:is|are|was) )?(?:where |what |which |that |who )?you\b"
+    r"|^[^.;?]*\b(?:since|because|as|now that) you\b"
+)
+_JOKE_RIGHT = re.compile(r"^[\s,.!]*(?:lol |haha |lmao )?(?:jk|just kidding|kidding|joking)\b")
+# A value held only in part: "mostly vegan", "plant-based at home mostly", "vegan-ish".
+_PARTIAL_LEFT = re.compile(
+    r"\b(?:mostly|mainly|largely|almost|nearly|partly|semi|kind of|sort of|kinda|sorta|"
+    r"more or less|trying to be|try to be|flexi\w*)\s+(?:\w+\s+)?$"
+)
+_PARTIAL_RIGHT = re.compile(
+    r"^(?:-ish|ish)\b|^[^.;]{0,25}\b(?:mostly|mainly|most of the time|sometimes|"
+    r"on weekdays|on weekends|when i can|ish)\b"
+)
 
 
 def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:

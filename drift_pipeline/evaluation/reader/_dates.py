@@ -1,8 +1,9 @@
 """Dates as memories write them, read into ISO ``YYYY-MM-DD`` strings.
 
 Forms understood: ``2027-03-01`` (with an optional ``T09:00`` or `` 09:00``), ``2027/03/01``,
-``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027`` and ``01.03.2027``
-(day first, the European order). Slash dates with the year last (``03/01/2027``) are ambiguous
+``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027``, ``01.03.2027``
+(day first, the European order) and a bare month ``2027-03`` (read as its first
+day). Slash dates with the year last (``03/01/2027``) are ambiguous
 between day-first and month-first and are not read. A date without a year is not read either:
 ordering needs the year.
 """
@@ -42,7 +43,8 @@ DATE_PATTERN = re.compile(
     rf"(?:[T ]\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)"
     rf"|(?P<dmy>(?<!\d)(?P<d2>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m2>{_MONTH})\.?,?\s+(?P<y2>\d{{4}})(?!\d))"
     rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}}){_ORD},?\s+(?P<y3>\d{{4}})(?!\d))"
-    rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))",
+    rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))"
+    rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\d{4}")
@@ -64,6 +66,8 @@ def _from_match(match: re.Match[str]) -> str | None:
         return _iso(match.group("y2"), _MONTHS[match.group("m2").lower()], match.group("d2"))
     if match.group("mdy"):
         return _iso(match.group("y3"), _MONTHS[match.group("m3").lower()], match.group("d3"))
+    if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
+        return _iso(match.group("y5"), match.group("m5"), "1")
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
 
 

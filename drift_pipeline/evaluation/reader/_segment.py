@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
+from ._records import render_record
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -170,6 +171,12 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 own = dates[0][2]
                 at += leading.end()
         rest = raw[at:]
+        if rest.lstrip()[:1] in ("{", "[", "("):
+            records = render_record(rest)
+            if records is not None:
+                for text, date in records:
+                    lines.append(Line(index, text, at, raw, "note", "", date or own, section))
+                continue
         if own is None:
             inline = find_dates(rest)
             if inline and _HEADER_WORDS.match(DATE_PATTERN.sub(" ", rest)):
