@@ -118,11 +118,12 @@ _INSTRUCTION = re.compile(
 )
 _STANDING = re.compile(r"\b(?:from now on|from here on|going forward|from today|as usual)\b")
 _STRONG_HYPO = re.compile(
-    r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetically|in theory|"
+    r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
     r"in the future|hopefully)\b"
 )
+_CONDITIONS = frozenset({"if", "unless", "whether", "suppose", "supposing", "imagine", "what if"})
 _WEAK_HYPO = re.compile(
     r"\b(?:would|wouldn't|could|couldn't|might|may(?! \d)|maybe|perhaps|possibly|probably|"
     r"should|someday|some day|one day|eventually|in the future|hope|hoping|hopefully|tempted|"
@@ -156,12 +157,15 @@ _VISIT_RIGHT = re.compile(
     r"vacation|visit|conference|few days|night)|on (?:holiday|vacation|a trip|business)|"
     r"to see (?:friends|family))"
 )
+# "no" followed by a pause or an interjection is an answer ("no, Cardiff", "wait no lol"),
+# not a negation of what follows.
 _NEGATION = re.compile(
-    r"\b(?:not|never|no|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
+    r"\b(?:not|never|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
+    r"|\bno\b(?!\s*[,.!?;:…—–-])(?!\s+(?:wait|lol|haha|sorry|worries|problem|way|doubt)\b)"
 )
 _RETRACT_WINDOW = re.compile(
     r"(?<!getting )(?<!get )(?<!got )\bused to\b|\b(?:formerly|previously|former|previous|"
-    r"prior|ex-|back when|"
+    r"prior|ex-|back when|initially|originally|at first|"
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
@@ -194,7 +198,8 @@ _ENDED_RIGHT = re.compile(
     r"fired (?:me|him|her)|laid (?:me|him|her) off|"
     r"dumped (?:me|him|her)|ended|is over|was over|fell through|(?:was|got|is) cancell?ed|"
     r"cancell?ed|(?:was|got|is) called off|called off|didn't work out|did not work out|"
-    r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed))\b"
+    r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed)|"
+    r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last)\b"
 )
 # A past tense right after the value makes it the subject of a past state ("Accenture was
 # the old job", "berlin was fun but the winters …").
@@ -435,6 +440,15 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", disregard.group(0)
     if m.in_aside:
         return "aside", "an aside about another value"
+    later = m.sentence[len(m.sentence_left) + len(m.phrase_raw) :]
+    untrue = _UNTRUE_LATER.search(later)
+    if untrue:
+        return "retracted", untrue.group(0)
+    if re.search(r"\b(?:than|compared (?:to|with)|versus|vs\.?)\s+$", m.left):
+        return "aside", "the other side of a comparison"
+    role = _ANOTHER_ROLE_RIGHT.search(m.right)
+    if role and not (m.asked and m.asked & frozenset(re.findall(r"[a-z]+", role.group(0)))):
+        return "aside", "named for another role"
     if _is_generic(m):
         return "generic_word", f"{m.phrase_raw!r} used as a common word"
     for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
@@ -463,7 +477,14 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     after_agent = m.left[agent:] if agent >= 0 else m.left
     window = m.window if len(m.window) < len(after_agent) else after_agent
     if not instruction:
-        strong = _STRONG_HYPO.search(m.left)
+        strong = _last_match(_STRONG_HYPO, m.left)
+        # A condition ends at its comma: "if I lived somewhere warmer I'd be happier lol,
+        # helsinki in feb is brutal" states Helsinki; the consequent of "If we moved,
+        # Edinburgh would be …" is caught by its modal.
+        if strong and strong.group(0) in _CONDITIONS and re.search(
+            r"[,;!]|\s[-–—]\s", m.left[strong.end() :]
+        ):
+            strong = None
         if strong:
             return "hypothetical", strong.group(0)
         weak = _WEAK_HYPO.search(after_agent[len(_agent_token(after_agent)) :])
@@ -538,6 +559,15 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
 _YOU_RIGHT = re.compile(
     r"^[\s,]*(?:(?:is|are|was) )?(?:where |what |which |that |who )?you\b"
     r"|^[^.;?]*\b(?:since|because|as|now that) you\b"
+)
+# The value named for another role: "Bristol is where I work", "Taro's my brother".
+_ANOTHER_ROLE_RIGHT = re.compile(
+    r"^(?:'s|\s+is)\s+(?:just\s+)?(?:where|what|who|my|his|her|our|their)\b"
+    r"(?![^.;,]*\b(?:now|i am|i'm|i live|home)\b)([^.;,]*)"
+)
+# Told off as untrue later in the sentence: "… an iguana, then clarified that was a joke".
+_UNTRUE_LATER = re.compile(
+    r"\b(?:a joke|joking|kidding|jk|not true|made (?:it|that) up|a prank|april fools?'?)\b"
 )
 _JOKE_RIGHT = re.compile(r"^[\s,.!]*(?:lol |haha |lmao )?(?:jk|just kidding|kidding|joking)\b")
 # A value held only in part: "mostly vegan", "plant-based at home mostly", "vegan-ish".

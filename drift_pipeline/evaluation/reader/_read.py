@@ -200,6 +200,11 @@ def _phrases(candidates: tuple[Candidate, ...]) -> tuple[_Phrase, ...]:
     )
 
 
+def _runs_present(runs: frozenset[str], present: frozenset[str]) -> bool:
+    """Whether every run of a phrase occurs in the text, the last one perhaps as a plural."""
+    return runs <= present or all(r in present or r + "s" in present for r in runs)
+
+
 def _bounded(key: str, text: str) -> list[tuple[int, int]]:
     """Where ``key`` occurs in ``text`` with no letter or digit right before or after it.
 
@@ -263,7 +268,7 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     present = [
         phrase
         for phrase in _phrases(probe.candidates)
-        if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
+        if _runs_present(phrase.runs, scanned.runs) and _bounded(phrase.key, scanned.text)
     ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")

@@ -40,6 +40,7 @@ _CONTAINER_KEYS = _word_set(
     "facts memories items events history results data records entries log logs timeline "
     "relations edges triples nodes"
 )
+_QUALIFIER_KEYS = _word_set("status modality type kind mood certainty confidence polarity")
 _PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
 _OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
 _RELATIONS = _word_set(
@@ -116,13 +117,16 @@ def _render(
     parts: list[str] = []
     nested: list[tuple[str, Any]] = []
     used: set[str] = set()
+    dated: list[tuple[str, Any, str]] = []
+    # Qualifiers first, so that they govern the values after them ("status hypothetical, …").
+    ordered = sorted(obj.items(), key=lambda item: item[0].lower() not in _QUALIFIER_KEYS)
     # A triple: {"subject": …, "predicate": "works_at", "object": …}.
     predicate = next((k for k in _PREDICATE_KEYS if isinstance(obj.get(k), str)), None)
     target = next((k for k in _OBJECT_KEYS if _scalar(obj.get(k)) is not None), None)
     if predicate and target and kind not in _RELATIONS:
         parts.append(f"{_words(obj[predicate])} {_scalar(obj[target])}")
         used.update((predicate, target))
-    for key, value in obj.items():
+    for key, value in ordered:
         if key in used:
             continue
         if key in _OWNER_KEYS and isinstance(value, str) and value.strip() == owner:
@@ -131,12 +135,7 @@ def _render(
             continue
         key_date = _date_of(key)
         if key_date:  # {"2027-01-04": "rent budget $2,500"}: a date used as a key
-            rest = _words(DATE_SPAN.sub(" ", key))
-            if isinstance(value, dict | list):
-                _render(value, owner, " ".join(p for p in (prefix, rest) if p), key_date, out)
-            else:
-                text = " ".join(p for p in (owner, prefix, rest, _scalar(value) or "") if p)
-                out.append((text, key_date))
+            dated.append((key, value, key_date))
             continue
         low = key.lower()
         if low in _DATE_KEYS and _date_of(value):
@@ -164,6 +163,15 @@ def _render(
         if closed:
             text += f" (no longer true since {closed})"
         out.append((text, date))
+    # Entries dated by their key come after the record they sit in: "correction_2027-05-02"
+    # amends the undated value beside it.
+    for key, value, key_date in dated:
+        rest = _words(DATE_SPAN.sub(" ", key))
+        if isinstance(value, dict | list):
+            _render(value, owner, " ".join(p for p in (prefix, rest) if p), key_date, out)
+        else:
+            text = " ".join(p for p in (owner, prefix, rest, _scalar(value) or "") if p)
+            out.append((text, key_date))
     for key, value in nested:
         person = _owner_of_key(key, owner)
         if person:
