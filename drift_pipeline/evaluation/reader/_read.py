@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from drift_pipeline.textmatch import normalise
 
@@ -287,6 +287,7 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     for line_number in sorted(hits):
         for mention in _line_mentions(prepared, line_number, hits[line_number], probe, names):
             mentions.append(_answered(prepared, line_number, mention))
+    mentions.extend(_taken_back(prepared, mentions, hits))
     mentions.sort(key=lambda m: m.order)
     return _conclude(probe, mentions, "")
 
@@ -300,6 +301,13 @@ def _line_mentions(
 ) -> list[Mention]:
     line = prepared.lines[number]
     folded, lower = prepared.folded[number], strip_hedges(prepared.lower[number])
+    asked = _asked_relations(probe.question)
+    speaker = line.speaker
+    if speaker == "other" and "'s " in line.head:
+        # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
+        head_owner, _, relation = line.head.partition("'s ")
+        if (head_owner in names or head_owner in ("user", "principal")) and relation in asked:
+            speaker = "note"
     # Longest match first at each place; a match inside a longer one is the same mention.
     found = sorted(found, key=lambda f: (f[0], -(f[1] - f[0])))
     kept: list[tuple[int, int, int, str]] = []
@@ -343,7 +351,7 @@ def _line_mentions(
             sentence=lower[s_start:s_end],
             next_sentence=next_sentence,
             tail=lower[end : min(s_end, next_start)].split(";")[0],
-            speaker=line.speaker,
+            speaker=speaker,
             phrase_raw=folded[start:end],
             phrase_given=phrase,
             raw_sentence_left=folded[s_start:start],
@@ -356,7 +364,7 @@ def _line_mentions(
             narrated=bool(line.head) and line.head in names,
             in_aside=_in_aside(lower, start, kept[:position]),
             line_cased=folded != lower,
-            asked=_asked_relations(probe.question),
+            asked=asked,
         )
         frame, cue = frame_of(context)
         # The topic may be named in the sentence or the one before ("I changed my mind about
@@ -415,6 +423,47 @@ def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]
     return any(end <= opened for _, end, _, _ in before)
 
 
+# A line that takes back what was just said without naming it again: "wait no... they just
+# rescinded the offer", "lol ok that lasted 2 days", "eating meat again".
+_TAKE_BACK = re.compile(
+    r"\b(?:wait,? no|rescinded|withdrew|withdrawn|fell through|that lasted|didn't last|"
+    r"didn't work out|did not work out|called (?:it )?off|changed my mind|never mind|nvm|"
+    r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
+    r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off)\b"
+)
+
+
+def _taken_back(
+    prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Any]]
+) -> list[Mention]:
+    """Retractions of the latest assertion by one of the next two lines that names no value."""
+    found: list[Mention] = []
+    asserted = [m for m in mentions if m.frame == "asserted"]
+    for mention in asserted:
+        number = mention.order[1]
+        for follow in range(number + 1, min(number + 3, len(prepared.lines))):
+            line = prepared.lines[follow]
+            if follow in hits:
+                break  # a line that names a value speaks for itself
+            if line.speaker not in ("subject", "note"):
+                continue
+            cue = _TAKE_BACK.search(prepared.lower[follow])
+            if cue:
+                date = line.own_date or line.section_date or mention.order[0]
+                found.append(
+                    replace(
+                        mention,
+                        frame="retracted",
+                        cue=f"taken back on the next line ({cue.group(0)})",
+                        line=line.index,
+                        order=(max(date, mention.order[0]), follow, 0),
+                        text=line.raw.strip(),
+                    )
+                )
+                break
+    return found
+
+
 _YES_REPLY = re.compile(
     r"^\W*(?:yes+|yep|yup|yeah|yea|ya|correct|exactly|right|that's right|that's me|indeed|"
     r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on)(?!\w)"
@@ -434,7 +483,8 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
     ):
         return mention
     reply = prepared.lines[number + 1]
-    if reply.speaker != "subject" or not _YOU_WORD.search(prepared.lower[number]):
+    asked = prepared.lower[number]
+    if reply.speaker != "subject" or not (_YOU_WORD.search(asked) or _ACK.search(asked)):
         return mention
     text = prepared.lower[number + 1]
     date = reply.own_date or reply.section_date or mention.order[0]
