@@ -397,6 +397,9 @@ def _last(pattern: re.Pattern[str], text: str) -> int:
     return last
 
 
+_DESCRIBES = re.compile(r"\b(?:is|am|i'm|im|'m|was|as|being|works as|working as)\s*$")
+
+
 def _agents(
     left: str,
     speaker: str,
@@ -407,8 +410,11 @@ def _agents(
     """Positions of the last first-person, third-party and second-person agent in ``left``."""
     third = other_name_at
     for match in _THIRD.finditer(left):
-        if not (asked and asked & frozenset(re.findall(r"[a-z]+", match.group(0)))):
-            third = max(third, match.start())
+        if asked and asked & frozenset(re.findall(r"[a-z]+", match.group(0))):
+            continue  # the asked-about relation is the slot ("my gf Alex")
+        if _DESCRIBES.search(left, 0, match.start()):
+            continue  # "Rebekah is a teacher who lives in …": what the subject is
+        third = max(third, match.start())
     masked = _THIRD.sub(lambda m: " " * len(m.group(0)), left)
     first = _last(_FIRST, masked)
     if speaker in ("subject", "other") and not narrated:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["DATE_PATTERN", "DATE_TEXT", "find_dates", "parse_date"]
+__all__ = ["DATE_PATTERN", "DATE_TEXT", "find_dates", "find_yearless", "parse_date"]
 
 _MONTHS = {
     name: number
@@ -69,6 +69,27 @@ def _from_match(match: re.Match[str]) -> str | None:
     if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
         return _iso(match.group("y5"), match.group("m5"), "1")
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
+
+
+# A day and month without a year ("on Feb 1", "the 4th of dec"), read only where the year is
+# known from the text around it. "May" and "Mar" are left out: they are also words.
+_YEARLESS = re.compile(
+    rf"(?<![\w/-])(?:(?P<d>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m>(?!may\b|mar\b){_MONTH})\b\.?"
+    rf"|(?P<m2>(?!may\b|mar\b){_MONTH})\.?\s+(?P<d2>\d{{1,2}}){_ORD}\b)(?!,?\s*\d{{4}})(?![\w/-])",
+    re.IGNORECASE,
+)
+
+
+def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
+    """Day-and-month dates without a year in ``text``, given the year they fall in."""
+    found = []
+    for match in _YEARLESS.finditer(text):
+        month = match.group("m") or match.group("m2")
+        day = match.group("d") or match.group("d2")
+        iso = _iso(year, _MONTHS[month.lower()], day)
+        if iso is not None:
+            found.append((match.start(), match.end(), iso))
+    return found
 
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:

@@ -161,9 +161,10 @@ def _money_variants(phrase: str) -> list[str]:
     plain = {digits, f"{amount:,}"}
     spoken: set[str] = set()
     grand: list[str] = []  # "two grand" names the sum with no currency word after it
+    if amount % 1000 == 0:
+        plain.add(f"{amount // 1000}k")
     if amount % 1000 == 0 and amount // 1000 <= 20:
         thousands = amount // 1000
-        plain.add(f"{thousands}k")
         spoken.add(f"{_NUMBER_WORDS[thousands]} thousand")
         grand = [f"{_NUMBER_WORDS[thousands]} grand", f"{thousands} grand"]
     elif amount % 100 == 0 and amount // 100 <= 20:

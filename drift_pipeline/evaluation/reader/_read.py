@@ -30,7 +30,7 @@ from typing import Any, Literal
 from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
-from ._dates import find_dates
+from ._dates import find_dates, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._segment import Line, segment
 
@@ -372,13 +372,19 @@ def _line_mentions(
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
         if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
             frame, cue = "other_topic", "a view on another topic"
-        clause_dates = find_dates(folded[c_start:c_end])
+        known = line.own_date or line.section_date or prepared.running_dates[number]
+        clause_dates = _attached_dates(folded, c_start, c_end, start, known[:4])
         clause_date = clause_dates[0][2] if clause_dates else None
         if frame == "retracted" and clause_dates:
             clause_date = clause_dates[-1][2]  # "valid 2027-01 to 2027-06": it ended at the end
         order_date = line.own_date or line.section_date or clause_date
         order_date = order_date or prepared.running_dates[number]
-        attached = line.own_date or clause_date or line.section_date
+        # "When did X start?" is answered by the date written with the event; "when did X tell
+        # you" by the date of the telling.
+        if _ASKS_TELLING.search(probe.question):
+            attached = line.own_date or clause_date or line.section_date
+        else:
+            attached = clause_date or line.own_date or line.section_date
         mentions.append(
             Mention(
                 candidate.value,
@@ -413,6 +419,32 @@ def _asked_relations(question: str) -> frozenset[str]:
         if words & kind:
             found |= kind
     return frozenset(found)
+
+
+_ASKS_TELLING = re.compile(r"\b(?:tell|told|mention|mentioned|say|said|inform|report)\w*\b", re.I)
+_PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
+
+
+def _attached_dates(
+    folded: str, c_start: int, c_end: int, at: int, year: str = ""
+) -> list[tuple[int, int, str]]:
+    """Dates attached to the mention at ``at``.
+
+    Those of its clause, and when the clause joins several dated parts ("the pre-op is on
+    2027-09-20 and the surgery on 2027-09-27"), only those of the part that holds the mention.
+    A day and month without a year ("started on Feb 1") takes the year of the line's date.
+    """
+    dates = find_dates(folded[c_start:c_end])
+    if not dates and year:
+        dates = find_yearless(folded[c_start:c_end], year)
+    if len(dates) < 2:
+        return dates
+    part_start = c_start
+    for match in _PART_BREAK.finditer(folded, c_start, c_end):
+        if match.start() >= at:
+            return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
+        part_start = match.end()
+    return [d for d in dates if d[0] >= part_start - c_start]
 
 
 def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:

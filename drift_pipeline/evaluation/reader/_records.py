@@ -86,10 +86,20 @@ def _scalar(value: Any) -> str | None:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
-        return ", ".join(str(v) for v in value if v is not None)
+        return ", ".join(_flat(str(v)) for v in value if v is not None)
     if isinstance(value, dict | list):
         return None
-    return str(value)
+    return _flat(str(value))
+
+
+def _flat(text: str) -> str:
+    """A value's text with brackets and quotes blanked: inside a record they only group."""
+    return " ".join(text.translate(_GROUPING).split())
+
+
+_GROUPING = str.maketrans(dict.fromkeys("()[]{}\"", " "))
+# A unit written in the key ("weight_lb": 66) belongs after the number.
+_UNIT_KEY = re.compile(r"^(.*?)_(km|mi|miles|kg|lb|lbs|usd|eur|gbp|min|mins|minutes|hours)$")
 
 
 def _render(
@@ -103,6 +113,12 @@ def _render(
                 out.append((" ".join(p for p in (owner, prefix, str(item)) if p), date))
         return
     if not isinstance(obj, dict):
+        return
+    role = next((obj[k] for k in ("role", "speaker", "author", "from") if k in obj), None)
+    said = next((obj[k] for k in ("text", "content", "message") if k in obj), None)
+    if isinstance(role, str) and isinstance(said, str):
+        # A conversation turn: rendered as a transcript line so its speaker is known.
+        out.append((f"{role}: {said}", _date_of(obj.get("ts") or obj.get("date")) or date))
         return
     for key in _OWNER_KEYS:
         if isinstance(obj.get(key), str) and obj[key].strip():
@@ -152,8 +168,11 @@ def _render(
         said = _scalar(value)
         if said is None:
             continue
+        unit = _UNIT_KEY.match(key)
         if isinstance(value, bool):
             parts.append(_words(key) if value else f"not {_words(key)}")
+        elif unit and isinstance(value, int | float):
+            parts.append(f"{_words(unit.group(1))} {said} {unit.group(2)}")
         elif low in _TEXT_KEYS:
             parts.append(said)
         else:

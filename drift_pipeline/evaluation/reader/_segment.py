@@ -175,7 +175,15 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             records = render_record(rest)
             if records is not None:
                 for text, date in records:
-                    lines.append(Line(index, text, at, raw, "note", "", date or own, section))
+                    turn = _HEAD.match(text)
+                    who: Speaker = "note"
+                    role = turn.group(1).strip().lower() if turn else ""
+                    if turn and (role in SUBJECT_SPEAKERS or role in ASSISTANT_SPEAKERS):
+                        who = _classify_head(role, subject_names)
+                        text = text[turn.end() :]
+                    else:
+                        role = ""
+                    lines.append(Line(index, text, at, raw, who, role, date or own, section))
                 continue
         if own is None:
             inline = find_dates(rest)
