@@ -153,6 +153,7 @@ _VISIT = re.compile(
 )
 # A stay that the words after the value make temporary: "in Oslo for the long weekend".
 _VISIT_RIGHT = re.compile(
+    r"^\s*(?:trip|holiday|vacation|visit|getaway|city break|weekend away)\b|"
     r"^[\s,]*(?:just\s+|only\s+)?(?:for (?:the|a) (?:\w+ )?(?:weekend|week|trip|holiday|"
     r"vacation|visit|conference|few days|night)|on (?:holiday|vacation|a trip|business)|"
     r"to see (?:friends|family))"
@@ -194,7 +195,8 @@ _SELF_CORRECTED = re.compile(
 # The value as the subject of its own ending: "Halcyon let me go", "the Utrecht move fell
 # through", "Manchester contract ended".
 _ENDED_RIGHT = re.compile(
-    r"^[\s,]*(?:\w+\s+)?(?:let (?:me|him|her|us) go|(?:and (?:i|we) )?(?:broke up|split up)|"
+    r"^[\s,]*(?:\w+\s+)?(?:let (?:me|him|her|us) go|"
+    r"(?:and (?:i|we) )?(?:broke up|split up|parted ways|went separate ways)|"
     r"fired (?:me|him|her)|laid (?:me|him|her) off|"
     r"dumped (?:me|him|her)|ended|is over|was over|fell through|(?:was|got|is) cancell?ed|"
     r"cancell?ed|(?:was|got|is) called off|called off|didn't work out|did not work out|"
@@ -237,7 +239,9 @@ _AHEAD_VERB_MONTH = re.compile(
     rf"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
     rf"beginning|start|starts|move|join)\b[^.;]*\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
 )
-_BEEN = re.compile(r"\b(?:since|ago|last|already|been|yesterday|today|this morning|finally|did)\b")
+_BEEN = re.compile(
+    r"\b(?:since|ago|last|already|been|yesterday|today|this morning|finally|did|now)\b"
+)
 # A name frame: what stands before a place, employer or person when a word is used as a name.
 _NAME_FRAME = re.compile(
     r"(?:\b(?:in|at|to|from|near|into|outside|around|for|with|joined|join|joining|left|leave|"
@@ -503,10 +507,17 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             return "hypothetical", when.group(0)
         if _PLANNED.search(after_agent) and _FUTURE_TIME.search(m.right):
             return "hypothetical", "a change still ahead"
+        # The time may sit anywhere in the clause ("The wedding is next June, we're getting
+        # married …"); what is already so is said next to the value ("back in Madrid now,
+        # work tomorrow").
         clause = m.left + " " + m.right
         ahead = _AHEAD.search(clause) or _AHEAD_VERB_MONTH.search(clause)
-        if ahead and not _BEEN.search(clause):
+        if ahead and not _BEEN.search(_comma_part(m.left, m.right)):
             return "hypothetical", f"a change still ahead ({ahead.group(0)})"
+        # "going pescatarian after the holidays": a change announced, not yet made.
+        going = re.search(r"\bgoing\s+(?:full\s+|fully\s+)?$", m.left)
+        if going and not _BEEN.search(clause):
+            return "hypothetical", "going (a change ahead)"
     visit = _VISIT.search(window) or _VISIT_RIGHT.search(m.right)
     if visit:
         return "visit", visit.group(0).strip()
@@ -585,6 +596,11 @@ _PARTIAL_RIGHT = re.compile(
     r"^(?:-ish|ish)\b|^[^.;]{0,25}\b(?:mostly|mainly|most of the time|sometimes|"
     r"on weekdays|on weekends|when i can|ish)\b"
 )
+
+
+def _comma_part(left: str, right: str) -> str:
+    """The stretch of a clause around a mention between the commas on either side of it."""
+    return left[left.rfind(",") + 1 :] + " " + right.split(",")[0]
 
 
 def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:

@@ -137,6 +137,9 @@ def _unit_variants(phrase: str) -> list[str]:
     if own is None:
         return []
     variants: list[str] = []
+    if amount.is_integer() and amount <= 20:  # "2 km" is also "two kilometres"
+        word = _NUMBER_WORDS[int(amount)]
+        variants.extend(f"{word} {spelling}" for spelling in own[1] if spelling != "k")
     base = amount * own[2]
     for kind, spellings, size in _UNITS:
         if kind != own[0] or spellings == own[1]:
