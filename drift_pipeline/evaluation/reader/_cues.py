@@ -118,7 +118,7 @@ _INSTRUCTION = re.compile(
 )
 _STANDING = re.compile(r"\b(?:from now on|from here on|going forward|from today|as usual)\b")
 _STRONG_HYPO = re.compile(
-    r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|in theory|"
+    r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|conditional|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
     r"in the future|hopefully)\b"
@@ -475,7 +475,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         instruction = _STANDING.search(m.sentence)  # "Can you … from here on?" asks for a habit
     # A question can still presuppose the subject's own fact: "my parrot keeps plucking its
     # feathers, vet or diet?", "a good climbing gym here in Denver?".
-    presupposed = re.search(r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$", m.left)
+    presupposed = re.search(
+        r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$"
+        r"|\b(?:my|our)\s+\w+\s+(?:in|at|near)\s+(?:[\w-]+,\s+)?$",
+        m.left,
+    )
     if not instruction and not presupposed:
         if m.sentence.rstrip(" \"')]!.🙂😊").endswith("?") and not _CAUSAL.search(m.left):
             return "question", "asked, not stated"
@@ -497,8 +501,12 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             strong = None
         if strong:
             return "hypothetical", strong.group(0)
-        weak = _WEAK_HYPO.search(after_agent[len(_agent_token(after_agent)) :])
-        if weak or (agent >= 0 and _MODAL_AGENT.match(_agent_token(after_agent))):
+        # A modal reaches the value only within its stretch of the clause: in "if i lived
+        # somewhere warmer i'd be happier lol, helsinki in feb is brutal" it stops at the comma.
+        stretch = re.split(r"[,!]\s|\s[-–—]\s", after_agent)[-1]
+        weak = _WEAK_HYPO.search(stretch[len(_agent_token(stretch)) :])
+        modal_agent = stretch == after_agent and _MODAL_AGENT.match(_agent_token(after_agent))
+        if weak or (agent >= 0 and modal_agent):
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
         if _RIGHT_MODAL.search(m.right):
             return "hypothetical", m.right.split()[0]
@@ -584,7 +592,8 @@ _ANOTHER_ROLE_RIGHT = re.compile(
 )
 # Told off as untrue later in the sentence: "… an iguana, then clarified that was a joke".
 _UNTRUE_LATER = re.compile(
-    r"\b(?:a joke|joking|kidding|jk|not true|made (?:it|that) up|a prank|april fools?'?)\b"
+    r"\b(?:a joke|joking|kidding|jk|not true|made (?:it|that) up|a prank|april fools?'?|"
+    r"by mistake|a typo|mistyped|in error)\b"
 )
 _JOKE_RIGHT = re.compile(r"^[\s,.!]*(?:lol |haha |lmao )?(?:jk|just kidding|kidding|joking)\b")
 # A value held only in part: "mostly vegan", "plant-based at home mostly", "vegan-ish".
@@ -594,7 +603,7 @@ _PARTIAL_LEFT = re.compile(
 )
 _PARTIAL_RIGHT = re.compile(
     r"^(?:-ish|ish)\b|^[^.;]{0,25}\b(?:mostly|mainly|most of the time|sometimes|"
-    r"on weekdays|on weekends|when i can|ish)\b"
+    r"on weekdays|on weekends|when i can|ish)\s*(?:[,.;!)]|$)"
 )
 
 
