@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._probe import ReaderProbe
-from ._read import Reading, read_context
+from ._read import READER_NAME, READER_VERSION, Reading, read_context
 from ._verdict import judge_reading
 
 __all__ = [
@@ -336,7 +336,9 @@ Reader = Callable[[str, ReaderProbe], Reading]
 
 
 def score_reader(
-    items: Sequence[ContextItem], reader: Reader = read_context, name: str = "careful@1"
+    items: Sequence[ContextItem],
+    reader: Reader = read_context,
+    name: str = f"{READER_NAME}@{READER_VERSION}",
 ) -> ContextReport:
     """Read every item's context with ``reader``, judge it, and compare with the labels.
 

@@ -367,6 +367,7 @@ class MentionContext:
             where he/she is the subject.
         in_aside: The mention sits in brackets after another value's mention on its line.
         line_cased: The line has capitals anywhere (so a lower-case name is a common word).
+        labelled: The line's content follows a label ("Home town: Reading").
         asked: Relation words the question asks about ("partner", "gf", …): a relation that
             is the asked-about slot names the value, not someone else.
     """
@@ -392,6 +393,7 @@ class MentionContext:
     in_aside: bool = False
     line_cased: bool = True
     asked: frozenset[str] = frozenset()
+    labelled: bool = False
 
 
 def _last(pattern: re.Pattern[str], text: str) -> int:
@@ -668,6 +670,8 @@ def _common_use(m: MentionContext) -> bool:
     left = m.left.rstrip(" \"'*")
     if _NAME_FRAME.search(left) or re.search(r"[:=|]\s*[\"'(\[]*$", m.sentence_left):
         return False
+    if m.labelled and not m.sentence_left.strip(" \"'*"):
+        return False  # the whole value of a label
     raw = m.phrase_raw
     capital_inside = raw[:1].isupper() and not m.sentence_start and bool(left)
     if capital_inside and not raw.isupper():

@@ -41,8 +41,10 @@ def _word_set(text: str) -> frozenset[str]:
 
 __all__ = ["Mention", "Reading", "read_context"]
 
+# Rules and lexicon only: no sentence-embedding model (see the reader section of
+# docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-READER_VERSION = "1"
+READER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -363,7 +365,8 @@ def _line_mentions(
             sentence_start=not folded[s_start:start].strip(" \"'*-•"),
             narrated=bool(line.head) and line.head in names,
             in_aside=_in_aside(lower, start, kept[:position]),
-            line_cased=folded != lower,
+            line_cased=_names_cased(folded),
+            labelled=speaker == "note" and bool(line.head),
             asked=asked,
         )
         frame, cue = frame_of(context)
@@ -445,6 +448,17 @@ def _attached_dates(
             return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
         part_start = match.end()
     return [d for d in dates if d[0] >= part_start - c_start]
+
+
+_MID_CAPITAL = re.compile(r"(?<=[\w,;:] )(?!I\b|I'[a-z]+\b)[A-Z][a-z]")
+
+
+def _names_cased(text: str) -> bool:
+    """Whether the writer capitalises names: a capital inside a sentence other than "I".
+
+    Chat typed with only sentence-initial capitals (and "I") gives no evidence from case.
+    """
+    return bool(_MID_CAPITAL.search(text))
 
 
 def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:

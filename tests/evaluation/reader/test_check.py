@@ -31,12 +31,19 @@ REQUIRED_CATEGORIES = {
     "temporal_elsewhere",
     "generic_word",
     "mixture",
+    "future_plan",
+    "reported_past",
+    "correction",
+    "assistant_restates_or_corrected",
+    "dated_supersession",
+    "records",
+    "long_chat",
 }
 
 
 def test_the_shipped_set_is_large_and_covers_every_required_category() -> None:
     items = load_context_set()
-    assert len(items) >= 150
+    assert len(items) >= 300
     counts = Counter(item.category for item in items)
     assert set(counts) >= REQUIRED_CATEGORIES
     labels = Counter(item.label for item in items)
