@@ -165,7 +165,7 @@ _NEGATION = re.compile(
     r"|\bno\b(?!\s*[,.!?;:…—–-])(?!\s+(?:wait|lol|haha|sorry|worries|problem|way|doubt)\b)"
 )
 _RETRACT_WINDOW = re.compile(
-    r"(?<!getting )(?<!get )(?<!got )\bused to\b|\b(?:formerly|previously|former|previous|"
+    r"\b(?<!getting )(?<!get )(?<!got )used to\b|\b(?:formerly|previously|former|previous|"
     r"prior|ex-|back when|initially|originally|at first|"
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
@@ -254,7 +254,7 @@ _COMMON_FRAME = re.compile(
     r"really|very|too|pretty|quite|such|more|most|less|how|no)\s*$"
 )
 _PAST_STATE = re.compile(
-    r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
+    r"\b(?<!'ve )(?<!have )(?<!has )(?<!'s )(?:was|were|lived|worked|studied|stayed|spent|"
     r"had been|used to be|played|owned|drove|attended)\b"
     r"(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|told|confirmed|given|"
     r"transferred|moved|just|finally|officially))"
@@ -274,13 +274,19 @@ _TAG_RETRACT = re.compile(
     r"stale|ended|expired|past|no longer)\b[^)]*\)|\[(?:outdated|superseded|obsolete|old|"
     r"former|previous|stale|retracted|withdrawn|deleted)\b[^\]]*\]|"
     r"\bstatus\s*[=:]?\s*(?:withdrawn|retracted|deleted|cancell?ed)\b|"
-    r"\bno longer true\b|\bsuperseded\b|\bobsolete\b|"
-    rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
-    rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
-    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})"
+    r"\bno longer true\b|\bsuperseded\b|\bobsolete\b"
     r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former)\b|\bcurrent\s*[=:]\s*false\b",
     re.IGNORECASE,
 )
+# The tags that carry dates (a closed validity interval). Every date form the reader knows has
+# a four-digit year, so text without one skips this costlier pattern.
+_TAG_RETRACT_DATED = re.compile(
+    rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
+    rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
+    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})",
+    re.IGNORECASE,
+)
+_YEAR_DIGITS = re.compile(r"\d{4}")
 # A closed validity interval written before the value, as graph renderings do:
 # "(maria)-[WORKS_AT {valid_from: 2027-01-04, valid_to: 2027-03-01}]->(Kestrel)".
 _VALIDITY_CLOSED = re.compile(
@@ -403,6 +409,29 @@ def _last(pattern: re.Pattern[str], text: str) -> int:
     return last
 
 
+_ALNUM = re.compile(r"[^\W_]")
+_STRETCH_BREAK = re.compile(r"[,!]\s|\s[-–—]\s")
+_CAN_YOU = re.compile(
+    r"^\W*(?:(?:so|ok|okay|hey|and|also|please|actually),?\s+)*(?:can|could|would|will)\s+you\b"
+)
+_CLAUSE_PAUSE = re.compile(r"[,;!]|\s[-–—]\s")
+_PRESUPPOSED = re.compile(
+    r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$"
+    r"|\b(?:my|our)\s+\w+\s+(?:in|at|near)\s+(?:[\w-]+,\s+)?$"
+)
+# Small patterns used inside the rules, compiled once.
+_WORD = re.compile(r"[a-z]+")
+_COMPARED = re.compile(r"\b(?:than|compared (?:to|with)|versus|vs\.?)\s+$")
+_GOING = re.compile(r"\bgoing\s+(?:full\s+|fully\s+)?$")
+_STILL_NOW = re.compile(r"\b(?:now|still)\b")
+_FILLER = re.compile(r"\b(?:and|but|so|oh|ah|well|lol|ugh|no|yes|yeah)\b|\W")
+_PAUSE = re.compile(r"[,!?]|\s[-–—]\s")
+_TOKEN = re.compile(r"[\w']+")
+_QUANTIFIER_BEFORE = re.compile(r"\b(?:a|an|every|each|any|some|no|another)\s*$")
+_FOLLOWER = re.compile(r" ([a-z][\w'-]*)")
+_DEFINITE_BEFORE = re.compile(r"\b(?:the|this|that|these|those|our|their)\s*$")
+_LABEL_BEFORE = re.compile(r"[:=|]\s*[\"'(\[]*$")
+_BEING_AFTER = re.compile(r"^\s*(?:is|'s|has|was)\b")
 _DESCRIBES = re.compile(r"\b(?:is|am|i'm|im|'m|was|as|being|works as|working as)\s*$")
 
 
@@ -415,13 +444,16 @@ def _agents(
 ) -> tuple[int, int, int]:
     """Positions of the last first-person, third-party and second-person agent in ``left``."""
     third = other_name_at
-    for match in _THIRD.finditer(left):
-        if asked and asked & frozenset(re.findall(r"[a-z]+", match.group(0))):
+    found = list(_THIRD.finditer(left)) if left else []
+    for match in found:
+        if asked and asked & frozenset(_WORD.findall(match.group(0))):
             continue  # the asked-about relation is the slot ("my gf Alex")
         if _DESCRIBES.search(left, 0, match.start()):
             continue  # "Rebekah is a teacher who lives in …": what the subject is
         third = max(third, match.start())
-    masked = _THIRD.sub(lambda m: " " * len(m.group(0)), left)
+    masked = left
+    for match in found:  # blank the third-party phrases so their words are no agents
+        masked = masked[: match.start()] + " " * len(match.group(0)) + masked[match.end() :]
     first = _last(_FIRST, masked)
     if speaker in ("subject", "other") and not narrated:
         third = max(third, _last(_PRONOUN_THIRD, masked))
@@ -432,34 +464,41 @@ def _agents(
 def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     """The frame of one mention and the cue that decided it."""
     m = mention
-    tag = (
-        _TAG_RETRACT.search(m.left + m.phrase_raw.lower() + m.tail)
-        or _VALIDITY_CLOSED.search(m.sentence_left)
-        or _VALIDITY_CLOSED.search(m.tail)
-    )
+    tagged = m.left + m.phrase_raw.lower() + m.tail
+    tag = _TAG_RETRACT.search(tagged)
+    if tag is None and _YEAR_DIGITS.search(tagged):
+        tag = _TAG_RETRACT_DATED.search(tagged)
+    if tag is None and _YEAR_DIGITS.search(m.sentence_left + m.tail):
+        tag = _VALIDITY_CLOSED.search(m.sentence_left) or _VALIDITY_CLOSED.search(m.tail)
     if tag:
         return "retracted", tag.group(0).strip()
     if m.speaker == "other":
         return "not_about_subject", "another speaker's line"
-    ended = _ENDED_RIGHT.search(m.right) or _SELF_CORRECTED.search(m.tail)
+    # Most mentions close their clause: the rules that read the words after the value are
+    # skipped when there are none (the reader runs on every probe of every cell).
+    right = m.right if _ALNUM.search(m.right) else ""
+    ended = (right and _ENDED_RIGHT.search(right)) or (
+        _ALNUM.search(m.tail) and _SELF_CORRECTED.search(m.tail)
+    )
     if ended:
         return "retracted", ended.group(0).strip(" ,.-–—")
     disregard = _last_match(_DISREGARD, m.sentence_left)
     if disregard and not _governs(m.sentence_left[disregard.end() :]):
         disregard = None
-    disregard = disregard or _JOKE_RIGHT.search(m.right)
+    if disregard is None and right:
+        disregard = _JOKE_RIGHT.search(right)
     if disregard:
         return "retracted", disregard.group(0)
     if m.in_aside:
         return "aside", "an aside about another value"
     later = m.sentence[len(m.sentence_left) + len(m.phrase_raw) :]
-    untrue = _UNTRUE_LATER.search(later)
+    untrue = _UNTRUE_LATER.search(later) if len(later) > 3 else None
     if untrue:
         return "retracted", untrue.group(0)
-    if re.search(r"\b(?:than|compared (?:to|with)|versus|vs\.?)\s+$", m.left):
+    if _COMPARED.search(m.left):
         return "aside", "the other side of a comparison"
-    role = _ANOTHER_ROLE_RIGHT.search(m.right)
-    if role and not (m.asked and m.asked & frozenset(re.findall(r"[a-z]+", role.group(0)))):
+    role = _ANOTHER_ROLE_RIGHT.search(right) if right else None
+    if role and not (m.asked and m.asked & frozenset(_WORD.findall(role.group(0)))):
         return "aside", "named for another role"
     if _is_generic(m):
         return "generic_word", f"{m.phrase_raw!r} used as a common word"
@@ -470,18 +509,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     instruction = _INSTRUCTION.search(m.left) or (
         _REQUEST.search(m.sentence_left + m.phrase_raw.lower())
     )
-    if not instruction and _STANDING.search(m.sentence) and re.match(
-        r"^\W*(?:(?:so|ok|okay|hey|and|also|please|actually),?\s+)*(?:can|could|would|will)\s+you\b",
-        m.sentence,
-    ):
+    if not instruction and _STANDING.search(m.sentence) and _CAN_YOU.match(m.sentence):
         instruction = _STANDING.search(m.sentence)  # "Can you … from here on?" asks for a habit
     # A question can still presuppose the subject's own fact: "my parrot keeps plucking its
     # feathers, vet or diet?", "a good climbing gym here in Denver?".
-    presupposed = re.search(
-        r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$"
-        r"|\b(?:my|our)\s+\w+\s+(?:in|at|near)\s+(?:[\w-]+,\s+)?$",
-        m.left,
-    )
+    presupposed = _PRESUPPOSED.search(m.left)
     if not instruction and not presupposed:
         if m.sentence.rstrip(" \"')]!.🙂😊").endswith("?") and not _CAUSAL.search(m.left):
             return "question", "asked, not stated"
@@ -497,25 +529,25 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         # A condition ends at its comma: "if I lived somewhere warmer I'd be happier lol,
         # helsinki in feb is brutal" states Helsinki; the consequent of "If we moved,
         # Edinburgh would be …" is caught by its modal.
-        if strong and strong.group(0) in _CONDITIONS and re.search(
-            r"[,;!]|\s[-–—]\s", m.left[strong.end() :]
+        if strong and strong.group(0) in _CONDITIONS and _CLAUSE_PAUSE.search(
+            m.left[strong.end() :]
         ):
             strong = None
         if strong:
             return "hypothetical", strong.group(0)
         # A modal reaches the value only within its stretch of the clause: in "if i lived
         # somewhere warmer i'd be happier lol, helsinki in feb is brutal" it stops at the comma.
-        stretch = re.split(r"[,!]\s|\s[-–—]\s", after_agent)[-1]
+        stretch = _STRETCH_BREAK.split(after_agent)[-1]
         weak = _WEAK_HYPO.search(stretch[len(_agent_token(stretch)) :])
         modal_agent = stretch == after_agent and _MODAL_AGENT.match(_agent_token(after_agent))
         if weak or (agent >= 0 and modal_agent):
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
-        if _RIGHT_MODAL.search(m.right):
+        if right and _RIGHT_MODAL.search(right):
             return "hypothetical", m.right.split()[0]
         when = _WHEN_FUTURE.search(m.left)
         if when:
             return "hypothetical", when.group(0)
-        if _PLANNED.search(after_agent) and _FUTURE_TIME.search(m.right):
+        if right and _PLANNED.search(after_agent) and _FUTURE_TIME.search(right):
             return "hypothetical", "a change still ahead"
         # The time may sit anywhere in the clause ("The wedding is next June, we're getting
         # married …"); what is already so is said next to the value ("back in Madrid now,
@@ -525,10 +557,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         if ahead and not _BEEN.search(_comma_part(m.left, m.right)):
             return "hypothetical", f"a change still ahead ({ahead.group(0)})"
         # "going pescatarian after the holidays": a change announced, not yet made.
-        going = re.search(r"\bgoing\s+(?:full\s+|fully\s+)?$", m.left)
+        going = _GOING.search(m.left)
         if going and not _BEEN.search(clause):
             return "hypothetical", "going (a change ahead)"
-    visit = _VISIT.search(window) or _VISIT_RIGHT.search(m.right)
+    visit = _VISIT.search(window) or (right and _VISIT_RIGHT.search(right))
     if visit:
         return "visit", visit.group(0).strip()
     if not m.negative_value:
@@ -540,39 +572,41 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     # ("I left in Feb, Halcyon Robotics now").
     if retraction and _governs(window[retraction.end() :]):
         return "retracted", retraction.group(0)
-    if _FROM_TO.search(window) and _TO_RIGHT.search(m.right):
+    if right and _FROM_TO.search(window) and _TO_RIGHT.search(right):
         return "retracted", "from … to"
-    if _CORRECTED.search(m.right) or _CORRECTED_NEXT.search(m.next_sentence):
+    if (right and _CORRECTED.search(right)) or (
+        m.next_sentence and _CORRECTED_NEXT.search(m.next_sentence)
+    ):
         return "retracted", "corrected"
     if not m.negative_value and _RIGHT_RETRACT.search(m.right):
         return "retracted", m.right.strip()[:20]
     past = _PAST_STATE.search(window)
     # "lived in Nice for 4 yrs now": a state that goes on is current.
-    if past and re.search(r"\b(?:now|still)\b", m.right):
+    if past and right and _STILL_NOW.search(right):
         past = None
     if past:
         return "retracted", f"past state ({past.group(0)})"
     past_time = _PAST_TIME.search(m.left + " " + m.right)
     if past_time:
         return "retracted", f"a time that is over ({past_time.group(0)})"
-    opens = not re.sub(r"\b(?:and|but|so|oh|ah|well|lol|ugh|no|yes|yeah)\b|\W", "", m.left)
-    if opens and _PAST_RIGHT.search(m.right):
+    opens = not _FILLER.sub("", m.left)
+    if opens and right and _PAST_RIGHT.search(right):
         return "retracted", "past state (value was)"
-    if not m.negative_value and _FINE_RIGHT.search(m.right):
+    if not m.negative_value and right and _FINE_RIGHT.search(right):
         return "negated", "no problem for them"
-    approach = _APPROACH_RIGHT.search(m.right)
+    approach = _APPROACH_RIGHT.search(right) if right else None
     if approach:
         return "hypothetical", approach.group(0).strip(" ,")
     if _AT_MINE.search(m.left):
         return "asserted", "the subject's own place"
-    partial = _PARTIAL_LEFT.search(m.left) or _PARTIAL_RIGHT.search(m.right)
+    partial = _PARTIAL_LEFT.search(m.left) or (right and _PARTIAL_RIGHT.search(right))
     if partial:
         return "vague", f"held in part ({partial.group(0).strip()})"
     if m.speaker == "assistant":
         if (
             (you >= 0 and you >= first and you >= third)
             or (first < 0 and third < 0 and (_YOU.search(m.sentence_left) or m.addressed))
-            or _YOU_RIGHT.search(m.right)
+            or (right and _YOU_RIGHT.search(right))
         ):
             return "asserted", "assistant restates the subject's statement"
         if first < 0 and third < 0 and m.line_has_ack:
@@ -623,12 +657,12 @@ def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
 
 def _governs(gap: str) -> bool:
     """Whether a cue ending before ``gap`` still governs the value after it."""
-    return not re.search(r"[,!?]|\s[-–—]\s", gap) and len(gap.split()) <= 5
+    return not _PAUSE.search(gap) and len(gap.split()) <= 5
 
 
 def _agent_token(text: str) -> str:
     """The agent word ``text`` starts with (empty when it does not start with one)."""
-    match = re.match(r"[\w']+", text)
+    match = _TOKEN.match(text)
     if match and (_FIRST.fullmatch(match.group(0)) or _YOU.fullmatch(match.group(0))):
         return match.group(0)
     return ""
@@ -641,11 +675,11 @@ def _is_generic(m: MentionContext) -> bool:
     raw = m.phrase_raw
     if given[:1].isupper() and not m.weak and not any(c.isdigit() for c in given):
         return _common_use(m)
-    if m.weak and re.search(r"\b(?:a|an|every|each|any|some|no|another)\s*$", m.left):
+    if m.weak and _QUANTIFIER_BEFORE.search(m.left):
         return True  # "a kestrel", "a window": a shortened name turned common noun
     if given[:1].isupper() and raw.islower() and any(c.isupper() for c in m.raw_sentence_left):
         return True  # "Kestrel" the company vs "a kestrel" the bird, in a cased sentence
-    follower = re.match(r" ([a-z][\w'-]*)", m.right)
+    follower = _FOLLOWER.match(m.right)
     if follower is None or follower.group(1) in _FUNCTION_WORDS:
         return False
     # "kestrel nesting boxes": a short alias run into a common noun. Capitals in mid-sentence
@@ -653,7 +687,7 @@ def _is_generic(m: MentionContext) -> bool:
     # that opens its sentence can be the common word.
     # After a definite determiner a one-word value names a kind of thing ("the Go services",
     # "the Lisbon office"), not the value itself.
-    if re.search(r"\b(?:the|this|that|these|those|our|their)\s*$", m.left):
+    if _DEFINITE_BEFORE.search(m.left):
         return True
     return m.weak and (raw.islower() or m.sentence_start)
 
@@ -668,7 +702,7 @@ def _common_use(m: MentionContext) -> bool:
     everyday English word (:data:`COMMON_WORD_NAMES`) with no verb of being after it.
     """
     left = m.left.rstrip(" \"'*")
-    if _NAME_FRAME.search(left) or re.search(r"[:=|]\s*[\"'(\[]*$", m.sentence_left):
+    if _NAME_FRAME.search(left) or _LABEL_BEFORE.search(m.sentence_left):
         return False
     if m.labelled and not m.sentence_left.strip(" \"'*"):
         return False  # the whole value of a label
@@ -683,7 +717,7 @@ def _common_use(m: MentionContext) -> bool:
         return True
     if not common:
         return False
-    return not re.match(r"^\s*(?:is|'s|has|was)\b", m.right)
+    return not _BEING_AFTER.match(m.right)
 
 
 # Names that are also everyday English words: a careful reader knows "reading a lot" is not

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
@@ -120,6 +121,17 @@ _SINCE = re.compile(
 )
 
 
+_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=4096)
+def _date_prefix(text: str) -> str | None:
+    """The date a line starts with; transcripts repeat the same few, so it is read once."""
+    dates = find_dates(text)
+    return dates[0][2] if dates else None
+
+
+@lru_cache(maxsize=4096)
 def _classify_head(head: str, names: frozenset[str]) -> Speaker:
     key = head.strip().lower().replace("’", "'")
     if key in SUBJECT_SPEAKERS or key in names:
@@ -166,9 +178,8 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
         # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
         leading = _LEADING_DATE.match(raw[at:])
         if leading:
-            dates = find_dates(leading.group(0))
-            if dates:
-                own = dates[0][2]
+            own = _date_prefix(leading.group(0))
+            if own:
                 at += leading.end()
         rest = raw[at:]
         if rest.lstrip()[:1] in ("{", "[", "("):
@@ -198,7 +209,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
         match = _DATED_HEAD.match(rest) or _HEAD.match(rest) or _CHAT_HEAD.match(rest)
         if match:
             head = match.group(1).strip()
-            head_date = _HEAD_DATE.search(head)
+            head_date = _HEAD_DATE.search(head) if _DIGIT.search(head) else None
             if head_date and own is None:
                 found = find_dates(head_date.group(0))
                 own = found[0][2] if found else None
