@@ -374,6 +374,7 @@ class MentionContext:
         in_aside: The mention sits in brackets after another value's mention on its line.
         line_cased: The line has capitals anywhere (so a lower-case name is a common word).
         labelled: The line's content follows a label ("Home town: Reading").
+        until_next: The sentence after the mention up to the next value's mention.
         asked: Relation words the question asks about ("partner", "gf", …): a relation that
             is the asked-about slot names the value, not someone else.
     """
@@ -400,6 +401,7 @@ class MentionContext:
     line_cased: bool = True
     asked: frozenset[str] = frozenset()
     labelled: bool = False
+    until_next: str = ""
 
 
 def _last(pattern: re.Pattern[str], text: str) -> int:
@@ -491,7 +493,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", disregard.group(0)
     if m.in_aside:
         return "aside", "an aside about another value"
-    later = m.sentence[len(m.sentence_left) + len(m.phrase_raw) :]
+    # "… an iguana, then clarified that was a joke": owned as untrue later in the sentence,
+    # before any other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
+    later = m.until_next
     untrue = _UNTRUE_LATER.search(later) if len(later) > 3 else None
     if untrue:
         return "retracted", untrue.group(0)

@@ -3,9 +3,9 @@
 Forms understood: ``2027-03-01`` (with an optional ``T09:00`` or `` 09:00``), ``2027/03/01``,
 ``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027``, ``01.03.2027``
 (day first, the European order) and a bare month ``2027-03`` (read as its first
-day). Slash dates with the year last (``03/01/2027``) are ambiguous
-between day-first and month-first and are not read. A date without a year is not read either:
-ordering needs the year.
+day). Slash dates with the year last are read when one part cannot be a month
+(``18/09/2027``, ``09/18/2027``); ``03/01/2027`` is ambiguous and is not read. A date without
+a year is read only where the line's own date gives the year (:func:`find_yearless`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ DATE_PATTERN = re.compile(
     rf"|(?P<dmy>(?<!\d)(?P<d2>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m2>{_MONTH})\.?,?\s+(?P<y2>\d{{4}})(?!\d))"
     rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}}){_ORD},?\s+(?P<y3>\d{{4}})(?!\d))"
     rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))"
-    rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))",
+    rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))"
+    rf"|(?P<slash>(?<![\d/])(?P<a6>\d{{1,2}})/(?P<b6>\d{{1,2}})/(?P<y6>\d{{4}})(?!\d))",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\d{4}")
@@ -66,6 +67,14 @@ def _from_match(match: re.Match[str]) -> str | None:
         return _iso(match.group("y2"), _MONTHS[match.group("m2").lower()], match.group("d2"))
     if match.group("mdy"):
         return _iso(match.group("y3"), _MONTHS[match.group("m3").lower()], match.group("d3"))
+    if match.group("slash"):
+        # Day first or month first: read only when one of the two cannot be a month.
+        first, second = int(match.group("a6")), int(match.group("b6"))
+        if first > 12 >= second:
+            return _iso(match.group("y6"), second, str(first))
+        if second > 12 >= first:
+            return _iso(match.group("y6"), first, str(second))
+        return None
     if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
         return _iso(match.group("y5"), match.group("m5"), "1")
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))

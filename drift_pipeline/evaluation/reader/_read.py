@@ -271,9 +271,18 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
         for phrase in _phrases(probe.candidates)
         if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
     ]
+    names = _names(probe.subject_names)
+    if not present and _RECORD_HINT.search(context):
+        # Records are read as rendered sentences ("weight_lb": 66 → "weight 66 lb"), where a
+        # value may be spelled as it is not in the raw text.
+        rendered = _prepare(context, names).joined
+        present = [
+            phrase
+            for phrase in _phrases(probe.candidates)
+            if _bounded(phrase.key, rendered)
+        ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
-    names = _names(probe.subject_names)
     prepared = _prepare(context, names)
     hits: dict[int, list[tuple[int, int, int, str]]] = {}
     for phrase in present:
@@ -291,6 +300,9 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     mentions.extend(_taken_back(prepared, mentions, hits))
     mentions.sort(key=lambda m: m.order)
     return _conclude(probe, mentions, "")
+
+
+_RECORD_HINT = re.compile(r"[{}]|-->|\]->")
 
 
 def _line_mentions(
@@ -352,6 +364,7 @@ def _line_mentions(
             sentence=lower[s_start:s_end],
             next_sentence=next_sentence,
             tail=lower[end : min(s_end, next_start)].split(";")[0],
+            until_next=lower[end : min(s_end, next_start)],
             speaker=speaker,
             phrase_raw=folded[start:end],
             phrase_given=phrase,

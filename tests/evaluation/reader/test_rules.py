@@ -230,3 +230,18 @@ def test_a_question_can_presuppose_the_subject_s_fact() -> None:
     context = "user: Which pharmacies near my flat in Leeds are open late?"
     assert _credited(context, _value("Leeds"))
     assert not _credited("user: Are pharmacies in Leeds open late?", _value("Leeds"))
+
+
+def test_a_slash_date_is_read_only_when_one_part_cannot_be_a_month() -> None:
+    assert [d[2] for d in find_dates("Sat 18/09/2027 and 09/18/2027")] == ["2027-09-18"] * 2
+    assert find_dates("03/01/2027") == []
+
+
+def test_a_value_spelled_only_in_a_record_s_rendering_is_found() -> None:
+    weight = _value("30 kg", question="How much does Priya's dog weigh?", others=[["20 kg"]])
+    assert _credited('{"entity": "Priya", "dog": {"weight_lb": 66}}', weight)
+
+
+def test_a_mistake_owned_later_belongs_to_the_nearest_value_before_it() -> None:
+    context = "correction: lives in Leeds (user: 'I typed York by mistake')"
+    assert read_context(context, _value("Leeds", others=[["York"]])).answer == "Leeds"
