@@ -163,6 +163,7 @@ class _Scanned:
 
     text: str
     runs: frozenset[str]
+    records: bool = False  # holds JSON objects or graph edges (read as rendered sentences)
 
 
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
@@ -182,7 +183,8 @@ def _scan(context: str) -> _Scanned:
     # A plural stands for its singular too ("matcha lattes" mentions "matcha latte"); the
     # set holds each distinct word once, so this costs little even on a long context.
     singulars = {run[:-1] for run in runs if run.endswith("s") and len(run) > 2}
-    return _Scanned(text, runs | singulars)
+    records = "{" in text or "-->" in text or "]->" in text
+    return _Scanned(text, runs | singulars, records)
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,7 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
         if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
     ]
     names = _names(probe.subject_names)
-    if not present and _RECORD_HINT.search(context):
+    if not present and scanned.records:
         # Records are read as rendered sentences ("weight_lb": 66 → "weight 66 lb"), where a
         # value may be spelled as it is not in the raw text.
         rendered = _prepare(context, names).joined
@@ -302,9 +304,6 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     return _conclude(probe, mentions, "")
 
 
-_RECORD_HINT = re.compile(r"[{}]|-->|\]->")
-
-
 def _line_mentions(
     prepared: _Prepared,
     number: int,
@@ -330,6 +329,7 @@ def _line_mentions(
         kept.append((start, end, owner, phrase))
     clauses = split_clauses(lower)
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
+    line_cased = _names_cased(folded)
     mentions: list[Mention] = []
     previous_end: dict[int, int] = {}
     for position, (start, end, owner, phrase) in enumerate(kept):
@@ -370,14 +370,14 @@ def _line_mentions(
             phrase_given=phrase,
             raw_sentence_left=folded[s_start:start],
             weak=" " not in phrase.strip() and " " in candidate.value.strip(),
-            negative_value=bool(_negators().search(normalise(candidate.value))),
+            negative_value=_negative_value(candidate.value),
             line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
             other_name_at=other_at,
             addressed=bool(names & _runs_of(lower[s_start:s_end])),
             sentence_start=not folded[s_start:start].strip(" \"'*-•"),
             narrated=bool(line.head) and line.head in names,
             in_aside=_in_aside(lower, start, kept[:position]),
-            line_cased=_names_cased(folded),
+            line_cased=line_cased,
             labelled=speaker == "note" and bool(line.head),
             asked=asked,
         )
@@ -567,7 +567,18 @@ def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
 
 
 def _in_candidates(word: str, probe: ReaderProbe) -> bool:
-    return any(word in normalise(p).split(" ") for c in probe.candidates for p in c.phrases)
+    return word in _candidate_words(probe.candidates)
+
+
+@lru_cache(maxsize=4096)
+def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
+    return frozenset(w for c in candidates for p in c.phrases for w in normalise(p).split(" "))
+
+
+@lru_cache(maxsize=4096)
+def _negative_value(value: str) -> bool:
+    """Whether the value's own wording negates ("does not drink alcohol")."""
+    return bool(_negators().search(normalise(value)))
 
 
 def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
