@@ -131,7 +131,8 @@ _WEAK_HYPO = re.compile(
     r"intend\w*|wants? to|wanted to|love to|going to|gonna|about to|apply\w*|applied|"
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
     r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
-    r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution)\b"
+    r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution|"
+    r"leaning|tempted by|not sure|unsure)\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
 _PLANNED = re.compile(
@@ -147,7 +148,8 @@ _WHEN_FUTURE = re.compile(
 )
 _RIGHT_MODAL = re.compile(r"^\W*(?:would|could|might|may|sounds|seems|looks)\b")
 _VISIT = re.compile(
-    r"\b(?:visit\w*|trip|holiday|vacation|weekend|travel\w*|fly\w*|flew|stopover|layover|"
+    r"\b(?:trial|one-off|taster|day pass|guest pass|visit\w*|trip|holiday|vacation|weekend|"
+    r"travel\w*|fly\w*|flew|stopover|layover|"
     r"conference|tour\w*|stay\w* (?:in|at) a hotel|passing through|day out|heading (?:up |down |"
     r"over |back )?to|test[- ]dr\w*|tried out|borrowed|rented|hired a)\b"
 )
@@ -166,7 +168,8 @@ _NEGATION = re.compile(
 )
 _RETRACT_WINDOW = re.compile(
     r"\b(?<!getting )(?<!get )(?<!got )used to\b|\b(?:formerly|previously|former|previous|"
-    r"prior|ex-|back when|initially|originally|at first|"
+    r"prior|ex-|back when|initially|originally|at first|cancell?ed(?: my)?|terminated|"
+    r"closed my|ended my|"
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
@@ -179,7 +182,8 @@ _RETRACT_WINDOW = re.compile(
 _PAST_TIME = re.compile(
     r"\b(?:when (?:i|we) (?:was|were) (?:a |an |still )?(?:kid|child|teen\w*|student|young|"
     r"little|younger|small|at (?:school|uni|university|college))|as (?:a |an )?(?:kid|child|"
-    r"teen\w*|student|youngster)|growing up|in (?:college|high school|uni|university|school)|"
+    r"teen\w*|student|youngster)|(?<!is )(?<!are )(?<!'s )(?<!'re )growing up|"
+    r"in (?:college|high school|uni|university|school)|"
     r"back in (?:the day|college|school|\d{4})|in my (?:twenties|teens|thirties|20s|30s))\b"
 )
 # The value told off as a joke or to be forgotten: "forget what I said about Bobby".
@@ -239,6 +243,15 @@ _AHEAD_VERB_MONTH = re.compile(
     rf"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
     rf"beginning|start|starts|move|join)\b[^.;]*\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
 )
+_FOR_A_WHILE = re.compile(
+    r"^\s*for (?:a|an|one|two|three|four|five|a few|a couple of|several|\d+) "
+    r"(?:days?|weeks?|months?|years?|while)\b"
+)
+_HAD = re.compile(r"\b(?<!'ve )(?<!have )(?<!has )(?<!'d )had\b")
+_AHEAD_VERB = re.compile(
+    r"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
+    r"beginning|start|starts|move|join)\b"
+)
 _BEEN = re.compile(
     r"\b(?:since|ago|last|already|been|yesterday|today|this morning|finally|did|now)\b"
 )
@@ -260,7 +273,8 @@ _PAST_STATE = re.compile(
     r"transferred|moved|just|finally|officially))"
 )
 _RIGHT_RETRACT = re.compile(
-    r"^[\s,.;:!()-]*(?:not anymore|not any more|no more\b|anymore|any more|no longer\b|"
+    r"^\s*no more\b|"  # "vegan no more"; after a pause it is a limit ("£1,200, no more")
+    r"^[\s,.;:!()-]*(?:not anymore|not any more|anymore|any more|no longer\b|"
     r"is over|is history|is behind me|days are over|is a thing of the past|→|->|=>|⇒|"
     r"(?:feels |felt |seems |was )?(?:like )?(?:ages|years|months|a lifetime|long) ago)"
 )
@@ -544,7 +558,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         stretch = _STRETCH_BREAK.split(after_agent)[-1]
         weak = _WEAK_HYPO.search(stretch[len(_agent_token(stretch)) :])
         modal_agent = stretch == after_agent and _MODAL_AGENT.match(_agent_token(after_agent))
-        if weak or (agent >= 0 and modal_agent):
+        # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
+        # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
+        own_step = m.speaker == "assistant" and m.line_has_ack and first >= 0
+        if (weak or (agent >= 0 and modal_agent)) and not own_step:
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
         if right and _RIGHT_MODAL.search(right):
             return "hypothetical", m.right.split()[0]
@@ -557,7 +574,14 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         # married …"); what is already so is said next to the value ("back in Madrid now,
         # work tomorrow").
         clause = m.left + " " + m.right
-        ahead = _AHEAD.search(clause) or _AHEAD_VERB_MONTH.search(clause)
+        # A verb of change before the value with a month ahead ("starting at Airbnb in
+        # September"); after the value the verb is the value's own doing ("my daughter Layla
+        # starts school in September").
+        ahead = _AHEAD.search(clause) or (
+            _AHEAD_VERB_MONTH.search(m.left + m.phrase_raw.lower() + m.right)
+            if _AHEAD_VERB.search(m.left)
+            else None
+        )
         if ahead and not _BEEN.search(_comma_part(m.left, m.right)):
             return "hypothetical", f"a change still ahead ({ahead.group(0)})"
         # "going pescatarian after the holidays": a change announced, not yet made.
@@ -590,10 +614,13 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         past = None
     if past:
         return "retracted", f"past state ({past.group(0)})"
+    # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
+    if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
+        return "retracted", "past state (had … for a while)"
     past_time = _PAST_TIME.search(m.left + " " + m.right)
     if past_time:
         return "retracted", f"a time that is over ({past_time.group(0)})"
-    opens = not _FILLER.sub("", m.left)
+    opens = not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
     if opens and right and _PAST_RIGHT.search(right):
         return "retracted", "past state (value was)"
     if not m.negative_value and right and _FINE_RIGHT.search(right):
@@ -613,7 +640,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             or (right and _YOU_RIGHT.search(right))
         ):
             return "asserted", "assistant restates the subject's statement"
-        if first < 0 and third < 0 and m.line_has_ack:
+        if third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
         return "not_about_subject", "the assistant's own words"
     if third > first or _FOR_OTHER.search(m.right):

@@ -32,6 +32,7 @@ from drift_pipeline.textmatch import normalise
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
+from ._records import RELATIONS
 from ._segment import Line, segment
 
 
@@ -429,7 +430,7 @@ _RELATION_KINDS = (
 def _asked_relations(question: str) -> frozenset[str]:
     """Relation words the question asks about, with their everyday synonyms."""
     words = _runs_of(question.lower())
-    found: set[str] = set()
+    found: set[str] = set(words & RELATIONS)
     for kind in _RELATION_KINDS:
         if words & kind:
             found |= kind

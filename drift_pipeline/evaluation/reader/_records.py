@@ -17,7 +17,7 @@ from typing import Any
 
 from ._dates import find_dates
 
-__all__ = ["render_record"]
+__all__ = ["RELATIONS", "render_record"]
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -43,7 +43,8 @@ _CONTAINER_KEYS = _word_set(
 _QUALIFIER_KEYS = _word_set("status modality type kind mood certainty confidence polarity")
 _PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
 _OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
-_RELATIONS = _word_set(
+# Words that name a person by their relation to someone.
+RELATIONS = _word_set(
     "wife husband partner spouse girlfriend boyfriend mother father mum mom dad sister brother "
     "sibling son daughter child children kid kids friend colleague coworker boss manager "
     "cousin aunt uncle grandmother grandfather grandma grandpa niece nephew flatmate roommate "
@@ -71,7 +72,7 @@ def _date_of(value: Any) -> str | None:
 def _owner_of_key(key: str, owner: str) -> str | None:
     """The person a nested record belongs to, when its key names one ("Xiomara_husband")."""
     parts = _words(key).split(" ")
-    if parts[-1] in _RELATIONS:
+    if parts[-1] in RELATIONS:
         if len(parts) > 1:
             return f"{' '.join(key.replace('_', ' ').split()[:-1])}'s {parts[-1]}"
         return f"{owner}'s {parts[-1]}" if owner else f"the {parts[-1]}"
@@ -127,7 +128,7 @@ def _render(
     kind = next(
         (str(obj[k]).lower() for k in ("type", "relation", "relationship") if k in obj), ""
     )
-    if kind in _RELATIONS:
+    if kind in RELATIONS:
         owner = f"{owner}'s {kind}" if owner else f"the {kind}"
     closed: str | None = None
     parts: list[str] = []
@@ -139,7 +140,7 @@ def _render(
     # A triple: {"subject": …, "predicate": "works_at", "object": …}.
     predicate = next((k for k in _PREDICATE_KEYS if isinstance(obj.get(k), str)), None)
     target = next((k for k in _OBJECT_KEYS if _scalar(obj.get(k)) is not None), None)
-    if predicate and target and kind not in _RELATIONS:
+    if predicate and target and kind not in RELATIONS:
         parts.append(f"{_words(obj[predicate])} {_scalar(obj[target])}")
         used.update((predicate, target))
     for key, value in ordered:
@@ -147,7 +148,7 @@ def _render(
             continue
         if key in _OWNER_KEYS and isinstance(value, str) and value.strip() == owner:
             continue
-        if key in ("type", "relation", "relationship") and kind in _RELATIONS:
+        if key in ("type", "relation", "relationship") and kind in RELATIONS:
             continue
         key_date = _date_of(key)
         if key_date:  # {"2027-01-04": "rent budget $2,500"}: a date used as a key

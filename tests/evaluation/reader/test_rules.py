@@ -245,3 +245,34 @@ def test_a_value_spelled_only_in_a_record_s_rendering_is_found() -> None:
 def test_a_mistake_owned_later_belongs_to_the_nearest_value_before_it() -> None:
     context = "correction: lives in Leeds (user: 'I typed York by mistake')"
     assert read_context(context, _value("Leeds", others=[["York"]])).answer == "Leeds"
+
+
+def test_a_verb_of_change_must_come_before_the_value_to_make_it_a_plan() -> None:
+    daughter = _value("Layla", question="What is the name of Priya's daughter?")
+    assert _credited("user: my daughter Layla starts school in September", daughter)
+    assert not _credited("user: my niece Layla starts school in September", daughter)
+
+
+def test_an_assistant_acknowledging_a_constraint_restates_it() -> None:
+    shellfish = _value("shellfish", question="What is Priya allergic to?")
+    assert _credited("assistant: Got it, Priya - I'll avoid shellfish in every recipe.", shellfish)
+    assert not _credited("assistant: Shellfish allergies are common in adults.", shellfish)
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("user: Layla turned 5 today, my little girl is growing up so fast", True),
+        ("user: rent cap twelve hundred pounds, no more", True),
+        ("user: cancelled my Kestrel Aerospace contract, too far", False),
+        ("- 2027-02-14: one-off trial at Kestrel Aerospace", False),
+    ],
+)
+def test_words_that_look_like_cues_but_are_not(context: str, credited: bool) -> None:
+    asked = {
+        "Layla": _value("Layla", question="What is the name of Priya's daughter?"),
+        "rent": _value("£1,200", question="What is Priya's rent budget?"),
+    }
+    which = "Layla" if "Layla" in context else "rent" if "rent" in context else ""
+    reading_probe = asked.get(which, probe())
+    assert _credited(context, reading_probe) is credited
