@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["DATE_PATTERN", "DATE_TEXT", "find_dates", "find_yearless", "parse_date"]
+__all__ = [
+    "DATE_PATTERN",
+    "DATE_TEXT",
+    "find_dates",
+    "find_relative",
+    "find_yearless",
+    "parse_date",
+]
 
 _MONTHS = {
     name: number
@@ -99,6 +106,39 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
         if iso is not None:
             found.append((match.start(), match.end(), iso))
     return found
+
+
+_RELATIVE = re.compile(
+    r"\b(?P<word>tomorrow|tmrw|yesterday)\b|\b(?:on )?the (?P<day>\d{1,2})(?:st|nd|rd|th)\b"
+    r"(?!\s+of\b)",
+    re.IGNORECASE,
+)
+
+
+def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
+    """Dates given relative to the line's own date ``today`` (ISO).
+
+    "tomorrow", "yesterday", and "on the 9th" (this month, or the next when the day has passed).
+    """
+    try:
+        base = date.fromisoformat(today)
+    except ValueError:
+        return []
+    found = []
+    for match in _RELATIVE.finditer(text):
+        word = (match.group("word") or "").lower()
+        if word:
+            shift = -1 if word == "yesterday" else 1
+            found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
+            continue
+        day = int(match.group("day"))
+        year, month = base.year, base.month
+        if day < base.day:
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        iso = _iso(str(year), month, str(day))
+        if iso is not None:
+            found.append((match.start(), match.end(), date.fromisoformat(iso)))
+    return [(start, end, day.isoformat()) for start, end, day in found]
 
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
-from ._dates import find_dates, find_yearless
+from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
 from ._segment import Line, segment
@@ -389,7 +389,7 @@ def _line_mentions(
         if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
             frame, cue = "other_topic", "a view on another topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
-        clause_dates = _attached_dates(folded, c_start, c_end, start, known[:4])
+        clause_dates = _attached_dates(folded, c_start, c_end, start, known)
         clause_date = clause_dates[0][2] if clause_dates else None
         if frame == "retracted" and clause_dates:
             clause_date = clause_dates[-1][2]  # "valid 2027-01 to 2027-06": it ended at the end
@@ -442,17 +442,20 @@ _PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
 
 
 def _attached_dates(
-    folded: str, c_start: int, c_end: int, at: int, year: str = ""
+    folded: str, c_start: int, c_end: int, at: int, known: str = ""
 ) -> list[tuple[int, int, str]]:
     """Dates attached to the mention at ``at``.
 
     Those of its clause, and when the clause joins several dated parts ("the pre-op is on
     2027-09-20 and the surgery on 2027-09-27"), only those of the part that holds the mention.
-    A day and month without a year ("started on Feb 1") takes the year of the line's date.
+    A day and month without a year ("started on Feb 1") takes the year of the line's date, and
+    "tomorrow" or "on the 9th" are read from the line's own date.
     """
     dates = find_dates(folded[c_start:c_end])
-    if not dates and year:
-        dates = find_yearless(folded[c_start:c_end], year)
+    if not dates and known:
+        dates = find_yearless(folded[c_start:c_end], known[:4])
+    if not dates and known:
+        dates = find_relative(folded[c_start:c_end], known)
     if len(dates) < 2:
         return dates
     part_start = c_start

@@ -8,6 +8,7 @@ from drift_pipeline.evaluation.reader import (
     ReaderProbe,
     expand_phrases,
     find_dates,
+    find_relative,
     judge_reading,
     read_context,
 )
@@ -276,3 +277,11 @@ def test_words_that_look_like_cues_but_are_not(context: str, credited: bool) -> 
     which = "Layla" if "Layla" in context else "rent" if "rent" in context else ""
     reading_probe = asked.get(which, probe())
     assert _credited(context, reading_probe) is credited
+
+
+def test_relative_days_are_read_from_the_line_s_own_date() -> None:
+    started = probe(question="When did Rhiannon start at Lumen?", **TEMPORAL)
+    assert read_context("[2027-01-31] user: I start at Lumen tomorrow", started).date is None
+    context = "[2027-02-02] user: joined Lumen yesterday, the team is lovely"
+    assert read_context(context, started).date == "2027-02-01"
+    assert find_relative("dentist on tuesday the 9th", "2027-11-02")[0][2] == "2027-11-09"
