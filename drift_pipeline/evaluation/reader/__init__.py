@@ -16,7 +16,7 @@ from ._check import (
     load_context_set,
     score_reader,
 )
-from ._dates import find_dates, parse_date
+from ._dates import find_dates, find_relative, find_yearless, parse_date
 from ._lexicon import LEXICON_GROUPS, expand_phrases
 from ._probe import Candidate, ProbeKind, ReaderOption, ReaderProbe, Role
 from ._read import READER_NAME, READER_VERSION, Mention, Reading, read_context
@@ -40,6 +40,8 @@ __all__ = [
     "context_item",
     "expand_phrases",
     "find_dates",
+    "find_relative",
+    "find_yearless",
     "judge_reading",
     "load_context_set",
     "parse_date",

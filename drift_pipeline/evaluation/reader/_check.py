@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._probe import ReaderProbe
-from ._read import Reading, read_context
+from ._read import READER_NAME, READER_VERSION, Reading, read_context
 from ._verdict import judge_reading
 
 __all__ = [
@@ -97,18 +97,39 @@ def context_item(record: Any, where: str) -> ContextItem:
         raise ValueError(f"{where}: label {record['label']!r} is not accept or reject")
     kind = record["kind"]
     aliases = _strings(record["aliases"], "aliases", where)
-    deprecated = _strings(record["deprecated"], "deprecated", where)
-    evidence = _strings(record.get("evidence_terms", []), "evidence_terms", where)
-    if kind == "temporal" and not evidence:
-        raise ValueError(f"{where}: a temporal item needs evidence_terms (the changed value)")
     groups: dict[str, list[list[str]]] = {}
     for name in ("decoys", "others"):
         value = record.get(name, [])
         if not isinstance(value, list):
             raise ValueError(f"{where}: {name} must be a list of lists of strings")
         groups[name] = [_strings(v, name, where) for v in value]
+    # ``deprecated`` is one value's spellings, or (as some writers give it) a list of values
+    # each with its spellings: the first is the replaced value, any further ones are other
+    # values of the slot.
+    old = record["deprecated"]
+    if isinstance(old, list) and old and all(isinstance(v, list) for v in old):
+        old_groups = [_strings(v, "deprecated", where) for v in old]
+        deprecated = old_groups[0]
+        groups["others"] = [*groups["others"], *old_groups[1:]]
+    else:
+        deprecated = _strings(old, "deprecated", where)
+    evidence = _strings(record.get("evidence_terms", []), "evidence_terms", where)
+    if kind == "temporal" and not evidence:
+        evidence = event_terms(str(record["question"]), str(record.get("subject", "")))
+        if not evidence:
+            raise ValueError(f"{where}: a temporal item needs evidence_terms (the changed value)")
     options = record.get("options", [])
-    if kind == "action" and (not isinstance(options, list) or not options):
+    if kind == "action" and not options:
+        # Options not spelled out: one per value, the reference's the right one, and a
+        # no-memory default that leaves the value out.
+        options = [
+            {"text": str(record["reference"]), "terms": aliases or [str(record["reference"])],
+             "utility": 1},
+            *({"text": v[0], "terms": v, "utility": -1} for v in groups["others"] if v),
+            {"text": "Ask first", "terms": [], "utility": 0},
+        ]
+        record = {**record, "correct_option": 0, "default_option": len(options) - 1}
+    if kind == "action" and not isinstance(options, list):
         raise ValueError(f"{where}: an action item needs options")
     row = {
         "probe_id": str(record["id"]),
@@ -138,6 +159,31 @@ def context_item(record: Any, where: str) -> ContextItem:
         str(record["id"]), str(record["category"]), kind, str(record["context"]),
         record["label"], probe,
     )
+
+
+_QUESTION_TEXT: Final = (
+    "when what which who whom whose where why how did does do is was were are will has have had "
+    "the a an his her their its they them he she on at in to of for from by with date day "
+    "last first tell told you about change changed new get got go went start started move "
+    "moved run ran learn begin began say said"
+)
+_QUESTION_WORDS: Final = frozenset(_QUESTION_TEXT.split(" "))
+
+
+def event_terms(question: str, subject: str) -> list[str]:
+    """The event a temporal question asks about, from its words, when an item does not say.
+
+    The proper names in the question other than the subject's ("When did Ruben start at
+    Lidl?" → ``Lidl``), else its remaining content words ("When is Mei's wedding?" →
+    ``wedding``).
+    """
+    names = {w.lower() for w in subject.split()}
+    words = [w.strip("?.,!'\"") for w in question.replace("'s ", " ").split()]
+    words = [w for w in words if w and w.lower() not in names]
+    proper = [w for w in words[1:] if w[:1].isupper()]
+    if proper:
+        return [" ".join(proper), *proper] if len(proper) > 1 else proper
+    return [w for w in words if w.lower() not in _QUESTION_WORDS and len(w) > 2]
 
 
 def load_context_set(path: Path | None = None) -> list[ContextItem]:
@@ -290,7 +336,9 @@ Reader = Callable[[str, ReaderProbe], Reading]
 
 
 def score_reader(
-    items: Sequence[ContextItem], reader: Reader = read_context, name: str = "careful@1"
+    items: Sequence[ContextItem],
+    reader: Reader = read_context,
+    name: str = f"{READER_NAME}@{READER_VERSION}",
 ) -> ContextReport:
     """Read every item's context with ``reader``, judge it, and compare with the labels.
 

@@ -47,6 +47,8 @@ Frame = Literal[
     "third_party",
     "not_about_subject",
     "generic_word",
+    "aside",
+    "vague",
 ]
 _D = DATE_TEXT
 
@@ -67,6 +69,7 @@ _THIRD = re.compile(
     rf"(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     rf"|\b[a-z]+'s\s+(?:[a-z'-]+\s+){{0,2}}?{_REL}\b"
     r"|\b(?:someone|somebody|people|everyone|everybody|nobody|no one|folks|they say)\b"
+    rf"|^\W*{_REL}\b(?!\s*[:=])"
 )
 # The value goes to someone else: "an oat flat white for my manager".
 _FOR_OTHER = re.compile(
@@ -90,11 +93,14 @@ _SARCASM = re.compile(
     r"\b(?:oh sure|oh yeah|oh yes|oh great|oh joy|oh wonderful|oh totally|yeah right|yeah, right|"
     r"as if|said no one|said nobody|in my dreams|like that's going to happen|"
     r"like that'll happen|that'll be the day|what a joke|lol no|haha no|sure, jan|"
-    r"because that's so likely|not!)(?![\w'])|/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
+    r"because that's so likely|not!|great plan|what a treat|what fun|just what i needed|"
+    r"sure,? i'll just|yeah,? because|i'd sooner|over my dead body|not in a million years|"
+    r"in a million years)(?![\w'])|/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
 )
 _QUESTION_WORDS = re.compile(
     r"\b(?:i wonder|wondering|curious (?:about|whether|if)|do you know|any idea|"
-    r"what do you think|should i|is it worth|"
+    r"what do you think|should i|is it worth|query|queries|query log|search(?:ed|es)? for|"
+    r"user question|search history|"
     r"ask(?:s|ed|ing)? (?:about|how|whether|if|what|which|why|when|where|for|me about))\b"
 )
 _CAUSAL = re.compile(
@@ -112,18 +118,21 @@ _INSTRUCTION = re.compile(
 )
 _STANDING = re.compile(r"\b(?:from now on|from here on|going forward|from today|as usual)\b")
 _STRONG_HYPO = re.compile(
-    r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetically|in theory|"
+    r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|conditional|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
     r"in the future|hopefully)\b"
 )
+_CONDITIONS = frozenset({"if", "unless", "whether", "suppose", "supposing", "imagine", "what if"})
 _WEAK_HYPO = re.compile(
     r"\b(?:would|wouldn't|could|couldn't|might|may(?! \d)|maybe|perhaps|possibly|probably|"
     r"should|someday|some day|one day|eventually|in the future|hope|hoping|hopefully|tempted|"
     r"considering|consider|considered|thinking (?:of|about)|think about|plan|plans|planning|"
     r"intend\w*|wants? to|wanted to|love to|going to|gonna|about to|apply\w*|applied|"
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
-    r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating)\b"
+    r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
+    r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution|"
+    r"leaning|tempted by|not sure|unsure)\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
 _PLANNED = re.compile(
@@ -139,37 +148,133 @@ _WHEN_FUTURE = re.compile(
 )
 _RIGHT_MODAL = re.compile(r"^\W*(?:would|could|might|may|sounds|seems|looks)\b")
 _VISIT = re.compile(
-    r"\b(?:visit\w*|trip|holiday|vacation|weekend|travel\w*|fly\w*|flew|stopover|layover|"
+    r"\b(?:trial|one-off|taster|day pass|guest pass|visit\w*|trip|holiday|vacation|weekend|"
+    r"travel\w*|fly\w*|flew|stopover|layover|"
     r"conference|tour\w*|stay\w* (?:in|at) a hotel|passing through|day out|heading (?:up |down |"
     r"over |back )?to|test[- ]dr\w*|tried out|borrowed|rented|hired a)\b"
 )
 # A stay that the words after the value make temporary: "in Oslo for the long weekend".
 _VISIT_RIGHT = re.compile(
+    r"^\s*(?:trip|holiday|vacation|visit|getaway|city break|weekend away)\b|"
     r"^[\s,]*(?:just\s+|only\s+)?(?:for (?:the|a) (?:\w+ )?(?:weekend|week|trip|holiday|"
     r"vacation|visit|conference|few days|night)|on (?:holiday|vacation|a trip|business)|"
     r"to see (?:friends|family))"
 )
+# "no" followed by a pause or an interjection is an answer ("no, Cardiff", "wait no lol"),
+# not a negation of what follows.
 _NEGATION = re.compile(
-    r"\b(?:not|never|no|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
+    r"\b(?:not|never|nor|neither|hardly|barely|without|non|none)\b|n't\b|\bcannot\b"
+    r"|\bno\b(?!\s*[,.!?;:…—–-])(?!\s+(?:wait|lol|haha|sorry|worries|problem|way|doubt)\b)"
 )
 _RETRACT_WINDOW = re.compile(
-    r"(?<!getting )(?<!get )(?<!got )\bused to\b|\b(?:formerly|previously|former|ex-|back when|"
+    r"\b(?<!getting )(?<!get )(?<!got )used to\b|\b(?:formerly|previously|former|previous|"
+    r"prior|ex-|back when|initially|originally|at first|cancell?ed(?: my)?|terminated|"
+    r"closed my|ended my|"
     r"back then|in the past|no longer|not anymore|until recently|grew up|was born|last day at|"
     r"notice at|goodbye|bye|farewell|left|leaving|quit|quitting|resigned|gave up|give up|"
     r"stopped|done with|broke up|split from|instead of|rather than|replacing|replaced|"
-    r"in place of|no more|ditched|sold|selling|got rid of|returned|traded in|fired from|"
+    r"in place of|no more|ditched|sold|selling|got rid of|returned(?! to\b)|traded in|fired from|"
     r"laid off (?:from|by)|let go (?:from|by)|made redundant (?:at|from|by)|"
     r"moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
     r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
 )
+# A time of life that is over: "we had a greyhound when I was a kid".
+_PAST_TIME = re.compile(
+    r"\b(?:when (?:i|we) (?:was|were) (?:a |an |still )?(?:kid|child|teen\w*|student|young|"
+    r"little|younger|small|at (?:school|uni|university|college))|as (?:a |an )?(?:kid|child|"
+    r"teen\w*|student|youngster)|(?<!is )(?<!are )(?<!'s )(?<!'re )growing up|"
+    r"in (?:college|high school|uni|university|school)|"
+    r"back in (?:the day|college|school|\d{4})|in my (?:twenties|teens|thirties|20s|30s))\b"
+)
+# The value told off as a joke or to be forgotten: "forget what I said about Bobby".
+_DISREGARD = re.compile(
+    r"\b(?:disregard|ignore|forget|scratch)\b(?! (?:it|to)\b)|"
+    r"\b(?:joking|kidding|jk|was a joke|not serious)\b"
+)
+# A slip corrected right after it: "my husband Taro — sorry, Hiro".
+_SELF_CORRECTED = re.compile(
+    r"^[\s,.;:!()\-–—]*(?:sorry|i mean|i meant|no wait|wait,? no|er+|um+|correction|"
+    r"scratch that|actually,? no|oops|my bad)\b"
+)
+# The value as the subject of its own ending: "Halcyon let me go", "the Utrecht move fell
+# through", "Manchester contract ended".
+_ENDED_RIGHT = re.compile(
+    r"^[\s,]*(?:\w+\s+)?(?:let (?:me|him|her|us) go|"
+    r"(?:and (?:i|we) )?(?:broke up|split up|parted ways|went separate ways)|"
+    r"fired (?:me|him|her)|laid (?:me|him|her) off|"
+    r"dumped (?:me|him|her)|ended|is over|was over|fell through|(?:was|got|is) cancell?ed|"
+    r"cancell?ed|(?:was|got|is) called off|called off|didn't work out|did not work out|"
+    r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed)|"
+    r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last)\b"
+)
+# A past tense right after the value makes it the subject of a past state ("Accenture was
+# the old job", "berlin was fun but the winters …").
+# The value said to be no problem: "gluten's fine for me", "peanuts are weirdly fine".
+_FINE_RIGHT = re.compile(
+    r"^(?:'s|\s+(?:is|are))\s+(?:\w+\s+)?(?:fine|ok|okay|no problem|not a problem)\b"
+)
+_PAST_RIGHT = re.compile(
+    r"^[\s,]*(?:was|were|used to)\b(?!\s+(?:hired|offered|promoted|accepted|confirmed))"
+)
+# Someone else's reply or approach, not the subject's state: "Halcyon interviewed me",
+# "Halcyon Robotics is hiring".
+_APPROACH_RIGHT = re.compile(
+    r"^[\s,]*(?:\w+\s+)?(?:interviewed|rejected|turned down|ghosted|contacted|emailed|"
+    r"called|reached out|approached|is hiring|are hiring|was hiring|has (?:an? )?(?:opening|"
+    r"vacanc|role)\w*|wants? me|invited me)\b"
+)
+# A change still ahead, anywhere in the clause: "I start at Halcyon on the 1st of next month",
+# "going vegan from January", "picking up the puppy in 3 weeks".
+_MONTHS = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+)
+_DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_AHEAD = re.compile(
+    rf"\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter|quarter|term|semester|"
+    rf"weekend|{_DAYS}|{_MONTHS})|tomorrow|soon|in (?:a|an|one|two|three|four|five|six|a few|"
+    rf"a couple of|\d+) (?:days?|weeks?|months?|years?)|later this (?:week|month|year)|"
+    rf"this coming|the week after|from (?:next|{_DAYS}|{_MONTHS})\b|of next (?:week|month)|"
+    rf"start date|tbd|tbc|upcoming|not yet|yet to)\b"
+)
+# Progressive or bare forms that, with a month, speak of what is to come: "starting at Airbnb
+# in September".
+_AHEAD_VERB_MONTH = re.compile(
+    rf"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
+    rf"beginning|start|starts|move|join)\b[^.;]*\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
+)
+_FOR_A_WHILE = re.compile(
+    r"^\s*for (?:a|an|one|two|three|four|five|a few|a couple of|several|\d+) "
+    r"(?:days?|weeks?|months?|years?|while)\b"
+)
+_HAD = re.compile(r"\b(?<!'ve )(?<!have )(?<!has )(?<!'d )had\b")
+_AHEAD_VERB = re.compile(
+    r"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
+    r"beginning|start|starts|move|join)\b"
+)
+_BEEN = re.compile(
+    r"\b(?:since|ago|last|already|been|yesterday|today|this morning|finally|did|now)\b"
+)
+# A name frame: what stands before a place, employer or person when a word is used as a name.
+_NAME_FRAME = re.compile(
+    r"(?:\b(?:in|at|to|from|near|into|outside|around|for|with|joined|join|joining|left|leave|"
+    r"leaving|quit|moved|move|moving|relocated|based|live|lives|living|work|works|working|"
+    r"employer|company|city|town|hometown|called|named|name is)|[:=|])\s*$"
+)
+# What stands before a word used as an adjective or a common noun ("an apple", "really nice").
+_COMMON_FRAME = re.compile(
+    r"\b(?:a|an|the|some|any|every|each|another|my|your|his|her|our|their|this|that|so|"
+    r"really|very|too|pretty|quite|such|more|most|less|how|no)\s*$"
+)
 _PAST_STATE = re.compile(
-    r"(?<!'ve )(?<!have )(?<!has )(?<!'s )\b(?:was|were|lived|worked|studied|stayed|spent|"
+    r"\b(?<!'ve )(?<!have )(?<!has )(?<!'s )(?:was|were|lived|worked|studied|stayed|spent|"
     r"had been|used to be|played|owned|drove|attended)\b"
     r"(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|told|confirmed|given|"
     r"transferred|moved|just|finally|officially))"
 )
 _RIGHT_RETRACT = re.compile(
-    r"^[\s,.;:!()-]*(?:not anymore|not any more|no more\b|anymore|any more|no longer\b|"
+    r"^\s*no more\b|"  # "vegan no more"; after a pause it is a limit ("£1,200, no more")
+    r"^[\s,.;:!()-]*(?:not anymore|not any more|anymore|any more|no longer\b|"
     r"is over|is history|is behind me|days are over|is a thing of the past|→|->|=>|⇒|"
     r"(?:feels |felt |seems |was )?(?:like )?(?:ages|years|months|a lifetime|long) ago)"
 )
@@ -181,13 +286,21 @@ _TO_RIGHT = re.compile(r"^\s*(?:to|→|->|=>)\b|^\s*(?:→|->|=>)")
 _TAG_RETRACT = re.compile(
     r"\((?:outdated|superseded|obsolete|retracted|old|former|formerly|previous|previously|"
     r"stale|ended|expired|past|no longer)\b[^)]*\)|\[(?:outdated|superseded|obsolete|old|"
-    r"former|previous|stale|retracted)\]|\bno longer true\b|\bsuperseded\b|\bobsolete\b|"
-    rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
-    rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
-    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})"
+    r"former|previous|stale|retracted|withdrawn|deleted)\b[^\]]*\]|"
+    r"\bstatus\s*[=:]?\s*(?:withdrawn|retracted|deleted|cancell?ed)\b|"
+    r"\bno longer true\b|\bsuperseded\b|\bobsolete\b"
     r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former)\b|\bcurrent\s*[=:]\s*false\b",
     re.IGNORECASE,
 )
+# The tags that carry dates (a closed validity interval). Every date form the reader knows has
+# a four-digit year, so text without one skips this costlier pattern.
+_TAG_RETRACT_DATED = re.compile(
+    rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
+    rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
+    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})",
+    re.IGNORECASE,
+)
+_YEAR_DIGITS = re.compile(r"\d{4}")
 # A closed validity interval written before the value, as graph renderings do:
 # "(maria)-[WORKS_AT {valid_from: 2027-01-04, valid_to: 2027-03-01}]->(Kestrel)".
 _VALIDITY_CLOSED = re.compile(
@@ -202,7 +315,7 @@ _HEDGE = re.compile(
 )
 _CLAUSE_BREAK = re.compile(
     r";|:\s|\s[-–—]\s|,?\s+but\s|,\s*(?:though|although|whereas|while|so|yet)\s|\s+whereas\s|"
-    r",\s+and\s+(?=(?:i|i'm|we|my|now)\b)|\(|\)|\s+and\s+now\s"
+    r",\s+and\s+(?=(?:i|i'm|we|my|now)\b)|\(|\)|\s+and\s+now\s|\s+meanwhile\s"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\s+(?=/s\b)")
 # Words that may follow a one-word value without making it part of a compound ("vegan now",
@@ -270,6 +383,14 @@ class MentionContext:
         addressed: The sentence names the subject (an assistant talking to them).
         sentence_start: The mention opens its sentence.
         other_name_at: Where, in ``left``, another person named by name acts (−1: nowhere).
+        narrated: The line is a note headed by the subject's name ("Gus: renewed his lease"),
+            where he/she is the subject.
+        in_aside: The mention sits in brackets after another value's mention on its line.
+        line_cased: The line has capitals anywhere (so a lower-case name is a common word).
+        labelled: The line's content follows a label ("Home town: Reading").
+        until_next: The sentence after the mention up to the next value's mention.
+        asked: Relation words the question asks about ("partner", "gf", …): a relation that
+            is the asked-about slot names the value, not someone else.
     """
 
     left: str
@@ -289,6 +410,12 @@ class MentionContext:
     other_name_at: int
     addressed: bool = False
     sentence_start: bool = False
+    narrated: bool = False
+    in_aside: bool = False
+    line_cased: bool = True
+    asked: frozenset[str] = frozenset()
+    labelled: bool = False
+    until_next: str = ""
 
 
 def _last(pattern: re.Pattern[str], text: str) -> int:
@@ -298,12 +425,53 @@ def _last(pattern: re.Pattern[str], text: str) -> int:
     return last
 
 
-def _agents(left: str, speaker: str, other_name_at: int) -> tuple[int, int, int]:
+_ALNUM = re.compile(r"[^\W_]")
+_STRETCH_BREAK = re.compile(r"[,!]\s|\s[-–—]\s")
+_CAN_YOU = re.compile(
+    r"^\W*(?:(?:so|ok|okay|hey|and|also|please|actually),?\s+)*(?:can|could|would|will)\s+you\b"
+)
+_CLAUSE_PAUSE = re.compile(r"[,;!]|\s[-–—]\s")
+_PRESUPPOSED = re.compile(
+    r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$"
+    r"|\b(?:my|our)\s+\w+\s+(?:in|at|near)\s+(?:[\w-]+,\s+)?$"
+)
+# Small patterns used inside the rules, compiled once.
+_WORD = re.compile(r"[a-z]+")
+_COMPARED = re.compile(r"\b(?:than|compared (?:to|with)|versus|vs\.?)\s+$")
+_GOING = re.compile(r"\bgoing\s+(?:full\s+|fully\s+)?$")
+_STILL_NOW = re.compile(r"\b(?:now|still)\b")
+_FILLER = re.compile(r"\b(?:and|but|so|oh|ah|well|lol|ugh|no|yes|yeah)\b|\W")
+_PAUSE = re.compile(r"[,!?]|\s[-–—]\s")
+_TOKEN = re.compile(r"[\w']+")
+_QUANTIFIER_BEFORE = re.compile(r"\b(?:a|an|every|each|any|some|no|another)\s*$")
+_FOLLOWER = re.compile(r" ([a-z][\w'-]*)")
+_DEFINITE_BEFORE = re.compile(r"\b(?:the|this|that|these|those|our|their)\s*$")
+_LABEL_BEFORE = re.compile(r"[:=|]\s*[\"'(\[]*$")
+_BEING_AFTER = re.compile(r"^\s*(?:is|'s|has|was)\b")
+_DESCRIBES = re.compile(r"\b(?:is|am|i'm|im|'m|was|as|being|works as|working as)\s*$")
+
+
+def _agents(
+    left: str,
+    speaker: str,
+    other_name_at: int,
+    narrated: bool = False,
+    asked: frozenset[str] = frozenset(),
+) -> tuple[int, int, int]:
     """Positions of the last first-person, third-party and second-person agent in ``left``."""
-    third = max(_last(_THIRD, left), other_name_at)
-    masked = _THIRD.sub(lambda m: " " * len(m.group(0)), left)
+    third = other_name_at
+    found = list(_THIRD.finditer(left)) if left else []
+    for match in found:
+        if asked and asked & frozenset(_WORD.findall(match.group(0))):
+            continue  # the asked-about relation is the slot ("my gf Alex")
+        if _DESCRIBES.search(left, 0, match.start()):
+            continue  # "Rebekah is a teacher who lives in …": what the subject is
+        third = max(third, match.start())
+    masked = left
+    for match in found:  # blank the third-party phrases so their words are no agents
+        masked = masked[: match.start()] + " " * len(match.group(0)) + masked[match.end() :]
     first = _last(_FIRST, masked)
-    if speaker in ("subject", "other"):
+    if speaker in ("subject", "other") and not narrated:
         third = max(third, _last(_PRONOUN_THIRD, masked))
     you = _last(_YOU, masked)
     return first, third, you
@@ -312,15 +480,44 @@ def _agents(left: str, speaker: str, other_name_at: int) -> tuple[int, int, int]
 def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     """The frame of one mention and the cue that decided it."""
     m = mention
-    tag = (
-        _TAG_RETRACT.search(m.left + m.phrase_raw.lower() + m.tail)
-        or _VALIDITY_CLOSED.search(m.sentence_left)
-        or _VALIDITY_CLOSED.search(m.tail)
-    )
+    tagged = m.left + m.phrase_raw.lower() + m.tail
+    tag = _TAG_RETRACT.search(tagged)
+    if tag is None and _YEAR_DIGITS.search(tagged):
+        tag = _TAG_RETRACT_DATED.search(tagged)
+    if tag is None and _YEAR_DIGITS.search(m.sentence_left + m.tail):
+        tag = _VALIDITY_CLOSED.search(m.sentence_left) or _VALIDITY_CLOSED.search(m.tail)
     if tag:
         return "retracted", tag.group(0).strip()
     if m.speaker == "other":
         return "not_about_subject", "another speaker's line"
+    # Most mentions close their clause: the rules that read the words after the value are
+    # skipped when there are none (the reader runs on every probe of every cell).
+    right = m.right if _ALNUM.search(m.right) else ""
+    ended = (right and _ENDED_RIGHT.search(right)) or (
+        _ALNUM.search(m.tail) and _SELF_CORRECTED.search(m.tail)
+    )
+    if ended:
+        return "retracted", ended.group(0).strip(" ,.-–—")
+    disregard = _last_match(_DISREGARD, m.sentence_left)
+    if disregard and not _governs(m.sentence_left[disregard.end() :]):
+        disregard = None
+    if disregard is None and right:
+        disregard = _JOKE_RIGHT.search(right)
+    if disregard:
+        return "retracted", disregard.group(0)
+    if m.in_aside:
+        return "aside", "an aside about another value"
+    # "… an iguana, then clarified that was a joke": owned as untrue later in the sentence,
+    # before any other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
+    later = m.until_next
+    untrue = _UNTRUE_LATER.search(later) if len(later) > 3 else None
+    if untrue:
+        return "retracted", untrue.group(0)
+    if _COMPARED.search(m.left):
+        return "aside", "the other side of a comparison"
+    role = _ANOTHER_ROLE_RIGHT.search(right) if right else None
+    if role and not (m.asked and m.asked & frozenset(_WORD.findall(role.group(0)))):
+        return "aside", "named for another role"
     if _is_generic(m):
         return "generic_word", f"{m.phrase_raw!r} used as a common word"
     for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
@@ -330,64 +527,120 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     instruction = _INSTRUCTION.search(m.left) or (
         _REQUEST.search(m.sentence_left + m.phrase_raw.lower())
     )
-    if not instruction and _STANDING.search(m.sentence) and re.match(
-        r"^\W*(?:(?:so|ok|okay|hey|and|also|please|actually),?\s+)*(?:can|could|would|will)\s+you\b",
-        m.sentence,
-    ):
+    if not instruction and _STANDING.search(m.sentence) and _CAN_YOU.match(m.sentence):
         instruction = _STANDING.search(m.sentence)  # "Can you … from here on?" asks for a habit
-    if not instruction:
+    # A question can still presuppose the subject's own fact: "my parrot keeps plucking its
+    # feathers, vet or diet?", "a good climbing gym here in Denver?".
+    presupposed = _PRESUPPOSED.search(m.left)
+    if not instruction and not presupposed:
         if m.sentence.rstrip(" \"')]!.🙂😊").endswith("?") and not _CAUSAL.search(m.left):
             return "question", "asked, not stated"
-        asked = _QUESTION_WORDS.search(m.sentence_left)
+        asked = _QUESTION_WORDS.search(m.left)
         if asked:
             return "question", asked.group(0)
-    first, third, you = _agents(m.left, m.speaker, m.other_name_at)
+    first, third, you = _agents(m.left, m.speaker, m.other_name_at, m.narrated, m.asked)
     agent = max(first, third, you if m.speaker in ("assistant", "note") else -1)
     after_agent = m.left[agent:] if agent >= 0 else m.left
     window = m.window if len(m.window) < len(after_agent) else after_agent
     if not instruction:
-        strong = _STRONG_HYPO.search(m.left)
+        strong = _last_match(_STRONG_HYPO, m.left)
+        # A condition ends at its comma: "if I lived somewhere warmer I'd be happier lol,
+        # helsinki in feb is brutal" states Helsinki; the consequent of "If we moved,
+        # Edinburgh would be …" is caught by its modal.
+        if strong and strong.group(0) in _CONDITIONS and _CLAUSE_PAUSE.search(
+            m.left[strong.end() :]
+        ):
+            strong = None
         if strong:
             return "hypothetical", strong.group(0)
-        weak = _WEAK_HYPO.search(after_agent[len(_agent_token(after_agent)) :])
-        if weak or (agent >= 0 and _MODAL_AGENT.match(_agent_token(after_agent))):
+        # A modal reaches the value only within its stretch of the clause: in "if i lived
+        # somewhere warmer i'd be happier lol, helsinki in feb is brutal" it stops at the comma.
+        stretch = _STRETCH_BREAK.split(after_agent)[-1]
+        weak = _WEAK_HYPO.search(stretch[len(_agent_token(stretch)) :])
+        modal_agent = stretch == after_agent and _MODAL_AGENT.match(_agent_token(after_agent))
+        # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
+        # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
+        own_step = m.speaker == "assistant" and m.line_has_ack and first >= 0
+        if (weak or (agent >= 0 and modal_agent)) and not own_step:
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
-        if _RIGHT_MODAL.search(m.right):
+        if right and _RIGHT_MODAL.search(right):
             return "hypothetical", m.right.split()[0]
         when = _WHEN_FUTURE.search(m.left)
         if when:
             return "hypothetical", when.group(0)
-        if _PLANNED.search(after_agent) and _FUTURE_TIME.search(m.right):
+        if right and _PLANNED.search(after_agent) and _FUTURE_TIME.search(right):
             return "hypothetical", "a change still ahead"
-    visit = _VISIT.search(window) or _VISIT_RIGHT.search(m.right)
+        # The time may sit anywhere in the clause ("The wedding is next June, we're getting
+        # married …"); what is already so is said next to the value ("back in Madrid now,
+        # work tomorrow").
+        clause = m.left + " " + m.right
+        # A verb of change before the value with a month ahead ("starting at Airbnb in
+        # September"); after the value the verb is the value's own doing ("my daughter Layla
+        # starts school in September").
+        ahead = _AHEAD.search(clause) or (
+            _AHEAD_VERB_MONTH.search(m.left + m.phrase_raw.lower() + m.right)
+            if _AHEAD_VERB.search(m.left)
+            else None
+        )
+        if ahead and not _BEEN.search(_comma_part(m.left, m.right)):
+            return "hypothetical", f"a change still ahead ({ahead.group(0)})"
+        # "going pescatarian after the holidays": a change announced, not yet made.
+        going = _GOING.search(m.left)
+        if going and not _BEEN.search(clause):
+            return "hypothetical", "going (a change ahead)"
+    visit = _VISIT.search(window) or (right and _VISIT_RIGHT.search(right))
     if visit:
         return "visit", visit.group(0).strip()
     if not m.negative_value:
         negation = _NEGATION.search(window[len(_agent_token(window)) :]) if window else None
         if negation:
             return "negated", negation.group(0)
-    retraction = _RETRACT_WINDOW.search(window)
-    if retraction:
+    retraction = _last_match(_RETRACT_WINDOW, window)
+    # A retraction verb governs the words right after it, not a value past a comma
+    # ("I left in Feb, Halcyon Robotics now").
+    if retraction and _governs(window[retraction.end() :]):
         return "retracted", retraction.group(0)
-    if _FROM_TO.search(window) and _TO_RIGHT.search(m.right):
+    if right and _FROM_TO.search(window) and _TO_RIGHT.search(right):
         return "retracted", "from … to"
-    if _CORRECTED.search(m.right) or _CORRECTED_NEXT.search(m.next_sentence):
+    if (right and _CORRECTED.search(right)) or (
+        m.next_sentence and _CORRECTED_NEXT.search(m.next_sentence)
+    ):
         return "retracted", "corrected"
     if not m.negative_value and _RIGHT_RETRACT.search(m.right):
         return "retracted", m.right.strip()[:20]
     past = _PAST_STATE.search(window)
+    # "lived in Nice for 4 yrs now": a state that goes on is current.
+    if past and right and _STILL_NOW.search(right):
+        past = None
     if past:
         return "retracted", f"past state ({past.group(0)})"
+    # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
+    if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
+        return "retracted", "past state (had … for a while)"
+    past_time = _PAST_TIME.search(m.left + " " + m.right)
+    if past_time:
+        return "retracted", f"a time that is over ({past_time.group(0)})"
+    opens = not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
+    if opens and right and _PAST_RIGHT.search(right):
+        return "retracted", "past state (value was)"
+    if not m.negative_value and right and _FINE_RIGHT.search(right):
+        return "negated", "no problem for them"
+    approach = _APPROACH_RIGHT.search(right) if right else None
+    if approach:
+        return "hypothetical", approach.group(0).strip(" ,")
     if _AT_MINE.search(m.left):
         return "asserted", "the subject's own place"
+    partial = _PARTIAL_LEFT.search(m.left) or (right and _PARTIAL_RIGHT.search(right))
+    if partial:
+        return "vague", f"held in part ({partial.group(0).strip()})"
     if m.speaker == "assistant":
         if (
             (you >= 0 and you >= first and you >= third)
-            or (first < 0 and third < 0 and (_YOU.search(m.sentence) or m.addressed))
-            or (_YOU.search(m.right) and not _THIRD.search(m.right))
+            or (first < 0 and third < 0 and (_YOU.search(m.sentence_left) or m.addressed))
+            or (right and _YOU_RIGHT.search(right))
         ):
             return "asserted", "assistant restates the subject's statement"
-        if first < 0 and third < 0 and m.line_has_ack:
+        if third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
         return "not_about_subject", "the assistant's own words"
     if third > first or _FOR_OTHER.search(m.right):
@@ -395,9 +648,52 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     return "asserted", "stated as current"
 
 
+_YOU_RIGHT = re.compile(
+    r"^[\s,]*(?:(?:is|are|was) )?(?:where |what |which |that |who )?you\b"
+    r"|^[^.;?]*\b(?:since|because|as|now that) you\b"
+)
+# The value named for another role: "Bristol is where I work", "Taro's my brother".
+_ANOTHER_ROLE_RIGHT = re.compile(
+    r"^(?:'s|\s+is)\s+(?:just\s+)?(?:where|what|who|my|his|her|our|their)\b"
+    r"(?![^.;,]*\b(?:now|i am|i'm|i live|home)\b)([^.;,]*)"
+)
+# Told off as untrue later in the sentence: "… an iguana, then clarified that was a joke".
+_UNTRUE_LATER = re.compile(
+    r"\b(?:a joke|joking|kidding|jk|not true|made (?:it|that) up|a prank|april fools?'?|"
+    r"by mistake|a typo|mistyped|in error)\b"
+)
+_JOKE_RIGHT = re.compile(r"^[\s,.!]*(?:lol |haha |lmao )?(?:jk|just kidding|kidding|joking)\b")
+# A value held only in part: "mostly vegan", "plant-based at home mostly", "vegan-ish".
+_PARTIAL_LEFT = re.compile(
+    r"\b(?:mostly|mainly|largely|almost|nearly|partly|semi|kind of|sort of|kinda|sorta|"
+    r"more or less|trying to be|try to be|flexi\w*)\s+(?:\w+\s+)?$"
+)
+_PARTIAL_RIGHT = re.compile(
+    r"^(?:-ish|ish)\b|^[^.;]{0,25}\b(?:mostly|mainly|most of the time|sometimes|"
+    r"on weekdays|on weekends|when i can|ish)\s*(?:[,.;!)]|$)"
+)
+
+
+def _comma_part(left: str, right: str) -> str:
+    """The stretch of a clause around a mention between the commas on either side of it."""
+    return left[left.rfind(",") + 1 :] + " " + right.split(",")[0]
+
+
+def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    last = None
+    for match in pattern.finditer(text):
+        last = match
+    return last
+
+
+def _governs(gap: str) -> bool:
+    """Whether a cue ending before ``gap`` still governs the value after it."""
+    return not _PAUSE.search(gap) and len(gap.split()) <= 5
+
+
 def _agent_token(text: str) -> str:
     """The agent word ``text`` starts with (empty when it does not start with one)."""
-    match = re.match(r"[\w']+", text)
+    match = _TOKEN.match(text)
     if match and (_FIRST.fullmatch(match.group(0)) or _YOU.fullmatch(match.group(0))):
         return match.group(0)
     return ""
@@ -408,11 +704,13 @@ def _is_generic(m: MentionContext) -> bool:
     if " " in given.strip() or not given:
         return False
     raw = m.phrase_raw
-    if m.weak and re.search(r"\b(?:a|an|every|each|any|some|no|another)\s*$", m.left):
+    if given[:1].isupper() and not m.weak and not any(c.isdigit() for c in given):
+        return _common_use(m)
+    if m.weak and _QUANTIFIER_BEFORE.search(m.left):
         return True  # "a kestrel", "a window": a shortened name turned common noun
     if given[:1].isupper() and raw.islower() and any(c.isupper() for c in m.raw_sentence_left):
         return True  # "Kestrel" the company vs "a kestrel" the bird, in a cased sentence
-    follower = re.match(r" ([a-z][\w'-]*)", m.right)
+    follower = _FOLLOWER.match(m.right)
     if follower is None or follower.group(1) in _FUNCTION_WORDS:
         return False
     # "kestrel nesting boxes": a short alias run into a common noun. Capitals in mid-sentence
@@ -420,6 +718,47 @@ def _is_generic(m: MentionContext) -> bool:
     # that opens its sentence can be the common word.
     # After a definite determiner a one-word value names a kind of thing ("the Go services",
     # "the Lisbon office"), not the value itself.
-    if re.search(r"\b(?:the|this|that|these|those|our|their)\s*$", m.left):
+    if _DEFINITE_BEFORE.search(m.left):
         return True
     return m.weak and (raw.islower() or m.sentence_start)
+
+
+def _common_use(m: MentionContext) -> bool:
+    """Whether a one-word name ("Reading", "Nice", "Apple") is used as the common word.
+
+    A name stands after a name frame ("moved to reading", "works at apple", "city: Nice") or is
+    written capitalised mid-sentence. Otherwise case decides where the text is cased (a
+    lower-case "nice" in a cased line is the adjective), and where it is not (chat typed in
+    lower case, a sentence's first word) the word counts as a name unless it is also an
+    everyday English word (:data:`COMMON_WORD_NAMES`) with no verb of being after it.
+    """
+    left = m.left.rstrip(" \"'*")
+    if _NAME_FRAME.search(left) or _LABEL_BEFORE.search(m.sentence_left):
+        return False
+    if m.labelled and not m.sentence_left.strip(" \"'*"):
+        return False  # the whole value of a label
+    raw = m.phrase_raw
+    capital_inside = raw[:1].isupper() and not m.sentence_start and bool(left)
+    if capital_inside and not raw.isupper():
+        return False
+    if raw.islower() and m.line_cased:
+        return True
+    common = m.phrase_given.lower() in COMMON_WORD_NAMES
+    if _COMMON_FRAME.search(left) and (common or raw.islower()):
+        return True
+    if not common:
+        return False
+    return not _BEING_AFTER.match(m.right)
+
+
+# Names that are also everyday English words: a careful reader knows "reading a lot" is not
+# the town and "an apple" is not the company. Kept to words common in ordinary speech.
+COMMON_WORD_NAMES = _word_set(
+    "reading nice bath apple turkey target orange amazon jersey china chile mobile sandwich "
+    "split hull wells sale deal derby buffalo phoenix independence shell gap next boots oracle "
+    "square stripe snap zoom slack notion meta visa coach guess sage unity compass ring nest "
+    "dove tide bill will mark rose grace hope joy faith jack may june april august frank sue "
+    "pat bob rob art dawn summer autumn iris ivy daisy holly lily ruby pearl amber violet sunny "
+    "robin wren sky river chase hunter mason cook baker page fisher miller rocket lime bumble "
+    "booking discord signal ally chime mercury delta spirit frontier united virgin"
+)

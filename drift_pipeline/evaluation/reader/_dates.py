@@ -1,10 +1,11 @@
 """Dates as memories write them, read into ISO ``YYYY-MM-DD`` strings.
 
 Forms understood: ``2027-03-01`` (with an optional ``T09:00`` or `` 09:00``), ``2027/03/01``,
-``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027`` and ``01.03.2027``
-(day first, the European order). Slash dates with the year last (``03/01/2027``) are ambiguous
-between day-first and month-first and are not read. A date without a year is not read either:
-ordering needs the year.
+``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027``, ``01.03.2027``
+(day first, the European order) and a bare month ``2027-03`` (read as its first
+day). Slash dates with the year last are read when one part cannot be a month
+(``18/09/2027``, ``09/18/2027``); ``03/01/2027`` is ambiguous and is not read. A date without
+a year is read only where the line's own date gives the year (:func:`find_yearless`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["DATE_PATTERN", "DATE_TEXT", "find_dates", "parse_date"]
+__all__ = [
+    "DATE_PATTERN",
+    "DATE_TEXT",
+    "find_dates",
+    "find_relative",
+    "find_yearless",
+    "parse_date",
+]
 
 _MONTHS = {
     name: number
@@ -42,7 +50,9 @@ DATE_PATTERN = re.compile(
     rf"(?:[T ]\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)"
     rf"|(?P<dmy>(?<!\d)(?P<d2>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m2>{_MONTH})\.?,?\s+(?P<y2>\d{{4}})(?!\d))"
     rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}}){_ORD},?\s+(?P<y3>\d{{4}})(?!\d))"
-    rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))",
+    rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))"
+    rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))"
+    rf"|(?P<slash>(?<![\d/])(?P<a6>\d{{1,2}})/(?P<b6>\d{{1,2}})/(?P<y6>\d{{4}})(?!\d))",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\d{4}")
@@ -64,7 +74,71 @@ def _from_match(match: re.Match[str]) -> str | None:
         return _iso(match.group("y2"), _MONTHS[match.group("m2").lower()], match.group("d2"))
     if match.group("mdy"):
         return _iso(match.group("y3"), _MONTHS[match.group("m3").lower()], match.group("d3"))
+    if match.group("slash"):
+        # Day first or month first: read only when one of the two cannot be a month.
+        first, second = int(match.group("a6")), int(match.group("b6"))
+        if first > 12 >= second:
+            return _iso(match.group("y6"), second, str(first))
+        if second > 12 >= first:
+            return _iso(match.group("y6"), first, str(second))
+        return None
+    if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
+        return _iso(match.group("y5"), match.group("m5"), "1")
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
+
+
+# A day and month without a year ("on Feb 1", "the 4th of dec"), read only where the year is
+# known from the text around it. "May" and "Mar" are left out: they are also words.
+_YEARLESS = re.compile(
+    rf"(?<![\w/-])(?:(?P<d>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m>(?!may\b|mar\b){_MONTH})\b\.?"
+    rf"|(?P<m2>(?!may\b|mar\b){_MONTH})\.?\s+(?P<d2>\d{{1,2}}){_ORD}\b)(?!,?\s*\d{{4}})(?![\w/-])",
+    re.IGNORECASE,
+)
+
+
+def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
+    """Day-and-month dates without a year in ``text``, given the year they fall in."""
+    found = []
+    for match in _YEARLESS.finditer(text):
+        month = match.group("m") or match.group("m2")
+        day = match.group("d") or match.group("d2")
+        iso = _iso(year, _MONTHS[month.lower()], day)
+        if iso is not None:
+            found.append((match.start(), match.end(), iso))
+    return found
+
+
+_RELATIVE = re.compile(
+    r"\b(?P<word>tomorrow|tmrw|yesterday)\b|\b(?:on )?the (?P<day>\d{1,2})(?:st|nd|rd|th)\b"
+    r"(?!\s+of\b)",
+    re.IGNORECASE,
+)
+
+
+def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
+    """Dates given relative to the line's own date ``today`` (ISO).
+
+    "tomorrow", "yesterday", and "on the 9th" (this month, or the next when the day has passed).
+    """
+    try:
+        base = date.fromisoformat(today)
+    except ValueError:
+        return []
+    found = []
+    for match in _RELATIVE.finditer(text):
+        word = (match.group("word") or "").lower()
+        if word:
+            shift = -1 if word == "yesterday" else 1
+            found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
+            continue
+        day = int(match.group("day"))
+        year, month = base.year, base.month
+        if day < base.day:
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        iso = _iso(str(year), month, str(day))
+        if iso is not None:
+            found.append((match.start(), match.end(), date.fromisoformat(iso)))
+    return [(start, end, day.isoformat()) for start, end, day in found]
 
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:

@@ -10,6 +10,7 @@ paraphrase turns into a false accept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -19,9 +20,13 @@ __all__ = ["LEXICON_GROUPS", "expand_phrases"]
 
 LEXICON_GROUPS: tuple[tuple[str, ...], ...] = (
     # places
-    ("New York", "New York City", "NYC", "NY"),
+    ("New York", "New York City", "NYC", "NY", "the Big Apple"),
+    ("Philadelphia", "Philly", "City of Brotherly Love"),
+    ("Los Angeles", "L.A.", "City of Angels"),
+    ("IBM", "International Business Machines"),
+    ("Procter & Gamble", "P&G", "P and G", "Procter and Gamble"),
+    ("University of California, Los Angeles", "UCLA"),
     ("San Francisco", "SF", "San Fran"),
-    ("Los Angeles", "L.A."),
     ("Lisbon", "Lisboa"),
     ("Krakow", "Kraków", "Cracow"),
     ("Munich", "München"),
@@ -48,7 +53,7 @@ LEXICON_GROUPS: tuple[tuple[str, ...], ...] = (
     ("Edinburgh", "Edinbra", "Embra"),
     # diets and constraints
     ("vegetarian", "veggie", "meat-free", "don't eat meat", "do not eat meat", "no meat"),
-    ("vegan", "plant-based", "fully plant based"),
+    ("vegan", "plant-based", "fully plant based", "no animal products", "eats no animal products"),
     ("gluten-free", "gluten free", "coeliac", "celiac", "no gluten"),
     ("lactose intolerant", "lactose-intolerant", "dairy-free", "no dairy", "can't do dairy"),
     (
@@ -97,6 +102,85 @@ LEXICON_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 
 
+_NUMBER_TEXT = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+_NUMBER_WORDS = _NUMBER_TEXT.split(" ")
+# Units a careful reader converts: each with its spellings and its size in the first unit.
+_UNITS: tuple[tuple[str, tuple[str, ...], float], ...] = (
+    ("distance", ("km", "kilometres", "kilometers", "k"), 1.0),
+    ("distance", ("miles", "mi", "mile"), 1.609344),
+    ("weight", ("kg", "kilos", "kilograms"), 1.0),
+    ("weight", ("lb", "lbs", "pounds"), 0.45359237),
+)
+_CURRENCIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("$", "USD", ("dollars", "bucks")),
+    ("€", "EUR", ("euros",)),
+    ("£", "GBP", ("pounds", "quid")),
+)
+_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
+_MONEY = re.compile(r"^\s*([$€£])\s*(\d{1,3}(?:,\d{3})+|\d+)\s*$")
+
+
+def _unit_variants(phrase: str) -> list[str]:
+    """The same quantity in the other unit of its kind ("10 km" → "6.2 miles").
+
+    A converted amount is given to one decimal, and as a whole number only when that is
+    within 1% (so "6 miles" is not taken for 10 km, but "62 miles" is 100 km).
+    """
+    match = _QUANTITY.match(phrase)
+    if not match:
+        return []
+    amount, unit = float(match.group(1)), match.group(2).lower()
+    own = next((u for u in _UNITS if unit in u[1]), None)
+    if own is None:
+        return []
+    variants: list[str] = []
+    if amount.is_integer() and amount <= 20:  # "2 km" is also "two kilometres"
+        word = _NUMBER_WORDS[int(amount)]
+        variants.extend(f"{word} {spelling}" for spelling in own[1] if spelling != "k")
+    base = amount * own[2]
+    for kind, spellings, size in _UNITS:
+        if kind != own[0] or spellings == own[1]:
+            continue
+        converted = base / size
+        numbers = {f"{converted:.1f}"}
+        if abs(converted - round(converted)) <= 0.01 * converted:
+            numbers.add(str(round(converted)))
+        for number in sorted(numbers):
+            variants.extend(f"{number} {spelling}" for spelling in spellings if spelling != "k")
+    return variants
+
+
+def _money_variants(phrase: str) -> list[str]:
+    """A sum of money in its other spellings ("$2,000" → "2000 dollars", "two grand", "2k")."""
+    match = _MONEY.match(phrase)
+    if not match:
+        return []
+    symbol, digits = match.group(1), match.group(2).replace(",", "")
+    amount = int(digits)
+    code, words = next((c[1], c[2]) for c in _CURRENCIES if c[0] == symbol)
+    plain = {digits, f"{amount:,}"}
+    spoken: set[str] = set()
+    grand: list[str] = []  # "two grand" names the sum with no currency word after it
+    if amount % 1000 == 0:
+        plain.add(f"{amount // 1000}k")
+    if amount % 1000 == 0 and amount // 1000 <= 20:
+        thousands = amount // 1000
+        spoken.add(f"{_NUMBER_WORDS[thousands]} thousand")
+        grand = [f"{_NUMBER_WORDS[thousands]} grand", f"{thousands} grand"]
+    elif amount % 100 == 0 and amount // 100 <= 20:
+        spoken.add(f"{_NUMBER_WORDS[amount // 100]} hundred")
+        if amount > 1000:
+            plain.add(f"{amount / 1000:.1f}k")
+    variants = [f"{symbol}{p}" for p in sorted(plain)]
+    variants += [f"{p} {code}" for p in sorted(plain)] + [f"{code} {p}" for p in sorted(plain)]
+    for word in words:
+        variants += [f"{p} {word}" for p in sorted(plain | spoken)]
+    return variants + grand
+
+
 @lru_cache(maxsize=1)
 def _by_phrase() -> dict[str, tuple[str, ...]]:
     index: dict[str, tuple[str, ...]] = {}
@@ -120,4 +204,8 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
     for phrase in given:
         for other in index.get(normalise(phrase), ()):
             seen.setdefault(normalise(other), other)
+    for phrase in list(seen.values()):
+        for other in (*_unit_variants(phrase), *_money_variants(phrase)):
+            if normalise(other):
+                seen.setdefault(normalise(other), other)
     return tuple(seen.values())

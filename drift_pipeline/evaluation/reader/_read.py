@@ -23,15 +23,16 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
-from ._dates import find_dates
+from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
+from ._records import RELATIONS
 from ._segment import Line, segment
 
 
@@ -41,8 +42,10 @@ def _word_set(text: str) -> frozenset[str]:
 
 __all__ = ["Mention", "Reading", "read_context"]
 
+# Rules and lexicon only: no sentence-embedding model (see the reader section of
+# docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-READER_VERSION = "1"
+READER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ class _Scanned:
 
     text: str
     runs: frozenset[str]
+    records: bool = False  # holds JSON objects or graph edges (read as rendered sentences)
 
 
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
@@ -176,7 +180,12 @@ def _runs_of(text: str) -> frozenset[str]:
 @lru_cache(maxsize=32)
 def _scan(context: str) -> _Scanned:
     text = _fold(context).lower()
-    return _Scanned(text, _runs_of(text))
+    runs = _runs_of(text)
+    # A plural stands for its singular too ("matcha lattes" mentions "matcha latte"); the
+    # set holds each distinct word once, so this costs little even on a long context.
+    singulars = {run[:-1] for run in runs if run.endswith("s") and len(run) > 2}
+    records = "{" in text or "-->" in text or "]->" in text
+    return _Scanned(text, runs | singulars, records)
 
 
 @dataclass(frozen=True)
@@ -212,8 +221,15 @@ def _bounded(key: str, text: str) -> list[tuple[int, int]]:
         end = at + size
         before = at == 0 or not edge_start or not text[at - 1].isalnum()
         after = end == len(text) or not edge_end or not text[end].isalnum()
-        if before and after:
-            found.append((at, end))
+        # A plural is the same value ("matcha lattes", "window seats").
+        plural = (
+            edge_end
+            and not after
+            and text[end] == "s"
+            and (end + 1 == len(text) or not text[end + 1].isalnum())
+        )
+        if before and (after or plural):
+            found.append((at, end + plural))
         at = text.find(key, at + 1)
     return found
 
@@ -258,9 +274,18 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
         for phrase in _phrases(probe.candidates)
         if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
     ]
+    names = _names(probe.subject_names)
+    if not present and scanned.records:
+        # Records are read as rendered sentences ("weight_lb": 66 → "weight 66 lb"), where a
+        # value may be spelled as it is not in the raw text.
+        rendered = _prepare(context, names).joined
+        present = [
+            phrase
+            for phrase in _phrases(probe.candidates)
+            if _bounded(phrase.key, rendered)
+        ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
-    names = _names(probe.subject_names)
     prepared = _prepare(context, names)
     hits: dict[int, list[tuple[int, int, int, str]]] = {}
     for phrase in present:
@@ -273,7 +298,9 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
                 )
     mentions: list[Mention] = []
     for line_number in sorted(hits):
-        mentions.extend(_line_mentions(prepared, line_number, hits[line_number], probe, names))
+        for mention in _line_mentions(prepared, line_number, hits[line_number], probe, names):
+            mentions.append(_answered(prepared, line_number, mention))
+    mentions.extend(_taken_back(prepared, mentions, hits))
     mentions.sort(key=lambda m: m.order)
     return _conclude(probe, mentions, "")
 
@@ -287,6 +314,13 @@ def _line_mentions(
 ) -> list[Mention]:
     line = prepared.lines[number]
     folded, lower = prepared.folded[number], strip_hedges(prepared.lower[number])
+    asked = _asked_relations(probe.question)
+    speaker = line.speaker
+    if speaker == "other" and "'s " in line.head:
+        # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
+        head_owner, _, relation = line.head.partition("'s ")
+        if (head_owner in names or head_owner in ("user", "principal")) and relation in asked:
+            speaker = "note"
     # Longest match first at each place; a match inside a longer one is the same mention.
     found = sorted(found, key=lambda f: (f[0], -(f[1] - f[0])))
     kept: list[tuple[int, int, int, str]] = []
@@ -296,6 +330,7 @@ def _line_mentions(
         kept.append((start, end, owner, phrase))
     clauses = split_clauses(lower)
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
+    line_cased = _names_cased(folded)
     mentions: list[Mention] = []
     previous_end: dict[int, int] = {}
     for position, (start, end, owner, phrase) in enumerate(kept):
@@ -330,16 +365,22 @@ def _line_mentions(
             sentence=lower[s_start:s_end],
             next_sentence=next_sentence,
             tail=lower[end : min(s_end, next_start)].split(";")[0],
-            speaker=line.speaker,
+            until_next=lower[end : min(s_end, next_start)],
+            speaker=speaker,
             phrase_raw=folded[start:end],
             phrase_given=phrase,
             raw_sentence_left=folded[s_start:start],
             weak=" " not in phrase.strip() and " " in candidate.value.strip(),
-            negative_value=bool(_negators().search(normalise(candidate.value))),
+            negative_value=_negative_value(candidate.value),
             line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
             other_name_at=other_at,
             addressed=bool(names & _runs_of(lower[s_start:s_end])),
             sentence_start=not folded[s_start:start].strip(" \"'*-•"),
+            narrated=bool(line.head) and line.head in names,
+            in_aside=_in_aside(lower, start, kept[:position]),
+            line_cased=line_cased,
+            labelled=speaker == "note" and bool(line.head),
+            asked=asked,
         )
         frame, cue = frame_of(context)
         # The topic may be named in the sentence or the one before ("I changed my mind about
@@ -347,13 +388,19 @@ def _line_mentions(
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
         if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
             frame, cue = "other_topic", "a view on another topic"
-        clause_dates = find_dates(folded[c_start:c_end])
+        known = line.own_date or line.section_date or prepared.running_dates[number]
+        clause_dates = _attached_dates(folded, c_start, c_end, start, known)
         clause_date = clause_dates[0][2] if clause_dates else None
         if frame == "retracted" and clause_dates:
             clause_date = clause_dates[-1][2]  # "valid 2027-01 to 2027-06": it ended at the end
         order_date = line.own_date or line.section_date or clause_date
         order_date = order_date or prepared.running_dates[number]
-        attached = line.own_date or clause_date or line.section_date
+        # "When did X start?" is answered by the date written with the event; "when did X tell
+        # you" by the date of the telling.
+        if _ASKS_TELLING.search(probe.question):
+            attached = line.own_date or clause_date or line.section_date
+        else:
+            attached = clause_date or line.own_date or line.section_date
         mentions.append(
             Mention(
                 candidate.value,
@@ -369,12 +416,173 @@ def _line_mentions(
     return mentions
 
 
+_RELATION_KINDS = (
+    _word_set(
+        "partner girlfriend boyfriend gf bf wife husband spouse fiance fiancee fiancé fiancée "
+        "hubby missus"
+    ),
+    _word_set("dog cat pet puppy kitten"),
+    _word_set("manager boss supervisor lead"),
+)
+
+
+@lru_cache(maxsize=1024)
+def _asked_relations(question: str) -> frozenset[str]:
+    """Relation words the question asks about, with their everyday synonyms."""
+    words = _runs_of(question.lower())
+    found: set[str] = set(words & RELATIONS)
+    for kind in _RELATION_KINDS:
+        if words & kind:
+            found |= kind
+    return frozenset(found)
+
+
+_ASKS_TELLING = re.compile(r"\b(?:tell|told|mention|mentioned|say|said|inform|report)\w*\b", re.I)
+_PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
+
+
+def _attached_dates(
+    folded: str, c_start: int, c_end: int, at: int, known: str = ""
+) -> list[tuple[int, int, str]]:
+    """Dates attached to the mention at ``at``.
+
+    Those of its clause, and when the clause joins several dated parts ("the pre-op is on
+    2027-09-20 and the surgery on 2027-09-27"), only those of the part that holds the mention.
+    A day and month without a year ("started on Feb 1") takes the year of the line's date, and
+    "tomorrow" or "on the 9th" are read from the line's own date.
+    """
+    dates = find_dates(folded[c_start:c_end])
+    if not dates and known:
+        dates = find_yearless(folded[c_start:c_end], known[:4])
+    if not dates and known:
+        dates = find_relative(folded[c_start:c_end], known)
+    if len(dates) < 2:
+        return dates
+    part_start = c_start
+    for match in _PART_BREAK.finditer(folded, c_start, c_end):
+        if match.start() >= at:
+            return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
+        part_start = match.end()
+    return [d for d in dates if d[0] >= part_start - c_start]
+
+
+_MID_CAPITAL = re.compile(r"(?<=[\w,;:] )(?!I\b|I'[a-z]+\b)[A-Z][a-z]")
+
+
+def _names_cased(text: str) -> bool:
+    """Whether the writer capitalises names: a capital inside a sentence other than "I".
+
+    Chat typed with only sentence-initial capitals (and "I") gives no evidence from case.
+    """
+    return bool(_MID_CAPITAL.search(text))
+
+
+def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:
+    """Whether ``start`` sits in brackets opened after an earlier value's mention."""
+    opened = lower.rfind("(", 0, start)
+    if opened < 0 or lower.rfind(")", 0, start) > opened:
+        return False
+    return any(end <= opened for _, end, _, _ in before)
+
+
+# A line that takes back what was just said without naming it again: "wait no... they just
+# rescinded the offer", "lol ok that lasted 2 days", "eating meat again".
+_TAKE_BACK = re.compile(
+    r"\b(?:wait,? no|rescinded|withdrew|withdrawn|fell through|that lasted|didn't last|"
+    r"didn't work out|did not work out|called (?:it )?off|changed my mind|never mind|nvm|"
+    r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
+    r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off)\b"
+)
+
+
+def _taken_back(
+    prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Any]]
+) -> list[Mention]:
+    """Retractions of the latest assertion by one of the next two lines that names no value."""
+    found: list[Mention] = []
+    asserted = [m for m in mentions if m.frame == "asserted"]
+    for mention in asserted:
+        number = mention.order[1]
+        for follow in range(number + 1, min(number + 3, len(prepared.lines))):
+            line = prepared.lines[follow]
+            if follow in hits:
+                break  # a line that names a value speaks for itself
+            if line.speaker not in ("subject", "note"):
+                continue
+            cue = _TAKE_BACK.search(prepared.lower[follow])
+            if cue:
+                date = line.own_date or line.section_date or mention.order[0]
+                found.append(
+                    replace(
+                        mention,
+                        frame="retracted",
+                        cue=f"taken back on the next line ({cue.group(0)})",
+                        line=line.index,
+                        order=(max(date, mention.order[0]), follow, 0),
+                        text=line.raw.strip(),
+                    )
+                )
+                break
+    return found
+
+
+_YES_REPLY = re.compile(
+    r"^\W*(?:yes+|yep|yup|yeah|yea|ya|correct|exactly|right|that's right|that's me|indeed|"
+    r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on)(?!\w)"
+)
+_NO_REPLY = re.compile(r"^\W*(?:no+|nope|nah|not really|wrong|incorrect|not anymore)(?!\w)")
+
+
+def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
+    """An assistant's question about the subject, taken as the subject's reply takes it.
+
+    "assistant: So you're in Leeds now? / user: yep" states Leeds, dated by the reply;
+    "… / user: no, Cardiff" denies it.
+    """
+    line = prepared.lines[number]
+    if mention.frame != "question" or line.speaker != "assistant" or number + 1 >= len(
+        prepared.lines
+    ):
+        return mention
+    reply = prepared.lines[number + 1]
+    asked = prepared.lower[number]
+    if reply.speaker != "subject" or not (_YOU_WORD.search(asked) or _ACK.search(asked)):
+        return mention
+    text = prepared.lower[number + 1]
+    date = reply.own_date or reply.section_date or mention.order[0]
+    if _YES_REPLY.search(text):
+        return replace(
+            mention,
+            frame="asserted",
+            cue="the subject confirms the assistant's question",
+            order=(date, number + 1, 0),
+            attached_date=reply.own_date or mention.attached_date,
+        )
+    if _NO_REPLY.search(text):
+        return replace(mention, frame="negated", cue="the subject denies the assistant's question")
+    return mention
+
+
+_YOU_WORD = re.compile(r"\b(?:you|you're|your|youre|u)\b")
+
+
 def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
     return set(probe.topic) <= _runs_of(sentence)
 
 
 def _in_candidates(word: str, probe: ReaderProbe) -> bool:
-    return any(word in normalise(p).split(" ") for c in probe.candidates for p in c.phrases)
+    return word in _candidate_words(probe.candidates)
+
+
+@lru_cache(maxsize=4096)
+def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
+    return frozenset(w for c in candidates for p in c.phrases for w in normalise(p).split(" "))
+
+
+@lru_cache(maxsize=4096)
+def _negative_value(value: str) -> bool:
+    """Whether the value's own wording negates ("does not drink alcohol")."""
+    return bool(_negators().search(normalise(value)))
 
 
 def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:

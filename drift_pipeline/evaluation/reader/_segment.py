@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
+from ._records import render_record
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -31,6 +33,16 @@ __all__ = ["Line", "Speaker", "segment"]
 Speaker = Literal["subject", "assistant", "other", "note"]
 
 _BULLET = re.compile(r"^\s*(?:[-*•·>]+|\d{1,3}[.)](?=\s)|#+)\s*")
+# A retrieval score in front of a memory ("(score 0.88)", "[0.91]", "score=0.7 |") says how
+# well it matched the query, nothing about the subject: it is skipped like a bullet.
+_SCORE = re.compile(
+    r"^\s*[\[(]?\s*(?:(?:score|sim|similarity|relevance|rank|dist(?:ance)?)\s*[=:]?\s*)?"
+    r"[01]?\.\d+\s*[\])]?\s*[:|,]?\s*(?=\S)|^\s*[\[(]\s*(?:score|sim|similarity|relevance)"
+    r"\s*[=:]?\s*\d+(?:\.\d+)?\s*[\])]\s*",
+    re.IGNORECASE,
+)
+# "Tess (2027-06-02): …": a speaker's name with the date of what they said.
+_HEAD_DATE = re.compile(rf"\s*[\[(]\s*(?:{DATE_TEXT})[^)\]]*[\])]\s*$", re.IGNORECASE)
 _LEADING_DATE = re.compile(
     rf"^(?:on\s+)?[\[(]?\s*(?:{DATE_TEXT})\s*[\])]?\s*(?:[:|,]|[-–—](?=\s))?\s*", re.IGNORECASE
 )
@@ -109,6 +121,17 @@ _SINCE = re.compile(
 )
 
 
+_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=4096)
+def _date_prefix(text: str) -> str | None:
+    """The date a line starts with; transcripts repeat the same few, so it is read once."""
+    dates = find_dates(text)
+    return dates[0][2] if dates else None
+
+
+@lru_cache(maxsize=4096)
 def _classify_head(head: str, names: frozenset[str]) -> Speaker:
     key = head.strip().lower().replace("’", "'")
     if key in SUBJECT_SPEAKERS or key in names:
@@ -148,14 +171,31 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
         bullet = _BULLET.match(raw)
         if bullet:
             at = bullet.end()
+        score = _SCORE.match(raw[at:])
+        if score:
+            at += score.end()
         own: str | None = None
-        leading = _LEADING_DATE.match(raw, at)
+        # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
+        leading = _LEADING_DATE.match(raw[at:])
         if leading:
-            dates = find_dates(leading.group(0))
-            if dates:
-                own = dates[0][2]
-                at = leading.end()
+            own = _date_prefix(leading.group(0))
+            if own:
+                at += leading.end()
         rest = raw[at:]
+        if rest.lstrip()[:1] in ("{", "[", "("):
+            records = render_record(rest)
+            if records is not None:
+                for text, date in records:
+                    turn = _HEAD.match(text)
+                    who: Speaker = "note"
+                    role = turn.group(1).strip().lower() if turn else ""
+                    if turn and (role in SUBJECT_SPEAKERS or role in ASSISTANT_SPEAKERS):
+                        who = _classify_head(role, subject_names)
+                        text = text[turn.end() :]
+                    else:
+                        role = ""
+                    lines.append(Line(index, text, at, raw, who, role, date or own, section))
+                continue
         if own is None:
             inline = find_dates(rest)
             if inline and _HEADER_WORDS.match(DATE_PATTERN.sub(" ", rest)):
@@ -169,6 +209,12 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
         match = _DATED_HEAD.match(rest) or _HEAD.match(rest) or _CHAT_HEAD.match(rest)
         if match:
             head = match.group(1).strip()
+            head_date = _HEAD_DATE.search(head) if _DIGIT.search(head) else None
+            if head_date and own is None:
+                found = find_dates(head_date.group(0))
+                own = found[0][2] if found else None
+            if head_date:
+                head = head[: head_date.start()].strip() or head
             speaker = _classify_head(head, subject_names)
             if speaker == "note" and not _is_label(head, subject_names):
                 head, speaker = "", "note"  # "Honestly: …" is text, not a head

@@ -31,12 +31,19 @@ REQUIRED_CATEGORIES = {
     "temporal_elsewhere",
     "generic_word",
     "mixture",
+    "future_plan",
+    "reported_past",
+    "correction",
+    "assistant_restates_or_corrected",
+    "dated_supersession",
+    "records",
+    "long_chat",
 }
 
 
 def test_the_shipped_set_is_large_and_covers_every_required_category() -> None:
     items = load_context_set()
-    assert len(items) >= 150
+    assert len(items) >= 300
     counts = Counter(item.category for item in items)
     assert set(counts) >= REQUIRED_CATEGORIES
     labels = Counter(item.label for item in items)
@@ -105,7 +112,7 @@ def test_a_set_written_elsewhere_loads_and_scores(tmp_path: Path) -> None:
         ({"kind": "essay"}, "kind 'essay' is not one of"),
         ({"label": "maybe"}, "label 'maybe' is not accept or reject"),
         ({"aliases": "Lisbon"}, "aliases must be a list of strings"),
-        ({"kind": "temporal"}, "a temporal item needs evidence_terms"),
+        ({"kind": "temporal", "question": "When was it?"}, "a temporal item needs evidence_terms"),
     ],
 )
 def test_a_bad_item_is_named_in_one_line(
@@ -115,6 +122,29 @@ def test_a_bad_item_is_named_in_one_line(
     with pytest.raises(ValueError, match=message) as error:
         load_context_set(_write(tmp_path, [record]))
     assert "set.jsonl:1" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_set_in_another_writer_s_shape_loads(tmp_path: Path) -> None:
+    """Grouped deprecated values, a temporal item without evidence terms, options not given."""
+    records = [
+        {**GOOD, "id": "g1", "kind": "revision", "deprecated": [["Porto"], ["Faro"]]},
+        {
+            **GOOD,
+            "id": "g2",
+            "kind": "temporal",
+            "subject": "Ana",
+            "question": "When did Ana move to Lisbon?",
+            "reference": "2027-03-01",
+            "aliases": ["2027-03-01"],
+            "context": "[2027-03-01] user: We moved to Lisbon today.",
+        },
+        {**GOOD, "id": "g3", "kind": "action", "others": [["Porto"]]},
+    ]
+    items = load_context_set(_write(tmp_path, records))
+    assert [c.value for c in items[0].probe.candidates] == ["Lisbon", "Porto", "Faro"]
+    assert items[1].probe.event_value == "Lisbon"
+    assert [o.text for o in items[2].probe.options] == ["Lisbon", "Porto", "Ask first"]
+    assert score_reader(items).accuracy == 1.0
 
 
 def test_a_repeated_id_is_refused(tmp_path: Path) -> None:

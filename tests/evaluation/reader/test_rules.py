@@ -1,0 +1,287 @@
+"""One test per rule of the careful reader that reads beyond single prose sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from drift_pipeline.evaluation.reader import (
+    ReaderProbe,
+    expand_phrases,
+    find_dates,
+    find_relative,
+    judge_reading,
+    read_context,
+)
+
+from .helpers import EMPLOYER, NEW_EMPLOYER, probe
+
+REVISION = dict(aliases=NEW_EMPLOYER, deprecated=EMPLOYER)
+
+
+def _value(
+    answer: str,
+    *,
+    others: list[list[str]] | None = None,
+    question: str = "Which town does Priya live in now?",
+    kind: str = "recall",
+) -> ReaderProbe:
+    row = {
+        "probe_id": "r1",
+        "probe_type": "recall",
+        "subtype": "negative" if kind == "negative" else "fact",
+        "polarity": "negative" if kind == "negative" else "positive",
+        "subject": "principal",
+        "question": question,
+        "answer": "no" if kind == "negative" else answer,
+        "aliases": [answer],
+        "deprecated": [],
+        "slot": "city",
+    }
+    return ReaderProbe.from_row(row, subject_names=["Priya"], others=others or [])
+
+
+def _credited(context: str, asked: ReaderProbe) -> bool:
+    return judge_reading(read_context(context, asked), asked).correct
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("user: I've been reading a lot lately, mostly sci-fi.", False),
+        ("user: Reading on the train keeps me sane.", False),
+        ("user: we moved to reading in march", True),
+        ("- Home town: Reading", True),
+        ("user: Life here is great, Reading suits us.", True),
+    ],
+)
+def test_a_name_that_is_a_common_word_needs_a_name_frame(context: str, credited: bool) -> None:
+    assert _credited(context, _value("Reading", others=[["Bath"]])) is credited
+
+
+def test_a_common_word_name_after_an_article_is_the_common_word() -> None:
+    apple = _value("Apple", question="Where does Priya work now?")
+    assert not _credited("user: had an apple for lunch", apple)
+    assert _credited("user: I work at Apple, in the Maps team.", apple)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        "user: I start at Kestrel Aerospace on the 1st of next month!",
+        "user: starting at Kestrel Aerospace in September (offer accepted)",
+        "user: going to Kestrel Aerospace after the summer, the offer is signed - start date TBD",
+    ],
+)
+def test_a_change_still_ahead_is_not_current(context: str) -> None:
+    reading = read_context(context, probe())
+    assert reading.answer is None and reading.mentions[0].frame == "hypothetical"
+
+
+@pytest.mark.parametrize(
+    ("context", "frame"),
+    [
+        ("user: We had a Kestrel Aerospace badge when I was a kid", "retracted"),
+        ("user: Kestrel Aerospace let me go after probation.", "retracted"),
+        ("user: Kestrel Aerospace contract ended last week.", "retracted"),
+        ("user: Forget what I said about Kestrel Aerospace, it was a typo.", "retracted"),
+        ("user: I'm at Kestrel Aerospace - sorry, I mean Lumen Cartography.", "retracted"),
+        ("user: Kestrel Aerospace was the old job.", "retracted"),
+        ("user: Kestrel Aerospace interviewed me but nothing yet.", "hypothetical"),
+        ("user: I said I joined Kestrel Aerospace, but I was joking.", "retracted"),
+    ],
+)
+def test_endings_corrections_and_reports_after_the_value_take_it_back(
+    context: str, frame: str
+) -> None:
+    first = read_context(context, probe()).mentions[0]
+    assert first.frame == frame, first.cue
+
+
+def test_an_aside_in_brackets_after_another_value_is_not_asserted() -> None:
+    context = "- 2027-05-19 employer: Lumen Cartography (Kestrel Aerospace was too far)"
+    reading = read_context(context, probe(**REVISION))
+    assert reading.answer == "Lumen Cartography" and not reading.deprecated_current
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [("user: yep, since March", "Kestrel Aerospace"), ("user: no, I left them", None)],
+)
+def test_an_assistant_question_takes_the_subject_s_reply(reply: str, answer: str | None) -> None:
+    context = f"assistant: So you're at Kestrel Aerospace now?\n{reply}"
+    assert read_context(context, probe()).answer == answer
+
+
+def test_a_line_that_takes_back_the_last_statement_without_naming_it() -> None:
+    context = "user: I got the job at Kestrel Aerospace!!!\nuser: wait no... they rescinded it"
+    assert read_context(context, probe()).answer is None
+
+
+def test_a_condition_ends_at_its_comma() -> None:
+    helsinki = _value("Helsinki")
+    context = "user: if I lived somewhere warmer I'd be happier lol, helsinki in feb is brutal"
+    assert _credited(context, helsinki)
+    assert not _credited("user: If we ever moved, Helsinki would be top of the list.", helsinki)
+
+
+def test_no_before_a_pause_is_an_answer_not_a_negation() -> None:
+    context = "assistant: You live in Bath, right?\nuser: no, Reading - Bath is where I work"
+    assert _credited(context, _value("Reading", others=[["Bath"]]))
+
+
+def test_the_other_side_of_a_comparison_is_not_asserted() -> None:
+    bath = _value("Bath", others=[["Leeds"]])
+    assert not _credited("user: living in Leeds is so much calmer than Bath", bath)
+
+
+def test_the_asked_relation_names_the_value_other_relations_do_not() -> None:
+    partner = _value("Alex", question="What is the name of Priya's partner?", others=[["Jess"]])
+    assert _credited("user: my gf Alex says hi", partner)
+    assert not _credited("user: my sister Alex says hi", partner)
+    assert _credited("- Priya's partner: Alex", partner)
+
+
+def test_a_description_of_the_subject_is_not_a_third_party() -> None:
+    context = "Summary: Priya is a teacher who lives in Leeds and bikes to work."
+    assert _credited(context, _value("Leeds"))
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ('{"entity": "Priya", "lives_in": "Leeds", "since": "2027-02-01"}', True),
+        ('{"entity": "Priya\'s mother", "lives_in": "Leeds"}', False),
+        ('{"user": "Priya", "planned_move": {"city": "Leeds", "when": "next spring"}}', False),
+        ("(Priya) --NOT lives_in--> (Leeds)", False),
+        ("(Priya) --lives_in {from: 2026-01, to: 2027-01}--> (Leeds)", False),
+        ("(Priya) --lives_in {valid 2027-03 → now}--> (Leeds)", True),
+        ('{"type": "user_question", "subject": "Priya", "text": "Is Leeds nice?"}', False),
+        (
+            '{"turns": [{"role": "assistant", "text": "So you live in Leeds now?"}, '
+            '{"role": "user", "text": "Yes, since February."}]}',
+            True,
+        ),
+    ],
+)
+def test_records_are_read_as_sentences_whose_keys_are_words(context: str, credited: bool) -> None:
+    assert _credited(context, _value("Leeds", others=[["York"]])) is credited
+
+
+def test_dated_records_and_bulleted_dates_order_the_values() -> None:
+    context = (
+        '{"entity": "Priya", "history": [{"2027-06-01": "lives in York"}, '
+        '{"2027-01-01": "lives in Leeds"}]}\n- 2027-03-01: lives in Leeds'
+    )
+    assert read_context(context, _value("York", others=[["Leeds"]])).answer == "York"
+
+
+def test_retrieval_scores_before_a_memory_are_skipped() -> None:
+    context = (
+        "1. (score 0.88) [2027-03-01] user: started at Lumen Cartography\n"
+        "2. (score 0.61) [2027-01-04] user: Kestrel Aerospace is restructuring again"
+    )
+    assert read_context(context, probe(**REVISION)).answer == "Lumen Cartography"
+
+
+TEMPORAL = dict(
+    subtype="temporal",
+    answer="2027-02-01",
+    aliases=["2027-02-01"],
+    evidence_terms=NEW_EMPLOYER,
+)
+
+
+def test_an_event_s_own_date_answers_when_it_happened() -> None:
+    started = probe(question="When did Rhiannon start at Lumen?", **TEMPORAL)
+    context = "[2027-02-03] user: started at Lumen on Feb 1, first week is induction"
+    assert read_context(context, started).date == "2027-02-01"
+    told = probe(question="On what date did Rhiannon tell you about her new job?", **TEMPORAL)
+    assert read_context(context, told).date == "2027-02-03"
+
+
+def test_a_date_belongs_to_the_part_of_the_clause_it_sits_in() -> None:
+    started = probe(question="When did Rhiannon start at Lumen?", **TEMPORAL)
+    context = "Summary: the car service is on 2027-01-20 and the first day at Lumen was 2027-02-01."
+    assert read_context(context, started).date == "2027-02-01"
+
+
+def test_month_dates_are_read_as_their_first_day() -> None:
+    assert [d[2] for d in find_dates("valid 2026-09 → 2027-02")] == ["2026-09-01", "2027-02-01"]
+
+
+def test_the_lexicon_converts_units_and_sums_of_money() -> None:
+    assert {"6.2 miles", "ten kilometres"} <= set(expand_phrases(["10 km"]))
+    assert {"two grand", "2000 dollars", "USD 2k"} <= set(expand_phrases(["$2,000"]))
+    assert "fifteen hundred euros" in expand_phrases(["€1,500"])
+    assert "6 miles" not in expand_phrases(["10 km"])  # a careful reader does not round that far
+
+
+def test_a_plural_names_the_same_value() -> None:
+    latte = _value("matcha latte", question="What does Priya drink now?", others=[["americano"]])
+    assert _credited("user: officially switched to matcha lattes", latte)
+
+
+def test_a_value_held_in_part_is_vague() -> None:
+    vegan = _value("vegan", question="What is Priya's diet?")
+    assert not _credited("user: I'm mostly vegan", vegan)
+    assert not _credited("user: we cook plant-based at home mostly", vegan)
+
+
+def test_a_question_can_presuppose_the_subject_s_fact() -> None:
+    context = "user: Which pharmacies near my flat in Leeds are open late?"
+    assert _credited(context, _value("Leeds"))
+    assert not _credited("user: Are pharmacies in Leeds open late?", _value("Leeds"))
+
+
+def test_a_slash_date_is_read_only_when_one_part_cannot_be_a_month() -> None:
+    assert [d[2] for d in find_dates("Sat 18/09/2027 and 09/18/2027")] == ["2027-09-18"] * 2
+    assert find_dates("03/01/2027") == []
+
+
+def test_a_value_spelled_only_in_a_record_s_rendering_is_found() -> None:
+    weight = _value("30 kg", question="How much does Priya's dog weigh?", others=[["20 kg"]])
+    assert _credited('{"entity": "Priya", "dog": {"weight_lb": 66}}', weight)
+
+
+def test_a_mistake_owned_later_belongs_to_the_nearest_value_before_it() -> None:
+    context = "correction: lives in Leeds (user: 'I typed York by mistake')"
+    assert read_context(context, _value("Leeds", others=[["York"]])).answer == "Leeds"
+
+
+def test_a_verb_of_change_must_come_before_the_value_to_make_it_a_plan() -> None:
+    daughter = _value("Layla", question="What is the name of Priya's daughter?")
+    assert _credited("user: my daughter Layla starts school in September", daughter)
+    assert not _credited("user: my niece Layla starts school in September", daughter)
+
+
+def test_an_assistant_acknowledging_a_constraint_restates_it() -> None:
+    shellfish = _value("shellfish", question="What is Priya allergic to?")
+    assert _credited("assistant: Got it, Priya - I'll avoid shellfish in every recipe.", shellfish)
+    assert not _credited("assistant: Shellfish allergies are common in adults.", shellfish)
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("user: Layla turned 5 today, my little girl is growing up so fast", True),
+        ("user: rent cap twelve hundred pounds, no more", True),
+        ("user: cancelled my Kestrel Aerospace contract, too far", False),
+        ("- 2027-02-14: one-off trial at Kestrel Aerospace", False),
+    ],
+)
+def test_words_that_look_like_cues_but_are_not(context: str, credited: bool) -> None:
+    asked = {
+        "Layla": _value("Layla", question="What is the name of Priya's daughter?"),
+        "rent": _value("£1,200", question="What is Priya's rent budget?"),
+    }
+    which = "Layla" if "Layla" in context else "rent" if "rent" in context else ""
+    reading_probe = asked.get(which, probe())
+    assert _credited(context, reading_probe) is credited
+
+
+def test_relative_days_are_read_from_the_line_s_own_date() -> None:
+    started = probe(question="When did Rhiannon start at Lumen?", **TEMPORAL)
+    assert read_context("[2027-01-31] user: I start at Lumen tomorrow", started).date is None
+    context = "[2027-02-02] user: joined Lumen yesterday, the team is lovely"
+    assert read_context(context, started).date == "2027-02-01"
+    assert find_relative("dentist on tuesday the 9th", "2027-11-02")[0][2] == "2027-11-09"
