@@ -114,7 +114,10 @@ _REQUEST = re.compile(
 _INSTRUCTION = re.compile(
     r"(?:'d|would)\s+(?:like|love|prefer)\s+(?:you|it if you|that you)|want you to|"
     r"'d prefer|would prefer|'d rather you|would rather you|"
-    r"(?:want|like|prefer)s?\s+to\s+be\s+(?:called|addressed|known)"
+    r"(?:want|like|prefer)s?\s+to\s+be\s+(?:called|addressed|known)|"
+    # A preference about one's own name is a standing request, not a wish: "I'd rather be
+    # called Lou".
+    r"(?:'d|would)\s+(?:much\s+)?rather\s+be\s+(?:called|addressed|known)"
 )
 _STANDING = re.compile(r"\b(?:from now on|from here on|going forward|from today|as usual)\b")
 _STRONG_HYPO = re.compile(
@@ -435,6 +438,28 @@ _PRESUPPOSED = re.compile(
     r"\b(?:my|our|here in|since i'm|as an?|now that i'm)\s+$"
     r"|\b(?:my|our)\s+\w+\s+(?:in|at|near)\s+(?:[\w-]+,\s+)?$"
 )
+# "I graduated in Business Administration, any career tips?": a statement, then a question of
+# its own after a break. The value's clause is the statement when it opens without a question
+# word or an inverted auxiliary and has the subject speaking in the first person.
+_OPENS_AS_QUESTION = re.compile(
+    r"^\W*(?:(?:so|ok|okay|hey|and|also|but|um|hmm|quick question),?\s+)*"
+    r"(?:what|where|when|who|whom|whose|which|why|how|do|does|did|is|are|was|were|am|can|could|"
+    r"should|would|will|shall|have|has|had|may|might|must|isn't|aren't|wasn't|don't|doesn't|"
+    r"didn't|any)\b"
+)
+_FIRST_PERSON_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b")
+_BREAK_BEFORE_QUESTION = re.compile(r"(?:,|;|:|\s[-–—])\s+\S[^,;:]*\?\W*$")
+
+
+def _stated_then_asked(m: MentionContext) -> bool:
+    after = m.sentence[len(m.sentence_left) + len(m.phrase_raw) :]
+    return bool(
+        _BREAK_BEFORE_QUESTION.search(after)
+        and not _OPENS_AS_QUESTION.match(m.sentence_left)
+        and _FIRST_PERSON_SUBJECT.search(m.sentence_left)
+    )
+
+
 # Small patterns used inside the rules, compiled once.
 _WORD = re.compile(r"[a-z]+")
 _COMPARED = re.compile(r"\b(?:than|compared (?:to|with)|versus|vs\.?)\s+$")
@@ -533,7 +558,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     # feathers, vet or diet?", "a good climbing gym here in Denver?".
     presupposed = _PRESUPPOSED.search(m.left)
     if not instruction and not presupposed:
-        if m.sentence.rstrip(" \"')]!.🙂😊").endswith("?") and not _CAUSAL.search(m.left):
+        if (
+            m.sentence.rstrip(" \"')]!.🙂😊").endswith("?")
+            and not _CAUSAL.search(m.left)
+            and not _stated_then_asked(m)
+        ):
             return "question", "asked, not stated"
         asked = _QUESTION_WORDS.search(m.left)
         if asked:

@@ -285,3 +285,33 @@ def test_relative_days_are_read_from_the_line_s_own_date() -> None:
     context = "[2027-02-02] user: joined Lumen yesterday, the team is lovely"
     assert read_context(context, started).date == "2027-02-01"
     assert find_relative("dentist on tuesday the 9th", "2027-11-02")[0][2] == "2027-11-09"
+
+
+@pytest.mark.parametrize(
+    ("context", "accepted"),
+    [
+        ("user: I started at Kestrel Aerospace last month, any tips for the first review?", True),
+        ("user: Just joined Kestrel Aerospace - what should I read first?", False),
+        ("user: I work at Kestrel Aerospace now; how do I book leave?", True),
+        ("user: Do I still work at Kestrel Aerospace, do you think?", False),
+        ("user: Should I apply to Kestrel Aerospace, or is it a long shot?", False),
+    ],
+)
+def test_a_statement_followed_by_its_own_question_is_stated(context: str, accepted: bool) -> None:
+    reading = read_context(context, probe())
+    assert (reading.answer == "Kestrel Aerospace") is accepted, reading.rationale
+
+
+def test_rather_being_called_something_is_a_standing_request() -> None:
+    name = probe(
+        aliases=["Lou"],
+        deprecated=["Jo"],
+        slot="preferred_name",
+        question="What does Rhiannon want to be called?",
+    )
+    context = (
+        "[2027-03-17] principal: Oh, and I'd rather be called Jo, but that's a side note.\n"
+        "[2027-03-19] principal: Truth be told, I'd rather be called Lou. Thank you very much."
+    )
+    assert read_context(context, name).answer == "Lou"
+    assert read_context("principal: My brother would rather be called Lou.", name).answer is None
