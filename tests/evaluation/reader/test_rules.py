@@ -315,3 +315,10 @@ def test_rather_being_called_something_is_a_standing_request() -> None:
     )
     assert read_context(context, name).answer == "Lou"
     assert read_context("principal: My brother would rather be called Lou.", name).answer is None
+
+
+def test_wanting_to_tell_is_a_report_not_a_wish() -> None:
+    context = "principal: I wanted to let you know that I work at Kestrel Aerospace these days."
+    assert read_context(context, probe()).answer == "Kestrel Aerospace"
+    wish = "principal: I wanted to work at Kestrel Aerospace when I was a kid."
+    assert read_context(wish, probe()).answer is None
