@@ -466,27 +466,27 @@ def run(
         return advance
 
     started = time.perf_counter()
-    if via == "dagster":
-        result = _run_via_dagster(tuple(source.origin for source in opened), options)
-    else:
-        try:
+    try:
+        if via == "dagster":
+            result = _run_via_dagster(tuple(source.origin for source in opened), options)
+        else:
             result = run_benchmark(opened, options, progress)
-        except LLMError as error:
-            # Replies received so far stay cached: the same command resumes from there.
-            click.echo(str(error), err=True)
-            sys.exit(1)
-        except IsolationError as error:
-            click.echo(str(error), err=True)
-            sys.exit(EXIT_ISOLATION)
-        except RootBusy as error:
-            click.echo(str(error), err=True)
-            sys.exit(EXIT_ROOT_BUSY)
-        except BackendStartError as error:
-            for bar in bars:
-                bar.close()
-            click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
-                       err=True)
-            sys.exit(EXIT_BACKEND_START)
+    except LLMError as error:
+        # Replies received so far stay cached: the same command resumes from there.
+        click.echo(str(error), err=True)
+        sys.exit(1)
+    except IsolationError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_ISOLATION)
+    except RootBusy as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_ROOT_BUSY)
+    except BackendStartError as error:
+        for bar in bars:
+            bar.close()
+        click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
+                   err=True)
+        sys.exit(EXIT_BACKEND_START)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started

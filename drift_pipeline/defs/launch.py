@@ -12,6 +12,7 @@ on the instance, so the UI shows each materialization, its metadata and its chec
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ import dagster as dg
 import pyarrow as pa
 
 from drift_pipeline.evaluation import ArmData
-from drift_pipeline.memory import Arm, LoopConfig
+from drift_pipeline.memory import Arm, LoopConfig, check_isolation
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
     CellResult,
@@ -38,7 +39,7 @@ from drift_pipeline.pipeline import (
 )
 from drift_pipeline.scenario import HorizonName, scenario_files
 from drift_pipeline.sources import ScenarioSource
-from drift_pipeline.storage import RootLike, StorageRoot, staged
+from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
@@ -223,6 +224,8 @@ def run_via_dagster(
         ScenarioError: A scenario file is invalid.
         GenerationUnsupported: A scenario's paradigm has no generator yet.
         ValueError: Two files declare the same scenario id.
+        RootBusy: Another run holds the output folder.
+        IsolationError: Sandboxed workers cannot start here; no run was made.
         RuntimeError: A run failed (naming the job and partition).
     """
     files = scenario_files(list(scenario_paths))
@@ -233,6 +236,29 @@ def run_via_dagster(
         if ids.count(source.id) > 1:
             raise ValueError(f"scenario id {source.id!r} is used by more than one file")
     settings = loop or LoopConfig()
+    target = StorageRoot.from_url(out)
+    # The same guards as the direct run: one run per output folder, and a machine where
+    # sandboxed workers cannot start stops before any Dagster run is recorded.
+    with exclusive_root(target, "drift run --via dagster"):
+        if settings.isolate:
+            asyncio.run(check_isolation(list(target.protect_paths())))
+        return _run_locked(
+            scenarios, files, arms, horizons, out, settings, backend_options, instance, log
+        )
+
+
+def _run_locked(
+    scenarios: list[ScenarioSource],
+    files: list[Path],
+    arms: Sequence[Arm],
+    horizons: Sequence[HorizonName],
+    out: RootLike,
+    settings: LoopConfig,
+    backend_options: dict[str, dict[str, Any]] | None,
+    instance: dg.DagsterInstance | None,
+    log: Callable[[str], None] | None,
+) -> RunResult:
+    """:func:`run_via_dagster` once the output folder is held and isolation checked."""
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
     catalog = ScenarioCatalog(paths=[str(path.resolve()) for path in files])
     memory_loop = MemoryLoop(
@@ -240,6 +266,8 @@ def run_via_dagster(
         isolate=settings.isolate,
         concurrency=settings.concurrency,
         backend_options=backend_options or {},
+        max_consecutive_faults=settings.max_consecutive_faults,
+        max_fault_rate=settings.max_fault_rate,
     )
     root = storage.path()
     worlds = [world for source in scenarios for world in source.worlds(horizons)]

@@ -155,6 +155,9 @@ class BackendWorker:
         self.isolation = "not-started"
         self.version = ""
         self.restarts = 0
+        # After a fault the worker is killed at once but started again only when the next call
+        # needs it: a cell cut off at that fault never pays for a restart it would not use.
+        self._start_pending = False
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -242,6 +245,8 @@ class BackendWorker:
         call took before it failed (at least the timeout for a hang), so faults do not flatter
         a backend's latency percentiles.
         """
+        if request["op"] not in _START_OPS:
+            await self._ensure_running()
         started = time.perf_counter()
         process = self._process
         if process is None or process.returncode is not None:
@@ -292,6 +297,7 @@ class BackendWorker:
         """
         position = 0
         while position < len(sessions):
+            await self._ensure_running()
             process = self._process
             if process is None or process.returncode is not None:
                 for _ in sessions[position:]:
@@ -403,8 +409,20 @@ class BackendWorker:
         self._process = None
 
     async def _restart(self) -> None:
+        """Kill the worker; a fresh instance starts when the next call needs one.
+
+        ``restarts`` counts the new incarnation at once, so the loop resets its token totals
+        for the call after the fault, whichever instance answers it.
+        """
         await self._kill()
         self.restarts += 1
+        self._start_pending = True
+
+    async def _ensure_running(self) -> None:
+        """Start the instance a fault left pending, if any."""
+        if not self._start_pending:
+            return
+        self._start_pending = False
         result = await self.start()
         if not result.ok:
             # Could not even come back: leave it stopped; every later call is a recorded fault.
@@ -412,6 +430,7 @@ class BackendWorker:
 
     async def abandon(self) -> None:
         """Kill the worker now, whatever it is doing (its calls are no longer wanted)."""
+        self._start_pending = False
         await self._kill()
 
     async def close(self) -> None:

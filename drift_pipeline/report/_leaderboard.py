@@ -47,6 +47,12 @@ class _Cell(Protocol):
     @property
     def faults(self) -> list[str]: ...
 
+    @property
+    def valid(self) -> bool: ...
+
+    @property
+    def fault_rate(self) -> float: ...
+
 
 @dataclass(frozen=True)
 class ArmStanding:
@@ -66,12 +72,11 @@ class ArmStanding:
 
 
 def _cell_valid(cell: _Cell) -> bool:
-    # Cells rebuilt from stored tables carry no call counts: valid unless known otherwise.
-    return bool(getattr(cell, "valid", True))
+    return bool(cell.valid)
 
 
 def _cell_fault_rate(cell: _Cell) -> float:
-    return float(getattr(cell, "fault_rate", 0.0))
+    return float(cell.fault_rate)
 
 
 def _combine_scenarios(metric: str, rows: list[tuple[MetricRow, Sample]]) -> MetricRow:
