@@ -583,17 +583,49 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    from drift_pipeline.defs.launch import run_via_dagster
+    import contextlib
+    import io
+    import logging
 
-    return run_via_dagster(
-        list(files),
-        options.arms,
-        options.horizons,
-        options.out,
-        loop=options.loop,
-        backend_options=options.backend_options,
-        log=lambda line: click.echo(line, err=True),
-    )
+    from drift_pipeline.defs.launch import InstanceUnavailable, run_via_dagster
+
+    # What Dagster writes to stderr itself is held back until the end: when the instance's
+    # database goes away, that is a retry warning per attempt and a traceback per failed
+    # write, and the one line below says it all. Otherwise it follows the run, unchanged.
+    terminal = sys.stderr
+    held = io.StringIO()
+    retries = _DatabaseRetries()
+    logging.getLogger().addFilter(retries)
+    try:
+        with contextlib.redirect_stderr(held):
+            result = run_via_dagster(
+                list(files),
+                options.arms,
+                options.horizons,
+                options.out,
+                loop=options.loop,
+                backend_options=options.backend_options,
+                log=lambda line: click.echo(line, file=terminal),
+            )
+    except InstanceUnavailable as error:
+        click.echo(str(error), err=True)
+        sys.exit(1)
+    except BaseException:
+        terminal.write(held.getvalue())
+        raise
+    finally:
+        logging.getLogger().removeFilter(retries)
+    terminal.write(held.getvalue())
+    return result
+
+
+class _DatabaseRetries:
+    """Drops dagster-postgres's warning per connection retry (the outcome is reported)."""
+
+    def filter(self, record: object) -> bool:
+        """Keep every record but a retry warning."""
+        message = getattr(record, "msg", "")
+        return not (isinstance(message, str) and message.startswith("Retrying failed database"))
 
 
 @main.command()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -50,6 +51,48 @@ from .selection import Selection
 
 QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 """Every event is in the instance (and the UI); the terminal gets warnings only."""
+
+
+class InstanceUnavailable(RuntimeError):
+    """The Dagster instance's database went away (or was never reachable) during a run.
+
+    The message is one line: the database, the reason, and that a rerun resumes. Every cell
+    already written stays (each is committed whole), so the same command completes the run.
+    """
+
+
+_ADDRESS = re.compile(r'at "([^"]+)", port (\d+)')
+
+
+def instance_database_error(error: BaseException) -> InstanceUnavailable | None:
+    """The one-line error for ``error`` if a database of the instance caused it, else ``None``.
+
+    Looks through the chain of causes: Dagster wraps the driver's error (and its own
+    give-up after retrying) in errors of its own, each with a long traceback.
+    """
+    import sqlalchemy.exc
+
+    seen: set[int] = set()
+    found: BaseException | None = None
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlalchemy.exc.DBAPIError) or (
+            type(current).__name__ == "DagsterPostgresException"
+        ):
+            found = current  # the innermost such error carries the driver's own words
+        current = current.__cause__ or current.__context__
+    if found is None:
+        return None
+    text = str(getattr(found, "orig", None) or found).strip()
+    first = text.splitlines()[0] if text else type(found).__name__
+    address = _ADDRESS.search(first)
+    where = f"PostgreSQL at {address[1]}:{address[2]}" if address else "its database"
+    reason = first.split(" failed: ", 1)[-1]
+    return InstanceUnavailable(
+        f"the Dagster instance's database is unreachable ({where}): {reason}; the tables "
+        "written so far are kept: once it is back, rerun the same command to resume"
+    )
 
 
 def build_definitions(
@@ -226,6 +269,8 @@ def run_via_dagster(
         ValueError: Two files declare the same scenario id.
         RootBusy: Another run holds the output folder.
         IsolationError: Sandboxed workers cannot start here; no run was made.
+        InstanceUnavailable: The instance's database could not be reached (one line); a rerun
+            of the same call resumes.
         RuntimeError: A run failed (naming the job and partition).
     """
     files = scenario_files(list(scenario_paths))
@@ -242,9 +287,15 @@ def run_via_dagster(
     with exclusive_root(target, "drift run --via dagster"):
         if settings.isolate:
             asyncio.run(check_isolation(list(target.protect_paths())))
-        return _run_locked(
-            scenarios, files, arms, horizons, out, settings, backend_options, instance, log
-        )
+        try:
+            return _run_locked(
+                scenarios, files, arms, horizons, out, settings, backend_options, instance, log
+            )
+        except Exception as error:
+            unavailable = instance_database_error(error)
+            if unavailable is None:
+                raise
+            raise unavailable from error
 
 
 def _run_locked(

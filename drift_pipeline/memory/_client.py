@@ -158,6 +158,8 @@ class BackendWorker:
         # After a fault the worker is killed at once but started again only when the next call
         # needs it: a cell cut off at that fault never pays for a restart it would not use.
         self._start_pending = False
+        # Set by interrupt(): the error of the call that was waiting when the worker was killed.
+        self._interrupted: str | None = None
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -250,7 +252,7 @@ class BackendWorker:
         started = time.perf_counter()
         process = self._process
         if process is None or process.returncode is not None:
-            return CallResult(False, 0.0, 0.0, {}, "worker is not running")
+            return CallResult(False, 0.0, 0.0, {}, self._interrupted or "worker is not running")
         try:
             timeout = self._timeout(request)
             line = await asyncio.wait_for(self._exchange(process, request), timeout)
@@ -301,7 +303,9 @@ class BackendWorker:
             process = self._process
             if process is None or process.returncode is not None:
                 for _ in sessions[position:]:
-                    yield CallResult(False, 0.0, 0.0, {}, "worker is not running")
+                    yield CallResult(
+                        False, 0.0, 0.0, {}, self._interrupted or "worker is not running"
+                    )
                 return
             payload: list[dict[str, Any]] | None = sessions[position:]
             while position < len(sessions):
@@ -357,6 +361,11 @@ class BackendWorker:
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
         """Turn one reply line into a result; a dead or garbled worker restarts."""
+        if not line and self._interrupted is not None:
+            # Killed by interrupt(): its calls are no longer wanted, so no restart either.
+            waited = _ms_since(started)
+            await self._kill()
+            return self._fault(started, waited, self._interrupted)
         if not line:
             waited = _ms_since(started)
             code = await self._exit_code()
@@ -427,6 +436,20 @@ class BackendWorker:
         if not result.ok:
             # Could not even come back: leave it stopped; every later call is a recorded fault.
             await self._kill()
+
+    def interrupt(self, reason: str) -> None:
+        """Kill the worker at once, from outside its own calls.
+
+        The call waiting fails with ``reason`` instead of running into its timeout, and no
+        fresh worker is started. Synchronous (a signal), so that the loop can stop every
+        replicate's worker the moment the cell it belongs to is cut off.
+        """
+        self._interrupted = reason
+        self._start_pending = False
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
 
     async def abandon(self) -> None:
         """Kill the worker now, whatever it is doing (its calls are no longer wanted)."""

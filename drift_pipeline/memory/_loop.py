@@ -249,6 +249,8 @@ class _CellFaults:
     faulted: int = 0
     skipping: str | None = None
     """Once set, the error recorded for every remaining call of the cell (none is made)."""
+    workers: set[BackendWorker] = field(default_factory=set)
+    """The started workers of the cell's replicates: interrupted when the cell is cut off."""
 
     def count(self, ok: bool) -> None:
         """Count one completed call; past a cut-off, the rest of the cell is skipped."""
@@ -266,6 +268,12 @@ class _CellFaults:
                 f"skipped: {self.faulted} faulted calls already put the cell past its "
                 "fault-rate limit"
             )
+        else:
+            return
+        # The other replicates' calls in flight are not waited for either (a hung one would
+        # cost its whole timeout): they end at once, recorded as skipped.
+        for worker in self.workers:
+            worker.interrupt(self.skipping)
 
 
 @dataclass
@@ -524,6 +532,9 @@ async def _run_replicate(
         raise BackendStartError(arm.key, redact(started.error, state.secrets) or "unknown error")
     if config.worker_cache is not None:
         seed_worker_cache(config.worker_cache, worker)
+    if cell.skipping is not None:
+        worker.interrupt(cell.skipping)  # cut off while it started
+    cell.workers.add(worker)
     try:
         run: list[Session] = []
         run_started = time.perf_counter()
@@ -543,6 +554,7 @@ async def _run_replicate(
         isolation, version = worker.isolation, worker.version
         if config.worker_cache is not None:
             collect_worker_cache(worker, config.worker_cache)
+        cell.workers.discard(worker)
         if state.skipping is not None:
             # Cut off (perhaps by another replicate): no goodbye to wait for.
             await worker.abandon()
