@@ -107,7 +107,7 @@ def test_an_invalid_cell_says_so_in_its_metadata_and_is_never_ranked(
     assert board[md.INVALID_CELLS] == 1
     lines = [line for line in board["leaderboard"].splitlines() if line.startswith("| ")]
     arms = [line.split("|")[1].strip() for line in lines[1:]]
-    assert arms[0].startswith(BM25.key)
+    assert BM25.key in arms and "reference_compressor@hard" in arms  # ranked, by figures
     assert arms[-1].startswith(f"{FLAKY_ARM.key} (not ranked: ")
     assert board[md.BEST_DRIFT_C] is not None
 
