@@ -610,6 +610,8 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
     except InstanceUnavailable as error:
         click.echo(str(error), err=True)
         sys.exit(1)
+    except (BackendStartError, IsolationError, RootBusy):
+        raise  # each is one line, printed by the caller; Dagster's account of it would repeat it
     except BaseException:
         terminal.write(held.getvalue())
         raise

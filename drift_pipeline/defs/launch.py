@@ -25,7 +25,7 @@ import dagster as dg
 import pyarrow as pa
 
 from drift_pipeline.evaluation import ArmData
-from drift_pipeline.memory import Arm, LoopConfig, check_isolation
+from drift_pipeline.memory import Arm, BackendStartError, LoopConfig, check_isolation
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
     CellResult,
@@ -232,6 +232,18 @@ def launch_backfill(instance: dg.DagsterInstance, selection: Selection, title: s
     return backfill_id
 
 
+def _backend_start_error(error: BaseException) -> BackendStartError | None:
+    """The :class:`BackendStartError` a failed step carries in its chain of causes, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, BackendStartError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def run_via_dagster(
     scenario_paths: Sequence[str | Path],
     arms: Sequence[Arm],
@@ -271,6 +283,7 @@ def run_via_dagster(
         IsolationError: Sandboxed workers cannot start here; no run was made.
         InstanceUnavailable: The instance's database could not be reached (one line); a rerun
             of the same call resumes.
+        BackendStartError: A backend could not start (its run stopped there).
         RuntimeError: A run failed (naming the job and partition).
     """
     files = scenario_files(list(scenario_paths))
@@ -293,9 +306,13 @@ def run_via_dagster(
             )
         except Exception as error:
             unavailable = instance_database_error(error)
-            if unavailable is None:
-                raise
-            raise unavailable from error
+            if unavailable is not None:
+                raise unavailable from error
+            start_failure = _backend_start_error(error)
+            if start_failure is not None:
+                # As in the direct run: the arm's one line, not the step failure around it.
+                raise start_failure from None
+            raise
 
 
 def _run_locked(

@@ -27,6 +27,7 @@ from .conftest import TINY_ID, sqlite_home, write_tiny
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
 EXIT_ISOLATION = 3
+EXIT_BACKEND_START = 4
 EXIT_INVALID_ARM = 5
 EXIT_ROOT_BUSY = 6
 
@@ -218,3 +219,32 @@ def _runs(home: Path) -> list[Any]:
     """The runs recorded on the instance at ``home``."""
     with dg.DagsterInstance.from_config(str(home)) as instance:
         return list(instance.get_runs())
+
+
+@pytest.mark.slow
+def test_a_backend_that_cannot_start_is_one_line_and_exit_4_through_dagster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "broken_syntax.py").write_text("class Broken:\n    def store(self\n")
+    scenario = write_tiny(tmp_path / "scenarios")
+    home = sqlite_home(tmp_path / "home", monkeypatch)
+    done = subprocess.run(
+        [DRIFT, "run", str(scenario), "--backend", "broken_syntax:Broken", "--out",
+         str(tmp_path / "data"), "--via", "dagster"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(modules)},
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == EXIT_BACKEND_START, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
+    assert lines == [
+        "backend broken_syntax:Broken@hard could not start: SyntaxError: '(' was never closed "
+        f"(broken_syntax.py, line 2) at {modules}/broken_syntax.py:2 (no rows written for it; "
+        "--keep-going runs the other arms)"
+    ], done.stderr
+    # The world's own memory run (the reference compressor) landed; the broken arm has no row.
+    arms = {p.name for p in (tmp_path / "data").glob("memory_snapshots/*/*/arm=*")}
+    assert arms == {"arm=reference_compressor@hard"}
