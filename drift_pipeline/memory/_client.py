@@ -221,6 +221,7 @@ class BackendWorker:
             "env_from_parent": sorted(self.extra_env),
             "isolate": self.isolate,
             "uid": self.uid,
+            "parent": os.getpid(),
         }
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
