@@ -329,8 +329,9 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     type=click.IntRange(min=0),
     default=5,
     show_default=True,
-    help="After this many faulted calls in a row, a replicate's remaining calls are recorded "
-    "as skipped instead of being made (0: never skip).",
+    help="After this many faulted calls in a row (a cell's replicates counted together), the "
+    "arm's remaining calls in that world are recorded as skipped instead of being made "
+    "(0: never skip).",
 )
 @click.option(
     "--max-fault-rate",
@@ -338,7 +339,8 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     default=0.05,
     show_default=True,
     help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
-    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}).",
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}), and "
+    "its remaining calls there are skipped.",
 )
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
@@ -591,7 +593,8 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
 
     # What Dagster writes to stderr itself is held back until the end: when the instance's
     # database goes away, that is a retry warning per attempt and a traceback per failed
-    # write, and the one line below says it all. Otherwise it follows the run, unchanged.
+    # write, and the one line below says it all. Otherwise it is written out unchanged when
+    # the run ends (this command's own progress lines go out as they come).
     terminal = sys.stderr
     held = io.StringIO()
     retries = _DatabaseRetries()
