@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import duckdb
@@ -486,8 +490,9 @@ def run(
     except BackendStartError as error:
         for bar in bars:
             bar.close()
-        click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
-                   err=True)
+        # --keep-going is the direct run's: through Dagster the run stops at the failed step.
+        hint = "; --keep-going runs the other arms" if via == "direct" else ""
+        click.echo(f"{error} (no rows written for it{hint})", err=True)
         sys.exit(EXIT_BACKEND_START)
     for bar in bars:
         bar.close()
@@ -585,43 +590,68 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    import contextlib
-    import io
     import logging
 
     from drift_pipeline.defs.launch import InstanceUnavailable, run_via_dagster
 
-    # What Dagster writes to stderr itself is held back until the end: when the instance's
-    # database goes away, that is a retry warning per attempt and a traceback per failed
-    # write, and the one line below says it all. Otherwise it is written out unchanged when
-    # the run ends (this command's own progress lines go out as they come).
-    terminal = sys.stderr
-    held = io.StringIO()
     retries = _DatabaseRetries()
     logging.getLogger().addFilter(retries)
+    result: RunResult | None = None
+    failure: BaseException | None = None
     try:
-        with contextlib.redirect_stderr(held):
-            result = run_via_dagster(
-                list(files),
-                options.arms,
-                options.horizons,
-                options.out,
-                loop=options.loop,
-                backend_options=options.backend_options,
-                log=lambda line: click.echo(line, file=terminal),
-            )
-    except InstanceUnavailable as error:
-        click.echo(str(error), err=True)
-        sys.exit(1)
-    except (BackendStartError, IsolationError, RootBusy):
-        raise  # each is one line, printed by the caller; Dagster's account of it would repeat it
-    except BaseException:
-        terminal.write(held.getvalue())
-        raise
+        with _held_stderr() as (terminal, held):
+            try:
+                result = run_via_dagster(
+                    list(files),
+                    options.arms,
+                    options.horizons,
+                    options.out,
+                    loop=options.loop,
+                    backend_options=options.backend_options,
+                    log=lambda line: click.echo(line, file=terminal),
+                )
+            except BaseException as error:  # reported or raised again below, once restored
+                failure = error
     finally:
         logging.getLogger().removeFilter(retries)
-    terminal.write(held.getvalue())
+    if isinstance(failure, InstanceUnavailable):
+        click.echo(str(failure), err=True)
+        sys.exit(1)
+    # Each of these is one line, printed by the caller; Dagster's account would repeat it.
+    if not isinstance(failure, BackendStartError | IsolationError | RootBusy):
+        sys.stderr.write(held.getvalue())
+    if failure is not None:
+        raise failure
+    assert result is not None
     return result
+
+
+@contextlib.contextmanager
+def _held_stderr() -> Iterator[tuple[TextIO, io.StringIO]]:
+    """Hold back what is written to stderr, by Python code or by native code (fd 2).
+
+    Yields a stream to the real stderr (for this command's own progress lines) and the buffer
+    that receives the rest, complete once the block ends. When the Dagster instance's database
+    goes away, Dagster and the PostgreSQL client library write a retry warning per attempt, a
+    traceback per failed write and the server's notices; the one line the caller prints says
+    it all. Otherwise the caller writes the buffer out as it is.
+    """
+    held = io.StringIO()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as native:
+        os.dup2(native.fileno(), 2)
+        terminal = os.fdopen(os.dup(saved), "w", buffering=1, encoding="utf-8", errors="replace")
+        try:
+            with contextlib.redirect_stderr(held):
+                yield terminal, held
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            terminal.close()
+            native.seek(0)
+            held.write(native.read().decode("utf-8", "replace"))
 
 
 class _DatabaseRetries:
