@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import duckdb
@@ -371,8 +375,9 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     type=click.IntRange(min=0),
     default=5,
     show_default=True,
-    help="After this many faulted calls in a row, a replicate's remaining calls are recorded "
-    "as skipped instead of being made (0: never skip).",
+    help="After this many faulted calls in a row (a cell's replicates counted together), the "
+    "arm's remaining calls in that world are recorded as skipped instead of being made "
+    "(0: never skip).",
 )
 @click.option(
     "--max-fault-rate",
@@ -380,7 +385,8 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     default=0.05,
     show_default=True,
     help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
-    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}).",
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}), and "
+    "its remaining calls there are skipped.",
 )
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
@@ -513,27 +519,28 @@ def run(
         return advance
 
     started = time.perf_counter()
-    if via == "dagster":
-        result = _run_via_dagster(tuple(sources), options)
-    else:
-        try:
+    try:
+        if via == "dagster":
+            result = _run_via_dagster(tuple(sources), options)
+        else:
             result = run_benchmark(opened, options, progress)
-        except LLMError as error:
-            # Replies received so far stay cached: the same command resumes from there.
-            click.echo(str(error), err=True)
-            sys.exit(1)
-        except IsolationError as error:
-            click.echo(str(error), err=True)
-            sys.exit(EXIT_ISOLATION)
-        except RootBusy as error:
-            click.echo(str(error), err=True)
-            sys.exit(EXIT_ROOT_BUSY)
-        except BackendStartError as error:
-            for bar in bars:
-                bar.close()
-            click.echo(f"{error} (no rows written for it; --keep-going runs the other arms)",
-                       err=True)
-            sys.exit(EXIT_BACKEND_START)
+    except LLMError as error:
+        # Replies received so far stay cached: the same command resumes from there.
+        click.echo(str(error), err=True)
+        sys.exit(1)
+    except IsolationError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_ISOLATION)
+    except RootBusy as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_ROOT_BUSY)
+    except BackendStartError as error:
+        for bar in bars:
+            bar.close()
+        # --keep-going is the direct run's: through Dagster the run stops at the failed step.
+        hint = "; --keep-going runs the other arms" if via == "direct" else ""
+        click.echo(f"{error} (no rows written for it{hint})", err=True)
+        sys.exit(EXIT_BACKEND_START)
     for bar in bars:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -662,17 +669,77 @@ def _run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
             err=True,
         )
         sys.exit(EXIT_INVALID)
-    from drift_pipeline.defs.launch import run_via_dagster
+    import logging
 
-    return run_via_dagster(
-        list(files),
-        options.arms,
-        options.horizons,
-        options.out,
-        loop=options.loop,
-        backend_options=options.backend_options,
-        log=lambda line: click.echo(line, err=True),
-    )
+    from drift_pipeline.defs.launch import InstanceUnavailable, run_via_dagster
+
+    retries = _DatabaseRetries()
+    logging.getLogger().addFilter(retries)
+    result: RunResult | None = None
+    failure: BaseException | None = None
+    try:
+        with _held_stderr() as (terminal, held):
+            try:
+                result = run_via_dagster(
+                    list(files),
+                    options.arms,
+                    options.horizons,
+                    options.out,
+                    loop=options.loop,
+                    backend_options=options.backend_options,
+                    log=lambda line: click.echo(line, file=terminal),
+                )
+            except BaseException as error:  # reported or raised again below, once restored
+                failure = error
+    finally:
+        logging.getLogger().removeFilter(retries)
+    if isinstance(failure, InstanceUnavailable):
+        click.echo(str(failure), err=True)
+        sys.exit(1)
+    # Each of these is one line, printed by the caller; Dagster's account would repeat it.
+    if not isinstance(failure, BackendStartError | IsolationError | RootBusy):
+        sys.stderr.write(held.getvalue())
+    if failure is not None:
+        raise failure
+    assert result is not None
+    return result
+
+
+@contextlib.contextmanager
+def _held_stderr() -> Iterator[tuple[TextIO, io.StringIO]]:
+    """Hold back what is written to stderr, by Python code or by native code (fd 2).
+
+    Yields a stream to the real stderr (for this command's own progress lines) and the buffer
+    that receives the rest, complete once the block ends. When the Dagster instance's database
+    goes away, Dagster and the PostgreSQL client library write a retry warning per attempt, a
+    traceback per failed write and the server's notices; the one line the caller prints says
+    it all. Otherwise the caller writes the buffer out as it is.
+    """
+    held = io.StringIO()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as native:
+        os.dup2(native.fileno(), 2)
+        terminal = os.fdopen(os.dup(saved), "w", buffering=1, encoding="utf-8", errors="replace")
+        try:
+            with contextlib.redirect_stderr(held):
+                yield terminal, held
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            terminal.close()
+            native.seek(0)
+            held.write(native.read().decode("utf-8", "replace"))
+
+
+class _DatabaseRetries:
+    """Drops dagster-postgres's warning per connection retry (the outcome is reported)."""
+
+    def filter(self, record: object) -> bool:
+        """Keep every record but a retry warning."""
+        message = getattr(record, "msg", "")
+        return not (isinstance(message, str) and message.startswith("Retrying failed database"))
 
 
 @main.command()

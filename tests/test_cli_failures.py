@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -248,3 +250,104 @@ def test_kill_9_mid_run_and_a_rerun_give_the_tables_of_an_uninterrupted_run(tmp_
         "reference_compressor@hard": FULL, "bm25@hard": FULL, "fact_store@hard": FULL
     }
     assert _tables(out) == _tables(clean.out)
+
+
+def test_an_unknown_backend_name_is_exit_2_in_one_line_and_writes_nothing(tmp_path: Path):
+    run = drift_run(tmp_path, "--backend", "no_such_memory")
+    assert run.code == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no_such_memory" in lines[0], run.stderr
+    assert not run.out.exists() or not any(run.out.iterdir())
+
+
+SLOW = """\
+import asyncio
+import os
+import time
+
+from drift_pipeline.memory import TokenCounts
+
+
+class Slow:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def _mark(self):
+        # A file per worker (each its own user) once a store has begun: the test waits for
+        # every replicate to be inside one.
+        open(os.path.join(self.marker, f"worker-{os.getpid()}"), "a").close()
+
+    async def store(self, session_id, messages):
+        self._mark()
+        await asyncio.sleep(0.3)
+
+    async def retrieve(self, session_id, entity_id, query):
+        return ""
+
+    def token_counts(self):
+        return TokenCounts()
+
+    def snapshot(self):
+        return ""
+
+
+class Blocked(Slow):
+    async def store(self, session_id, messages):
+        self._mark()
+        time.sleep(3600)  # blocks the worker's whole event loop: it never reads its input
+"""
+
+
+def _workers_of(pid: int) -> set[int]:
+    """Worker processes whose parent is ``pid``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"drift_pipeline.memory._worker" in command:
+            found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that never reaps it has exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("backend", ["Slow", "Blocked"])
+def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Path, backend: str):
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "slow_memory.py").write_text(SLOW)
+    # Somewhere a sandboxed worker (another uid) may write: not under the 0700 test folders.
+    shared = Path(tempfile.mkdtemp(prefix="drift-orphan-"))
+    shared.chmod(0o777)
+    config = tmp_path / "backends.yaml"
+    config.write_text(json.dumps({f"slow_memory:{backend}": {"marker": str(shared)}}))
+    scenario = _support.write_scenario(tmp_path / "scenarios", "cli-orphan-t")
+    harness = subprocess.Popen(
+        [DRIFT, "run", str(scenario), "--out", str(tmp_path / "data"), "--backend",
+         f"slow_memory:{backend}", "--backend-config", str(config), "--call-timeout", "600"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(modules)},
+    )  # fmt: skip
+    try:
+        # Mid-cell: every replicate's worker is inside a store.
+        _wait_for(lambda: len(list(shared.iterdir())) >= _support.REPLICATES)
+        workers = _workers_of(harness.pid)
+        assert len(workers) == _support.REPLICATES
+    finally:
+        harness.kill()  # the harness alone, as an OOM kill would: its workers live on
+        harness.wait()
+        shutil.rmtree(shared, ignore_errors=True)
+    _wait_for(lambda: not any(_alive(pid) for pid in workers), seconds=20)

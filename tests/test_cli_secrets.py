@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from memory.plugins import _support
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
+REPO = Path(__file__).resolve().parents[1]
 ENV_KEY = "sk-planted-env-key-7d1f0c9a"
 OPTION_KEY = "sk-planted-option-key-44be2e81"
 
@@ -53,7 +56,9 @@ class Leaky:
 """
 
 
-def _run(folder: Path, options: dict[str, object]) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _run(
+    folder: Path, options: dict[str, object], *via: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     modules = folder / "modules"
     modules.mkdir(parents=True)
     (modules / "leaky.py").write_text(LEAKY)
@@ -61,22 +66,34 @@ def _run(folder: Path, options: dict[str, object]) -> tuple[subprocess.Completed
     config.write_text(json.dumps({"leaky:Leaky": options}))
     scenario = _support.write_scenario(folder / "scenarios", "cli-secret-t")
     out = folder / "data"
+    home = folder / "dagster-home"  # the instance of --via dagster: its database and logs
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
     done = subprocess.run(
         [DRIFT, "run", str(scenario), "--out", str(out), "--backend", "leaky:Leaky",
-         "--backend", "bm25", "--backend-config", str(config), "--json", str(out / "s.json")],
+         "--backend", "bm25", "--backend-config", str(config), "--json", str(out / "s.json"),
+         # Every call is made however many fault: each fault line is a place a key could leak.
+         "--max-fault-rate", "1", *via],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(modules), "DRIFT_LLM_API_KEY": ENV_KEY},
+        env={
+            **os.environ,
+            "PYTHONPATH": str(modules),
+            "DRIFT_LLM_API_KEY": ENV_KEY,
+            "DAGSTER_HOME": str(home),
+        },
         timeout=300,
     )
-    return done, out
+    return done, folder
 
 
-def _leaks(done: subprocess.CompletedProcess[str], out: Path) -> list[str]:
-    """Where either key appears: printed output, any file's bytes, any table cell."""
+def _leaks(done: subprocess.CompletedProcess[str], folder: Path) -> list[str]:
+    """Where either key appears: printed output, any file's bytes, any table cell (in the
+    output folder and the Dagster instance's folder; the run's own inputs hold the key)."""
     found = [name for name, text in (("stdout", done.stdout), ("stderr", done.stderr))
              if ENV_KEY in text or OPTION_KEY in text]
-    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+    written = [*(folder / "data").rglob("*"), *(folder / "dagster-home").rglob("*")]
+    for path in sorted(p for p in written if p.is_file()):
         data = path.read_bytes()
         if ENV_KEY.encode() in data or OPTION_KEY.encode() in data:
             found.append(str(path))
@@ -88,9 +105,14 @@ def _leaks(done: subprocess.CompletedProcess[str], out: Path) -> list[str]:
     return found
 
 
-def test_keys_echoed_in_a_backends_faults_are_redacted_everywhere(tmp_path: Path):
-    done, out = _run(tmp_path, {"api_key": OPTION_KEY})
+@pytest.mark.parametrize("via", ["direct", "dagster"])
+def test_keys_echoed_in_a_backends_faults_are_redacted_everywhere(tmp_path: Path, via: str):
+    # Searched: the output folder and, through Dagster, the instance's database and logs.
+    done, folder = _run(tmp_path, {"api_key": OPTION_KEY}, "--via", via)
+    out = folder / "data"
     assert done.returncode in (0, 5), done.stderr  # faulty enough to be unranked, or not
+    if via == "dagster":
+        assert list((folder / "dagster-home").rglob("*.db"))  # the instance recorded the run
     errors = _support.query(
         out, "select error from {memory_snapshots} where error is not null "
         "union all select error from {retrievals} where error is not null"
@@ -100,11 +122,11 @@ def test_keys_echoed_in_a_backends_faults_are_redacted_everywhere(tmp_path: Path
     assert "ValueError: bad token [redacted]" in {e["error"] for e in errors}
     assert "  fault: " in done.stdout
     assert list(out.rglob("*.parquet")) and (out / "_manifests" / "run.json").exists()
-    assert _leaks(done, out) == []
+    assert _leaks(done, folder) == []
 
 
 def test_a_key_in_a_constructors_error_is_redacted_in_the_one_line(tmp_path: Path):
-    done, out = _run(tmp_path, {"api_key": OPTION_KEY, "fail_start": True})
+    done, folder = _run(tmp_path, {"api_key": OPTION_KEY, "fail_start": True})
     assert done.returncode == 4, done.stderr
     assert "PermissionError: key [redacted] was refused" in done.stderr
-    assert _leaks(done, out) == []
+    assert _leaks(done, folder) == []

@@ -12,7 +12,9 @@ on the instance, so the UI shows each materialization, its metadata and its chec
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -23,7 +25,7 @@ import dagster as dg
 import pyarrow as pa
 
 from drift_pipeline.evaluation import ArmData
-from drift_pipeline.memory import Arm, LoopConfig
+from drift_pipeline.memory import Arm, BackendStartError, LoopConfig, check_isolation
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
     CellResult,
@@ -43,7 +45,7 @@ from drift_pipeline.sources import (
     names_imported_data,
     open_source,
 )
-from drift_pipeline.storage import RootLike, StorageRoot, staged
+from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
@@ -54,6 +56,48 @@ from .selection import Selection
 
 QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 """Every event is in the instance (and the UI); the terminal gets warnings only."""
+
+
+class InstanceUnavailable(RuntimeError):
+    """The Dagster instance's database went away (or was never reachable) during a run.
+
+    The message is one line: the database, the reason, and that a rerun resumes. Every cell
+    already written stays (each is committed whole), so the same command completes the run.
+    """
+
+
+_ADDRESS = re.compile(r'at "([^"]+)", port (\d+)')
+
+
+def instance_database_error(error: BaseException) -> InstanceUnavailable | None:
+    """The one-line error for ``error`` if a database of the instance caused it, else ``None``.
+
+    Looks through the chain of causes: Dagster wraps the driver's error (and its own
+    give-up after retrying) in errors of its own, each with a long traceback.
+    """
+    import sqlalchemy.exc
+
+    seen: set[int] = set()
+    found: BaseException | None = None
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlalchemy.exc.DBAPIError) or (
+            type(current).__name__ == "DagsterPostgresException"
+        ):
+            found = current  # the innermost such error carries the driver's own words
+        current = current.__cause__ or current.__context__
+    if found is None:
+        return None
+    text = str(getattr(found, "orig", None) or found).strip()
+    first = text.splitlines()[0] if text else type(found).__name__
+    address = _ADDRESS.search(first)
+    where = f"PostgreSQL at {address[1]}:{address[2]}" if address else "its database"
+    reason = first.split(" failed: ", 1)[-1]
+    return InstanceUnavailable(
+        f"the Dagster instance's database is unreachable ({where}): {reason}; the tables "
+        "written so far are kept: once it is back, rerun the same command to resume"
+    )
 
 
 def build_definitions(
@@ -202,6 +246,18 @@ def _absolute(text: str) -> str:
     return f"{prefix}:{Path(path).resolve()}" + (f"?{query}" if query else "")
 
 
+def _backend_start_error(error: BaseException) -> BackendStartError | None:
+    """The :class:`BackendStartError` a failed step carries in its chain of causes, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, BackendStartError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def run_via_dagster(
     scenario_paths: Sequence[str | Path],
     arms: Sequence[Arm],
@@ -238,6 +294,11 @@ def run_via_dagster(
         ScenarioError: A scenario file is invalid.
         GenerationUnsupported: A scenario's paradigm has no generator yet.
         ValueError: Two files declare the same scenario id.
+        RootBusy: Another run holds the output folder.
+        IsolationError: Sandboxed workers cannot start here; no run was made.
+        InstanceUnavailable: The instance's database could not be reached (one line); a rerun
+            of the same call resumes.
+        BackendStartError: A backend could not start (its run stopped there).
         RuntimeError: A run failed (naming the job and partition).
     """
     texts = [str(path) for path in scenario_paths]
@@ -252,6 +313,39 @@ def run_via_dagster(
         if ids.count(source.id) > 1:
             raise ValueError(f"scenario id {source.id!r} is used by more than one file")
     settings = loop or LoopConfig()
+    target = StorageRoot.from_url(out)
+    # The same guards as the direct run: one run per output folder, and a machine where
+    # sandboxed workers cannot start stops before any Dagster run is recorded.
+    with exclusive_root(target, "drift run --via dagster"):
+        if settings.isolate:
+            asyncio.run(check_isolation(list(target.protect_paths())))
+        try:
+            return _run_locked(
+                scenarios, files, arms, horizons, out, settings, backend_options, instance, log
+            )
+        except Exception as error:
+            unavailable = instance_database_error(error)
+            if unavailable is not None:
+                raise unavailable from error
+            start_failure = _backend_start_error(error)
+            if start_failure is not None:
+                # As in the direct run: the arm's one line, not the step failure around it.
+                raise start_failure from None
+            raise
+
+
+def _run_locked(
+    scenarios: list[ScenarioSource],
+    files: list[Path],
+    arms: Sequence[Arm],
+    horizons: Sequence[HorizonName],
+    out: RootLike,
+    settings: LoopConfig,
+    backend_options: dict[str, dict[str, Any]] | None,
+    instance: dg.DagsterInstance | None,
+    log: Callable[[str], None] | None,
+) -> RunResult:
+    """:func:`run_via_dagster` once the output folder is held and isolation checked."""
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
     # Absolute paths: the catalog is read again by every asset run, whatever its folder.
     catalog = ScenarioCatalog(
@@ -262,6 +356,8 @@ def run_via_dagster(
         isolate=settings.isolate,
         concurrency=settings.concurrency,
         backend_options=backend_options or {},
+        max_consecutive_faults=settings.max_consecutive_faults,
+        max_fault_rate=settings.max_fault_rate,
     )
     root = storage.path()
     worlds = [world for source in scenarios for world in source.worlds(horizons)]

@@ -51,6 +51,10 @@ READ_MS_P95 = "drift/read_ms_p95"
 READ_MS_P99 = "drift/read_ms_p99"
 FAULTS = "drift/faults"
 """Backend calls that failed (or timed out)."""
+VALID = "drift/valid"
+"""1 if the cell may be ranked, 0 if its fault rate is past the run's limit (never ranked)."""
+FAULT_RATE = "drift/fault_rate"
+"""Share of the cell's backend calls that faulted or were skipped."""
 
 ACCURACY = "drift/accuracy"
 """Share of probes answered correctly."""
@@ -78,6 +82,8 @@ CELLS = "drift/cells"
 ARMS = "drift/arms"
 WORLDS = "drift/worlds"
 SKIPPED_CELLS = "drift/skipped_cells"
+INVALID_CELLS = "drift/invalid_cells"
+"""Cells past their fault-rate limit: listed on the leaderboard with their rate, not ranked."""
 BEST_DRIFT_C = "drift/best_drift_c"
 MAX_CUMULATIVE_TOKENS = "drift/max_cumulative_tokens"
 
@@ -110,10 +116,10 @@ class _MetricKeys(Mapping[str, str]):
 
 
 class _CellMetricsKeys(Sequence[str]):
-    """``(ROWS, *cell_metric_keys().values())``, read from the registry on every use."""
+    """``(ROWS, VALID, FAULT_RATE, *cell_metric_keys().values())``, read on every use."""
 
     def _keys(self) -> tuple[str, ...]:
-        return (ROWS, *cell_metric_keys().values())
+        return (ROWS, VALID, FAULT_RATE, *cell_metric_keys().values())
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -154,6 +160,8 @@ MEMORY_SNAPSHOTS_KEYS: tuple[str, ...] = (
     WRITE_MS_P95,
     WRITE_MS_P99,
     FAULTS,
+    VALID,
+    FAULT_RATE,
 )
 RETRIEVALS_KEYS: tuple[str, ...] = (
     ROWS,
@@ -176,7 +184,8 @@ REFERENCE_MEMORY_KEYS: tuple[str, ...] = (
 """The reference compressor's memory run on a world: its snapshots' figures, then its reads'."""
 PROBE_ANSWERS_KEYS: tuple[str, ...] = (ROWS, PROBES, ACCURACY, MEAN_SCORE)
 CELL_METRICS_KEYS: Sequence[str] = _CellMetricsKeys()
-"""Every key the ``cell_metrics`` asset reports: rows, then one per metric (see above)."""
+"""Every key the ``cell_metrics`` asset reports: rows, validity and fault rate, then one per
+metric (see above); an invalid cell's metrics are reported but never ranked."""
 CELL_COST_CURVE_KEYS: tuple[str, ...] = (
     ROWS,
     CHECKPOINTS,
@@ -191,7 +200,14 @@ WORLD_BASELINES_KEYS: tuple[str, ...] = (
     DRIFT_C,
     FAULTS,
 )
-LEADERBOARD_KEYS: tuple[str, ...] = (CELLS, ARMS, WORLDS, SKIPPED_CELLS, BEST_DRIFT_C)
+LEADERBOARD_KEYS: tuple[str, ...] = (
+    CELLS,
+    ARMS,
+    WORLDS,
+    SKIPPED_CELLS,
+    INVALID_CELLS,
+    BEST_DRIFT_C,
+)
 COST_CURVES_KEYS: tuple[str, ...] = (ROWS, ARMS, WORLDS, MAX_CUMULATIVE_TOKENS)
 
 

@@ -188,6 +188,10 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
         isolate: Sandbox the backends (off only for debugging; recorded in the manifest).
         concurrency: Replicates run at once.
         backend_options: Constructor options per backend name.
+        max_consecutive_faults: Faulted calls in a row after which the arm's remaining calls
+            in the world are recorded as skipped (0: never skip).
+        max_fault_rate: Share of a cell's calls that may fault or be skipped; past it the cell
+            is invalid (reported with its fault rate, never ranked).
     """
 
     call_timeout: float = Field(default=30.0, description="Seconds before a call is a fault.")
@@ -196,7 +200,23 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
     backend_options: dict[str, dict[str, Any]] = Field(
         default={}, description="Constructor options per backend name."
     )
+    max_consecutive_faults: int = Field(
+        default=LoopConfig.max_consecutive_faults,
+        description="Faulted calls in a row before an arm's remaining calls in a world are "
+        "skipped (0: never).",
+    )
+    max_fault_rate: float = Field(
+        default=LoopConfig.max_fault_rate,
+        description="Share of a cell's calls that may fault or be skipped before it is invalid.",
+    )
 
     def config(self, root: StorageRoot) -> LoopConfig:
         """The loop settings, with a local storage root protected from backends."""
-        return LoopConfig(self.call_timeout, self.isolate, root.protect_paths(), self.concurrency)
+        return LoopConfig(
+            self.call_timeout,
+            self.isolate,
+            root.protect_paths(),
+            self.concurrency,
+            max_consecutive_faults=self.max_consecutive_faults,
+            max_fault_rate=self.max_fault_rate,
+        )

@@ -26,11 +26,27 @@ from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
-    from ._loop import BackendStartError, CellRun, LoopConfig, LoopTiming, run_cell
+    from ._loop import (
+        MAX_FAULT_RATE,
+        BackendStartError,
+        CellRun,
+        LoopConfig,
+        LoopTiming,
+        call_counts,
+        run_cell,
+    )
 
 # The loop (pyarrow, storage, ~0.4 s of imports) is loaded on first use: every backend worker
 # and its sandbox launcher import this package, and neither needs it.
-_LAZY = {"BackendStartError", "CellRun", "LoopConfig", "LoopTiming", "run_cell"}
+_LAZY = {
+    "MAX_FAULT_RATE",
+    "BackendStartError",
+    "CellRun",
+    "LoopConfig",
+    "LoopTiming",
+    "call_counts",
+    "run_cell",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -43,6 +59,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "GATE_ENTRY_POINT_GROUP",
+    "MAX_FAULT_RATE",
     "Arm",
     "BackendInstance",
     "BackendStartError",
@@ -61,6 +78,7 @@ __all__ = [
     "ReaderBuffer",
     "RecentTranscripts",
     "TokenCounts",
+    "call_counts",
     "check_isolation",
     "gate_kinds",
     "pack_backend",

@@ -155,6 +155,11 @@ class BackendWorker:
         self.isolation = "not-started"
         self.version = ""
         self.restarts = 0
+        # After a fault the worker is killed at once but started again only when the next call
+        # needs it: a cell cut off at that fault never pays for a restart it would not use.
+        self._start_pending = False
+        # Set by interrupt(): the error of the call that was waiting when the worker was killed.
+        self._interrupted: str | None = None
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -216,6 +221,7 @@ class BackendWorker:
             "env_from_parent": sorted(self.extra_env),
             "isolate": self.isolate,
             "uid": self.uid,
+            "parent": os.getpid(),
         }
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -242,10 +248,12 @@ class BackendWorker:
         call took before it failed (at least the timeout for a hang), so faults do not flatter
         a backend's latency percentiles.
         """
+        if request["op"] not in _START_OPS:
+            await self._ensure_running()
         started = time.perf_counter()
         process = self._process
         if process is None or process.returncode is not None:
-            return CallResult(False, 0.0, 0.0, {}, "worker is not running")
+            return CallResult(False, 0.0, 0.0, {}, self._interrupted or "worker is not running")
         try:
             timeout = self._timeout(request)
             line = await asyncio.wait_for(self._exchange(process, request), timeout)
@@ -292,10 +300,13 @@ class BackendWorker:
         """
         position = 0
         while position < len(sessions):
+            await self._ensure_running()
             process = self._process
             if process is None or process.returncode is not None:
                 for _ in sessions[position:]:
-                    yield CallResult(False, 0.0, 0.0, {}, "worker is not running")
+                    yield CallResult(
+                        False, 0.0, 0.0, {}, self._interrupted or "worker is not running"
+                    )
                 return
             payload: list[dict[str, Any]] | None = sessions[position:]
             while position < len(sessions):
@@ -351,6 +362,11 @@ class BackendWorker:
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
         """Turn one reply line into a result; a dead or garbled worker restarts."""
+        if not line and self._interrupted is not None:
+            # Killed by interrupt(): its calls are no longer wanted, so no restart either.
+            waited = _ms_since(started)
+            await self._kill()
+            return self._fault(started, waited, self._interrupted)
         if not line:
             waited = _ms_since(started)
             code = await self._exit_code()
@@ -403,15 +419,42 @@ class BackendWorker:
         self._process = None
 
     async def _restart(self) -> None:
+        """Kill the worker; a fresh instance starts when the next call needs one.
+
+        ``restarts`` counts the new incarnation at once, so the loop resets its token totals
+        for the call after the fault, whichever instance answers it.
+        """
         await self._kill()
         self.restarts += 1
+        self._start_pending = True
+
+    async def _ensure_running(self) -> None:
+        """Start the instance a fault left pending, if any."""
+        if not self._start_pending:
+            return
+        self._start_pending = False
         result = await self.start()
         if not result.ok:
             # Could not even come back: leave it stopped; every later call is a recorded fault.
             await self._kill()
 
+    def interrupt(self, reason: str) -> None:
+        """Kill the worker at once, from outside its own calls.
+
+        The call waiting fails with ``reason`` instead of running into its timeout, and no
+        fresh worker is started. Synchronous (a signal), so that the loop can stop every
+        replicate's worker the moment the cell it belongs to is cut off.
+        """
+        self._interrupted = reason
+        self._start_pending = False
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
     async def abandon(self) -> None:
         """Kill the worker now, whatever it is doing (its calls are no longer wanted)."""
+        self._start_pending = False
         await self._kill()
 
     async def close(self) -> None:

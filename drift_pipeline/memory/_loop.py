@@ -44,6 +44,8 @@ ProgressHook = Callable[[int], None]
 MAX_STORE_RUN = 256
 """Most sessions sent to a worker in one message (a run also ends at every checkpoint)."""
 _RECOUNT_INLINE_CHARS = 64 * 1024
+MAX_FAULT_RATE = 0.05
+"""Default share of a cell's calls that may fault or be skipped before the cell is invalid."""
 
 
 class BackendStartError(RuntimeError):
@@ -79,11 +81,15 @@ class LoopConfig:
             LLM key of a backend that calls a model); empty for every other arm.
         worker_cache: A folder copied into each worker's ``llm_cache`` and merged back after
             (see :mod:`._worker_cache`); ``None`` for backends that call no model.
-        max_consecutive_faults: After this many faulted calls in a row, a replicate's remaining
-            calls are recorded as skipped instead of being made (0: never skip), so a backend
-            that hangs on every call costs a few timeouts, not one per call.
+        max_consecutive_faults: After this many faulted calls in a row (counted over the
+            cell's calls as they complete, all replicates together), the arm's remaining calls
+            in the world are recorded as skipped instead of being made (0: never skip), so a
+            backend that hangs on every call costs a few timeouts, not one per call or per
+            replicate.
         max_fault_rate: The share of a cell's calls that may fault (or be skipped) before the
-            cell is invalid: reported with its fault rate, never ranked.
+            cell is invalid: reported with its fault rate, never ranked. Once more of the
+            cell's planned calls than this share have faulted, the cell is invalid whatever
+            follows, and its remaining calls are recorded as skipped too.
     """
 
     call_timeout: float = 30.0
@@ -93,7 +99,7 @@ class LoopConfig:
     worker_env: tuple[str, ...] = ()
     worker_cache: Path | None = None
     max_consecutive_faults: int = 5
-    max_fault_rate: float = 0.05
+    max_fault_rate: float = MAX_FAULT_RATE
 
 
 @dataclass(frozen=True)
@@ -165,7 +171,7 @@ class CellRun:
     """Stores and retrieves the cell recorded (made, faulted or skipped)."""
     faulted_calls: int = 0
     """Of those, the ones with an error (a fault, a recount mismatch or a skip)."""
-    max_fault_rate: float = 0.05
+    max_fault_rate: float = MAX_FAULT_RATE
 
     @property
     def fault_rate(self) -> float:
@@ -176,6 +182,17 @@ class CellRun:
     def valid(self) -> bool:
         """Whether the cell's figures may be ranked: its fault rate is within the limit."""
         return self.fault_rate <= self.max_fault_rate
+
+
+def call_counts(snapshots: pa.Table, retrievals: pa.Table) -> tuple[int, int]:
+    """A cell's recorded calls and, of those, the ones with an error, from its two tables.
+
+    One row is one store or retrieve (made, faulted or skipped), so a cell read back from
+    storage has the same fault rate as the run that wrote it.
+    """
+    tables = (snapshots, retrievals)
+    calls = sum(table.num_rows for table in tables)
+    return calls, sum(t.num_rows - t.column("error").null_count for t in tables)
 
 
 def _join(error: str | None, more: str | None) -> str | None:
@@ -216,6 +233,50 @@ class _Rows:
 
 
 @dataclass
+class _CellFaults:
+    """The fault count an arm's replicates share in one world, and when to stop calling.
+
+    Two cut-offs, both for the whole cell (every replicate, including those not started yet):
+    ``limit`` faults in a row, and more faults than the cell's fault-rate limit allows over all
+    its planned calls (from then on the cell is invalid whatever its remaining calls do, so
+    waiting for them would only cost time).
+    """
+
+    limit: int
+    budget: float
+    """Faulted calls the cell may have and stay valid: ``max_fault_rate`` × planned calls."""
+    in_a_row: int = 0
+    faulted: int = 0
+    skipping: str | None = None
+    """Once set, the error recorded for every remaining call of the cell (none is made)."""
+    workers: set[BackendWorker] = field(default_factory=set)
+    """The started workers of the cell's replicates: interrupted when the cell is cut off."""
+
+    def count(self, ok: bool) -> None:
+        """Count one completed call; past a cut-off, the rest of the cell is skipped."""
+        if ok:
+            self.in_a_row = 0
+            return
+        self.in_a_row += 1
+        self.faulted += 1
+        if self.skipping is not None:
+            return
+        if self.limit and self.in_a_row >= self.limit:
+            self.skipping = f"skipped: {self.limit} consecutive faults before this call"
+        elif self.faulted > self.budget:
+            self.skipping = (
+                f"skipped: {self.faulted} faulted calls already put the cell past its "
+                "fault-rate limit"
+            )
+        else:
+            return
+        # The other replicates' calls in flight are not waited for either (a hung one would
+        # cost its whole timeout): they end at once, recorded as skipped.
+        for worker in self.workers:
+            worker.interrupt(self.skipping)
+
+
+@dataclass
 class _Replicate:
     """The state of one replicate's walk through its sessions."""
 
@@ -232,19 +293,18 @@ class _Replicate:
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
-    max_consecutive_faults: int = 0
-    consecutive_faults: int = 0
-    skipping: str | None = None
-    """Once set, the error recorded for every remaining call of the replicate (none is made)."""
+    cell: _CellFaults = field(default_factory=lambda: _CellFaults(0, math.inf))
+    """Shared by the cell's replicates (see :class:`_CellFaults`)."""
     secrets: tuple[str, ...] = ()
     """Keys the worker was given: replaced in every recorded line (see :mod:`._secrets`)."""
 
+    @property
+    def skipping(self) -> str | None:
+        """The error every remaining call records once the cell is cut off, else ``None``."""
+        return self.cell.skipping
+
     def _count_fault(self, ok: bool) -> None:
-        """Track faults in a row; past the limit, the rest of the replicate is skipped."""
-        self.consecutive_faults = 0 if ok else self.consecutive_faults + 1
-        limit = self.max_consecutive_faults
-        if limit and self.skipping is None and self.consecutive_faults >= limit:
-            self.skipping = f"skipped: {limit} consecutive faults before this call"
+        self.cell.count(ok)
 
     def _counter_fault(self, data: dict[str, Any], write_now: int, read_now: int) -> str | None:
         """What is wrong with the token counters a reply carries, if anything.
@@ -432,8 +492,19 @@ async def _run_replicate(
     probes_at: dict[int, list[tuple[str, str, str]]],
     rows: _Rows,
     progress: ProgressHook | None,
+    cell: _CellFaults,
 ) -> tuple[str, str, list[str]]:
     gate = arm.gate.strategy()
+    if cell.skipping is not None:
+        # The cell was cut off before this replicate began: its calls are recorded as
+        # skipped without starting a worker.
+        return await _skip_replicate(
+            _Replicate(
+                arm, _NoWorker(), replicate, probes_at, rows, progress, gate,
+                gate.reader_buffer(), cell=cell,
+            ),
+            sessions,
+        )
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
     worker = BackendWorker(
         arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
@@ -447,7 +518,7 @@ async def _run_replicate(
         progress,
         gate,
         gate.reader_buffer(),
-        max_consecutive_faults=config.max_consecutive_faults,
+        cell=cell,
         secrets=arm_secrets(options, config.worker_env),
     )
     try:
@@ -461,6 +532,9 @@ async def _run_replicate(
         raise BackendStartError(arm.key, redact(started.error, state.secrets) or "unknown error")
     if config.worker_cache is not None:
         seed_worker_cache(config.worker_cache, worker)
+    if cell.skipping is not None:
+        worker.interrupt(cell.skipping)  # cut off while it started
+    cell.workers.add(worker)
     try:
         run: list[Session] = []
         run_started = time.perf_counter()
@@ -480,8 +554,44 @@ async def _run_replicate(
         isolation, version = worker.isolation, worker.version
         if config.worker_cache is not None:
             collect_worker_cache(worker, config.worker_cache)
+        cell.workers.discard(worker)
+        if state.skipping is not None:
+            # Cut off (perhaps by another replicate): no goodbye to wait for.
+            await worker.abandon()
         await worker.close()
     return isolation, version, state.faults
+
+
+class _NoWorker(BackendWorker):
+    """Stands in for a worker never started: a replicate of a cell already cut off.
+
+    Only what a skipped call touches is there (the restart count, abandoning); no process,
+    folder or uid is ever taken.
+    """
+
+    def __init__(self) -> None:  # no folders, process or uid: BackendWorker.__init__ unused
+        self.restarts = 0
+
+    async def abandon(self) -> None:
+        """Nothing runs."""
+
+
+async def _skip_replicate(
+    state: _Replicate, sessions: Iterator[Session]
+) -> tuple[str, str, list[str]]:
+    """Record every call of a replicate as skipped (the cell was cut off before it began)."""
+    run: list[Session] = []
+    started = time.perf_counter()
+    for session in sessions:
+        run.append(session)
+        if session.index + 1 in state.probes_at:
+            await state.store_run(run, started)
+            run = []
+            await state.probe(session)
+            started = time.perf_counter()
+    if run:
+        await state.store_run(run, started)
+    return "", "", state.faults
 
 
 def run_cell(
@@ -525,6 +635,9 @@ def run_cell(
     # Each replicate writes into its own rows; merged in replicate order afterwards, so that the
     # output does not depend on which replicate finished first.
     rows = [_Rows(snapshot_columns, retrieval_columns) for _ in range(replicates)]
+    planned = pc.sum(pc.less(schedule["replicate"], replicates)).as_py() or 0
+    planned += sum(len(calls) for probes_at in per_replicate for calls in probes_at.values())
+    faults = _CellFaults(config.max_consecutive_faults, config.max_fault_rate * planned)
 
     async def run_all() -> list[tuple[str, str, list[str]]]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
@@ -545,6 +658,7 @@ def run_cell(
                     per_replicate[replicate],
                     rows[replicate],
                     progress,
+                    faults,
                 )
 
         # A task group: a replicate whose backend cannot start stops its siblings at once.
@@ -567,7 +681,8 @@ def run_cell(
     }
     snapshots = _with_constants(snapshot_rows, constants, MEMORY_SNAPSHOTS.schema)
     retrievals = _with_constants(retrieval_rows, constants, RETRIEVALS.schema)
-    isolation = sorted({r[0] for r in results})
+    isolation = sorted({r[0] for r in results if r[0]})  # "": a replicate that never started
+    calls, faulted_calls = call_counts(snapshots, retrievals)
     return CellRun(
         arm=arm,
         snapshots=snapshots,
@@ -576,10 +691,8 @@ def run_cell(
         backend_version=next((r[1] for r in results if r[1]), ""),
         faults=[fault for r in results for fault in r[2]],
         timing=LoopTiming.of(snapshot_rows, retrieval_rows, time.perf_counter() - cell_started),
-        calls=snapshots.num_rows + retrievals.num_rows,
-        faulted_calls=sum(
-            table.num_rows - table.column("error").null_count for table in (snapshots, retrievals)
-        ),
+        calls=calls,
+        faulted_calls=faulted_calls,
         max_fault_rate=config.max_fault_rate,
     )
 

@@ -24,6 +24,7 @@ import ctypes.util
 import json
 import os
 import shutil
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -40,6 +41,7 @@ MNT_DETACH = 2
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 SECBIT_NOROOT = 1
@@ -267,6 +269,12 @@ def main() -> None:
     missing = _unreachable(executable)
     if missing is not None:
         _refuse(f"the worker ({level}, uid {os.getuid()}) cannot reach {missing}")
+    # A worker must not outlive its harness: one blocked inside a backend call never reads the
+    # end of its input, so the kernel kills it when the harness goes, however it goes. Armed
+    # after the uid is dropped (a change of credentials clears it) and kept across the exec.
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+    if os.getppid() != int(config.get("parent", os.getppid())):
+        sys.exit(0)  # the harness ended before the signal was armed
     os.chdir(state_dir)
     env = dict(config["env"])
     env.update({k: os.environ[k] for k in config.get("env_from_parent", ()) if k in os.environ})

@@ -4,7 +4,9 @@ When a cell's memory run and its evaluation happen in different processes (the D
 each in its own run), the evaluation cannot take the memory run from memory, so a cell's
 :class:`~drift_pipeline.memory.CellRun` is rebuilt
 from its Parquet tables plus a small manifest with what the tables do not hold: the isolation
-level, the backend's version and the faults (a backend that never started leaves no row).
+level, the backend's version, the faults (a backend that never started leaves no row) and the
+fault-rate limit the run was given (a cell's fault rate is read off its tables' ``error``
+columns, so a cell read back is invalid exactly when the run that wrote it found it so).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from drift_pipeline.evaluation import (
     judge_all,
 )
 from drift_pipeline.keys import CellKey, WorldKey
-from drift_pipeline.memory import Arm, CellRun
+from drift_pipeline.memory import MAX_FAULT_RATE, Arm, CellRun, call_counts
 from drift_pipeline.scenario import HorizonName
 from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
@@ -105,6 +107,7 @@ def stage_cell_run(writer: StagedWrite, world: WorldKey, run: CellRun) -> None:
         "isolation": run.isolation,
         "backend_version": run.backend_version,
         "faults": run.faults,
+        "max_fault_rate": run.max_fault_rate,
     }
     writer.put_text(
         _manifest_relative(cell),
@@ -130,14 +133,25 @@ def load_cell_run(root: StorageRoot, cell: CellKey) -> CellRun:
             f"(missing {missing[0]}); materialize memory_snapshots for it first"
         )
     manifest: dict[str, Any] = json.loads(root.read_text(manifest_path))
+    snapshots = root.read_table(MEMORY_SNAPSHOTS, cell)
+    retrievals = root.read_table(RETRIEVALS, cell)
+    calls, faulted_calls = call_counts(snapshots, retrievals)
     return CellRun(
         arm=Arm.parse(cell.arm_key),
-        snapshots=root.read_table(MEMORY_SNAPSHOTS, cell),
-        retrievals=root.read_table(RETRIEVALS, cell),
+        snapshots=snapshots,
+        retrievals=retrievals,
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
         faults=[str(f) for f in manifest["faults"]],
+        calls=calls,
+        faulted_calls=faulted_calls,
+        max_fault_rate=_fault_limit(manifest),
     )
+
+
+def _fault_limit(manifest: dict[str, Any]) -> float:
+    """The fault-rate limit a cell's run was given (the default for a manifest without one)."""
+    return float(manifest.get("max_fault_rate", MAX_FAULT_RATE))
 
 
 def stage_evaluation(
@@ -224,6 +238,7 @@ def stored_result(
         metrics = compute_cell(
             data, amnesiac(), paired, horizon, not_applicable=source.not_applicable
         )
+    calls, faulted_calls = call_counts(data.snapshots, data.retrievals)
     run = CellRun(
         arm=arm,
         snapshots=data.snapshots.slice(0, 0),
@@ -231,6 +246,9 @@ def stored_result(
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
         faults=[str(f) for f in manifest["faults"]],
+        calls=calls,
+        faulted_calls=faulted_calls,
+        max_fault_rate=_fault_limit(manifest),
     )
     return CellResult(
         scenario=source.id,
@@ -257,6 +275,22 @@ class StoredCell:
     arm: Arm
     metrics: CellMetrics
     faults: list[str]
+    calls: int = 0
+    """Stores and retrieves recorded (rows of its two memory tables)."""
+    faulted_calls: int = 0
+    """Of those, the ones with an error (faulted or skipped)."""
+    max_fault_rate: float = MAX_FAULT_RATE
+    """The limit its run was given (from the cell's manifest)."""
+
+    @property
+    def fault_rate(self) -> float:
+        """The share of the cell's calls that faulted or were skipped (0 without calls)."""
+        return self.faulted_calls / self.calls if self.calls else 0.0
+
+    @property
+    def valid(self) -> bool:
+        """Whether the cell may be ranked: the same rule as ``drift run`` applies."""
+        return self.fault_rate <= self.max_fault_rate
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
@@ -324,7 +358,20 @@ def stored_cells(
             if e
         ]
         replicates = len(set(data.snapshots.column("replicate").to_pylist()))
-        cells.append(StoredCell(scenario, horizon, replicates, Arm.parse(arm_key), metrics, errors))
+        calls, faulted_calls = call_counts(data.snapshots, data.retrievals)
+        cells.append(
+            StoredCell(
+                scenario,
+                horizon,
+                replicates,
+                Arm.parse(arm_key),
+                metrics,
+                errors,
+                calls,
+                faulted_calls,
+                _stored_limit(root, cell),
+            )
+        )
     return cells, skipped
 
 
@@ -338,6 +385,16 @@ def _stale_judge(data: ArmData) -> str | None:
         j for j in judges if j.startswith(f"{JUDGE_NAME}@") and j.split("+")[0] != current
     )
     return stale[0] if stale else None
+
+
+def _stored_limit(root: StorageRoot | None, cell: CellKey) -> float:
+    """The fault-rate limit in the cell's manifest under ``root`` (else the default)."""
+    if root is None:
+        return MAX_FAULT_RATE
+    path = _manifest_relative(cell)
+    if not root.exists(path):
+        return MAX_FAULT_RATE
+    return _fault_limit(json.loads(root.read_text(path)))
 
 
 def _arm_data(

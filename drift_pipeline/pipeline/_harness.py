@@ -129,6 +129,11 @@ class DriftHarness:
         backend_options: Constructor options per backend name, for backends given by name
             (a backend object is already constructed).
         call_timeout: Seconds before a store/retrieve call is recorded as a timeout.
+        max_consecutive_faults: After this many faulted calls in a row, an arm's remaining
+            calls in that world are recorded as skipped instead of being made (0: never).
+        max_fault_rate: Share of a cell's calls that may fault or be skipped; past it the cell
+            is invalid (``valid`` is false, its fault rate is listed instead of a rank) and
+            its remaining calls are skipped.
         jobs: Worlds run at once, each in its own process; latencies are then measured under
             that load. Above 1, a script must guard its run with ``if __name__ == "__main__":``
             (the processes are spawned, which re-imports the script).
@@ -149,6 +154,11 @@ class DriftHarness:
     Raises:
         ValueError: One line naming the bad argument (a ``ScenarioError``, one line per
             problem, for invalid scenario files).
+
+    A run holds the output folder for its duration, as ``drift run`` does: a second run on
+    it raises :class:`~drift_pipeline.storage.RootBusy`. Before any world it starts one
+    sandboxed worker; where none can start it raises
+    :class:`~drift_pipeline.memory.IsolationError` (one line: the cause and the fix).
     """
 
     def __init__(
@@ -162,6 +172,8 @@ class DriftHarness:
         out: str | os.PathLike[str] | StorageRoot = "data",
         backend_options: dict[str, dict[str, Any]] | None = None,
         call_timeout: float = 30.0,
+        max_consecutive_faults: int = LoopConfig.max_consecutive_faults,
+        max_fault_rate: float = LoopConfig.max_fault_rate,
         jobs: int = 1,
         isolate: bool = True,
         reader: ReaderName = "context",
@@ -183,6 +195,14 @@ class DriftHarness:
             raise ValueError(f"DriftHarness: call_timeout must be > 0 seconds, got {call_timeout}")
         if jobs < 1:
             raise ValueError(f"DriftHarness: jobs must be >= 1, got {jobs}")
+        if max_consecutive_faults < 0:
+            raise ValueError(
+                f"DriftHarness: max_consecutive_faults must be >= 0, got {max_consecutive_faults}"
+            )
+        if not 0.0 <= max_fault_rate <= 1.0:
+            raise ValueError(
+                f"DriftHarness: max_fault_rate must be between 0 and 1, got {max_fault_rate}"
+            )
         self.scenarios = _load_scenarios(scenario_path)
         root = _storage_root(out)
         names, instances = _backends(given, backend_options or {})
@@ -191,7 +211,12 @@ class DriftHarness:
             arms=_arms(names, gates),
             horizons=_horizons(horizons),
             out=root,
-            loop=LoopConfig(call_timeout=call_timeout, isolate=isolate),
+            loop=LoopConfig(
+                call_timeout=call_timeout,
+                isolate=isolate,
+                max_consecutive_faults=max_consecutive_faults,
+                max_fault_rate=max_fault_rate,
+            ),
             backend_options={k: dict(v) for k, v in (backend_options or {}).items()},
             evaluation=evaluation,
             synthesizer=_synthesizer(synthesizer, root),

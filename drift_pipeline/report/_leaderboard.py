@@ -77,7 +77,8 @@ class ArmStanding:
 
 
 def _cell_valid(cell: _Cell) -> bool:
-    # Cells rebuilt from stored tables carry no call counts: valid unless known otherwise.
+    # The run's cells and those read back from storage carry their validity; an object that
+    # knows nothing of its calls (a hand-built cell) is taken as valid.
     return bool(getattr(cell, "valid", True))
 
 

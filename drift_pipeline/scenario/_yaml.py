@@ -86,7 +86,11 @@ def read_yaml(text: str) -> YamlDocument | Problem:
         The document, or a Problem with the line of the first syntax error.
 
     """
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError as error:
+        # The reader checks the whole text when it is built, before any parsing.
+        return _reader_problem(text, error)
     root: yaml.Node | None = None
     try:
         root = loader.get_single_node()
@@ -105,6 +109,20 @@ def read_yaml(text: str) -> YamlDocument | Problem:
     finally:
         loader.dispose()
     return YamlDocument(data, root)
+
+
+def _reader_problem(text: str, error: yaml.reader.ReaderError) -> Problem:
+    """Name a character YAML does not allow (a control character, say) and its line."""
+    character = error.character
+    code = ord(character) if isinstance(character, str) else int(character)
+    line = text.count("\n", 0, error.position) + 1
+    column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+    return Problem(
+        "",
+        f"YAML syntax error, column {column}: character U+{code:04X} is not allowed in YAML "
+        "text; remove it",
+        line,
+    )
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError) -> Problem:

@@ -152,27 +152,25 @@ def _as_postgres(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
 
 
-@pytest.fixture(scope="session")
-def postgres_env() -> Iterator[dict[str, str]]:
-    """A throwaway PostgreSQL server on 127.0.0.1 with a ``dagster`` database.
+class PostgresServer:
+    """A throwaway PostgreSQL server on 127.0.0.1 that a test may stop and start again.
 
-    Yields the ``DRIFT_PG_*`` variables that ``dagster.postgres.yaml`` reads. Installs nothing:
-    without the server binaries the tests fail, saying what to install.
+    Attributes:
+        env: The ``DRIFT_PG_*`` variables that ``dagster.postgres.yaml`` reads.
     """
-    pg_bin = _pg_bin()
-    folder = Path(tempfile.mkdtemp(prefix="drift-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    data, port = folder / "data", _free_port()
-    env = {
-        "DRIFT_PG_HOST": "127.0.0.1",
-        "DRIFT_PG_PORT": str(port),
-        "DRIFT_PG_USER": "drift",
-        "DRIFT_PG_PASSWORD": "",
-        "DRIFT_PG_DB": "dagster",
-    }
 
-    def run(*command: str) -> None:
+    def __init__(self, pg_bin: Path, folder: Path, port: int) -> None:
+        self.pg_bin, self.folder, self.data = pg_bin, folder, folder / "data"
+        self.env = {
+            "DRIFT_PG_HOST": "127.0.0.1",
+            "DRIFT_PG_PORT": str(port),
+            "DRIFT_PG_USER": "drift",
+            "DRIFT_PG_PASSWORD": "",
+            "DRIFT_PG_DB": "dagster",
+        }
+        self.running = False
+
+    def _run(self, *command: str) -> None:
         subprocess.run(
             _as_postgres(list(command)),
             check=True,
@@ -181,12 +179,38 @@ def postgres_env() -> Iterator[dict[str, str]]:
             preexec_fn=_default_signals,
         )
 
-    started = False
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        port = self.env["DRIFT_PG_PORT"]
+        self._run(
+            str(self.pg_bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"),
+            "-o", f"-h 127.0.0.1 -p {port} -k {self.folder}", "-w", "start",
+        )  # fmt: skip
+        self.running = True
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server; ``immediate`` kills it without a clean shutdown, as a crash would."""
+        self._run(str(self.pg_bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+        self.running = False
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL server on 127.0.0.1 with a ``dagster`` database.
+
+    Installs nothing: without the server binaries the tests fail, saying what to install.
+    A test that stops it must start it again (``postgres_env`` users share it).
+    """
+    pg_bin = _pg_bin()
+    folder = Path(tempfile.mkdtemp(prefix="drift-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    server = PostgresServer(pg_bin, folder, _free_port())
     try:
-        run(
+        server._run(
             str(pg_bin / "initdb"),
             "-D",
-            str(data),
+            str(server.data),
             "-U",
             "drift",
             "--auth=trust",
@@ -194,17 +218,22 @@ def postgres_env() -> Iterator[dict[str, str]]:
             "UTF8",
             "--no-locale",
         )
-        run(
-            str(pg_bin / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"),
-            "-o", f"-h 127.0.0.1 -p {port} -k {folder}", "-w", "start",
-        )  # fmt: skip
-        started = True
-        run(str(pg_bin / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "drift", "dagster")
-        yield env
+        server.start()
+        port = server.env["DRIFT_PG_PORT"]
+        server._run(
+            str(pg_bin / "createdb"), "-h", "127.0.0.1", "-p", port, "-U", "drift", "dagster"
+        )
+        yield server
     finally:
-        if started:
-            run(str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        if server.running:
+            server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_env(postgres_server: PostgresServer) -> dict[str, str]:
+    """The ``DRIFT_PG_*`` variables of the session's PostgreSQL server (see above)."""
+    return postgres_server.env
 
 
 def postgres_instance(

@@ -45,11 +45,11 @@ def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_suite_keys_and_a_registered_one() -> None:
     assert dict(md.HEADLINE_METRICS) == SUITE_KEYS
-    assert tuple(md.CELL_METRICS_KEYS) == (md.ROWS, *SUITE_KEYS.values())
+    assert tuple(md.CELL_METRICS_KEYS) == (md.ROWS, md.VALID, md.FAULT_RATE, *SUITE_KEYS.values())
     with registered(example_spec("RECALL_ACCURACY")):
         assert md.HEADLINE_METRICS["recall_accuracy"] == "drift/recall_accuracy"
         assert md.CELL_METRICS_KEYS[-1] == "drift/recall_accuracy"
-        assert len(md.CELL_METRICS_KEYS) == len(SUITE_KEYS) + 2
+        assert len(md.CELL_METRICS_KEYS) == len(SUITE_KEYS) + 4
         assert md.numeric({"drift/recall_accuracy": 0.5}, md.CELL_METRICS_KEYS)[
             "drift/recall_accuracy"
         ] == dg.MetadataValue.float(0.5)

@@ -27,7 +27,9 @@ def _cell(world: Path, mode: str) -> CellRun:
         _support.REPLICATES,
         Arm(GARBAGE, Gate("hard")),
         {"mode": mode},
-        LoopConfig(call_timeout=20.0, protect=(world,), max_consecutive_faults=0),
+        LoopConfig(
+            call_timeout=20.0, protect=(world,), max_consecutive_faults=0, max_fault_rate=1.0
+        ),
     )
     assert cell.snapshots.num_rows == _support.SESSIONS * _support.REPLICATES
     # Whatever the backend claimed, recorded counts are sane numbers.

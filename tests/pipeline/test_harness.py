@@ -15,7 +15,8 @@ import pytest
 from memory.plugins import _support
 
 from drift_pipeline import DriftHarness, DriftReport, Message, TokenCounts
-from drift_pipeline.memory import Arm
+from drift_pipeline.memory import Arm, IsolationError
+from drift_pipeline.storage import RootBusy
 
 PLUGINS = Path(__file__).resolve().parent / "api_plugins"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "valid"
@@ -189,7 +190,11 @@ def test_run_awaits_inside_a_running_event_loop_without_blocking_it(tmp_path: Pa
 @pytest.mark.slow
 def test_faults_inside_an_instance_are_recorded_per_call_and_the_run_completes(tmp_path: Path):
     report = DriftHarness(
-        backend=FailingStore(), scenario_path=SCENARIO, horizons="short", out=tmp_path
+        backend=FailingStore(),
+        scenario_path=SCENARIO,
+        horizons="short",
+        out=tmp_path,
+        max_fault_rate=1.0,  # every call made: a third of them fail, each recorded
     ).run_sync()
     [cell] = report.cells
     stores = [f for f in report.faults if " store " in f]
@@ -272,3 +277,75 @@ def test_arm_names_come_from_the_name_attribute_or_the_class_name(tmp_path: Path
         DriftHarness(backend=Renamed(), scenario_path=SCENARIO, out=tmp_path)
     with pytest.raises(ValueError, match=r"its name attribute, 'Echo-Memory', is not a valid"):
         DriftHarness(backend=BadName(), scenario_path=SCENARIO, out=tmp_path)
+
+
+def test_a_run_on_a_folder_another_run_holds_is_refused_in_one_line(tmp_path: Path):
+    harness = DriftHarness(backend=EchoMemory(), scenario_path=SCENARIO, out=tmp_path / "data")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\n"
+            "from drift_pipeline.storage import exclusive_root\n"
+            f"with exclusive_root({str(tmp_path / 'data')!r}, 'drift run'):\n"
+            "    print('held', flush=True)\n"
+            "    time.sleep(120)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(RootBusy) as refused:
+            harness.run_sync()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert str(refused.value) == (
+        f"{tmp_path / 'data'} is in use by drift run (pid {holder.pid}); wait for it to finish "
+        "or give another --out"
+    )
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [".drift-run.lock"]
+
+
+def test_where_no_sandboxed_worker_starts_the_run_stops_before_any_world(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    checked: list[list[Path]] = []
+
+    async def refuse(protect: list[Path], isolate: bool = True) -> str:
+        # A machine where no sandboxed worker can start (the real failure needs one).
+        checked.append(protect)
+        raise IsolationError("isolation could not start: mount /root: Operation not permitted")
+
+    monkeypatch.setattr("drift_pipeline.pipeline._run.check_isolation", refuse)
+    harness = DriftHarness(backend=EchoMemory(), scenario_path=SCENARIO, out=tmp_path / "data")
+    with pytest.raises(IsolationError, match=r"^isolation could not start: mount /root"):
+        harness.run_sync()
+    assert checked == [[(tmp_path / "data").resolve()]]
+    assert not list((tmp_path / "data").rglob("*.parquet"))
+
+
+def test_fault_limits_are_checked_in_one_line(tmp_path: Path):
+    for kwargs, expected in (
+        ({"max_consecutive_faults": -1}, "max_consecutive_faults must be >= 0"),
+        ({"max_fault_rate": 1.5}, "max_fault_rate must be between 0 and 1"),
+    ):
+        with pytest.raises(ValueError, match=expected):
+            DriftHarness(backend=EchoMemory(), scenario_path=SCENARIO, out=tmp_path, **kwargs)
+
+
+@pytest.mark.slow
+def test_a_cell_past_the_fault_limit_is_reported_invalid_and_not_ranked(tmp_path: Path):
+    report = DriftHarness(
+        backend=[FailingStore(), EchoMemory()], scenario_path=SCENARIO, out=tmp_path
+    ).run_sync()
+    cells = {cell.arm.key: cell for cell in report.cells}
+    assert cells["echo_memory@hard"].valid
+    assert not cells["failing_store@hard"].valid
+    assert cells["failing_store@hard"].fault_rate > 0.05
+    standings = report.standings
+    assert [s.arm for s in standings] == ["echo_memory@hard", "failing_store@hard"]
+    assert [s.valid for s in standings] == [True, False]
+    summary = {c["arm"]: c for c in report.to_dict()["cells"]}
+    assert summary["failing_store@hard"]["valid"] is False

@@ -117,7 +117,13 @@ def cell_evaluation(
     yield dg.MaterializeResult(
         asset_key=CELL_METRICS.name,
         metadata=md.numeric(
-            {md.ROWS: metrics.num_rows, **{md.HEADLINE_METRICS[k]: v for k, v in values.items()}},
+            {
+                md.ROWS: metrics.num_rows,
+                # Shown beside the figures: an invalid cell's are reported, never ranked.
+                md.VALID: result.valid,
+                md.FAULT_RATE: result.fault_rate,
+                **{md.HEADLINE_METRICS[k]: v for k, v in values.items()},
+            },
             md.CELL_METRICS_KEYS,
         ),
     )

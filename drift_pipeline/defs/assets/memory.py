@@ -217,6 +217,8 @@ def _snapshot_figures(
         md.WRITE_MS_P95: md.percentile(write_ms, 95),
         md.WRITE_MS_P99: md.percentile(write_ms, 99),
         md.FAULTS: len(run.faults),
+        md.VALID: run.valid,
+        md.FAULT_RATE: run.fault_rate,
     }
 
 

@@ -60,7 +60,16 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
     rows = standings(cells)
     table = render_leaderboard(rows, markdown=True) if rows else "_no evaluated cells yet_"
     _write(storage, "leaderboard.md", table + "\n")
-    best = rows[0].rows["drift_c"].value if rows else None
+    # Invalid cells follow the same rule as in `drift run`: listed with their fault rate, never
+    # ranked, so the best figure is the best ranked arm's.
+    best = rows[0].rows["drift_c"].value if rows and rows[0].valid else None
+    for cell in cells:
+        if not cell.valid:
+            context.log.warning(
+                f"not ranked: {cell.arm.key} on {cell.scenario}/{cell.horizon}: "
+                f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
+                f"(limit {cell.max_fault_rate:.1%})"
+            )
     return dg.MaterializeResult(
         metadata={
             **md.numeric(
@@ -69,6 +78,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                     md.ARMS: len(rows),
                     md.WORLDS: len({(c.scenario, c.horizon) for c in cells}),
                     md.SKIPPED_CELLS: len(skipped),
+                    md.INVALID_CELLS: sum(1 for cell in cells if not cell.valid),
                     md.BEST_DRIFT_C: best,
                 },
                 md.LEADERBOARD_KEYS,
