@@ -321,7 +321,16 @@ def run_via_dagster(
             asyncio.run(check_isolation(list(target.protect_paths())))
         try:
             return _run_locked(
-                scenarios, files, arms, horizons, out, settings, backend_options, instance, log
+                scenarios,
+                files,
+                imported,
+                arms,
+                horizons,
+                out,
+                settings,
+                backend_options,
+                instance,
+                log,
             )
         except Exception as error:
             unavailable = instance_database_error(error)
@@ -335,8 +344,9 @@ def run_via_dagster(
 
 
 def _run_locked(
-    scenarios: list[ScenarioSource],
+    scenarios: list[WorldSource],
     files: list[Path],
+    imported: list[str],
     arms: Sequence[Arm],
     horizons: Sequence[HorizonName],
     out: RootLike,
