@@ -1124,6 +1124,9 @@ def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetri
     dropped = frozenset(names)
     if not dropped:
         return metrics
+    if "drift_c" in dropped:
+        # The lift is DRIFT-C's difference from the amnesiac's: no DRIFT-C, no lift.
+        dropped |= {"drift_c_lift"}
     rows = tuple(
         MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in dropped else r
         for r in metrics.rows
