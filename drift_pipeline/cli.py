@@ -716,11 +716,20 @@ def _held_stderr() -> Iterator[tuple[TextIO, io.StringIO]]:
     it all. Otherwise the caller writes the buffer out as it is.
     """
     held = io.StringIO()
-    sys.stderr.flush()
+    original = sys.stderr
+    original.flush()
+    try:
+        on_fd2 = original.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        on_fd2 = False  # a stream of the caller's (a test runner's capture): write to it as is
     saved = os.dup(2)
     with tempfile.TemporaryFile() as native:
         os.dup2(native.fileno(), 2)
-        terminal = os.fdopen(os.dup(saved), "w", buffering=1, encoding="utf-8", errors="replace")
+        terminal: TextIO = (
+            os.fdopen(os.dup(saved), "w", buffering=1, encoding="utf-8", errors="replace")
+            if on_fd2
+            else original
+        )
         try:
             with contextlib.redirect_stderr(held):
                 yield terminal, held
@@ -728,7 +737,8 @@ def _held_stderr() -> Iterator[tuple[TextIO, io.StringIO]]:
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
-            terminal.close()
+            if on_fd2:
+                terminal.close()
             native.seek(0)
             held.write(native.read().decode("utf-8", "replace"))
 
