@@ -69,11 +69,18 @@ class InstanceUnavailable(RuntimeError):
 _ADDRESS = re.compile(r'at "([^"]+)", port (\d+)')
 
 
-def instance_database_error(error: BaseException) -> InstanceUnavailable | None:
+def instance_database_error(
+    error: BaseException, address: str | None = None
+) -> InstanceUnavailable | None:
     """The one-line error for ``error`` if a database of the instance caused it, else ``None``.
 
     Looks through the chain of causes: Dagster wraps the driver's error (and its own
     give-up after retrying) in errors of its own, each with a long traceback.
+
+    Args:
+        error: What the run raised.
+        address: ``host:port`` of the instance's database, for errors that do not name it
+            (a connection the server closed mid-statement says only that).
     """
     import sqlalchemy.exc
 
@@ -91,13 +98,29 @@ def instance_database_error(error: BaseException) -> InstanceUnavailable | None:
         return None
     text = str(getattr(found, "orig", None) or found).strip()
     first = text.splitlines()[0] if text else type(found).__name__
-    address = _ADDRESS.search(first)
-    where = f"PostgreSQL at {address[1]}:{address[2]}" if address else "its database"
+    named = _ADDRESS.search(first)
+    if named is not None:
+        address = f"{named[1]}:{named[2]}"
+    where = f"PostgreSQL at {address}" if address else "its database"
     reason = first.split(" failed: ", 1)[-1]
     return InstanceUnavailable(
         f"the Dagster instance's database is unreachable ({where}): {reason}; the tables "
         "written so far are kept: once it is back, rerun the same command to resume"
     )
+
+
+def _database_address(instance: dg.DagsterInstance) -> str | None:
+    """``host:port`` of a PostgreSQL instance's run storage (``None`` for other storages)."""
+    import sqlalchemy.engine
+
+    storage: object = instance.run_storage
+    url = getattr(storage, "postgres_url", None) or getattr(
+        getattr(storage, "_run_storage", None), "postgres_url", None
+    )
+    if not isinstance(url, str):
+        return None
+    parsed = sqlalchemy.engine.make_url(url)
+    return f"{parsed.host}:{parsed.port or 5432}" if parsed.host else None
 
 
 def build_definitions(
@@ -332,6 +355,8 @@ def run_via_dagster(
                 instance,
                 log,
             )
+        except InstanceUnavailable:
+            raise
         except Exception as error:
             unavailable = instance_database_error(error)
             if unavailable is not None:
@@ -395,6 +420,11 @@ def _run_locked(
                 regenerate.__contains__,
             )
             execute(defs, active, steps, log)
+        except Exception as error:
+            unavailable = instance_database_error(error, _database_address(active))
+            if unavailable is not None:
+                raise unavailable from error
+            raise
         finally:
             if owns_instance:
                 active.dispose()

@@ -108,3 +108,25 @@ def test_postgres_killed_mid_run_fails_in_one_line_and_a_rerun_resumes(
     assert rerun.returncode == 0, stderr
     assert "bm25@hard" in stdout and "fact_store@hard" in stdout
     assert _tables(out) == _tables(tmp_path / "clean")
+
+
+def test_an_outage_that_does_not_name_the_server_is_named_from_the_instance() -> None:
+    # A connection the server closes mid-statement says only that; the line still names where.
+    import sqlalchemy.exc
+
+    from drift_pipeline.defs.launch import instance_database_error
+
+    closed = sqlalchemy.exc.OperationalError(
+        "SELECT 1", {}, Exception("server closed the connection unexpectedly")
+    )
+    found = instance_database_error(RuntimeError("step failed"), "127.0.0.1:5433")
+    assert found is None  # nothing of the database in the chain: not an outage
+    wrapped = RuntimeError("step failed")
+    wrapped.__cause__ = closed
+    error = instance_database_error(wrapped, "127.0.0.1:5433")
+    assert error is not None
+    assert str(error).startswith(
+        "the Dagster instance's database is unreachable (PostgreSQL at 127.0.0.1:5433): "
+        "server closed the connection unexpectedly;"
+    )
+    assert "\n" not in str(error)
