@@ -7,6 +7,9 @@ nothing because nothing in them is a first-person fact.
 
 from __future__ import annotations
 
+import itertools
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -21,7 +24,6 @@ from drift_pipeline.memory.backends._extract import (
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
     line_tokens,
-    pack_to_budget,
     session_speakers,
     terms,
 )
@@ -74,6 +76,10 @@ class FactStoreBackend:
         self._index = LexicalIndex()
         self._next_doc = 0
         self._clock = 0
+        # Doc ids, least recently touched first: the order unscored facts are read in.
+        self._recent: dict[int, None] = {}
+        # No line is shorter than this, so once less budget is left, nothing more fits.
+        self._shortest = sys.maxsize
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -86,15 +92,47 @@ class FactStoreBackend:
         """Return the facts ``entity_id`` knows, most relevant to ``query`` first."""
         scores = self._index.scores(query)
         named = set(terms(query))
-        visible = [fact for fact in self._facts.values() if entity_id in fact.viewers]
+        mentions: dict[str, bool] = {}
+
+        def mentioned(subject: str) -> bool:
+            # Naming the subject only breaks ties (it matches all its facts).
+            if subject not in mentions:
+                mentions[subject] = bool(named.intersection(terms(subject)))
+            return mentions[subject]
 
         def rank(fact: _Fact) -> tuple[float, bool, int, int]:
-            # Content overlap first; naming the subject only breaks ties (it matches all its facts).
-            mentioned = bool(named.intersection(terms(fact.subject)))
-            return (-scores.get(fact.doc_id, 0.0), not mentioned, -fact.touched, fact.doc_id)
+            return (-scores[fact.doc_id], not mentioned(fact.subject), -fact.touched, fact.doc_id)
 
-        visible.sort(key=rank)
-        return "\n".join(pack_to_budget(((f.line, f.tokens) for f in visible), self.budget_tokens))
+        # Content overlap first, then the rest most recently touched first (named subjects
+        # before others): the order of one sort over every fact, read lazily, since a memory
+        # with thousands of remarks fills the budget long before its end.
+        scored = [
+            fact
+            for doc_id in scores
+            if (fact := self._facts.get(doc_id)) is not None and entity_id in fact.viewers
+        ]
+        scored.sort(key=rank)
+
+        def unscored(named_subject: bool) -> Iterator[_Fact]:
+            for doc_id in reversed(self._recent):
+                fact = self._facts[doc_id]
+                if (
+                    doc_id not in scores
+                    and entity_id in fact.viewers
+                    and mentioned(fact.subject) is named_subject
+                ):
+                    yield fact
+
+        kept: list[str] = []
+        used = 0
+        for fact in itertools.chain(scored, unscored(True), unscored(False)):
+            if used + fact.tokens > self.budget_tokens:
+                if self.budget_tokens - used < self._shortest:
+                    break
+                continue
+            kept.append(fact.line)
+            used += fact.tokens
+        return "\n".join(kept)
 
     def token_counts(self) -> TokenCounts:
         """No LLM calls: extraction is rule-based."""
@@ -118,6 +156,8 @@ class FactStoreBackend:
                 self._release([f for f in heard if f is not current], speakers)
                 current.viewers = current.viewers | speakers
                 current.touched = self._clock
+                self._recent.pop(current.doc_id, None)
+                self._recent[current.doc_id] = None
             return operation
         self._release(heard, speakers)
         if operation is Operation.DELETE:
@@ -136,6 +176,8 @@ class FactStoreBackend:
         )
         self._next_doc += 1
         self._facts[fact.doc_id] = fact
+        self._recent[fact.doc_id] = None
+        self._shortest = min(self._shortest, fact.tokens)
         self._slots.setdefault(key, []).append(fact.doc_id)
         self._index.add(fact.doc_id, f"{statement.text} {predicate_hint(statement.predicate)}")
         return operation
@@ -147,6 +189,7 @@ class FactStoreBackend:
             if fact.viewers:
                 continue
             del self._facts[fact.doc_id]
+            del self._recent[fact.doc_id]
             self._index.remove(fact.doc_id)
             slot = self._slots[(fact.subject, fact.predicate)]
             slot.remove(fact.doc_id)
