@@ -8,6 +8,9 @@ relevant to the query, each marked ``(no longer true since <date>)``.
 
 from __future__ import annotations
 
+import itertools
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -23,7 +26,6 @@ from drift_pipeline.memory.backends._extract import (
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
     line_tokens,
-    pack_to_budget,
     session_speakers,
     terms,
 )
@@ -98,6 +100,10 @@ class TemporalGraphBackend:
         self._line_tokens: dict[str, int] = {}
         self._index = LexicalIndex()
         self._clock = 0
+        # Edge ids, least recently touched first: the order unscored current facts are read in.
+        self._recent: dict[int, None] = {}
+        # No current-fact line is shorter than this: once less budget is left, none fits.
+        self._shortest = sys.maxsize
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -110,31 +116,73 @@ class TemporalGraphBackend:
         """Return current facts, then a few relevant superseded ones, that ``entity_id`` knew."""
         scores = self._index.scores(query)
         named = set(terms(query))
+        mentions: dict[str, bool] = {}
+
+        def mentioned(subject: str) -> bool:
+            # Naming the subject only breaks ties (it matches all its facts).
+            if subject not in mentions:
+                mentions[subject] = bool(named.intersection(terms(subject)))
+            return mentions[subject]
 
         def rank(edge: _Edge) -> tuple[float, bool, int, int]:
-            # Content overlap first; naming the subject only breaks ties (it matches all its facts).
-            mentioned = bool(named.intersection(terms(edge.subject)))
-            return (-scores.get(edge.doc_id, 0.0), not mentioned, -edge.touched, edge.doc_id)
+            score = scores.get(edge.doc_id, 0.0)
+            return (-score, not mentioned(edge.subject), -edge.touched, edge.doc_id)
 
-        current = sorted((e for e in self._edges if entity_id in e.viewers), key=rank)
+        # Current facts: content overlap first, then the rest most recently touched first
+        # (named subjects before others), read lazily: a graph with thousands of remarks fills
+        # the budget long before its end.
+        scored = [self._edges[d] for d in scores if entity_id in self._edges[d].viewers]
+        scored.sort(key=rank)
+
+        def unscored(named_subject: bool) -> Iterator[_Edge]:
+            for edge in self._by_recency():
+                if (
+                    edge.doc_id not in scores
+                    and entity_id in edge.viewers
+                    and mentioned(edge.subject) is named_subject
+                ):
+                    yield edge
+
         # A value that is current again ("I moved back to Leeds") is not shown as superseded,
         # and each superseded value is shown once, with its latest end.
-        holding = {(e.subject, e.predicate, normalise_value(e.value)) for e in current}
         latest: dict[tuple[str, str, str], _Edge] = {}
-        for edge in self._edges:
-            if entity_id not in edge.closed_for or scores.get(edge.doc_id, 0.0) <= 0:
+        for doc_id in sorted(scores):
+            edge = self._edges[doc_id]
+            if entity_id not in edge.closed_for:
                 continue
             slot_value = (edge.subject, edge.predicate, normalise_value(edge.value))
-            if slot_value in holding:
+            if self._holds(entity_id, slot_value):
                 continue
-            kept = latest.get(slot_value)
-            if kept is None or kept.closed_for[entity_id] <= edge.closed_for[entity_id]:
+            kept_edge = latest.get(slot_value)
+            if kept_edge is None or kept_edge.closed_for[entity_id] <= edge.closed_for[entity_id]:
                 latest[slot_value] = edge
         superseded = sorted(latest.values(), key=rank)[: self.max_superseded]
-        lines = [edge.current_line() for edge in current]
-        lines += [edge.superseded_line(edge.closed_for[entity_id]) for edge in superseded]
-        return "\n".join(
-            pack_to_budget(((ln, self._tokens(ln)) for ln in lines), self.budget_tokens)
+        kept: list[str] = []
+        used = 0
+        for edge in itertools.chain(scored, unscored(True), unscored(False)):
+            line = edge.current_line()
+            tokens = self._tokens(line)
+            if used + tokens > self.budget_tokens:
+                if self.budget_tokens - used < self._shortest:
+                    break
+                continue
+            kept.append(line)
+            used += tokens
+        for edge in superseded:
+            line = edge.superseded_line(edge.closed_for[entity_id])
+            tokens = self._tokens(line)
+            if used + tokens <= self.budget_tokens:
+                kept.append(line)
+                used += tokens
+        return "\n".join(kept)
+
+    def _holds(self, entity_id: str, slot_value: tuple[str, str, str]) -> bool:
+        """Whether ``entity_id`` holds this value of the slot as current."""
+        subject, predicate, value = slot_value
+        return any(
+            entity_id in self._edges[doc_id].viewers
+            and normalise_value(self._edges[doc_id].value) == value
+            for doc_id in self._slots.get((subject, predicate), [])
         )
 
     def token_counts(self) -> TokenCounts:
@@ -174,6 +222,7 @@ class TemporalGraphBackend:
                 self._close([e for e in heard if e is not current], speakers, statement.date)
                 current.viewers = current.viewers | speakers
                 current.touched = self._clock
+                self._touch(current.doc_id)
             return operation
         self._close(heard, speakers, statement.date)
         if operation is Operation.DELETE:
@@ -189,9 +238,26 @@ class TemporalGraphBackend:
             viewers=speakers,
         )
         self._edges.append(edge)
+        self._touch(edge.doc_id)
+        self._shortest = min(self._shortest, self._tokens(edge.current_line()))
         self._slots.setdefault(key, []).append(edge.doc_id)
         self._index.add(edge.doc_id, f"{edge.text} {predicate_hint(statement.predicate)}")
         return operation
+
+    def _by_recency(self) -> Iterator[_Edge]:
+        """Every edge, most recently touched first; edges touched together by edge id."""
+        run: list[_Edge] = []
+        for doc_id in reversed(self._recent):
+            edge = self._edges[doc_id]
+            if run and edge.touched != run[0].touched:
+                yield from sorted(run, key=lambda e: e.doc_id)
+                run = []
+            run.append(edge)
+        yield from sorted(run, key=lambda e: e.doc_id)
+
+    def _touch(self, doc_id: int) -> None:
+        self._recent.pop(doc_id, None)
+        self._recent[doc_id] = None
 
     def _close(self, edges: list[_Edge], speakers: frozenset[str], date: str) -> None:
         """Close ``edges`` for the entities present; an edge nobody holds any more ends."""
@@ -200,6 +266,7 @@ class TemporalGraphBackend:
                 edge.closed_for[entity] = date
             edge.viewers = edge.viewers - speakers
             edge.touched = self._clock
+            self._touch(edge.doc_id)
             if edge.viewers:
                 continue
             edge.valid_to = date
