@@ -155,8 +155,26 @@ class LoopTiming:
         )
 
 
+class FaultShare:
+    """The validity rule of a cell, for any record that counts its calls and faulted calls."""
+
+    calls: int
+    faulted_calls: int
+    max_fault_rate: float
+
+    @property
+    def fault_rate(self) -> float:
+        """The share of the cell's calls that faulted or were skipped (0 without calls)."""
+        return self.faulted_calls / self.calls if self.calls else 0.0
+
+    @property
+    def valid(self) -> bool:
+        """Whether the cell's figures may be ranked: its fault rate is within the limit."""
+        return self.fault_rate <= self.max_fault_rate
+
+
 @dataclass
-class CellRun:
+class CellRun(FaultShare):
     """What the loop produced for one arm on one world."""
 
     arm: Arm
@@ -172,16 +190,6 @@ class CellRun:
     faulted_calls: int = 0
     """Of those, the ones with an error (a fault, a recount mismatch or a skip)."""
     max_fault_rate: float = MAX_FAULT_RATE
-
-    @property
-    def fault_rate(self) -> float:
-        """The share of the cell's calls that faulted or were skipped (0 without calls)."""
-        return self.faulted_calls / self.calls if self.calls else 0.0
-
-    @property
-    def valid(self) -> bool:
-        """Whether the cell's figures may be ranked: its fault rate is within the limit."""
-        return self.fault_rate <= self.max_fault_rate
 
 
 def call_counts(snapshots: pa.Table, retrievals: pa.Table) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from drift_pipeline.evaluation import (
     judge_all,
 )
 from drift_pipeline.keys import CellKey, WorldKey
-from drift_pipeline.memory import MAX_FAULT_RATE, Arm, CellRun, call_counts
+from drift_pipeline.memory import MAX_FAULT_RATE, Arm, CellRun, FaultShare, call_counts
 from drift_pipeline.scenario import HorizonName
 from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
@@ -266,7 +266,7 @@ def stored_result(
 
 
 @dataclass
-class StoredCell:
+class StoredCell(FaultShare):
     """A cell read back for the leaderboard (the fields :func:`report.standings` needs)."""
 
     scenario: str
@@ -281,16 +281,6 @@ class StoredCell:
     """Of those, the ones with an error (faulted or skipped)."""
     max_fault_rate: float = MAX_FAULT_RATE
     """The limit its run was given (from the cell's manifest)."""
-
-    @property
-    def fault_rate(self) -> float:
-        """The share of the cell's calls that faulted or were skipped (0 without calls)."""
-        return self.faulted_calls / self.calls if self.calls else 0.0
-
-    @property
-    def valid(self) -> bool:
-        """Whether the cell may be ranked: the same rule as ``drift run`` applies."""
-        return self.fault_rate <= self.max_fault_rate
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
