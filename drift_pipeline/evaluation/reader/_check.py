@@ -123,8 +123,11 @@ def context_item(record: Any, where: str) -> ContextItem:
         # Options not spelled out: one per value, the reference's the right one, and a
         # no-memory default that leaves the value out.
         options = [
-            {"text": str(record["reference"]), "terms": aliases or [str(record["reference"])],
-             "utility": 1},
+            {
+                "text": str(record["reference"]),
+                "terms": aliases or [str(record["reference"])],
+                "utility": 1,
+            },
             *({"text": v[0], "terms": v, "utility": -1} for v in groups["others"] if v),
             {"text": "Ask first", "terms": [], "utility": 0},
         ]
@@ -156,8 +159,12 @@ def context_item(record: Any, where: str) -> ContextItem:
         exclusive=bool(exclusive) if exclusive is not None else True,
     )
     return ContextItem(
-        str(record["id"]), str(record["category"]), kind, str(record["context"]),
-        record["label"], probe,
+        str(record["id"]),
+        str(record["category"]),
+        kind,
+        str(record["context"]),
+        record["label"],
+        probe,
     )
 
 

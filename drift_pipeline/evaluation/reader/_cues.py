@@ -95,7 +95,9 @@ _SARCASM = re.compile(
     r"like that'll happen|that'll be the day|what a joke|lol no|haha no|sure, jan|"
     r"because that's so likely|not!|great plan|what a treat|what fun|just what i needed|"
     r"sure,? i'll just|yeah,? because|i'd sooner|over my dead body|not in a million years|"
-    r"in a million years)(?![\w'])|/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
+    r"in a million years|sarcastic\w*|sarcasm|ironic\w*|tongue[- ]in[- ]cheek|deadpan|"
+    r"mock(?:ing|ingly)|i live for|yeah,? me (?:on|in|at|with|doing|going|being))(?![\w'])|"
+    r"/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
 )
 _QUESTION_WORDS = re.compile(
     r"\b(?:i wonder|wondering|curious (?:about|whether|if)|do you know|any idea|"
@@ -124,7 +126,9 @@ _STRONG_HYPO = re.compile(
     r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|conditional|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
-    r"in the future|hopefully)\b"
+    r"in the future|hopefully|wonder(?:s|ed)?(?: aloud)? (?:what|whether|if|how)|"
+    r"what it(?:'d| would| might) be like|(?:talk|talks|talked|talking) about (?:getting|buying|"
+    r"moving|going|becoming|adopting|switching|trying|taking)|scenario)\b"
 )
 _CONDITIONS = frozenset({"if", "unless", "whether", "suppose", "supposing", "imagine", "what if"})
 _WEAK_HYPO = re.compile(
@@ -140,9 +144,7 @@ _WEAK_HYPO = re.compile(
     r"leaning|tempted by|not sure|unsure)\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
-_PLANNED = re.compile(
-    r"\b(?:moving|relocating|joining|switching|transferring|heading)\b[^.;]*$"
-)
+_PLANNED = re.compile(r"\b(?:moving|relocating|joining|switching|transferring|heading)\b[^.;]*$")
 _FUTURE_TIME = re.compile(
     r"^[^.;]{0,40}\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter|quarter)|"
     r"in (?:a|one|two|three|four|five|six|a few|\d+) (?:weeks?|months?|years?)|soon|"
@@ -194,7 +196,8 @@ _PAST_TIME = re.compile(
 # The value told off as a joke or to be forgotten: "forget what I said about Bobby".
 _DISREGARD = re.compile(
     r"\b(?:disregard|ignore|forget|scratch)\b(?! (?:it|to)\b)|"
-    r"\b(?:joking|kidding|jk|was a joke|not serious)\b"
+    r"\b(?:joking|kidding|jk|was a joke|not serious|retract\w*|(?:took|take|takes|taking) "
+    r"(?:that|it|this) back)\b"
 )
 # A slip corrected right after it: "my husband Taro — sorry, Hiro".
 _SELF_CORRECTED = re.compile(
@@ -245,13 +248,15 @@ _AHEAD = re.compile(
 # Progressive or bare forms that, with a month, speak of what is to come: "starting at Airbnb
 # in September".
 _AHEAD_VERB_MONTH = re.compile(
-    rf"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
+    # Not after "before", "after" or "since": "before joining Monzo in 2026" is a change made.
+    rf"(?<!before )(?<!after )(?<!since )\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
     rf"beginning|start|starts|move|join)\b[^.;]*\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
 )
 _FOR_A_WHILE = re.compile(
     r"^\s*for (?:a|an|one|two|three|four|five|a few|a couple of|several|\d+) "
     r"(?:days?|weeks?|months?|years?|while)\b"
 )
+_UNTIL_RIGHT = re.compile(r"^[^.;]{0,30}?\b(?:until|till|up to|up until)\b")
 _HAD = re.compile(r"\b(?<!'ve )(?<!have )(?<!has )(?<!'d )had\b")
 _AHEAD_VERB = re.compile(
     r"\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
@@ -275,7 +280,7 @@ _PAST_STATE = re.compile(
     r"\b(?<!'ve )(?<!have )(?<!has )(?<!'s )(?:was|were|lived|worked|studied|stayed|spent|"
     r"had been|used to be|played|owned|drove|attended)\b"
     r"(?!\s+(?:hired|offered|accepted|promoted|taken on|diagnosed|told|confirmed|given|"
-    r"transferred|moved|just|finally|officially))"
+    r"transferred|moved|just|finally|officially|back|now))"
 )
 _RIGHT_RETRACT = re.compile(
     r"^\s*no more\b|"  # "vegan no more"; after a pause it is a limit ("£1,200, no more")
@@ -292,7 +297,7 @@ _TAG_RETRACT = re.compile(
     r"\((?:outdated|superseded|obsolete|retracted|old|former|formerly|previous|previously|"
     r"stale|ended|expired|past|no longer)\b[^)]*\)|\[(?:outdated|superseded|obsolete|old|"
     r"former|previous|stale|retracted|withdrawn|deleted)\b[^\]]*\]|"
-    r"\bstatus\s*[=:]?\s*(?:withdrawn|retracted|deleted|cancell?ed)\b|"
+    r"\bstatus\s*[=:]?\s*(?:[a-z]+[_ ])?(?:withdrawn|retracted|deleted|cancell?ed)\b|"
     r"\bno longer true\b|\bsuperseded\b|\bobsolete\b"
     r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former)\b|\bcurrent\s*[=:]\s*false\b",
     re.IGNORECASE,
@@ -468,7 +473,7 @@ _COMPARED = re.compile(r"\b(?:than|compared (?:to|with)|versus|vs\.?)\s+$")
 _GOING = re.compile(r"\bgoing\s+(?:full\s+|fully\s+)?$")
 _STILL_NOW = re.compile(r"\b(?:now|still)\b")
 _FILLER = re.compile(r"\b(?:and|but|so|oh|ah|well|lol|ugh|no|yes|yeah)\b|\W")
-_PAUSE = re.compile(r"[,!?]|\s[-–—]\s")
+_PAUSE = re.compile(r"[,;!?]|\s[-–—]\s")
 _TOKEN = re.compile(r"[\w']+")
 _QUANTIFIER_BEFORE = re.compile(r"\b(?:a|an|every|each|any|some|no|another)\s*$")
 _FOLLOWER = re.compile(r" ([a-z][\w'-]*)")
@@ -578,8 +583,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         # A condition ends at its comma: "if I lived somewhere warmer I'd be happier lol,
         # helsinki in feb is brutal" states Helsinki; the consequent of "If we moved,
         # Edinburgh would be …" is caught by its modal.
-        if strong and strong.group(0) in _CONDITIONS and _CLAUSE_PAUSE.search(
-            m.left[strong.end() :]
+        if (
+            strong
+            and strong.group(0) in _CONDITIONS
+            and _CLAUSE_PAUSE.search(m.left[strong.end() :])
         ):
             strong = None
         if strong:
@@ -641,13 +648,17 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", m.right.strip()[:20]
     past = _PAST_STATE.search(window)
     # "lived in Nice for 4 yrs now": a state that goes on is current.
-    if past and right and _STILL_NOW.search(right):
+    # Only up to the next value: "worked at HSBC before joining Monzo, where he still works".
+    if past and right and _STILL_NOW.search(right[: len(m.until_next)]):
         past = None
     if past:
         return "retracted", f"past state ({past.group(0)})"
     # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
     if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … for a while)"
+    # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
+    if right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
+        return "retracted", "past state (had … until)"
     past_time = _PAST_TIME.search(m.left + " " + m.right)
     if past_time:
         return "retracted", f"a time that is over ({past_time.group(0)})"
@@ -732,8 +743,8 @@ def _agent_token(text: str) -> str:
 
 def _is_generic(m: MentionContext) -> bool:
     given = m.phrase_given
-    if " " in given.strip() or not given:
-        return False
+    if " " in given.strip() or not given or any(c.isdigit() for c in given):
+        return False  # an amount or a date is never a common word
     raw = m.phrase_raw
     if given[:1].isupper() and not m.weak and not any(c.isdigit() for c in given):
         return _common_use(m)
@@ -769,6 +780,8 @@ def _common_use(m: MentionContext) -> bool:
     if m.labelled and not m.sentence_left.strip(" \"'*"):
         return False  # the whole value of a label
     raw = m.phrase_raw
+    if raw.islower() and len(raw) == len(m.phrase_given) + 1 and raw.endswith("s"):
+        return True  # a name in the plural and lower case is a thing: "a pair of jordans"
     capital_inside = raw[:1].isupper() and not m.sentence_start and bool(left)
     if capital_inside and not raw.isupper():
         return False

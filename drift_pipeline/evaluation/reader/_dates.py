@@ -2,8 +2,8 @@
 
 Forms understood: ``2027-03-01`` (with an optional ``T09:00`` or `` 09:00``), ``2027/03/01``,
 ``1 March 2027``, ``1st of March 2027``, ``March 1, 2027``, ``Mar 1st 2027``, ``01.03.2027``
-(day first, the European order) and a bare month ``2027-03`` (read as its first
-day). Slash dates with the year last are read when one part cannot be a month
+(day first, the European order) and a bare month ``2027-03`` or ``March 2027`` (read as its
+first day). Slash dates with the year last are read when one part cannot be a month
 (``18/09/2027``, ``09/18/2027``); ``03/01/2027`` is ambiguous and is not read. A date without
 a year is read only where the line's own date gives the year (:func:`find_yearless`).
 """
@@ -52,7 +52,8 @@ DATE_PATTERN = re.compile(
     rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}}){_ORD},?\s+(?P<y3>\d{{4}})(?!\d))"
     rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))"
     rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))"
-    rf"|(?P<slash>(?<![\d/])(?P<a6>\d{{1,2}})/(?P<b6>\d{{1,2}})/(?P<y6>\d{{4}})(?!\d))",
+    rf"|(?P<slash>(?<![\d/])(?P<a6>\d{{1,2}})/(?P<b6>\d{{1,2}})/(?P<y6>\d{{4}})(?!\d))"
+    rf"|(?P<my>\b(?P<m7>{_MONTH})\.?,?\s+(?P<y7>\d{{4}})(?!\d))",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\d{4}")
@@ -84,6 +85,8 @@ def _from_match(match: re.Match[str]) -> str | None:
         return None
     if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
         return _iso(match.group("y5"), match.group("m5"), "1")
+    if match.group("my"):  # "since March 2027", "Oct 2026 — …": the month's first day
+        return _iso(match.group("y7"), _MONTHS[match.group("m7").lower()], "1")
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
 
 
@@ -108,17 +111,50 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     return found
 
 
+_COUNT = (
+    r"(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|couple of)"
+)
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "couple of": 2,
+}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE = re.compile(
-    r"\b(?P<word>tomorrow|tmrw|yesterday)\b|\b(?:on )?the (?P<day>\d{1,2})(?:st|nd|rd|th)\b"
-    r"(?!\s+of\b)",
+    r"\b(?P<word>tomorrow|tmrw|yesterday|today|tonight|this morning|this evening|"
+    r"this afternoon)\b"
+    r"|\b(?:on )?the (?P<day>\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b)"
+    rf"|\b{_COUNT} (?P<unit>days?|weeks?) (?P<dir>ago|before|earlier|from (?:today|now)|"
+    r"later|after|today)\b"
+    rf"|\bin {_COUNT.replace('?P<n>', '?P<n2>')} (?P<unit2>days?|weeks?)\b"
+    r"|\b(?P<which>this coming|this|next|last|on) (?P<weekday>monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)\b",
     re.IGNORECASE,
 )
+
+
+def _count(text: str) -> int:
+    key = text.lower()
+    return int(key) if key.isdigit() else _COUNTS[key]
 
 
 def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
     """Dates given relative to the line's own date ``today`` (ISO).
 
-    "tomorrow", "yesterday", and "on the 9th" (this month, or the next when the day has passed).
+    "tomorrow", "yesterday", "today", "three days ago", "a week from today", "in two weeks",
+    "next Tuesday", "last Friday", and "on the 9th" (this month, or the next when the day has
+    passed).
     """
     try:
         base = date.fromisoformat(today)
@@ -128,7 +164,27 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
     for match in _RELATIVE.finditer(text):
         word = (match.group("word") or "").lower()
         if word:
-            shift = -1 if word == "yesterday" else 1
+            shift = {"yesterday": -1, "tomorrow": 1, "tmrw": 1}.get(word, 0)
+            found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
+            continue
+        if match.group("unit") or match.group("unit2"):
+            unit = match.group("unit") or match.group("unit2")
+            size = _count(match.group("n") or match.group("n2")) * (
+                7 if unit.lower().startswith("week") else 1
+            )
+            back = (match.group("dir") or "").lower() in ("ago", "before", "earlier")
+            shift = -size if back else size
+            found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
+            continue
+        if match.group("weekday"):
+            target = _WEEKDAYS.index(match.group("weekday").lower())
+            which = match.group("which").lower()
+            if which == "last":
+                shift = -((base.weekday() - target - 1) % 7 + 1)
+            elif which == "on":
+                continue  # "on Sunday" may be the last one or the next: not read
+            else:  # "this coming Tuesday", "next Tuesday", "this Tuesday": the next one
+                shift = (target - base.weekday() - 1) % 7 + 1
             found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
             continue
         day = int(match.group("day"))

@@ -51,6 +51,24 @@ LEXICON_GROUPS: tuple[tuple[str, ...], ...] = (
     ("Mumbai", "Bombay"),
     ("Gothenburg", "Göteborg"),
     ("Edinburgh", "Edinbra", "Embra"),
+    ("Venice", "Venezia"),
+    ("Turin", "Torino"),
+    ("Genoa", "Genova"),
+    ("Padua", "Padova"),
+    ("Brussels", "Bruxelles", "Brussel"),
+    ("Antwerp", "Antwerpen"),
+    ("Bruges", "Brugge"),
+    ("Geneva", "Genève", "Geneve", "Genf"),
+    ("Nuremberg", "Nürnberg", "Nurnberg"),
+    ("Hanover", "Hannover"),
+    ("Moscow", "Moskva"),
+    ("Kyiv", "Kiev"),
+    ("Athens", "Athina"),
+    ("Bucharest", "București", "Bucuresti"),
+    ("Belgrade", "Beograd"),
+    ("Wroclaw", "Wrocław", "Breslau"),
+    ("Gdansk", "Gdańsk"),
+    ("Beijing", "Peking"),
     # diets and constraints
     ("vegetarian", "veggie", "meat-free", "don't eat meat", "do not eat meat", "no meat"),
     ("vegan", "plant-based", "fully plant based", "no animal products", "eats no animal products"),
@@ -113,11 +131,13 @@ _UNITS: tuple[tuple[str, tuple[str, ...], float], ...] = (
     ("distance", ("miles", "mi", "mile"), 1.609344),
     ("weight", ("kg", "kilos", "kilograms"), 1.0),
     ("weight", ("lb", "lbs", "pounds"), 0.45359237),
+    ("duration", ("minutes", "minute", "min", "mins"), 1.0),
+    ("duration", ("hours", "hour", "h", "hr", "hrs"), 60.0),
 )
 _CURRENCIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("$", "USD", ("dollars", "bucks")),
     ("€", "EUR", ("euros",)),
-    ("£", "GBP", ("pounds", "quid")),
+    ("£", "GBP", ("pounds", "quid", "sterling")),
 )
 _QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
 _MONEY = re.compile(r"^\s*([$€£])\s*(\d{1,3}(?:,\d{3})+|\d+)\s*$")
@@ -146,6 +166,8 @@ def _unit_variants(phrase: str) -> list[str]:
             continue
         converted = base / size
         numbers = {f"{converted:.1f}"}
+        if converted < 10:  # "45 minutes" is "0.75 hours", not "0.8"
+            numbers.add(f"{converted:.2f}".rstrip("0").rstrip("."))
         if abs(converted - round(converted)) <= 0.01 * converted:
             numbers.add(str(round(converted)))
         for number in sorted(numbers):
@@ -205,7 +227,39 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
         for other in index.get(normalise(phrase), ()):
             seen.setdefault(normalise(other), other)
     for phrase in list(seen.values()):
-        for other in (*_unit_variants(phrase), *_money_variants(phrase)):
+        for other in _third_person(phrase):
+            seen.setdefault(normalise(other), other)
+    # A sum of money is never a weight: "3000 pounds" beside "£3,000" is sterling.
+    money = any(_MONEY.match(p) for p in seen.values())
+    for phrase in list(seen.values()):
+        units = [] if money else _unit_variants(phrase)
+        for other in (*units, *_money_variants(phrase), *_acronyms(phrase)):
             if normalise(other):
                 seen.setdefault(normalise(other), other)
     return tuple(seen.values())
+
+
+_ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "&", "de", "du", "la"})
+
+
+def _acronyms(phrase: str) -> list[str]:
+    """The initials of a name of three or more capitalised words ("National Health Service" →
+    "NHS"); shorter initials are too often another name's."""
+    words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _ACRONYM_SKIP]
+    if len(words) < 3 or not all(w[:1].isupper() and w[1:2].islower() for w in words):
+        return []
+    return ["".join(w[0] for w in words)]
+
+
+_PLAIN_NEGATIVE = re.compile(r"^(?:don't|do not|never) ([a-z]+)\b(.*)$", re.IGNORECASE)
+
+
+def _third_person(phrase: str) -> list[str]:
+    """A first-person negative habit said of someone else: "don't eat meat" → "doesn't eat
+    meat", "does not eat meat", "never eats meat"."""
+    match = _PLAIN_NEGATIVE.match(phrase.strip())
+    if not match:
+        return []
+    verb, rest = match.group(1), match.group(2)
+    verb_s = verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
+    return [f"doesn't {verb}{rest}", f"does not {verb}{rest}", f"never {verb_s}{rest}"]

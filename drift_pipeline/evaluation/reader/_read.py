@@ -117,8 +117,8 @@ _NOT_NAMES = _word_set(
     "you monday tuesday wednesday thursday friday saturday sunday january february march "
     "april may june july august september october november december hr work home just "
     "still then now big new first last next yes no ok okay good great everything nothing "
-        "something anything everyone someone anyone nobody what why how where when who which "
-        "if please thanks hello hi hey same like going change"
+    "something anything everyone someone anyone nobody what why how where when who which "
+    "if please thanks hello hi hey same like going change"
 )
 
 
@@ -280,9 +280,7 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
         # value may be spelled as it is not in the raw text.
         rendered = _prepare(context, names).joined
         present = [
-            phrase
-            for phrase in _phrases(probe.candidates)
-            if _bounded(phrase.key, rendered)
+            phrase for phrase in _phrases(probe.candidates) if _bounded(phrase.key, rendered)
         ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
@@ -332,6 +330,8 @@ def _line_mentions(
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
     line_cased = _names_cased(folded)
     mentions: list[Mention] = []
+    targets: set[str] = set()
+    restated: dict[int, bool] = {}  # offset → its clause states the subject's own position
     previous_end: dict[int, int] = {}
     for position, (start, end, owner, phrase) in enumerate(kept):
         # A tag after the value belongs to it until the next value ("Lumen (previously Kestrel)").
@@ -383,6 +383,26 @@ def _line_mentions(
             asked=asked,
         )
         frame, cue = frame_of(context)
+        if probe.kind == "temporal" and _RELATION_OWNED.search(lower, max(0, start - 40), start):
+            frame, cue = "third_party", "another person's event"
+        if (
+            frame == "retracted"
+            and probe.kind == "temporal"
+            and candidate.role == "current"
+            and _TOLD_IN_PAST.match(cue)
+        ):
+            # "When was the baby born?" is answered by "she was born on the 28th": the event
+            # asked about is told in the past tense, which does not end it.
+            frame, cue = "asserted", "the event, told in the past"
+        elif (
+            frame == "hypothetical"
+            and probe.kind == "temporal"
+            and candidate.role == "current"
+            and _PLAN_CUE.match(cue)
+            and _ASKS_AHEAD.search(probe.question)
+        ):
+            # "When is Anders planning to propose?" is answered by the plan's date.
+            frame, cue = "asserted", f"the planned event asked about ({cue})"
         # The topic may be named in the sentence or the one before ("I changed my mind about
         # remote work. I'm undecided.").
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
@@ -390,7 +410,21 @@ def _line_mentions(
             frame, cue = "other_topic", "a view on another topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
         clause_dates = _attached_dates(folded, c_start, c_end, start, known)
-        clause_date = clause_dates[0][2] if clause_dates else None
+        if not clause_dates and c_end < len(folded):
+            # "Adaora's graduation — 16.07.2027 (Fri)": a date that opens the next clause,
+            # right after the event's name, is that event's date.
+            label = _DATE_LABEL.match(folded, c_end)
+            opening = find_dates(label.group(1)) if label else []
+            if opening and opening[0][0] == 0:
+                clause_dates = opening[:1]
+        # Of several dates in the clause, the one written nearest the value is its own ("my son
+        # started school today, I start my new job on the 20th").
+        offset_in = start - c_start
+        clause_date = (
+            min(clause_dates, key=lambda d: min(abs(d[0] - offset_in), abs(d[1] - offset_in)))[2]
+            if clause_dates
+            else None
+        )
         if frame == "retracted" and clause_dates:
             clause_date = clause_dates[-1][2]  # "valid 2027-01 to 2027-06": it ended at the end
         order_date = line.own_date or line.section_date or clause_date
@@ -413,7 +447,56 @@ def _line_mentions(
                 line.raw.strip(),
             )
         )
+        if frame == "asserted" and _CHANGE_TARGET.search(lower, max(0, start - 48), start):
+            targets.add(candidate.value)
+        restated[start] = bool(_STATE_WORDS.search(lower, window_start, start))
+    if targets and probe.exclusive and probe.kind != "temporal":
+        # "just moved to Kiel, Hamburg rents were insane", "back at Monzo, Wise wasn't a fit":
+        # after the value a line says it moved to, another value of the slot is named only in
+        # passing.
+        first_target = min(
+            (m.order[2] for m in mentions if m.value in targets and m.frame == "asserted")
+        )
+        mentions = [
+            replace(m, frame="aside", cue="named beside the change to another value")
+            if m.frame == "asserted"
+            and m.value not in targets
+            and m.order[2] > first_target
+            and not restated[m.order[2]]
+            else m
+            for m in mentions
+        ]
     return mentions
+
+
+_DATE_LABEL = re.compile(r"\s*(?:[-–—:=]\s*)?(\S[^,;()]{0,24})")
+# "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
+_RELATION_OWNED = re.compile(
+    r"\b(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")(?:'s|s')\s+(?:\w+\s+)?$"
+)
+_PLAN_CUE = re.compile(
+    r"^(?:a change still ahead|going|going to|gonna|plan\w*|will|'ll|about to|upcoming|"
+    r"intend\w*|booked|scheduled|start date|next|this coming)"
+)
+_ASKS_AHEAD = re.compile(
+    r"\bwhen (?:is|are|will)\b|\b(?:planning|planned|plans|going to|scheduled|upcoming|"
+    r"next)\b",
+    re.IGNORECASE,
+)
+# Past-tense cues that end a state but not an event: "was born", "past state (was)".
+_TOLD_IN_PAST = re.compile(r"^(?:past state|was born)")
+# Words by which a clause states where the subject is, so that a value in it is not named in
+# passing: "I'm still stuck in Berlin", "staying in Seattle".
+_STATE_WORDS = re.compile(
+    r"\b(?:i|i'm|im|we|we're|my|our|still|staying|stay|stays|live|lives|living|based|now|"
+    r"back|currently|remain\w*)\b"
+)
+# What puts a value as the new one: "moved to", "switched to", "back at", "now at".
+_CHANGE_TARGET = re.compile(
+    r"\b(?:moved|relocated|switched|changed|transferred|went back|came back|returned|"
+    r"joined|started(?: a new (?:job|role|position))?|now|back)\s+(?:over\s+|full[- ]time\s+)?"
+    r"(?:to|at|in|into|with|for|on)?\s*(?:the\s+|regular\s+|plain\s+)?$"
+)
 
 
 _RELATION_KINDS = (
@@ -491,7 +574,8 @@ _TAKE_BACK = re.compile(
     r"\b(?:wait,? no|rescinded|withdrew|withdrawn|fell through|that lasted|didn't last|"
     r"didn't work out|did not work out|called (?:it )?off|changed my mind|never mind|nvm|"
     r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
-    r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off)\b"
+    r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off|"
+    r"(?:took|takes|take) (?:that|it|this) back|retract\w*)\b"
 )
 
 
@@ -505,11 +589,18 @@ def _taken_back(
         number = mention.order[1]
         for follow in range(number + 1, min(number + 3, len(prepared.lines))):
             line = prepared.lines[follow]
-            if follow in hits:
-                break  # a line that names a value speaks for itself
+            cue = _TAKE_BACK.search(prepared.lower[follow])
+            if follow in hits and not (
+                cue
+                and all(h[2] == hits[number][0][2] for h in hits[follow])
+                and cue.start() < min(h[0] for h in hits[follow])
+            ):
+                # A line that names a value speaks for itself, unless it opens by taking
+                # back the line before and names only that value again ("She took that back:
+                # the ferret went to her cousin").
+                break
             if line.speaker not in ("subject", "note"):
                 continue
-            cue = _TAKE_BACK.search(prepared.lower[follow])
             if cue:
                 date = line.own_date or line.section_date or mention.order[0]
                 found.append(
@@ -528,7 +619,8 @@ def _taken_back(
 
 _YES_REPLY = re.compile(
     r"^\W*(?:yes+|yep|yup|yeah|yea|ya|correct|exactly|right|that's right|that's me|indeed|"
-    r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on)(?!\w)"
+    r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on|"
+    r"that's (?:him|her|them|it|the one|right|correct)|that is (?:right|correct))(?!\w)"
 )
 _NO_REPLY = re.compile(r"^\W*(?:no+|nope|nah|not really|wrong|incorrect|not anymore)(?!\w)")
 
@@ -540,8 +632,10 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
     "… / user: no, Cardiff" denies it.
     """
     line = prepared.lines[number]
-    if mention.frame != "question" or line.speaker != "assistant" or number + 1 >= len(
-        prepared.lines
+    if (
+        mention.frame != "question"
+        or line.speaker != "assistant"
+        or number + 1 >= len(prepared.lines)
     ):
         return mention
     reply = prepared.lines[number + 1]
@@ -585,21 +679,43 @@ def _negative_value(value: str) -> bool:
     return bool(_negators().search(normalise(value)))
 
 
+def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
+    """The assertion that tells the event asked about: of the current run's lines, the first
+    of those naming the most of the event's words ("picked up her new bike" over "ordered the
+    bike" for "when did she pick up the bike")."""
+    if len(run) < 2:
+        return run[0] if run else None
+    phrases = next((c.phrases for c in probe.candidates if c.value == probe.event_value), ())
+    patterns = [re.compile(r"\b" + re.escape(normalise(p))) for p in phrases if normalise(p)]
+
+    def named(mention: Mention) -> int:
+        text = normalise(mention.text)
+        return sum(1 for pattern in patterns if pattern.search(text))
+
+    best = max(named(m) for m in run)
+    return next(m for m in run if named(m) == best)
+
+
 def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
     current: dict[str, Mention] = {}  # value → the assertion that made it current
     run_start: dict[str, Mention] = {}  # value → first assertion of its current run
+    runs: dict[str, list[Mention]] = {}  # value → the assertions of its current run
     for mention in mentions:
         if mention.frame == "asserted":
             if probe.exclusive:
                 for other in [v for v in current if v != mention.value]:
                     del current[other]
                     run_start.pop(other, None)
+                    runs.pop(other, None)
             if mention.value not in current:
                 run_start[mention.value] = mention
+                runs[mention.value] = []
             current[mention.value] = mention
+            runs[mention.value].append(mention)
         elif mention.frame in ("retracted", "negated") and mention.value in current:
             del current[mention.value]
             run_start.pop(mention.value, None)
+            runs.pop(mention.value, None)
     values = tuple(current)
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
     latest = max(current.values(), key=lambda m: m.order) if current else None
@@ -624,10 +740,17 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             tuple(mentions),
         )
     if probe.kind == "temporal":
-        start = run_start.get(probe.event_value or "")
+        start = _event_line(probe, runs.get(probe.event_value or "", []))
         if start is None:
             return Reading(
-                None, None, values, deprecated, None, None, (), f"change not stated; {why}",
+                None,
+                None,
+                values,
+                deprecated,
+                None,
+                None,
+                (),
+                f"change not stated; {why}",
                 tuple(mentions),
             )
         return Reading(
@@ -658,9 +781,7 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
         )
         chosen = probe.default_option
         if chosen_mention is not None:
-            chosen = next(
-                c.option for c in probe.candidates if c.value == chosen_mention.value
-            )
+            chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
         text = probe.options[chosen].text if chosen is not None and probe.options else None
         return Reading(
             text,

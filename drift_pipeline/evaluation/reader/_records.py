@@ -23,6 +23,7 @@ __all__ = ["RELATIONS", "render_record"]
 def _word_set(text: str) -> frozenset[str]:
     return frozenset(text.split(" "))
 
+
 _OWNER_KEYS = ("subject", "entity", "person", "user", "who", "source", "head", "principal")
 _DATE_KEYS = _word_set(
     "ts date timestamp time created created_at recorded recorded_at updated updated_at when "
@@ -41,6 +42,18 @@ _CONTAINER_KEYS = _word_set(
     "relations edges triples nodes"
 )
 _QUALIFIER_KEYS = _word_set("status modality type kind mood certainty confidence polarity")
+# Keys whose value is something not (yet) so: "intent": "adopt a cat".
+_MODAL_KEYS = _word_set(
+    "intent intention intentions plan plans planned goal goals wish wishes wishlist aspiration "
+    "aspirations idea ideas considering consideration maybe someday future next_steps todo "
+    "to_do bucket_list dream dreams"
+)
+# Keys that make the whole record conditional: "scenario": "if diagnosed coeliac".
+_CONDITION_KEYS = _word_set("scenario hypothetical condition conditional if assumption what_if")
+# Keys whose value amends the record's other values: "user_correction": "make that $1,500".
+_AMEND_KEY = re.compile(
+    r"(?:^|_)(?:correction|corrected|amend\w*|revised|revision|update|updated_value|new_value)$"
+)
 _PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
 _OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
 # Words that name a person by their relation to someone.
@@ -98,9 +111,11 @@ def _flat(text: str) -> str:
     return " ".join(text.translate(_GROUPING).split())
 
 
-_GROUPING = str.maketrans(dict.fromkeys("()[]{}\"", " "))
+_GROUPING = str.maketrans(dict.fromkeys('()[]{}"', " "))
 # A unit written in the key ("weight_lb": 66) belongs after the number.
-_UNIT_KEY = re.compile(r"^(.*?)_(km|mi|miles|kg|lb|lbs|usd|eur|gbp|min|mins|minutes|hours)$")
+_UNIT_KEY = re.compile(
+    r"^(.*?)_(km|mi|miles|kg|lb|lbs|usd|eur|gbp|min|mins|minutes|hours|h|hr|hrs)$"
+)
 
 
 def _render(
@@ -125,9 +140,23 @@ def _render(
         if isinstance(obj.get(key), str) and obj[key].strip():
             owner = obj[key].strip()
             break
-    kind = next(
-        (str(obj[k]).lower() for k in ("type", "relation", "relationship") if k in obj), ""
-    )
+    else:
+        name = obj.get("name")
+        relation = next(
+            (str(obj[k]).lower() for k in ("type", "relation", "relationship") if k in obj), ""
+        )
+        if (
+            owner
+            and relation not in RELATIONS
+            and isinstance(name, str)
+            and name.strip()
+            and name.strip() != owner
+        ):
+            # A record nested in someone's record and carrying its own name is another
+            # person's: {"user": "Isla", "relations": [{"name": "Mum", "employer": …}]}.
+            word = name.strip().lower()
+            owner = f"{owner}'s {word}" if word in RELATIONS else name.strip()
+    kind = next((str(obj[k]).lower() for k in ("type", "relation", "relationship") if k in obj), "")
     if kind in RELATIONS:
         owner = f"{owner}'s {kind}" if owner else f"the {kind}"
     closed: str | None = None
@@ -135,6 +164,8 @@ def _render(
     nested: list[tuple[str, Any]] = []
     used: set[str] = set()
     dated: list[tuple[str, Any, str]] = []
+    amends: list[str] = []
+    conditional = any(k.lower() in _CONDITION_KEYS for k in obj)
     # Qualifiers first, so that they govern the values after them ("status hypothetical, …").
     ordered = sorted(obj.items(), key=lambda item: item[0].lower() not in _QUALIFIER_KEYS)
     # A triple: {"subject": …, "predicate": "works_at", "object": …}.
@@ -170,7 +201,11 @@ def _render(
         if said is None:
             continue
         unit = _UNIT_KEY.match(key)
-        if isinstance(value, bool):
+        if _AMEND_KEY.search(low):
+            amends.append(said)
+        elif low in _MODAL_KEYS:
+            parts.append(f"{_words(key)} (maybe {said})")
+        elif isinstance(value, bool):
             parts.append(_words(key) if value else f"not {_words(key)}")
         elif unit and isinstance(value, int | float):
             parts.append(f"{_words(unit.group(1))} {said} {unit.group(2)}")
@@ -179,10 +214,15 @@ def _render(
         else:
             parts.append(f"{_words(key)} {said}")
     if parts:
+        if conditional:
+            parts = [f"hypothetically {p}" for p in parts]
         text = " ".join(p for p in (owner, prefix, ", ".join(parts)) if p)
         if closed:
             text += f" (no longer true since {closed})"
         out.append((text, date))
+    # An amendment is read after the record it amends, as a later statement.
+    for said in amends:
+        out.append((" ".join(p for p in (owner, prefix, "correction:", said) if p), date))
     # Entries dated by their key come after the record they sit in: "correction_2027-05-02"
     # amends the undated value beside it.
     for key, value, key_date in dated:

@@ -43,16 +43,24 @@ _SCORE = re.compile(
 )
 # "Tess (2027-06-02): …": a speaker's name with the date of what they said.
 _HEAD_DATE = re.compile(rf"\s*[\[(]\s*(?:{DATE_TEXT})[^)\]]*[\])]\s*$", re.IGNORECASE)
+_WEEKDAY = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\.?,?"
+_CLOCK = r"(?:,?\s+(?:at\s+)?\d{1,2}[:.]\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?)"
 _LEADING_DATE = re.compile(
-    rf"^(?:on\s+)?[\[(]?\s*(?:{DATE_TEXT})\s*[\])]?\s*(?:[:|,]|[-–—](?=\s))?\s*", re.IGNORECASE
+    rf"^(?:on\s+)?[\[(]?\s*(?:{_WEEKDAY}\s+)?(?:{DATE_TEXT}){_CLOCK}?\s*[\])]?\s*"
+    rf"(?:[:|,•·]|[-–—](?=\s))?\s*",
+    re.IGNORECASE,
 )
 # What may stand next to a date on a header line (then the line only dates what follows).
 _HEADER_WORDS = re.compile(
     r"^[\W\d_]*(?:(?:session|conversation|chat|day|entry|log|notes?|summary|memory|transcript|"
-    r"on|of|from|at|dated|date|week|#)\b[\W\d_]*)*$",
+    r"on|of|from|at|dated|date|week|message|msg|snippet|sent|received|written|recorded|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|"
+    r"#)\b[\W\d_]*)*$",
     re.IGNORECASE,
 )
-_HEAD = re.compile(r"^([^\W\d][\w .'’/()-]{0,48}?)\s*(?::|=|\|)\s+(?=\S)")
+_HEAD = re.compile(r"^([^\W\d][\w .,'’/()•·-]{0,48}?)\s*(?::|=|\|)\s+(?=\S)")
+# What may follow a speaker's name before the colon: "Rafa • 21/04/2027", "Elodie (Mar 3)".
+_HEAD_TAIL = re.compile(r"\s*(?:[•·,|–—-]\s*[^•·]*\d[^•·]*|[\[(][^)\]]*[\])])\s*$")
 _DATED_HEAD = re.compile(
     rf"^((?:memory|note|entry|fact|item|record|message|msg|event)\s*#?\d*\s*[(\[]\s*"
     rf"(?:created(?:_at)?|on|at|dated)?\s*[:=]?\s*(?:{DATE_TEXT})[^)\]]*[)\]])\s*:?\s*",
@@ -164,7 +172,8 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
     """
     lines: list[Line] = []
     section: str | None = None
-    for index, raw in enumerate(context.split("\n")):
+    carried: str | None = None
+    for index, raw, continued in _turns(context, subject_names):
         if not raw.strip():
             continue
         at = 0
@@ -215,6 +224,13 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 own = found[0][2] if found else None
             if head_date:
                 head = head[: head_date.start()].strip() or head
+            elif _DIGIT.search(head):
+                tail = _HEAD_TAIL.search(head)
+                if tail and tail.start() > 0:
+                    if own is None:
+                        found = find_dates(tail.group(0))
+                        own = found[0][2] if found else None
+                    head = head[: tail.start()].strip()
             speaker = _classify_head(head, subject_names)
             if speaker == "note" and not _is_label(head, subject_names):
                 head, speaker = "", "note"  # "Honestly: …" is text, not a head
@@ -224,6 +240,9 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
         if own is None and head:
             head_dates = find_dates(head)  # "Memory 4 (2027-09-01): …" dates its line
             own = head_dates[0][2] if head_dates else None
+        if own is None and continued:
+            own = carried  # a reply on the same line was said when the line was
+        carried = own
         if own is None:
             since = _SINCE.search(rest)
             if since:
@@ -231,6 +250,32 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 own = found[0][2] if found else None
         lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section))
     return lines
+
+
+# Turns written on one line: "assistant: So your partner is Idris?  |  Aoife: that's him!".
+_TURN_BREAK = re.compile(
+    r"\s+(?:\||//)\s+(?=([^\W\d][\w.'’-]{0,20}(?: [^\W\d][\w.'’-]{0,20})?):\s)"
+)
+
+
+def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
+    """Each line of ``context``, split where a new speaker takes a turn on the same line.
+
+    Returns (line index, text, whether it continues the line before) triples.
+    """
+    out: list[tuple[int, str, bool]] = []
+    for index, raw in enumerate(context.split("\n")):
+        if "|" not in raw and "//" not in raw:
+            out.append((index, raw, False))
+            continue
+        start = 0
+        for match in _TURN_BREAK.finditer(raw):
+            if _classify_head(match.group(1), names) not in ("subject", "assistant"):
+                continue
+            out.append((index, raw[start : match.start()], start > 0))
+            start = match.end()
+        out.append((index, raw[start:], start > 0))
+    return out
 
 
 def _is_label(head: str, names: frozenset[str]) -> bool:
