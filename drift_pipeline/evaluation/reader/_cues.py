@@ -249,8 +249,9 @@ _AHEAD = re.compile(
 # in September".
 _AHEAD_VERB_MONTH = re.compile(
     # Not after "before", "after" or "since": "before joining Monzo in 2026" is a change made.
-    rf"(?<!before )(?<!after )(?<!since )\b(?:starting|moving|joining|going|getting|switching|relocating|picking up|adopting|"
-    rf"beginning|start|starts|move|join)\b[^.;]*\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
+    rf"(?<!before )(?<!after )(?<!since )\b(?:starting|moving|joining|going|getting|switching|"
+    rf"relocating|picking up|adopting|beginning|start|starts|move|join)\b[^.;]*"
+    rf"\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
 )
 _FOR_A_WHILE = re.compile(
     r"^\s*for (?:a|an|one|two|three|four|five|a few|a couple of|several|\d+) "

@@ -243,8 +243,10 @@ _ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "&", "de", "du", "la"})
 
 
 def _acronyms(phrase: str) -> list[str]:
-    """The initials of a name of three or more capitalised words ("National Health Service" →
-    "NHS"); shorter initials are too often another name's."""
+    """The initials of a name of three or more capitalised words.
+
+    "National Health Service" → "NHS"; shorter initials are too often another name's.
+    """
     words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _ACRONYM_SKIP]
     if len(words) < 3 or not all(w[:1].isupper() and w[1:2].islower() for w in words):
         return []
@@ -255,8 +257,10 @@ _PLAIN_NEGATIVE = re.compile(r"^(?:don't|do not|never) ([a-z]+)\b(.*)$", re.IGNO
 
 
 def _third_person(phrase: str) -> list[str]:
-    """A first-person negative habit said of someone else: "don't eat meat" → "doesn't eat
-    meat", "does not eat meat", "never eats meat"."""
+    """A first-person negative habit as said of someone else.
+
+    "don't eat meat" → "doesn't eat meat", "does not eat meat", "never eats meat".
+    """
     match = _PLAIN_NEGATIVE.match(phrase.strip())
     if not match:
         return []

@@ -455,7 +455,7 @@ def _line_mentions(
         # after the value a line says it moved to, another value of the slot is named only in
         # passing.
         first_target = min(
-            (m.order[2] for m in mentions if m.value in targets and m.frame == "asserted")
+            m.order[2] for m in mentions if m.value in targets and m.frame == "asserted"
         )
         mentions = [
             replace(m, frame="aside", cue="named beside the change to another value")
@@ -680,9 +680,11 @@ def _negative_value(value: str) -> bool:
 
 
 def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
-    """The assertion that tells the event asked about: of the current run's lines, the first
-    of those naming the most of the event's words ("picked up her new bike" over "ordered the
-    bike" for "when did she pick up the bike")."""
+    """The assertion that tells the event asked about.
+
+    Of the current run's lines, the first of those naming the most of the event's words
+    ("picked up her new bike" over "ordered the bike" for "when did she pick up the bike").
+    """
     if len(run) < 2:
         return run[0] if run else None
     phrases = next((c.phrases for c in probe.candidates if c.value == probe.event_value), ())
