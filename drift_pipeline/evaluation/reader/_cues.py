@@ -130,6 +130,10 @@ _STRONG_HYPO = re.compile(
     r"what it(?:'d| would| might) be like|(?:talk|talks|talked|talking) about (?:getting|buying|"
     r"moving|going|becoming|adopting|switching|trying|taking)|scenario)\b"
 )
+_STAYING = re.compile(
+    r"\b(?:intend\w*|plan\w*|want\w*|going|gonna|hop\w*|mean\w*|expect\w*) to "
+    r"(?:stay|remain|keep|stick)\b|\b(?:staying|remaining|sticking) (?:at|in|with)\b"
+)
 _CONDITIONS = frozenset({"if", "unless", "whether", "suppose", "supposing", "imagine", "what if"})
 _WEAK_HYPO = re.compile(
     r"\b(?:would|wouldn't|could|couldn't|might|may(?! \d)|maybe|perhaps|possibly|probably|"
@@ -183,7 +187,8 @@ _RETRACT_WINDOW = re.compile(
     r"in place of|no more|ditched|sold|selling|got rid of|returned(?! to\b)|traded in|fired from|"
     r"laid off (?:from|by)|let go (?:from|by)|made redundant (?:at|from|by)|"
     r"moved (?:away |out )?(?:from|of)|moving (?:away )?from|"
-    r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from)\b"
+    r"out of|switched (?:away )?from|changed from|transferred from|came from|relocated from|"
+    r"turned down|declined|passed on|said no to|walked away from)\b"
 )
 # A time of life that is over: "we had a greyhound when I was a kid".
 _PAST_TIME = re.compile(
@@ -275,7 +280,9 @@ _NAME_FRAME = re.compile(
 # What stands before a word used as an adjective or a common noun ("an apple", "really nice").
 _COMMON_FRAME = re.compile(
     r"\b(?:a|an|the|some|any|every|each|another|my|your|his|her|our|their|this|that|so|"
-    r"really|very|too|pretty|quite|such|more|most|less|how|no)\s*$"
+    r"really|very|too|pretty|quite|such|more|most|less|how|no|much|many|enough|lots of|"
+    r"plenty of|bit of|watch|watching|watched|play|playing|played|eat|eating|ate|drink|"
+    r"drinking|drank|cook|cooking|cooked|add|adding|added)\s*$"
 )
 _PAST_STATE = re.compile(
     r"\b(?<!'ve )(?<!have )(?<!has )(?<!'s )(?:was|were|lived|worked|studied|stayed|spent|"
@@ -321,14 +328,19 @@ _VALIDITY_CLOSED = re.compile(
 )
 _HEDGE = re.compile(
     r"\(\s*(?:may|might|could|possibly|probably|perhaps)\s+(?:be\s+)?(?:outdated|out of date|"
-    r"stale|old|out-of-date)\s*\)|\((?:unverified|older|unconfirmed|low confidence)\)",
+    r"stale|old|out-of-date)\s*\)|\((?:unverified|older|unconfirmed|low confidence)\)"
+    # Discourse markers that look like negations or modals but assert: "not gonna lie, …".
+    r"|\b(?:(?:i'm |im )?not (?:gonna|going to) lie|ngl|no lie|not gonna pretend|"
+    r"i won't lie|i'm not going to pretend|can't lie)\b",
     re.IGNORECASE,
 )
 _CLAUSE_BREAK = re.compile(
     r";|:\s|\s[-–—]\s|,?\s+but\s|,\s*(?:though|although|whereas|while|so|yet)\s|\s+whereas\s|"
     r",\s+and\s+(?=(?:i|i'm|we|my|now)\b)|\(|\)|\s+and\s+now\s|\s+meanwhile\s"
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\s+(?=/s\b)")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?…])[\"')\]]*\s+|\s+(?=/s\b)|(?<=[\U0001F300-\U0001FAFF\u2600-\u27BF])\s+(?=\w)"
+)
 # Words that may follow a one-word value without making it part of a compound ("vegan now",
 # but "kestrel nesting boxes" and "a single page" are other things).
 _FUNCTION_WORDS = _word_set(
@@ -425,6 +437,7 @@ class MentionContext:
     in_aside: bool = False
     line_cased: bool = True
     asked: frozenset[str] = frozenset()
+    asked_place: bool = False
     labelled: bool = False
     until_next: str = ""
 
@@ -548,6 +561,13 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", untrue.group(0)
     if _COMPARED.search(m.left):
         return "aside", "the other side of a comparison"
+    if (
+        right
+        and m.asked_place
+        and _PRAISED.match(right)
+        and not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
+    ):
+        return "aside", "an opinion of the place"
     role = _ANOTHER_ROLE_RIGHT.search(right) if right else None
     if role and not (m.asked and m.asked & frozenset(_WORD.findall(role.group(0)))):
         return "aside", "named for another role"
@@ -600,6 +620,8 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
         # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
         own_step = m.speaker == "assistant" and m.line_has_ack and first >= 0
+        if weak and _STAYING.search(stretch):
+            weak = None  # "intends to stay at Fairmont": where they are and mean to remain
         if (weak or (agent >= 0 and modal_agent)) and not own_step:
             return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
         if right and _RIGHT_MODAL.search(right):
@@ -677,6 +699,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if partial:
         return "vague", f"held in part ({partial.group(0).strip()})"
     if m.speaker == "assistant":
+        suggested = _SUGGESTION.search(m.sentence_left)
+        if suggested and not _YOUR_OWN.search(m.sentence_left):
+            return "not_about_subject", f"the assistant's suggestion ({suggested.group(0)})"
         if (
             (you >= 0 and you >= first and you >= third)
             or (first < 0 and third < 0 and (_YOU.search(m.sentence_left) or m.addressed))
@@ -691,6 +716,21 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     return "asserted", "stated as current"
 
 
+# A place judged, not lived in: "Norwich is lovely", "Lisbon's gorgeous in spring".
+_PRAISED = re.compile(
+    r"^(?:'s|\s+(?:is|was|looks|seems|sounds))\s+(?:so\s+|really\s+|very\s+|just\s+|"
+    r"absolutely\s+|super\s+)?(?:lovely|nice|great|beautiful|gorgeous|stunning|amazing|"
+    r"awesome|pretty|charming|fun|cool|awful|terrible|expensive|pricey|overrated|underrated|"
+    r"boring|fab|fabulous|magical|wonderful|incredible|dreamy|grim|miserable|"
+    r"heaving|packed)\b"
+)
+# The assistant proposing something, not restating the subject: "You could try the Flexispot".
+_SUGGESTION = re.compile(
+    r"\b(?:you (?:could|might|may) (?:try|like|enjoy|want|consider|check)|(?:i'd |i would )?"
+    r"(?:recommend|suggest)\w*|how about|what about|why not|worth (?:trying|a look|checking)|"
+    r"check out|you should (?:try|consider|look)|consider (?:trying|getting))\b"
+)
+_YOUR_OWN = re.compile(r"\b(?:since|because|as|now that|given that) you(?:'re| are| have|'ve)\b")
 _YOU_RIGHT = re.compile(
     r"^[\s,]*(?:(?:is|are|was) )?(?:where |what |which |that |who )?you\b"
     r"|^[^.;?]*\b(?:since|because|as|now that) you\b"

@@ -298,7 +298,10 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     for line_number in sorted(hits):
         for mention in _line_mentions(prepared, line_number, hits[line_number], probe, names):
             mentions.append(_answered(prepared, line_number, mention))
+    mentions = [_corrected_restatement(prepared, m, hits) for m in mentions]
     mentions.extend(_taken_back(prepared, mentions, hits))
+    if probe.kind == "temporal":
+        mentions.extend(_redated(prepared, mentions, hits, probe.event_value or ""))
     mentions.sort(key=lambda m: m.order)
     return _conclude(probe, mentions, "")
 
@@ -313,6 +316,7 @@ def _line_mentions(
     line = prepared.lines[number]
     folded, lower = prepared.folded[number], strip_hedges(prepared.lower[number])
     asked = _asked_relations(probe.question)
+    asked_place = bool(_ASKS_PLACE.search(probe.question))
     speaker = line.speaker
     if speaker == "other" and "'s " in line.head:
         # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
@@ -381,8 +385,11 @@ def _line_mentions(
             line_cased=line_cased,
             labelled=speaker == "note" and bool(line.head),
             asked=asked,
+            asked_place=asked_place,
         )
         frame, cue = frame_of(context)
+        if frame == "asserted" and line.planned:
+            frame, cue = "hypothetical", "listed as a plan or goal"
         if probe.kind == "temporal" and _RELATION_OWNED.search(lower, max(0, start - 40), start):
             frame, cue = "third_party", "another person's event"
         if (
@@ -409,7 +416,12 @@ def _line_mentions(
         if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
             frame, cue = "other_topic", "a view on another topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
-        clause_dates = _attached_dates(folded, c_start, c_end, start, known)
+        # A line stamped with a date that cannot be read in full ("03/05/2027") still gives
+        # the year of a day and month written in it.
+        stamp = _STAMP_YEAR.match(line.raw) if not known else None
+        clause_dates = _attached_dates(
+            folded, c_start, c_end, start, known, stamp.group(1) if stamp else ""
+        )
         if not clause_dates and c_end < len(folded):
             # "Adaora's graduation — 16.07.2027 (Fri)": a date that opens the next clause,
             # right after the event's name, is that event's date.
@@ -469,6 +481,10 @@ def _line_mentions(
     return mentions
 
 
+_ASKS_PLACE = re.compile(
+    r"\b(?:live|lives|living|based|city|town|country|moved|move|home|reside\w*)\b", re.I
+)
+_STAMP_YEAR = re.compile(r"^\W{0,3}\d{1,2}[/.-]\d{1,2}[/.-](\d{4})\b")
 _DATE_LABEL = re.compile(r"\s*(?:[-–—:=]\s*)?(\S[^,;()]{0,24})")
 # "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
 _RELATION_OWNED = re.compile(
@@ -525,7 +541,7 @@ _PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
 
 
 def _attached_dates(
-    folded: str, c_start: int, c_end: int, at: int, known: str = ""
+    folded: str, c_start: int, c_end: int, at: int, known: str = "", year: str = ""
 ) -> list[tuple[int, int, str]]:
     """Dates attached to the mention at ``at``.
 
@@ -535,8 +551,8 @@ def _attached_dates(
     "tomorrow" or "on the 9th" are read from the line's own date.
     """
     dates = find_dates(folded[c_start:c_end])
-    if not dates and known:
-        dates = find_yearless(folded[c_start:c_end], known[:4])
+    if not dates and (known or year):
+        dates = find_yearless(folded[c_start:c_end], known[:4] or year)
     if not dates and known:
         dates = find_relative(folded[c_start:c_end], known)
     if len(dates) < 2:
@@ -575,7 +591,8 @@ _TAKE_BACK = re.compile(
     r"didn't work out|did not work out|called (?:it )?off|changed my mind|never mind|nvm|"
     r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
     r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off|"
-    r"(?:took|takes|take) (?:that|it|this) back|retract\w*)\b"
+    r"(?:took|takes|take) (?:that|it|this) back|retract\w*|jk|just kidding|only kidding|"
+    r"kidding|joking|april fools?)\b"
 )
 
 
@@ -610,6 +627,82 @@ def _taken_back(
                         cue=f"taken back on the next line ({cue.group(0)})",
                         line=line.index,
                         order=(max(date, mention.order[0]), follow, 0),
+                        text=line.raw.strip(),
+                    )
+                )
+                break
+    return found
+
+
+_CORRECTS = re.compile(
+    r"^\W*(?:no+|nope|nah|not|wrong|correction|erm+|um+)\b|\bactually\b|\bi never said\b"
+)
+
+
+def _corrected_restatement(
+    prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]
+) -> Mention:
+    """An assistant's restatement that the subject corrects in the next line does not count.
+
+    "assistant: Since you're in Oslo, … / user: lol I'm in Bergen actually": Oslo was never the
+    subject's.
+    """
+    if mention.frame != "asserted" or not mention.cue.startswith("assistant"):
+        return mention
+    number = mention.order[1]
+    if number + 1 >= len(prepared.lines):
+        return mention
+    reply = prepared.lines[number + 1]
+    if reply.speaker != "subject" or not _CORRECTS.search(prepared.lower[number + 1]):
+        return mention
+    owner = next((h[2] for h in hits.get(number, []) if h[0] <= mention.order[2] < h[1] + 1), None)
+    if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
+        return mention  # the reply names the same value again: it speaks for itself
+    return replace(mention, frame="aside", cue="corrected by the subject's reply")
+
+
+_FIXES_DATE = re.compile(
+    r"\b(?:sorry|i mean|i meant|correction|ignore that|scratch that|actually|wait|typo|my bad|"
+    r"wrong date|not the|fat fingers|misread|misremembered|rescheduled|moved (?:it|to))\b"
+)
+
+
+def _redated(
+    prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Any]], event: str
+) -> list[Mention]:
+    """A date put right on one of the next two lines, which names no value.
+
+    "conference is Oct 5 / ignore that, checked the email: Oct 15 2027": the event keeps its
+    mention and takes the corrected date.
+    """
+    found: list[Mention] = []
+    for mention in mentions:
+        if mention.frame != "asserted" or mention.value != event:
+            continue
+        number = mention.order[1]
+        for follow in range(number + 1, min(number + 3, len(prepared.lines))):
+            if follow in hits:
+                break
+            text = prepared.lower[follow]
+            cue = _FIXES_DATE.search(text)
+            if not cue:
+                continue
+            line = prepared.lines[follow]
+            known = line.own_date or line.section_date or mention.attached_date or ""
+            folded = prepared.folded[follow]
+            dates = find_dates(folded)
+            if not dates and known:
+                dates = find_yearless(folded, known[:4]) or find_relative(folded, known)
+            dates = [d for d in dates if d[2] != mention.attached_date]
+            if dates:
+                date = line.own_date or line.section_date or mention.order[0]
+                found.append(
+                    replace(
+                        mention,
+                        cue=f"date put right on a later line ({cue.group(0)})",
+                        line=line.index,
+                        order=(max(date, mention.order[0]), follow, 0),
+                        attached_date=dates[0][2],
                         text=line.raw.strip(),
                     )
                 )
@@ -687,6 +780,9 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     """
     if len(run) < 2:
         return run[0] if run else None
+    fixed = [m for m in run if m.cue.startswith("date put right")]
+    if fixed:
+        return fixed[-1]
     phrases = next((c.phrases for c in probe.candidates if c.value == probe.event_value), ())
     patterns = [re.compile(r"\b" + re.escape(normalise(p))) for p in phrases if normalise(p)]
 

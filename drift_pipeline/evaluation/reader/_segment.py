@@ -117,6 +117,7 @@ class Line:
     head: str
     own_date: str | None
     section_date: str | None
+    planned: bool = False
 
     @property
     def date(self) -> str | None:
@@ -173,11 +174,19 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
     lines: list[Line] = []
     section: str | None = None
     carried: str | None = None
+    plan_list = False  # inside the items of a "Goals:" / "Plans:" list
     for index, raw, continued in _turns(context, subject_names):
         if not raw.strip():
+            plan_list = False
             continue
         at = 0
         bullet = _BULLET.match(raw)
+        listed = bool(bullet) or raw[:1] in (" ", "\t")
+        if plan_list and not listed:
+            plan_list = False
+        if _PLAN_HEADER.search(raw) and raw.rstrip().endswith(":"):
+            plan_list = True
+            continue
         if bullet:
             at = bullet.end()
         score = _SCORE.match(raw[at:])
@@ -248,8 +257,17 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             if since:
                 found = find_dates(since.group(0))
                 own = found[0][2] if found else None
-        lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section))
+        planned = plan_list or bool(head and _PLAN_HEADER.search(head))
+        lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section, planned))
     return lines
+
+
+# A list of what someone means to do, not what is so: "Goals for 2027:", "Wishlist:".
+_PLAN_HEADER = re.compile(
+    r"\b(?:goals?|plans?|wish ?list|wishes|to-?dos?|to do|bucket list|resolutions?|ideas|"
+    r"someday|maybe later|considering|shortlist|aspirations?|intentions?)\b",
+    re.IGNORECASE,
+)
 
 
 # Turns written on one line: "assistant: So your partner is Idris?  |  Aoife: that's him!".
