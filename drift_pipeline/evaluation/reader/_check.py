@@ -134,6 +134,10 @@ def context_item(record: Any, where: str) -> ContextItem:
         record = {**record, "correct_option": 0, "default_option": len(options) - 1}
     if kind == "action" and not isinstance(options, list):
         raise ValueError(f"{where}: an action item needs options")
+    if kind == "action" and record.get("correct_option") is None:
+        # Options spelled out without indices: the right one is the reference's (else the one
+        # of highest utility), and an agent without memory takes the neutral one.
+        record = {**record, **_option_indices(options, str(record["reference"]), where)}
     row = {
         "probe_id": str(record["id"]),
         "probe_type": {"negative": "recall", "temporal": "recall"}.get(kind, kind),
@@ -191,6 +195,21 @@ def event_terms(question: str, subject: str) -> list[str]:
     if proper:
         return [" ".join(proper), *proper] if len(proper) > 1 else proper
     return [w for w in words if w.lower() not in _QUESTION_WORDS and len(w) > 2]
+
+
+def _option_indices(options: list[Any], reference: str, where: str) -> dict[str, int | None]:
+    utilities = []
+    for number, option in enumerate(options):
+        if not isinstance(option, dict) or not isinstance(option.get("text"), str):
+            raise ValueError(f"{where}: options[{number}] needs a text")
+        utilities.append(option.get("utility", 0))
+    texts = [o["text"].strip().lower() for o in options]
+    if reference.strip().lower() in texts:
+        correct = texts.index(reference.strip().lower())
+    else:
+        correct = max(range(len(options)), key=lambda i: utilities[i])
+    neutral = next((i for i, u in enumerate(utilities) if u == 0), None)
+    return {"correct_option": correct, "default_option": neutral}
 
 
 def load_context_set(path: Path | None = None) -> list[ContextItem]:

@@ -145,7 +145,7 @@ _WEAK_HYPO = re.compile(
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
     r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
     r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution|"
-    r"leaning|tempted by|not sure|unsure)\b"
+    r"leaning|tempted by|not sure|unsure|(?:'d|would) (?:love|like|prefer|rather)(?! to be called))\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
 _PLANNED = re.compile(r"\b(?:moving|relocating|joining|switching|transferring|heading)\b[^.;]*$")
@@ -223,6 +223,8 @@ _ENDED_RIGHT = re.compile(
 # A past tense right after the value makes it the subject of a past state ("Accenture was
 # the old job", "berlin was fun but the winters …").
 # The value said to be no problem: "gluten's fine for me", "peanuts are weirdly fine".
+# "Sage was such a good boy today": what happened today is no state that is over.
+_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just now)\b")
 _FINE_RIGHT = re.compile(
     r"^(?:'s|\s+(?:is|are))\s+(?:\w+\s+)?(?:fine|ok|okay|no problem|not a problem)\b"
 )
@@ -686,7 +688,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if past_time:
         return "retracted", f"a time that is over ({past_time.group(0)})"
     opens = not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
-    if opens and right and _PAST_RIGHT.search(right):
+    if opens and right and _PAST_RIGHT.search(right) and not _TODAY.search(right):
         return "retracted", "past state (value was)"
     if not m.negative_value and right and _FINE_RIGHT.search(right):
         return "negated", "no problem for them"

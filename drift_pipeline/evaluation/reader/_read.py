@@ -445,6 +445,10 @@ def _line_mentions(
         # you" by the date of the telling.
         if _ASKS_TELLING.search(probe.question):
             attached = line.own_date or clause_date or line.section_date
+        elif _ASKS_AHEAD.search(probe.question):
+            # An event ahead is not dated by the day it was mentioned ("the recital's on a
+            # Saturday, not sure which", sent on 12 March).
+            attached = clause_date
         else:
             attached = clause_date or line.own_date or line.section_date
         mentions.append(
@@ -737,6 +741,9 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
         return mention
     text = prepared.lower[number + 1]
     date = reply.own_date or reply.section_date or mention.order[0]
+    start = mention.order[2]
+    if _COMMUTE_TO.search(asked, max(0, start - 40), start):
+        return mention  # "commuting down to Accra?": confirmed as a trip, not a home
     if _YES_REPLY.search(text):
         return replace(
             mention,
@@ -750,6 +757,7 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
     return mention
 
 
+_COMMUTE_TO = re.compile(r"\bcommut\w*\s+(?:\w+\s+)?(?:to|into)\s*$")
 _YOU_WORD = re.compile(r"\b(?:you|you're|your|youre|u)\b")
 
 
@@ -794,6 +802,29 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     return next(m for m in run if named(m) == best)
 
 
+_UNSAID = re.compile(
+    r"\b(?:jk|just kidding|only kidding|kidding|joking|a joke|april fools?|typo|mistyped|"
+    r"by mistake|in error|never said)\b"
+)
+
+
+def _said(mentions: Sequence[Mention]) -> list[Mention]:
+    """The decoy's mentions that say it: assertions, and statements since retracted.
+
+    A statement taken back as a joke or a slip was never said ("WE'RE ENGAGED / jk april
+    fools"): it and the assertion it takes back are left out.
+    """
+    said: list[Mention] = []
+    for mention in mentions:
+        if mention.role != "decoy":
+            continue
+        if mention.frame == "retracted" and _UNSAID.search(mention.cue):
+            said = [m for m in said if m.value != mention.value]
+        elif mention.frame in ("asserted", "retracted"):
+            said.append(mention)
+    return said
+
+
 def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
     current: dict[str, Mention] = {}  # value → the assertion that made it current
     run_start: dict[str, Mention] = {}  # value → first assertion of its current run
@@ -824,7 +855,7 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
     if probe.kind == "yes_no":
         # "Has X ever said Y?": a statement that was true once (now retracted) was still said;
         # a negation ("I'm not Y") was not.
-        said = [m for m in mentions if m.role == "decoy" and m.frame in ("asserted", "retracted")]
+        said = _said(mentions)
         answer: Literal["yes", "no"] = "yes" if said else "no"
         return Reading(
             answer,

@@ -74,7 +74,26 @@ ASSISTANT_SPEAKERS = frozenset(
     {"assistant", "ai", "bot", "agent", "model", "gpt", "claude", "chatbot", "a", "copilot"}
 )
 NOTE_HEADS = frozenset(
-    {"note", "notes", "fact", "facts", "summary", "memory", "profile", "update", "system", "info"}
+    {
+        "note",
+        "notes",
+        "fact",
+        "facts",
+        "summary",
+        "memory",
+        "profile",
+        "update",
+        "system",
+        "info",
+        "edit",
+        "ps",
+        "p.s.",
+        "fyi",
+        "btw",
+        "addendum",
+        "correction",
+        "nb",
+    }
 )
 _NOTE_HEAD_START = re.compile(r"^(?:memory|note|entry|fact|item|record|message|msg|event)\b")
 # Words that make a head a label ("current employer:") rather than a speaker's name.
