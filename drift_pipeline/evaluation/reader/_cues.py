@@ -145,7 +145,8 @@ _WEAK_HYPO = re.compile(
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
     r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
     r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution|"
-    r"leaning|tempted by|not sure|unsure|(?:'d|would) (?:love|like|prefer|rather)(?! to be called))\b"
+    r"leaning|tempted by|not sure|unsure|"
+    r"(?:'d|would) (?:love|like|prefer|rather)(?! to be called))\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
 _PLANNED = re.compile(r"\b(?:moving|relocating|joining|switching|transferring|heading)\b[^.;]*$")
