@@ -134,6 +134,10 @@ _STAYING = re.compile(
     r"\b(?:intend\w*|plan\w*|want\w*|going|gonna|hop\w*|mean\w*|expect\w*) to "
     r"(?:stay|remain|keep|stick)\b|\b(?:staying|remaining|sticking) (?:at|in|with)\b"
 )
+# A label that makes what follows an aim: "new year's goal: start learning the harp".
+_GOAL_LABEL = re.compile(
+    r"\b(?:goals?|plans?|resolutions?|wish(?:list)?|to-?do|aims?|bucket list|someday)\s*[:=-]\s"
+)
 _CONDITIONS = frozenset({"if", "unless", "whether", "suppose", "supposing", "imagine", "what if"})
 _WEAK_HYPO = re.compile(
     r"\b(?:would|wouldn't|could|couldn't|might|may(?! \d)|maybe|perhaps|possibly|probably|"
@@ -145,7 +149,8 @@ _WEAK_HYPO = re.compile(
     r"interview\w*|looking (?:at|into)|research\w*|shortlist\w*|fancy|try|trying|curious|"
     r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
     r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution|"
-    r"leaning|tempted by|not sure|unsure|"
+    r"leaning|tempted by|not sure|unsure|comparing|weighing up|deciding between|"
+    r"choosing between|"
     r"(?:'d|would) (?:love|like|prefer|rather)(?! to be called))\b"
 )
 # A change still ahead: "I'm moving to Lisbon next month", "once we move to Lisbon".
@@ -219,7 +224,9 @@ _ENDED_RIGHT = re.compile(
     r"dumped (?:me|him|her)|ended|is over|was over|fell through|(?:was|got|is) cancell?ed|"
     r"cancell?ed|(?:was|got|is) called off|called off|didn't work out|did not work out|"
     r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed)|"
-    r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last)\b"
+    r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last|"
+    r"died|broke down|stopped working|packed up|(?:was|got) (?:written off|totalled|stolen)|"
+    r"handed back|given back|(?:was |got )?returned)\b"
 )
 # A past tense right after the value makes it the subject of a past state ("Accenture was
 # the old job", "berlin was fun but the winters …").
@@ -262,8 +269,13 @@ _AHEAD_VERB_MONTH = re.compile(
     rf"\b(?:in|on|from) (?:{_MONTHS}|{_DAYS}|\d{{4}})\b"
 )
 _FOR_A_WHILE = re.compile(
-    r"^\s*for (?:a|an|one|two|three|four|five|a few|a couple of|several|\d+) "
-    r"(?:days?|weeks?|months?|years?|while)\b"
+    r"^[^.;]{0,12}\bfor (?:(?:a|an|one|two|three|four|five|a few|a couple of|several|\d+) "
+    r"(?:days?|weeks?|months?|years?|while)|years|ages|decades|a long time)\b"
+)
+# What the value was done with later in the sentence: "had a Saab, sold it last spring".
+_DONE_WITH_IT = re.compile(
+    r"^[^.;?!]{0,60}?\b(?:sold|got rid of|gave away|returned|cancell?ed|quit|ditched|scrapped|"
+    r"traded in|wrote off|crashed|lost|left|deleted|removed|rehomed)\s+(?:it|him|her|them)\b"
 )
 _UNTIL_RIGHT = re.compile(r"^[^.;]{0,30}?\b(?:until|till|up to|up until)\b")
 _HAD = re.compile(r"\b(?<!'ve )(?<!have )(?<!has )(?<!'d )had\b")
@@ -325,7 +337,8 @@ _YEAR_DIGITS = re.compile(r"\d{4}")
 # A closed validity interval written before the value, as graph renderings do:
 # "(maria)-[WORKS_AT {valid_from: 2027-01-04, valid_to: 2027-03-01}]->(Kestrel)".
 _VALIDITY_CLOSED = re.compile(
-    rf"\b(?:valid[_ ]?(?:to|until|till)|expire[sd]?(?:_at|_on)?|ended(?:_at|_on)?|end_date)"
+    rf"\b(?:valid[_ ]?(?:to|until|till)|expire[sd]?(?:_at|_on)?|ended(?:_at|_on)?|end_date|"
+    rf"invalid(?:_at|_from|_since)?|invalidated(?:_at|_on)?)"
     rf"[\"']?\s*[=:]\s*[\"']?(?:{_D})",
     re.IGNORECASE,
 )
@@ -613,6 +626,8 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             and _CLAUSE_PAUSE.search(m.left[strong.end() :])
         ):
             strong = None
+        if strong is None:
+            strong = _GOAL_LABEL.search(m.sentence_left)
         if strong:
             return "hypothetical", strong.group(0)
         # A modal reaches the value only within its stretch of the clause: in "if i lived
@@ -666,8 +681,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", retraction.group(0)
     if right and _FROM_TO.search(window) and _TO_RIGHT.search(right):
         return "retracted", "from … to"
-    if (right and _CORRECTED.search(right)) or (
-        m.next_sentence and _CORRECTED_NEXT.search(m.next_sentence)
+    if (
+        (right and _CORRECTED.search(right))
+        or _CORRECTED.search(m.tail)
+        or (m.next_sentence and _CORRECTED_NEXT.search(m.next_sentence))
     ):
         return "retracted", "corrected"
     if not m.negative_value and _RIGHT_RETRACT.search(m.right):
@@ -682,6 +699,8 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
     if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … for a while)"
+    if right and _DONE_WITH_IT.search(right):
+        return "retracted", _DONE_WITH_IT.search(right).group(0).strip()[-24:]
     # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
     if right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … until)"

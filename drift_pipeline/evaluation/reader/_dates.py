@@ -53,7 +53,8 @@ DATE_PATTERN = re.compile(
     rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))"
     rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))"
     rf"|(?P<slash>(?<![\d/])(?P<a6>\d{{1,2}})/(?P<b6>\d{{1,2}})/(?P<y6>\d{{4}})(?!\d))"
-    rf"|(?P<my>\b(?P<m7>{_MONTH})\.?,?\s+(?P<y7>\d{{4}})(?!\d))",
+    rf"|(?P<my>\b(?P<m7>{_MONTH})\.?,?\s+(?P<y7>\d{{4}})(?!\d))"
+    rf"|(?P<mmy>(?<![\d/.-])(?P<m8>0?[1-9]|1[0-2])/(?P<y8>\d{{4}})(?![\d/]))",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\d{4}")
@@ -85,6 +86,8 @@ def _from_match(match: re.Match[str]) -> str | None:
         return None
     if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
         return _iso(match.group("y5"), match.group("m5"), "1")
+    if match.group("mmy"):  # "03/2025": a month written as numbers
+        return _iso(match.group("y8"), match.group("m8"), "1")
     if match.group("my"):  # "since March 2027", "Oct 2026 — …": the month's first day
         return _iso(match.group("y7"), _MONTHS[match.group("m7").lower()], "1")
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))

@@ -390,6 +390,8 @@ def _line_mentions(
         frame, cue = frame_of(context)
         if frame == "asserted" and line.planned:
             frame, cue = "hypothetical", "listed as a plan or goal"
+        if frame == "asserted" and line.head and _FORMER_HEAD.search(line.head):
+            frame, cue = "retracted", f"labelled as past ({line.head})"
         if probe.kind == "temporal" and _RELATION_OWNED.search(lower, max(0, start - 40), start):
             frame, cue = "third_party", "another person's event"
         if (
@@ -488,6 +490,7 @@ def _line_mentions(
 _ASKS_PLACE = re.compile(
     r"\b(?:live|lives|living|based|city|town|country|moved|move|home|reside\w*)\b", re.I
 )
+_FORMER_HEAD = re.compile(r"\b(?:former|previous|prior|old|ex|past|earlier|formerly)\b")
 _STAMP_YEAR = re.compile(r"^\W{0,3}\d{1,2}[/.-]\d{1,2}[/.-](\d{4})\b")
 _DATE_LABEL = re.compile(r"\s*(?:[-–—:=]\s*)?(\S[^,;()]{0,24})")
 # "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
@@ -515,7 +518,7 @@ _STATE_WORDS = re.compile(
 _CHANGE_TARGET = re.compile(
     r"\b(?:moved|relocated|switched|changed|transferred|went back|came back|returned|"
     r"joined|started(?: a new (?:job|role|position))?|now|back)\s+(?:over\s+|full[- ]time\s+)?"
-    r"(?:to|at|in|into|with|for|on)?\s*(?:the\s+|regular\s+|plain\s+)?$"
+    r"(?:to|at|in|into|with|for|on)?\s*(?:the\s+|a\s+|an\s+|my\s+|regular\s+|plain\s+)?$"
 )
 
 
@@ -596,7 +599,8 @@ _TAKE_BACK = re.compile(
     r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
     r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off|"
     r"(?:took|takes|take) (?:that|it|this) back|retract\w*|jk|just kidding|only kidding|"
-    r"kidding|joking|april fools?)\b"
+    r"kidding|joking|april fools?|delete that|remove that|cancel (?:that|it)|hold off|"
+    r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b)\b"
 )
 
 
@@ -667,7 +671,15 @@ def _corrected_restatement(
 
 _FIXES_DATE = re.compile(
     r"\b(?:sorry|i mean|i meant|correction|ignore that|scratch that|actually|wait|typo|my bad|"
-    r"wrong date|not the|fat fingers|misread|misremembered|rescheduled|moved (?:it|to))\b"
+    r"wrong date|not the|fat fingers|misread|misremembered|no,? hang on)\b"
+)
+_GAP_TO_DATE = re.compile(r"[\W_]*(?:(?:on|for|to|the|till|until)\b[\W_]*)*")
+# A later line that moves the event without naming it: "test moved to 19 Mar", "rebooked ->
+# 2 April", "new date 26 Mar".
+_MOVES_DATE = re.compile(
+    r"\b(?:reschedul\w*|rebook\w*|re-booked|moved (?:it |again )?to|moved again|new date|"
+    r"postponed|brought forward|pushed back|bumped (?:to|back)|changed to|now (?:on )?|"
+    r"back to the original)\b"
 )
 
 
@@ -684,20 +696,30 @@ def _redated(
         if mention.frame != "asserted" or mention.value != event:
             continue
         number = mention.order[1]
-        for follow in range(number + 1, min(number + 3, len(prepared.lines))):
-            if follow in hits:
-                break
+        for follow in range(len(prepared.lines)):
+            if follow == number or follow in hits:
+                continue
             text = prepared.lower[follow]
-            cue = _FIXES_DATE.search(text)
+            near = number < follow <= number + 2
+            cue = (_FIXES_DATE.search(text) if near else None) or _MOVES_DATE.search(text)
             if not cue:
                 continue
             line = prepared.lines[follow]
+            if not near and (line.date or "") <= mention.order[0]:
+                continue  # a move is read only from a line dated after the mention
             known = line.own_date or line.section_date or mention.attached_date or ""
             folded = prepared.folded[follow]
             dates = find_dates(folded)
             if not dates and known:
                 dates = find_yearless(folded, known[:4]) or find_relative(folded, known)
             dates = [d for d in dates if d[2] != mention.attached_date]
+            if not near:  # a move names its new date right after it: "moved to 19 Mar"
+                dates = [
+                    d
+                    for d in dates
+                    if 0 <= d[0] - cue.end() <= 20
+                    and _GAP_TO_DATE.fullmatch(folded[cue.end() : d[0]].lower())
+                ]
             if dates:
                 date = line.own_date or line.section_date or mention.order[0]
                 found.append(
@@ -829,7 +851,13 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
     current: dict[str, Mention] = {}  # value → the assertion that made it current
     run_start: dict[str, Mention] = {}  # value → first assertion of its current run
     runs: dict[str, list[Mention]] = {}  # value → the assertions of its current run
-    for mention in mentions:
+    # A temporal probe asks the date of one event: another candidate date replaces it only
+    # on a line that names the event ("registered on 4 April; the race itself is on 9 April").
+    ordered = mentions
+    if probe.kind == "temporal":
+        event_lines = {m.order[1] for m in mentions if m.value == probe.event_value}
+        ordered = [m for m in mentions if m.value == probe.event_value or m.order[1] in event_lines]
+    for mention in ordered:
         if mention.frame == "asserted":
             if probe.exclusive:
                 for other in [v for v in current if v != mention.value]:

@@ -295,13 +295,51 @@ _TURN_BREAK = re.compile(
 )
 
 
+# A line that only qualifies the one above it: "  valid_at: 2021-10-01  invalid_at: 2024-12-15".
+_QUALIFIER_LINE = re.compile(
+    r"^\s+(?:\(?\s*)(?:valid|invalid|expired|expires|ended|until|since|from|status|source|"
+    r"episode|confidence|updated|created)\w*\s*[:=]",
+    re.IGNORECASE,
+)
+
+
+def _joined_lines(context: str) -> list[tuple[int, str]]:
+    """The context's lines, with a JSON object spread over several lines read as one line and
+    an indented qualifier line joined to the line it qualifies.
+    """
+    raw_lines = context.split("\n")
+    out: list[tuple[int, str]] = []
+    index = 0
+    while index < len(raw_lines):
+        raw = raw_lines[index]
+        stripped = raw.strip()
+        if stripped[:1] in ("{", "[") and stripped.count("{") > stripped.count("}"):
+            depth = stripped.count("{") - stripped.count("}")
+            end = index
+            while depth > 0 and end + 1 < len(raw_lines) and end - index < 60:
+                end += 1
+                depth += raw_lines[end].count("{") - raw_lines[end].count("}")
+            if depth <= 0:
+                out.append((index, " ".join(line.strip() for line in raw_lines[index : end + 1])))
+                index = end + 1
+                continue
+        if out and _QUALIFIER_LINE.match(raw) and out[-1][1].strip():
+            last_index, last = out[-1]
+            out[-1] = (last_index, f"{last.rstrip().rstrip('.')} ({stripped})")
+            index += 1
+            continue
+        out.append((index, raw))
+        index += 1
+    return out
+
+
 def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
     """Each line of ``context``, split where a new speaker takes a turn on the same line.
 
     Returns (line index, text, whether it continues the line before) triples.
     """
     out: list[tuple[int, str, bool]] = []
-    for index, raw in enumerate(context.split("\n")):
+    for index, raw in _joined_lines(context):
         if "|" not in raw and "//" not in raw:
             out.append((index, raw, False))
             continue
