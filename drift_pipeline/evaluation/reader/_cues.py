@@ -699,8 +699,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
     if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … for a while)"
-    if right and _DONE_WITH_IT.search(right):
-        return "retracted", _DONE_WITH_IT.search(right).group(0).strip()[-24:]
+    done = _DONE_WITH_IT.search(right) if right else None
+    if done:
+        return "retracted", done.group(0).strip()[-24:]
     # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
     if right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … until)"

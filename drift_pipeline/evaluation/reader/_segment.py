@@ -304,8 +304,10 @@ _QUALIFIER_LINE = re.compile(
 
 
 def _joined_lines(context: str) -> list[tuple[int, str]]:
-    """The context's lines, with a JSON object spread over several lines read as one line and
-    an indented qualifier line joined to the line it qualifies.
+    """The context's lines, as (index, text), joined where one line continues another.
+
+    A JSON object spread over several lines is read as one line, and an indented qualifier line
+    is joined to the line it qualifies.
     """
     raw_lines = context.split("\n")
     out: list[tuple[int, str]] = []
