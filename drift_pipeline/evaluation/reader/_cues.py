@@ -96,7 +96,8 @@ _SARCASM = re.compile(
     r"because that's so likely|not!|great plan|what a treat|what fun|just what i needed|"
     r"sure,? i'll just|yeah,? because|i'd sooner|over my dead body|not in a million years|"
     r"in a million years|sarcastic\w*|sarcasm|ironic\w*|tongue[- ]in[- ]cheek|deadpan|"
-    r"mock(?:ing|ingly)|i live for|yeah,? me (?:on|in|at|with|doing|going|being))(?![\w'])|"
+    r"mock(?:ing|ingly)|i live for|yeah,? me (?:on|in|at|with|doing|going|being)|"
+    r"yeah,? totally|nothing says [\w ]{1,20} like)(?![\w'])|"
     r"/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
 )
 _QUESTION_WORDS = re.compile(
@@ -128,11 +129,22 @@ _STRONG_HYPO = re.compile(
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
     r"in the future|hopefully|wonder(?:s|ed)?(?: aloud)? (?:what|whether|if|how)|"
     r"what it(?:'d| would| might) be like|(?:talk|talks|talked|talking) about (?:getting|buying|"
-    r"moving|going|becoming|adopting|switching|trying|taking)|scenario)\b"
+    r"moving|going|becoming|adopting|switching|trying|taking)|scenario|at some point|"
+    r"one of these days|nothing decided|not decided)\b"
 )
 _STAYING = re.compile(
     r"\b(?:intend\w*|plan\w*|want\w*|going|gonna|hop\w*|mean\w*|expect\w*) to "
     r"(?:stay|remain|keep|stick)\b|\b(?:staying|remaining|sticking) (?:at|in|with)\b"
+)
+# Saying one would not call oneself so: "I wouldn't say I'm vegetarian".
+_DENIAL = re.compile(
+    r"\b(?:wouldn't|would not|won't|can't|cannot|couldn't|don't|do not|never) (?:really )?"
+    r"(?:say|call myself|claim|describe myself as|consider myself)\b"
+)
+# Words of a song, show, book or sign, quoted: "favourite line from the show: "I'm a lawyer"".
+_QUOTED_WORK = re.compile(
+    r"\b(?:line|quote|lyrics?|song|show|film|movie|book|sign|t-shirt|poster|mug|slogan|motto|"
+    r"caption|meme)s?\b"
 )
 # A label that makes what follows an aim: "new year's goal: start learning the harp".
 _GOAL_LABEL = re.compile(
@@ -202,7 +214,10 @@ _PAST_TIME = re.compile(
     r"little|younger|small|at (?:school|uni|university|college))|as (?:a |an )?(?:kid|child|"
     r"teen\w*|student|youngster)|(?<!is )(?<!are )(?<!'s )(?<!'re )growing up|"
     r"in (?:college|high school|uni|university|school)|"
-    r"back in (?:the day|college|school|\d{4})|in my (?:twenties|teens|thirties|20s|30s))\b"
+    r"back in (?:the day|college|school|\d{4})|in my (?:twenties|teens|thirties|20s|30s)|"
+    r"back when|those were the days|in my (?:old|former|previous|last) (?:job|role|life|place|"
+    r"flat|house|team|company)|my (?:old|former|previous|last) (?:job|role|position|employer|"
+    r"company|flat|place|house|car))\b"
 )
 # The value told off as a joke or to be forgotten: "forget what I said about Bobby".
 _DISREGARD = re.compile(
@@ -226,7 +241,10 @@ _ENDED_RIGHT = re.compile(
     r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed)|"
     r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last|"
     r"died|broke down|stopped working|packed up|(?:was|got) (?:written off|totalled|stolen)|"
-    r"handed back|given back|(?:was |got )?returned)\b"
+    r"handed back|given back|(?:was |got )?returned|(?:is|was) (?:sold|closed|discontinued|"
+    r"written off))\b"
+    # Someone of that name leaving: "Colm left :(", "Priya's gone to Dublin".
+    r"|^(?:'s|\s+(?:has|have|had|just))?\s*(?:gone|left|moved on)\b(?! (?:me|us|him|her|it|them)\b)"
 )
 # A past tense right after the value makes it the subject of a past state ("Accenture was
 # the old job", "berlin was fun but the winters …").
@@ -288,7 +306,8 @@ _BEEN = re.compile(
 )
 # A name frame: what stands before a place, employer or person when a word is used as a name.
 _NAME_FRAME = re.compile(
-    r"(?:\b(?:in|at|to|from|near|into|outside|around|for|with|joined|join|joining|left|leave|"
+    r"(?:\b(?:in|at|(?<!had )(?<!have )(?<!has )(?<!need )(?<!needs )(?<!want )(?<!got )"
+    r"(?<!going )(?<!used )to|from|near|into|outside|around|for|with|joined|join|joining|left|leave|"
     r"leaving|quit|moved|move|moving|relocated|based|live|lives|living|work|works|working|"
     r"employer|company|city|town|hometown|called|named|name is)|[:=|])\s*$"
 )
@@ -322,7 +341,8 @@ _TAG_RETRACT = re.compile(
     r"former|previous|stale|retracted|withdrawn|deleted)\b[^\]]*\]|"
     r"\bstatus\s*[=:]?\s*(?:[a-z]+[_ ])?(?:withdrawn|retracted|deleted|cancell?ed)\b|"
     r"\bno longer true\b|\bsuperseded\b|\bobsolete\b"
-    r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former)\b|\bcurrent\s*[=:]\s*false\b",
+    r"|\bstatus\s*[=:]\s*(?:old|inactive|expired|superseded|past|former|sold|ended|closed|"
+    r"terminated|lapsed|discontinued|left|quit|returned|cancell?ed)\b|\bcurrent\s*[=:]\s*false\b",
     re.IGNORECASE,
 )
 # The tags that carry dates (a closed validity interval). Every date form the reader knows has
@@ -577,6 +597,8 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", untrue.group(0)
     if _COMPARED.search(m.left):
         return "aside", "the other side of a comparison"
+    if right and m.asked_place and _PERSON_ACTS.match(right) and m.phrase_raw[:1].isupper():
+        return "aside", "a person of that name"
     if (
         right
         and m.asked_place
@@ -611,6 +633,12 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         asked = _QUESTION_WORDS.search(m.left)
         if asked:
             return "question", asked.group(0)
+    denial = _DENIAL.search(m.left)
+    if denial and not m.negative_value:
+        return "negated", denial.group(0)
+    quoted = m.sentence_left.count('"') % 2 == 1 and _QUOTED_WORK.search(m.sentence_left)
+    if quoted:
+        return "aside", f"words quoted from elsewhere ({quoted.group(0)})"
     first, third, you = _agents(m.left, m.speaker, m.other_name_at, m.narrated, m.asked)
     agent = max(first, third, you if m.speaker in ("assistant", "note") else -1)
     after_agent = m.left[agent:] if agent >= 0 else m.left
@@ -671,7 +699,10 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if visit:
         return "visit", visit.group(0).strip()
     if not m.negative_value:
-        negation = _NEGATION.search(window[len(_agent_token(window)) :]) if window else None
+        scope = window[len(_agent_token(window)) :] if window else ""
+        negation = _NEGATION.search(scope) if scope else None
+        if negation and len(_NEGATION.findall(m.left[m.left.rfind(",") + 1 :])) % 2 == 0:
+            negation = None  # "it's not like I don't still play the oboe": two cancel out
         if negation:
             return "negated", negation.group(0)
     retraction = _last_match(_RETRACT_WINDOW, window)
@@ -739,6 +770,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     return "asserted", "stated as current"
 
 
+# A name doing what people do: "Jordan came over for pizza".
+_PERSON_ACTS = re.compile(
+    r"^\s+(?:came|comes|said|says|told|texted|called|rang|asked|visited|stayed|invited|brought|"
+    r"laughed|cried|replied|messaged|dropped by|popped round|came round)\b"
+)
 # A place judged, not lived in: "Norwich is lovely", "Lisbon's gorgeous in spring".
 _PRAISED = re.compile(
     r"^(?:'s|\s+(?:is|was|looks|seems|sounds))\s+(?:so\s+|really\s+|very\s+|just\s+|"
@@ -777,6 +813,7 @@ _PARTIAL_LEFT = re.compile(
 _PARTIAL_RIGHT = re.compile(
     r"^(?:-ish|ish)\b|^[^.;]{0,25}\b(?:mostly|mainly|most of the time|sometimes|"
     r"on weekdays|on weekends|when i can|ish)\s*(?:[,.;!)]|$)"
+    r"|^\W{0,3}(?:except|apart from|other than|but for|bar)\b"
 )
 
 

@@ -135,8 +135,8 @@ _COUNTS = {
 }
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE = re.compile(
-    r"\b(?P<word>tomorrow|tmrw|yesterday|today|tonight|this morning|this evening|"
-    r"this afternoon)\b"
+    r"\b(?P<word>the day after tomorrow|the day before yesterday|tomorrow|tmrw|yesterday|"
+    r"today|tonight|this morning|this evening|this afternoon)\b"
     r"|\b(?:on )?the (?P<day>\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b)"
     rf"|\b{_COUNT} (?P<unit>days?|weeks?) (?P<dir>ago|before|earlier|from (?:today|now)|"
     r"later|after|today)\b"
@@ -167,7 +167,13 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
     for match in _RELATIVE.finditer(text):
         word = (match.group("word") or "").lower()
         if word:
-            shift = {"yesterday": -1, "tomorrow": 1, "tmrw": 1}.get(word, 0)
+            shift = {
+                "yesterday": -1,
+                "tomorrow": 1,
+                "tmrw": 1,
+                "the day after tomorrow": 2,
+                "the day before yesterday": -2,
+            }.get(word, 0)
             found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
             continue
         if match.group("unit") or match.group("unit2"):

@@ -600,7 +600,8 @@ _TAKE_BACK = re.compile(
     r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off|"
     r"(?:took|takes|take) (?:that|it|this) back|retract\w*|jk|just kidding|only kidding|"
     r"kidding|joking|april fools?|delete that|remove that|cancel (?:that|it)|hold off|"
-    r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b)\b"
+    r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b|"
+    r"cancell?ed (?:the|my) (?:\w+ )?(?:order|booking|reservation))\b"
 )
 
 
