@@ -241,7 +241,7 @@ _ENDED_RIGHT = re.compile(
     r"is off|was off|(?:was|were) (?:stolen|sold|given away|rehomed)|"
     r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last|"
     r"died|broke down|stopped working|packed up|(?:was|got) (?:written off|totalled|stolen)|"
-    r"handed back|given back|(?:was |got )?returned|(?:is|was) (?:sold|closed|discontinued|"
+    r"handed back|given back|(?:was |got )?returned|(?:is|was) (?:sold|discontinued|"
     r"written off))\b"
     # Someone of that name leaving: "Colm left :(", "Priya's gone to Dublin".
     r"|^(?:'s|\s+(?:has|have|had|just))?\s*(?:gone|left|moved on)\b(?! (?:me|us|him|her|it|them)\b)"
@@ -307,8 +307,8 @@ _BEEN = re.compile(
 # A name frame: what stands before a place, employer or person when a word is used as a name.
 _NAME_FRAME = re.compile(
     r"(?:\b(?:in|at|(?<!had )(?<!have )(?<!has )(?<!need )(?<!needs )(?<!want )(?<!got )"
-    r"(?<!going )(?<!used )to|from|near|into|outside|around|for|with|joined|join|joining|left|leave|"
-    r"leaving|quit|moved|move|moving|relocated|based|live|lives|living|work|works|working|"
+    r"(?<!going )(?<!used )to|from|near|into|outside|around|for|with|joined|join|joining|"
+    r"left|leave|leaving|quit|moved|move|moving|relocated|based|live|lives|living|work|works|working|"
     r"employer|company|city|town|hometown|called|named|name is)|[:=|])\s*$"
 )
 # What stands before a word used as an adjective or a common noun ("an apple", "really nice").
