@@ -575,7 +575,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     # Most mentions close their clause: the rules that read the words after the value are
     # skipped when there are none (the reader runs on every probe of every cell).
     right = m.right if _ALNUM.search(m.right) else ""
-    ended = (right and _ENDED_RIGHT.search(right)) or (
+    # Up to the next value only: in "Leeds, York wasn't for us" the ending is York's.
+    own_right = right[: len(m.until_next)] if m.until_next else right
+    ended = (own_right and _ENDED_RIGHT.search(own_right)) or (
         _ALNUM.search(m.tail) and _SELF_CORRECTED.search(m.tail)
     )
     if ended:

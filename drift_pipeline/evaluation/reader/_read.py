@@ -601,7 +601,8 @@ _TAKE_BACK = re.compile(
     r"(?:took|takes|take) (?:that|it|this) back|retract\w*|jk|just kidding|only kidding|"
     r"kidding|joking|april fools?|delete that|remove that|cancel (?:that|it)|hold off|"
     r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b|"
-    r"cancell?ed (?:the|my) (?:\w+ )?(?:order|booking|reservation))\b"
+    r"cancell?ed (?:the|my) (?:\w+ )?(?:order|booking|reservation)|wrong (?:chat|person|thread|"
+    r"group|window)|typo|by mistake|meant for)\b"
 )
 
 
@@ -827,7 +828,7 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
 
 _UNSAID = re.compile(
     r"\b(?:jk|just kidding|only kidding|kidding|joking|a joke|april fools?|typo|mistyped|"
-    r"by mistake|in error|never said)\b"
+    r"by mistake|in error|never said|wrong (?:chat|person|thread|group|window)|meant for)\b"
 )
 
 

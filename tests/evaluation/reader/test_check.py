@@ -150,3 +150,28 @@ def test_a_set_in_another_writer_s_shape_loads(tmp_path: Path) -> None:
 def test_a_repeated_id_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'a1' is used twice"):
         load_context_set(_write(tmp_path, [GOOD, GOOD]))
+
+
+def test_options_without_indices_take_the_reference_s_as_right(tmp_path: Path) -> None:
+    item = {
+        "id": "o1",
+        "category": "action",
+        "label": "accept",
+        "kind": "action",
+        "subject": "Priya",
+        "question": "Which dish should you order for Priya?",
+        "reference": "mushroom risotto",
+        "aliases": ["risotto"],
+        "deprecated": [],
+        "context": "user: I'm off red meat now, risotto for me please",
+        "options": [
+            {"text": "lamb shank", "terms": ["lamb"], "utility": -1},
+            {"text": "mushroom risotto", "terms": ["risotto"], "utility": 1},
+            {"text": "ask first", "terms": [], "utility": 0},
+        ],
+    }
+    path = tmp_path / "actions.jsonl"
+    path.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    (loaded,) = load_context_set(path)
+    assert (loaded.probe.correct_option, loaded.probe.default_option) == (1, 2)
+    assert score_reader([loaded]).accuracy == 1.0

@@ -322,3 +322,216 @@ def test_wanting_to_tell_is_a_report_not_a_wish() -> None:
     assert read_context(context, probe()).answer == "Kestrel Aerospace"
     wish = "principal: I wanted to work at Kestrel Aerospace when I was a kid."
     assert read_context(wish, probe()).answer is None
+
+
+def _temporal(question: str, evidence: list[str]) -> ReaderProbe:
+    return probe(
+        aliases=["2027-05-03"],
+        answer="2027-05-03",
+        subtype="temporal",
+        question=question,
+        evidence_terms=evidence,
+    )
+
+
+def _decoy(value: str) -> ReaderProbe:
+    return _value(value, question=f"Has Priya ever told you about {value}?", kind="negative")
+
+
+def test_turns_on_one_line_are_read_as_turns() -> None:
+    partner = _value("Noor", question="What is the name of Priya's partner?", others=[["Sam"]])
+    context = "[0.81] assistant: So your partner is called Noor?  |  Priya: that's her!"
+    assert _credited(context, partner)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        "user: finally moved to Leeds, York rents were silly",
+        "user: back in Leeds after the York stint",
+        "user: now in Leeds, York wasn't for us",
+    ],
+)
+def test_the_value_moved_to_outranks_one_named_in_passing(context: str) -> None:
+    leeds = _value("Leeds", others=[["York"]])
+    assert _credited(context, leeds)
+
+
+def test_a_value_named_later_with_its_own_state_still_counts() -> None:
+    york = _value("York", others=[["Leeds"]])
+    assert _credited("user: my sister moved to Leeds; I'm still in York", york)
+
+
+@pytest.mark.parametrize(
+    ("context", "question", "date"),
+    [
+        ("[2027-05-04] user: our son was born yesterday!", "When was the baby born?", "2027-05-03"),
+        (
+            "[2027-04-20] user: going to propose on 3 May 2027, ring's hidden",
+            "When is Priya planning to propose?",
+            "2027-05-03",
+        ),
+        (
+            "- Rhiannon's graduation — 03.05.2027, two guest tickets",
+            "When is Rhiannon's graduation?",
+            "2027-05-03",
+        ),
+        (
+            "[Sat 30 Apr 2027 09:12] user: the move is three days from today",
+            "When is Priya's move?",
+            "2027-05-03",
+        ),
+    ],
+)
+def test_the_date_of_an_event_told_or_planned(context: str, question: str, date: str) -> None:
+    words = {"born": ["born", "baby"], "propose": ["propose"], "graduation": ["graduation"]}
+    evidence = next((v for k, v in words.items() if k in question), ["move"])
+    reading = read_context(context, _temporal(question, evidence))
+    assert reading.date == date, reading.rationale
+
+
+def test_an_event_ahead_is_not_dated_by_the_day_it_was_mentioned() -> None:
+    asked = _temporal("When is Priya's recital?", ["recital"])
+    reading = read_context("[2027-03-12] user: the recital is on a Saturday, not sure which", asked)
+    assert reading.date is None
+
+
+def test_a_date_put_right_on_the_next_line_replaces_the_first() -> None:
+    asked = _temporal("When is Priya's appointment?", ["appointment"])
+    context = "[2027-04-20] user: appointment is 30 April\n[2027-04-20] user: sorry, 3 May 2027"
+    assert read_context(context, asked).date == "2027-05-03"
+
+
+def test_a_later_dated_line_that_moves_the_event_gives_its_new_date() -> None:
+    asked = _temporal("When is Priya's driving test?", ["driving test"])
+    context = (
+        "[2027-04-01] user: driving test booked for 20 April 2027\n"
+        "[2027-04-15] user: examiner off sick, moved to 3 May 2027"
+    )
+    assert read_context(context, asked).date == "2027-05-03"
+
+
+@pytest.mark.parametrize(
+    ("record", "credited"),
+    [
+        ('{"user": "Priya", "intent": "move to Leeds", "timeline": "spring"}', False),
+        ('{"user": "Priya", "scenario": "if the job comes through", "city": "Leeds"}', False),
+        ('{"user": "Priya", "relations": [{"name": "Mum", "city": "Leeds"}]}', False),
+        ('{"user": "Priya", "city": "York", "user_correction": "make that Leeds"}', True),
+        ('{\n  "fact": "Priya lives in Leeds",\n  "invalid_at": "2027-01-01"\n}', False),
+    ],
+)
+def test_records_read_their_keys(record: str, credited: bool) -> None:
+    assert _credited(record, _value("Leeds", others=[["York"]])) is credited
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("[fact] Priya lives in Leeds.\n  valid_at: 2020-01-01   invalid_at: 2026-06-30", False),
+        ("profile:\n  - Former city: Leeds\n  - Job: nurse", False),
+        ("Priya — goals for 2027:\n  1. move to Leeds\n  2. run a 10k", False),
+        ("user: new year's resolution: move to Leeds", False),
+    ],
+)
+def test_qualifiers_heads_and_goal_lists_govern_their_lines(context: str, credited: bool) -> None:
+    assert _credited(context, _value("Leeds", others=[["York"]])) is credited
+
+
+@pytest.mark.parametrize(
+    ("context", "aliases", "credited"),
+    [
+        ('{"user": "Priya", "commute_h": 0.75}', ["45 minutes"], True),
+        ("- holiday budget: 3k sterling", ["£3,000"], True),
+        ("Rhiannon is a nurse in the NHS.", ["National Health Service"], True),
+        ("- Rhiannon: doesn't eat meat, does eat eggs", ["vegetarian", "don't eat meat"], True),
+        ("user: my rent budget is 3000 pounds", ["£3,000", "3000 pounds"], True),
+    ],
+)
+def test_paraphrases_by_unit_acronym_and_person(
+    context: str, aliases: list[str], credited: bool
+) -> None:
+    asked = probe(aliases=aliases, question="What about Rhiannon?")
+    assert judge_reading(read_context(context, asked), asked).correct is credited
+
+
+def test_a_money_value_is_never_read_as_a_weight() -> None:
+    assert "1360.8 kg" not in expand_phrases(["£3,000", "3000 pounds"])
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("assistant: You could try the cafés in Leeds, they're great.", False),
+        (
+            "assistant: Since you're in Leeds, here are some tips.\nuser: I'm in York actually",
+            False,
+        ),
+        ("user: Leeds is lovely, the arcades alone", False),
+        ("user: Leeds came over for pizza", False),
+        ("user: not gonna lie, Leeds has grown on me since we moved here", True),
+        ("user: it's not like I don't live in Leeds, I just travel a lot", True),
+        ("user: I wouldn't say I live in Leeds, more like on a train", False),
+        ('user: favourite line from the song: "I live in Leeds, baby"', False),
+        ("user: back when I lived in Leeds I cycled everywhere", False),
+    ],
+)
+def test_suggestions_opinions_double_negatives_and_quotes(context: str, credited: bool) -> None:
+    assert _credited(context, _value("Leeds", others=[["York"]])) is credited
+
+
+@pytest.mark.parametrize(
+    ("context", "answer"),
+    [
+        ("user: had a Saab for years, sold it last spring", None),
+        ("user: switched to a Pixel after my Saab died", "Pixel"),
+        ("user: the Saab was such a good car today on the motorway", "Saab"),
+    ],
+)
+def test_what_was_done_with_the_value_later_in_the_sentence(
+    context: str, answer: str | None
+) -> None:
+    asked = _value("Saab", question="What car does Priya drive?", others=[["Pixel"]])
+    assert read_context(context, asked).answer == answer
+
+
+@pytest.mark.parametrize(
+    ("context", "said"),
+    [
+        ("user: WE'RE ENGAGED 💍\nuser: jk april fools", False),
+        ("user: engaged!!\nuser: omg wrong chat, that was a typo", False),
+        ("user: we got engaged last spring, then called it off", True),
+    ],
+)
+def test_a_joke_or_slip_was_never_said(context: str, said: bool) -> None:
+    reading = read_context(context, _decoy("engaged"))
+    assert (reading.answer == "yes") is said, reading.rationale
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Mon 3 May 2027 — Priya:", "[3 May 2027 09:02] Priya:", "Priya • 21/04/2027:"],
+)
+def test_a_line_stamp_with_weekday_clock_or_bullet_dates_the_line(text: str) -> None:
+    context = f"{text} moved to York\n[2027-01-01] user: I live in Leeds"
+    assert _credited(context, _value("York", others=[["Leeds"]]))
+
+
+@pytest.mark.parametrize(
+    ("text", "today", "iso"),
+    [
+        ("three days ago", "2027-05-06", "2027-05-03"),
+        ("a week from today", "2027-04-26", "2027-05-03"),
+        ("next Monday", "2027-04-28", "2027-05-03"),
+        ("the day after tomorrow", "2027-05-01", "2027-05-03"),
+    ],
+)
+def test_relative_dates_from_the_line_s_date(text: str, today: str, iso: str) -> None:
+    assert [d[2] for d in find_relative(text, today)] == [iso]
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"), [("since March 2027", "2027-03-01"), ("• 03/2027", "2027-03-01")]
+)
+def test_a_month_without_a_day_is_its_first_day(text: str, iso: str) -> None:
+    assert [d[2] for d in find_dates(text)] == [iso]
