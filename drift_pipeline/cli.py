@@ -887,6 +887,12 @@ def compare(
     help="A labelled set of your own (JSON lines; each item an answer or a context); default: "
     "the shipped contexts (--judge rule) or answers (--judge llm).",
 )
+@click.option(
+    "--others",
+    is_flag=True,
+    help="With --judge rule and no --set: the shipped contexts written by other authors "
+    "(nine sets, 1,326 items) instead of the hand-written ones.",
+)
 @OUT_OPTION
 @click.option(
     "--json",
@@ -896,7 +902,11 @@ def compare(
     help="Also write the report (rates, categories, every decision) as JSON to this file.",
 )
 def judge_check(
-    judge: str, check_set: Path | None, out: StorageRoot, json_path: Path | None
+    judge: str,
+    check_set: Path | None,
+    others: bool,
+    out: StorageRoot,
+    json_path: Path | None,
 ) -> None:
     """How strict are the reader and judge? Accuracy, false accepts and rejects on a labelled set.
 
@@ -911,7 +921,7 @@ def judge_check(
     from drift_pipeline.pipeline import llm_cache_location
 
     try:
-        items = load_check_set(check_set, contexts=judge == "rule")
+        items = load_check_set(check_set, contexts=judge == "rule", others=others)
     except (OSError, ValueError) as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_INVALID)

@@ -247,7 +247,9 @@ def test_kill_9_mid_run_and_a_rerun_give_the_tables_of_an_uninterrupted_run(tmp_
     rerun = drift_run(tmp_path / "rerun", "--backend", "bm25", "--backend", "fact_store", out=out)
     assert rerun.code == 0, rerun.stderr
     assert rerun.rows_per_arm() == {
-        "reference_compressor@hard": FULL, "bm25@hard": FULL, "fact_store@hard": FULL
+        "reference_compressor@hard": FULL,
+        "bm25@hard": FULL,
+        "fact_store@hard": FULL,
     }
     assert _tables(out) == _tables(clean.out)
 

@@ -39,7 +39,6 @@ def _compare_args(out: Path) -> list[str]:
     return ["compare", str(SCENARIO), *PAIR, "--horizon", "short", "--out", str(out)]
 
 
-
 def _checks(leaderboard: str, summary: dict[str, object], compare: str) -> None:
     header = leaderboard.splitlines()[0].split()
     assert header[-2:] == ["LPS", "Recall"]
@@ -58,9 +57,7 @@ def _checks(leaderboard: str, summary: dict[str, object], compare: str) -> None:
     )
 
 
-def test_a_metric_registered_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_metric_registered_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     example_importable(monkeypatch)
     out, summary = tmp_path / "data", tmp_path / "summary.json"
     runner = CliRunner()
@@ -78,9 +75,7 @@ def test_a_metric_registered_in_process(
     assert {"recall_accuracy", "empty_reads"} <= stored
 
 
-def test_a_metric_of_an_installed_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_metric_of_an_installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     site.mkdir()
     install_example(site, monkeypatch, on_path=False)

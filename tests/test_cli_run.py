@@ -564,3 +564,16 @@ def test_bad_sources_exit_2_with_one_line(
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_judge_check_reads_the_sets_written_by_others(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [DRIFT, "judge-check", "--judge", "rule", "--others", "--json", str(tmp_path / "o.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "o.json").read_text())
+    assert report["items"] >= 1300 and report["judge_errors"] == 0
+    assert "accuracy" in run.stdout and "targets:" in run.stdout

@@ -70,10 +70,25 @@ def _run(
     home.mkdir()
     shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
     done = subprocess.run(
-        [DRIFT, "run", str(scenario), "--out", str(out), "--backend", "leaky:Leaky",
-         "--backend", "bm25", "--backend-config", str(config), "--json", str(out / "s.json"),
-         # Every call is made however many fault: each fault line is a place a key could leak.
-         "--max-fault-rate", "1", *via],
+        [
+            DRIFT,
+            "run",
+            str(scenario),
+            "--out",
+            str(out),
+            "--backend",
+            "leaky:Leaky",
+            "--backend",
+            "bm25",
+            "--backend-config",
+            str(config),
+            "--json",
+            str(out / "s.json"),
+            # Every call is made however many fault: each fault line is a place a key could leak.
+            "--max-fault-rate",
+            "1",
+            *via,
+        ],
         capture_output=True,
         text=True,
         env={
@@ -90,8 +105,11 @@ def _run(
 def _leaks(done: subprocess.CompletedProcess[str], folder: Path) -> list[str]:
     """Where either key appears: printed output, any file's bytes, any table cell (in the
     output folder and the Dagster instance's folder; the run's own inputs hold the key)."""
-    found = [name for name, text in (("stdout", done.stdout), ("stderr", done.stderr))
-             if ENV_KEY in text or OPTION_KEY in text]
+    found = [
+        name
+        for name, text in (("stdout", done.stdout), ("stderr", done.stderr))
+        if ENV_KEY in text or OPTION_KEY in text
+    ]
     written = [*(folder / "data").rglob("*"), *(folder / "dagster-home").rglob("*")]
     for path in sorted(p for p in written if p.is_file()):
         data = path.read_bytes()
@@ -114,8 +132,9 @@ def test_keys_echoed_in_a_backends_faults_are_redacted_everywhere(tmp_path: Path
     if via == "dagster":
         assert list((folder / "dagster-home").rglob("*.db"))  # the instance recorded the run
     errors = _support.query(
-        out, "select error from {memory_snapshots} where error is not null "
-        "union all select error from {retrievals} where error is not null"
+        out,
+        "select error from {memory_snapshots} where error is not null "
+        "union all select error from {retrievals} where error is not null",
     )
     # The faults were recorded, with the key taken out.
     assert "RuntimeError: auth failed for key [redacted]" in {e["error"] for e in errors}

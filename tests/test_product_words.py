@@ -17,11 +17,33 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # Where the product speaks: everything tracked except the lock file and binary data.
-_SCOPES = ("drift_pipeline", "tests", "docs", "scripts", "scenarios", "README.md",
-           "CHANGELOG.md", "pyproject.toml", "dagster.yaml", "dagster.postgres.yaml",
-           "workspace.yaml")
-_TEXT_SUFFIXES = {".py", ".md", ".txt", ".yaml", ".yml", ".toml", ".sh", ".json", ".jsonl",
-                  ".cfg", ".ini", ""}
+_SCOPES = (
+    "drift_pipeline",
+    "tests",
+    "docs",
+    "scripts",
+    "scenarios",
+    "README.md",
+    "CHANGELOG.md",
+    "pyproject.toml",
+    "dagster.yaml",
+    "dagster.postgres.yaml",
+    "workspace.yaml",
+)
+_TEXT_SUFFIXES = {
+    ".py",
+    ".md",
+    ".txt",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".sh",
+    ".json",
+    ".jsonl",
+    ".cfg",
+    ".ini",
+    "",
+}
 
 _DESIGN = "DESIGN"
 _ISSUE = "issue"
@@ -30,7 +52,8 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
     "a reference to the unshipped design file": re.compile(rf"\b{_DESIGN}(\.md| ?§)"),
     "a reference to unshipped working notes": re.compile(r"\b(NOTES\.md|shared " r"NOTES)\b"),
     "diary wording": re.compile(
-        r"\b(this (VM|session)|before this (work|change)|in this " r"session|"
+        r"\b(this (VM|session)|before this (work|change)|in this "
+        r"session|"
         r"the (scoring|paradigm|architecture|voices|reliability) " + _ISSUE + r")\b",
         re.IGNORECASE,
     ),

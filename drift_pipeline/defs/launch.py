@@ -520,4 +520,3 @@ def backfill(
             )
         else:
             run_selection(instance, selection, storage, catalog, log=echo)
-

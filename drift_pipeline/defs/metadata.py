@@ -88,7 +88,6 @@ BEST_DRIFT_C = "drift/best_drift_c"
 MAX_CUMULATIVE_TOKENS = "drift/max_cumulative_tokens"
 
 
-
 def cell_metric_keys() -> dict[str, str]:
     """Metadata key of every metric the ``cell_metrics`` asset reports, by metric name.
 

@@ -162,7 +162,6 @@ def catalog_paths(value: str) -> list[str]:
     return entries
 
 
-
 def _stamp(path: Path) -> tuple[int, int]:
     stat = path.stat()
     return stat.st_mtime_ns, stat.st_size

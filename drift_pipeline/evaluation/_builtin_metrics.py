@@ -161,9 +161,7 @@ BUILTIN_METRICS: Final[tuple[MetricSpec, ...]] = (
         metadata=7,
     ),
     _plain("error_rate", "E(t)", "share", "lower", "Probe error rate E(t), canaries excluded"),
-    _plain(
-        "error_rate_amnesiac", "E_amn(t)", "share", "neutral", "Amnesiac error rate E_amn(t)"
-    ),
+    _plain("error_rate_amnesiac", "E_amn(t)", "share", "neutral", "Amnesiac error rate E_amn(t)"),
     _plain(
         "update_correctness",
         "Update",

@@ -29,7 +29,7 @@ from .reader import (
     judge_reading,
     read_context,
 )
-from .reader._check import SHIPPED_CONTEXT_SET
+from .reader._check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET
 
 __all__ = [
     "CHECK_CATEGORIES",
@@ -134,8 +134,9 @@ def _item(record: Any, where: str) -> CheckItem:
         )
     missing = [name for name in (*_FIELDS, "answer", "label") if name not in record]
     if missing:
-        raise ValueError(f"{where}: missing field(s) {', '.join(missing)} (an item needs an "
-                         "answer or a context)")
+        raise ValueError(
+            f"{where}: missing field(s) {', '.join(missing)} (an item needs an answer or a context)"
+        )
     if not isinstance(record["category"], str) or not record["category"]:
         raise ValueError(f"{where}: category must be a non-empty string")
     for name, allowed in (
@@ -161,18 +162,23 @@ def _item(record: Any, where: str) -> CheckItem:
     )
 
 
-def load_check_set(path: Path | None = None, *, contexts: bool = False) -> list[CheckItem]:
+def load_check_set(
+    path: Path | None = None, *, contexts: bool = False, others: bool = False
+) -> list[CheckItem]:
     """The labelled set: ``path`` (JSON lines) or one the package ships.
 
     Args:
         path: A set of one's own; items carry an ``answer`` or a ``context``.
         contexts: Without ``path``: the shipped context set instead of the answer set.
+        others: With ``contexts``: the context sets written by other authors.
 
     Raises:
         ValueError: One line naming the file, the line and what is wrong.
     """
     if path is None:
         shipped = SHIPPED_CONTEXT_SET if contexts else _SHIPPED
+        if contexts and others:
+            shipped = OTHERS_CONTEXT_SET
         source = resources.files("drift_pipeline.evaluation") / "data" / shipped
         text = source.read_text(encoding="utf-8")
         name = f"drift_pipeline/evaluation/data/{shipped}"

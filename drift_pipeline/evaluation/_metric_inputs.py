@@ -128,14 +128,10 @@ def _checked(spec: MetricSpec, rate: object, rows: dict[str, int]) -> ComputedRa
         raise ValueError(f"{where} returned {values.size} values{flags} for {n} {rate.unit} rows")
     if not np.isfinite(values[counted]).all():
         raise ValueError(f"{where} returned a non-finite value for a counted row")
-    return ComputedRate(
-        rate.unit, np.where(counted, values, 0.0), counted.astype(np.float64)
-    )
+    return ComputedRate(rate.unit, np.where(counted, values, 0.0), counted.astype(np.float64))
 
 
-def computed_rates(
-    specs: Sequence[MetricSpec], inputs: CellInputs
-) -> dict[str, ComputedRate]:
+def computed_rates(specs: Sequence[MetricSpec], inputs: CellInputs) -> dict[str, ComputedRate]:
     """Run every registered metric on one cell's inputs.
 
     Args:

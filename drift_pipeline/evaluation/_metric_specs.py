@@ -150,9 +150,7 @@ class MetricSpec:
         if not 0 <= self.digits <= 6:
             raise ValueError(f"{where}: digits must be an int from 0 to 6")
         if isinstance(self.compute, str) and not _TARGET.fullmatch(self.compute):
-            raise ValueError(
-                f"{where}: compute {self.compute!r} is not 'package.module:function'"
-            )
+            raise ValueError(f"{where}: compute {self.compute!r} is not 'package.module:function'")
         if not (self.compute is None or isinstance(self.compute, str) or callable(self.compute)):
             raise ValueError(f"{where}: compute must be 'module:function' or a callable")
 

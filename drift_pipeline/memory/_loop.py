@@ -508,8 +508,15 @@ async def _run_replicate(
         # skipped without starting a worker.
         return await _skip_replicate(
             _Replicate(
-                arm, _NoWorker(), replicate, probes_at, rows, progress, gate,
-                gate.reader_buffer(), cell=cell,
+                arm,
+                _NoWorker(),
+                replicate,
+                probes_at,
+                rows,
+                progress,
+                gate,
+                gate.reader_buffer(),
+                cell=cell,
             ),
             sessions,
         )

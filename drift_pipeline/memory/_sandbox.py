@@ -138,8 +138,12 @@ def _expose_needed(scratch: Path) -> None:
     hidden = _hidden_roots(needed)
     if not hidden:
         return
-    exposed = [entry for path in needed if any(h == path or h in path.parents for h in hidden)
-               for entry in _exposed_entries(path)]
+    exposed = [
+        entry
+        for path in needed
+        if any(h == path or h in path.parents for h in hidden)
+        for entry in _exposed_entries(path)
+    ]
     scratch.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path]] = []
     for index, source in enumerate(exposed):

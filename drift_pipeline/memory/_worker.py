@@ -356,8 +356,12 @@ def main() -> None:
             if op != "init":
                 raise
             elapsed = (time.perf_counter() - started) * 1000
-            response = {"ok": False, "ms": elapsed, "error": start_error_line(error),
-                        "start_error": True}
+            response = {
+                "ok": False,
+                "ms": elapsed,
+                "error": start_error_line(error),
+                "start_error": True,
+            }
         respond(response)
 
 

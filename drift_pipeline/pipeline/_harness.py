@@ -248,9 +248,7 @@ class DriftHarness:
             )
         sources = [ScenarioSource(loaded) for loaded in self.scenarios]
         result = run_benchmark(sources, self.options, self.progress)
-        return DriftReport.of(
-            result, [s.spec.id for s in self.scenarios], str(self.options.out)
-        )
+        return DriftReport.of(result, [s.spec.id for s in self.scenarios], str(self.options.out))
 
     async def run(self) -> DriftReport:
         """Run the benchmark without blocking the caller's event loop; return its report.
@@ -269,11 +267,7 @@ def _load_scenarios(given: ScenarioLike | Sequence[ScenarioLike]) -> list[Loaded
         ScenarioError: An invalid file (one line per problem).
         ValueError: No scenario found, an id used twice, or a paradigm not generated yet.
     """
-    items = (
-        [given]
-        if isinstance(given, str | os.PathLike | LoadedScenario)
-        else list(given)
-    )
+    items = [given] if isinstance(given, str | os.PathLike | LoadedScenario) else list(given)
     loaded: list[LoadedScenario] = []
     for item in items:
         if isinstance(item, LoadedScenario):

@@ -304,11 +304,7 @@ def run_world(
     cells: list[CellResult] = []
     failures: list[str] = []
     for arm in [REFERENCE_ARM, *[a for a in options.arms if a != REFERENCE_ARM]]:
-        hook = (
-            progress(f"{world} {arm.key}", sessions * source.replicates)
-            if progress
-            else None
-        )
+        hook = progress(f"{world} {arm.key}", sessions * source.replicates) if progress else None
         instance = options.backend_instances.get(arm.backend)
         arm_options = (
             instance.worker_options()

@@ -222,8 +222,7 @@ class WorldSource(ABC):
         """Stage the world manifest of ``horizon`` beside its tables."""
         writer.put_text(
             world_manifest_path(self.id, horizon),
-            json.dumps(self.world_manifest(horizon, synthesizer), indent=2, sort_keys=True)
-            + "\n",
+            json.dumps(self.world_manifest(horizon, synthesizer), indent=2, sort_keys=True) + "\n",
         )
 
     def __repr__(self) -> str:

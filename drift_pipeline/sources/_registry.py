@@ -127,6 +127,8 @@ def data_path(text: str) -> Path:
     if not Path(path).exists() and "?" in path:
         path = path.rpartition("?")[0]
     return Path(path)
+
+
 def imported_source_name(text: str) -> tuple[str, str] | None:
     """``(prefix, path)`` when ``text`` names data of a registered importer, else ``None``.
 

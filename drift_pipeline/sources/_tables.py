@@ -213,9 +213,7 @@ def _conform(origin: str, table: TableDef, rows: list[dict[str, Any]]) -> pa.Tab
                 if pa.types.is_list(field.type):
                     row[field.name] = []
                 elif not field.nullable:
-                    raise SourceError(
-                        f"{origin}: {table.name} row {number} has no {field.name!r}"
-                    )
+                    raise SourceError(f"{origin}: {table.name} row {number} has no {field.name!r}")
             elif pa.types.is_timestamp(field.type) and isinstance(value, str):
                 try:
                     row[field.name] = datetime.fromisoformat(value)

@@ -92,9 +92,7 @@ class StagedWrite:
         """Stage one partition file; returns its final location (a Path under a local root)."""
         return self.put_many([(table, keys, data)])[0]
 
-    def put_many(
-        self, items: Sequence[tuple[TableDef, PartitionKeys, pa.Table]]
-    ) -> list[Location]:
+    def put_many(self, items: Sequence[tuple[TableDef, PartitionKeys, pa.Table]]) -> list[Location]:
         """Stage several partition files at once; returns their final locations, in order.
 
         The files are encoded side by side in threads (Parquet encoding and compression run

@@ -34,6 +34,7 @@ from .synthesis import SessionContext, Synthesizer, TemplateSynthesizer
 if TYPE_CHECKING:
     from .synthesis import SynthesisFallback
 
+
 class GenerationUnsupported(ValueError):
     """The scenario is valid but its paradigm or entity types cannot be simulated yet."""
 

@@ -67,9 +67,7 @@ def _generator(value: object) -> ParadigmGenerator:
     return cast(ParadigmGenerator, callable_entry(value))
 
 
-_PARADIGMS: LazyRegistry[ParadigmGenerator] = LazyRegistry(
-    "paradigm", PARADIGM_GROUP, _generator
-)
+_PARADIGMS: LazyRegistry[ParadigmGenerator] = LazyRegistry("paradigm", PARADIGM_GROUP, _generator)
 _PARADIGMS.register("user_assistant", "drift_pipeline.world._generate:generate_user_assistant")
 
 

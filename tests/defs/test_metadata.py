@@ -42,7 +42,6 @@ def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     example_importable(monkeypatch)
 
 
-
 def test_the_suite_keys_and_a_registered_one() -> None:
     assert dict(md.HEADLINE_METRICS) == SUITE_KEYS
     assert tuple(md.CELL_METRICS_KEYS) == (md.ROWS, md.VALID, md.FAULT_RATE, *SUITE_KEYS.values())

@@ -32,7 +32,6 @@ def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     example_importable(monkeypatch)
 
 
-
 def _session_spec() -> MetricSpec:
     def stored_noise(cell: CellInputs) -> UnitRate:
         tiers = cell.snapshots.column("tier").to_pylist()

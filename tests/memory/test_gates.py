@@ -31,10 +31,18 @@ RECORDER = "memory.plugins.recorder:Recorder"
 
 def _messages() -> list[Message]:
     return [
-        Message(speaker="principal", role="user", content="I moved to Porto.",
-                timestamp="2027-04-01T09:00:00"),
-        Message(speaker="assistant", role="assistant", content="Noted, Porto it is.",
-                timestamp="2027-04-01T09:00:05"),
+        Message(
+            speaker="principal",
+            role="user",
+            content="I moved to Porto.",
+            timestamp="2027-04-01T09:00:00",
+        ),
+        Message(
+            speaker="assistant",
+            role="assistant",
+            content="Noted, Porto it is.",
+            timestamp="2027-04-01T09:00:05",
+        ),
     ]
 
 
@@ -92,8 +100,16 @@ def test_hard_passes_the_transcript_itself_and_adds_nothing():
 def test_soft_keeps_the_last_k_transcripts_rendered():
     buffer = Gate.parse("soft:2").strategy().reader_buffer()
     for day in ("01", "02", "03"):
-        buffer.add([Message(speaker="principal", role="user", content=f"day {day}",
-                            timestamp=f"2027-04-{day}T09:00:00")])
+        buffer.add(
+            [
+                Message(
+                    speaker="principal",
+                    role="user",
+                    content=f"day {day}",
+                    timestamp=f"2027-04-{day}T09:00:00",
+                )
+            ]
+        )
     assert buffer.text() == "[2027-04-02] principal: day 02\n\n[2027-04-03] principal: day 03"
     assert Gate.parse("soft:2").strategy().reader_buffer() is not buffer  # one per replicate
 
@@ -110,9 +126,7 @@ def test_summary_gives_every_speaker_one_message_of_their_summary_lines():
 def test_an_unregistered_kind_is_refused_naming_the_registered_forms():
     with pytest.raises(ValueError) as caught:
         Gate.parse("first:2")
-    assert str(caught.value) == (
-        "gate 'first:2' is not one of: hard, soft:K, summary:N (K, N > 0)"
-    )
+    assert str(caught.value) == ("gate 'first:2' is not one of: hard, soft:K, summary:N (K, N > 0)")
     with pytest.raises(ValueError, match="unknown gate kind 'first'"):
         Gate("first", 2).strategy()
 

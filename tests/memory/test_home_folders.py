@@ -82,9 +82,23 @@ def test_a_checkout_under_a_0700_home_runs_fully_isolated(home: Path):
     config.write_text(json.dumps({PROBE: {"peek": peek}}))
     python = checkout / ".venv" / "bin" / "python"
     done = subprocess.run(
-        [str(python), "-m", "drift_pipeline", "run", str(scenario), "--out", str(out),
-         "--backend", "bm25", "--backend", PROBE,
-         "--backend-config", str(config), "--json", str(home / "summary.json")],
+        [
+            str(python),
+            "-m",
+            "drift_pipeline",
+            "run",
+            str(scenario),
+            "--out",
+            str(out),
+            "--backend",
+            "bm25",
+            "--backend",
+            PROBE,
+            "--backend-config",
+            str(config),
+            "--json",
+            str(home / "summary.json"),
+        ],
         capture_output=True,
         text=True,
         cwd=checkout,

@@ -104,9 +104,7 @@ def _without_latency(item: dict[str, Any], keep_name: bool = False) -> dict[str,
     dropped = {"latency_ms", *LATENCY_METRICS} | (set() if keep_name else {"arm", "backend"})
     kept = {k: v for k, v in item.items() if k not in dropped}
     if "metrics" in kept:
-        kept["metrics"] = {
-            k: v for k, v in kept["metrics"].items() if k not in LATENCY_METRICS
-        }
+        kept["metrics"] = {k: v for k, v in kept["metrics"].items() if k not in LATENCY_METRICS}
     return kept
 
 
@@ -126,8 +124,19 @@ def test_a_script_with_its_own_backend_class_gives_drift_runs_figures(tmp_path: 
     api = json.loads(done.stdout)
     cli_json = tmp_path / "cli.json"
     cli = subprocess.run(
-        [DRIFT, "run", str(SCENARIO), "--horizon", "short", "--out", str(tmp_path / "cli"),
-         "--backend", "keyword_memory:KeywordMemory", "--json", str(cli_json)],
+        [
+            DRIFT,
+            "run",
+            str(SCENARIO),
+            "--horizon",
+            "short",
+            "--out",
+            str(tmp_path / "cli"),
+            "--backend",
+            "keyword_memory:KeywordMemory",
+            "--json",
+            str(cli_json),
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -67,7 +67,6 @@ def _compare(a: ArmData, b: ArmData) -> CellMetrics:
     return compare_arms(_arm(a), _arm(b), _amnesiac(), REFERENCE, "short", FAST)
 
 
-
 @pytest.fixture(autouse=True)
 def _example_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     example_importable(monkeypatch)

@@ -22,4 +22,3 @@ def example() -> Iterator[str]:
         yield f"example:{EXAMPLE_FILE}"
     finally:
         unregister_source("example")
-

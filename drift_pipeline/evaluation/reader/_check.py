@@ -46,6 +46,8 @@ _REQUIRED: Final = (
     "label",
 )
 SHIPPED_CONTEXT_SET: Final = "reader_check.jsonl"
+OTHERS_CONTEXT_SET: Final = "reader_check_others.jsonl"
+"""Nine sets written by other authors without sight of the reader (a regression check)."""
 
 
 @dataclass(frozen=True)
@@ -212,15 +214,21 @@ def _option_indices(options: list[Any], reference: str, where: str) -> dict[str,
     return {"correct_option": correct, "default_option": neutral}
 
 
-def load_context_set(path: Path | None = None) -> list[ContextItem]:
-    """Labelled contexts from ``path`` (JSON lines), or the set the package ships.
+def load_context_set(path: Path | None = None, *, others: bool = False) -> list[ContextItem]:
+    """Labelled contexts from ``path`` (JSON lines), or a set the package ships.
+
+    Args:
+        path: A set of one's own.
+        others: Without ``path``: the sets written by other authors instead of the
+            hand-written one.
 
     Raises:
         ValueError: One line naming the file, the line and what is wrong.
     """
     if path is None:
-        source = resources.files("drift_pipeline.evaluation") / "data" / SHIPPED_CONTEXT_SET
-        text, name = source.read_text(encoding="utf-8"), f"evaluation/data/{SHIPPED_CONTEXT_SET}"
+        shipped = OTHERS_CONTEXT_SET if others else SHIPPED_CONTEXT_SET
+        source = resources.files("drift_pipeline.evaluation") / "data" / shipped
+        text, name = source.read_text(encoding="utf-8"), f"evaluation/data/{shipped}"
     else:
         text, name = path.read_text(encoding="utf-8"), str(path)
     items: list[ContextItem] = []

@@ -20,9 +20,7 @@ _MONTHS = (
     *("september", "october", "november", "december", "monday", "tuesday", "wednesday"),
     *("thursday", "friday", "saturday", "sunday"),
 )
-_DATE = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|(?<![^\W_])(?:" + "|".join(_MONTHS) + r")(?![^\W_])"
-)
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|(?<![^\W_])(?:" + "|".join(_MONTHS) + r")(?![^\W_])")
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 # Names a transcript may use: the built-in name pools and the routine tasks' people.
 _EXTRA_NAMES = ("Priya", "Marcus", "Elena", "Tobias", "Grace", "Omar", "Lena", "Felix", "Hana")

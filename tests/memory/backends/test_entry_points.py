@@ -30,7 +30,7 @@ from drift_pipeline.scenario import load_scenario
 
 from ..plugins import _support
 
-MODULE = '''
+MODULE = """
 from drift_pipeline.memory import TokenCounts
 from drift_pipeline.memory import GateRegistration, GateStrategy
 from drift_pipeline.memory.backends import BackendRegistration
@@ -72,7 +72,7 @@ MISKINDED = GateRegistration("{prefix}other", "{module}:Forgetful")
 MISNAMED = BackendRegistration("{prefix}_other_name", "{module}:Kept")
 DEFAULT = BackendRegistration("{prefix}_default", "{module}:Kept", default_arm=True)
 NOT_A_BACKEND = 42
-'''
+"""
 
 Install = Callable[..., str]
 
@@ -127,9 +127,7 @@ def test_a_registration_object_brings_its_defaults(install: Install, tmp_path: P
     loaded = load_scenario(_support.write_scenario(tmp_path / "scenarios", "ep-t"))
     registration = backend_registration(f"{prefix}_registered")
     assert isinstance(registration, BackendRegistration)
-    assert resolve_backend_options(f"{prefix}_registered", loaded) == {
-        "size": _support.REPLICATES
-    }
+    assert resolve_backend_options(f"{prefix}_registered", loaded) == {"size": _support.REPLICATES}
 
 
 @pytest.mark.parametrize(

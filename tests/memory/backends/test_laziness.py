@@ -58,8 +58,10 @@ def test_the_registry_answers_without_loading_any_backend():
     ("code", "module"),
     [
         ("from drift_pipeline.memory.backends import get_backend_factory as g; g('bm25')", "bm25"),
-        ("from drift_pipeline.memory.backends import load_backend; load_backend('amnesiac')",
-         "amnesiac"),
+        (
+            "from drift_pipeline.memory.backends import load_backend; load_backend('amnesiac')",
+            "amnesiac",
+        ),
         ("from drift_pipeline.memory.backends import FullContextBackend", "full_context"),
     ],
 )

@@ -113,9 +113,7 @@ def test_a_defaults_hook_fills_options_the_config_leaves_out(small: WorldSource)
     assert resolve_backend_options("defaulted", small) == {
         "budget_tokens": _support.REPLICATES * 100
     }
-    assert resolve_backend_options("defaulted", small, {"budget_tokens": 7}) == {
-        "budget_tokens": 7
-    }
+    assert resolve_backend_options("defaulted", small, {"budget_tokens": 7}) == {"budget_tokens": 7}
 
 
 def test_full_context_budget_defaults_to_the_smallest_assistant_window(small: WorldSource):
