@@ -75,6 +75,10 @@ _THIRD = re.compile(
 _FOR_OTHER = re.compile(
     rf"^[\s,]*(?:for|to)\s+(?:my|our|his|her|their|the)\s+(?:[a-z'-]+\s+)?{_REL}\b"
 )
+# The value said to be someone else's: "the under-12s are her husband's squad".
+_BELONGS_RIGHT = re.compile(
+    rf"^\s+(?:is|are|was|were)\s+(?:my|his|her|their|our)\s+{_REL}(?:'s|s')"
+)
 _PRONOUN_THIRD = re.compile(r"\b(?:he|she|they|he's|she's|they're|him|them|his|her|their)\b")
 # Subject pronouns only: "my" and "me" name the speaker without making them the one who acts
 # ("a guy on my team is undecided" is the guy's view).
@@ -100,6 +104,7 @@ _SARCASM = re.compile(
     r"yeah,? totally|nothing says [\w ]{1,20} like)(?![\w'])|"
     r"/s\b|🙄|😒|😏|\blike [\w' ]{1,30} would ever\b"
 )
+_SARCASM_FACES = frozenset({"🙄", "😒", "😏"})
 _QUESTION_WORDS = re.compile(
     r"\b(?:i wonder|wondering|curious (?:about|whether|if)|do you know|any idea|"
     r"what do you think|should i|is it worth|query|queries|query log|search(?:ed|es)? for|"
@@ -127,7 +132,7 @@ _STRONG_HYPO = re.compile(
     r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|conditional|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
-    r"in the future|hopefully|wonder(?:s|ed)?(?: aloud)? (?:what|whether|if|how)|"
+    r"in the future|hopefully|daydream\w*|dreams? (?:about|of)|wonder(?:s|ed)?(?: aloud)? (?:what|whether|if|how)|"
     r"what it(?:'d| would| might) be like|(?:talk|talks|talked|talking) about (?:getting|buying|"
     r"moving|going|becoming|adopting|switching|trying|taking)|scenario|at some point|"
     r"one of these days|nothing decided|not decided)\b"
@@ -162,6 +167,7 @@ _WEAK_HYPO = re.compile(
     r"will|won't|'ll|aim\w* to|keen to|eyeing|toying with|weighing|debating|planned|upcoming|"
     r"to-?do|wish ?list|bucket list|interests?|interested|would like|goals?|resolution|"
     r"leaning|tempted by|not sure|unsure|comparing|weighing up|deciding between|"
+    r"saving (?:up )?(?:for|to buy)|(?:it|that|there|this|he|she|they|you)'d|"
     r"choosing between|"
     r"(?:'d|would) (?:love|like|prefer|rather)(?! to be called))\b"
 )
@@ -327,7 +333,7 @@ _PAST_STATE = re.compile(
 _RIGHT_RETRACT = re.compile(
     r"^\s*no more\b|"  # "vegan no more"; after a pause it is a limit ("£1,200, no more")
     r"^[\s,.;:!()-]*(?:not anymore|not any more|anymore|any more|no longer\b|"
-    r"is over|is history|is behind me|days are over|is a thing of the past|→|->|=>|⇒|"
+    r"is over|is history|is behind (?:me|us|her|him|them)|days are over|is a thing of the past|→|->|=>|⇒|"
     r"(?:feels |felt |seems |was )?(?:like )?(?:ages|years|months|a lifetime|long) ago)"
 )
 _WRONG = r"(?:wrong|incorrect|a mistake|a typo|not true|untrue|false|out of date)\b"
@@ -359,7 +365,7 @@ _YEAR_DIGITS = re.compile(r"\d{4}")
 _VALIDITY_CLOSED = re.compile(
     rf"\b(?:valid[_ ]?(?:to|until|till)|expire[sd]?(?:_at|_on)?|ended(?:_at|_on)?|end_date|"
     rf"invalid(?:_at|_from|_since)?|invalidated(?:_at|_on)?)"
-    rf"[\"']?\s*[=:]\s*[\"']?(?:{_D})",
+    rf"[\"']?\s*[=:]?\s*[\"']?(?:{_D})",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
@@ -599,6 +605,16 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "retracted", untrue.group(0)
     if _COMPARED.search(m.left):
         return "aside", "the other side of a comparison"
+    if (
+        right
+        and m.asked_place
+        and _ARTICLE_BEFORE.search(m.left)
+        and (follower := _FOLLOWER.match(right))
+        and follower.group(1) not in _FUNCTION_WORDS
+        and follower.group(1) not in _DWELLERS
+        and " " not in m.phrase_given.strip()
+    ):
+        return "aside", "the place naming a kind of thing (a Milan agency)"
     if right and m.asked_place and _PERSON_ACTS.match(right) and m.phrase_raw[:1].isupper():
         return "aside", "a person of that name"
     if (
@@ -615,6 +631,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         return "generic_word", f"{m.phrase_raw!r} used as a common word"
     for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
         sarcasm = _SARCASM.search(text)
+        if sarcasm and sarcasm.group(0) in _SARCASM_FACES and text is m.sentence:
+            # An eye-roll speaks of its own clause: in "my cat's Marmalade (you wrote
+            # Margarine 🙄)" the cat's name is sincere.
+            clause = m.left + m.phrase_raw.lower() + m.right
+            sarcasm = sarcasm if _SARCASM.search(clause) else None
         if sarcasm:
             return "sarcasm", sarcasm.group(0)
     instruction = _INSTRUCTION.search(m.left) or (
@@ -697,7 +718,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         going = _GOING.search(m.left)
         if going and not _BEEN.search(clause):
             return "hypothetical", "going (a change ahead)"
-    visit = _VISIT.search(window) or (right and _VISIT_RIGHT.search(right))
+    visit = (
+        _VISIT.search(window)
+        or (right and _VISIT_RIGHT.search(right))
+        or _TRAVELS_TO.search(m.sentence_left)
+    )
     if visit:
         return "visit", visit.group(0).strip()
     if not m.negative_value:
@@ -767,15 +792,26 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         if third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
         return "not_about_subject", "the assistant's own words"
-    if third > first or _FOR_OTHER.search(m.right):
+    if third > first or _FOR_OTHER.search(m.right) or (right and _BELONGS_RIGHT.match(right)):
         return "third_party", "someone else's fact"
     return "asserted", "stated as current"
 
 
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an)\s+$")
+# "a Leeds resident" is someone who lives there.
+_DWELLERS = _word_set(
+    "resident residents local locals native natives girl boy lad lass guy gal man woman person "
+    "citizen dweller born based homeowner renter tenant household family"
+)
 # A name doing what people do: "Jordan came over for pizza".
 _PERSON_ACTS = re.compile(
     r"^\s+(?:came|comes|said|says|told|texted|called|rang|asked|visited|stayed|invited|brought|"
     r"laughed|cried|replied|messaged|dropped by|popped round|came round)\b"
+)
+# Where someone travels to, said a few words before: "travels often, mostly to Hamburg".
+_TRAVELS_TO = re.compile(
+    r"\b(?:travels?|travell?ed|travell?ing|flies|flew|trips?|commutes?)\b[^.;]{0,40}"
+    r"\b(?:to|in)\s+$"
 )
 # A place judged, not lived in: "Norwich is lovely", "Lisbon's gorgeous in spring".
 _PRAISED = re.compile(
@@ -804,7 +840,8 @@ _ANOTHER_ROLE_RIGHT = re.compile(
 # Told off as untrue later in the sentence: "… an iguana, then clarified that was a joke".
 _UNTRUE_LATER = re.compile(
     r"\b(?:a joke|joking|kidding|jk|not true|made (?:it|that) up|a prank|april fools?'?|"
-    r"by mistake|a typo|mistyped|in error)\b"
+    r"by mistake|a typo|mistyped|in error|(?:then|later) retracted|retracted (?:it|that)|"
+    r"took (?:it|that) back|withdrew (?:it|that))\b"
 )
 _JOKE_RIGHT = re.compile(r"^[\s,.!]*(?:lol |haha |lmao )?(?:jk|just kidding|kidding|joking)\b")
 # A value held only in part: "mostly vegan", "plant-based at home mostly", "vegan-ish".

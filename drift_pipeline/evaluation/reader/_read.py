@@ -24,6 +24,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -109,7 +110,8 @@ _OTHER_NAME = re.compile(
     r"\b([A-Z][a-z]+)(?:'s\b|\s+(?:just\s+|recently\s+|also\s+|finally\s+|now\s+)?"
     r"(?:moved|moves|works|worked|lives|lived|is|was|got|gets|started|starts|joined|joins|has|"
     r"had|prefers|went|goes|became|switched|took|takes|said|says|told|thinks|loves|likes|hates|"
-    r"wants|landed|accepted|signed|bought|rents|eats|follows|keeps|needs|uses)\b)"
+    r"wants|landed|accepted|signed|bought|rents|eats|follows|keeps|needs|uses|owns|owned|drives|"
+    r"drove|feeds|walks|adopted|rides|coaches|teaches|plays)\b)"
 )
 _NOT_NAMES = _word_set(
     "i the my our so oh and but also honestly well anyway update note user principal "
@@ -358,6 +360,7 @@ def _line_mentions(
                 name not in names
                 and name not in _NOT_NAMES
                 and not name.endswith("ly")
+                and name not in RELATIONS  # "Wife's name": the relation rules decide
                 and not _in_candidates(name, probe)
             ):
                 other_at = match.start()
@@ -424,6 +427,26 @@ def _line_mentions(
         clause_dates = _attached_dates(
             folded, c_start, c_end, start, known, stamp.group(1) if stamp else ""
         )
+        fixed = _FIXES_DATE.search(lower, end)
+        if fixed and clause_dates:
+            # "flight to Lima 21 Apr … sorry, typo, it's the 22nd (22/04/2025)": the date
+            # after the correction stands.
+            after = _dates_in(folded[fixed.end() :], known or (clause_dates[0][2]))
+            if after:
+                shift = fixed.end() - c_start
+                clause_dates = [(a + shift, b + shift, iso) for a, b, iso in after[-1:]]
+        if not clause_dates and s_end > c_end:
+            # "adopted Biscuit (terrier mix) on 14 Oct 2023": a date a few words on in the
+            # sentence, with no other value between.
+            rest = find_dates(folded[c_end:s_end])
+            if (
+                rest
+                and rest[0][0] <= 40
+                and not any(c_end <= f[0] < c_end + rest[0][0] for f in kept)
+            ):
+                clause_dates = [
+                    (rest[0][0] + c_end - c_start, rest[0][1] + c_end - c_start, rest[0][2])
+                ]
         if not clause_dates and c_end < len(folded):
             # "Adaora's graduation — 16.07.2027 (Fri)": a date that opens the next clause,
             # right after the event's name, is that event's date.
@@ -449,8 +472,9 @@ def _line_mentions(
             attached = line.own_date or clause_date or line.section_date
         elif _ASKS_AHEAD.search(probe.question):
             # An event ahead is not dated by the day it was mentioned ("the recital's on a
-            # Saturday, not sure which", sent on 12 March).
-            attached = clause_date
+            # Saturday, not sure which", sent on 12 March), but a note's own date is its day
+            # ("* 2025-10-12 runs the Lyon half-marathon").
+            attached = clause_date or (line.own_date if speaker == "note" else None)
         else:
             attached = clause_date or line.own_date or line.section_date
         mentions.append(
@@ -502,7 +526,7 @@ _PLAN_CUE = re.compile(
     r"intend\w*|booked|scheduled|start date|next|this coming)"
 )
 _ASKS_AHEAD = re.compile(
-    r"\bwhen (?:is|are|will)\b|\b(?:planning|planned|plans|going to|scheduled|upcoming|"
+    r"\bwhen (?:is|are|will|does|do)\b|\b(?:planning|planned|plans|going to|scheduled|upcoming|"
     r"next)\b",
     re.IGNORECASE,
 )
@@ -535,7 +559,9 @@ _RELATION_KINDS = (
 @lru_cache(maxsize=1024)
 def _asked_relations(question: str) -> frozenset[str]:
     """Relation words the question asks about, with their everyday synonyms."""
-    words = _runs_of(question.lower())
+    words = frozenset(
+        w[:-2] if w.endswith("'s") else w for w in _runs_of(question.lower().replace("’", "'"))
+    )
     found: set[str] = set(words & RELATIONS)
     for kind in _RELATION_KINDS:
         if words & kind:
@@ -675,6 +701,32 @@ _FIXES_DATE = re.compile(
     r"\b(?:sorry|i mean|i meant|correction|ignore that|scratch that|actually|wait|typo|my bad|"
     r"wrong date|not the|fat fingers|misread|misremembered|no,? hang on)\b"
 )
+
+
+def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
+    """Full dates in ``text``, else day-and-month or ordinal days read with ``known``."""
+    found = find_dates(text)
+    if not found and known:
+        found = find_yearless(text, known[:4]) or find_relative(text, known)
+    if not found and known:
+        found = [
+            (m.start(), m.end(), iso)
+            for m in _BARE_ORDINAL.finditer(text)
+            if (iso := _same_month(known, int(m.group(1)))) is not None
+        ]
+    return found
+
+
+_BARE_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+
+
+def _same_month(known: str, day: int) -> str | None:
+    try:
+        return date(int(known[:4]), int(known[5:7]), day).isoformat()
+    except ValueError:
+        return None
+
+
 _GAP_TO_DATE = re.compile(r"[\W_]*(?:(?:on|for|to|the|till|until)\b[\W_]*)*")
 # A later line that moves the event without naming it: "test moved to 19 Mar", "rebooked ->
 # 2 April", "new date 26 Mar".
@@ -711,8 +763,8 @@ def _redated(
                 continue  # a move is read only from a line dated after the mention
             known = line.own_date or line.section_date or mention.attached_date or ""
             folded = prepared.folded[follow]
-            dates = find_dates(folded)
-            if not dates and known:
+            dates = _dates_in(folded, known) if near else find_dates(folded)
+            if not dates and known and not near:
                 dates = find_yearless(folded, known[:4]) or find_relative(folded, known)
             dates = [d for d in dates if d[2] != mention.attached_date]
             if not near:  # a move names its new date right after it: "moved to 19 Mar"
@@ -822,8 +874,8 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
         text = normalise(mention.text)
         return sum(1 for pattern in patterns if pattern.search(text))
 
-    best = max(named(m) for m in run)
-    return next(m for m in run if named(m) == best)
+    best = max((named(m), m.attached_date is not None) for m in run)
+    return next(m for m in run if (named(m), m.attached_date is not None) == best)
 
 
 _UNSAID = re.compile(

@@ -242,6 +242,9 @@ def _render(
             _render(value, owner, " ".join(p for p in (prefix, _words(key)) if p), date, out)
 
 
+_TRIPLE = re.compile(
+    r"^\(\s*(?P<s>[^,()]+?)\s*,\s*(?P<p>[^,()]+?)\s*,\s*(?P<o>[^()]+?)\s*\)\s*(?P<rest>.*)$"
+)
 DATE_SPAN = re.compile(r"\d{4}-\d{1,2}(?:-\d{1,2})?")
 
 
@@ -286,6 +289,13 @@ def render_record(raw: str) -> list[tuple[str, str | None]] | None:
                 _render(parsed, "", "", None, out)
                 return out
         return None
+    triple = _TRIPLE.match(text)
+    if triple:  # "(Ruth, sold, Nissan Leaf) @2025-06-20"
+        sentence = f"{triple.group('s')} {_words(triple.group('p'))} {triple.group('o')}"
+        rest = triple.group("rest").strip()
+        found = find_dates(rest)
+        date = found[0][2] if found and rest.lstrip("@ ")[:4].isdigit() else None
+        return [(f"{sentence} {rest}".strip() if rest and date is None else sentence, date)]
     edge = _EDGE.match(text)
     if edge is None:
         return None

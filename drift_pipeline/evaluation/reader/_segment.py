@@ -254,10 +254,10 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 head = head[: head_date.start()].strip() or head
             elif _DIGIT.search(head):
                 tail = _HEAD_TAIL.search(head)
-                if tail and tail.start() > 0:
-                    if own is None:
-                        found = find_dates(tail.group(0))
-                        own = found[0][2] if found else None
+                found = find_dates(tail.group(0)) if tail and tail.start() > 0 else []
+                if tail and (found or tail.group(0).strip()[:1] in "(["):
+                    if own is None and found:
+                        own = found[0][2]
                     head = head[: tail.start()].strip()
             speaker = _classify_head(head, subject_names)
             if speaker == "note" and not _is_label(head, subject_names):
@@ -303,6 +303,15 @@ _QUALIFIER_LINE = re.compile(
 )
 
 
+# A line that stops mid-sentence, on a word that needs what follows.
+_WRAPPED = re.compile(
+    r"[a-z,]\s(?:was|were|is|are|the|a|an|to|and|or|on|at|in|of|for|with|that|by|from|as|has|"
+    r"have|be|her|his|their|my|our)$"
+)
+# A line that starts something new: a bullet, a date, a speaker, a record.
+_NEW_ITEM = re.compile(r"^\s*(?:[-*•·>#]|\d{1,4}[.)/-]|[\[({<]|[^\W\d][\w .'’-]{0,30}:\s)")
+
+
 def _joined_lines(context: str) -> list[tuple[int, str]]:
     """The context's lines, as (index, text), joined where one line continues another.
 
@@ -325,6 +334,12 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
                 out.append((index, " ".join(line.strip() for line in raw_lines[index : end + 1])))
                 index = end + 1
                 continue
+        if out and _WRAPPED.search(out[-1][1]) and raw.strip() and not _NEW_ITEM.match(raw):
+            # A sentence wrapped onto the next line: "…first day at Halvorsen was\nMonday 16 …".
+            last_index, last = out[-1]
+            out[-1] = (last_index, f"{last.rstrip()} {stripped}")
+            index += 1
+            continue
         if out and _QUALIFIER_LINE.match(raw) and out[-1][1].strip():
             last_index, last = out[-1]
             out[-1] = (last_index, f"{last.rstrip().rstrip('.')} ({stripped})")

@@ -535,3 +535,52 @@ def test_relative_dates_from_the_line_s_date(text: str, today: str, iso: str) ->
 )
 def test_a_month_without_a_day_is_its_first_day(text: str, iso: str) -> None:
     assert [d[2] for d in find_dates(text)] == [iso]
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("Priya works remotely for a York agency and lives in\nLeeds with two cats.", True),
+        ("- Priya: works for a Leeds agency, lives in York", False),
+        ("user: officially a Leeds resident as of tonight", True),
+        ("Priya travels a lot, most often to Leeds for client meetings.", False),
+        ("Priya daydreams about a flat in Leeds one day.", False),
+        ('Priya: "If I ever left York, it\'d be for Leeds."', False),
+        ("user: saving up for a place in Leeds, for now it's York", False),
+        ("(Priya, lives_in, Leeds) @2027-01-03\n(Priya, moved_out_of, Leeds) @2027-05-01", False),
+        ("edge: Priya LIVES_IN Leeds | valid_at 2020-01-01 | invalid_at 2026-01-15", False),
+        ("2027-05-12 | Priya: settled in York now; Leeds is behind her.", False),
+    ],
+)
+def test_places_told_in_passing_in_wishes_or_in_records(context: str, credited: bool) -> None:
+    assert _credited(context, _value("Leeds", others=[["York"]])) is credited
+
+
+def test_the_value_said_to_be_someone_else_s_is_theirs() -> None:
+    team = _value("under-12s", question="Which team does Priya coach?", others=[["under-14s"]])
+    context = "Priya coaches the under-14s; the under-12s are her husband's squad."
+    assert read_context(context, team).answer == "under-14s"
+
+
+def test_the_asked_relation_with_a_possessive_is_the_slot() -> None:
+    wife = _value("Anneliese", question="What is Priya's wife's name?", others=[["Annalisa"]])
+    assert _credited("- Wife's name is Anneliese (spelling corrected)", wife)
+
+
+@pytest.mark.parametrize(
+    ("context", "question", "date"),
+    [
+        ("user: flight to Lima 21 Apr 2027 … sorry, typo, it's the 22nd", "flight", "2027-04-22"),
+        ("* 2027-10-12  Rhiannon runs the Lyon half-marathon.", "half-marathon", "2027-10-12"),
+        (
+            "Logged 2027-01-03: adopted Biscuit (terrier mix) on 14 Oct 2026.",
+            "adopted",
+            "2026-10-14",
+        ),
+    ],
+)
+def test_dates_corrected_in_the_line_noted_or_a_few_words_on(
+    context: str, question: str, date: str
+) -> None:
+    asked = _temporal(f"When is Rhiannon's {question}?", [question])
+    assert read_context(context, asked).date == date
