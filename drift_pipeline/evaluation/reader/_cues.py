@@ -132,7 +132,8 @@ _STRONG_HYPO = re.compile(
     r"\b(?:if|imagine|imagining|suppose|supposing|what if|hypothetical\w*|conditional|in theory|"
     r"theoretically|in another life|pretend|unless|whether|wish|wishing|dream|dreams|dreaming|"
     r"dreamt|fantasi[sz]\w*|maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
-    r"in the future|hopefully|daydream\w*|dreams? (?:about|of)|wonder(?:s|ed)?(?: aloud)? (?:what|whether|if|how)|"
+    r"in the future|hopefully|daydream\w*|dreams? (?:about|of)|"
+    r"wonder(?:s|ed)?(?: aloud)? (?:what|whether|if|how)|"
     r"what it(?:'d| would| might) be like|(?:talk|talks|talked|talking) about (?:getting|buying|"
     r"moving|going|becoming|adopting|switching|trying|taking)|scenario|at some point|"
     r"one of these days|nothing decided|not decided)\b"
@@ -333,7 +334,8 @@ _PAST_STATE = re.compile(
 _RIGHT_RETRACT = re.compile(
     r"^\s*no more\b|"  # "vegan no more"; after a pause it is a limit ("£1,200, no more")
     r"^[\s,.;:!()-]*(?:not anymore|not any more|anymore|any more|no longer\b|"
-    r"is over|is history|is behind (?:me|us|her|him|them)|days are over|is a thing of the past|→|->|=>|⇒|"
+    r"is over|is history|is behind (?:me|us|her|him|them)|days are over|is a thing of the past|"
+    r"→|->|=>|⇒|"
     r"(?:feels |felt |seems |was )?(?:like )?(?:ages|years|months|a lifetime|long) ago)"
 )
 _WRONG = r"(?:wrong|incorrect|a mistake|a typo|not true|untrue|false|out of date)\b"
