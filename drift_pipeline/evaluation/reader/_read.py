@@ -46,7 +46,7 @@ __all__ = ["Mention", "Reading", "read_context"]
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
 # docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-READER_VERSION = "3"
+READER_VERSION = "4"
 
 
 @dataclass(frozen=True)
