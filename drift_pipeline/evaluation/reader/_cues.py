@@ -298,6 +298,7 @@ _FOR_A_WHILE = re.compile(
     r"(?:days?|weeks?|months?|years?|while)|years|ages|decades|a long time)\b"
 )
 # What the value was done with later in the sentence: "had a Saab, sold it last spring".
+_OBJECT_PRONOUN = re.compile(r" (?:it|him|her|them)\b")
 _DONE_WITH_IT = re.compile(
     r"^[^.;?!]{0,60}?\b(?:sold|got rid of|gave away|returned|cancell?ed|quit|ditched|scrapped|"
     r"traded in|wrote off|crashed|lost|left|deleted|removed|rehomed)\s+(?:it|him|her|them)\b"
@@ -658,7 +659,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         asked = _QUESTION_WORDS.search(m.left)
         if asked:
             return "question", asked.group(0)
-    denial = _DENIAL.search(m.left)
+    denial = (
+        _DENIAL.search(m.left)
+        if ("n't" in m.left or "not" in m.left or "never" in m.left)
+        else None
+    )
     if denial and not m.negative_value:
         return "negated", denial.group(0)
     quoted = m.sentence_left.count('"') % 2 == 1 and _QUOTED_WORK.search(m.sentence_left)
@@ -679,7 +684,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             and _CLAUSE_PAUSE.search(m.left[strong.end() :])
         ):
             strong = None
-        if strong is None:
+        if strong is None and (
+            ":" in m.sentence_left or "=" in m.sentence_left or " - " in m.sentence_left
+        ):
             strong = _GOAL_LABEL.search(m.sentence_left)
         if strong:
             return "hypothetical", strong.group(0)
@@ -723,7 +730,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     visit = (
         _VISIT.search(window)
         or (right and _VISIT_RIGHT.search(right))
-        or _TRAVELS_TO.search(m.sentence_left)
+        or (_TRAVEL_WORDS.search(m.sentence_left) and _TRAVELS_TO.search(m.sentence_left))
     )
     if visit:
         return "visit", visit.group(0).strip()
@@ -759,11 +766,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
     if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … for a while)"
-    done = _DONE_WITH_IT.search(right) if right else None
+    done = _DONE_WITH_IT.search(right) if right and _OBJECT_PRONOUN.search(right) else None
     if done:
         return "retracted", done.group(0).strip()[-24:]
     # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
-    if right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
+    if right and "til" in right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
         return "retracted", "past state (had … until)"
     past_time = _PAST_TIME.search(m.left + " " + m.right)
     if past_time:
@@ -794,7 +801,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         if third < 0 and m.line_has_ack:
             return "asserted", "assistant acknowledges it"
         return "not_about_subject", "the assistant's own words"
-    if third > first or _FOR_OTHER.search(m.right) or (right and _BELONGS_RIGHT.match(right)):
+    if (
+        third > first
+        or _FOR_OTHER.search(m.right)
+        or (right and "'" in right and _BELONGS_RIGHT.match(right))
+    ):
         return "third_party", "someone else's fact"
     return "asserted", "stated as current"
 
@@ -811,6 +822,7 @@ _PERSON_ACTS = re.compile(
     r"laughed|cried|replied|messaged|dropped by|popped round|came round)\b"
 )
 # Where someone travels to, said a few words before: "travels often, mostly to Hamburg".
+_TRAVEL_WORDS = re.compile(r"trav|fl[ei]|trip|commut")
 _TRAVELS_TO = re.compile(
     r"\b(?:travels?|travell?ed|travell?ing|flies|flew|trips?|commutes?)\b[^.;]{0,40}"
     r"\b(?:to|in)\s+$"

@@ -337,7 +337,7 @@ def _line_mentions(
     line_cased = _names_cased(folded)
     mentions: list[Mention] = []
     targets: set[str] = set()
-    restated: dict[int, bool] = {}  # offset → its clause states the subject's own position
+    windows: dict[int, int] = {}  # offset → where the words that lead to it start
     previous_end: dict[int, int] = {}
     for position, (start, end, owner, phrase) in enumerate(kept):
         # A tag after the value belongs to it until the next value ("Lumen (previously Kestrel)").
@@ -427,7 +427,7 @@ def _line_mentions(
         clause_dates = _attached_dates(
             folded, c_start, c_end, start, known, stamp.group(1) if stamp else ""
         )
-        fixed = _FIXES_DATE.search(lower, end)
+        fixed = _FIXES_DATE.search(lower, end) if clause_dates else None
         if fixed and clause_dates:
             # "flight to Lima 21 Apr … sorry, typo, it's the 22nd (22/04/2025)": the date
             # after the correction stands.
@@ -491,7 +491,7 @@ def _line_mentions(
         )
         if frame == "asserted" and _CHANGE_TARGET.search(lower, max(0, start - 48), start):
             targets.add(candidate.value)
-        restated[start] = bool(_STATE_WORDS.search(lower, window_start, start))
+        windows[start] = window_start
     if targets and probe.exclusive and probe.kind != "temporal":
         # "just moved to Kiel, Hamburg rents were insane", "back at Monzo, Wise wasn't a fit":
         # after the value a line says it moved to, another value of the slot is named only in
@@ -504,7 +504,7 @@ def _line_mentions(
             if m.frame == "asserted"
             and m.value not in targets
             and m.order[2] > first_target
-            and not restated[m.order[2]]
+            and not _STATE_WORDS.search(lower, windows[m.order[2]], m.order[2])
             else m
             for m in mentions
         ]
@@ -746,16 +746,25 @@ def _redated(
     mention and takes the corrected date.
     """
     found: list[Mention] = []
-    for mention in mentions:
-        if mention.frame != "asserted" or mention.value != event:
-            continue
+    events = [m for m in mentions if m.frame == "asserted" and m.value == event]
+    if not events:
+        return found
+    # The lines that move a date, found once for the whole context.
+    moves: dict[int, re.Match[str]] = {}
+    for follow, text in enumerate(prepared.lower):
+        if follow not in hits:
+            move = _MOVES_DATE.search(text)
+            if move:
+                moves[follow] = move
+    for mention in events:
         number = mention.order[1]
-        for follow in range(len(prepared.lines)):
-            if follow == number or follow in hits:
+        near_lines = [n for n in (number + 1, number + 2) if n < len(prepared.lines)]
+        for follow in sorted({*near_lines, *moves} - {number}):
+            if follow in hits:
                 continue
             text = prepared.lower[follow]
             near = number < follow <= number + 2
-            cue = (_FIXES_DATE.search(text) if near else None) or _MOVES_DATE.search(text)
+            cue = (_FIXES_DATE.search(text) if near else None) or moves.get(follow)
             if not cue:
                 continue
             line = prepared.lines[follow]
@@ -931,7 +940,7 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
     latest = max(current.values(), key=lambda m: m.order) if current else None
     counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
-    ignored = [m for m in mentions if m not in counted]
+    ignored = [m for m in mentions if m.frame not in ("asserted", "retracted", "negated")]
     if not why:
         why = _summary(counted, ignored)
     if probe.kind == "yes_no":
