@@ -47,7 +47,7 @@ _REQUIRED: Final = (
 )
 SHIPPED_CONTEXT_SET: Final = "reader_check.jsonl"
 OTHERS_CONTEXT_SET: Final = "reader_check_others.jsonl"
-"""Ten sets written by other authors without sight of the reader (a regression check)."""
+"""Eleven sets written by other authors without sight of the reader (a regression check)."""
 
 
 @dataclass(frozen=True)

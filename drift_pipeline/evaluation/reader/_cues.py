@@ -249,7 +249,8 @@ _ENDED_RIGHT = re.compile(
     r"(?:wasn't|isn't|was not|is not) for (?:me|us)|didn't stick|did not stick|didn't last|"
     r"died|broke down|stopped working|packed up|(?:was|got) (?:written off|totalled|stolen)|"
     r"handed back|given back|(?:was |got )?returned|(?:is|was) (?:sold|discontinued|"
-    r"written off))\b"
+    r"written off)|(?:was|were|got|has been|have been|'s been) (?:archived|deleted|removed|"
+    r"invalidated|pulled|scrapped|cancell?ed|called off))\b"
     # Someone of that name leaving: "Colm left :(", "Priya's gone to Dublin".
     r"|^(?:'s|\s+(?:has|have|had|just))?\s*(?:gone|left|moved on)\b(?! (?:me|us|him|her|it|them)\b)"
 )
@@ -359,10 +360,18 @@ _TAG_RETRACT = re.compile(
 _TAG_RETRACT_DATED = re.compile(
     rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
     rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
-    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})",
+    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})"
+    # A span of years in brackets: "--taught_at (2014-2025)-->".
+    rf"|\(\s*(?:19|20)\d\d\s*(?:-|–|—|to)\s*(?:19|20)\d\d\s*\)",
     re.IGNORECASE,
 )
 _YEAR_DIGITS = re.compile(r"\d{4}")
+# A record whose status says it is not settled: "seat_status: REQUESTED", "status: pending".
+_PENDING = re.compile(
+    r"\bstatus[\"']?\s*[=:]?\s*[\"']?(?:[a-z]+[_ ])?(?:pending|requested|awaiting|tentative|"
+    r"proposed|unconfirmed|planned|draft|on hold)\b",
+    re.IGNORECASE,
+)
 # A closed validity interval written before the value, as graph renderings do:
 # "(maria)-[WORKS_AT {valid_from: 2027-01-04, valid_to: 2027-03-01}]->(Kestrel)".
 _VALIDITY_CLOSED = re.compile(
@@ -579,6 +588,9 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         tag = _VALIDITY_CLOSED.search(m.sentence_left) or _VALIDITY_CLOSED.search(m.tail)
     if tag:
         return "retracted", tag.group(0).strip()
+    pending = _PENDING.search(tagged) if "status" in tagged else None
+    if pending:
+        return "hypothetical", pending.group(0).strip()
     if m.speaker == "other":
         return "not_about_subject", "another speaker's line"
     # Most mentions close their clause: the rules that read the words after the value are
@@ -855,7 +867,8 @@ _ANOTHER_ROLE_RIGHT = re.compile(
 _UNTRUE_LATER = re.compile(
     r"\b(?:a joke|joking|kidding|jk|not true|made (?:it|that) up|a prank|april fools?'?|"
     r"by mistake|a typo|mistyped|in error|(?:then|later) retracted|retracted (?:it|that)|"
-    r"took (?:it|that) back|withdrew (?:it|that))\b"
+    r"took (?:it|that) back|withdrew (?:it|that)|(?:then|later) corrected (?:himself|herself|"
+    r"themselves|myself|that|it))\b"
 )
 _JOKE_RIGHT = re.compile(r"^[\s,.!]*(?:lol |haha |lmao )?(?:jk|just kidding|kidding|joking)\b")
 # A value held only in part: "mostly vegan", "plant-based at home mostly", "vegan-ish".

@@ -628,7 +628,9 @@ _TAKE_BACK = re.compile(
     r"kidding|joking|april fools?|delete that|remove that|cancel (?:that|it)|hold off|"
     r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b|"
     r"cancell?ed (?:the|my) (?:\w+ )?(?:order|booking|reservation)|wrong (?:chat|person|thread|"
-    r"group|window)|typo|by mistake|meant for)\b"
+    r"group|window)|typo|by mistake|meant for|ignore that|ignore (?:my|the) last|"
+    r"disregard that|forget that|that's (?:the|my) old (?:one|\w+)|nothing's (?:actually )?booked|"
+    r"fell through)\b"
 )
 
 
@@ -876,6 +878,12 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     fixed = [m for m in run if m.cue.startswith("date put right")]
     if fixed:
         return fixed[-1]
+    if _ASKS_AHEAD.search(probe.question):
+        # An appointment is where the latest word about it puts it: "dentist on the 14th" then,
+        # later, "dentist rang: moved to the 28th".
+        dated = [m for m in run if m.attached_date is not None]
+        if dated:
+            return dated[-1]
     phrases = next((c.phrases for c in probe.candidates if c.value == probe.event_value), ())
     patterns = [re.compile(r"\b" + re.escape(normalise(p))) for p in phrases if normalise(p)]
 

@@ -179,10 +179,10 @@ def test_options_without_indices_take_the_reference_s_as_right(tmp_path: Path) -
 
 def test_the_sets_written_by_others_load_and_hold_the_reader_s_level() -> None:
     items = load_context_set(others=True)
-    assert len(items) >= 1450
-    assert len({item.id[:2] for item in items}) >= 10  # ten sets' id prefixes
+    assert len(items) >= 1600
+    assert len({item.id[:2] for item in items}) >= 11  # eleven sets' id prefixes
     report = score_reader(items)
     # Not the targets: a floor at the level measured when these sets were shipped, so that a
     # rule change that loses ground on other authors' text fails here.
-    assert report.accuracy is not None and report.accuracy >= 0.88, report.render()
+    assert report.accuracy is not None and report.accuracy >= 0.87, report.render()
     assert report.false_accept_rate is not None and report.false_accept_rate <= 0.06
