@@ -360,12 +360,12 @@ _TAG_RETRACT = re.compile(
 _TAG_RETRACT_DATED = re.compile(
     rf"\bvalid[_ ]?to\s*[=:]\s*(?:{_D})"
     rf"|\bvalid\s+(?:from\s+)?(?:{_D})\s*(?:to|until|till|–|—|-|→|->)\s*(?:{_D})"
-    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})"
-    # A span of years in brackets: "--taught_at (2014-2025)-->".
-    rf"|\(\s*(?:19|20)\d\d\s*(?:-|–|—|to)\s*(?:19|20)\d\d\s*\)",
+    rf"|(?:{_D})\s*(?:→|->|–|—|to|until|till)\s*(?:{_D})|\buntil\s+(?:{_D})|\bended\s+(?:{_D})",
     re.IGNORECASE,
 )
 _YEAR_DIGITS = re.compile(r"\d{4}")
+# A closed span of years before the value: "--taught_at (2014-2025)--> Greyfriars".
+_YEAR_SPAN = re.compile(r"\(\s*(?:19|20)\d\d\s*(?:-|–|—|to)\s*(?:19|20)\d\d\s*\)")
 # A record whose status says it is not settled: "seat_status: REQUESTED", "status: pending".
 _PENDING = re.compile(
     r"\bstatus[\"']?\s*[=:]?\s*[\"']?(?:[a-z]+[_ ])?(?:pending|requested|awaiting|tentative|"
@@ -585,7 +585,11 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
     if tag is None and _YEAR_DIGITS.search(tagged):
         tag = _TAG_RETRACT_DATED.search(tagged)
     if tag is None and _YEAR_DIGITS.search(m.sentence_left + m.tail):
-        tag = _VALIDITY_CLOSED.search(m.sentence_left) or _VALIDITY_CLOSED.search(m.tail)
+        tag = (
+            _VALIDITY_CLOSED.search(m.sentence_left)
+            or _VALIDITY_CLOSED.search(m.tail)
+            or _YEAR_SPAN.search(m.sentence_left)
+        )
     if tag:
         return "retracted", tag.group(0).strip()
     pending = _PENDING.search(tagged) if "status" in tagged else None

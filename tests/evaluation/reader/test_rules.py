@@ -584,3 +584,28 @@ def test_dates_corrected_in_the_line_noted_or_a_few_words_on(
 ) -> None:
     asked = _temporal(f"When is Rhiannon's {question}?", [question])
     assert read_context(context, asked).date == date
+
+
+@pytest.mark.parametrize(
+    ("context", "credited"),
+    [
+        ("user: moved to Leeds!!\nuser: ugh ignore that, the sale fell through", False),
+        ('{"subject": "Priya", "city": "Leeds", "move_status": "PENDING - awaiting keys"}', False),
+        ("The note saying Priya lives in Leeds was archived after she corrected it.", False),
+        ("Priya --lived_in (2014-2025)--> Leeds", False),
+        ("Priya first said she lived in Leeds, then corrected herself: it's York.", False),
+    ],
+)
+def test_pending_archived_and_taken_back_values_are_not_current(
+    context: str, credited: bool
+) -> None:
+    assert _credited(context, _value("Leeds", others=[["York"]])) is credited
+
+
+def test_an_appointment_is_where_the_latest_word_about_it_puts_it() -> None:
+    asked = _temporal("When is Rhiannon's dentist appointment?", ["dentist"])
+    context = (
+        "2027-03-02 | Rhiannon | dentist on the 20th of April 2027, the filling\n"
+        "2027-04-10 | Rhiannon | dentist rang: moved to 2027-05-03, hygienist off sick"
+    )
+    assert read_context(context, asked).date == "2027-05-03"
