@@ -9,6 +9,7 @@ from drift_pipeline.memory.backends._lexicon import (
     VERB_GROUPS,
     compile_ci,
     first_word,
+    strip_lead_ins,
     word_set,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts
@@ -67,7 +68,7 @@ def instruction_fact(sentence: str) -> Fact | None:
         match = pattern.match(body)
         if match is None:
             continue
-        action = _YOU_MODAL.sub("", match.group("v").strip().rstrip(".!")).strip()
+        action = _YOU_MODAL.sub("", strip_lead_ins(match.group("v").strip().rstrip(".!"))).strip()
         if not action or first_word(action) in _NOT_IMPERATIVE:
             return None
         named = positive_facts(action)

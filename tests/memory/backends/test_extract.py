@@ -8,6 +8,7 @@ from drift_pipeline.memory.backends._extract import (
     Statement,
     decide,
     extract_statements,
+    predicate_hint,
     values_match,
 )
 
@@ -221,3 +222,55 @@ def test_remarks_never_replace_one_another() -> None:
 )
 def test_requests_thanks_and_passing_moments_are_not_remarks(text: str) -> None:
     assert extract_statements([user(text, "2027-03-14")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Random aside: I moved to Lisbon last month.", [("lives in", "lives in Lisbon", False)]),
+        ("Unlike my sister, I am vegetarian.", [("diet", "is vegetarian", False)]),
+        ("From now on, quick update: I am based in Oslo.", [("lives in", "lives in Oslo", False)]),
+        ("Dear assistant, in other news, my brother has taken up chess.", []),
+        ("Before I forget, a guy on my team keeps sending me flat listings in Oslo.", []),
+    ],
+)  # fmt: skip
+def test_framing_phrases_before_a_comma_or_colon_are_read_through(
+    text: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    assert _facts(text) == expected
+
+
+def test_a_subordinate_clause_is_not_taken_for_framing() -> None:
+    [statement] = extract_statements([user("When I was a kid, I lived in Paris.", "2027-03-14")])
+    assert statement.text == "said: When I was a kid, I lived in Paris"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good afternoon, I hope you are well.",
+        "Give me three title ideas for a post about bridges.",
+        "Convert 81 degrees Fahrenheit to Celsius for me.",
+        "My spreadsheet formula for the budget column returns an error.",
+        "One of the details you have for me is wrong, hang on.",
+        "Part of me wants to pack it all in and move to Kyoto.",
+    ],
+)
+def test_greetings_orders_breakages_and_wishes_are_not_remarks(text: str) -> None:
+    assert extract_statements([user(text, "2027-03-14")]) == []
+
+
+def test_one_remark_framed_two_ways_is_one_remark() -> None:
+    said = "I sleep with the window open."
+    first = extract_statements([user(f"Long story short, {said}", "2027-03-14")])
+    second = extract_statements([user(f"About that, {said}", "2027-03-21")])
+    assert first[0].predicate == second[0].predicate
+
+
+def test_a_remark_is_indexed_under_the_topics_its_words_point_to() -> None:
+    [statement] = extract_statements(
+        [user("Correct, I handed in my notice at Acme and joined Initech.", "2027-03-14")]
+    )
+    assert statement.text.startswith("said: ")
+    assert "job" in predicate_hint(statement.predicate).split()
+    assert predicate_hint("said the weather was odd") == ""
