@@ -112,14 +112,25 @@ _CLAUSE_BREAK = re.compile(
 )
 _MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# "I wanted to let you know that …": a frame around what is said, not part of it.
+_FRAME_WORDS = (
+    r"I (?:just )?(?:wanted|want) to (?:let you know|tell you|say|mention|add)(?: that)?|"
+    r"I should (?:mention|say|add|tell you)(?: that)?|(?:I am )?not sure I mentioned (?:it|this)"
+    r"(?:,? but)?|let me correct (?:that|this)"
+)
+_FRAME = re.compile(rf"^(?:{_FRAME_WORDS})\b[\s,:]*", re.IGNORECASE)
+# A tail that offers context, not a condition: "…, in case that matters for anything".
+_IN_CASE_TAIL = re.compile(
+    r",?\s+(?:just )?in case (?:that|it|this) (?:matters|helps|is (?:useful|relevant|important))"
+    r"\b[^.!?]*[.!?]*$",
+    re.IGNORECASE,
+)
 _LEAD = re.compile(
     r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|"
     r"just so you know|for the record|quick update|small update|update|news|big news|"
     r"good news|ok|okay|yeah|yes|yep|no|nope|hey|hi|hello|um|uh|hmm|honestly|basically|"
     r"guess what|plus|lately|recently|these days|nowadays|from now on|going forward|"
-    r"I (?:just )?(?:wanted|want) to (?:let you know|tell you|say|mention|add)(?: that)?|"
-    r"I should (?:mention|say|add|tell you)(?: that)?|(?:I am )?not sure I mentioned (?:it|this)"
-    r"(?:,? but)?|let me correct (?:that|this)|"
+    rf"{_FRAME_WORDS}|"
     r"as of (?:today|now|this \w+|last \w+)|since (?:last|this) \w+|"
     rf"(?:last|this|earlier this) (?:week|month|year|weekend|spring|summer|autumn|fall|winter|"
     rf"{_DAYS})|a (?:few|couple of) (?:days|weeks|months|years) ago|yesterday|today|"
@@ -324,8 +335,12 @@ def _message_facts(content: str) -> list[Fact]:
     for index, sentence in enumerate(sentences):
         if index in skipped or is_question(sentence) or _is_reported(sentence):
             continue
-        sentence = _expand(sentence)
+        sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
         instruction = instruction_fact(sentence)
+        if instruction is None:
+            unframed = strip_lead_ins(_FRAME.sub("", strip_lead_ins(sentence)))
+            if unframed != sentence:
+                instruction = instruction_fact(unframed)
         if instruction is not None:
             facts.append(instruction)
             continue

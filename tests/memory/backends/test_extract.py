@@ -274,3 +274,22 @@ def test_a_remark_is_indexed_under_the_topics_its_words_point_to() -> None:
     assert statement.text.startswith("said: ")
     assert "job" in predicate_hint(statement.predicate).split()
     assert predicate_hint("said the weather was odd") == ""
+
+
+def test_a_tail_offering_context_is_no_condition() -> None:
+    text = "I switched to decaf because of my heart, in case that matters for anything."
+    [statement] = extract_statements([user(text, "2027-03-14")])
+    assert statement.text == "said: I switched to decaf because of my heart"
+    assert _facts("In case it matters, I moved to Oslo.") == []
+
+
+def test_an_instruction_inside_a_frame_is_still_an_instruction() -> None:
+    assert _facts("I wanted to let you know that you should always cite sources.") == [
+        ("instruction cit sourc", "standing instruction: always cite sources", False)
+    ]
+
+
+def test_a_statement_before_a_run_on_question_is_read() -> None:
+    assert _facts("Fyi I moved to Oslo Can you suggest a good bakery?") == [
+        ("lives in", "lives in Oslo", False)
+    ]
