@@ -70,9 +70,10 @@ class Statement:
 
 
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|would(?! rather)|could|might|maybe|perhaps|possibly|probably|someday|"
-    r"some day|one day|imagine|imagining|suppose|supposing|hypothetically|in theory|wish|"
-    r"wishing|should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
+    r"\b(?:if|unless|would(?! rather| like| prefer)|could|might|maybe|perhaps|possibly|"
+    r"probably|someday|some day|one day|imagine|imagining|suppose|supposing|hypothetically|"
+    r"in theory|wish|wishing|"
+    r"should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
     r"ought to|thinking (?:about|of)|considering|planning|plan to|plans to|hoping|hope to|"
     r"dream(?:ing)? (?:of|about)|want to|wants to|wanna|"
     r"going to(?! (?:the|a|an|my|our|work|school|church|bed|class|classes|practice)\b)|"

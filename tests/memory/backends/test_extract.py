@@ -293,3 +293,11 @@ def test_a_statement_before_a_run_on_question_is_read() -> None:
     assert _facts("Fyi I moved to Oslo Can you suggest a good bakery?") == [
         ("lives in", "lives in Oslo", False)
     ]
+
+
+def test_i_would_like_states_a_wish_held_now() -> None:
+    [statement] = extract_statements(
+        [user("I'd like your replies to open with a summary.", "2027-03-14")]
+    )
+    assert statement.text == "said: I would like your replies to open with a summary"
+    assert _facts("I would like to move to Paris someday.") == []
