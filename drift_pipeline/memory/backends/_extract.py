@@ -116,6 +116,7 @@ _DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 # "I wanted to let you know that …": a frame around what is said, not part of it.
 _FRAME_WORDS = (
     r"I (?:just )?(?:wanted|want) to (?:let you know|tell you|say|mention|add)(?: that)?|"
+    r"I (?:just )?(?:wanted|want) you to know(?: that)?|"
     r"I should (?:mention|say|add|tell you)(?: that)?|(?:I am )?not sure I mentioned (?:it|this)"
     r"(?:,? but)?|let me correct (?:that|this)"
 )

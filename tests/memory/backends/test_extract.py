@@ -301,3 +301,29 @@ def test_i_would_like_states_a_wish_held_now() -> None:
     )
     assert statement.text == "said: I would like your replies to open with a summary"
     assert _facts("I would like to move to Paris someday.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I want you to start every answer with a summary going forward.",
+            (
+                "instruction start answer",
+                "standing instruction: from now on, start every answer with a summary",
+            ),
+        ),
+        (
+            "A friend showed me a better way, so please use metric units from today.",
+            ("instruction use unit", "standing instruction: from now on, use metric units"),
+        ),
+    ],
+)  # fmt: skip
+def test_instructions_asked_for_in_other_words(text: str, expected: tuple[str, str]) -> None:
+    assert _facts(text) == [(*expected, False)]
+
+
+def test_i_want_you_to_know_frames_a_statement() -> None:
+    assert _facts("I want you to know that I moved to Oslo.") == [
+        ("lives in", "lives in Oslo", False)
+    ]
