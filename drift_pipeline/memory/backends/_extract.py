@@ -16,7 +16,12 @@ from enum import StrEnum
 
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
-from drift_pipeline.memory.backends._lexicon import THIRD_PARTY, TRANSIENT_TIME, TRANSIENT_WORDS
+from drift_pipeline.memory.backends._lexicon import (
+    THIRD_PARTY,
+    TRANSIENT_TIME,
+    TRANSIENT_WORDS,
+    strip_lead_ins,
+)
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
 from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
 
@@ -65,11 +70,12 @@ class Statement:
 
 
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|would(?! rather)|could|might|maybe|perhaps|possibly|probably|someday|"
-    r"some day|one day|imagine|imagining|suppose|supposing|hypothetically|in theory|wish|"
-    r"wishing|should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
+    r"\b(?:if|unless|would(?! rather| like| prefer)|could|might|maybe|perhaps|possibly|"
+    r"probably|someday|some day|one day|imagine|imagining|suppose|supposing|hypothetically|"
+    r"in theory|wish|wishing|"
+    r"should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
     r"ought to|thinking (?:about|of)|considering|planning|plan to|plans to|hoping|hope to|"
-    r"dream(?:ing)? (?:of|about)|want to|wanna|"
+    r"dream(?:ing)? (?:of|about)|want to|wants to|wanna|"
     r"going to(?! (?:the|a|an|my|our|work|school|church|bed|class|classes|practice)\b)|"
     r"gonna|tempted|in case|what if)\b",
     re.IGNORECASE,
@@ -107,11 +113,26 @@ _CLAUSE_BREAK = re.compile(
 )
 _MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# "I wanted to let you know that …": a frame around what is said, not part of it.
+_FRAME_WORDS = (
+    r"I (?:just )?(?:wanted|want) to (?:let you know|tell you|say|mention|add)(?: that)?|"
+    r"I (?:just )?(?:wanted|want) you to know(?: that)?|"
+    r"I should (?:mention|say|add|tell you)(?: that)?|(?:I am )?not sure I mentioned (?:it|this)"
+    r"(?:,? but)?|let me correct (?:that|this)"
+)
+_FRAME = re.compile(rf"^(?:{_FRAME_WORDS})\b[\s,:]*", re.IGNORECASE)
+# A tail that offers context, not a condition: "…, in case that matters for anything".
+_IN_CASE_TAIL = re.compile(
+    r",?\s+(?:just )?in case (?:that|it|this) (?:matters|helps|is (?:useful|relevant|important))"
+    r"\b[^.!?]*[.!?]*$",
+    re.IGNORECASE,
+)
 _LEAD = re.compile(
     r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|"
     r"just so you know|for the record|quick update|small update|update|news|big news|"
     r"good news|ok|okay|yeah|yes|yep|no|nope|hey|hi|hello|um|uh|hmm|honestly|basically|"
     r"guess what|plus|lately|recently|these days|nowadays|from now on|going forward|"
+    rf"{_FRAME_WORDS}|"
     r"as of (?:today|now|this \w+|last \w+)|since (?:last|this) \w+|"
     rf"(?:last|this|earlier this) (?:week|month|year|weekend|spring|summer|autumn|fall|winter|"
     rf"{_DAYS})|a (?:few|couple of) (?:days|weeks|months|years) ago|yesterday|today|"
@@ -143,10 +164,70 @@ _PREFIX_HINTS = (
 )
 
 
+# What a remark is about, from the words it uses: the same index words a slot fact of that kind
+# gets, so "I gave notice at Acme and moved over to Initech" answers a question about work.
+_TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(cues, re.IGNORECASE), hint)
+    for cues, hint in (
+        (
+            r"\b(?:job|jobs|work|works|worked|working|employer|company|office|hired|notice|"
+            r"colleagues?|promot\w*|resign\w*|quit|career|salary|contract|position|role|team)\b",
+            _PREDICATE_HINTS["works at"],
+        ),
+        (
+            r"\b(?:mov(?:e|ed|ing)|relocat\w*|live|lives|lived|living|flat|apartment|house|home|"
+            r"city|town|neighbou?rhood|rent|commute|settled)\b",
+            _PREDICATE_HINTS["lives in"],
+        ),
+        (
+            r"\b(?:every|each|daily|weekly|nightly|routine|habit|usually|regularly|"
+            r"took up|taken up|taking up|started|practi[cs]e|practi[cs]ing)\b",
+            "habit routine activity hobby",
+        ),
+        (
+            r"\b(?:cannot|can not|avoid\w*|allerg\w*|intoleran\w*|never|no longer|restrict\w*|"
+            r"(?:do|does) not (?:eat|drink|fly|take)|free|for me)\b",
+            "constraint restriction avoid cannot diet",
+        ),
+        (
+            r"\b(?:prefer\w*|rather|favou?rite|enjoy\w*|like|likes|love|loves|best for me|"
+            r"go for|stick (?:to|with)|choos\w*|appreciate)\b",
+            "preference prefer favourite like",
+        ),
+        (
+            r"\b(?:doctor|diagnos\w*|surgery|injur\w*|condition|health|medication|therapy|"
+            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?)\b",
+            "health medical condition",
+        ),
+        (
+            r"\b(?:think|feel|opinion|view|believe|sceptic\w*|skeptic\w*|favou?r of|against|"
+            r"optimistic|pessimistic|convinced|undecided|on the fence|count me)\b",
+            "opinion view think feel",
+        ),
+        (
+            r"\b(?:married|single|divorced|dating|engaged|partner|girlfriend|boyfriend|wife|"
+            r"husband|relationship|broke up|separated|widowed)\b",
+            _PREDICATE_HINTS["relationship status"],
+        ),
+        (
+            r"\b(?:call me|my name|go by|goes by|greet\w*|address me|nickname)\b",
+            _PREDICATE_HINTS["name"],
+        ),
+        (r"\b(?:when you|you to|you always|you never)\b", "instruction request work"),
+    )
+)
+
+
 def predicate_hint(predicate: str) -> str:
-    """Return extra index words for a predicate (``works at`` → ``job employer company…``)."""
+    """Return extra index words for a predicate (``works at`` → ``job employer company…``).
+
+    A remark (``said …``) gets the words of every topic its own words point to.
+    """
     if predicate in _PREDICATE_HINTS:
         return _PREDICATE_HINTS[predicate]
+    if predicate.startswith(_REMARK_PREFIX):
+        said = predicate.removeprefix(_REMARK_PREFIX)
+        return " ".join(hint for cues, hint in _TOPIC_CUES if cues.search(said))
     for prefix, hint in _PREFIX_HINTS:
         if predicate.startswith(prefix):
             return hint
@@ -224,9 +305,27 @@ def _human_turns(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
     return turns
 
 
+# A question run on after a statement with its full stop missing ("I moved to Oslo Can you…?").
+_RUN_ON_QUESTION = re.compile(
+    r"(?<=[a-z0-9)]) (?=(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|"
+    r"Does|Did|Should|Any) )"
+)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a message, a question run on after a statement split off it."""
+    found: list[str] = []
+    for sentence in split_sentences(text):
+        if is_question(sentence):
+            found.extend(part for part in _RUN_ON_QUESTION.split(sentence) if part.strip())
+        else:
+            found.append(sentence)
+    return found
+
+
 def _message_facts(content: str) -> list[Fact]:
     text = content.replace("’", "'").replace("‘", "'")
-    sentences = split_sentences(text)
+    sentences = _sentences(text)
     skipped: set[int] = set()
     for index, sentence in enumerate(sentences):
         if _SARCASM.search(sentence):
@@ -238,8 +337,12 @@ def _message_facts(content: str) -> list[Fact]:
     for index, sentence in enumerate(sentences):
         if index in skipped or is_question(sentence) or _is_reported(sentence):
             continue
-        sentence = _expand(sentence)
+        sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
         instruction = instruction_fact(sentence)
+        if instruction is None:
+            unframed = strip_lead_ins(_FRAME.sub("", strip_lead_ins(sentence)))
+            if unframed != sentence:
+                instruction = instruction_fact(unframed)
         if instruction is not None:
             facts.append(instruction)
             continue
@@ -252,20 +355,40 @@ def _message_facts(content: str) -> list[Fact]:
     return facts
 
 
-# Asking for something, or thanking, is not saying something about oneself.
+# Asking for something, thanking or greeting is not saying something about oneself; nor is a
+# sentence that opens with an order ("Give me three ideas", "Convert 8 degrees for me").
 _REQUEST = re.compile(
     r"^(?:please\b|(?:can|could|would|will) you\b|help me\b|remind me\b|let me know\b|"
-    r"tell me\b|thanks\b|thank you\b|cheers\b|many thanks\b|kind regards\b)",
+    r"tell me\b|thanks\b|thank you\b|cheers\b|many thanks\b|kind regards\b|best regards\b|"
+    r"(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening|day|night))\b|"
+    r"(?:I )?hope you(?: are|'re)? (?:well|doing well|good|keeping well)\b|how are you\b|"
+    r"(?:add|book|block|brainstorm|calculate|check|compare|convert|create|draft|edit|estimate|"
+    r"explain|find|fix|give|list|look up|make|outline|plan|proofread|put|recommend|reply|"
+    r"rewrite|scale|schedule|search|send|set up|show|suggest|summari[sz]e|translate|write)\b)",
     re.IGNORECASE,
 )
 _FIRST_PERSON_WORD = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
-# Appointments and passing moments: "a meeting at 3", "heading out now", "rain later".
+# Appointments and passing moments: "a meeting at 3", "heading out now", "rain later", "hang
+# on"; a thing that is broken right now ("my formula returns an error"); talk about the memory
+# itself ("the notes you have for me are wrong") rather than about oneself.
 _PASSING = re.compile(
     r"\bat \d{1,2}(?::\d\d)?\b|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|"
-    r"\b(?:later|soon|right away|in a (?:minute|bit|sec|moment))\b",
+    r"\b(?:later|soon|right away|in a (?:minute|bit|sec|second|moment))\b|"
+    r"\b(?:hang on|hold on|one moment|one sec|bear with me|give me a (?:sec|second|minute))\b|"
+    r"\b(?:returns? an error|throws? an error|an error|crash(?:es|ed|ing)?|broken|"
+    r"(?:is|keeps|kept) freezing|not working|(?:does|will) not work)\b|"
+    r"\b(?:your notes|you have (?:for|on|about) me|you have down|you noted|on file)\b",
+    re.IGNORECASE,
+)
+# Someone else as the subject without a possessive: "a guy on my team…", "one of my friends…".
+_OTHER_PERSON = re.compile(
+    r"^(?:a|an|one of my|one of our|some|this|that)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:guy|guys|man|men|woman|women|person|people|lady|kid|friend|friends|colleague|"
+    r"colleagues|coworker|neighbou?r|stranger|relative|someone)\b",
     re.IGNORECASE,
 )
 _STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
+_REMARK_PREFIX = "said "
 _REMARK_MIN_WORDS = 5
 _REMARK_MAX_WORDS = 40
 
@@ -279,11 +402,16 @@ def _remark(sentence: str) -> list[Fact]:
     lets a reader tell which of two remarks is newer. Requests, thanks, appointments and
     passing states are left out, as in the slot rules.
     """
-    text = _LEAD.sub("", sentence).strip().rstrip(".!…").strip()
+    text = _LEAD.sub("", strip_lead_ins(_LEAD.sub("", sentence))).strip().rstrip(".!…").strip()
     words = text.split()
     if not (_REMARK_MIN_WORDS <= len(words) <= _REMARK_MAX_WORDS):
         return []
-    if _REQUEST.match(text) or THIRD_PARTY.match(text) or not _FIRST_PERSON_WORD.search(text):
+    if (
+        _REQUEST.match(text)
+        or THIRD_PARTY.match(text)
+        or _OTHER_PERSON.match(text)
+        or not _FIRST_PERSON_WORD.search(text)
+    ):
         return []
     # Second-person words are no cue either way: people tell an assistant about themselves
     # ("as I told you, ...") as often as they talk about its work.
@@ -295,12 +423,12 @@ def _remark(sentence: str) -> list[Fact]:
     key = normalise_value(text)
     if not key:
         return []
-    return [Fact(f"said {key}", text, f"said: {text}", matchable=False)]
+    return [Fact(f"{_REMARK_PREFIX}{key}", text, f"said: {text}", matchable=False)]
 
 
 def _clause_facts(clause: str) -> list[Fact]:
-    clause = _LEAD.sub("", clause).strip().rstrip(".!…").strip()
-    if not clause or THIRD_PARTY.match(clause):
+    clause = _LEAD.sub("", strip_lead_ins(_LEAD.sub("", clause))).strip().rstrip(".!…").strip()
+    if not clause or THIRD_PARTY.match(clause) or _OTHER_PERSON.match(clause):
         return []
     withdrawn = retracted_facts(clause)
     if withdrawn is not None:

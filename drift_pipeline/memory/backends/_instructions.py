@@ -9,6 +9,7 @@ from drift_pipeline.memory.backends._lexicon import (
     VERB_GROUPS,
     compile_ci,
     first_word,
+    strip_lead_ins,
     word_set,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts
@@ -18,7 +19,8 @@ __all__ = ["instruction_fact"]
 
 _FROM_NOW = (
     r"from now on|going forward|moving forward|in (?:the )?future|henceforth|"
-    r"for future reference|as a rule|from here on(?: out)?"
+    r"for future reference|as a rule|from here on(?: out)?|from today(?: on(?:wards?)?)?|"
+    r"starting (?:today|now)"
 )
 _INSTRUCTION_FORMS: list[tuple[re.Pattern[str], str]] = [
     (compile_ci(rf"^(?:{_FROM_NOW})\b[\s,:]*(?:please\s+)?(?P<v>.+)$"), "from now on,"),
@@ -33,8 +35,11 @@ _INSTRUCTION_FORMS: list[tuple[re.Pattern[str], str]] = [
     (compile_ci(r"^(?:please\s+)?stop\s+(?P<v>\w+ing\b.*)$"), "stop"),
 ]
 _INSTRUCTION_LEAD = compile_ci(
-    r"^(?:(?:please|also|and|oh and|one more thing|just|kindly)\b[\s,:]*)+"
+    r"^(?:(?:please|also|and|oh and|one more thing|just|kindly|"
+    r"I (?:want|need|would like) you to)\b[\s,:]*)+"
 )
+# "…, so please use plain language": the request after a clause of background.
+_REQUEST_CLAUSE = compile_ci(r"(?:[,;]|\s+(?:so|and|but))\s+(?=please\b)")
 _YOU_MODAL = compile_ci(
     r"^(?:let's|let us|you\s+(?:should|must|need to|have to|can|will|are to))\s+"
     r"(?:always\s+|never\s+)?"
@@ -60,6 +65,9 @@ def instruction_fact(sentence: str) -> Fact | None:
     """
     if _INSTRUCTION_BLOCKERS.search(sentence):
         return None
+    parts = _REQUEST_CLAUSE.split(sentence)
+    if len(parts) > 1:
+        return instruction_fact(parts[-1])
     body = _INSTRUCTION_LEAD.sub("", sentence.strip().rstrip(".!")).strip()
     body = re.sub(r"[\s,]+please$", "", body, flags=re.IGNORECASE)
     body = _MODAL_BEFORE_POLARITY.sub("", body)
@@ -67,7 +75,7 @@ def instruction_fact(sentence: str) -> Fact | None:
         match = pattern.match(body)
         if match is None:
             continue
-        action = _YOU_MODAL.sub("", match.group("v").strip().rstrip(".!")).strip()
+        action = _YOU_MODAL.sub("", strip_lead_ins(match.group("v").strip().rstrip(".!"))).strip()
         if not action or first_word(action) in _NOT_IMPERATIVE:
             return None
         named = positive_facts(action)

@@ -180,3 +180,39 @@ def name_value(raw: str) -> str:
         if word[-1:] in ",.;:!?" and not title:
             break
     return " ".join(kept)
+
+
+# A short opening phrase set off by a comma or colon ("Random aside:", "Before I forget,",
+# "Dear assistant,"): it frames what follows but is not its subject. A phrase that opens with a
+# first-person or third-party subject ("I moved, ...", "my sister, ...") is content, not a frame.
+_LEAD_IN = re.compile(r"^(?P<lead>[^,:;.!?]{1,48}?)\s*[,:]\s+(?P<rest>\S.*)$")
+_SUBJECT_OPENING = re.compile(
+    r"^(?:i|i'm|i've|i'd|i'll|we|we're|my|our|me|us|he|she|they|his|her|their|it|it's|"
+    r"this|that|there|when|whenever|while|if|unless|once|until|after|because|since|as soon as|"
+    r"although|though)\b",
+    re.IGNORECASE,
+)
+_LEAD_IN_MAX_WORDS = 6
+
+
+def strip_lead_ins(text: str) -> str:
+    """Drop framing phrases before the first comma or colon (at most three in a row).
+
+    ``Random aside: my dad took up chess`` → ``my dad took up chess``; ``Dear assistant, In
+    other news, I moved`` → ``I moved``. A phrase is dropped only when it has at most six words,
+    does not open with a subject pronoun, a possessive or a subordinating conjunction (``When I
+    was a kid, ...`` is a clause of its own), and at least two words follow it.
+    """
+    for _ in range(3):
+        match = _LEAD_IN.match(text)
+        if match is None:
+            break
+        lead, rest = match.group("lead"), match.group("rest")
+        if (
+            len(lead.split()) > _LEAD_IN_MAX_WORDS
+            or _SUBJECT_OPENING.match(lead.strip())
+            or len(rest.split()) < 2
+        ):
+            break
+        text = rest
+    return text

@@ -65,7 +65,9 @@ class FactStoreBackend:
     """
 
     name: ClassVar[str] = "fact_store"
-    version: ClassVar[str] = "1"
+    # 2: framing phrases read through; orders, greetings and breakages are not remarks; remarks
+    # indexed under their topic words.
+    version: ClassVar[str] = "2"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:

@@ -85,7 +85,9 @@ class TemporalGraphBackend:
     """
 
     name: ClassVar[str] = "temporal_graph"
-    version: ClassVar[str] = "1"
+    # 2: framing phrases read through; orders, greetings and breakages are not remarks; remarks
+    # indexed under their topic words.
+    version: ClassVar[str] = "2"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

@@ -8,6 +8,7 @@ from drift_pipeline.memory.backends._extract import (
     Statement,
     decide,
     extract_statements,
+    predicate_hint,
     values_match,
 )
 
@@ -221,3 +222,108 @@ def test_remarks_never_replace_one_another() -> None:
 )
 def test_requests_thanks_and_passing_moments_are_not_remarks(text: str) -> None:
     assert extract_statements([user(text, "2027-03-14")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Random aside: I moved to Lisbon last month.", [("lives in", "lives in Lisbon", False)]),
+        ("Unlike my sister, I am vegetarian.", [("diet", "is vegetarian", False)]),
+        ("From now on, quick update: I am based in Oslo.", [("lives in", "lives in Oslo", False)]),
+        ("Dear assistant, in other news, my brother has taken up chess.", []),
+        ("Before I forget, a guy on my team keeps sending me flat listings in Oslo.", []),
+    ],
+)  # fmt: skip
+def test_framing_phrases_before_a_comma_or_colon_are_read_through(
+    text: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    assert _facts(text) == expected
+
+
+def test_a_subordinate_clause_is_not_taken_for_framing() -> None:
+    [statement] = extract_statements([user("When I was a kid, I lived in Paris.", "2027-03-14")])
+    assert statement.text == "said: When I was a kid, I lived in Paris"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good afternoon, I hope you are well.",
+        "Give me three title ideas for a post about bridges.",
+        "Convert 81 degrees Fahrenheit to Celsius for me.",
+        "My spreadsheet formula for the budget column returns an error.",
+        "One of the details you have for me is wrong, hang on.",
+        "Part of me wants to pack it all in and move to Kyoto.",
+    ],
+)
+def test_greetings_orders_breakages_and_wishes_are_not_remarks(text: str) -> None:
+    assert extract_statements([user(text, "2027-03-14")]) == []
+
+
+def test_one_remark_framed_two_ways_is_one_remark() -> None:
+    said = "I sleep with the window open."
+    first = extract_statements([user(f"Long story short, {said}", "2027-03-14")])
+    second = extract_statements([user(f"About that, {said}", "2027-03-21")])
+    assert first[0].predicate == second[0].predicate
+
+
+def test_a_remark_is_indexed_under_the_topics_its_words_point_to() -> None:
+    [statement] = extract_statements(
+        [user("Correct, I handed in my notice at Acme and joined Initech.", "2027-03-14")]
+    )
+    assert statement.text.startswith("said: ")
+    assert "job" in predicate_hint(statement.predicate).split()
+    assert predicate_hint("said the weather was odd") == ""
+
+
+def test_a_tail_offering_context_is_no_condition() -> None:
+    text = "I switched to decaf because of my heart, in case that matters for anything."
+    [statement] = extract_statements([user(text, "2027-03-14")])
+    assert statement.text == "said: I switched to decaf because of my heart"
+    assert _facts("In case it matters, I moved to Oslo.") == []
+
+
+def test_an_instruction_inside_a_frame_is_still_an_instruction() -> None:
+    assert _facts("I wanted to let you know that you should always cite sources.") == [
+        ("instruction cit sourc", "standing instruction: always cite sources", False)
+    ]
+
+
+def test_a_statement_before_a_run_on_question_is_read() -> None:
+    assert _facts("Fyi I moved to Oslo Can you suggest a good bakery?") == [
+        ("lives in", "lives in Oslo", False)
+    ]
+
+
+def test_i_would_like_states_a_wish_held_now() -> None:
+    [statement] = extract_statements(
+        [user("I'd like your replies to open with a summary.", "2027-03-14")]
+    )
+    assert statement.text == "said: I would like your replies to open with a summary"
+    assert _facts("I would like to move to Paris someday.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I want you to start every answer with a summary going forward.",
+            (
+                "instruction start answer",
+                "standing instruction: from now on, start every answer with a summary",
+            ),
+        ),
+        (
+            "A friend showed me a better way, so please use metric units from today.",
+            ("instruction use unit", "standing instruction: from now on, use metric units"),
+        ),
+    ],
+)  # fmt: skip
+def test_instructions_asked_for_in_other_words(text: str, expected: tuple[str, str]) -> None:
+    assert _facts(text) == [(*expected, False)]
+
+
+def test_i_want_you_to_know_frames_a_statement() -> None:
+    assert _facts("I want you to know that I moved to Oslo.") == [
+        ("lives in", "lives in Oslo", False)
+    ]
