@@ -21,7 +21,7 @@ from typing import Final
 import pyarrow as pa
 
 from drift_pipeline.entities import get_entity_type
-from drift_pipeline.textmatch import normalise, phrase_pattern
+from drift_pipeline.textmatch import normalise, occurs_in
 
 __all__ = ["CONTENT_KEPT", "content_kept", "session_marks"]
 
@@ -48,15 +48,27 @@ def _phrase_runs(phrase: str) -> frozenset[str]:
     return _runs(normalise(phrase))
 
 
-def _found(text: str, runs: frozenset[str], phrases: Iterable[str]) -> bool:
+def _found(
+    text: str,
+    runs: frozenset[str],
+    phrases: Iterable[str],
+    seen: dict[str, bool] | None = None,
+) -> bool:
     """Whether one of ``phrases`` occurs word-bounded in ``text`` (whose runs are ``runs``).
 
     Every letter-and-digit run of a word-bounded match is a run of the text, so the set test
-    rejects most phrases before a pattern is searched.
+    rejects most phrases before the text is searched. ``seen`` keeps each phrase's answer for
+    this ``text`` (many sessions ask the same snapshot about the same values).
     """
     for phrase in phrases:
-        need = _phrase_runs(phrase)
-        if need and need <= runs and phrase_pattern(phrase).search(text):
+        if seen is not None and phrase in seen:
+            hit = seen[phrase]
+        else:
+            need = _phrase_runs(phrase)
+            hit = bool(need) and need <= runs and occurs_in(phrase, text)
+            if seen is not None:
+                seen[phrase] = hit
+        if hit:
             return True
     return False
 
@@ -193,7 +205,7 @@ def content_kept(snapshots: pa.Table, marks: pa.Table) -> pa.Table:
             stops.setdefault(int(replicate), []).append((int(index), row))
     for rows in stops.values():
         rows.sort()
-    prepared: dict[int, tuple[str, frozenset[str]]] = {}
+    prepared: dict[int, tuple[str, frozenset[str], dict[str, bool]]] = {}
     kept: list[bool | None] = []
     for replicate, index in zip(replicates, indices, strict=True):
         phrases = wanted.get((int(replicate), int(index)))
@@ -205,9 +217,9 @@ def content_kept(snapshots: pa.Table, marks: pa.Table) -> pa.Table:
         row = rows[position][1]
         if row not in prepared:
             text = normalise(str(texts[row].as_py() or ""))
-            prepared[row] = (text, _runs(text))
-        text, runs = prepared[row]
-        kept.append(_found(text, runs, phrases))
+            prepared[row] = (text, _runs(text), {})
+        text, runs, seen = prepared[row]
+        kept.append(_found(text, runs, phrases, seen))
     column = pa.array(kept, pa.bool_())
     if CONTENT_KEPT in snapshots.column_names:
         return snapshots.set_column(
