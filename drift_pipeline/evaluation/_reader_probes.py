@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
 import pyarrow as pa
@@ -98,8 +99,38 @@ def question_names(question: str) -> list[str]:
     return list(dict.fromkeys(_NAMED_IN_QUESTION.findall(question)))
 
 
+def _frozen(value: Any) -> Hashable:
+    """``value`` as a hashable key: mappings and sequences as tuples, leaves with their type."""
+    if isinstance(value, Mapping):
+        return ("mapping", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("sequence", tuple(_frozen(v) for v in value))
+    return (type(value), value)
+
+
+# Every cell of a world judges the same probe rows (and the amnesiac's answers read them once
+# more); building a view expands every value's phrases. Keyed by the whole row.
+_VIEWS_KEPT = 16384
+_views: OrderedDict[Hashable, ReaderProbe] = OrderedDict()
+
+
 def reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
-    """The careful reader's view of one probes row (with or without :data:`READER_COLUMNS`)."""
+    """The careful reader's view of one probes row (with or without :data:`READER_COLUMNS`).
+
+    Views are kept for the last few thousand distinct rows: the view is a function of the row
+    alone, and an equal row gives the same (immutable) view.
+    """
+    key = _frozen(row)
+    view = _views.get(key)
+    if view is None:
+        view = _build_reader_probe(row)
+        _views[key] = view
+        while len(_views) > _VIEWS_KEPT:
+            _views.popitem(last=False)
+    return view
+
+
+def _build_reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
     exclusive = row.get("reader_exclusive")
     names = [str(n) for n in row.get("reader_names") or []]
     subject = str(row.get("subject") or "")
