@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Final
 
 import pyarrow as pa
 
 from drift_pipeline.entities import get_entity_type
+from drift_pipeline.storage import table_fingerprint
 from drift_pipeline.textmatch import normalise, occurs_in
 
 __all__ = ["CONTENT_KEPT", "content_kept", "session_marks"]
@@ -87,6 +89,23 @@ def _pools(latent_profiles: pa.Table) -> dict[str, tuple[str, ...]]:
     return pool
 
 
+_TRUTH_COLUMNS = ["replicate", "checkpoint", "subject", "slot", "value", "current"]
+_EVENT_COLUMNS = [
+    "replicate",
+    "session_index",
+    "tier",
+    "subject",
+    "slot",
+    "value",
+    "previous_value",
+]
+_TURN_COLUMNS = ["replicate", "session_index", "content"]
+# Marks of the last few worlds, by the content of what they are computed from: every cell of a
+# world, and every stored arm read back, asks for the same world's marks.
+_MARKS_KEPT = 4
+_marks: OrderedDict[Hashable, pa.Table] = OrderedDict()
+
+
 def session_marks(
     event_schedules: pa.Table,
     transcripts: pa.Table,
@@ -94,6 +113,9 @@ def session_marks(
     latent_profiles: pa.Table,
 ) -> pa.Table:
     """What each scored session carries: ``replicate, session_index, tier, phrases``.
+
+    Computed once per distinct input: the result is kept, keyed by a digest of the columns it
+    reads and by the slot pools of the world's entity types.
 
     Args:
         event_schedules: The world's sessions (tier, subject, slot, value).
@@ -105,12 +127,30 @@ def session_marks(
         One row per scored session; sessions left out are not scored.
     """
     pool = _pools(latent_profiles)
+    key = (
+        table_fingerprint(event_schedules, _EVENT_COLUMNS),
+        table_fingerprint(transcripts, _TURN_COLUMNS),
+        table_fingerprint(ground_truth, _TRUTH_COLUMNS),
+        tuple(pool.items()),
+    )
+    marks = _marks.get(key)
+    if marks is None:
+        marks = _marks[key] = _session_marks(event_schedules, transcripts, ground_truth, pool)
+        while len(_marks) > _MARKS_KEPT:
+            _marks.popitem(last=False)
+    return marks
+
+
+def _session_marks(
+    event_schedules: pa.Table,
+    transcripts: pa.Table,
+    ground_truth: pa.Table,
+    pool: dict[str, tuple[str, ...]],
+) -> pa.Table:
     current: set[tuple[int, int, str, str, str]] = set()
     held: dict[int, set[str]] = {}
     checkpoints: dict[int, list[int]] = {}
-    for row in ground_truth.select(
-        ["replicate", "checkpoint", "subject", "slot", "value", "current"]
-    ).to_pylist():
+    for row in ground_truth.select(_TRUTH_COLUMNS).to_pylist():
         replicate = int(row["replicate"])
         held.setdefault(replicate, set()).add(str(row["value"]))
         checkpoints.setdefault(replicate, []).append(int(row["checkpoint"]))
@@ -119,9 +159,7 @@ def session_marks(
                 (replicate, int(row["checkpoint"]), row["subject"], row["slot"], row["value"])
             )
     after = {r: sorted(set(c)) for r, c in checkpoints.items()}
-    events = event_schedules.select(
-        ["replicate", "session_index", "tier", "subject", "slot", "value", "previous_value"]
-    ).to_pylist()
+    events = event_schedules.select(_EVENT_COLUMNS).to_pylist()
     for row in events:
         for name in ("value", "previous_value"):
             if row[name]:

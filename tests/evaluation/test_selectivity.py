@@ -185,3 +185,46 @@ def test_kept_flags_match_a_pattern_search_of_each_snapshot() -> None:
         text = normalise(texts[2 if i <= 2 else 5])
         expected.append(any(phrase_pattern(p).search(text) for p in phrases))
     assert kept == expected == [True, False, True, True, False, False]
+
+
+def test_marks_are_kept_per_content_and_recomputed_when_it_changes() -> None:
+    from drift_pipeline.evaluation import _selectivity
+
+    first = _world()
+    assert _world() is first  # same content: the kept table
+    # Change one transcript: the noise session no longer mentions its decoy.
+    events = pa.Table.from_pylist(
+        [
+            dict(
+                zip(
+                    ("session_index", "tier", "subject", "slot", "value", "previous_value"),
+                    row,
+                    strict=True,
+                ),
+                replicate=0,
+            )
+            for row in EVENTS
+        ]
+    )
+    quiet = pa.Table.from_pylist(
+        [
+            {"replicate": 0, "session_index": i, "content": "nothing" if i == 1 else text}
+            for i, text in TURNS
+        ]
+    )
+    truth = pa.Table.from_pylist(
+        [
+            dict(
+                zip(("checkpoint", "subject", "slot", "value", "current"), row, strict=True),
+                replicate=0,
+            )
+            for row in FACTS
+        ]
+    )
+    profiles = pa.Table.from_pylist(
+        [{"replicate": 0, "entity_id": "principal", "name": "R", "entity_type": "human"}]
+    )
+    changed = session_marks(events, quiet, truth, profiles)
+    assert 1 not in changed.column("session_index").to_pylist()
+    uncached = _selectivity._session_marks(events, quiet, truth, _selectivity._pools(profiles))
+    assert changed.equals(uncached)
