@@ -87,8 +87,10 @@ def test_views_are_kept_per_row_and_equal_a_fresh_build() -> None:
             "options": [{"text": "go", "terms": ["Porto"], "utility": 1}],
         },
     ]
-    keys = {_reader_probes._frozen(r) for r in [row, *changed]}
+    keys = {_reader_probes._row_key(r) for r in [row, *changed]}
     assert len(keys) == len(changed) + 1
     for other in changed:
         assert reader_probe(other) == _reader_probes._build_reader_probe(other)
-    assert _reader_probes._frozen({"x": True}) != _reader_probes._frozen({"x": 1})
+    assert _reader_probes._row_key({"x": True}) != _reader_probes._row_key({"x": 1})
+    # Rows that cannot be keyed safely are built every time, never kept.
+    assert _reader_probes._row_key({**row, "extra": object()}) is None
