@@ -264,7 +264,7 @@ def _bounded_seen(key: str, text: str) -> list[tuple[int, int]]:
 # on the same line.
 _clauses_of = lru_cache(maxsize=16384)(split_clauses)
 _hedges_stripped = lru_cache(maxsize=16384)(strip_hedges)
-_frame_of = lru_cache(maxsize=16384)(frame_of)
+_frame_of = lru_cache(maxsize=8192)(frame_of)
 
 
 @lru_cache(maxsize=1)
