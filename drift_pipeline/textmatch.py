@@ -11,10 +11,11 @@ import unicodedata
 from collections.abc import Iterable, Set
 from functools import lru_cache
 
-__all__ = ["PhraseIndex", "contains_any", "normalise", "phrase_pattern"]
+__all__ = ["PhraseIndex", "contains_any", "normalise", "occurs_in", "phrase_pattern"]
 
-_DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
-_QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
+# Each dash and curly quote with its plain replacement. ``str.replace`` per character scans
+# in C; ``str.translate`` with a mapping looks every character of the text up in Python.
+_UNIFIED = (*((dash, "-") for dash in "‐‑‒–—―−"), ("‘", "'"), ("’", "'"), ("“", '"'), ("”", '"'))
 
 
 def normalise(text: str) -> str:
@@ -22,7 +23,11 @@ def normalise(text: str) -> str:
     if text.isascii():  # NFKC and the dash and quote tables change nothing in ASCII
         folded = text.lower()
     else:
-        folded = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES).lower()
+        folded = unicodedata.normalize("NFKC", text)
+        for special, plain in _UNIFIED:
+            if special in folded:
+                folded = folded.replace(special, plain)
+        folded = folded.lower()
     return " ".join(folded.split())
 
 
@@ -114,6 +119,29 @@ class PhraseIndex:
             if pattern.search(haystack):
                 found |= phrases
         return found
+
+
+@lru_cache(maxsize=65536)
+def _plain_key(phrase: str) -> str | None:
+    """``phrase`` normalised when it starts and ends with a letter or digit, else ``None``."""
+    key = normalise(phrase)
+    runs = _RUNS.findall(key)
+    if runs and key.startswith(runs[0]) and key.endswith(runs[-1]):
+        return key
+    return None
+
+
+def occurs_in(phrase: str, haystack: str) -> bool:
+    """Whether ``phrase_pattern(phrase)`` matches the already normalised ``haystack``.
+
+    The same rule as :class:`PhraseIndex`: a phrase that starts and ends with a letter or digit
+    is found by plain substring search with its edges checked (the pattern's look-behind would
+    be tried at every position of a long text); the others keep their pattern.
+    """
+    key = _plain_key(phrase)
+    if key is None:
+        return phrase_pattern(phrase).search(haystack) is not None
+    return _bounded_in(key, haystack)
 
 
 def _bounded_in(key: str, haystack: str) -> bool:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+import unicodedata
 
 import pytest
 
-from drift_pipeline.textmatch import PhraseIndex, contains_any, normalise, phrase_pattern
+from drift_pipeline.textmatch import PhraseIndex, contains_any, normalise, occurs_in, phrase_pattern
 
 
 @pytest.mark.parametrize(
@@ -119,3 +120,43 @@ def test_phrase_index_agrees_with_contains_any_on_random_text():
         sample = text(rng.randint(0, 12))
         found = index.find(sample)
         assert found == {p for p in phrases if contains_any(sample, [p])}, sample
+
+
+@pytest.mark.parametrize(("text", "phrase", "found"), CASES)
+def test_occurs_in_is_the_phrase_pattern_on_normalised_text(text: str, phrase: str, found: bool):
+    haystack = normalise(text)
+    assert occurs_in(phrase, haystack) is found
+    assert occurs_in(phrase, haystack) is bool(phrase_pattern(phrase).search(haystack))
+
+
+def test_occurs_in_agrees_with_the_pattern_on_random_text():
+    rng = random.Random(11)
+    words = ["a", "ab", "b", "new", "york", "new-york", "ça", "x1", "1", "tl;dr", "(n)", "_u", "é"]
+    seps = [" ", "  ", "-", ", ", "\t", ".", "", "_", "\n", "—"]
+
+    def text(n: int) -> str:
+        return "".join(rng.choice(words) + rng.choice(seps) for _ in range(n)).strip()
+
+    phrases = list({text(rng.randint(1, 3)) for _ in range(60)} | {"A", "NEW York", "(n)"})
+    for _ in range(400):
+        haystack = normalise(text(rng.randint(0, 12)))
+        for phrase in phrases:
+            expected = bool(phrase_pattern(phrase).search(haystack))
+            assert occurs_in(phrase, haystack) is expected, (phrase, haystack)
+
+
+def test_normalise_unifies_dashes_and_quotes_as_a_translation_table_does():
+    dashes = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
+    quotes = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
+
+    def reference(text: str) -> str:
+        if text.isascii():
+            return " ".join(text.lower().split())
+        folded = unicodedata.normalize("NFKC", text).translate(dashes).translate(quotes)
+        return " ".join(folded.lower().split())
+
+    rng = random.Random(3)
+    alphabet = "aB -–—―−‐‑‒‘’“”'\"\tÉ\u00a0ﬁＬ"
+    for _ in range(500):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert normalise(sample) == reference(sample), repr(sample)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -98,8 +99,43 @@ def question_names(question: str) -> list[str]:
     return list(dict.fromkeys(_NAMED_IN_QUESTION.findall(question)))
 
 
+def _row_key(row: Mapping[str, Any]) -> str | None:
+    """A key that only equal rows share, or ``None`` when the row is not to be kept.
+
+    A plain row's ``repr`` (which also tells ``True`` from ``1``); other mappings, and values
+    shown by their address, are not keyed.
+    """
+    if type(row) is not dict:
+        return None
+    key = repr(row)
+    return None if " at 0x" in key else key
+
+
+# Every cell of a world judges the same probe rows (and the amnesiac's answers read them once
+# more); building a view expands every value's phrases. Keyed by the whole row.
+_VIEWS_KEPT = 16384
+_views: OrderedDict[str, ReaderProbe] = OrderedDict()
+
+
 def reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
-    """The careful reader's view of one probes row (with or without :data:`READER_COLUMNS`)."""
+    """The careful reader's view of one probes row (with or without :data:`READER_COLUMNS`).
+
+    Views are kept for the last few thousand distinct rows: the view is a function of the row
+    alone, and an equal row gives the same (immutable) view.
+    """
+    key = _row_key(row)
+    if key is None:
+        return _build_reader_probe(row)
+    view = _views.get(key)
+    if view is None:
+        view = _build_reader_probe(row)
+        _views[key] = view
+        while len(_views) > _VIEWS_KEPT:
+            _views.popitem(last=False)
+    return view
+
+
+def _build_reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
     exclusive = row.get("reader_exclusive")
     names = [str(n) for n in row.get("reader_names") or []]
     subject = str(row.get("subject") or "")

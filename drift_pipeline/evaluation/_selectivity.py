@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Final
 
 import pyarrow as pa
 
 from drift_pipeline.entities import get_entity_type
-from drift_pipeline.textmatch import normalise, phrase_pattern
+from drift_pipeline.storage import table_fingerprint
+from drift_pipeline.textmatch import normalise, occurs_in
 
 __all__ = ["CONTENT_KEPT", "content_kept", "session_marks"]
 
@@ -48,15 +50,27 @@ def _phrase_runs(phrase: str) -> frozenset[str]:
     return _runs(normalise(phrase))
 
 
-def _found(text: str, runs: frozenset[str], phrases: Iterable[str]) -> bool:
+def _found(
+    text: str,
+    runs: frozenset[str],
+    phrases: Iterable[str],
+    seen: dict[str, bool] | None = None,
+) -> bool:
     """Whether one of ``phrases`` occurs word-bounded in ``text`` (whose runs are ``runs``).
 
     Every letter-and-digit run of a word-bounded match is a run of the text, so the set test
-    rejects most phrases before a pattern is searched.
+    rejects most phrases before the text is searched. ``seen`` keeps each phrase's answer for
+    this ``text`` (many sessions ask the same snapshot about the same values).
     """
     for phrase in phrases:
-        need = _phrase_runs(phrase)
-        if need and need <= runs and phrase_pattern(phrase).search(text):
+        if seen is not None and phrase in seen:
+            hit = seen[phrase]
+        else:
+            need = _phrase_runs(phrase)
+            hit = bool(need) and need <= runs and occurs_in(phrase, text)
+            if seen is not None:
+                seen[phrase] = hit
+        if hit:
             return True
     return False
 
@@ -75,6 +89,23 @@ def _pools(latent_profiles: pa.Table) -> dict[str, tuple[str, ...]]:
     return pool
 
 
+_TRUTH_COLUMNS = ["replicate", "checkpoint", "subject", "slot", "value", "current"]
+_EVENT_COLUMNS = [
+    "replicate",
+    "session_index",
+    "tier",
+    "subject",
+    "slot",
+    "value",
+    "previous_value",
+]
+_TURN_COLUMNS = ["replicate", "session_index", "content"]
+# Marks of the last few worlds, by the content of what they are computed from: every cell of a
+# world, and every stored arm read back, asks for the same world's marks.
+_MARKS_KEPT = 4
+_marks: OrderedDict[Hashable, pa.Table] = OrderedDict()
+
+
 def session_marks(
     event_schedules: pa.Table,
     transcripts: pa.Table,
@@ -82,6 +113,9 @@ def session_marks(
     latent_profiles: pa.Table,
 ) -> pa.Table:
     """What each scored session carries: ``replicate, session_index, tier, phrases``.
+
+    Computed once per distinct input: the result is kept, keyed by a digest of the columns it
+    reads and by the slot pools of the world's entity types.
 
     Args:
         event_schedules: The world's sessions (tier, subject, slot, value).
@@ -93,12 +127,30 @@ def session_marks(
         One row per scored session; sessions left out are not scored.
     """
     pool = _pools(latent_profiles)
+    key = (
+        table_fingerprint(event_schedules, _EVENT_COLUMNS),
+        table_fingerprint(transcripts, _TURN_COLUMNS),
+        table_fingerprint(ground_truth, _TRUTH_COLUMNS),
+        tuple(pool.items()),
+    )
+    marks = _marks.get(key)
+    if marks is None:
+        marks = _marks[key] = _session_marks(event_schedules, transcripts, ground_truth, pool)
+        while len(_marks) > _MARKS_KEPT:
+            _marks.popitem(last=False)
+    return marks
+
+
+def _session_marks(
+    event_schedules: pa.Table,
+    transcripts: pa.Table,
+    ground_truth: pa.Table,
+    pool: dict[str, tuple[str, ...]],
+) -> pa.Table:
     current: set[tuple[int, int, str, str, str]] = set()
     held: dict[int, set[str]] = {}
     checkpoints: dict[int, list[int]] = {}
-    for row in ground_truth.select(
-        ["replicate", "checkpoint", "subject", "slot", "value", "current"]
-    ).to_pylist():
+    for row in ground_truth.select(_TRUTH_COLUMNS).to_pylist():
         replicate = int(row["replicate"])
         held.setdefault(replicate, set()).add(str(row["value"]))
         checkpoints.setdefault(replicate, []).append(int(row["checkpoint"]))
@@ -107,9 +159,7 @@ def session_marks(
                 (replicate, int(row["checkpoint"]), row["subject"], row["slot"], row["value"])
             )
     after = {r: sorted(set(c)) for r, c in checkpoints.items()}
-    events = event_schedules.select(
-        ["replicate", "session_index", "tier", "subject", "slot", "value", "previous_value"]
-    ).to_pylist()
+    events = event_schedules.select(_EVENT_COLUMNS).to_pylist()
     for row in events:
         for name in ("value", "previous_value"):
             if row[name]:
@@ -193,7 +243,7 @@ def content_kept(snapshots: pa.Table, marks: pa.Table) -> pa.Table:
             stops.setdefault(int(replicate), []).append((int(index), row))
     for rows in stops.values():
         rows.sort()
-    prepared: dict[int, tuple[str, frozenset[str]]] = {}
+    prepared: dict[int, tuple[str, frozenset[str], dict[str, bool]]] = {}
     kept: list[bool | None] = []
     for replicate, index in zip(replicates, indices, strict=True):
         phrases = wanted.get((int(replicate), int(index)))
@@ -205,9 +255,9 @@ def content_kept(snapshots: pa.Table, marks: pa.Table) -> pa.Table:
         row = rows[position][1]
         if row not in prepared:
             text = normalise(str(texts[row].as_py() or ""))
-            prepared[row] = (text, _runs(text))
-        text, runs = prepared[row]
-        kept.append(_found(text, runs, phrases))
+            prepared[row] = (text, _runs(text), {})
+        text, runs, seen = prepared[row]
+        kept.append(_found(text, runs, phrases, seen))
     column = pa.array(kept, pa.bool_())
     if CONTENT_KEPT in snapshots.column_names:
         return snapshots.set_column(

@@ -9,23 +9,24 @@ measured of itself); :func:`pack_backend` readies a backend object for its worke
 (:class:`IsolationError` when it cannot).
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._arms import Arm, Gate
-from ._client import BackendWorker, CallResult, IsolationError, check_isolation
-from ._gates import (
-    GATE_ENTRY_POINT_GROUP,
-    GateRegistration,
-    GateStrategy,
-    ReaderBuffer,
-    RecentTranscripts,
-    gate_kinds,
-    register_gate,
-)
-from ._instance import BackendInstance, pack_backend
 from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
+    from ._arms import Arm, Gate
+    from ._client import BackendWorker, CallResult, IsolationError, check_isolation
+    from ._gates import (
+        GATE_ENTRY_POINT_GROUP,
+        GateRegistration,
+        GateStrategy,
+        ReaderBuffer,
+        RecentTranscripts,
+        gate_kinds,
+        register_gate,
+    )
+    from ._instance import BackendInstance, pack_backend
     from ._loop import (
         MAX_FAULT_RATE,
         BackendStartError,
@@ -37,26 +38,43 @@ if TYPE_CHECKING:
         run_cell,
     )
 
-# The loop (pyarrow, storage, ~0.4 s of imports) is loaded on first use: every backend worker
-# and its sandbox launcher import this package, and neither needs it.
+# Everything but the protocol is loaded on first use: every backend worker and its sandbox
+# launcher import this package, and neither needs the loop (pyarrow, storage, ~0.4 s of
+# imports), the worker client (asyncio), the arms or the gate registry (package metadata).
 _LAZY = {
-    "MAX_FAULT_RATE",
-    "BackendStartError",
-    "CellRun",
-    "FaultShare",
-    "LoopConfig",
-    "LoopTiming",
-    "call_counts",
-    "run_cell",
+    "Arm": "_arms",
+    "Gate": "_arms",
+    "BackendWorker": "_client",
+    "CallResult": "_client",
+    "IsolationError": "_client",
+    "check_isolation": "_client",
+    "GATE_ENTRY_POINT_GROUP": "_gates",
+    "GateRegistration": "_gates",
+    "GateStrategy": "_gates",
+    "ReaderBuffer": "_gates",
+    "RecentTranscripts": "_gates",
+    "gate_kinds": "_gates",
+    "register_gate": "_gates",
+    "BackendInstance": "_instance",
+    "pack_backend": "_instance",
+    "MAX_FAULT_RATE": "_loop",
+    "BackendStartError": "_loop",
+    "CellRun": "_loop",
+    "FaultShare": "_loop",
+    "LoopConfig": "_loop",
+    "LoopTiming": "_loop",
+    "call_counts": "_loop",
+    "run_cell": "_loop",
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from . import _loop
-
-        return getattr(_loop, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # resolved once
+    return value
 
 
 __all__ = [

@@ -11,7 +11,6 @@ loop asks the strategy and knows no variant by name.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import re
 from collections import deque
 from collections.abc import Callable
@@ -292,6 +291,10 @@ def _discover() -> None:
     global _DISCOVERED
     if _DISCOVERED:
         return
+    # Imported here, not at the top: it is slow to import, and the sandbox launcher of every
+    # memory worker imports this module without ever looking up a gate.
+    import importlib.metadata
+
     for entry_point in importlib.metadata.entry_points(group=GATE_ENTRY_POINT_GROUP):
         dist = f" of {entry_point.dist.name}" if entry_point.dist is not None else ""
         where = f"entry point {entry_point.name} = {entry_point.value}{dist}"

@@ -12,7 +12,7 @@ import asyncio
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -496,7 +496,7 @@ async def _run_replicate(
     options: dict[str, Any],
     config: LoopConfig,
     replicate: int,
-    sessions: Iterator[Session],
+    sessions_ready: Callable[[], Awaitable[Iterator[Session]]],
     probes_at: dict[int, list[tuple[str, str, str]]],
     rows: _Rows,
     progress: ProgressHook | None,
@@ -518,7 +518,7 @@ async def _run_replicate(
                 gate.reader_buffer(),
                 cell=cell,
             ),
-            sessions,
+            await sessions_ready(),
         )
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
     worker = BackendWorker(
@@ -551,6 +551,7 @@ async def _run_replicate(
         worker.interrupt(cell.skipping)  # cut off while it started
     cell.workers.add(worker)
     try:
+        sessions = await sessions_ready()
         run: list[Session] = []
         run_started = time.perf_counter()
         for session in sessions:
@@ -631,7 +632,6 @@ def run_cell(
     schedule = read_world_table(storage, EVENT_SCHEDULES, scenario, horizon)
     transcripts = read_world_table(storage, TRANSCRIPTS, scenario, horizon)
     probes = read_world_table(storage, PROBES, scenario, horizon)
-    tokens = transcript_tokens(transcripts)
     snapshot_columns = [f.name for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS]
     retrieval_columns = [f.name for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS]
     per_replicate: list[dict[int, list[tuple[str, str, str]]]] = []
@@ -656,20 +656,27 @@ def run_cell(
 
     async def run_all() -> list[tuple[str, str, list[str]]]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
+        # The transcripts' tokens are counted (tiktoken works outside the GIL) while the
+        # workers start; each replicate waits for the counts only once its worker is up.
+        counting = asyncio.ensure_future(asyncio.to_thread(transcript_tokens, transcripts))
 
         async def one(replicate: int) -> tuple[str, str, list[str]]:
+            async def sessions_ready() -> Iterator[Session]:
+                tokens = await counting
+                return replicate_sessions(
+                    schedule,
+                    transcripts,
+                    replicate,
+                    tokens.get(replicate, np.zeros(0, dtype=np.int64)),
+                )
+
             async with limit:
                 return await _run_replicate(
                     arm,
                     options or {},
                     config,
                     replicate,
-                    replicate_sessions(
-                        schedule,
-                        transcripts,
-                        replicate,
-                        tokens.get(replicate, np.zeros(0, dtype=np.int64)),
-                    ),
+                    sessions_ready,
                     per_replicate[replicate],
                     rows[replicate],
                     progress,
@@ -682,6 +689,12 @@ def run_cell(
                 tasks = [group.create_task(one(r)) for r in range(replicates)]
         except* BackendStartError as failed:
             raise failed.exceptions[0] from None
+        except* Exception:
+            error = counting.exception() if counting.done() and not counting.cancelled() else None
+            if error is not None:
+                # Counting failed (every replicate waiting for it failed alike): its own error.
+                raise error from None
+            raise
         return [task.result() for task in tasks]
 
     results = asyncio.run(run_all())

@@ -231,13 +231,27 @@ def _run_worlds(
     portable = StorageRoot.from_url(root.url, dict(root.storage_options))
     # Worlds exist by now; the synthesizer (which may hold a model client) stays here.
     worker_options = replace(options, synthesizer=None)
+    # Largest worlds first (sessions × replicates): the pool then ends on small worlds, and
+    # no process sits idle while the other finishes a long one.
+    largest_first = sorted(
+        range(len(worlds)),
+        key=lambda i: -worlds[i].source.sessions(worlds[i].horizon) * worlds[i].source.replicates,
+    )
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = [
-            pool.submit(run_world, portable, w.source, w.horizon, worker_options, loop, None)
-            for w in worlds
-        ]
-        for future in futures:
-            cells += _collect(failures, future.result)
+        futures = {
+            i: pool.submit(
+                run_world,
+                portable,
+                worlds[i].source,
+                worlds[i].horizon,
+                worker_options,
+                loop,
+                None,
+            )
+            for i in largest_first
+        }
+        for i in range(len(worlds)):
+            cells += _collect(failures, futures[i].result)
     return cells
 
 

@@ -3,6 +3,7 @@
 The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot`).
 """
 
+from ._fingerprint import table_fingerprint
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
 from ._lock import LOCK_FILE, RootBusy, exclusive_root
 from ._root import (
@@ -61,5 +62,6 @@ __all__ = [
     "partition_file",
     "partition_values",
     "staged",
+    "table_fingerprint",
     "write_table",
 ]

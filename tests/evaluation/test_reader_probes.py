@@ -61,3 +61,36 @@ def test_another_value_of_the_slot_stated_later_is_read_as_the_answer() -> None:
     # Without the world's columns Porto is not a candidate, and Lisbon would stand.
     bare = pa.Table.from_pylist([_probe()])
     assert judge_all(bare, {(0, "p1"): context})["correct"] == [True]
+
+
+def test_views_are_kept_per_row_and_equal_a_fresh_build() -> None:
+    from drift_pipeline.evaluation import _reader_probes
+
+    row = _probe(reader_names=["Rhiannon"], reader_others=[["Porto"]], reader_exclusive=True)
+    first = reader_probe(row)
+    assert reader_probe(dict(row)) is first  # an equal row: the kept view
+    assert first == _reader_probes._build_reader_probe(row)
+    # Any field the view could depend on is part of the key, nested ones and types included.
+    changed = [
+        {**row, "question": "Which city does Rhiannon live in?"},
+        {**row, "aliases": ["Lisbon", "Lisboa"]},
+        {**row, "reader_others": [["Porto"], ["Faro"]]},
+        {**row, "reader_exclusive": None},
+        {
+            **row,
+            "probe_type": "action",
+            "options": [{"text": "go", "terms": ["Lisbon"], "utility": 1}],
+        },
+        {
+            **row,
+            "probe_type": "action",
+            "options": [{"text": "go", "terms": ["Porto"], "utility": 1}],
+        },
+    ]
+    keys = {_reader_probes._row_key(r) for r in [row, *changed]}
+    assert len(keys) == len(changed) + 1
+    for other in changed:
+        assert reader_probe(other) == _reader_probes._build_reader_probe(other)
+    assert _reader_probes._row_key({"x": True}) != _reader_probes._row_key({"x": 1})
+    # Rows that cannot be keyed safely are built every time, never kept.
+    assert _reader_probes._row_key({**row, "extra": object()}) is None

@@ -13,6 +13,7 @@ from drift_pipeline.evaluation import (
     content_kept,
     session_marks,
 )
+from drift_pipeline.textmatch import normalise, phrase_pattern
 
 # One replicate, four sessions, one checkpoint after session 3 (ground truth checkpoint 4):
 # 0 signal: moved to Lisbon (still true at the checkpoint)
@@ -153,3 +154,77 @@ def test_content_not_storage_growth_decides() -> None:
 
 def test_a_value_inside_a_longer_word_is_not_kept() -> None:
     assert _selectivity("Lisbonese food; Northwindish")[2] == 1.0
+
+
+def test_kept_flags_match_a_pattern_search_of_each_snapshot() -> None:
+    # Several sessions ask the same checkpoint snapshot about the same phrases (answers are
+    # kept per snapshot); every flag must still be what a fresh pattern search says.
+    marks = pa.Table.from_pylist(
+        [
+            {"replicate": 0, "session_index": i, "tier": "signal", "phrases": phrases}
+            for i, phrases in enumerate(
+                [["Lisbon"], ["Porto"], ["Lisbon", "Porto"], ["(net)"], ["Lisbon"], ["Porto"]]
+            )
+        ]
+    )
+    texts = {2: "Moved to LISBON — for good.", 5: "Portos; net (net) only"}
+    snapshots = pa.Table.from_pylist(
+        [
+            {
+                "replicate": 0,
+                "session_index": i,
+                "checkpoint": i in texts,
+                "snapshot": texts.get(i),
+            }
+            for i in range(6)
+        ]
+    )
+    kept = content_kept(snapshots, marks).column("content_kept").to_pylist()
+    expected = []
+    for i, phrases in enumerate(marks.column("phrases").to_pylist()):
+        text = normalise(texts[2 if i <= 2 else 5])
+        expected.append(any(phrase_pattern(p).search(text) for p in phrases))
+    assert kept == expected == [True, False, True, True, False, False]
+
+
+def test_marks_are_kept_per_content_and_recomputed_when_it_changes() -> None:
+    from drift_pipeline.evaluation import _selectivity
+
+    first = _world()
+    assert _world() is first  # same content: the kept table
+    # Change one transcript: the noise session no longer mentions its decoy.
+    events = pa.Table.from_pylist(
+        [
+            dict(
+                zip(
+                    ("session_index", "tier", "subject", "slot", "value", "previous_value"),
+                    row,
+                    strict=True,
+                ),
+                replicate=0,
+            )
+            for row in EVENTS
+        ]
+    )
+    quiet = pa.Table.from_pylist(
+        [
+            {"replicate": 0, "session_index": i, "content": "nothing" if i == 1 else text}
+            for i, text in TURNS
+        ]
+    )
+    truth = pa.Table.from_pylist(
+        [
+            dict(
+                zip(("checkpoint", "subject", "slot", "value", "current"), row, strict=True),
+                replicate=0,
+            )
+            for row in FACTS
+        ]
+    )
+    profiles = pa.Table.from_pylist(
+        [{"replicate": 0, "entity_id": "principal", "name": "R", "entity_type": "human"}]
+    )
+    changed = session_marks(events, quiet, truth, profiles)
+    assert 1 not in changed.column("session_index").to_pylist()
+    uncached = _selectivity._session_marks(events, quiet, truth, _selectivity._pools(profiles))
+    assert changed.equals(uncached)

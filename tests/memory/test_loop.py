@@ -274,3 +274,17 @@ def test_every_built_in_backend_runs_through_the_loop_without_faults(world: Path
     assert cell.retrievals.num_rows == len(_table(world, PROBES))
     for row in cell.retrievals.to_pylist():
         assert row["read_tokens"] == count_tokens_lines(row["context"])
+
+
+def test_a_failure_counting_transcript_tokens_is_raised_as_itself(
+    world: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Tokens are counted while the workers start; a failure there is still the run's one error.
+    from drift_pipeline.memory import _loop
+
+    def broken(_transcripts: object) -> None:
+        raise ValueError("cannot count")
+
+    monkeypatch.setattr(_loop, "transcript_tokens", broken)
+    with pytest.raises(ValueError, match="cannot count"):
+        _cell(world, "amnesiac")

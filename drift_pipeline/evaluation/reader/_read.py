@@ -20,8 +20,10 @@ never a date found elsewhere in the text.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -236,6 +238,37 @@ def _bounded(key: str, text: str) -> list[tuple[int, int]]:
     return found
 
 
+# Probes that share a context search it for many of the same phrases (the slot's other values):
+# each text keeps its phrases' occurrences. Only the last few texts, since a full-context
+# memory's text can be megabytes (they are the texts _scan and _prepare keep anyway).
+_OCCURRENCE_TEXTS = 8
+_occurrences: OrderedDict[str, dict[str, list[tuple[int, int]]]] = OrderedDict()
+_occurrences_lock = threading.Lock()
+
+
+def _bounded_seen(key: str, text: str) -> list[tuple[int, int]]:
+    """:func:`_bounded`, kept per text (the list is shared: callers only read it)."""
+    with _occurrences_lock:
+        spans = _occurrences.get(text)
+        if spans is None:
+            spans = _occurrences[text] = {}
+            while len(_occurrences) > _OCCURRENCE_TEXTS:
+                _occurrences.popitem(last=False)
+        else:
+            _occurrences.move_to_end(text)
+        found = spans.get(key)
+        if found is None:
+            found = spans[key] = _bounded(key, text)
+        return found
+
+
+# Pure functions of one line or one mention, called again for every probe that mentions a value
+# on the same line.
+_clauses_of = lru_cache(maxsize=16384)(split_clauses)
+_hedges_stripped = lru_cache(maxsize=16384)(strip_hedges)
+_frame_of = lru_cache(maxsize=8192)(frame_of)
+
+
 @lru_cache(maxsize=1)
 def _negators() -> re.Pattern[str]:
     return re.compile(r"\b(?:not|no|never|don't|doesn't|can't|cannot|avoids?|free)\b|n't\b")
@@ -274,7 +307,7 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     present = [
         phrase
         for phrase in _phrases(probe.candidates)
-        if phrase.runs <= scanned.runs and _bounded(phrase.key, scanned.text)
+        if phrase.runs <= scanned.runs and _bounded_seen(phrase.key, scanned.text)
     ]
     names = _names(probe.subject_names)
     if not present and scanned.records:
@@ -282,14 +315,14 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
         # value may be spelled as it is not in the raw text.
         rendered = _prepare(context, names).joined
         present = [
-            phrase for phrase in _phrases(probe.candidates) if _bounded(phrase.key, rendered)
+            phrase for phrase in _phrases(probe.candidates) if _bounded_seen(phrase.key, rendered)
         ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
     prepared = _prepare(context, names)
     hits: dict[int, list[tuple[int, int, int, str]]] = {}
     for phrase in present:
-        for start, end in _bounded(phrase.key, prepared.joined):
+        for start, end in _bounded_seen(phrase.key, prepared.joined):
             line = bisect_right(prepared.starts, start) - 1
             offset = prepared.starts[line]
             for owner in phrase.owners:
@@ -316,7 +349,7 @@ def _line_mentions(
     names: frozenset[str],
 ) -> list[Mention]:
     line = prepared.lines[number]
-    folded, lower = prepared.folded[number], strip_hedges(prepared.lower[number])
+    folded, lower = prepared.folded[number], _hedges_stripped(prepared.lower[number])
     asked = _asked_relations(probe.question)
     asked_place = bool(_ASKS_PLACE.search(probe.question))
     speaker = line.speaker
@@ -332,7 +365,7 @@ def _line_mentions(
         if kept and start < kept[-1][1]:
             continue
         kept.append((start, end, owner, phrase))
-    clauses = split_clauses(lower)
+    clauses = _clauses_of(lower)
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
     line_cased = _names_cased(folded)
     mentions: list[Mention] = []
@@ -390,7 +423,7 @@ def _line_mentions(
             asked=asked,
             asked_place=asked_place,
         )
-        frame, cue = frame_of(context)
+        frame, cue = _frame_of(context)
         if frame == "asserted" and line.planned:
             frame, cue = "hypothetical", "listed as a plan or goal"
         if frame == "asserted" and line.head and _FORMER_HEAD.search(line.head):
@@ -573,6 +606,7 @@ _ASKS_TELLING = re.compile(r"\b(?:tell|told|mention|mentioned|say|said|inform|re
 _PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
 
 
+@lru_cache(maxsize=16384)  # the same clause is read again for every probe mentioning it
 def _attached_dates(
     folded: str, c_start: int, c_end: int, at: int, known: str = "", year: str = ""
 ) -> list[tuple[int, int, str]]:
@@ -948,7 +982,9 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
     latest = max(current.values(), key=lambda m: m.order) if current else None
     counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
-    ignored = [m for m in mentions if m.frame not in ("asserted", "retracted", "negated")]
+    # By identity: equal mentions are counted alike, and equality compares every field.
+    counted_ids = {id(m) for m in counted}
+    ignored = [m for m in mentions if id(m) not in counted_ids]
     if not why:
         why = _summary(counted, ignored)
     if probe.kind == "yes_no":

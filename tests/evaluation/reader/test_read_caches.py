@@ -1,0 +1,51 @@
+"""The reader's kept results (per text, per line, per mention) never change a reading."""
+
+from __future__ import annotations
+
+import pytest
+
+from drift_pipeline.evaluation.reader import _read, load_context_set, read_context
+
+
+def _clear() -> None:
+    _read._occurrences.clear()
+    for cached in (
+        _read._scan,
+        _read._prepare,
+        _read._clauses_of,
+        _read._hedges_stripped,
+        _read._frame_of,
+        _read._attached_dates,
+    ):
+        cached.cache_clear()
+
+
+def test_readings_with_kept_results_equal_readings_without(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    items = load_context_set()
+    # Every probe read against every context of the set, so texts, lines and mentions repeat
+    # across probes as they do when the probes of a checkpoint share one memory.
+    probes = [item.probe for item in items[:40]]
+    contexts = [item.context for item in items[:40]]
+    _clear()
+    kept = [read_context(context, probe) for context in contexts for probe in probes]
+    again = [read_context(context, probe) for context in contexts for probe in probes]
+    with monkeypatch.context() as patch:
+        patch.setattr(_read, "_bounded_seen", _read._bounded)
+        patch.setattr(_read, "_clauses_of", _read.split_clauses)
+        patch.setattr(_read, "_hedges_stripped", _read.strip_hedges)
+        patch.setattr(_read, "_frame_of", _read.frame_of)
+        patch.setattr(_read, "_attached_dates", _read._attached_dates.__wrapped__)
+        fresh = [read_context(context, probe) for context in contexts for probe in probes]
+    assert kept == again == fresh
+
+
+def test_occurrences_are_kept_for_a_few_texts_only() -> None:
+    _clear()
+    texts = [f"moved to lisbon in {year}; lisbon again" for year in range(2000, 2030)]
+    for text in texts:
+        assert _read._bounded_seen("lisbon", text) == _read._bounded("lisbon", text)
+    assert len(_read._occurrences) == _read._OCCURRENCE_TEXTS
+    # A text seen again after it was dropped is searched afresh, with the same answer.
+    assert _read._bounded_seen("lisbon", texts[0]) == _read._bounded("lisbon", texts[0])
