@@ -116,10 +116,23 @@ class StagedWrite:
                 list(pool.map(lambda job: write_table(*job), jobs))
         return [self.storage.location(relative) for _, relative in files]
 
+    def _make_stage(self) -> None:
+        # Writers in other processes (``drift run --jobs``) may remove the shared, empty
+        # ``.staging`` folder between its creation and this writer's folder inside it: try again.
+        for _ in range(20):
+            try:
+                self.stage.mkdir(parents=True, exist_ok=True)
+                return
+            except FileNotFoundError:
+                continue
+        self.stage.mkdir(parents=True, exist_ok=True)
+
     def _next_file(self) -> Path:
         # Staged files sit flat in the staging folder (their final path is kept beside them):
         # a nested copy of the hive layout cost one rmdir per level on discard, ~5 ms each on
         # this kind of disk, for every cell written.
+        if not self._files:
+            self._make_stage()
         return self.stage / f"{len(self._files):05d}.part"
 
     def put_text(self, relative: str, text: str) -> Location:
@@ -169,11 +182,14 @@ class StagedWrite:
         if self.root is None:
             return
         for folder in (self.stage.parent, *self._new_dirs):
-            if not folder.exists():
+            # Other processes (``--jobs``) stage beside this one: a folder may vanish or fill
+            # between looking and removing, and either way it is no longer this writer's.
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
                 continue
-            if any(folder.iterdir()):
-                break
-            folder.rmdir()
+            except OSError:
+                break  # not empty: someone else's files are in it
 
 
 @contextmanager

@@ -138,3 +138,22 @@ def test_a_failed_file_in_put_many_discards_every_file(tmp_path: Path):
     with pytest.raises((ValueError, pa.ArrowInvalid)), staged(tmp_path) as writer:
         writer.put_many(items)
     assert list(tmp_path.iterdir()) == []
+
+
+def _write_many(root: str, name: str) -> None:
+    for number in range(150):
+        with staged(Path(root)) as writer:
+            writer.put_text(f"_manifests/{name}-{number}.json", "{}\n")
+
+
+def test_writers_in_several_processes_share_the_staging_folder(tmp_path: Path):
+    # `drift run --jobs N` stages from N processes into one root: one writer's clean-up must
+    # not trip over another's staging folder appearing or vanishing.
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(_write_many, str(tmp_path), f"w{i}") for i in range(3)]
+        for future in futures:
+            future.result()
+    assert len(list((tmp_path / "_manifests").iterdir())) == 450
+    assert not (tmp_path / ".staging").exists()
