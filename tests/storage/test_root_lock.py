@@ -65,10 +65,12 @@ def test_a_writer_killed_with_sigkill_leaves_no_stale_lock(tmp_path: Path):
 
 
 def test_the_lock_is_held_only_inside_the_block(tmp_path: Path):
-    with exclusive_root(tmp_path):
+    with exclusive_root(tmp_path, "first"):
         pass
-    with exclusive_root(tmp_path):
-        pass
+    # Taking it again after the block succeeds (a lock still held would raise RootBusy) and
+    # records the new holder.
+    with exclusive_root(tmp_path, "second"):
+        assert (tmp_path / LOCK_FILE).read_text() == f"second (pid {os.getpid()})\n"
 
 
 def test_a_write_killed_before_its_commit_leaves_no_parquet_file_visible(tmp_path: Path):

@@ -351,7 +351,7 @@ def _line_mentions(
     line = prepared.lines[number]
     folded, lower = prepared.folded[number], _hedges_stripped(prepared.lower[number])
     asked = _asked_relations(probe.question)
-    asked_place = bool(_ASKS_PLACE.search(probe.question))
+    asked_place = _asks_place(probe.question)
     speaker = line.speaker
     if speaker == "other" and "'s " in line.head:
         # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
@@ -548,6 +548,12 @@ _ASKS_PLACE = re.compile(
     r"\b(?:live|lives|living|based|city|town|country|moved|move|home|reside\w*)\b", re.I
 )
 _FORMER_HEAD = re.compile(r"\b(?:former|previous|prior|old|ex|past|earlier|formerly)\b")
+@lru_cache(maxsize=1024)
+def _asks_place(question: str) -> bool:
+    """Whether the question asks where the subject lives (read once per question)."""
+    return bool(_ASKS_PLACE.search(question))
+
+
 _STAMP_YEAR = re.compile(r"^\W{0,3}\d{1,2}[/.-]\d{1,2}[/.-](\d{4})\b")
 _DATE_LABEL = re.compile(r"\s*(?:[-–—:=]\s*)?(\S[^,;()]{0,24})")
 # "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
