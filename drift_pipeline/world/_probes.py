@@ -60,6 +60,7 @@ class ProbeBuilder:
             f for f in self.context.facts if f.source_session is not None and f.valid_at(after)
         )
         facts = CheckpointFacts(after, previous, valid)
+        unsettled = self.context.unsettled(after)
         groups: dict[_Group, list[Probe]] = {}
 
         def add(family: ProbeFamily, drafts: Iterable[Probe | None]) -> None:
@@ -71,6 +72,12 @@ class ProbeBuilder:
                         f"probe family {family.name!r} generated a probe of type "
                         f"{draft.probe_type!r}; its probes must have probe_type {family.name!r}"
                     )
+                # Drawn and then dropped (not skipped before drawing), so a family's draws
+                # from the shared stream do not depend on which slots are unsettled.
+                if (draft.subject, draft.slot) in unsettled and family.asks_current_value(
+                    draft.subtype
+                ):
+                    continue
                 groups.setdefault((draft.probe_type, draft.subtype), []).append(draft)
 
         # Registration order is the order of draws from the stream: never reorder it.

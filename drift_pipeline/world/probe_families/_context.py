@@ -62,6 +62,50 @@ class ProbeContext:
             self.by_key.setdefault((fact.subject, fact.slot), []).append(fact)
         self.event_mentions = event_mentions
         self.rng = rng
+        # Soft mentions short of their k-th: (subject, slot, session, session that established
+        # the value or None). A mention is pending at a checkpoint until its value is established.
+        established: dict[tuple[str, str, str], int] = {}
+        for plan in plans:
+            event = plan.event
+            if event is not None and event.tier == "soft" and event.enters_ground_truth:
+                established[(event.subject, event.slot, event.value)] = plan.session_index
+        self._mentions: list[tuple[str, str, int, int | None]] = [
+            (
+                plan.event.subject,
+                plan.event.slot,
+                plan.session_index,
+                established.get((plan.event.subject, plan.event.slot, plan.event.value)),
+            )
+            for plan in plans
+            if plan.event is not None
+            and plan.event.tier == "soft"
+            and not plan.event.enters_ground_truth
+        ]
+
+    def unsettled(self, after: int) -> set[tuple[str, str]]:
+        """The (subject, slot) pairs whose value a pending soft mention contradicts at ``after``.
+
+        A mention is pending when it came before the checkpoint and its value was not yet
+        established by then. It contradicts a functional slot when it came after the value that
+        holds began (a later change supersedes it, as a reader by dates would decide), and a set
+        slot always (the memory may list it among the held values).
+        """
+        unsettled: set[tuple[str, str]] = set()
+        for subject, slot_name, session, established_at in self._mentions:
+            if session >= after or (established_at is not None and established_at < after):
+                continue
+            if self.types[subject].slot(slot_name).kind == "functional":
+                holding = [
+                    f for f in self.by_key.get((subject, slot_name), ()) if f.valid_at(after)
+                ]
+                start = max(
+                    (f.source_session for f in holding if f.source_session is not None),
+                    default=-1,
+                )
+                if session < start:
+                    continue
+            unsettled.add((subject, slot_name))
+        return unsettled
 
     def first_name(self, entity_id: str) -> str:
         """The entity's first name."""

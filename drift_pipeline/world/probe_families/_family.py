@@ -47,6 +47,12 @@ class ProbeFamily:
         careful_reader: Its probes ask what the memory says a value, a date, a yes/no or an
             action is, so the evaluation's careful reader reads them (and judges an LLM
             reader's answers the same way); ``judge`` then serves only families that opt out.
+        asks_current: The subtypes whose answer is a slot's current value (``None``: every
+            subtype). Their probes are not drawn for a slot that is unsettled at the checkpoint:
+            the subject has mentioned a preference for it that has not yet become ground truth
+            (a soft signal short of its k-th mention). The transcript then states a value the
+            ground truth does not hold yet, so a memory that kept the mention would be marked
+            wrong for remembering it.
     """
 
     name: str
@@ -60,12 +66,19 @@ class ProbeFamily:
     judge_prompt: str = "judge_answer"
     compares_with_amnesiac: bool = False
     careful_reader: bool = False
+    asks_current: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("a probe family needs a name (its probe_type)")
         if not self.subtypes or len(set(self.subtypes)) != len(self.subtypes):
             raise ValueError(f"probe family {self.name!r}: subtypes must be non-empty and unique")
+        unknown_current = sorted((self.asks_current or frozenset()) - set(self.subtypes))
+        if unknown_current:
+            raise ValueError(
+                f"probe family {self.name!r}: asks_current names undeclared subtypes "
+                f"{unknown_current}; declared: {', '.join(self.subtypes)}"
+            )
         for metric, subtypes in self.feeds.items():
             unknown = sorted(set(subtypes or ()) - set(self.subtypes))
             if unknown:
@@ -73,6 +86,10 @@ class ProbeFamily:
                     f"probe family {self.name!r}: metric {metric!r} names undeclared subtypes "
                     f"{unknown}; declared: {', '.join(self.subtypes)}"
                 )
+
+    def asks_current_value(self, subtype: str) -> bool:
+        """Whether a probe of ``subtype`` asks a slot's current value (see ``asks_current``)."""
+        return self.asks_current is None or subtype in self.asks_current
 
     def feeds_metric(self, metric: str, subtype: str) -> bool:
         """Whether a probe of ``subtype`` enters ``metric``."""

@@ -203,5 +203,7 @@ RECALL = ProbeFamily(
     reader_prompt="reader",
     judge_prompt="judge_answer",
     careful_reader=True,
+    # A date or a never-said decoy does not depend on which value holds now.
+    asks_current=frozenset({"fact", "relationship"}),
 )
 """The recall family."""
