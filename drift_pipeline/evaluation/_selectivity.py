@@ -7,7 +7,10 @@ preference, a job someone might apply for some day). A session counts as *kept* 
 values occurs, word-bounded, in the memory's snapshot at the first checkpoint after it
 (:func:`content_kept`). A signal session whose value no longer holds at that checkpoint is not
 scored (a memory that let the value go did right), nor is a noise session without decoys, nor a
-session after the last checkpoint (no snapshot follows it).
+session after the last checkpoint (no snapshot follows it), nor a session whose values a later
+session says again before that checkpoint: the value in memory could then come from the later
+session, so it would credit a memory that forgets (a buffer of recent lines keeps a signal value
+that noise keeps mentioning) with keeping this one.
 """
 
 from __future__ import annotations
@@ -164,17 +167,19 @@ def _session_marks(
         for name in ("value", "previous_value"):
             if row[name]:
                 held.setdefault(int(row["replicate"]), set()).add(str(row[name]))
-    noise_text: dict[tuple[int, int], list[str]] = {}
-    noise = {(int(r["replicate"]), int(r["session_index"])) for r in events if r["tier"] == "noise"}
+    turns: dict[tuple[int, int], list[str]] = {}
     for replicate, index, content in zip(
         transcripts.column("replicate").to_pylist(),
         transcripts.column("session_index").to_pylist(),
         transcripts.column("content").to_pylist(),
         strict=True,
     ):
-        where = (int(replicate), int(index))
-        if where in noise:
-            noise_text.setdefault(where, []).append(str(content))
+        turns.setdefault((int(replicate), int(index)), []).append(str(content))
+    # Each session's normalised text, its runs and the phrases already looked for in it.
+    texts: dict[tuple[int, int], tuple[str, frozenset[str], dict[str, bool]]] = {}
+    for where, lines in turns.items():
+        text = normalise(" ".join(lines))
+        texts[where] = (text, _runs(text), {})
     out: dict[str, list[object]] = {name: [] for name in _MARKS_SCHEMA.names}
     for row in events:
         replicate, index, tier = int(row["replicate"]), int(row["session_index"]), row["tier"]
@@ -191,8 +196,7 @@ def _session_marks(
                 continue  # superseded before the checkpoint: letting it go is right
             phrases = pool.get(value, (value,))
         elif tier == "noise":
-            text = normalise(" ".join(noise_text.get((replicate, index), [])))
-            runs = _runs(text)
+            text, runs, _ = texts.get((replicate, index), ("", frozenset(), {}))
             known = held.get(replicate, set())
             phrases = tuple(
                 spelling
@@ -200,7 +204,7 @@ def _session_marks(
                 if value not in known and _found(text, runs, spellings)
                 for spelling in spellings
             )
-        if not phrases:
+        if not phrases or _said_again(texts, replicate, index, checkpoint, phrases):
             continue
         for name, item in (
             ("replicate", replicate),
@@ -210,6 +214,21 @@ def _session_marks(
         ):
             out[name].append(item)
     return pa.Table.from_pydict(out, schema=_MARKS_SCHEMA)
+
+
+def _said_again(
+    texts: dict[tuple[int, int], tuple[str, frozenset[str], dict[str, bool]]],
+    replicate: int,
+    index: int,
+    checkpoint: int,
+    phrases: tuple[str, ...],
+) -> bool:
+    """Whether a session after ``index`` and before ``checkpoint`` says one of ``phrases``."""
+    for later in range(index + 1, checkpoint):
+        said = texts.get((replicate, later))
+        if said is not None and _found(said[0], said[1], phrases, said[2]):
+            return True
+    return False
 
 
 def content_kept(snapshots: pa.Table, marks: pa.Table) -> pa.Table:

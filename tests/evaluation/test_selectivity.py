@@ -42,7 +42,7 @@ FACTS = [
 ]
 
 
-def _world() -> pa.Table:
+def _world(turns: list[tuple[int, str]] = TURNS) -> pa.Table:
     events = pa.Table.from_pylist(
         [
             dict(
@@ -57,7 +57,7 @@ def _world() -> pa.Table:
         ]
     )
     transcripts = pa.Table.from_pylist(
-        [{"replicate": 0, "session_index": i, "content": text} for i, text in TURNS]
+        [{"replicate": 0, "session_index": i, "content": text} for i, text in turns]
     )
     truth = pa.Table.from_pylist(
         [
@@ -79,6 +79,22 @@ def test_marks_name_each_sessions_values_and_leave_out_superseded_signal() -> No
     assert marks[0]["phrases"] == ["Lisbon"]
     assert "Globex Logistics" in marks[1]["phrases"] and marks[1]["tier"] == "noise"
     assert "Northwind" in marks[3]["phrases"]
+
+
+def test_a_session_whose_values_a_later_session_says_again_is_not_scored() -> None:
+    # Lisbon said again in noise (session 1) and Globex again in session 2, both before the
+    # checkpoint: a memory could hold either from the later session alone, so keeping it says
+    # nothing about sessions 0 and 1. Northwind, said only in session 3, is still scored.
+    turns = [
+        *TURNS,
+        (1, "My sister says Lisbon is overrated."),
+        (2, "Globex Logistics rang my cousin again."),
+    ]
+    marks = {row["session_index"]: row for row in _world(turns).to_pylist()}
+    assert sorted(marks) == [3]
+    # Said again only by the session itself (two turns of one session): still scored.
+    again = [*TURNS, (0, "Lisbon is home now.")]
+    assert sorted(row["session_index"] for row in _world(again).to_pylist()) == [0, 1, 3]
 
 
 def _snapshots(final: str) -> pa.Table:
