@@ -59,8 +59,11 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   column in ``snapshots`` (:func:`~._selectivity.content_kept`: a signal session's value, a
   noise session's decoy values, in the memory's snapshot at the next checkpoint; null = not
   scored) a session is *stored* when it is true; without one, when ``storage_delta_tokens >
-  epsilon_tokens``. Reported parts ``noise_tnr``, ``signal_fnr`` and, apart,
-  ``soft_store_rate``. n = scored sessions.
+  epsilon_tokens``. With content the two rates are taken within age bands (sessions to the
+  scoring checkpoint: 0-1, 2-5, 6-13, ...; a band needs both tiers) and the band figures
+  averaged weighted by scored sessions, so keeping only what is recent is not selectivity.
+  Reported parts ``noise_tnr``, ``signal_fnr`` (plain rates over all scored sessions) and,
+  apart, ``soft_store_rate``. n = scored sessions.
 - ``revision_accuracy`` (t): harmonic mean of ``update_correctness`` and
   ``deprecation_correctness`` over the probes whose family feeds it (``fact_update``,
   ``preference_reversal``; update correctness alone where no probe names an old value; 0 when
@@ -543,10 +546,12 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         # From content: a session's values in the memory after it (null: not scored).
         kept, marked = _opt_num(snaps, CONTENT_KEPT)
         stored = kept > 0
+        band = _age_bands(snaps, s_rep_raw, s_index)
     else:
         # Tables without the world's session marks: storage growth stands in.
         stored = delta > cfg.epsilon_tokens
         marked = np.ones(delta.shape, dtype=bool)
+        band = np.zeros(delta.shape, dtype=np.float64)
     write_ms = _num(snaps, "write_ms", "snapshots")
     storage = _num(snaps, "storage_tokens", "snapshots")
     n_sessions = np.bincount(s_rep, minlength=n_rep).astype(np.float64)
@@ -559,6 +564,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "signal_stored": f((tier == "signal") & marked & stored),
         "soft": f((tier == "soft") & marked),
         "soft_stored": f((tier == "soft") & marked & stored),
+        "band": band,
         "write_tokens": _num(snaps, "write_tokens", "snapshots"),
         "delta": delta,
         "write_ms": write_ms,
@@ -793,6 +799,51 @@ def _revision(update: FloatArray, deprecation: FloatArray) -> FloatArray:
     return np.where(np.isnan(deprecation), update, _harmonic(update, deprecation))
 
 
+def _age_bands(snaps: pa.Table, replicate: IntArray, session_index: IntArray) -> FloatArray:
+    """Each session's age band at the checkpoint that scores it; -1 after the last checkpoint.
+
+    The age is the number of sessions between it and the first checkpoint snapshot at or after
+    it; band k holds ages 2^k - 2 to 2^(k+1) - 3 (0-1; 2-5; 6-13; 14-29; ...).
+    """
+    flags, valid = _raw(snaps, "checkpoint")
+    at_checkpoint = np.asarray(valid, dtype=bool) & np.asarray(flags, dtype=bool)
+    band = np.full(session_index.shape, -1.0)
+    for rep in np.unique(replicate):
+        rows = np.flatnonzero(replicate == rep)
+        stops = np.sort(session_index[rows[at_checkpoint[rows]]])
+        position = np.searchsorted(stops, session_index[rows], side="left")
+        scored = position < stops.size
+        age = stops[np.minimum(position, max(stops.size - 1, 0))] - session_index[rows]
+        band[rows[scored]] = np.floor(np.log2(age[scored] + 2.0))
+    return band
+
+
+def _banded_selectivity(u: _Units, ws: FloatArray, m: FloatArray) -> FloatArray:
+    """Selectivity computed within age bands, then averaged weighted by scored sessions.
+
+    Scored signal sessions sit nearer their checkpoint than scored noise sessions (a signal
+    superseded before the checkpoint, or said again, is not scored), so over all sessions a
+    memory that keeps only what is recent keeps more signal than noise without telling them
+    apart. Within a band of like ages it keeps both alike; a band needs both tiers to count.
+    """
+    groups = u.session_groups
+    band = u.s["band"]
+    num = np.zeros((ws.shape[0], groups.n_groups))
+    den = np.zeros_like(num)
+    for value in np.unique(band[band >= 0]):
+        inside = (band == value).astype(np.float64)
+        noise = group_sums(ws, u.s["noise"] * inside, groups)
+        signal = group_sums(ws, u.s["signal"] * inside, groups)
+        part = (
+            ratio(group_sums(ws, u.s["noise_kept_out"] * inside, groups), noise)
+            + ratio(group_sums(ws, u.s["signal_stored"] * inside, groups), signal)
+        ) / 2.0
+        weight = np.where(np.isfinite(part), noise + signal, 0.0)
+        num += weight * np.where(np.isfinite(part), part, 0.0)
+        den += weight
+    return replicate_mean(ratio(num, den), m)
+
+
 def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizon: str) -> _Figures:
     m = rs.replicates
     wp, ws, wq = rs.units
@@ -821,7 +872,7 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     tnr = session_metric("noise_kept_out", "noise")
     tpr = session_metric("signal_stored", "signal")
     soft = session_metric("soft_stored", "soft")
-    selectivity = (tnr + tpr) / 2.0
+    selectivity = _banded_selectivity(u, ws, m)
     put("selectivity", selectivity)
 
     upd, upd_t = probe_metric("upd_ok", "upd")

@@ -164,8 +164,10 @@ def test_content_not_storage_growth_decides() -> None:
     assert noisy == (0.0, 0.0, 1.0)
     # Two summaries of the same size no longer score alike.
     assert selective[0] != noisy[0]
-    half = _selectivity("Lives in Lisbon.")
-    assert half[0] == pytest.approx(0.75)
+    # Sessions are compared within age bands: Lisbon (3 sessions before the checkpoint) with the
+    # noise (2 before); Northwind, right before it, has no noise of its age to be compared with.
+    assert _selectivity("Works at Northwind Traders.")[0] == pytest.approx(0.5)
+    assert _selectivity("Lives in Lisbon.")[0] == pytest.approx(1.0)
 
 
 def test_a_value_inside_a_longer_word_is_not_kept() -> None:
@@ -244,3 +246,71 @@ def test_marks_are_kept_per_content_and_recomputed_when_it_changes() -> None:
     assert 1 not in changed.column("session_index").to_pylist()
     uncached = _selectivity._session_marks(events, quiet, truth, _selectivity._pools(profiles))
     assert changed.equals(uncached)
+
+
+def _cell_from_kept(kept_from: int) -> tuple[float, float, float]:
+    """Selectivity parts of a memory that holds exactly the sessions from ``kept_from`` on.
+
+    Twenty sessions, one checkpoint after the last: noise at the even sessions, signal at the
+    odd ones from 11 (signal sits nearer the checkpoint, as superseded and repeated signal is
+    not scored).
+    """
+    rows: list[dict[str, Any]] = []
+    for index in range(20):
+        tier = "noise" if index % 2 == 0 else "signal" if index >= 11 else "soft"
+        rows.append(
+            {
+                "replicate": 0,
+                "session_index": index,
+                "tier": tier,
+                "write_tokens": 0,
+                "storage_tokens": 10,
+                "storage_delta_tokens": 0,
+                "write_ms": 1.0,
+                "checkpoint": index == 19,
+                "snapshot": None,
+                "error": None,
+                "content_kept": None if tier == "soft" else index >= kept_from,
+            }
+        )
+    answers = pa.Table.from_pylist(
+        [
+            {
+                "replicate": 0,
+                "checkpoint": 20,
+                "probe_id": "p1",
+                "probe_type": "recall",
+                "subtype": "fact",
+                "correct": True,
+            }
+        ]
+    )
+    retrievals = pa.Table.from_pylist(
+        [
+            {
+                "replicate": 0,
+                "checkpoint": 20,
+                "probe_id": "p1",
+                "read_ms": 1.0,
+                "read_tokens": 10,
+                "llm_read_tokens": 0,
+            }
+        ]
+    )
+    arm = ArmData(answers, pa.Table.from_pylist(rows), retrievals)
+    amnesiac = answers.set_column(5, "correct", pa.array([False]))
+    cell = compute_cell(arm, amnesiac, arm, "short")
+    return tuple(  # type: ignore[return-value]
+        cell.get(name).value for name in ("selectivity", "noise_tnr", "signal_fnr")
+    )
+
+
+def test_keeping_only_what_is_recent_is_not_selectivity() -> None:
+    everything = _cell_from_kept(0)
+    recent = _cell_from_kept(12)
+    assert everything[0] == pytest.approx(0.5)
+    # Over all sessions the recent-only memory keeps 4/5 signal and drops 6/10 noise (0.70);
+    # within bands of like age it keeps both alike, up to the spread inside a band.
+    assert recent[1:] == (pytest.approx(0.6), pytest.approx(0.2))
+    assert recent[0] == pytest.approx((2 * 0.5 + 4 * 0.5 + 6 * 0.625) / 12)
+    assert _cell_from_kept(20)[0] == pytest.approx(0.5)  # keeps nothing
