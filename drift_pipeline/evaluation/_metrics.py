@@ -92,7 +92,9 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   every probe metric (a count; its interval is its value; n = probes).
 - ``ttft_measured``: share of retrievals whose reader TTFT was measured (1 with an LLM reader, 0
   when TTFRT is modelled; its interval is its value; n = retrievals).
-- ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions).
+- ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions). A
+  Selectivity, Revision or Action figure measured on fewer than ``MIN_COMPONENT_UNITS`` units
+  stays out of DRIFT-C (and of the amnesiac's DRIFT-C behind Lift), the weights renormalising.
 - ``drift_c_lift``: DRIFT-C minus the amnesiac's DRIFT-C on the same probes and draw (its MVOT
   0, Selectivity 0.5, its own Revision Accuracy and Action Alignment). n = probes.
 
@@ -155,6 +157,13 @@ READER_BASE_TTFT_MS: Final = 25.0
 Kept small on purpose: TTFRT measures what memory adds to a response, and an amnesiac reader
 (empty context, no read) then meets the 200 ms target with room to spare."""
 
+MIN_COMPONENT_UNITS: Final = 10
+"""Fewest probes (sessions for Selectivity) a Revision, Action or Selectivity figure needs to
+enter DRIFT-C. On fewer its 95% interval spans most of [0, 1] (four revision probes: [0, 1]),
+so with a fifth of the weight it would swing the composite by a tenth either way on luck; the
+figure is still reported with its n. Every arm of a cell answers the same probes, so the cell's
+arms leave out the same components."""
+
 EPSILON_TOKENS: Final = 8
 Q_RATE: Final = 1.0
 PERCENTILES: Final = (50.0, 95.0, 99.0)
@@ -215,6 +224,8 @@ class MetricConfig:
         n_boot: Bootstrap draws (0 gives zero-width intervals).
         seed: Bootstrap seed; fixed so the output is deterministic.
         level: Interval coverage.
+        min_component_units: Fewest units a Selectivity, Revision or Action figure needs to
+            enter DRIFT-C (see ``MIN_COMPONENT_UNITS``).
 
     """
 
@@ -225,10 +236,11 @@ class MetricConfig:
     n_boot: int = 1000
     seed: int = 0
     level: float = 0.95
+    min_component_units: int = MIN_COMPONENT_UNITS
 
     def __post_init__(self) -> None:
-        if self.n_boot < 0 or self.seed < 0:
-            raise ValueError("n_boot and seed must be >= 0")
+        if self.n_boot < 0 or self.seed < 0 or self.min_component_units < 0:
+            raise ValueError("n_boot, seed and min_component_units must be >= 0")
         if not 0.0 < self.level < 1.0:
             raise ValueError("level must be in (0, 1)")
         if self.q_rate < 0 or self.prefill_ms_per_token < 0 or self.reader_base_ttft_ms < 0:
@@ -901,20 +913,29 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     dialectic_p = weighted_percentiles(u.q["dialectic_ms"], wq, PERCENTILES)
     lps = latency_profile_score(read_p[:, -1], ttfrt_p[:, -1])
     put("lps", lps)
-    composite = drift_c(horizon, mvot, selectivity, revision, action)
+
+    def enough(figure: FloatArray, *units: str, table: Mapping[str, FloatArray]) -> FloatArray:
+        if sum(float(table[name].sum()) for name in units) >= cfg.min_component_units:
+            return figure
+        return np.full_like(figure, np.nan)
+
+    selectivity_c = enough(selectivity, "noise", "signal", table=u.s)
+    revision_c = enough(revision, "upd", table=u.p)
+    action_c = enough(action, "action", table=u.p)
+    composite = drift_c(horizon, mvot, selectivity_c, revision_c, action_c)
     put("drift_c", composite)
     # The amnesiac on the same draw: MVOT 0 by definition, Selectivity 0.5 (it keeps no signal
     # session and stores no noise), its own Revision Accuracy and Action Alignment.
     amn_upd, _ = probe_metric("amn_upd_ok", "amn_upd")
     amn_dep, _ = probe_metric("amn_dep_ok", "amn_dep")
     amn_action, _ = probe_metric("amn_action_value", "amn_action")
-    amn_revision = np.where(np.isfinite(revision), _revision(amn_upd, amn_dep), np.nan)
-    amn_action = np.where(np.isfinite(action), amn_action, np.nan)
+    amn_revision = np.where(np.isfinite(revision_c), _revision(amn_upd, amn_dep), np.nan)
+    amn_action = np.where(np.isfinite(action_c), amn_action, np.nan)
     # The same components are defined for both, so the weights renormalise alike.
     baseline = drift_c(
         horizon,
         np.where(np.isfinite(mvot), 0.0, np.nan),
-        np.where(np.isfinite(selectivity), 0.5, np.nan),
+        np.where(np.isfinite(selectivity_c), 0.5, np.nan),
         amn_revision,
         amn_action,
     )

@@ -12,8 +12,10 @@ import pyarrow as pa
 import pytest
 
 from drift_pipeline.evaluation._bootstrap import METRIC_ROWS_SCHEMA, MetricRow
+from drift_pipeline.evaluation._composites import DRIFT_C_WEIGHTS
 from drift_pipeline.evaluation._metrics import (
     METRICS,
+    MIN_COMPONENT_UNITS,
     ArmData,
     CellMetrics,
     MetricConfig,
@@ -110,7 +112,9 @@ LLM_READ = {0: [2] * 7, 1: [0, 0, 0, 0, 0, 0, 14]}
 REFERENCE = ReferenceFigures(
     replicates=(0, 1), storage_per_session=(10.5, 23.5), token_cost=(84.0, 160.0), mvot=(0.5, 0.25)
 )
-FAST = MetricConfig(n_boot=200)
+# The fixture's world is tiny (a handful of revision and action probes): every component enters
+# DRIFT-C here, so the composite's formula is tested on it.
+FAST = MetricConfig(n_boot=200, min_component_units=0)
 
 
 def answers(
@@ -314,6 +318,38 @@ def test_composites(cell: CellMetrics) -> None:
     tes = value(cell, "tes")
     assert tes is not None
     assert value(cell, "drift_e") == pytest.approx(0.55 * tes + 0.45 * 0.8)
+
+
+def test_components_measured_on_too_few_units_stay_out_of_drift_c() -> None:
+    # Default threshold: the fixture's Selectivity, Revision and Action rest on fewer than
+    # MIN_COMPONENT_UNITS sessions or probes, so DRIFT-C renormalises over MVOT alone.
+    default = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", MetricConfig(n_boot=200))
+    assert MIN_COMPONENT_UNITS == 10
+    assert value(default, "drift_c") == pytest.approx(7 / 24)
+    assert value(default, "drift_c_lift") == pytest.approx(7 / 24)  # the amnesiac's MVOT is 0
+    # Still reported on their own.
+    assert value(default, "revision_accuracy") == pytest.approx(2 / 3)
+    assert value(default, "action_alignment") == pytest.approx(0.75)
+    # Each threshold admits exactly the components measured on at least that many units.
+    rows = {r.metric: r for r in default.rows if r.checkpoint is None}
+    weights = dict(
+        zip(
+            ("mvot", "selectivity", "revision_accuracy", "action_alignment"),
+            DRIFT_C_WEIGHTS["short"],
+            strict=True,
+        )
+    )
+    for threshold in sorted({rows[name].n for name in weights if name != "mvot"}):
+        cell = compute_cell(
+            arm(),
+            answers(AMNESIAC),
+            REFERENCE,
+            "short",
+            MetricConfig(n_boot=0, min_component_units=threshold),
+        )
+        taken = [n for n in weights if n == "mvot" or rows[n].n >= threshold]
+        expected = sum(weights[n] * rows[n].value for n in taken) / sum(weights[n] for n in taken)
+        assert value(cell, "drift_c") == pytest.approx(expected), threshold
 
 
 def test_every_metric_has_an_overall_row(cell: CellMetrics) -> None:
