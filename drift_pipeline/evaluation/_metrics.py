@@ -823,9 +823,11 @@ def _age_bands(snaps: pa.Table, replicate: IntArray, session_index: IntArray) ->
     for rep in np.unique(replicate):
         rows = np.flatnonzero(replicate == rep)
         stops = np.sort(session_index[rows[at_checkpoint[rows]]])
+        if stops.size == 0:
+            continue  # no checkpoint snapshot: nothing of this replicate is scored
         position = np.searchsorted(stops, session_index[rows], side="left")
         scored = position < stops.size
-        age = stops[np.minimum(position, max(stops.size - 1, 0))] - session_index[rows]
+        age = stops[np.minimum(position, stops.size - 1)] - session_index[rows]
         band[rows[scored]] = np.floor(np.log2(age[scored] + 2.0))
     return band
 
@@ -914,14 +916,15 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     lps = latency_profile_score(read_p[:, -1], ttfrt_p[:, -1])
     put("lps", lps)
 
-    def enough(figure: FloatArray, *units: str, table: Mapping[str, FloatArray]) -> FloatArray:
-        if sum(float(table[name].sum()) for name in units) >= cfg.min_component_units:
+    def enough(figure: FloatArray, units: FloatArray) -> FloatArray:
+        """The figure for DRIFT-C, or undefined when it rests on too few units."""
+        if float(units.sum()) >= cfg.min_component_units:
             return figure
         return np.full_like(figure, np.nan)
 
-    selectivity_c = enough(selectivity, "noise", "signal", table=u.s)
-    revision_c = enough(revision, "upd", table=u.p)
-    action_c = enough(action, "action", table=u.p)
+    selectivity_c = enough(selectivity, u.s["noise"] + u.s["signal"])
+    revision_c = enough(revision, u.p["upd"])
+    action_c = enough(action, u.p["action"])
     composite = drift_c(horizon, mvot, selectivity_c, revision_c, action_c)
     put("drift_c", composite)
     # The amnesiac on the same draw: MVOT 0 by definition, Selectivity 0.5 (it keeps no signal

@@ -117,13 +117,13 @@ def _snapshots(final: str) -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
-def _selectivity(final: str) -> tuple[float | None, float | None, float | None]:
-    snaps = content_kept(_snapshots(final), _world())
+def _parts(snapshots: pa.Table, checkpoint: int) -> tuple[float | None, float | None, float | None]:
+    """Selectivity, noise TNR and signal FNR of an arm with these snapshots and one probe."""
     answers = pa.Table.from_pylist(
         [
             {
                 "replicate": 0,
-                "checkpoint": 4,
+                "checkpoint": checkpoint,
                 "probe_id": "p1",
                 "probe_type": "recall",
                 "subtype": "fact",
@@ -135,7 +135,7 @@ def _selectivity(final: str) -> tuple[float | None, float | None, float | None]:
         [
             {
                 "replicate": 0,
-                "checkpoint": 4,
+                "checkpoint": checkpoint,
                 "probe_id": "p1",
                 "read_ms": 1.0,
                 "read_tokens": 10,
@@ -143,12 +143,16 @@ def _selectivity(final: str) -> tuple[float | None, float | None, float | None]:
             }
         ]
     )
-    arm = ArmData(answers, snaps, retrievals)
+    arm = ArmData(answers, snapshots, retrievals)
     amnesiac = answers.set_column(5, "correct", pa.array([False]))
     cell = compute_cell(arm, amnesiac, arm, "short")
     return tuple(  # type: ignore[return-value]
         cell.get(name).value for name in ("selectivity", "noise_tnr", "signal_fnr")
     )
+
+
+def _selectivity(final: str) -> tuple[float | None, float | None, float | None]:
+    return _parts(content_kept(_snapshots(final), _world()), 4)
 
 
 def test_content_not_storage_growth_decides() -> None:
@@ -273,36 +277,7 @@ def _cell_from_kept(kept_from: int) -> tuple[float, float, float]:
                 "content_kept": None if tier == "soft" else index >= kept_from,
             }
         )
-    answers = pa.Table.from_pylist(
-        [
-            {
-                "replicate": 0,
-                "checkpoint": 20,
-                "probe_id": "p1",
-                "probe_type": "recall",
-                "subtype": "fact",
-                "correct": True,
-            }
-        ]
-    )
-    retrievals = pa.Table.from_pylist(
-        [
-            {
-                "replicate": 0,
-                "checkpoint": 20,
-                "probe_id": "p1",
-                "read_ms": 1.0,
-                "read_tokens": 10,
-                "llm_read_tokens": 0,
-            }
-        ]
-    )
-    arm = ArmData(answers, pa.Table.from_pylist(rows), retrievals)
-    amnesiac = answers.set_column(5, "correct", pa.array([False]))
-    cell = compute_cell(arm, amnesiac, arm, "short")
-    return tuple(  # type: ignore[return-value]
-        cell.get(name).value for name in ("selectivity", "noise_tnr", "signal_fnr")
-    )
+    return _parts(pa.Table.from_pylist(rows), 20)  # type: ignore[return-value]
 
 
 def test_keeping_only_what_is_recent_is_not_selectivity() -> None:
@@ -314,3 +289,23 @@ def test_keeping_only_what_is_recent_is_not_selectivity() -> None:
     assert recent[1:] == (pytest.approx(0.6), pytest.approx(0.2))
     assert recent[0] == pytest.approx((2 * 0.5 + 4 * 0.5 + 6 * 0.625) / 12)
     assert _cell_from_kept(20)[0] == pytest.approx(0.5)  # keeps nothing
+
+
+def test_a_replicate_without_a_checkpoint_snapshot_scores_no_session() -> None:
+    rows = [
+        {
+            "replicate": 0,
+            "session_index": index,
+            "tier": "noise" if index % 2 == 0 else "signal",
+            "write_tokens": 0,
+            "storage_tokens": 10,
+            "storage_delta_tokens": 0,
+            "write_ms": 1.0,
+            "checkpoint": False,
+            "snapshot": None,
+            "error": None,
+            "content_kept": True,
+        }
+        for index in range(4)
+    ]
+    assert _parts(pa.Table.from_pylist(rows), 4)[0] is None

@@ -548,6 +548,8 @@ _ASKS_PLACE = re.compile(
     r"\b(?:live|lives|living|based|city|town|country|moved|move|home|reside\w*)\b", re.I
 )
 _FORMER_HEAD = re.compile(r"\b(?:former|previous|prior|old|ex|past|earlier|formerly)\b")
+
+
 @lru_cache(maxsize=1024)
 def _asks_place(question: str) -> bool:
     """Whether the question asks where the subject lives (read once per question)."""
