@@ -81,5 +81,5 @@ CANARY = ProbeFamily(
 
 def register_canary(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register :data:`CANARY` for one test (the registry is restored afterwards)."""
-    monkeypatch.setattr(_registry, "_TARGETS", dict(_registry._TARGETS))
+    monkeypatch.setattr(_registry, "_FAMILIES", _registry._FAMILIES.copy())
     register_probe_family("canary", f"{__name__}:CANARY")

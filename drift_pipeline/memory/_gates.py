@@ -10,12 +10,13 @@ loop asks the strategy and knows no variant by name.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar, overload
+
+from drift_pipeline._lazy import Registry, RegistryError, is_target, resolve_target
 
 from ._protocol import Message
 
@@ -36,9 +37,7 @@ __all__ = [
 GATE_ENTRY_POINT_GROUP = "drift_pipeline.gates"
 """The entry-point group through which installed packages register gate variants."""
 
-_KIND = re.compile(r"^[a-z][a-z0-9_]*$")
 _SIZE_NAME = re.compile(r"^[A-Z]$")
-_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _S = TypeVar("_S", bound="type[GateStrategy]")
 
 
@@ -165,14 +164,12 @@ class GateRegistration:
     max_digits: int = 6
 
     def __post_init__(self) -> None:
-        if not _KIND.match(self.kind):
-            raise ValueError(f"gate kind {self.kind!r} is invalid: use lower-case [a-z][a-z0-9_]*")
+        _GATES.check_name(self.kind)
         if self.size_name is not None and not _SIZE_NAME.match(self.size_name):
-            raise ValueError(f"gate {self.kind!r}: size_name must be one capital letter")
-        if isinstance(self.target, str) and not _TARGET.match(self.target):
-            raise ValueError(
-                f"gate {self.kind!r}: target {self.target!r} is malformed: "
-                "expected 'package.module:ClassName'"
+            raise RegistryError(f"gate {self.kind!r}: size_name must be one capital letter")
+        if isinstance(self.target, str) and not is_target(self.target):
+            raise RegistryError(
+                f"gate {self.kind!r}: {self.target!r} is not 'package.module:Name'"
             )
 
     @property
@@ -184,26 +181,25 @@ class GateRegistration:
         """Build the strategy for one gate of this kind, importing it if needed.
 
         Raises:
-            ValueError: The target cannot be imported or is not a ``GateStrategy``.
+            RegistryError: The target cannot be imported or is not a ``GateStrategy``.
         """
-        target = self.target
+        target: object = self.target
         if isinstance(target, str):
-            module_name, _, attr = target.partition(":")
-            try:
-                target = getattr(importlib.import_module(module_name), attr)
-            except (ImportError, AttributeError) as error:
-                raise ValueError(
-                    f"gate {self.kind!r}: cannot import {self.target!r} ({error})"
-                ) from None
+            target = resolve_target(target, f"gate {self.kind!r}")
         if not (isinstance(target, type) and issubclass(target, GateStrategy)):
-            raise ValueError(f"gate {self.kind!r}: {self.target!r} is not a GateStrategy")
+            raise RegistryError(f"gate {self.kind!r}: {self.target!r} is not a GateStrategy")
         return target(size)
 
 
-_GATES: dict[str, GateRegistration] = {}
-# Installed packages' gate variants are read on the first look-up of a kind not registered in
-# code (so runs of the built-in gates never scan the installed distributions).
-_DISCOVERED = False
+def _registration(kind: str, value: object) -> GateRegistration:
+    if not isinstance(value, GateRegistration):
+        raise TypeError(f"{value!r:.60} is not a GateRegistration")
+    if value.kind != kind:
+        raise TypeError(f"the registration it names is of kind {value.kind!r}")
+    return value
+
+
+_GATES: Registry[GateRegistration] = Registry("gate", GATE_ENTRY_POINT_GROUP, _registration)
 
 
 @overload
@@ -247,14 +243,12 @@ def register_gate(
         registration.
 
     Raises:
-        ValueError: A malformed kind or target, or a kind already registered to something else.
+        RegistryError: A malformed kind or target, or a kind already registered to something
+            else.
     """
 
     def add(registration: GateRegistration) -> GateRegistration:
-        existing = _GATES.get(registration.kind)
-        if existing is not None and existing != registration:
-            raise ValueError(f"gate kind {registration.kind!r} is already registered")
-        _GATES[registration.kind] = registration
+        _GATES.register(registration.kind, registration)
         return registration
 
     def decorate(cls: _S) -> _S:
@@ -270,49 +264,16 @@ def register_gate(
 
 def gate_kinds() -> list[str]:
     """The registered gate kinds, in registration order (the built-ins first, installed last)."""
-    _discover()
-    return list(_GATES)
+    return _GATES.names()
 
 
 def gate_registration(kind: str) -> GateRegistration | None:
     """The registration of ``kind`` (registered in code or by an installed package), or ``None``.
 
     Raises:
-        ValueError: An installed package's gate entry point is broken (one line naming it).
+        RegistryError: An installed package's gate entry point is broken (one line naming it).
     """
-    registration = _GATES.get(kind)
-    if registration is None:
-        _discover()
-        registration = _GATES.get(kind)
-    return registration
-
-
-def _discover() -> None:
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    # Imported here, not at the top: it is slow to import, and the sandbox launcher of every
-    # memory worker imports this module without ever looking up a gate.
-    import importlib.metadata
-
-    for entry_point in importlib.metadata.entry_points(group=GATE_ENTRY_POINT_GROUP):
-        dist = f" of {entry_point.dist.name}" if entry_point.dist is not None else ""
-        where = f"entry point {entry_point.name} = {entry_point.value}{dist}"
-        where = f"{where} ({GATE_ENTRY_POINT_GROUP})"
-        try:
-            registration = entry_point.load()
-        except Exception as error:  # any import-time failure of a third-party module: one line
-            message = " ".join(str(error).split()) or type(error).__name__
-            raise ValueError(f"{where}: cannot load it ({message})") from None
-        if not isinstance(registration, GateRegistration):
-            raise ValueError(f"{where}: it is not a GateRegistration")
-        if registration.kind != entry_point.name:
-            raise ValueError(f"{where}: the registration it names is of kind {registration.kind!r}")
-        existing = _GATES.get(registration.kind)
-        if existing is not None and existing != registration:
-            raise ValueError(f"{where}: gate kind {registration.kind!r} is already registered")
-        _GATES[registration.kind] = registration
-    _DISCOVERED = True
+    return _GATES.get(kind) if kind in _GATES else None
 
 
 def parse_gate(text: str) -> tuple[str, int]:
@@ -337,15 +298,15 @@ def parse_gate(text: str) -> tuple[str, int]:
 
 def gate_text(kind: str, size: int) -> str:
     """A gate written as it parses: ``hard``, ``soft:3``."""
-    registration = _GATES.get(kind)
+    registration = _GATES.get(kind) if _GATES.holds(kind) else None
     sized = registration.size_name is not None if registration is not None else size != 0
     return f"{kind}:{size}" if sized else kind
 
 
 def _not_one_of(text: str) -> ValueError:
-    _discover()
-    forms = ", ".join(registration.form for registration in _GATES.values())
-    sizes = list(dict.fromkeys(r.size_name for r in _GATES.values() if r.size_name is not None))
+    registrations = [_GATES.get(kind) for kind in _GATES.names()]
+    forms = ", ".join(registration.form for registration in registrations)
+    sizes = list(dict.fromkeys(r.size_name for r in registrations if r.size_name is not None))
     bounds = f" ({', '.join(sizes)} > 0)" if sizes else ""
     return ValueError(f"gate {text!r} is not one of: {forms}{bounds}")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import parse_qsl
 
-from drift_pipeline._lazy import LazyRegistry, callable_entry
+from drift_pipeline._lazy import Registry, RegistryError, callable_entry
 from drift_pipeline.scenario import ScenarioError, scenario_files
 
 from ._base import SourceError, WorldSource
@@ -51,11 +51,18 @@ _PREFIX = re.compile(r"^(?P<prefix>[a-z][a-z0-9_]+):(?P<path>.+)$")
 SCENARIO_PREFIX = "scenario"
 
 
-def _loader(value: object) -> SourceLoader:
-    return cast(SourceLoader, callable_entry(value))
+def _loader(name: str, value: object) -> SourceLoader:
+    return cast(SourceLoader, callable_entry(name, value))
 
 
-_SOURCES: LazyRegistry[SourceLoader] = LazyRegistry("source", SOURCE_GROUP, _loader)
+# One-letter prefixes are left to drive letters.
+_SOURCES: Registry[SourceLoader] = Registry(
+    "source",
+    SOURCE_GROUP,
+    _loader,
+    name_pattern=re.compile(r"[a-z][a-z0-9_]+"),
+    name_rule="lower-case [a-z][a-z0-9_]+",
+)
 _SOURCES.register(SCENARIO_PREFIX, "drift_pipeline.sources._registry:open_scenarios")
 # Built-in importers of published datasets: imported only when their prefix is first used.
 _SOURCES.register("locomo", "drift_pipeline.sources.replays.locomo:open_locomo")
@@ -72,10 +79,9 @@ def register_source(prefix: str, loader: str | SourceLoader) -> None:
             a source with that prefix is first opened).
 
     Raises:
-        ValueError: The prefix is malformed or taken by another importer.
+        RegistryError: The prefix or import path is malformed, or the prefix is taken by
+            another importer.
     """
-    if not re.fullmatch(r"[a-z][a-z0-9_]+", prefix):
-        raise ValueError(f"source prefix {prefix!r} is invalid: use lower-case [a-z][a-z0-9_]+")
     _SOURCES.register(prefix, loader)
 
 
@@ -86,7 +92,7 @@ def unregister_source(prefix: str) -> None:
 
 def source_prefixes() -> list[str]:
     """Every registered prefix, installed importers included, sorted."""
-    return _SOURCES.names()
+    return sorted(_SOURCES.names())
 
 
 def open_scenarios(path: str) -> list[WorldSource]:
@@ -170,7 +176,7 @@ def open_source(text: str) -> list[WorldSource]:
         raise SourceError(f"source {text!r}: no such file or folder {path}")
     try:
         loader = _SOURCES.get(prefix)
-    except (LookupError, TypeError) as error:
+    except RegistryError as error:
         raise SourceError(str(error)) from None
     try:
         opened = loader(path, **options) if options else loader(path)

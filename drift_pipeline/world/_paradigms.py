@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, cast
 
-from drift_pipeline._lazy import LazyRegistry, callable_entry
+from drift_pipeline._lazy import Registry, callable_entry
 
 if TYPE_CHECKING:
     from drift_pipeline.scenario import HorizonName, ScenarioSpec
@@ -63,11 +63,11 @@ class ParadigmGenerator(Protocol):
         ...
 
 
-def _generator(value: object) -> ParadigmGenerator:
-    return cast(ParadigmGenerator, callable_entry(value))
+def _generator(name: str, value: object) -> ParadigmGenerator:
+    return cast(ParadigmGenerator, callable_entry(name, value))
 
 
-_PARADIGMS: LazyRegistry[ParadigmGenerator] = LazyRegistry("paradigm", PARADIGM_GROUP, _generator)
+_PARADIGMS: Registry[ParadigmGenerator] = Registry("paradigm", PARADIGM_GROUP, _generator)
 _PARADIGMS.register("user_assistant", "drift_pipeline.world._generate:generate_user_assistant")
 
 
@@ -80,7 +80,8 @@ def register_paradigm(name: str, generator: str | ParadigmGenerator) -> None:
             when a world of that paradigm is first generated).
 
     Raises:
-        ValueError: Another generator is registered under ``name``.
+        RegistryError: The name or import path is malformed, or another generator is
+            registered under ``name``.
     """
     _PARADIGMS.register(name, generator)
 
@@ -92,15 +93,15 @@ def unregister_paradigm(name: str) -> None:
 
 def paradigm_names() -> list[str]:
     """The paradigms that have a generator, sorted."""
-    return _PARADIGMS.names()
+    return sorted(_PARADIGMS.names())
 
 
 def paradigm_generator(name: str) -> ParadigmGenerator | None:
     """The generator of paradigm ``name``, imported on first use; ``None`` if none is registered.
 
     Raises:
-        LookupError: The registered import path cannot be resolved (one line).
-        TypeError: It does not name a function.
+        RegistryError: The registered import path cannot be resolved, or does not name a
+            function (one line).
     """
     if name not in _PARADIGMS:
         return None

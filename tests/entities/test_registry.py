@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import get_args
 
@@ -93,7 +94,8 @@ def test_unknown_event_weights_are_rejected_with_the_allowed_names():
 
 
 def test_lookups_name_what_is_allowed():
-    with pytest.raises(KeyError, match="allowed: assistant_agent, coding_agent, human, tool_agent"):
+    registered = "registered: human, assistant_agent, coding_agent, tool_agent"
+    with pytest.raises(KeyError, match=registered):
         get_entity_type("robot")
     with pytest.raises(KeyError):
         get_entity_type("human").slot("shoe_size")
@@ -103,9 +105,13 @@ def test_lookups_name_what_is_allowed():
         get_entity_type("human").slot("city").value("Atlantis")
 
 
-def test_a_type_registers_once():
-    with pytest.raises(ValueError, match="already registered"):
-        register_entity_type(get_entity_type("human"))
+def test_a_name_registers_one_type():
+    human = get_entity_type("human")
+    assert register_entity_type(human) is human  # the same type again is harmless
+    other = dataclasses.replace(human, description="someone else")
+    with pytest.raises(ValueError, match="entity type 'human' is already registered to"):
+        register_entity_type(other)
+    assert get_entity_type("human") is human
 
 
 def test_event_types_must_name_known_slots():

@@ -185,7 +185,7 @@ ODD = dataclasses.replace(CANARY, name="odd", judge_prompt="judge_consistency")
 def test_a_judge_question_the_llm_judge_does_not_ask_is_refused_by_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_registry, "_TARGETS", dict(_registry._TARGETS))
+    monkeypatch.setattr(_registry, "_FAMILIES", _registry._FAMILIES.copy())
     register_probe_family("odd", f"{__name__}:ODD")
     judge = LLMJudge(LLMClient(LLMConfig("http://127.0.0.1:9/v1", "m"), None))
     with pytest.raises(ValueError, match="probe family 'odd' asks for judge prompt"):

@@ -82,7 +82,7 @@ def test_each_family_is_read_with_its_declared_prompt(monkeypatch: pytest.Monkey
     # The built-in families (and the example) share one prompt: the pin names that file.
     assert reader.pin()["prompt"] == "evaluation/prompts/reader.md"
     assert reader.pin()["prompt_sha256"] == load_prompt("reader").sha256
-    monkeypatch.setattr(_registry, "_TARGETS", dict(_registry._TARGETS))
+    monkeypatch.setattr(_registry, "_FAMILIES", _registry._FAMILIES.copy())
     register_probe_family("other", f"{__name__}:OTHER_PROMPT")
     both = LLMReader(client)
     assert both.pin()["prompts"] == [

@@ -70,7 +70,7 @@ class Tally(ReaderBuffer):
 @pytest.fixture
 def first_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """``first:N`` registered in a private copy of the registry."""
-    monkeypatch.setattr(_gates, "_GATES", dict(_gates._GATES))
+    monkeypatch.setattr(_gates, "_GATES", _gates._GATES.copy())
     register_gate("first", FirstMessages, size_name="N", max_digits=2)
 
 

@@ -81,7 +81,7 @@ def test_only_the_families_a_checkpoint_asks_for_are_generated(replicate: WorldR
 def test_a_family_must_generate_its_own_type_and_declared_subtypes(
     family: str, problem: str, replicate: WorldReplicate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_registry, "_TARGETS", dict(_registry._TARGETS))
+    monkeypatch.setattr(_registry, "_FAMILIES", _registry._FAMILIES.copy())
     register_probe_family("bad", f"{__name__}:{family}")
     with pytest.raises(ValueError, match=problem):
         _builder(replicate).checkpoint(ResolvedCheckpoint(10, ("bad",)), 0)

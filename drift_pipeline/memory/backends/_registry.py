@@ -12,14 +12,12 @@ runs by its import path.
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
 import inspect
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
+from drift_pipeline._lazy import Registry, RegistryError, describe_target, is_target, resolve_target
 from drift_pipeline.memory._protocol import MemoryBackend
 
 from ._needs import BackendNeeds
@@ -50,13 +48,11 @@ DefaultsHook = Callable[["WorldSource"], Mapping[str, Any]]
 """Constructor options a backend takes from the world source, where the run's config gives none."""
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_IMPORT_SPEC = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
 _REQUIRED_METHODS = ("store", "retrieve", "token_counts", "snapshot")
 _ASYNC_METHODS = ("store", "retrieve")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BackendRegistration:
     """One backend by name: where its class is, and what running it takes.
 
@@ -77,26 +73,34 @@ class BackendRegistration:
     defaults: DefaultsHook | str | None = None
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(
-                f"backend name {self.name!r} is invalid: use lower-case [a-z][a-z0-9_]*"
+        _BACKENDS.check_name(self.name)
+        if isinstance(self.target, str) and not is_target(self.target):
+            raise RegistryError(
+                f"backend {self.name!r}: {self.target!r} is not 'package.module:Name'"
             )
-        if isinstance(self.target, str) and not _IMPORT_SPEC.match(self.target):
-            raise ValueError(
-                f"backend {self.name!r}: target {self.target!r} is malformed: "
-                "expected 'package.module:ClassName'"
-            )
+
+    def _identity(self) -> tuple[Any, ...]:
+        # A class registered by object and by its import path is the same registration.
+        return (self.name, self.target_path, self.default_arm, self.needs, self.defaults)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BackendRegistration):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     @property
     def target_path(self) -> str:
         """The target as ``package.module:Class``, whether given as a string or an object."""
-        return self.target if isinstance(self.target, str) else _describe(self.target)
+        return describe_target(self.target)
 
     def factory(self) -> BackendFactory:
         """The class or factory, imported now if the target is a string.
 
         Raises:
-            ValueError: One line when its module or attribute cannot be found.
+            RegistryError: One line when its module or attribute cannot be found.
         """
         if not isinstance(self.target, str):
             return self.target
@@ -127,11 +131,18 @@ class BackendRegistration:
         return dict(hook(source))
 
 
-_REGISTRY: dict[str, BackendRegistration] = {}
-# Entry points of installed packages, read on the first look-up of a name not registered in code
-# (so built-in runs never scan the installed distributions), and those loaded so far.
-_ENTRY_POINTS: dict[str, importlib.metadata.EntryPoint] | None = None
-_LOADED: dict[str, BackendRegistration] = {}
+def _registration(name: str, value: object) -> BackendRegistration:
+    """An entry as the registry holds it: a registration, or one built around a bare class."""
+    if isinstance(value, BackendRegistration):
+        if value.name != name:
+            raise TypeError(f"the registration it names is called {value.name!r}")
+        return value
+    if callable(value):
+        return BackendRegistration(name, value)
+    raise TypeError("it is neither a backend class or factory nor a BackendRegistration")
+
+
+_BACKENDS: Registry[BackendRegistration] = Registry("backend", ENTRY_POINT_GROUP, _registration)
 
 
 @overload
@@ -193,12 +204,12 @@ def register_backend(
         registration.
 
     Raises:
-        ValueError: The name or import path is malformed, or the name is taken by another backend.
+        RegistryError: The name or import path is malformed, or the name is taken by another
+            backend.
 
     """
     declared = needs if needs is not None else BackendNeeds()
-    if not _NAME.match(name):
-        raise ValueError(f"backend name {name!r} is invalid: use lower-case [a-z][a-z0-9_]*")
+    _BACKENDS.check_name(name)
 
     def decorate(target: _F) -> _F:
         _add(BackendRegistration(name, target, default_arm, declared, defaults))
@@ -212,27 +223,13 @@ def register_backend(
 
 
 def _add(registration: BackendRegistration) -> BackendRegistration:
-    existing = _REGISTRY.get(registration.name)
-    if existing is not None and _identity(existing) != _identity(registration):
-        raise ValueError(
-            f"backend name {registration.name!r} is already registered to {existing.target_path}"
-        )
-    _REGISTRY[registration.name] = registration
+    _BACKENDS.register(registration.name, registration)
     return registration
-
-
-def _identity(registration: BackendRegistration) -> tuple[Any, ...]:
-    return (
-        registration.target_path,
-        registration.default_arm,
-        registration.needs,
-        registration.defaults,
-    )
 
 
 def backend_names() -> list[str]:
     """Return every backend name known here, sorted: registered ones and installed ones."""
-    return sorted({*_REGISTRY, *_entry_points()})
+    return sorted(_BACKENDS.names())
 
 
 def default_backend_names() -> list[str]:
@@ -241,7 +238,7 @@ def default_backend_names() -> list[str]:
     Only registrations made in code can be default arms: installing a package never adds arms to
     every run (and so never changes a leaderboard by itself); its backends run when named.
     """
-    return sorted(name for name, registration in _REGISTRY.items() if registration.default_arm)
+    return sorted(n for n in _BACKENDS.registered_names() if _BACKENDS.get(n).default_arm)
 
 
 def backend_registration(name: str) -> BackendRegistration:
@@ -250,37 +247,34 @@ def backend_registration(name: str) -> BackendRegistration:
     An installed package's entry point is loaded here (in this process), the first time.
 
     Raises:
-        ValueError: No backend has that name (the message lists the known ones), or its entry
-            point cannot be loaded.
+        RegistryError: No backend has that name (the message lists the known ones), or its
+            entry point cannot be loaded.
 
     """
     registration = _find(name)
     if registration is None:
-        known = ", ".join(backend_names()) or "none"
-        raise ValueError(
-            f"unknown backend {name!r}: known backends are {known}, "
-            "or give an import path 'package.module:ClassName'"
-        )
+        raise _BACKENDS.unknown(name, " (or give an import path 'package.module:ClassName')")
     return registration
 
 
 def _find(name: str) -> BackendRegistration | None:
-    registration = _REGISTRY.get(name) or _LOADED.get(name)
-    if registration is not None:
-        return registration
-    entry_point = _entry_points().get(name)
-    if entry_point is None:
+    if name not in _BACKENDS:
         return None
-    _LOADED[name] = _load_entry_point(entry_point)
-    return _LOADED[name]
+    registration = _BACKENDS.get(name)
+    if registration.default_arm and _BACKENDS.origin(name) is not None:
+        raise RegistryError(
+            f"{_BACKENDS.what(name)}: an installed backend runs when named; set default_arm=False"
+        )
+    return registration
 
 
 def get_backend_factory(name: str) -> BackendFactory:
     """Return the class (or factory) registered under ``name``, importing it if needed.
 
     Raises:
-        ValueError: No backend has that name (the message lists the known ones), a package it
-            declares is missing (the message names what to install), or it cannot be imported.
+        ValueError: A package it declares is missing (the message names what to install).
+        RegistryError: No backend has that name (the message lists the known ones), or it
+            cannot be imported.
 
     """
     registration = backend_registration(name)
@@ -357,7 +351,7 @@ def load_backend(spec: str, options: Mapping[str, object] | None = None) -> Memo
     kwargs = dict(options or {})
     if ":" in spec:
         factory = _import_factory(spec)
-    elif _NAME.match(spec):
+    elif _BACKENDS.name_is_valid(spec):
         registration = backend_registration(spec)
         registration.needs_for(kwargs).check(spec)
         factory = registration.factory()
@@ -383,82 +377,19 @@ def load_backend(spec: str, options: Mapping[str, object] | None = None) -> Memo
     return backend
 
 
-# --- installed packages ------------------------------------------------------------------------
-
-
-def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    """The group's entry points by name, read once; a clash is one line naming both sides."""
-    global _ENTRY_POINTS
-    if _ENTRY_POINTS is not None:
-        return _ENTRY_POINTS
-    found: dict[str, importlib.metadata.EntryPoint] = {}
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        where = _where(entry_point)
-        if not _NAME.match(entry_point.name):
-            raise ValueError(f"{where}: the name is invalid: use lower-case [a-z][a-z0-9_]*")
-        taken = _REGISTRY.get(entry_point.name)
-        if taken is not None:
-            raise ValueError(f"{where}: the name is already registered to {taken.target_path}")
-        other = found.get(entry_point.name)
-        if other is not None and other.value != entry_point.value:
-            raise ValueError(f"{where}: the name is also claimed by {_where(other)}")
-        found[entry_point.name] = entry_point
-    _ENTRY_POINTS = found
-    return found
-
-
-def _load_entry_point(entry_point: importlib.metadata.EntryPoint) -> BackendRegistration:
-    where = _where(entry_point)
-    try:
-        value = entry_point.load()
-    except Exception as error:  # any import-time failure of a third-party module: one line
-        raise ValueError(f"{where}: cannot load it ({_one_line(error)})") from None
-    if isinstance(value, BackendRegistration):
-        if value.name != entry_point.name:
-            raise ValueError(f"{where}: the registration it names is called {value.name!r}")
-        if value.default_arm:
-            raise ValueError(
-                f"{where}: an installed backend runs when named; set default_arm=False"
-            )
-        return value
-    if callable(value):
-        return BackendRegistration(entry_point.name, value)
-    raise ValueError(f"{where}: it is neither a backend class or factory nor a BackendRegistration")
-
-
-def _where(entry_point: importlib.metadata.EntryPoint) -> str:
-    dist = entry_point.dist
-    package = f" of {dist.name}" if dist is not None else ""
-    return f"entry point {entry_point.name} = {entry_point.value}{package} ({ENTRY_POINT_GROUP})"
-
-
 # --- import paths ------------------------------------------------------------------------------
 
 
 def _import_factory(spec: str) -> Callable[..., Any]:
-    if _IMPORT_SPEC.match(spec) is None:
-        raise ValueError(f"backend spec {spec!r} is malformed: expected 'package.module:ClassName'")
-    return _import_attribute(spec, f"backend spec {spec!r}")
+    return _import_attribute(spec, f"backend {spec!r}")
 
 
 def _import_attribute(path: str, what: str) -> Callable[..., Any]:
     """Import ``module:attr`` and return it if it is callable; errors start with ``what``."""
-    match = _IMPORT_SPEC.match(path)
-    if match is None:
-        raise ValueError(f"{what}: {path!r} is malformed: expected 'package.module:Name'")
-    module_name, attr = match.group("module"), match.group("attr")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ValueError(
-            f"{what}: cannot import module {module_name!r} ({_one_line(error)})"
-        ) from None
-    factory = getattr(module, attr, None)
-    if factory is None:
-        raise ValueError(f"{what}: module {module_name!r} has no attribute {attr!r}")
+    factory = resolve_target(path, what)
     if not callable(factory):
-        raise ValueError(f"{what}: {attr!r} is not a class or factory")
-    return factory  # type: ignore[no-any-return]
+        raise RegistryError(f"{what}: {path!r} is not a class or factory")
+    return cast(Callable[..., Any], factory)
 
 
 def _check_protocol(spec: str, cls: type) -> None:
@@ -474,13 +405,3 @@ def _check_protocol(spec: str, cls: type) -> None:
             f"backend {spec!r}: class {cls.__name__} must define {', '.join(not_async)} "
             "with 'async def'"
         )
-
-
-def _describe(factory: Callable[..., Any]) -> str:
-    module = getattr(factory, "__module__", "?")
-    qualname = getattr(factory, "__qualname__", repr(factory))
-    return f"{module}:{qualname}"
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__

@@ -11,9 +11,9 @@ a family registered later never changes the probes of the families before it.
 
 from __future__ import annotations
 
-import importlib
-from importlib import metadata
 from typing import Final
+
+from drift_pipeline._lazy import Registry
 
 from ._family import ProbeFamily
 
@@ -27,82 +27,48 @@ __all__ = [
 
 ENTRY_POINT_GROUP: Final = "drift_pipeline.probe_families"
 
-_BUILT_IN: Final = (
-    ("recall", "drift_pipeline.world.probe_families.recall:RECALL"),
-    ("action", "drift_pipeline.world.probe_families.action:ACTION"),
-    ("revision", "drift_pipeline.world.probe_families.revision:REVISION"),
-)
 
-_TARGETS: dict[str, str] = dict(_BUILT_IN)
-_LOADED: dict[str, ProbeFamily] = {}  # by target: each is imported once
-_discovered = False
+def _family(name: str, value: object) -> ProbeFamily:
+    if not isinstance(value, ProbeFamily):
+        raise TypeError(f"{value!r:.60} is not a ProbeFamily")
+    if value.name != name:
+        raise TypeError(f"it is not a ProbeFamily named {name!r} (it is named {value.name!r})")
+    return value
+
+
+_FAMILIES: Registry[ProbeFamily] = Registry("probe family", ENTRY_POINT_GROUP, _family)
+_FAMILIES.register("recall", "drift_pipeline.world.probe_families.recall:RECALL")
+_FAMILIES.register("action", "drift_pipeline.world.probe_families.action:ACTION")
+_FAMILIES.register("revision", "drift_pipeline.world.probe_families.revision:REVISION")
 
 
 def register_probe_family(name: str, target: str) -> None:
     """Register the family ``name`` as a lazy ``"package.module:NAME"`` target.
 
+    It comes after every family registered so far, installed ones included (so it never
+    changes their probes).
+
     Raises:
-        ValueError: If ``target`` is not ``module:attribute`` or ``name`` is taken.
+        RegistryError: If ``name`` or ``target`` is malformed, or ``name`` is taken.
     """
-    _discover()
-    _add(name, target, "register_probe_family")
-
-
-def _add(name: str, target: str, where: str) -> None:
-    module, _, attribute = target.partition(":")
-    if not module or not attribute:
-        raise ValueError(f"{where}: probe family target {target!r} must be 'package.module:NAME'")
-    if name in _TARGETS:
-        raise ValueError(f"{where}: probe family {name!r} is already registered")
-    _TARGETS[name] = target
-
-
-def _discover() -> None:
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    found = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-    for entry in found:
-        _add(entry.name, entry.value, f"entry point {entry.name!r} of {ENTRY_POINT_GROUP}")
+    _FAMILIES.discover()
+    _FAMILIES.register(name, target)
 
 
 def probe_family_names() -> tuple[str, ...]:
     """Every registered family's name, in registration (= generation) order."""
-    _discover()
-    return tuple(_TARGETS)
+    return tuple(_FAMILIES.names())
 
 
 def get_probe_family(name: str) -> ProbeFamily:
     """The registered family ``name``, imported on first use.
 
     Raises:
-        KeyError: With the registered names, if ``name`` is not registered.
-        ImportError: Naming the family, if its module cannot be imported.
-        TypeError: If its target is not a :class:`ProbeFamily` of that name.
+        RegistryError: One line: ``name`` is not registered (a ``KeyError`` listing the
+            registered names), its module cannot be imported, or its target is not a
+            :class:`ProbeFamily` of that name.
     """
-    _discover()
-    target = _TARGETS.get(name)
-    if target is None:
-        known = ", ".join(_TARGETS)
-        raise KeyError(f"unknown probe family {name!r}; registered: {known}")
-    family = _LOADED.get(target)
-    if family is None:
-        module, _, attribute = target.partition(":")
-        try:
-            imported = importlib.import_module(module)
-        except ImportError as error:
-            raise ImportError(f"probe family {name!r}: cannot import {module} ({error})") from error
-        loaded = getattr(imported, attribute, None)
-        if not isinstance(loaded, ProbeFamily):
-            raise TypeError(f"probe family {name!r}: {target} is not a ProbeFamily: {loaded!r}")
-        family = _LOADED[target] = loaded
-    if family.name != name:
-        raise TypeError(
-            f"probe family {name!r}: {target} is not a ProbeFamily named {name!r} "
-            f"(it is named {family.name!r})"
-        )
-    return family
+    return _FAMILIES.get(name)
 
 
 def probe_families() -> tuple[ProbeFamily, ...]:

@@ -80,10 +80,8 @@ Install = Callable[..., str]
 @pytest.fixture
 def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install]:
     """Make ``install({name: value})`` a distribution of this test; returns its module name."""
-    monkeypatch.setattr(_registry, "_ENTRY_POINTS", None)
-    monkeypatch.setattr(_registry, "_LOADED", {})
-    monkeypatch.setattr(_gates, "_GATES", dict(_gates._GATES))
-    monkeypatch.setattr(_gates, "_DISCOVERED", False)
+    monkeypatch.setattr(_registry, "_BACKENDS", _registry._BACKENDS.copy())
+    monkeypatch.setattr(_gates, "_GATES", _gates._GATES.copy())
     prefix = f"ep{abs(hash(tmp_path)) % 10**8}"
     module = f"{prefix}_adapter"
 
@@ -136,8 +134,12 @@ def test_a_registration_object_brings_its_defaults(install: Install, tmp_path: P
         ("bad", "{module}:MISNAMED", "the registration it names is called"),
         ("default", "{module}:DEFAULT", "an installed backend runs when named; set default_arm"),
         ("bad", "{module}:NOT_A_BACKEND", "neither a backend class or factory nor a Backend"),
-        ("bad", "{module}:Missing", "cannot load it"),
-        ("bad", "no_such_module_xyz:Backend", "cannot load it (No module named 'no_such_module"),
+        ("bad", "{module}:Missing", "has no attribute 'Missing'"),
+        (
+            "bad",
+            "no_such_module_xyz:Backend",
+            "cannot import module 'no_such_module_xyz' (No module named 'no_such_module",
+        ),
     ],
 )
 def test_a_bad_entry_point_is_one_line_naming_it(
@@ -159,7 +161,7 @@ def test_an_entry_point_cannot_take_a_registered_name(install: Install):
         backend_names()
     message = str(caught.value)
     assert "entry point bm25 = " in message
-    assert "already registered to drift_pipeline.memory.backends.bm25:BM25Backend" in message
+    assert "already registered by code to drift_pipeline.memory.backends.bm25:BM25Backend" in message
 
 
 def test_an_invalid_entry_point_name_is_refused(install: Install):
@@ -169,7 +171,7 @@ def test_an_invalid_entry_point_name_is_refused(install: Install):
 
 
 def test_built_in_look_ups_never_read_entry_points(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(_registry, "_ENTRY_POINTS", None)
+    monkeypatch.setattr(_registry, "_BACKENDS", _registry._BACKENDS.copy())
 
     def refuse(**_: object) -> object:
         raise AssertionError("entry points were read")
@@ -195,8 +197,11 @@ def test_an_installed_gate_variant_parses_by_its_kind(install: Install):
     ("value", "expected"),
     [
         ("{module}:MISKINDED", "the registration it names is of kind"),
-        ("{module}:Forgetful", "it is not a GateRegistration"),
-        ("no_such_module_xyz:GATE", "cannot load it (No module named 'no_such_module_xyz')"),
+        ("{module}:Forgetful", "Forgetful'> is not a GateRegistration"),
+        (
+            "no_such_module_xyz:GATE",
+            "cannot import module 'no_such_module_xyz' (No module named 'no_such_module_xyz')",
+        ),
     ],
 )
 def test_a_bad_gate_entry_point_is_one_line_naming_it(install: Install, value: str, expected: str):
@@ -209,7 +214,7 @@ def test_a_bad_gate_entry_point_is_one_line_naming_it(install: Install, value: s
 
 
 def test_built_in_gates_never_read_entry_points(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(_gates, "_DISCOVERED", False)
+    monkeypatch.setattr(_gates, "_GATES", _gates._GATES.copy())
 
     def refuse(**_: object) -> object:
         raise AssertionError("entry points were read")

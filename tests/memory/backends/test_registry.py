@@ -117,9 +117,14 @@ def test_unknown_name_lists_the_known_ones() -> None:
     assert "package.module:ClassName" in message
 
 
-@pytest.mark.parametrize("spec", ["", "Bad Name", "a:b:c", ":Cls", "module:", "pkg.mod:1x"])
-def test_malformed_specs_are_refused(spec: str) -> None:
+@pytest.mark.parametrize("spec", ["", "Bad Name"])
+def test_malformed_names_are_refused(spec: str) -> None:
     assert "malformed" in _one_line_error(spec)
+
+
+@pytest.mark.parametrize("spec", ["a:b:c", ":Cls", "module:", "pkg.mod:1x"])
+def test_malformed_import_paths_are_refused(spec: str) -> None:
+    assert _one_line_error(spec) == f"backend {spec!r}: {spec!r} is not 'package.module:Name'"
 
 
 def test_missing_module_is_named() -> None:
@@ -156,7 +161,7 @@ def test_bad_option_value_is_a_value_error() -> None:
 
 def test_register_is_idempotent_and_guards_names(monkeypatch: pytest.MonkeyPatch) -> None:
     # A private copy: registrations made here must not leak into other tests' backend lists.
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    monkeypatch.setattr(_registry, "_BACKENDS", _registry._BACKENDS.copy())
     assert register_backend("good_test_backend", GoodBackend) is GoodBackend
     assert register_backend("good_test_backend")(GoodBackend) is GoodBackend
     assert get_backend_factory("good_test_backend") is GoodBackend
