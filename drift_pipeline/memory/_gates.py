@@ -168,9 +168,7 @@ class GateRegistration:
         if self.size_name is not None and not _SIZE_NAME.match(self.size_name):
             raise RegistryError(f"gate {self.kind!r}: size_name must be one capital letter")
         if isinstance(self.target, str) and not is_target(self.target):
-            raise RegistryError(
-                f"gate {self.kind!r}: {self.target!r} is not 'package.module:Name'"
-            )
+            raise RegistryError(f"gate {self.kind!r}: {self.target!r} is not 'package.module:Name'")
 
     @property
     def form(self) -> str:

@@ -161,7 +161,8 @@ def test_an_entry_point_cannot_take_a_registered_name(install: Install):
         backend_names()
     message = str(caught.value)
     assert "entry point bm25 = " in message
-    assert "already registered by code to drift_pipeline.memory.backends.bm25:BM25Backend" in message
+    held = "already registered by code to drift_pipeline.memory.backends.bm25:BM25Backend"
+    assert held in message
 
 
 def test_an_invalid_entry_point_name_is_refused(install: Install):

@@ -224,7 +224,7 @@ def test_an_llm_backend_passes_the_key_once_next_to_its_own_variables():
 
 @pytest.mark.usefixtures("registry")
 def test_registrations_guard_names_targets_and_clashes():
-    with pytest.raises(ValueError, match="'not a path' is not 'package.module:Name'"):
+    with pytest.raises(ValueError, match=r"'not a path' is not 'package\.module:Name'"):
         register_backend("bad_target", "not a path")
     with pytest.raises(ValueError, match=r"already registered to drift_pipeline\.memory\.backends"):
         register_backend("bm25", GOOD)
