@@ -119,16 +119,19 @@ def is_target(text: str) -> bool:
 
 def describe_target(target: object) -> str:
     """A target as messages show it: an import path, or a record's or object's own path."""
+    return _path_of(target) or repr(target)
+
+
+def _path_of(target: object) -> str | None:
+    """The import path a target is, or that a record's target or a class or function has."""
     if isinstance(target, str):
         return target
     inner = getattr(target, "target", None)
     if inner is not None and inner is not target:
-        return describe_target(inner)
+        return _path_of(inner)
     module = getattr(target, "__module__", None)
     qualname = getattr(target, "__qualname__", None)
-    if module and qualname:
-        return f"{module}:{qualname}"
-    return repr(target)
+    return f"{module}:{qualname}" if module and qualname else None
 
 
 @dataclass(frozen=True)
@@ -205,10 +208,7 @@ class Registry(Generic[T]):
         """The line saying ``name`` is taken, and by what."""
         existing = self._entries[name]
         where = f" by {existing.origin}" if existing.origin else ""
-        return (
-            f"{self.kind} {name!r} is already registered{where} to "
-            f"{describe_target(existing.target)}"
-        )
+        return f"{self.kind} {name!r} is already registered{where}{_to(existing.target)}"
 
     def unregister(self, name: str) -> None:
         """Forget ``name`` (missing is fine); an installed entry of that name is not read again."""
@@ -339,12 +339,18 @@ class Registry(Generic[T]):
                     continue  # read before, or the same path registered in code
                 holder = existing.origin or "code"
                 raise RegistryError(
-                    f"{where}: {self.kind} {point.name!r} is already registered by {holder} "
-                    f"to {describe_target(existing.target)}"
+                    f"{where}: {self.kind} {point.name!r} is already registered by {holder}"
+                    f"{_to(existing.target)}"
                 )
             self._entries[point.name] = _Entry(point.value, where)
             added.append(point.name)
         return added
+
+
+def _to(target: object) -> str:
+    """`` to <path>`` naming what holds a name, or nothing for an object that has no path."""
+    path = _path_of(target)
+    return f" to {path}" if path else ""
 
 
 def callable_entry(name: str, value: object) -> Callable[..., object]:

@@ -55,18 +55,22 @@ from ._judge_check import (
 )
 from ._judge_llm import JUDGE_PROMPTS, JudgeItem, Judgement, LLMJudge, RuleJudge, parse_judge_reply
 from ._metric_inputs import CellInputs, MetricUnit, UnitRate
-from ._metric_specs import (
-    GEOMETRIC_FLOOR,
+from ._metric_registry import (
     METRIC_ENTRY_POINT_GROUP,
-    Direction,
-    MetricCompute,
-    MetricSpec,
-    MetricView,
     discover_metrics,
     metric_spec,
     metric_specs,
     register_metric,
     unregister_metric,
+)
+from ._metric_specs import (
+    GEOMETRIC_FLOOR,
+    VIEW_SECTIONS,
+    Direction,
+    MetricCompute,
+    MetricSection,
+    MetricSpec,
+    MetricView,
 )
 from ._metrics import (
     EPSILON_TOKENS,
@@ -112,6 +116,7 @@ __all__ = [
     "READER_BASE_TTFT_MS",
     "READER_COLUMNS",
     "RETRACTION_MARKERS",
+    "VIEW_SECTIONS",
     "ArmData",
     "CellInputs",
     "CellMetrics",
@@ -129,6 +134,7 @@ __all__ = [
     "MetricCompute",
     "MetricConfig",
     "MetricRow",
+    "MetricSection",
     "MetricSpec",
     "MetricUnit",
     "MetricView",

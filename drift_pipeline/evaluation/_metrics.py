@@ -102,7 +102,7 @@ Errored calls are kept: a crash or timeout is part of a system's cost and behavi
 
 Registered metrics
 ------------------
-After these, every metric registered with a ``compute`` (:mod:`._metric_specs`) gets its rows,
+After these, every metric registered with a ``compute`` (:mod:`._metric_registry`) gets its rows,
 computed from the cell's :class:`~._metric_inputs.CellInputs` as :mod:`._metric_inputs`
 describes. With none registered the rows are exactly the ones above.
 """
@@ -143,7 +143,7 @@ from ._composites import (
     token_efficiency_score,
 )
 from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
-from ._metric_specs import computed_metric_specs
+from ._metric_registry import computed_metric_specs
 from ._probe_masks import metric_masks
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
@@ -170,7 +170,7 @@ PERCENTILES: Final = (50.0, 95.0, 99.0)
 
 METRICS: Final[Mapping[str, str]] = {spec.name: spec.description for spec in BUILTIN_METRICS}
 """The suite's own metrics, in row order, with a one-line description (registered metrics
-follow them; see :func:`~._metric_specs.metric_specs`)."""
+follow them; see :func:`~._metric_registry.metric_specs`)."""
 
 __all__ = [
     "EPSILON_TOKENS",

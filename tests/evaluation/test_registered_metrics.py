@@ -44,7 +44,12 @@ def _session_spec() -> MetricSpec:
         )
 
     return MetricSpec(
-        "noise_stored", "Noise in", "share", "lower", "Noise sessions stored", compute=stored_noise
+        name="noise_stored",
+        label="Noise in",
+        unit="share",
+        direction="lower",
+        description="Noise sessions stored",
+        compute=stored_noise,
     )
 
 
@@ -112,7 +117,12 @@ def test_paired_comparison_includes_registered_metrics() -> None:
 
 def _returning(result: object) -> MetricSpec:
     return MetricSpec(
-        "bad_rate", "Bad", "share", "higher", "Broken on purpose", compute=lambda _: result
+        name="bad_rate",
+        label="Bad",
+        unit="share",
+        direction="higher",
+        description="Broken on purpose",
+        compute=lambda _: result,
     )
 
 

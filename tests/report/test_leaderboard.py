@@ -127,7 +127,7 @@ def test_labels_come_from_the_registry() -> None:
 
 def test_a_suite_metric_can_leave_or_join_a_view() -> None:
     cells = _cells()
-    moved = replace(spec_of("lps"), headline=None), replace(spec_of("privacy"), headline=9)
+    moved = replace(spec_of("lps"), headline=False), replace(spec_of("privacy"), headline=True)
     with registered(*moved):
         header = _header(render_leaderboard(standings(cells)))
         arms = summary_json(cells, ["fixture-001"])["arms"]

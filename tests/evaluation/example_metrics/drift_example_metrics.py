@@ -13,25 +13,25 @@ import numpy as np
 from drift_pipeline.evaluation import CellInputs, MetricSpec, UnitRate
 
 RECALL_ACCURACY = MetricSpec(
-    "recall_accuracy",
-    "Recall",
-    "share",
-    "higher",
-    "Recall probes answered correctly",
-    headline=8,
-    json=9,
-    compare=10,
-    metadata=16,
+    name="recall_accuracy",
+    label="Recall",
+    unit="share",
+    direction="higher",
+    description="Recall probes answered correctly",
+    headline=True,
+    json=True,
+    compare=True,
+    metadata=True,
     compute="drift_example_metrics:recall_accuracy",
 )
 
 EMPTY_READS = MetricSpec(
-    "empty_reads",
-    "Empty reads",
-    "share",
-    "neutral",
-    "Retrievals that handed the reader an empty context",
-    json=10,
+    name="empty_reads",
+    label="Empty reads",
+    unit="share",
+    direction="neutral",
+    description="Retrievals that handed the reader an empty context",
+    json=True,
     compute="drift_example_metrics:empty_reads",
 )
 
