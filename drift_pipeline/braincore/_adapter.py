@@ -7,7 +7,6 @@ A BrainCore adapter is any object with ``ingest(raw_memories)``,
 from __future__ import annotations
 
 import asyncio
-import importlib
 import importlib.util
 import inspect
 import sys
@@ -15,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast, runtime_checkable
+
+from drift_pipeline._lazy import RegistryError, import_module_named
 
 from ._dataset import BrainCoreError
 
@@ -147,13 +148,9 @@ def _import(spec: str, target: str) -> ModuleType:
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
-        return importlib.import_module(target)
-    except ImportError as error:
-        raise BrainCoreError(f"adapter {spec!r}: cannot import {target} ({error})") from None
-    except Exception as error:
-        raise BrainCoreError(
-            f"adapter {spec!r}: importing it raised {type(error).__name__}: {error}"
-        ) from None
+        return import_module_named(target, f"adapter {spec!r}")
+    except RegistryError as error:
+        raise BrainCoreError(str(error)) from None
 
 
 class DriftBackendAdapter:

@@ -2,8 +2,9 @@
 
 Every table lives at ``<root>/<table>/<key>=<value>/…/part-0.parquet``, whatever the
 root is. :class:`StorageRoot` is the one place that knows how to reach such a root: it reads
-partitions and small text files, tells whether they exist, hands out a staged writer and a
-DuckDB connection that can read ``read_parquet('<root>/<table>/**/*.parquet')``.
+partitions and small text files, tells whether they exist, writes a small file atomically and
+hands out a DuckDB connection that can read ``read_parquet('<root>/<table>/**/*.parquet')``.
+Staged writes of many files (:mod:`._layout`) are built on it.
 
 A local root keeps working exactly as a plain folder did: the same paths, the same bytes, the
 same temp-file-and-rename commits. An S3 root takes its endpoint and credentials from the
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,8 +33,6 @@ from ._schemas import TableDef
 
 if TYPE_CHECKING:
     import duckdb
-
-    from ._layout import StagedWrite
 
 PART_FILE = "part-0.parquet"
 S3_ENDPOINT_ENV = "DRIFT_S3_ENDPOINT_URL"
@@ -275,8 +275,24 @@ class StorageRoot:
 
     def write_text(self, relative: str, text: str) -> Location:
         """Write one small UTF-8 file at once: temp file and rename locally, one PUT on S3."""
-        with self.staged() as writer:
-            final = writer.put_text(relative, text)
+        data = text.encode("utf-8")
+        if self.local_path is None:
+            self.fs.pipe_file(self._fs_path(relative), data)
+            return self.location(relative)
+        final = self.local_path / _relative(relative)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        # Beside its destination, so that the rename is atomic (one filesystem); the name ends
+        # in .tmp, which no reader's glob matches.
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed before the rename
+            dir=final.parent, prefix=f".{final.name}.", suffix=".tmp", delete=False
+        )
+        try:
+            with handle:
+                handle.write(data)
+            os.replace(handle.name, final)
+        except BaseException:
+            Path(handle.name).unlink(missing_ok=True)
+            raise
         return final
 
     def put_file(self, source: Path, relative: str) -> None:
@@ -290,12 +306,6 @@ class StorageRoot:
             return
         with suppress(FileNotFoundError):
             self.fs.rm_file(self._fs_path(relative))
-
-    def staged(self) -> AbstractContextManager[StagedWrite]:
-        """Stage writes under the root; commit on success, discard on any exception."""
-        from ._layout import staged
-
-        return staged(self)
 
     # --- DuckDB -----------------------------------------------------------------------------
 

@@ -171,7 +171,7 @@ def test_a_drift_backend_runs_on_a_braincore_dataset(tmp_path: Path, tiny_datase
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--adapter", "no_such_module_here"], "cannot import no_such_module_here"),
+        (["--adapter", "no_such_module_here"], "cannot import module 'no_such_module_here'"),
         (["--adapter", "json"], "defines 0 adapter classes"),
         (["--backend", "no_such_backend"], "unknown backend 'no_such_backend'"),
         ([], "give exactly one of --adapter"),
