@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
 
 import pyarrow as pa
 
+from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.entities import SlotDef, get_entity_type
 
 from .reader import ReaderProbe
@@ -113,8 +113,7 @@ def _row_key(row: Mapping[str, Any]) -> str | None:
 
 # Every cell of a world judges the same probe rows (and the amnesiac's answers read them once
 # more); building a view expands every value's phrases. Keyed by the whole row.
-_VIEWS_KEPT = 16384
-_views: OrderedDict[str, ReaderProbe] = OrderedDict()
+_views: BoundedCache[str, ReaderProbe] = BoundedCache(16384)
 
 
 def reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
@@ -126,13 +125,7 @@ def reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
     key = _row_key(row)
     if key is None:
         return _build_reader_probe(row)
-    view = _views.get(key)
-    if view is None:
-        view = _build_reader_probe(row)
-        _views[key] = view
-        while len(_views) > _VIEWS_KEPT:
-            _views.popitem(last=False)
-    return view
+    return _views.get_or_build(key, lambda: _build_reader_probe(row))
 
 
 def _build_reader_probe(row: Mapping[str, Any]) -> ReaderProbe:

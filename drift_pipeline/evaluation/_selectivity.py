@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Final
 
 import pyarrow as pa
 
+from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.entities import get_entity_type
 from drift_pipeline.storage import table_fingerprint
 from drift_pipeline.textmatch import normalise, occurs_in
@@ -105,8 +105,7 @@ _EVENT_COLUMNS = [
 _TURN_COLUMNS = ["replicate", "session_index", "content"]
 # Marks of the last few worlds, by the content of what they are computed from: every cell of a
 # world, and every stored arm read back, asks for the same world's marks.
-_MARKS_KEPT = 4
-_marks: OrderedDict[Hashable, pa.Table] = OrderedDict()
+_marks: BoundedCache[Hashable, pa.Table] = BoundedCache(4)
 
 
 def session_marks(
@@ -136,12 +135,9 @@ def session_marks(
         table_fingerprint(ground_truth, _TRUTH_COLUMNS),
         tuple(pool.items()),
     )
-    marks = _marks.get(key)
-    if marks is None:
-        marks = _marks[key] = _session_marks(event_schedules, transcripts, ground_truth, pool)
-        while len(_marks) > _MARKS_KEPT:
-            _marks.popitem(last=False)
-    return marks
+    return _marks.get_or_build(
+        key, lambda: _session_marks(event_schedules, transcripts, ground_truth, pool)
+    )
 
 
 def _session_marks(

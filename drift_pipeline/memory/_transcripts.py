@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.storage import StorageRoot, table_fingerprint
 from drift_pipeline.tokens import count_tokens_batch
 
@@ -19,9 +19,8 @@ from ._protocol import Message
 
 # Transcript token counts of the last few worlds this process ran, by content fingerprint: every
 # arm of a world reads the same transcripts, and counting them is the floor's whole cost.
-_COUNTS_KEPT = 4
 _COUNT_SLICE = 20_000
-_counted: OrderedDict[str, dict[int, npt.NDArray[np.int64]]] = OrderedDict()
+_counted: BoundedCache[str, dict[int, npt.NDArray[np.int64]]] = BoundedCache(4)
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,6 @@ def transcript_tokens(transcripts: pa.Table) -> dict[int, npt.NDArray[np.int64]]
     key = table_fingerprint(transcripts, columns)
     counted = _counted.get(key)
     if counted is not None:
-        _counted.move_to_end(key)
         return counted
     contents = transcripts["content"]
     per_message = np.zeros(len(contents), dtype=np.int64)
@@ -78,10 +76,7 @@ def transcript_tokens(transcripts: pa.Table) -> dict[int, npt.NDArray[np.int64]]
         counted[int(replicate)] = np.bincount(
             sessions[mine], weights=per_message[mine], minlength=int(sessions[mine].max()) + 1
         ).astype(np.int64)
-    _counted[key] = counted
-    while len(_counted) > _COUNTS_KEPT:
-        _counted.popitem(last=False)
-    return counted
+    return _counted.put(key, counted)
 
 
 def replicate_sessions(

@@ -1,0 +1,83 @@
+"""A bounded cache: the last few values a process computed, the least recently used dropped.
+
+For results that are pure functions of a large input (a world's session marks, a text's phrase
+occurrences) where only the last few inputs come back: ``functools.lru_cache`` keys on the call's
+arguments, which here are big tables or texts better fingerprinted once by the caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+__all__ = ["BoundedCache"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """At most ``keep`` values by key; a look-up that hits makes its key the most recent.
+
+    Safe to share between threads: each operation holds the cache's lock, and a value is built
+    outside it (two threads missing the same key may both build it; the first one stored is
+    kept and returned to both).
+
+    Args:
+        keep: How many values to keep (at least 1).
+    """
+
+    def __init__(self, keep: int) -> None:
+        if keep < 1:
+            raise ValueError(f"a bounded cache keeps at least 1 value, not {keep}")
+        self.keep = keep
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        """The value kept under ``key``, or ``None``."""
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> V:
+        """Keep ``value`` under ``key`` (the most recent), dropping the oldest beyond ``keep``."""
+        with self._lock:
+            self._store(key, value)
+            return value
+
+    def get_or_build(self, key: K, build: Callable[[], V]) -> V:
+        """The value under ``key``, built by ``build()`` and kept if there is none yet."""
+        value = self.get(key)
+        if value is not None:
+            return value
+        built = build()
+        with self._lock:
+            value = self._values.get(key)
+            if value is None:
+                value = built
+            self._store(key, value)  # another thread's value, if it stored one meanwhile
+            return value
+
+    def _store(self, key: K, value: V) -> None:
+        self._values[key] = value
+        self._values.move_to_end(key)
+        while len(self._values) > self.keep:
+            self._values.popitem(last=False)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._values
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._values)
+
+    def clear(self) -> None:
+        """Drop every value."""
+        with self._lock:
+            self._values.clear()
