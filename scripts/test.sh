@@ -22,5 +22,7 @@ fi
 source scripts/bootstrap.sh
 .venv/bin/ruff check drift_pipeline tests
 .venv/bin/mypy drift_pipeline
+# The floors and the no-cycles rule of docs/architecture.md ([tool.importlinter] in pyproject.toml).
+.venv/bin/lint-imports --no-logo
 # pytest exits 5 when it collects nothing; that is a failure here, and set -e makes it one.
 exec .venv/bin/pytest "$@"

@@ -1,5 +1,8 @@
 """Scenario specs: pydantic models, YAML loading with one-line errors, JSON Schema export."""
 
+# Horizon names are the world keys' vocabulary (floor 0); scenario files use them.
+from drift_pipeline.keys import HORIZON_NAMES, HorizonName
+
 from ._errors import Problem, ScenarioError
 from ._load import (
     LoadedScenario,
@@ -16,10 +19,8 @@ from ._resolve import (
     topology_for,
 )
 from ._spec import (
-    HORIZON_NAMES,
     PARADIGM_PROBE_TYPES,
     CheckpointSpec,
-    HorizonName,
     Horizons,
     HorizonSpec,
     ScenarioSpec,

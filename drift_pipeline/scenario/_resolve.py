@@ -6,7 +6,9 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._spec import PARADIGM_PROBE_TYPES, HorizonName, ScenarioSpec
+from drift_pipeline.keys import HorizonName
+
+from ._spec import PARADIGM_PROBE_TYPES, ScenarioSpec
 
 
 @dataclass(frozen=True)
