@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from helpers import CODING, HABIT_LOOP, tree_bytes, write_entry_point, write_scenario
 
-from drift_pipeline._lazy import LazyRegistry
+from drift_pipeline._lazy import Registry, RegistryError
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.world import (
     PARADIGM_GROUP,
@@ -26,9 +26,9 @@ from drift_pipeline.world._generate import generate_user_assistant
 
 
 @pytest.fixture
-def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> LazyRegistry[Any]:
+def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Registry[Any]:
     """An empty paradigm registry in place of the real one (entry points read anew)."""
-    fresh: LazyRegistry[Any] = LazyRegistry("paradigm", PARADIGM_GROUP, paradigms_module._generator)
+    fresh: Registry[Any] = Registry("paradigm", PARADIGM_GROUP, paradigms_module._generator)
     monkeypatch.setattr(paradigms_module, "_PARADIGMS", fresh)
     return fresh
 
@@ -63,7 +63,7 @@ def test_a_registered_paradigm_passes_the_paradigm_check(tmp_path: Path) -> None
 
 
 def test_generation_goes_through_the_registered_generator(
-    tmp_path: Path, fresh_registry: LazyRegistry[Any]
+    tmp_path: Path, fresh_registry: Registry[Any]
 ) -> None:
     path = write_scenario(tmp_path / "scenarios", HABIT_LOOP)
     register_paradigm("user_assistant", generate_user_assistant)
@@ -85,7 +85,7 @@ def test_generation_goes_through_the_registered_generator(
 
 
 def test_an_installed_package_registers_a_paradigm_through_the_entry_point_group(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: LazyRegistry[Any]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: Registry[Any]
 ) -> None:
     write_entry_point(
         tmp_path,
@@ -98,7 +98,7 @@ def test_an_installed_package_registers_a_paradigm_through_the_entry_point_group
     assert paradigm_generator("user_assistant") is generate_user_assistant
 
 
-def test_a_target_that_is_not_a_function_is_refused(fresh_registry: LazyRegistry[Any]) -> None:
+def test_a_target_that_is_not_a_function_is_refused(fresh_registry: Registry[Any]) -> None:
     register_paradigm("user_assistant", "drift_pipeline.world._paradigms:PARADIGM_GROUP")
-    with pytest.raises(TypeError, match=r"paradigm 'user_assistant': .* is not callable"):
+    with pytest.raises(RegistryError, match=r"paradigm 'user_assistant': .* is not callable"):
         paradigm_generator("user_assistant")
