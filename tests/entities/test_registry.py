@@ -109,7 +109,7 @@ def test_a_name_registers_one_type():
     human = get_entity_type("human")
     assert register_entity_type(human) is human  # the same type again is harmless
     other = dataclasses.replace(human, description="someone else")
-    with pytest.raises(ValueError, match="entity type 'human' is already registered$"):
+    with pytest.raises(ValueError, match=r"entity type 'human' is already registered$"):
         register_entity_type(other)
     assert get_entity_type("human") is human
 
