@@ -211,7 +211,11 @@ class Registry(Generic[T]):
         return f"{self.kind} {name!r} is already registered{where}{_to(existing.target)}"
 
     def unregister(self, name: str) -> None:
-        """Forget ``name`` (missing is fine); an installed entry of that name is not read again."""
+        """Forget ``name`` (missing is fine).
+
+        An installed entry of that name comes back only if the group is read again
+        (:meth:`discover` with ``again``).
+        """
         self._entries.pop(name, None)
         self._resolved.pop(name, None)
 
