@@ -15,12 +15,23 @@ where the memory loop needs one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Literal, NamedTuple
 
-if TYPE_CHECKING:
-    from drift_pipeline.scenario import HorizonName
+__all__ = [
+    "ARM_SEPARATOR",
+    "CELL_SEPARATOR",
+    "HORIZON_NAMES",
+    "WORLD_SEPARATOR",
+    "CellKey",
+    "HorizonName",
+    "WorldKey",
+]
 
-__all__ = ["ARM_SEPARATOR", "CELL_SEPARATOR", "WORLD_SEPARATOR", "CellKey", "WorldKey"]
+HorizonName = Literal["short", "medium", "long"]
+"""A horizon of a scenario (its own trajectory of sessions)."""
+HORIZON_NAMES: tuple[HorizonName, ...] = ("short", "medium", "long")
+"""Every horizon, shortest first; defined here, below the scenario models, so that parsing a
+key or offering ``--horizon`` choices does not build them."""
 
 WORLD_SEPARATOR = "/"
 """Between source id and horizon in a world key; mirrors the hive folders."""
@@ -77,10 +88,6 @@ class WorldKey(NamedTuple):
         Raises:
             ValueError: Naming the key and the expected form.
         """
-        # Imported here, not at the top: storage imports these keys, and building the scenario
-        # models costs half a second that reading a table should not pay.
-        from drift_pipeline.scenario import HORIZON_NAMES
-
         source_id, sep, horizon = key.rpartition(WORLD_SEPARATOR)
         if (
             not sep

@@ -9,10 +9,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from drift_pipeline.entities import entity_types
 from drift_pipeline.entities._spec_common import EntityId, StrictModel
+from drift_pipeline.keys import HORIZON_NAMES as HORIZON_NAMES
+from drift_pipeline.keys import HorizonName as HorizonName
 
 Paradigm = Literal["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]
-HorizonName = Literal["short", "medium", "long"]
-HORIZON_NAMES: tuple[HorizonName, ...] = ("short", "medium", "long")
 InteractionPattern = Literal["linear", "broadcast", "mesh", "hierarchical", "async"]
 ProbeType = Literal[
     "recall", "action", "revision", "frontier", "consistency", "attribution", "canary", "handoff"
