@@ -12,6 +12,11 @@ from pathlib import Path
 
 import dagster as dg
 
+# Not exported by name: what ``dg.define_asset_job`` returns, the only kind of job declared here.
+from dagster._core.definitions.unresolved_asset_job_definition import (
+    UnresolvedAssetJobDefinition,
+)
+
 
 @cache
 def project_definitions() -> dg.Definitions:
@@ -28,10 +33,10 @@ def project_assets() -> list[dg.AssetsDefinition]:
     return list(found.values())
 
 
-def project_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
+def project_jobs() -> list[UnresolvedAssetJobDefinition]:
     """Every asset job of the project, each once (a sensor's module names its job too)."""
-    found: dict[str, dg.UnresolvedAssetJobDefinition] = {}
+    found: dict[str, UnresolvedAssetJobDefinition] = {}
     for job in project_definitions().jobs or ():
-        if isinstance(job, dg.UnresolvedAssetJobDefinition):
+        if isinstance(job, UnresolvedAssetJobDefinition):
             found.setdefault(job.name, job)
     return list(found.values())
