@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,20 @@ def test_a_reported_status_prints_nothing_more() -> None:
 
     result = CliRunner().invoke(finished, [])
     assert (result.exit_code, result.stdout, result.stderr) == (5, "leaderboard\n", "")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        [sys.executable, "-m", "drift_pipeline"],
+        [sys.executable, "-m", "drift_pipeline.cli"],
+        [str(Path(sys.executable).with_name("drift"))],
+    ],
+    ids=["python -m drift_pipeline", "python -m drift_pipeline.cli", "drift"],
+)
+def test_every_entry_point_runs_the_group(entry: list[str]) -> None:
+    done = subprocess.run(
+        [*entry, "schema"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["title"] == "DRIFT scenario"
