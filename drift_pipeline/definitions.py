@@ -1,26 +1,17 @@
-"""The Dagster code location: composes ``drift_pipeline.defs`` into one ``Definitions``."""
+"""The Dagster code location: every definition declared under ``drift_pipeline/defs/``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
-from drift_pipeline.defs.assets import ALL_ASSETS
-from drift_pipeline.defs.jobs import ALL_JOBS
-from drift_pipeline.defs.partitions import register_at_load
-from drift_pipeline.defs.resources import MemoryLoop, default_catalog, default_storage
-from drift_pipeline.defs.schedules import nightly_leaderboard
-from drift_pipeline.defs.sensors import changed_scenarios, partition_registry, stale_cells
+from drift_pipeline.orchestration.partitions import register_at_load
+from drift_pipeline.orchestration.resources import default_catalog
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    """Assets, jobs, schedules, sensors and resources; registers the repository's partitions."""
-    scenarios = default_catalog()
-    register_at_load(scenarios)
-    return dg.Definitions(
-        assets=ALL_ASSETS,
-        jobs=ALL_JOBS,
-        schedules=[nightly_leaderboard],
-        sensors=[partition_registry, stale_cells, changed_scenarios],
-        resources={"storage": default_storage(), "scenarios": scenarios, "loop": MemoryLoop()},
-    )
+    """The definitions loaded from the ``defs`` folder; registers the repository's partitions."""
+    register_at_load(default_catalog())
+    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)

@@ -28,9 +28,10 @@ __all__ = [
 ]
 
 HorizonName = Literal["short", "medium", "long"]
-"""A horizon, as scenario files and world keys spell it."""
+"""A horizon of a scenario (its own trajectory of sessions)."""
 HORIZON_NAMES: tuple[HorizonName, ...] = ("short", "medium", "long")
-"""Every horizon, shortest first."""
+"""Every horizon, shortest first; defined here, below the scenario models, so that parsing a
+key or offering ``--horizon`` choices does not build them."""
 
 WORLD_SEPARATOR = "/"
 """Between source id and horizon in a world key; mirrors the hive folders."""

@@ -8,34 +8,84 @@ braincore`` runs an adapter (or any DRIFT backend) over a dataset and writes ``e
 adapter as a DRIFT backend under the budget gate (``--backend braincore`` with
 ``--braincore-adapter`` or its ``adapter`` option), and the ``braincore:`` source prefix turns a
 dataset into a DRIFT world.
+
+Names are resolved on first use, so importing the package (``drift --help`` imports its command)
+loads neither the evaluator nor the scoring code behind it.
 """
 
-from ._adapter import BrainCoreAdapter, DriftBackendAdapter, absolute_adapter_spec, load_adapter
-from ._backend import BrainCoreBackend, caller_options
-from ._baseline import KeywordAdapter
-from ._dataset import (
-    QUERY_TYPES,
-    BrainCoreDataset,
-    BrainCoreError,
-    BrainCoreMemory,
-    BrainCoreQuery,
-    BrainCoreRecord,
-    load_dataset,
-    parse_dataset,
-)
-from ._embedding import EMBEDDING_MODEL, EmbeddingModel, SentenceEmbedder, sentence_embedder
-from ._evaluate import FORMAT_VERSION, BrainCoreResult, evaluate, write_result
-from ._metrics import METRICS, MetricFigure, QueryScore, aggregate, score_query
-from ._report import render_results, results_template_path
-from ._source import open_braincore
-from ._synthetic import (
-    SYNTHETIC_RECORDS,
-    SYNTHETIC_SEED,
-    synthetic_dataset,
-    synthetic_dataset_bytes,
-    synthetic_dataset_path,
-    write_synthetic_dataset,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._adapter import BrainCoreAdapter, DriftBackendAdapter, absolute_adapter_spec, load_adapter
+    from ._backend import BrainCoreBackend, caller_options
+    from ._baseline import KeywordAdapter
+    from ._dataset import (
+        QUERY_TYPES,
+        BrainCoreDataset,
+        BrainCoreError,
+        BrainCoreMemory,
+        BrainCoreQuery,
+        BrainCoreRecord,
+        load_dataset,
+        parse_dataset,
+    )
+    from ._embedding import EMBEDDING_MODEL, EmbeddingModel, SentenceEmbedder, sentence_embedder
+    from ._evaluate import FORMAT_VERSION, BrainCoreResult, evaluate, write_result
+    from ._metrics import METRICS, MetricFigure, QueryScore, aggregate, score_query
+    from ._report import render_results, results_template_path
+    from ._source import open_braincore
+    from ._synthetic import (
+        SYNTHETIC_RECORDS,
+        SYNTHETIC_SEED,
+        synthetic_dataset,
+        synthetic_dataset_bytes,
+        synthetic_dataset_path,
+        write_synthetic_dataset,
+    )
+
+_EXPORTS = {
+    "BrainCoreAdapter": "_adapter",
+    "BrainCoreBackend": "_backend",
+    "BrainCoreDataset": "_dataset",
+    "BrainCoreError": "_dataset",
+    "BrainCoreMemory": "_dataset",
+    "BrainCoreQuery": "_dataset",
+    "BrainCoreRecord": "_dataset",
+    "BrainCoreResult": "_evaluate",
+    "DriftBackendAdapter": "_adapter",
+    "EMBEDDING_MODEL": "_embedding",
+    "EmbeddingModel": "_embedding",
+    "FORMAT_VERSION": "_evaluate",
+    "KeywordAdapter": "_baseline",
+    "METRICS": "_metrics",
+    "MetricFigure": "_metrics",
+    "QUERY_TYPES": "_dataset",
+    "QueryScore": "_metrics",
+    "SYNTHETIC_RECORDS": "_synthetic",
+    "SYNTHETIC_SEED": "_synthetic",
+    "SentenceEmbedder": "_embedding",
+    "absolute_adapter_spec": "_adapter",
+    "aggregate": "_metrics",
+    "caller_options": "_backend",
+    "evaluate": "_evaluate",
+    "load_adapter": "_adapter",
+    "load_dataset": "_dataset",
+    "open_braincore": "_source",
+    "parse_dataset": "_dataset",
+    "render_results": "_report",
+    "results_template_path": "_report",
+    "score_query": "_metrics",
+    "sentence_embedder": "_embedding",
+    "synthetic_dataset": "_synthetic",
+    "synthetic_dataset_bytes": "_synthetic",
+    "synthetic_dataset_path": "_synthetic",
+    "write_result": "_evaluate",
+    "write_synthetic_dataset": "_synthetic",
+}
+"""Public name → the private module defining it."""
 
 __all__ = [
     "EMBEDDING_MODEL",
@@ -76,3 +126,16 @@ __all__ = [
     "write_result",
     "write_synthetic_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # resolved once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

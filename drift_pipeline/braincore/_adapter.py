@@ -22,6 +22,8 @@ from ._dataset import BrainCoreError
 __all__ = ["BrainCoreAdapter", "DriftBackendAdapter", "absolute_adapter_spec", "load_adapter"]
 
 _METHODS = ("ingest", "retrieve", "storage_bytes")
+DEFAULT_TOP_K = 5
+"""``top_k`` of every ``retrieve`` call unless the caller says otherwise."""
 
 
 @runtime_checkable

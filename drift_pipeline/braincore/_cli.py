@@ -8,10 +8,8 @@ from typing import NoReturn
 
 import click
 
-from ._adapter import BrainCoreAdapter, DriftBackendAdapter, load_adapter
+from ._adapter import DEFAULT_TOP_K, BrainCoreAdapter, DriftBackendAdapter, load_adapter
 from ._dataset import BrainCoreError, load_dataset
-from ._evaluate import DEFAULT_TOP_K, evaluate, write_result
-from ._report import render_results
 from ._synthetic import write_synthetic_dataset
 
 __all__ = ["braincore_command"]
@@ -78,6 +76,10 @@ def braincore_command(
     if write_dataset is not None:
         click.echo(f"wrote {write_synthetic_dataset(write_dataset)}")
         return
+    # The evaluator and its scoring load only for a run: listing the commands needs neither.
+    from ._evaluate import evaluate, write_result
+    from ._report import render_results
+
     if (adapter is None) == (backend is None):
         _fail("give exactly one of --adapter MODULE[:Class] and --backend NAME")
     if dataset is None or output is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ._adapter import BrainCoreAdapter, not_items
+from ._adapter import DEFAULT_TOP_K, BrainCoreAdapter, not_items
 from ._dataset import QUERY_TYPES, BrainCoreDataset, BrainCoreError
 from ._metrics import (
     BOOTSTRAP_DRAWS,
@@ -33,8 +33,6 @@ __all__ = ["FORMAT_VERSION", "BrainCoreResult", "evaluate", "write_result"]
 
 FORMAT_VERSION = 1
 """Version of the result file's layout."""
-
-DEFAULT_TOP_K = 5
 
 Similarity = Callable[[Sequence[str], Sequence[str]], list[float]]
 

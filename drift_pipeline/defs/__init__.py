@@ -1,10 +1,10 @@
-"""The Dagster project: Dagster definitions, and the launcher that runs them on an instance.
+"""The Dagster definitions: assets by phase, jobs, sensors, schedules and resources.
 
-Partitions, assets by phase, checks, jobs, automation conditions, sensors, schedules and
-resources. The only package (with ``drift_pipeline/definitions.py``) that imports Dagster.
-Assets are thin: they parse their partition key, call the same plain functions as ``drift run``
+Every module here declares definitions and nothing else; ``drift_pipeline/definitions.py``
+loads the folder (``dagster.load_from_defs_folder``). What they share (partitions, resource
+classes, the metadata vocabulary, the automation condition, the check logic) and the launcher
+that runs them in process live in :mod:`drift_pipeline.orchestration`. Assets are thin: they
+parse their partition key, call the same plain functions as ``drift run``
 (:mod:`drift_pipeline.pipeline`), write Parquet under the storage root, and report a fixed
-vocabulary of metadata (:mod:`.metadata`). :mod:`.launch` runs the jobs in process
-(``drift run --via dagster``, ``drift backfill``) in the order :mod:`.plan` reads off the asset
-graph, or hands a backfill to the daemon.
+vocabulary of metadata.
 """

@@ -3,23 +3,19 @@
 A job's run covers one partition, and Dagster orders the assets inside it, so the world's tables,
 its reference compressor and its baselines are one ``world_job`` run; a cell's memory loop and
 evaluation one ``cell_job`` run. Across partitions definitions the order comes from the asset
-graph (:mod:`.plan` for runs in process, the ``stale_cells`` automation sensor or an asset
-backfill for the daemon).
+graph (:mod:`drift_pipeline.orchestration.plan` for runs in process, the ``stale_cells``
+automation sensor or an asset backfill for the daemon).
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from .assets import (
-    cell_evaluation,
-    cost_curves,
-    leaderboard,
-    memory_tables,
-    reference_memory,
-    world_baselines,
-    world_tables,
-)
+from .assets.baselines import world_baselines
+from .assets.evaluation import cell_evaluation
+from .assets.memory import memory_tables, reference_memory
+from .assets.report import cost_curves, leaderboard
+from .assets.world import world_tables
 
 world_job = dg.define_asset_job(
     "world_job",
@@ -37,6 +33,3 @@ leaderboard_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(leaderboard, cost_curves),
     description="Rebuild the leaderboard and the cost curves from every stored cell.",
 )
-
-ALL_JOBS = [world_job, cell_job, leaderboard_job]
-"""Every job, one per partitions definition (world, cell, none), in pipeline order."""

@@ -8,8 +8,9 @@ default, like the sensor: switch it on in the UI (Automation).
 
 import dagster as dg
 
+from drift_pipeline.orchestration.freshness import latest_materializations
+
 from .jobs import leaderboard_job
-from .sensors import latest_materializations
 
 NIGHTLY_CRON = "0 3 * * *"
 REPORT_INPUTS = ("cell_metrics", "world_baselines")

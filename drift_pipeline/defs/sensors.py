@@ -6,25 +6,24 @@ and every arm of ``scenarios/ablations.yaml``.
 
 ``stale_cells`` (stopped by default: turning it on runs the whole benchmark) is Dagster's
 automation-condition sensor over every asset: it requests what is missing or older than one of
-its inputs, in the asset graph's order (:mod:`.automation`). ``changed_scenarios`` (stopped by
-default) requests a world's regeneration when its scenario file changed since the world was
-generated, or its stored tables are gone; ``stale_cells`` then reruns what depends on it.
+its inputs, in the asset graph's order (:mod:`drift_pipeline.orchestration.automation`).
+``changed_scenarios`` (stopped by default) requests a world's regeneration when its scenario
+file changed since the world was generated, or its stored tables are gone; ``stale_cells`` then
+reruns what depends on it.
 """
 
 import dagster as dg
 
-from drift_pipeline.pipeline import world_is_current
-
-from .jobs import world_job
-from .partitions import (
-    WORLD,
-    WorldKey,
+from drift_pipeline.orchestration.freshness import changed_worlds
+from drift_pipeline.orchestration.partitions import (
     arms_partitions,
     missing_partitions,
     repository_partitions,
     worlds_partitions,
 )
-from .resources import DriftStorage, ScenarioCatalog
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
+
+from .jobs import world_job
 
 REFRESH_INTERVAL_SECONDS = 300
 
@@ -64,40 +63,7 @@ stale_cells = dg.AutomationConditionSensorDefinition(
     description="Requests what is missing or older than one of its inputs, in the asset "
     "graph's order: worlds, their baselines, the cells on them, the reports.",
 )
-"""Evaluates every asset's automation condition (:data:`.automation.REFRESH`)."""
-
-
-def latest_materializations(instance: dg.DagsterInstance, asset: str) -> dict[str, int]:
-    """The latest materialization's event storage id of each partition of ``asset``."""
-    return dict(
-        instance.get_latest_storage_id_by_partition(
-            dg.AssetKey(asset), dg.DagsterEventType.ASSET_MATERIALIZATION
-        )
-    )
-
-
-def changed_worlds(
-    instance: dg.DagsterInstance, storage: DriftStorage, scenarios: ScenarioCatalog
-) -> list[dg.RunRequest]:
-    """A ``world_job`` request for every generated world whose stored tables are not current.
-
-    Each request's run key names the scenario file's content and the world's materialization,
-    so a world is regenerated once per change of its file.
-    """
-    known = {source.id: source for source in scenarios.scenarios()}
-    generated = latest_materializations(instance, "probes")
-    registered = set(instance.get_dynamic_partitions(WORLD))
-    root = storage.path()
-    requests = []
-    for key, storage_id in sorted(generated.items()):
-        world = WorldKey.parse(key)
-        source = known.get(world.source_id)
-        if key not in registered or source is None:
-            continue
-        if not world_is_current(root, source, world.horizon):
-            run_key = f"world_job:{key}:scenario-{source.content_hash[:12]}@{storage_id}"
-            requests.append(dg.RunRequest(run_key=run_key, partition_key=key))
-    return requests
+"""Evaluates every asset's automation condition (``orchestration.automation.REFRESH``)."""
 
 
 @dg.sensor(

@@ -9,7 +9,8 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from drift_pipeline.entities import entity_types
 from drift_pipeline.entities._spec_common import EntityId, StrictModel
-from drift_pipeline.keys import HORIZON_NAMES, HorizonName
+from drift_pipeline.keys import HORIZON_NAMES as HORIZON_NAMES
+from drift_pipeline.keys import HorizonName as HorizonName
 
 Paradigm = Literal["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]
 InteractionPattern = Literal["linear", "broadcast", "mesh", "hierarchical", "async"]

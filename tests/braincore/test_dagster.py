@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from drift_pipeline.cli import main
-from drift_pipeline.defs.partitions import scenario_worlds
-from drift_pipeline.defs.resources import ScenarioCatalog, default_catalog
+from drift_pipeline.orchestration.partitions import scenario_worlds
+from drift_pipeline.orchestration.resources import ScenarioCatalog, default_catalog
 from drift_pipeline.pipeline import connect, stored_cells
 from drift_pipeline.storage import StorageRoot
 

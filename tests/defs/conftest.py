@@ -88,8 +88,8 @@ class Ticks:
     """Successive evaluations of every condition, as the sensor's ticks."""
 
     def __init__(self, instance: dg.DagsterInstance) -> None:
-        from drift_pipeline.defs.launch import build_definitions
-        from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+        from drift_pipeline.orchestration.launch import build_definitions
+        from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
         self.defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
         self.instance = instance

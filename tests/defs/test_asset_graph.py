@@ -16,9 +16,9 @@ from typing import Any
 
 import dagster as dg
 
-from drift_pipeline.defs.jobs import ALL_JOBS
-from drift_pipeline.defs.launch import build_definitions
-from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+from drift_pipeline.orchestration.launch import build_definitions
+from drift_pipeline.orchestration.project import project_jobs
+from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
 SNAPSHOT = Path(__file__).with_name("asset_graph.json")
 UPDATE_ENV = "DRIFT_UPDATE_SNAPSHOT"
@@ -64,7 +64,7 @@ def render() -> dict[str, Any]:
         }
     jobs = {
         job.name: sorted(k.to_user_string() for k in job.selection.resolve(graph))
-        for job in ALL_JOBS
+        for job in project_jobs()
     }
     return {"assets": assets, "jobs": jobs}
 

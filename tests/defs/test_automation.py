@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import dagster as dg
 import pytest
 
-from drift_pipeline.defs.launch import build_definitions
-from drift_pipeline.defs.partitions import CellKey, WorldKey, register_partitions
-from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.defs.sensors import stale_cells
 from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration.launch import build_definitions
+from drift_pipeline.orchestration.partitions import CellKey, WorldKey, register_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
 from .conftest import Ticks
 

@@ -13,15 +13,15 @@ import pytest
 from click.testing import CliRunner
 
 from drift_pipeline.cli import main as drift
-from drift_pipeline.defs import launch, selection
-from drift_pipeline.defs.partitions import (
+from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration import launch, selection
+from drift_pipeline.orchestration.partitions import (
     WorldKey,
     register_partitions,
     repository_arms,
     scenario_worlds,
 )
-from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
-from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import REFERENCE_ARM
 
 from .conftest import REPO_SCENARIOS, TINY_ID, sqlite_home, write_tiny

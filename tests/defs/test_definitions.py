@@ -14,8 +14,7 @@ import pytest
 import yaml
 
 from drift_pipeline.definitions import defs as load_defs
-from drift_pipeline.defs.assets import ALL_ASSETS
-from drift_pipeline.defs.metadata import (
+from drift_pipeline.orchestration.metadata import (
     CELL_COST_CURVE_KEYS,
     CELL_METRICS_KEYS,
     COST_CURVES_KEYS,
@@ -27,6 +26,7 @@ from drift_pipeline.defs.metadata import (
     WORLD_BASELINES_KEYS,
     WORLD_TABLE_KEYS,
 )
+from drift_pipeline.orchestration.project import project_assets
 
 from .conftest import PROJECT, REPO_SCENARIOS
 
@@ -70,7 +70,7 @@ def test_definitions_validate(definitions: dg.Definitions) -> None:
 
 
 def test_every_asset_declares_group_kinds_and_one_line_description() -> None:
-    for assets_def in ALL_ASSETS:
+    for assets_def in project_assets():
         for spec in assets_def.specs:
             name = spec.key.to_user_string()
             assert spec.group_name and spec.group_name != "default", name
@@ -102,7 +102,7 @@ def test_checks_are_declared(definitions: dg.Definitions) -> None:
         ("memory_snapshots", "gate_lineage"),
         ("reference_memory", "rows_per_session"),
     }
-    blocking = {spec.key.name for a in ALL_ASSETS for spec in a.check_specs if spec.blocking}
+    blocking = {spec.key.name for a in project_assets() for spec in a.check_specs if spec.blocking}
     assert blocking == {"answerability_audit", "gate_lineage"}
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from drift_pipeline.defs.partitions import scenario_worlds
-from drift_pipeline.defs.resources import ScenarioCatalog, catalog_paths
 from drift_pipeline.keys import WorldKey
+from drift_pipeline.orchestration.partitions import scenario_worlds
+from drift_pipeline.orchestration.resources import ScenarioCatalog, catalog_paths
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sources"
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
@@ -55,7 +55,7 @@ def test_the_environment_list_keeps_prefixes_with_their_paths(
 def test_a_run_via_dagster_names_imported_data_by_absolute_path_with_its_options(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from drift_pipeline.defs.launch import _absolute
+    from drift_pipeline.orchestration.launch import _absolute
 
     monkeypatch.chdir(FIXTURES)
     assert _absolute("locomo:./locomo_small.json?midpoint=true") == (

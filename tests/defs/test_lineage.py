@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from drift_pipeline.defs.assets import ALL_ASSETS
-from drift_pipeline.defs.checks import gate_lineage_violations
+from drift_pipeline.orchestration.checks import gate_lineage_violations
+from drift_pipeline.orchestration.project import project_assets
 
 GATE = {"memory_snapshots", "retrievals", "reference_memory"}
 """The memory loops' outputs: the cells' tables and the reference compressor's run."""
@@ -13,7 +13,7 @@ GATE = {"memory_snapshots", "retrievals", "reference_memory"}
 
 def _parents() -> dict[str, set[str]]:
     parents: dict[str, set[str]] = {}
-    for assets_def in ALL_ASSETS:
+    for assets_def in project_assets():
         for key, deps in assets_def.asset_deps.items():
             parents.setdefault(key.to_user_string(), set()).update(d.to_user_string() for d in deps)
     return parents
@@ -32,7 +32,7 @@ def _downstream(parents: dict[str, set[str]], start: str) -> set[str]:
 
 
 def test_project_graph_holds_the_gate() -> None:
-    assert gate_lineage_violations(ALL_ASSETS) == []
+    assert gate_lineage_violations(project_assets()) == []
 
 
 def test_only_the_memory_loop_reads_transcripts() -> None:
@@ -65,7 +65,7 @@ def test_a_leak_is_reported_with_its_path() -> None:
     def peeking_metrics() -> None:
         """Downstream of the gate and of a transcript reader: a leak."""
 
-    violations = gate_lineage_violations([*ALL_ASSETS, transcript_digest, peeking_metrics])
+    violations = gate_lineage_violations([*project_assets(), transcript_digest, peeking_metrics])
     assert violations == [
         "peeking_metrics reads transcripts around the gate: "
         "transcripts → transcript_digest → peeking_metrics"

@@ -11,11 +11,11 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from drift_pipeline.defs import metadata as md
-from drift_pipeline.defs.launch import build_definitions
-from drift_pipeline.defs.partitions import CellKey, WorldKey, register_partitions
-from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.launch import build_definitions
+from drift_pipeline.orchestration.partitions import CellKey, WorldKey, register_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.pipeline import REFERENCE_ARM
 from drift_pipeline.storage import MEMORY_SNAPSHOTS, PART_FILE, WORLD_TABLES, partition_dir
 

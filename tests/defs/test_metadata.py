@@ -8,11 +8,11 @@ import dagster as dg
 import pytest
 from metric_registry import example_importable, example_spec, registered
 
-from drift_pipeline.defs import metadata as md
-from drift_pipeline.defs.launch import build_definitions
-from drift_pipeline.defs.partitions import CellKey, WorldKey, register_partitions
-from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.launch import build_definitions
+from drift_pipeline.orchestration.partitions import CellKey, WorldKey, register_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
 from .conftest import TINY_ID
 

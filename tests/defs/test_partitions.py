@@ -8,7 +8,10 @@ import dagster as dg
 import pytest
 
 from drift_pipeline.definitions import defs as load_defs
-from drift_pipeline.defs.partitions import (
+from drift_pipeline.defs.sensors import partition_registry
+from drift_pipeline.memory import Arm
+from drift_pipeline.memory.backends import default_backend_names
+from drift_pipeline.orchestration.partitions import (
     CellKey,
     WorldKey,
     cell_partition_key,
@@ -17,10 +20,7 @@ from drift_pipeline.defs.partitions import (
     repository_arms,
     scenario_worlds,
 )
-from drift_pipeline.defs.resources import DriftStorage, ScenarioCatalog
-from drift_pipeline.defs.sensors import partition_registry
-from drift_pipeline.memory import Arm
-from drift_pipeline.memory.backends import default_backend_names
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import REFERENCE_ARM, load_ablations
 
 from .conftest import REPO_SCENARIOS, TINY_ID, sqlite_home, write_tiny

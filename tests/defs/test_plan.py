@@ -5,18 +5,21 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from drift_pipeline.defs.assets import (
-    ALL_ASSETS,
-    reference_memory,
-    world_baselines,
-    world_tables,
-)
-from drift_pipeline.defs.jobs import ALL_JOBS
-from drift_pipeline.defs.launch import build_definitions, graph_stages
-from drift_pipeline.defs.partitions import CellKey, WorldKey, worlds_partitions
-from drift_pipeline.defs.plan import CELL_LEVEL, REPORT_LEVEL, WORLD_LEVEL, plan_cells, stages
-from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+from drift_pipeline.defs.assets.baselines import world_baselines
+from drift_pipeline.defs.assets.memory import reference_memory
+from drift_pipeline.defs.assets.world import world_tables
 from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration.launch import build_definitions, graph_stages
+from drift_pipeline.orchestration.partitions import CellKey, WorldKey, worlds_partitions
+from drift_pipeline.orchestration.plan import (
+    CELL_LEVEL,
+    REPORT_LEVEL,
+    WORLD_LEVEL,
+    plan_cells,
+    stages,
+)
+from drift_pipeline.orchestration.project import project_assets, project_jobs
+from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 
 WORLDS = [WorldKey("s", "short"), WorldKey("s", "long")]
 BM25 = Arm.parse("bm25@hard")
@@ -71,11 +74,11 @@ def test_stages_refuse_a_graph_they_cannot_order(defs: dg.Definitions) -> None:
             world_tables, reference_memory, world_baselines, world_after_cells
         ),
     )
-    jobs = [world_job, *ALL_JOBS[1:]]
+    jobs = [world_job, *(job for job in project_jobs() if job.name != "world_job")]
     looped = dg.Definitions(
-        assets=[*ALL_ASSETS, world_after_cells], jobs=jobs, resources=defs.resources
+        assets=[*project_assets(), world_after_cells], jobs=jobs, resources=defs.resources
     )
     with pytest.raises(ValueError, match="cycle"):
         stages(looped, jobs)
     with pytest.raises(ValueError, match=r"assets in no job: \['world_after_cells'\]"):
-        stages(looped, ALL_JOBS)
+        stages(looped, project_jobs())

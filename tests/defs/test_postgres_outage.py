@@ -114,7 +114,7 @@ def test_an_outage_that_does_not_name_the_server_is_named_from_the_instance() ->
     # A connection the server closes mid-statement says only that; the line still names where.
     import sqlalchemy.exc
 
-    from drift_pipeline.defs.launch import instance_database_error
+    from drift_pipeline.orchestration.launch import instance_database_error
 
     closed = sqlalchemy.exc.OperationalError(
         "SELECT 1", {}, Exception("server closed the connection unexpectedly")

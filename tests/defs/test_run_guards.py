@@ -17,9 +17,9 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from drift_pipeline.defs import metadata as md
-from drift_pipeline.defs.launch import run_via_dagster
 from drift_pipeline.memory import Arm, IsolationError
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.launch import run_via_dagster
 from drift_pipeline.pipeline import connect, stored_cells
 from drift_pipeline.storage import RootBusy, StorageRoot, exclusive_root
 
@@ -191,7 +191,7 @@ def test_isolation_is_checked_before_any_dagster_run(
         checked.append(protect)
         raise IsolationError("isolation could not start: mount /root: Operation not permitted")
 
-    monkeypatch.setattr("drift_pipeline.defs.launch.check_isolation", refuse)
+    monkeypatch.setattr("drift_pipeline.orchestration.launch.check_isolation", refuse)
     scenario = write_tiny(tmp_path / "scenarios")
     home = sqlite_home(tmp_path / "home", monkeypatch)
     out = tmp_path / "data"

@@ -16,12 +16,12 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from drift_pipeline.defs import metadata as md
-from drift_pipeline.defs.launch import build_definitions, run_via_dagster
-from drift_pipeline.defs.partitions import register_partitions
-from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.defs.schedules import nightly_leaderboard
 from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.launch import build_definitions, run_via_dagster
+from drift_pipeline.orchestration.partitions import register_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
 from drift_pipeline.report import render_leaderboard, standings
 from drift_pipeline.sources import ScenarioSource

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from drift_pipeline.defs.partitions import WorldKey
+from drift_pipeline.orchestration.partitions import WorldKey
 from drift_pipeline.storage import PART_FILE, TRANSCRIPTS, partition_dir
 
 from .conftest import PROJECT, TINY_REPLICATES, TINY_SESSIONS, write_tiny

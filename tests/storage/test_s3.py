@@ -464,9 +464,7 @@ def test_query_and_compare_read_a_finished_s3_run(
     def no_rerun(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the stored cells should have been reused")
 
-    import drift_pipeline.cli as cli
-
-    monkeypatch.setattr(cli, "run_benchmark", no_rerun)
+    monkeypatch.setattr("drift_pipeline.pipeline.run_benchmark", no_rerun)
     scenario_file = Path(runs["done"]["s3"].args[2])
     result = runner.invoke(
         main,

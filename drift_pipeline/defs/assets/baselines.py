@@ -9,17 +9,15 @@ empty contexts, a pure function of the probes, recomputed where needed and summa
 
 import dagster as dg
 
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.asset_names import REFERENCE_MEMORY, WORLD_BASELINES
+from drift_pipeline.orchestration.automation import REFRESH
+from drift_pipeline.orchestration.partitions import CellKey, WorldKey, worlds_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import REFERENCE_ARM, evaluate_stored, stage_evaluation
 from drift_pipeline.storage import PROBES, staged
 
-from .. import metadata as md
-from ..automation import REFRESH
-from ..checks import REFERENCE_MEMORY
-from ..partitions import CellKey, WorldKey, worlds_partitions
-from ..resources import DriftStorage, ScenarioCatalog
-
 GROUP = "evaluation"
-WORLD_BASELINES = "world_baselines"
 
 
 @dg.asset(

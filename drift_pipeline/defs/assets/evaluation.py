@@ -10,6 +10,15 @@ from collections.abc import Iterator
 import dagster as dg
 
 from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.asset_names import (
+    CELL_COST_CURVE,
+    REFERENCE_MEMORY,
+    WORLD_BASELINES,
+)
+from drift_pipeline.orchestration.automation import REFRESH
+from drift_pipeline.orchestration.partitions import CellKey, cell_to_world, cells_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
     evaluate_stored,
@@ -27,16 +36,7 @@ from drift_pipeline.storage import (
     staged,
 )
 
-from .. import metadata as md
-from ..automation import REFRESH
-from ..checks import REFERENCE_MEMORY
-from ..partitions import CellKey, cell_to_world, cells_partitions
-from ..resources import DriftStorage, ScenarioCatalog
-from .baselines import WORLD_BASELINES
-
 GROUP = "evaluation"
-CELL_COST_CURVE = "cell_cost_curve"
-"""Asset holding one cell's rows of the ``cost_curves`` table (``cost_curves`` is the roll-up)."""
 
 _KINDS = {"python", "parquet"}
 _WORLD = [

@@ -11,6 +11,14 @@ from typing import Any
 
 import dagster as dg
 
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.asset_names import (
+    CELL_COST_CURVE,
+    REFERENCE_MEMORY,
+    WORLD_BASELINES,
+)
+from drift_pipeline.orchestration.automation import REFRESH
+from drift_pipeline.orchestration.resources import DriftStorage
 from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import render_leaderboard, standings
 from drift_pipeline.storage import (
@@ -21,13 +29,6 @@ from drift_pipeline.storage import (
     RETRIEVALS,
     staged,
 )
-
-from .. import metadata as md
-from ..automation import REFRESH
-from ..checks import REFERENCE_MEMORY
-from ..resources import DriftStorage
-from .baselines import WORLD_BASELINES
-from .evaluation import CELL_COST_CURVE
 
 GROUP = "report"
 REPORTS = "_reports"

@@ -5,6 +5,10 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow as pa
 
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.orchestration.automation import REFRESH
+from drift_pipeline.orchestration.partitions import WorldKey, worlds_partitions
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import audit_stored_evidence, audit_stored_world
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
@@ -16,11 +20,6 @@ from drift_pipeline.storage import (
     staged,
 )
 from drift_pipeline.tokens import count_tokens
-
-from .. import metadata as md
-from ..automation import REFRESH
-from ..partitions import WorldKey, worlds_partitions
-from ..resources import DriftStorage, ScenarioCatalog
 
 GROUP = "world"
 ANSWERABILITY = "answerability_audit"

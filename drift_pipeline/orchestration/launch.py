@@ -47,12 +47,11 @@ from drift_pipeline.sources import (
 )
 from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 
-from .assets import ALL_ASSETS
-from .jobs import ALL_JOBS
-from .partitions import CellKey, WorldKey, register_partitions
+from .partitions import CellKey, WorldKey, register_partitions, repository_partitions
 from .plan import CELL_LEVEL, WORLD_LEVEL, Stage, Step, plan_cells, stages
-from .resources import DriftStorage, MemoryLoop, ScenarioCatalog
-from .selection import Selection
+from .project import project_assets, project_jobs
+from .resources import DriftStorage, MemoryLoop, ScenarioCatalog, default_catalog, default_storage
+from .selection import Selection, select, title
 
 QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 """Every event is in the instance (and the UI); the terminal gets warnings only."""
@@ -128,15 +127,15 @@ def build_definitions(
 ) -> dg.Definitions:
     """The project's assets and jobs bound to these resources (for in-process runs)."""
     return dg.Definitions(
-        assets=ALL_ASSETS,
-        jobs=ALL_JOBS,
+        assets=project_assets(),
+        jobs=project_jobs(),
         resources={"storage": storage, "scenarios": scenarios, "loop": loop},
     )
 
 
 def graph_stages(defs: dg.Definitions) -> list[Stage]:
     """The project's jobs in the asset graph's order (:func:`.plan.stages`)."""
-    return stages(defs, ALL_JOBS)
+    return stages(defs, project_jobs())
 
 
 def execute(
@@ -497,10 +496,6 @@ def backfill(
         ValueError: An unknown horizon, ablation or arm (one line naming it).
         RuntimeError: A run failed (naming the job and partition).
     """
-    from .partitions import repository_partitions
-    from .resources import default_catalog, default_storage
-    from .selection import select, title
-
     storage, catalog = default_storage(), default_catalog()
     with dg.DagsterInstance.get() as instance:
         register_partitions(instance, *repository_partitions(catalog))

@@ -1,0 +1,5 @@
+"""``python -m drift_pipeline.cli``: the ``drift`` command."""
+
+from drift_pipeline.cli import main
+
+main()

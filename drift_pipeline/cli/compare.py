@@ -1,0 +1,106 @@
+"""``drift compare``: paired differences between two arms on the same probes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .common import (
+    CALL_TIMEOUT_OPTION,
+    HORIZON_OPTION,
+    OUT_OPTION,
+    load_sources,
+    parse_arms,
+)
+from .errors import CommandError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from drift_pipeline.keys import HorizonName
+    from drift_pipeline.storage import StorageRoot
+
+
+@click.command("compare")
+@click.argument("scenario", type=click.Path(path_type=Path))
+@click.option("--backend-a", required=True, metavar="NAME|module:Class")
+@click.option("--backend-b", required=True, metavar="NAME|module:Class")
+@click.option("--gate", default="hard", show_default=True, help="Gate of both arms.")
+@HORIZON_OPTION
+@OUT_OPTION
+@CALL_TIMEOUT_OPTION
+def command(
+    scenario: Path,
+    backend_a: str,
+    backend_b: str,
+    gate: str,
+    horizons: tuple[HorizonName, ...],
+    out: StorageRoot,
+    call_timeout: float,
+) -> None:
+    """Paired differences A − B per metric, with 95% intervals, on the same probes.
+
+    Shows every metric registered with a compare position, in that order.
+
+    Reads the cells of a finished run under --out; arms not run yet are run first.
+    """
+    compare_exec(scenario, backend_a, backend_b, gate, horizons, out, call_timeout)
+
+
+def compare_exec(
+    scenario: Path,
+    backend_a: str,
+    backend_b: str,
+    gate: str,
+    horizons: Sequence[HorizonName],
+    out: StorageRoot,
+    call_timeout: float,
+) -> None:
+    """Run the arms missing under ``out``, then print A − B per world and metric.
+
+    Raises:
+        CommandError: Invalid input, the same arm twice, or cells that cannot be compared
+            (read by the LLM reader) (exit 2).
+    """
+    from drift_pipeline.keys import CellKey
+    from drift_pipeline.memory import LoopConfig
+    from drift_pipeline.pipeline import (
+        RunOptions,
+        cell_exists,
+        compare_stored,
+        run_benchmark,
+        world_is_current,
+    )
+    from drift_pipeline.report import comparison_lines
+
+    opened = load_sources((str(scenario),))
+    arms = parse_arms((backend_a, backend_b), (gate,))
+    if len(arms) < 2:
+        raise CommandError("--backend-a and --backend-b name the same arm; nothing to compare")
+    a, b = arms
+    source = opened[0]
+    worlds = [world.key for world in source.worlds(tuple(horizons))]
+    wanted = [world.horizon for world in worlds]
+    missing = [arm for arm in (a, b) for w in worlds if not cell_exists(out, CellKey(w, arm.key))]
+    if missing or not all(world_is_current(out, source, h) for h in wanted):
+        run_benchmark(
+            opened,
+            RunOptions(
+                arms=sorted(set(missing) or {a, b}, key=arms.index),
+                horizons=tuple(wanted),
+                out=out,
+                loop=LoopConfig(call_timeout=call_timeout),
+            ),
+        )
+    click.echo(f"{source.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
+    for world in worlds:
+        try:
+            diff = compare_stored(out, world, a, b)
+        except ValueError as error:  # e.g. cells read by the LLM reader
+            raise CommandError(str(error)) from error
+        click.echo(f"\n{world.horizon}:")
+        for line in comparison_lines(diff):
+            click.echo(line)
+    click.echo("\n* the interval excludes 0")

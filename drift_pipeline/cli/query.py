@@ -1,0 +1,58 @@
+"""``drift query``: SQL in DuckDB over a run's tables."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from .common import OUT_OPTION
+from .errors import CommandError
+
+if TYPE_CHECKING:
+    from drift_pipeline.storage import StorageRoot
+
+
+@click.command("query")
+@click.argument("sql")
+@OUT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+def command(sql: str, out: StorageRoot, fmt: str) -> None:
+    """Run SQL in DuckDB over a run's tables (one view per table: probes, cell_metrics, …)."""
+    query_exec(sql, out, fmt)
+
+
+def query_exec(sql: str, out: StorageRoot, fmt: str) -> None:
+    """Print the result of ``sql`` over the tables under ``out`` as a table, CSV or JSON.
+
+    Raises:
+        CommandError: The query failed (its first line; exit 2).
+    """
+    import duckdb
+
+    from drift_pipeline.pipeline import connect
+
+    con = connect(out)
+    try:
+        relation = con.sql(sql)
+    except duckdb.Error as error:
+        raise CommandError(f"query failed: {str(error).splitlines()[0]}") from error
+    if relation is None:
+        return
+    if fmt == "table":
+        click.echo(str(relation))
+        return
+    frame = relation.to_arrow_table()
+    if fmt == "csv":
+        click.echo(",".join(frame.column_names))
+        for row in zip(*(frame.column(c).to_pylist() for c in frame.column_names), strict=True):
+            click.echo(",".join("" if v is None else str(v) for v in row))
+    else:
+        click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))
