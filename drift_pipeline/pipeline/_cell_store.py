@@ -25,10 +25,13 @@ from drift_pipeline.evaluation import (
     JUDGE_ID,
     JUDGE_NAME,
     JUDGE_VERSION,
+    OFFLINE_SCORING,
     ArmData,
     CellMetrics,
+    Scoring,
     compute_cell,
     judge_all,
+    scoring_from_answers,
 )
 from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import MAX_FAULT_RATE, Arm, CellRun, FaultShare, call_counts
@@ -281,6 +284,8 @@ class StoredCell(FaultShare):
     """Of those, the ones with an error (faulted or skipped)."""
     max_fault_rate: float = MAX_FAULT_RATE
     """The limit its run was given (from the cell's manifest)."""
+    scoring: Scoring = OFFLINE_SCORING
+    """The reader and judge its stored answers name."""
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
@@ -360,9 +365,20 @@ def stored_cells(
                 calls,
                 faulted_calls,
                 _stored_limit(root, cell),
+                _stored_scoring(data),
             )
         )
     return cells, skipped
+
+
+def _stored_scoring(data: ArmData) -> Scoring:
+    """Who scored the stored answers, by their ``reader`` and ``judge`` columns."""
+    columns = data.answers.column_names
+    if "reader" not in columns or "judge" not in columns:
+        return OFFLINE_SCORING
+    readers = [str(r) for r in data.answers.column("reader").unique().to_pylist() if r]
+    judges = [str(j) for j in data.answers.column("judge").unique().to_pylist() if j]
+    return scoring_from_answers(readers, judges) or OFFLINE_SCORING
 
 
 def _stale_judge(data: ArmData) -> str | None:
