@@ -62,6 +62,7 @@ _CellId = tuple[str, CellKey]
 """Storage root URL and cell."""
 
 _evaluated: dict[_CellId, CellMetrics] | None = None
+_world_reads: dict[tuple[str, WorldKey, str], Any] | None = None
 
 
 @contextmanager
@@ -75,13 +76,39 @@ def reuse_evaluations() -> Iterator[None]:
     stored inputs cannot change between its evaluation and the reads that follow. The bootstrap
     is deterministic, so a reused figure equals its recomputation. Outside such a block (runs
     launched from the UI, sensors, schedules) nothing is kept and everything is recomputed.
+
+    For the same reason what every cell of a world reads of its world is read once in the
+    block: the amnesiac's answers, the session marks and the reference compressor's stored data
+    (:func:`stored_reference`), all final once the world's run is done.
     """
-    global _evaluated
+    global _evaluated, _world_reads
     previous, _evaluated = _evaluated, {}
+    previous_reads, _world_reads = _world_reads, {}
     try:
         yield
     finally:
-        _evaluated = previous
+        _evaluated, _world_reads = previous, previous_reads
+
+
+def _read_once(root: StorageRoot, world: WorldKey, what: str, read: Callable[[], Any]) -> Any:
+    """``read()``, kept for the rest of a :func:`reuse_evaluations` block (else not kept)."""
+    if _world_reads is None:
+        return read()
+    key = (root.url, world, what)
+    if key not in _world_reads:
+        _world_reads[key] = read()
+    return _world_reads[key]
+
+
+def stored_reference(root: StorageRoot, world: WorldKey) -> ArmData:
+    """The reference compressor's stored data on ``world`` (:func:`load_arm`).
+
+    Read once per world within :func:`reuse_evaluations`; every cell's evaluation pairs with it.
+    """
+    data: ArmData = _read_once(
+        root, world, "reference", lambda: load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    )
+    return data
 
 
 def _cell_id(root: StorageRoot, cell: CellKey) -> _CellId:
@@ -191,8 +218,8 @@ def evaluate_stored(
     world = source.world(horizon)
     cell = CellKey(world, arm.key)
     run = load_cell_run(root, cell)
-    probes, amnesiac = amnesiac_answers(root, world)
-    marks = world_session_marks(root, world)
+    probes, amnesiac = _read_once(root, world, "amnesiac", lambda: amnesiac_answers(root, world))
+    marks = _read_once(root, world, "marks", lambda: world_session_marks(root, world))
     result = evaluate_cell(source, horizon, run, probes, amnesiac, reference, marks=marks)
     if _evaluated is not None:
         _evaluated[_cell_id(root, cell)] = result.metrics

@@ -21,9 +21,10 @@ from drift_pipeline.defs.launch import build_definitions, run_via_dagster
 from drift_pipeline.defs.partitions import register_partitions
 from drift_pipeline.defs.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.defs.schedules import nightly_leaderboard
+from drift_pipeline.evaluation import OFFLINE_SCORING, load_shipped_figures
 from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
-from drift_pipeline.report import render_leaderboard, standings
+from drift_pipeline.report import EXACT_PATH_LINE, render_leaderboard, standings
 from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
@@ -145,6 +146,47 @@ def test_instance_has_every_asset_and_the_reports(runs: dict[str, Any]) -> None:
     assert "| short | bm25@hard |" in str(curve_meta["cost_curves"].value)
     plot = curve_meta["plot"].value
     assert isinstance(plot, dict) and plot["mark"]["type"] == "line"
+
+
+@pytest.mark.slow
+def test_the_reports_ride_in_the_last_cell_s_run_with_its_checks(runs: dict[str, Any]) -> None:
+    instance: dg.DagsterInstance = runs["instance"]
+    # One world run, one run per cell, the reports in the last of them (not a run of their own).
+    records = sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)
+    assert len(records) == 1 + len(ARMS)
+    last = records[-1].dagster_run.run_id
+    materialized = {
+        (e.asset_materialization.asset_key.to_user_string(), e.asset_materialization.partition)
+        for e in instance.all_logs(last, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+        if e.asset_materialization is not None
+    }
+    cell = f"{ARMS[-1].key}|{TINY_ID}/short"
+    assert ("leaderboard", None) in materialized and ("cost_curves", None) in materialized
+    assert ("cell_metrics", cell) in materialized
+    checks = {
+        e.dagster_event.event_specific_data.check_name  # type: ignore[union-attr]
+        for e in instance.all_logs(last, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        if e.dagster_event is not None
+    }
+    assert checks == {"gate_lineage", "rows_per_session"}
+
+
+@pytest.mark.slow
+def test_the_leaderboard_asset_names_its_reader_and_judge(runs: dict[str, Any]) -> None:
+    instance: dg.DagsterInstance = runs["instance"]
+    board = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records[0]
+    metadata = board.asset_materialization.metadata  # type: ignore[union-attr]
+    assert metadata["reader"].value == OFFLINE_SCORING.reader
+    assert metadata["judge"].value == "context@2"
+    [scoring] = metadata["scoring"].value  # type: ignore[misc]
+    assert scoring["reader"] == OFFLINE_SCORING.reader and scoring["note"] == EXACT_PATH_LINE
+    shipped = load_shipped_figures()
+    assert shipped is not None
+    others = shipped.by_name("reader_check_others")
+    assert others is not None
+    assert metadata[md.READER_ACCURACY].value == pytest.approx(others.accuracy)
+    assert metadata[md.READER_FALSE_ACCEPT_RATE].value == pytest.approx(others.false_accept_rate)
+    assert EXACT_PATH_LINE in str(metadata["leaderboard"].value)
 
 
 @pytest.mark.slow
