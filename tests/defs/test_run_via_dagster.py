@@ -230,3 +230,28 @@ def test_the_nightly_schedule_rebuilds_a_stale_leaderboard(runs: dict[str, Any])
     assert job.execute_in_process(instance=instance, tags=request.tags).success
     again = nightly_leaderboard(dg.build_schedule_context(instance=instance))
     assert isinstance(again, dg.SkipReason)
+
+
+def test_a_report_step_folds_into_the_partitioned_run_before_it() -> None:
+    from drift_pipeline.defs.launch import _with_reports_folded
+    from drift_pipeline.defs.plan import Step
+
+    defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
+    world, cell = f"{TINY_ID}/short", f"bm25@hard|{TINY_ID}/short"
+    steps = [Step("world_job", world), Step("cell_job", cell), Step("leaderboard_job", None)]
+    jobs = {name: defs.resolve_job_def(name) for name in {s.job for s in steps}}
+    runs = _with_reports_folded(defs, steps, jobs)
+    assert [label for label, *_ in runs] == [
+        f"world_job {world}",
+        f"cell_job {cell} + leaderboard_job",
+    ]
+    assert runs[0][2] is jobs["world_job"] and runs[0][3] is None
+    _, step, job, keys = runs[1]
+    assert step.partition == cell and job.name == "__ASSET_JOB"
+    assert keys is not None
+    chosen = {key.to_user_string() for key in keys}
+    assert {"memory_snapshots", "cell_metrics", "leaderboard", "cost_curves"} <= chosen
+    assert "world_baselines" not in chosen
+    # Reports alone (nothing partitioned before them) keep their own run.
+    alone = _with_reports_folded(defs, [Step("leaderboard_job", None)], jobs)
+    assert [(label, keys) for label, _, _, keys in alone] == [("leaderboard_job", None)]
