@@ -19,7 +19,9 @@ from memory.plugins import _support
 from memory.plugins.crasher import EXIT_CODE
 
 from drift_pipeline.cli import main
+from drift_pipeline.evaluation import OFFLINE_SCORING
 from drift_pipeline.keys import CellKey, WorldKey
+from drift_pipeline.report import EXACT_PATH_LINE
 from drift_pipeline.sources import register_source, unregister_source
 from drift_pipeline.storage import CELL_TABLES, WORLD_TABLES, partition_file
 
@@ -124,6 +126,16 @@ def test_a_plugin_backend_runs_next_to_the_built_ins(plugin_run: Run):
     )[0]
     probes = plugin_run.query("select count(*) as n from {probes}")[0]["n"]
     assert answered == {"n": probes, "e": 0, "r": 3}
+
+
+def test_the_leaderboard_names_its_reader_and_judge_with_their_figures(plugin_run: Run):
+    lines = plugin_run.stdout.splitlines()
+    scored = lines.index(f"scored by: reader {OFFLINE_SCORING.reader}, judge context@2")
+    assert "by other authors, 11 sets" in lines[scored + 1] and "accuracy" in lines[scored + 1]
+    assert lines[scored + 2].strip() == EXACT_PATH_LINE
+    [scoring] = plugin_run.summary["scoring"]
+    assert (scoring["reader"], scoring["judge"]) == (OFFLINE_SCORING.reader, "context@2")
+    assert scoring["reader_figures"][0]["name"] == "reader_check"
 
 
 def test_the_manifest_records_the_isolation_that_held_and_the_plugin(plugin_run: Run):
@@ -381,6 +393,9 @@ def test_drift_run_with_the_llm_reader_and_judge(tmp_path: Path) -> None:
     assert again.code == 0, again.stderr
     assert sent > 0 and resent == 0
     assert "judge errors (left out of the metrics)" in run.stdout
+    # The leaderboard names the LLM reader and judge, and says the package has no figure for them.
+    assert "scored by: reader llm:scripted-model@" in run.stdout
+    assert "not measured" in run.stdout and EXACT_PATH_LINE not in run.stdout
     manifest = run.manifest()
     assert manifest["reader"]["model"] == manifest["judge"]["model"] == "scripted-model"
     revision = run.query(

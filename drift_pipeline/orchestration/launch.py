@@ -16,7 +16,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -150,15 +150,18 @@ def execute(
         RuntimeError: Naming the failed step (the step's own error is chained).
     """
     jobs = {name: defs.resolve_job_def(name) for name in {s.job for s in steps}}
-    for index, step in enumerate(steps, 1):
+    runs = _with_reports_folded(defs, steps, jobs)
+    for index, (label, step, job, selection) in enumerate(runs, 1):
         where = step.partition or "all cells"
+        if label != f"{step.job} {step.partition or ''}".rstrip():  # the reports rode along
+            where = f"{where} (with the reports)"
         if log:
-            log(f"[{index}/{len(steps)}] {step.job} {step.partition or ''}".rstrip())
+            log(f"[{index}/{len(runs)}] {label}")
         try:
-            result = jobs[step.job].execute_in_process(
+            result = job.execute_in_process(
                 instance=instance,
                 partition_key=step.partition,
-                asset_selection=[dg.AssetKey(k) for k in step.assets] or None,
+                asset_selection=selection,
                 raise_on_error=True,
                 run_config=QUIET_CONSOLE,
             )
@@ -166,6 +169,38 @@ def execute(
             raise RuntimeError(f"{step.job} failed for {where}: {error}") from error
         if not result.success:
             raise RuntimeError(f"{step.job} failed for {where}")
+
+
+def _with_reports_folded(
+    defs: dg.Definitions, steps: Sequence[Step], jobs: Mapping[str, dg.JobDefinition]
+) -> list[tuple[str, Step, dg.JobDefinition, list[dg.AssetKey] | None]]:
+    """Each run to make: its label, step, job and asset selection (``None``: the whole job).
+
+    Every run has a fixed cost in Dagster's storage (the run record, its own event database,
+    its start and success events, compute-log capture): a seventh of a six-arm world's plan.
+    Dagster lets one run hold one partition's assets together with unpartitioned ones, so the
+    unpartitioned reports that end a plan ride in the run before them (the last cell's), in the
+    project's implicit asset job, which holds both; inside that run the asset graph still puts
+    the reports after the cell they depend on. Otherwise the runs are the plan's steps.
+    """
+    runs: list[tuple[str, Step, dg.JobDefinition, list[dg.AssetKey] | None]] = []
+    for step in steps:
+        job = jobs[step.job]
+        selection = [dg.AssetKey(k) for k in step.assets] or None
+        label = f"{step.job} {step.partition or ''}".rstrip()
+        if runs and step.partition is None and runs[-1][1].partition is not None:
+            before, previous, previous_job, previous_selection = runs[-1]
+            keys = list(previous_selection or _asset_keys(previous_job))
+            keys += [k for k in selection or _asset_keys(job) if k not in keys]
+            implicit = defs.resolve_implicit_global_asset_job_def()
+            runs[-1] = (f"{before} + {label}", previous, implicit, keys)
+            continue
+        runs.append((label, step, job, selection))
+    return runs
+
+
+def _asset_keys(job: dg.JobDefinition) -> list[dg.AssetKey]:
+    return sorted(job.asset_layer.selected_asset_keys)
 
 
 def plan_selection(

@@ -85,6 +85,11 @@ SKIPPED_CELLS = "drift/skipped_cells"
 INVALID_CELLS = "drift/invalid_cells"
 """Cells past their fault-rate limit: listed on the leaderboard with their rate, not ranked."""
 BEST_DRIFT_C = "drift/best_drift_c"
+READER_ACCURACY = "drift/reader_accuracy"
+"""The offline reader's accuracy on the shipped contexts written by other authors (null for an
+LLM reader, or when the shipped figures are not for the reader that scored)."""
+READER_FALSE_ACCEPT_RATE = "drift/reader_false_accept_rate"
+"""Its false-accept rate there (null likewise)."""
 MAX_CUMULATIVE_TOKENS = "drift/max_cumulative_tokens"
 
 
@@ -206,6 +211,8 @@ LEADERBOARD_KEYS: tuple[str, ...] = (
     SKIPPED_CELLS,
     INVALID_CELLS,
     BEST_DRIFT_C,
+    READER_ACCURACY,
+    READER_FALSE_ACCEPT_RATE,
 )
 COST_CURVES_KEYS: tuple[str, ...] = (ROWS, ARMS, WORLDS, MAX_CUMULATIVE_TOKENS)
 

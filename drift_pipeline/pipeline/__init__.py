@@ -19,6 +19,7 @@ from ._cell_store import (
     stage_cell_run,
     stage_evaluation,
     stored_cells,
+    stored_reference,
     stored_result,
 )
 from ._cells import (
@@ -102,6 +103,7 @@ __all__ = [
     "stage_evaluation",
     "stored_cells",
     "stored_content_kept",
+    "stored_reference",
     "stored_result",
     "world_is_current",
     "world_profiles",

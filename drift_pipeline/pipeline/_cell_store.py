@@ -25,10 +25,13 @@ from drift_pipeline.evaluation import (
     JUDGE_ID,
     JUDGE_NAME,
     JUDGE_VERSION,
+    OFFLINE_SCORING,
     ArmData,
     CellMetrics,
+    Scoring,
     compute_cell,
     judge_all,
+    scoring_from_answers,
 )
 from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import MAX_FAULT_RATE, Arm, CellRun, FaultShare, call_counts
@@ -59,6 +62,7 @@ _CellId = tuple[str, CellKey]
 """Storage root URL and cell."""
 
 _evaluated: dict[_CellId, CellMetrics] | None = None
+_world_reads: dict[tuple[str, WorldKey, str], Any] | None = None
 
 
 @contextmanager
@@ -72,13 +76,39 @@ def reuse_evaluations() -> Iterator[None]:
     stored inputs cannot change between its evaluation and the reads that follow. The bootstrap
     is deterministic, so a reused figure equals its recomputation. Outside such a block (runs
     launched from the UI, sensors, schedules) nothing is kept and everything is recomputed.
+
+    For the same reason what every cell of a world reads of its world is read once in the
+    block: the amnesiac's answers, the session marks and the reference compressor's stored data
+    (:func:`stored_reference`), all final once the world's run is done.
     """
-    global _evaluated
+    global _evaluated, _world_reads
     previous, _evaluated = _evaluated, {}
+    previous_reads, _world_reads = _world_reads, {}
     try:
         yield
     finally:
-        _evaluated = previous
+        _evaluated, _world_reads = previous, previous_reads
+
+
+def _read_once(root: StorageRoot, world: WorldKey, what: str, read: Callable[[], Any]) -> Any:
+    """``read()``, kept for the rest of a :func:`reuse_evaluations` block (else not kept)."""
+    if _world_reads is None:
+        return read()
+    key = (root.url, world, what)
+    if key not in _world_reads:
+        _world_reads[key] = read()
+    return _world_reads[key]
+
+
+def stored_reference(root: StorageRoot, world: WorldKey) -> ArmData:
+    """The reference compressor's stored data on ``world`` (:func:`load_arm`).
+
+    Read once per world within :func:`reuse_evaluations`; every cell's evaluation pairs with it.
+    """
+    data: ArmData = _read_once(
+        root, world, "reference", lambda: load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    )
+    return data
 
 
 def _cell_id(root: StorageRoot, cell: CellKey) -> _CellId:
@@ -188,8 +218,8 @@ def evaluate_stored(
     world = source.world(horizon)
     cell = CellKey(world, arm.key)
     run = load_cell_run(root, cell)
-    probes, amnesiac = amnesiac_answers(root, world)
-    marks = world_session_marks(root, world)
+    probes, amnesiac = _read_once(root, world, "amnesiac", lambda: amnesiac_answers(root, world))
+    marks = _read_once(root, world, "marks", lambda: world_session_marks(root, world))
     result = evaluate_cell(source, horizon, run, probes, amnesiac, reference, marks=marks)
     if _evaluated is not None:
         _evaluated[_cell_id(root, cell)] = result.metrics
@@ -281,6 +311,8 @@ class StoredCell(FaultShare):
     """Of those, the ones with an error (faulted or skipped)."""
     max_fault_rate: float = MAX_FAULT_RATE
     """The limit its run was given (from the cell's manifest)."""
+    scoring: Scoring = OFFLINE_SCORING
+    """The reader and judge its stored answers name."""
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
@@ -360,9 +392,20 @@ def stored_cells(
                 calls,
                 faulted_calls,
                 _stored_limit(root, cell),
+                _stored_scoring(data),
             )
         )
     return cells, skipped
+
+
+def _stored_scoring(data: ArmData) -> Scoring:
+    """Who scored the stored answers, by their ``reader`` and ``judge`` columns."""
+    columns = data.answers.column_names
+    if "reader" not in columns or "judge" not in columns:
+        return OFFLINE_SCORING
+    readers = [str(r) for r in data.answers.column("reader").unique().to_pylist() if r]
+    judges = [str(j) for j in data.answers.column("judge").unique().to_pylist() if j]
+    return scoring_from_answers(readers, judges) or OFFLINE_SCORING
 
 
 def _stale_judge(data: ArmData) -> str | None:

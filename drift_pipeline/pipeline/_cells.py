@@ -9,16 +9,19 @@ from typing import Any
 import pyarrow as pa
 
 from drift_pipeline.evaluation import (
+    OFFLINE_SCORING,
     ArmData,
     CellMetrics,
     ContextEvaluator,
     Evaluator,
     LLMEvaluator,
+    Scoring,
     compute_cell,
     content_kept,
     graded_scores,
     latent_profiles,
     measured_ttft,
+    scoring_of,
     session_marks,
     with_reader_columns,
 )
@@ -57,6 +60,8 @@ class CellResult:
     cost_curve: pa.Table
     reported: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    scoring: Scoring = OFFLINE_SCORING
+    """The reader and judge behind :attr:`answers` (every leaderboard names them)."""
 
     @property
     def faults(self) -> list[str]:
@@ -332,4 +337,5 @@ def evaluate_cell(
         answers=answers,
         metrics=metrics,
         cost_curve=_cost_curve(run, metrics, source.id, horizon),
+        scoring=scoring_of(evaluator),
     )

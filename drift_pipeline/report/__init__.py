@@ -10,16 +10,21 @@ from ._leaderboard import (
     standings,
     summary_json,
 )
+from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
 from ._world_summary import render_world_summaries
 
 __all__ = [
+    "EXACT_PATH_LINE",
     "NOT_APPLICABLE",
     "RANK_METRIC",
     "ArmStanding",
+    "cell_scoring",
     "comparison_lines",
     "render_leaderboard",
     "render_subtype_recall",
     "render_world_summaries",
+    "scoring_json",
+    "scoring_lines",
     "standings",
     "summary_json",
 ]

@@ -17,14 +17,18 @@ import numpy as np
 from drift_pipeline.evaluation import (
     GEOMETRIC_FLOOR,
     HORIZON_WEIGHTS,
+    OFFLINE_SCORING,
     CellMetrics,
     MetricRow,
     MetricSpec,
     Sample,
+    Scoring,
     metric_specs,
     pooled_subtype_rows,
     summarise,
 )
+
+from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
 
 RANK_METRIC = "drift_c"
 """Arms are ranked by their DRIFT-C (spec §7.6), best first."""
@@ -62,6 +66,9 @@ class ArmStanding:
 
     ``lps_modelled``: some cell's TTFRT was modelled from the context size (no measured reader
     time to first token), so its LPS is a model, not a measurement.
+
+    ``scorings``: the reader and judge behind its cells' answers (one, unless cells were scored
+    differently); every view names them with their measured figures.
     """
 
     arm: str
@@ -74,6 +81,7 @@ class ArmStanding:
     not_applicable: frozenset[str] = frozenset()
     by_subtype: dict[str, MetricRow] = field(default_factory=dict)
     score_by_subtype: dict[str, MetricRow] = field(default_factory=dict)
+    scorings: tuple[Scoring, ...] = (OFFLINE_SCORING,)
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -182,6 +190,7 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 na,
                 by_subtype,
                 scores,
+                tuple(distinct(cell_scoring(c) for c in cells_of_arm)),
             )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
@@ -240,7 +249,9 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
         markdown: A Markdown table instead of fixed-width text.
 
     Returns:
-        One column per metric of the registry's ``headline`` view, headed by its label.
+        One column per metric of the registry's ``headline`` view, headed by its label; under
+        it, the reader and judge that scored the cells with their measured figures
+        (:func:`~._scoring.scoring_lines`).
 
     """
     specs = metric_specs("headline")
@@ -264,15 +275,18 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
         if any(s.valid and s.lps_modelled for s in rows) and any(sp.name == "lps" for sp in specs)
         else []
     )
+    scored = scoring_lines(scoring for s in rows for scoring in s.scorings) if rows else []
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join([*lines, *(["", *note] if note else [])])
+        # Markdown joins plain lines into one paragraph: the scoring lines become a list.
+        items = [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in scored]
+        return "\n".join([*lines, *(["", *note] if note else []), *(["", *items] if items else [])])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join([*lines, *note])
+    return "\n".join([*lines, *note, *scored])
 
 
 def _row(standing: ArmStanding, metric: str) -> MetricRow:
@@ -349,7 +363,7 @@ def _interval(row: MetricRow) -> str:
 
 
 def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
-    """The ``--json`` summary: ``scenario``, ``scenarios``, ``cells`` and ``arms``.
+    """The ``--json`` summary: ``scenario``, ``scenarios``, ``cells``, ``arms`` and ``scoring``.
 
     Args:
         cells: Evaluated cells.
@@ -358,7 +372,8 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
     Returns:
         Per cell its identity, the figures of the registry's ``json`` view (each a value with
         its interval), latencies, tokens and fault counts; per arm its standing over the
-        leaderboard's metrics.
+        leaderboard's metrics; per reader and judge behind the cells, their names and
+        measured figures (:func:`~._scoring.scoring_json`).
 
     """
     json_specs = metric_specs("json")
@@ -393,6 +408,8 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 "faults": len(cell.faults),
                 # Over the run's limit of faulted or skipped calls: not ranked anywhere.
                 "valid": _cell_valid(cell),
+                "reader": cell_scoring(cell).reader,
+                "judge": cell_scoring(cell).judge,
                 "fault_rate": _cell_fault_rate(cell),
                 # Answers whose reader or judge call failed (left out of every metric), and
                 # the share of TTFRTs from a measured reader TTFT (0: modelled).
@@ -430,4 +447,5 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
         "scenarios": list(scenario_ids),
         "cells": out_cells,
         "arms": arms,
+        "scoring": scoring_json(cell_scoring(cell) for cell in cells),
     }

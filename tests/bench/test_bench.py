@@ -27,6 +27,7 @@ from drift_pipeline.bench import (
 )
 from drift_pipeline.bench import _measure as measure
 from drift_pipeline.cli import main
+from drift_pipeline.keys import WorldKey
 from drift_pipeline.scenario import load_scenario
 
 ISSUE_KEYS = (
@@ -37,7 +38,9 @@ ISSUE_KEYS = (
     "scaling_ratio_5000_vs_1000",
     "peak_rss_mb",
     "dagster_overhead_ratio",
+    "suite_ratio",
     "suite_wall_s",
+    "suite_floor_s",
 )
 
 # A small stand-in for the canonical scenario: same shape, far fewer sessions and replicates.
@@ -92,17 +95,20 @@ def test_parse_only() -> None:
 def test_table_marks_ok_short_and_not_measured() -> None:
     report = BenchReport()
     report.figures["floor_ratio"] = 2.5
+    report.figures["suite_ratio"] = 30.0
     report.figures["suite_wall_s"] = 420.0
     report.figures["generate_sessions_per_s"] = 25_000.0
     report.figures["read_p99_ms"] = {"bm25": 18.9, "amnesiac": 0.2}
     rows = {row[0]: row for row in report.rows()}
     assert rows["floor_ratio"][3] == "ok"
-    assert rows["suite_wall_s"][3] == "short"
+    assert rows["suite_ratio"][3] == "short"
+    # The absolute time is reported beside the ratio, as information with no target.
+    assert rows["suite_wall_s"][2:] == ("info", "info")
     assert rows["generate_sessions_per_s"][3] == "ok"
     assert rows["read_p99_ms.bm25"][3] == "short"
     assert rows["read_p99_ms.amnesiac"][3] == "ok"
     assert rows["peak_rss_mb"][3] == "not measured"
-    assert report.short() == ["read_p99_ms.bm25", "suite_wall_s"]
+    assert report.short() == ["read_p99_ms.bm25", "suite_ratio"]
     table = report.table()
     assert table.splitlines()[0].split() == ["key", "value", "target", "ok/short"]
     assert "read_p99_ms.bm25" in table and "not measured" in table
@@ -230,3 +236,30 @@ def test_cli_bench_rejects_unknown_keys_and_missing_canonical(tmp_path: Path) ->
     missing = runner.invoke(main, ["bench", "--scenarios", str(empty)])
     assert missing.exit_code == 2
     assert "no ua-baseline-001.yaml" in missing.output
+
+
+def test_the_floor_reads_each_world_s_transcripts_once(suite: Path, tmp_path: Path) -> None:
+    workspace = BenchWorkspace(suite, folder=tmp_path / "work")
+    loaded, root = workspace.long_world()
+    world = WorldKey(loaded.spec.id, "long")
+    one = measure.transcripts_floor_s(root, [world])
+    assert math.isfinite(one) and one > 0
+    with pytest.raises(FileNotFoundError):
+        measure.transcripts_floor_s(root, [world, WorldKey(loaded.spec.id, "short")])
+
+
+@pytest.mark.slow
+def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(
+    suite: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "work").mkdir()
+    workspace = BenchWorkspace(suite, folder=tmp_path / "work")
+    keys = {"suite_ratio", "suite_wall_s", "suite_floor_s"}
+    report = run_bench(suite, keys, workspace=workspace)
+    # The unrounded figures: a tiny suite's floor is a few milliseconds.
+    wall, floor, ratio = (
+        report.figures[k] for k in ("suite_wall_s", "suite_floor_s", "suite_ratio")
+    )
+    assert isinstance(wall, float) and isinstance(floor, float) and wall > floor > 0
+    assert ratio == pytest.approx(wall / floor)
+    assert all(report.json()[key] is None for key in set(ISSUE_KEYS) - keys)

@@ -17,13 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from drift_pipeline.defs.schedules import nightly_leaderboard
+from drift_pipeline.evaluation import OFFLINE_SCORING, load_shipped_figures
 from drift_pipeline.memory import Arm
 from drift_pipeline.orchestration import metadata as md
 from drift_pipeline.orchestration.launch import build_definitions, run_via_dagster
 from drift_pipeline.orchestration.partitions import register_partitions
 from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
-from drift_pipeline.report import render_leaderboard, standings
+from drift_pipeline.report import EXACT_PATH_LINE, render_leaderboard, standings
 from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
@@ -148,6 +149,47 @@ def test_instance_has_every_asset_and_the_reports(runs: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
+def test_the_reports_ride_in_the_last_cell_s_run_with_its_checks(runs: dict[str, Any]) -> None:
+    instance: dg.DagsterInstance = runs["instance"]
+    # One world run, one run per cell, the reports in the last of them (not a run of their own).
+    records = sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)
+    assert len(records) == 1 + len(ARMS)
+    last = records[-1].dagster_run.run_id
+    materialized = {
+        (e.asset_materialization.asset_key.to_user_string(), e.asset_materialization.partition)
+        for e in instance.all_logs(last, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+        if e.asset_materialization is not None
+    }
+    cell = f"{ARMS[-1].key}|{TINY_ID}/short"
+    assert ("leaderboard", None) in materialized and ("cost_curves", None) in materialized
+    assert ("cell_metrics", cell) in materialized
+    checks = {
+        e.dagster_event.event_specific_data.check_name  # type: ignore[union-attr]
+        for e in instance.all_logs(last, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        if e.dagster_event is not None
+    }
+    assert checks == {"gate_lineage", "rows_per_session"}
+
+
+@pytest.mark.slow
+def test_the_leaderboard_asset_names_its_reader_and_judge(runs: dict[str, Any]) -> None:
+    instance: dg.DagsterInstance = runs["instance"]
+    board = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records[0]
+    metadata = board.asset_materialization.metadata  # type: ignore[union-attr]
+    assert metadata["reader"].value == OFFLINE_SCORING.reader
+    assert metadata["judge"].value == "context@2"
+    [scoring] = metadata["scoring"].value  # type: ignore[misc]
+    assert scoring["reader"] == OFFLINE_SCORING.reader and scoring["note"] == EXACT_PATH_LINE
+    shipped = load_shipped_figures()
+    assert shipped is not None
+    others = shipped.by_name("reader_check_others")
+    assert others is not None
+    assert metadata[md.READER_ACCURACY].value == pytest.approx(others.accuracy)
+    assert metadata[md.READER_FALSE_ACCEPT_RATE].value == pytest.approx(others.false_accept_rate)
+    assert EXACT_PATH_LINE in str(metadata["leaderboard"].value)
+
+
+@pytest.mark.slow
 def test_leaderboard_equals_a_recomputation(runs: dict[str, Any]) -> None:
     # The run's leaderboard took the figures its evaluations computed; recomputed here (outside
     # reuse_evaluations) from the stored answers and costs alone, it must come out the same.
@@ -188,3 +230,28 @@ def test_the_nightly_schedule_rebuilds_a_stale_leaderboard(runs: dict[str, Any])
     assert job.execute_in_process(instance=instance, tags=request.tags).success
     again = nightly_leaderboard(dg.build_schedule_context(instance=instance))
     assert isinstance(again, dg.SkipReason)
+
+
+def test_a_report_step_folds_into_the_partitioned_run_before_it() -> None:
+    from drift_pipeline.defs.launch import _with_reports_folded
+    from drift_pipeline.defs.plan import Step
+
+    defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
+    world, cell = f"{TINY_ID}/short", f"bm25@hard|{TINY_ID}/short"
+    steps = [Step("world_job", world), Step("cell_job", cell), Step("leaderboard_job", None)]
+    jobs = {name: defs.resolve_job_def(name) for name in {s.job for s in steps}}
+    runs = _with_reports_folded(defs, steps, jobs)
+    assert [label for label, *_ in runs] == [
+        f"world_job {world}",
+        f"cell_job {cell} + leaderboard_job",
+    ]
+    assert runs[0][2] is jobs["world_job"] and runs[0][3] is None
+    _, step, job, keys = runs[1]
+    assert step.partition == cell and job.name == "__ASSET_JOB"
+    assert keys is not None
+    chosen = {key.to_user_string() for key in keys}
+    assert {"memory_snapshots", "cell_metrics", "leaderboard", "cost_curves"} <= chosen
+    assert "world_baselines" not in chosen
+    # Reports alone (nothing partitioned before them) keep their own run.
+    alone = _with_reports_folded(defs, [Step("leaderboard_job", None)], jobs)
+    assert [(label, keys) for label, _, _, keys in alone] == [("leaderboard_job", None)]

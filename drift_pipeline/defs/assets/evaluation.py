@@ -22,9 +22,9 @@ from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
     evaluate_stored,
-    load_arm,
     metric_values,
     stage_evaluation,
+    stored_reference,
 )
 from drift_pipeline.storage import (
     CELL_METRICS,
@@ -94,7 +94,7 @@ def cell_evaluation(
             f"{WORLD_BASELINES}, not as a cell"
         )
     source = scenarios.load(world.source_id)
-    reference = load_arm(root, CellKey(world, REFERENCE_ARM.key))
+    reference = stored_reference(root, world)
     result = evaluate_stored(root, source, world.horizon, Arm.parse(cell.arm_key), reference)
     with staged(root) as writer:
         tables = stage_evaluation(writer, cell, result)

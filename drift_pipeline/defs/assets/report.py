@@ -20,7 +20,7 @@ from drift_pipeline.orchestration.asset_names import (
 from drift_pipeline.orchestration.automation import REFRESH
 from drift_pipeline.orchestration.resources import DriftStorage
 from drift_pipeline.pipeline import stored_cells
-from drift_pipeline.report import render_leaderboard, standings
+from drift_pipeline.report import render_leaderboard, scoring_json, standings
 from drift_pipeline.storage import (
     CELL_METRICS,
     MEMORY_SNAPSHOTS,
@@ -64,6 +64,9 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
     # Invalid cells follow the same rule as in `drift run`: listed with their fault rate, never
     # ranked, so the best figure is the best ranked arm's.
     best = rows[0].rows["drift_c"].value if rows and rows[0].valid else None
+    # Who scored the board and how often they are right, as the table under it says.
+    scoring = scoring_json(scoring for row in rows for scoring in row.scorings)
+    others = _others_figures(scoring)
     for cell in cells:
         if not cell.valid:
             context.log.warning(
@@ -81,12 +84,27 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                     md.SKIPPED_CELLS: len(skipped),
                     md.INVALID_CELLS: sum(1 for cell in cells if not cell.valid),
                     md.BEST_DRIFT_C: best,
+                    md.READER_ACCURACY: others.get("accuracy"),
+                    md.READER_FALSE_ACCEPT_RATE: others.get("false_accept_rate"),
                 },
                 md.LEADERBOARD_KEYS,
             ),
             "leaderboard": dg.MetadataValue.md(table),
+            "reader": dg.MetadataValue.text(", ".join(s["reader"] for s in scoring) or "none"),
+            "judge": dg.MetadataValue.text(", ".join(s["judge"] for s in scoring) or "none"),
+            "scoring": dg.MetadataValue.json(scoring),
         }
     )
+
+
+def _others_figures(scoring: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The one offline reader's figures on the shipped sets by other authors (else empty)."""
+    if len(scoring) != 1:
+        return {}
+    for figures in scoring[0]["reader_figures"] or []:
+        if figures["name"] == "reader_check_others":
+            return dict(figures)
+    return {}
 
 
 @dg.asset(

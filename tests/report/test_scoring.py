@@ -1,0 +1,110 @@
+"""Every leaderboard view names its reader and judge with their measured figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pytest
+
+from drift_pipeline.evaluation import OFFLINE_SCORING, Scoring, load_shipped_figures
+from drift_pipeline.evaluation import _reader_figures as figures_module
+from drift_pipeline.report import EXACT_PATH_LINE, render_leaderboard, standings, summary_json
+from report.test_leaderboard import _Cell, _cells
+
+LLM_READER = "llm:scripted-model@0123456789ab/cap8192"
+LLM_JUDGE = "llm:scripted-model@ba9876543210"
+
+
+@dataclass
+class _ScoredCell(_Cell):
+    scoring: Scoring = OFFLINE_SCORING
+
+
+def _scored(scoring: Scoring) -> list[_ScoredCell]:
+    # The fixture's hand-built cells record no scoring (the leaderboard takes the default);
+    # these say who scored them, as a run's cells do.
+    return [
+        _ScoredCell(c.scenario, c.horizon, c.replicates, c.arm, c.metrics, c.faults, scoring)
+        for c in _cells()
+    ]
+
+
+def test_the_terminal_leaderboard_names_the_offline_reader_and_judge_and_their_figures() -> None:
+    shipped = load_shipped_figures()
+    assert shipped is not None
+    lines = render_leaderboard(standings(_cells())).splitlines()
+    scored = lines.index(f"scored by: reader {OFFLINE_SCORING.reader}, judge context@2")
+    figures = lines[scored + 1]
+    own, others = shipped.by_name("reader_check"), shipped.by_name("reader_check_others")
+    assert own is not None and others is not None
+    assert (
+        f"hand-written, {own.items:,} items: accuracy {100 * (own.accuracy or 0):.1f}%" in figures
+    )
+    assert f"by other authors, 11 sets, {others.items:,} items" in figures
+    assert f"false accepts {100 * (others.false_accept_rate or 0):.1f}%" in figures
+    assert lines[scored + 2].strip() == EXACT_PATH_LINE
+    assert "`--reader llm` is the exact path" in EXACT_PATH_LINE
+
+
+def test_the_json_summary_carries_the_reader_judge_and_figures() -> None:
+    summary = summary_json(_cells(), ["fixture-001"])
+    shipped = load_shipped_figures()
+    assert shipped is not None
+    [scoring] = summary["scoring"]
+    assert scoring["reader"] == OFFLINE_SCORING.reader and scoring["judge"] == "context@2"
+    assert scoring["offline_reader"] is True and scoring["note"] == EXACT_PATH_LINE
+    names = [f["name"] for f in scoring["reader_figures"]]
+    assert names[:2] == ["reader_check", "reader_check_others"] and len(names) == 13
+    first = shipped.sets[0]
+    assert scoring["reader_figures"][0]["accuracy"] == first.accuracy
+    assert scoring["reader_figures"][0]["reader"] == OFFLINE_SCORING.reader
+    assert {(c["reader"], c["judge"]) for c in summary["cells"]} == {
+        (OFFLINE_SCORING.reader, "context@2")
+    }
+
+
+def test_the_markdown_leaderboard_lists_them_too() -> None:
+    markdown = render_leaderboard(standings(_cells()), markdown=True).splitlines()
+    assert f"- scored by: reader {OFFLINE_SCORING.reader}, judge context@2" in markdown
+    assert f"  - {EXACT_PATH_LINE}" in markdown
+
+
+def test_an_llm_reader_and_judge_are_named_and_said_to_be_not_measured() -> None:
+    cells = _scored(Scoring(LLM_READER, LLM_JUDGE, False))
+    text = render_leaderboard(standings(cells))
+    assert f"scored by: reader {LLM_READER}, judge {LLM_JUDGE}" in text
+    assert f"reader {LLM_READER}: not measured" in text
+    assert f"judge {LLM_JUDGE}: not measured here (`drift judge-check` measures it" in text
+    assert EXACT_PATH_LINE not in text and "%" not in text.split("scored by:")[1]
+    [scoring] = summary_json(cells, ["fixture-001"])["scoring"]
+    assert scoring["reader_figures"] is None and scoring["judge_figures"] is None
+    assert scoring["note"] is None
+
+
+def test_the_rule_judge_of_an_llm_reader_quotes_its_answer_set_figures() -> None:
+    judge = f"rule:context@2+{OFFLINE_SCORING.reader}"
+    cells = _scored(Scoring(LLM_READER, judge, False))
+    text = render_leaderboard(standings(cells))
+    shipped = load_shipped_figures()
+    assert shipped is not None
+    answers = shipped.by_name("judge_check")
+    assert answers is not None
+    assert "on the 36 labelled answers shipped with the package: accuracy " in text
+    assert f"{100 * (answers.accuracy or 0):.1f}%" in text
+    [scoring] = summary_json(cells, ["fixture-001"])["scoring"]
+    assert [f["name"] for f in scoring["judge_figures"]] == ["judge_check"]
+
+
+def test_figures_of_another_reader_version_are_never_quoted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shipped = load_shipped_figures()
+    assert shipped is not None
+    # The reader changed and nobody re-measured: the file is for another version.
+    monkeypatch.setattr(figures_module, "_loaded", [replace(shipped, reader="careful@0")])
+    text = render_leaderboard(standings(_cells()))
+    assert f"reader {OFFLINE_SCORING.reader}: not measured (the shipped figures are for " in text
+    assert "careful@0; python -m drift_pipeline.evaluation.reader_figures re-measures" in text
+    assert "hand-written" not in text
+    [scoring] = summary_json(_cells(), ["fixture-001"])["scoring"]
+    assert scoring["reader_figures"] is None
