@@ -233,8 +233,8 @@ def test_the_nightly_schedule_rebuilds_a_stale_leaderboard(runs: dict[str, Any])
 
 
 def test_a_report_step_folds_into_the_partitioned_run_before_it() -> None:
-    from drift_pipeline.defs.launch import _with_reports_folded
-    from drift_pipeline.defs.plan import Step
+    from drift_pipeline.orchestration.launch import _with_reports_folded
+    from drift_pipeline.orchestration.plan import Step
 
     defs = build_definitions(DriftStorage(), ScenarioCatalog(), MemoryLoop())
     world, cell = f"{TINY_ID}/short", f"bm25@hard|{TINY_ID}/short"
