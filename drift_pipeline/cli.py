@@ -344,7 +344,10 @@ def _backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
     "backends",
     multiple=True,
     metavar="NAME|module:Class",
-    help="Memory system to run (repeatable); default: the six built-ins.",
+    help=(
+        "Memory system to run (repeatable); default: the six built-in references and the "
+        "sentence_log floor."
+    ),
 )
 @click.option(
     "--gate",
