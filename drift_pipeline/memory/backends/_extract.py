@@ -23,9 +23,11 @@ from drift_pipeline.memory.backends._lexicon import (
     strip_lead_ins,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
+from drift_pipeline.memory.backends._stance import implied_facts, stance_fact, strip_hedges
 from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
 
 __all__ = [
+    "REMARK_PREFIX",
     "Operation",
     "Statement",
     "decide",
@@ -346,9 +348,19 @@ def _message_facts(content: str) -> list[Fact]:
         if instruction is not None:
             facts.append(instruction)
             continue
-        if _is_hypothetical(sentence):
+        # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
+        framed = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
+        sentence = strip_hedges(_LEAD.sub("", strip_lead_ins(framed)))
+        if _is_hypothetical(framed) or _is_hypothetical(sentence):
+            continue
+        # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
+        stance = stance_fact(framed) or stance_fact(sentence)
+        if stance is not None:
+            facts.append(stance)
             continue
         found = [fact for clause in _clauses(sentence) for fact in _clause_facts(clause)]
+        if not found:
+            found = implied_facts(sentence)
         if not found:
             found = _remark(sentence)
         facts.extend(found)
@@ -389,6 +401,8 @@ _OTHER_PERSON = re.compile(
 )
 _STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
 _REMARK_PREFIX = "said "
+REMARK_PREFIX = _REMARK_PREFIX
+"""The predicate prefix of a remark: ``predicate_hint(REMARK_PREFIX + text)`` gives its topics."""
 _REMARK_MIN_WORDS = 5
 _REMARK_MAX_WORDS = 40
 

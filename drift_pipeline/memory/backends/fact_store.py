@@ -67,7 +67,9 @@ class FactStoreBackend:
     name: ClassVar[str] = "fact_store"
     # 2: framing phrases read through; orders, greetings and breakages are not remarks; remarks
     # indexed under their topic words.
-    version: ClassVar[str] = "2"
+    # 3: a stance keyed by its topic ("on remote work, I am sceptical"); hedges ("if I am
+    # honest") are no condition; news of a new team or a move read as employer or home.
+    version: ClassVar[str] = "3"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:
