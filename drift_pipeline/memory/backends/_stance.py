@@ -1,5 +1,7 @@
-"""Sentence rules that need the whole sentence: a stance on a named topic, and news that shows a
-new home or a new employer without saying "I live in" or "I work at".
+"""Sentence rules: a stance on a named topic, and news that implies a new home or employer.
+
+Both need the whole sentence. News implies a new home or employer without "I live in" or "I work
+at" being said.
 
 A stance is often said with its topic set apart from the clause that holds it: "when it comes to
 remote work, I am sceptical now", "on nuclear power, count me as undecided", "my view on
@@ -22,6 +24,7 @@ from drift_pipeline.memory.backends._lexicon import (
     NON_OBJECTS,
     PHRASE_STOP,
     THIRD_PARTY,
+    TRANSIENT_TIME,
     compile_ci,
     cut,
     first_word,
@@ -41,7 +44,9 @@ _HELD = [
     compile_ci(r"^(?:count|put|mark)\s+me\s+(?:down\s+)?(?:as|in|among|for)\s+(?P<v>.+)$"),
     compile_ci(rf"^(?P<v>.+?)\s+is\s+(?:now\s+)?my\s+(?:new\s+)?{_VIEW_NOUNS}\b.*$"),
     compile_ci(rf"^my\s+(?:new\s+)?{_VIEW_NOUNS}\s+is\s+(?:now\s+)?(?:that\s+I am\s+)?(?P<v>.+)$"),
-    compile_ci(r"^I\s+(?:have\s+)?(?:ended up|landed|came out|come out)\s+(?:as\s+|at\s+)?(?P<v>.+)$"),
+    compile_ci(
+        r"^I\s+(?:have\s+)?(?:ended up|landed|came out|come out)\s+(?:as\s+|at\s+)?(?P<v>.+)$"
+    ),
 ]
 _FRAMED = [
     # "when it comes to X, I am Y" / "on X, count me as Y" / "as for X: Y is my view"
@@ -68,7 +73,7 @@ _DIRECT = [
     # "(my friend and) I argued about X and I came out Y"
     compile_ci(
         r"^(?:.*\band\s+)?I\s+(?:have\s+)?(?:argued|debated|talked|chatted|spoke|disagreed|"
-        r"went back and forth)\s+(?:about|over|on)\s+(?P<t>.+?),?\s+and\s+I\s+"
+        r"went back and forth)\s+(?:(?:about|over|on)\s+)?(?P<t>.+?),?\s+and\s+I\s+"
         r"(?:came out|ended up|came away|landed|walked away)\s+(?:as\s+|being\s+|feeling\s+)?"
         r"(?P<v>.+)$"
     ),
@@ -80,6 +85,14 @@ _HEDGE = compile_ci(
     r"(?:the )?short version is(?: that)?|long story short|in short|to cut a long story short)"
     r"\b[\s,:]*"
 )
+# States of the moment, never a stance ("in favour" and "on the fence" are stances).
+_PASSING_STATES = frozenset(
+    {
+        "busy", "late", "early", "tired", "free", "exhausted", "hungry", "sick", "ill", "swamped",
+        "slammed", "stuck", "away", "off", "out", "back", "home", "here", "there", "ready", "done",
+        "sorry", "glad",
+    }
+)  # fmt: skip
 _VALUE_TAIL = compile_ci(r"\s+(?:on|about|regarding)\s+(?:it|that|this|them|the matter)\b.*$")
 
 
@@ -97,7 +110,11 @@ def _stance_value(raw: str) -> str:
     value = re.sub(r"^(?:as|being)\s+", "", value, flags=re.IGNORECASE)
     if not value or not 1 <= word_count(value) <= 5 or first_word(value) in NON_OBJECTS:
         return ""
-    if first_word(value) in {"i", "my", "we", "me", "our", "is", "am", "are"}:
+    first = first_word(value)
+    if first in {"i", "my", "we", "me", "our", "is", "am", "are"}:
+        return ""
+    # "About the meeting: I am running late" is a passing state, no stance.
+    if first in _PASSING_STATES or first.endswith("ing") or TRANSIENT_TIME.search(value):
         return ""
     return value
 
@@ -193,8 +210,19 @@ _NAME_END = compile_ci(
 )
 
 
+_NAME_JOINERS = frozenset({"&", "and", "of", "de", "del", "la", "le", "von", "van"})
+
+
 def _name(raw: str) -> str:
-    value = cut(cut(raw, _NAME_END), NAME_STOP)
+    """The capitalised name a phrase opens with: ``Umbrella Labs threw me…`` → ``Umbrella Labs``."""
+    words: list[str] = []
+    for word in cut(cut(raw, _NAME_END), NAME_STOP).split():
+        if not (word[0].isupper() or word[0].isdigit() or word.lower() in _NAME_JOINERS):
+            break
+        words.append(word)
+    while words and words[-1].lower() in _NAME_JOINERS:
+        words.pop()
+    value = " ".join(words)
     return value if value and proper(value) else ""
 
 
@@ -204,12 +232,14 @@ def implied_facts(sentence: str) -> list[Fact]:
     Args:
         sentence: One sincere sentence of the speaker, contractions expanded.
     """
-    if THIRD_PARTY.match(sentence.strip()):
-        return []
+    # The job patterns name the speaker themselves ("my new colleagues at…", "handed me");
+    # "since the move to…" does not, so a sentence about someone else implies no home.
     for pattern in _NEW_JOB:
         match = pattern.search(sentence)
         if match is not None and (value := _name(match.group("v"))):
             return [Fact("works at", value, f"works at {value}")]
+    if THIRD_PARTY.match(sentence.strip()):
+        return []
     for pattern in _NEW_HOME:
         match = pattern.search(sentence)
         if match is not None and (value := _name(match.group("v"))):
