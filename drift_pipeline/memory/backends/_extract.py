@@ -23,7 +23,12 @@ from drift_pipeline.memory.backends._lexicon import (
     strip_lead_ins,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
-from drift_pipeline.memory.backends._stance import implied_facts, stance_fact, strip_hedges
+from drift_pipeline.memory.backends._stance import (
+    choice_facts,
+    implied_facts,
+    stance_fact,
+    strip_hedges,
+)
 from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
 
 __all__ = [
@@ -349,12 +354,16 @@ def _message_facts(content: str) -> list[Fact]:
             facts.append(instruction)
             continue
         # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
-        framed = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
-        sentence = strip_hedges(_LEAD.sub("", strip_lead_ins(framed)))
-        if _is_hypothetical(framed) or _is_hypothetical(sentence):
+        sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
+        unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
+        chosen = choice_facts(unframed)
+        if chosen:
+            facts.extend(chosen)
+            continue
+        if _is_hypothetical(sentence):
             continue
         # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
-        stance = stance_fact(framed) or stance_fact(sentence)
+        stance = stance_fact(sentence) or stance_fact(unframed)
         if stance is not None:
             facts.append(stance)
             continue

@@ -31,10 +31,10 @@ from drift_pipeline.memory.backends._lexicon import (
     proper,
     word_count,
 )
-from drift_pipeline.memory.backends._rules import Fact
+from drift_pipeline.memory.backends._rules import Fact, positive_facts
 from drift_pipeline.memory.backends._text import terms
 
-__all__ = ["implied_facts", "stance_fact", "strip_hedges"]
+__all__ = ["choice_facts", "implied_facts", "stance_fact", "strip_hedges"]
 
 _VIEW_NOUNS = r"(?:stance|view|views|position|opinion|take|feelings?|thinking|verdict)"
 _TOPIC = r"(?P<t>[^,;:.!?]{2,60}?)"
@@ -78,11 +78,14 @@ _DIRECT = [
         r"(?P<v>.+)$"
     ),
 ]
-# Hedges that open a sincere statement; "if I am honest" is no condition, "I suppose" no guess.
+# Hedges and frames that open a sincere statement; "if I am honest" is no condition, "I
+# suppose" no guess, "please note that" no order.
 _HEDGE = compile_ci(
     r"^(?:(?:so|ok|okay|well|and|but|right|basically|honestly|also|oh)[,\s]+)*"
     r"(?:if I am (?:being )?honest|to be (?:fair|honest|frank)|I suppose|I guess|"
-    r"(?:the )?short version is(?: that)?|long story short|in short|to cut a long story short)"
+    r"(?:the )?short version is(?: that)?|long story short|in short|to cut a long story short|"
+    r"(?:please )?note that|please note|truth be told|to set the record straight|to be clear|"
+    r"for what it is worth|as it happens)"
     r"\b[\s,:]*"
 )
 # States of the moment, never a stance ("in favour" and "on the fence" are stances).
@@ -145,7 +148,7 @@ def _fact(topic_raw: str, value_raw: str) -> Fact | None:
     topic_terms = terms(topic)
     if not topic or not value or not topic_terms:
         return None
-    return Fact(f"opinion {' '.join(topic_terms[:3])}", value, f"view on {topic} is {value}", False)
+    return Fact(f"opinion {' '.join(topic_terms[:3])}", value, f"stance on {topic}: {value}", False)
 
 
 def stance_fact(sentence: str) -> Fact | None:
@@ -244,4 +247,47 @@ def implied_facts(sentence: str) -> list[Fact]:
         match = pattern.search(sentence)
         if match is not None and (value := _name(match.group("v"))):
             return [Fact("lives in", value, f"lives in {value}")]
+    return []
+
+
+# A standing choice said without "prefer": "I'd pick X every time", "X works best for me", "I
+# always end up choosing X", "when my team asked, I said X again". "Would" here is a habit, not
+# a condition, so these are read before the hypothetical test; each is read as "I prefer X", so
+# it shares that rule's key (the head noun) and replaces an earlier choice of the same kind.
+_CHOICES = [
+    compile_ci(
+        r"^I\s+(?:would|will)?\s*(?:always\s+)?(?:pick|choose|go for|opt for|take)\s+(?P<v>.+?)"
+        r"\s+(?:every time|every single time|each time|any day|hands down)\b.*$"
+    ),
+    compile_ci(r"^I\s+would\s+always\s+(?:pick|choose|go for|opt for)\s+(?P<v>.+)$"),
+    compile_ci(
+        r"^(?:what|the thing that)\s+(?:works|suits me)\s+best(?:\s+for me)?\s+is\s+(?P<v>.+)$"
+    ),
+    compile_ci(r"^(?P<v>[^,;:]+?)\s+(?:works|suits me)\s+best(?:\s+for me)?$"),
+    compile_ci(
+        r"^I\s+(?:always\s+|usually\s+|generally\s+|tend to\s+)?end up\s+(?:choosing|picking|"
+        r"going for|going with|with)\s+(?P<v>.+)$"
+    ),
+    compile_ci(
+        r"^when\s+(?:my|our|the)\s+[\w\s-]{1,30}?\s+asked(?:\s+me)?,?\s+I\s+said\s+(?P<v>.+?)"
+        r"(?:\s+again)?$"
+    ),
+]
+
+
+def choice_facts(sentence: str) -> list[Fact]:
+    """A standing choice of the speaker, read as ``I prefer X``, or ``[]``.
+
+    Args:
+        sentence: One sincere sentence of the speaker, contractions expanded, lead-ins dropped.
+    """
+    text = re.sub(r"(?:\s+(?:lol|haha|again))+$", "", sentence.strip().rstrip(".!…").strip())
+    for pattern in _CHOICES:
+        match = pattern.match(text)
+        if match is None:
+            continue
+        value = cut(match.group("v"), PHRASE_STOP)
+        if not value or first_word(value) in NON_OBJECTS or word_count(value) > 6:
+            continue
+        return [fact for fact in positive_facts(f"I prefer {value}") if not fact.retraction]
     return []

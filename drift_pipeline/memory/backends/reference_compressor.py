@@ -32,7 +32,11 @@ import numpy as np
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._bm25_index import GrowableArray
-from drift_pipeline.memory.backends._extract import REMARK_PREFIX, predicate_hint
+from drift_pipeline.memory.backends._extract import (
+    REMARK_PREFIX,
+    extract_statements,
+    predicate_hint,
+)
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
 from drift_pipeline.memory.backends._text import (
     count_each,
@@ -179,8 +183,8 @@ class ReferenceCompressor:
     name: ClassVar[str] = "reference_compressor"
     # 2: retrieval scores and packs with numpy (same answers, lower read latency at long horizons).
     # 3: the extractive summariser is charged no modelled model call.
-    # 4: summaries indexed with their topics' words; unmatched summaries fill the rest of the
-    # budget, newest first.
+    # 4: summaries indexed with the words of their topics and of the slot facts their session
+    # states; summaries matching no query word fill the rest of the budget, newest first.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
     version: str = "4"
 
@@ -263,9 +267,12 @@ class ReferenceCompressor:
         if not summary:
             return
         content = _SPEAKER_AND_DATE.sub("", summary)
-        # Indexed with the words of the topics it touches, as fact_store indexes a remark, so a
-        # question in other words ("where do they live?") finds "we moved to Porto".
-        position = self._index.add(f"{content} {predicate_hint(REMARK_PREFIX + content)}")
+        # Indexed with the words of the topics it touches (those of the slot facts the session
+        # states, as fact_store indexes them, and of the topic words it uses), so a question in
+        # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
+        topics = {predicate_hint(statement.predicate) for statement in extract_statements(messages)}
+        topics.add(predicate_hint(REMARK_PREFIX + content))
+        position = self._index.add(" ".join([content, *sorted(topics)]))
         speakers = session_speakers(messages)
         self._summaries.append(
             _Summary(

@@ -160,10 +160,10 @@ def test_a_stance_told_with_its_topic_apart_replaces_the_old_one() -> None:
         ],
     )
     answer = ask(backend, "What is the principal's view on remote work?")
-    assert answer.split("\n")[0] == "[2027-05-02] principal: view on remote work is undecided"
+    assert answer.split("\n")[0] == "[2027-05-02] principal: stance on remote work: undecided"
     assert "overrated" not in backend.snapshot()
     # A stance on another topic is a slot of its own: nothing replaced it.
-    assert "view on nuclear power is in favour" in backend.snapshot()
+    assert "stance on nuclear power: in favour" in backend.snapshot()
     assert backend.operation_counts[Operation.UPDATE] == 1
 
 

@@ -61,7 +61,7 @@ def test_stance_fact_reads_one_sentence() -> None:
     assert (fact.predicate, fact.value, fact.text) == (
         "opinion tidal energy",
         "an enthusiast",
-        "view on tidal energy is an enthusiast",
+        "stance on tidal energy: an enthusiast",
     )
     assert stance_fact("I like tidal energy") is None
 
