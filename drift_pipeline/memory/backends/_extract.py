@@ -35,6 +35,7 @@ __all__ = [
     "REMARK_PREFIX",
     "Operation",
     "Statement",
+    "dated_by_first_mention",
     "decide",
     "extract_statements",
     "normalise_value",
@@ -239,6 +240,16 @@ def predicate_hint(predicate: str) -> str:
         if predicate.startswith(prefix):
             return hint
     return ""
+
+
+def dated_by_first_mention(predicate: str) -> bool:
+    """Whether a restated fact keeps the date it was first stated.
+
+    An employer, a home, a name or a status started on a day that a later "I still work at
+    Acme" does not move. A preference, an opinion or a habit is as current as its latest
+    mention: dated by it, a reader comparing two of them sees which one was said last.
+    """
+    return predicate in _PREDICATE_HINTS
 
 
 def normalise_value(value: str) -> str:

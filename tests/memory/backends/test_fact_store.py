@@ -180,3 +180,23 @@ def test_news_of_a_move_or_a_new_team_supersedes_home_and_employer() -> None:
     assert backend.snapshot() == (
         "[2027-05-02] principal: lives in Porto\n[2027-06-09] principal: works at Globex"
     )
+
+
+def test_a_restated_preference_is_dated_by_its_latest_mention_a_home_by_its_first() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds.", "I prefer phone calls."),
+            chat("2027-04-01", "I'd pick text messages every time."),
+            chat("2027-05-09", "I live in Leeds.", "I prefer phone calls."),
+        ],
+    )
+    assert backend.snapshot().splitlines() == [
+        "[2027-03-14] principal: lives in Leeds",
+        "[2027-05-09] principal: prefers phone calls",
+        "[2027-04-01] principal: prefers text messages",
+    ]
+    # The newer line now says phone calls: a reader taking the latest dated assertion sees it.
+    context = ask(backend, "How does the principal like to be contacted?")
+    assert "[2027-05-09] principal: prefers phone calls" in context
