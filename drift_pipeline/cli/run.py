@@ -49,7 +49,10 @@ if TYPE_CHECKING:
     "backends",
     multiple=True,
     metavar="NAME|module:Class",
-    help="Memory system to run (repeatable); default: the six built-ins.",
+    help=(
+        "Memory system to run (repeatable); default: the six built-in references and the "
+        "sentence_log floor."
+    ),
 )
 @click.option(
     "--gate",

@@ -52,8 +52,10 @@ SANITY = {
     "tagged_buffer": "full_context",
     "keyword_lines": "fact_store",
     "session_dates": "temporal_graph",
+    # The dated log of every first-person user sentence: the floor a slot memory must clear.
+    "sentence_log": "fact_store",
 }
-"""Each sanity arm and the reference backend it imitates."""
+"""Each sanity arm (or floor) and the reference backend it imitates."""
 
 REFERENCES = tuple(name for name in BUILT_INS if name != "amnesiac")
 MARGIN = 0.10

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .fact_store import FactStoreBackend
     from .full_context import FullContextBackend
     from .reference_compressor import SUMMARY_CAP_TOKENS, ReferenceCompressor
+    from .sentence_log import SentenceLogBackend
     from .temporal_graph import SUPERSEDED_MARKER, TemporalGraphBackend
 
 _LAZY = {
@@ -46,6 +47,7 @@ _LAZY = {
     "ReferenceCompressor": "reference_compressor",
     "SUMMARY_CAP_TOKENS": "reference_compressor",
     "SUPERSEDED_MARKER": "temporal_graph",
+    "SentenceLogBackend": "sentence_log",
     "TemporalGraphBackend": "temporal_graph",
 }
 
@@ -73,6 +75,7 @@ __all__ = [
     "LLMAccess",
     "Package",
     "ReferenceCompressor",
+    "SentenceLogBackend",
     "TemporalGraphBackend",
     "backend_names",
     "backend_needs",

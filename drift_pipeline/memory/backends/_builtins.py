@@ -72,6 +72,8 @@ register_backend(
 register_backend(
     "temporal_graph", f"{_PACKAGE}.temporal_graph:TemporalGraphBackend", default_arm=True
 )
+# A floor, run by default and ranked with the references: every dated first-person user sentence.
+register_backend("sentence_log", f"{_PACKAGE}.sentence_log:SentenceLogBackend", default_arm=True)
 
 # Sanity arms: trivial strategies the metrics must rank low (never default arms).
 register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend")

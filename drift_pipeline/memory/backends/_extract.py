@@ -23,11 +23,19 @@ from drift_pipeline.memory.backends._lexicon import (
     strip_lead_ins,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
+from drift_pipeline.memory.backends._stance import (
+    choice_facts,
+    implied_facts,
+    stance_fact,
+    strip_hedges,
+)
 from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
 
 __all__ = [
+    "REMARK_PREFIX",
     "Operation",
     "Statement",
+    "dated_by_first_mention",
     "decide",
     "extract_statements",
     "normalise_value",
@@ -234,6 +242,16 @@ def predicate_hint(predicate: str) -> str:
     return ""
 
 
+def dated_by_first_mention(predicate: str) -> bool:
+    """Whether a restated fact keeps the date it was first stated.
+
+    An employer, a home, a name or a status started on a day that a later "I still work at
+    Acme" does not move. A preference, an opinion or a habit is as current as its latest
+    mention: dated by it, a reader comparing two of them sees which one was said last.
+    """
+    return predicate in _PREDICATE_HINTS
+
+
 def normalise_value(value: str) -> str:
     """Lower-case a value to its words, without a leading article."""
     words = re.findall(r"[a-z0-9]+", value.lower())
@@ -346,9 +364,23 @@ def _message_facts(content: str) -> list[Fact]:
         if instruction is not None:
             facts.append(instruction)
             continue
+        # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
+        sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
+        unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
+        chosen = choice_facts(unframed)
+        if chosen:
+            facts.extend(chosen)
+            continue
         if _is_hypothetical(sentence):
             continue
+        # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
+        stance = stance_fact(sentence) or stance_fact(unframed)
+        if stance is not None:
+            facts.append(stance)
+            continue
         found = [fact for clause in _clauses(sentence) for fact in _clause_facts(clause)]
+        if not found:
+            found = implied_facts(sentence)
         if not found:
             found = _remark(sentence)
         facts.extend(found)
@@ -389,6 +421,8 @@ _OTHER_PERSON = re.compile(
 )
 _STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
 _REMARK_PREFIX = "said "
+REMARK_PREFIX = _REMARK_PREFIX
+"""The predicate prefix of a remark: ``predicate_hint(REMARK_PREFIX + text)`` gives its topics."""
 _REMARK_MIN_WORDS = 5
 _REMARK_MAX_WORDS = 40
 

@@ -1,8 +1,9 @@
 """``fact_store``: rule-based slot facts with ADD / UPDATE / DELETE / NOOP, after Mem0.
 
 Each slot is (speaker, normalised predicate) and holds the latest value the speaker gave: a new
-value replaces the old one, a retraction deletes it, a repeat changes nothing. Noise sessions add
-nothing because nothing in them is a first-person fact.
+value replaces the old one, a retraction deletes it, a repeat changes nothing but the date of a
+preference, opinion or habit (as current as its latest mention). Noise sessions add nothing
+because nothing in them is a first-person fact.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._extract import (
     Operation,
     Statement,
+    dated_by_first_mention,
     decide,
     extract_statements,
     predicate_hint,
@@ -67,7 +69,10 @@ class FactStoreBackend:
     name: ClassVar[str] = "fact_store"
     # 2: framing phrases read through; orders, greetings and breakages are not remarks; remarks
     # indexed under their topic words.
-    version: ClassVar[str] = "2"
+    # 3: a stance keyed by its topic ("on remote work, I am sceptical"); hedges ("if I am
+    # honest") are no condition; news of a new team or a move read as employer or home; a
+    # restated preference, opinion or habit is dated by its latest mention.
+    version: ClassVar[str] = "3"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:
@@ -158,6 +163,8 @@ class FactStoreBackend:
                 self._release([f for f in heard if f is not current], speakers)
                 current.viewers = current.viewers | speakers
                 current.touched = self._clock
+                if not dated_by_first_mention(current.predicate):
+                    self._redate(current, statement.date)
                 self._recent.pop(current.doc_id, None)
                 self._recent[current.doc_id] = None
             return operation
@@ -183,6 +190,13 @@ class FactStoreBackend:
         self._slots.setdefault(key, []).append(fact.doc_id)
         self._index.add(fact.doc_id, f"{statement.text} {predicate_hint(statement.predicate)}")
         return operation
+
+    def _redate(self, fact: _Fact, date: str) -> None:
+        """Show ``fact`` with the date it was last said."""
+        fact.set_date = date
+        fact.line = f"[{date}] {fact.line.split('] ', 1)[1]}"
+        fact.tokens = line_tokens(fact.line)
+        self._shortest = min(self._shortest, fact.tokens)
 
     def _release(self, facts: list[_Fact], speakers: frozenset[str]) -> None:
         """The entities in ``speakers`` stop holding ``facts``; a fact nobody holds is deleted."""

@@ -32,6 +32,11 @@ import numpy as np
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._bm25_index import GrowableArray
+from drift_pipeline.memory.backends._extract import (
+    REMARK_PREFIX,
+    extract_statements,
+    predicate_hint,
+)
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
 from drift_pipeline.memory.backends._text import (
     count_each,
@@ -178,8 +183,10 @@ class ReferenceCompressor:
     name: ClassVar[str] = "reference_compressor"
     # 2: retrieval scores and packs with numpy (same answers, lower read latency at long horizons).
     # 3: the extractive summariser is charged no modelled model call.
+    # 4: summaries indexed with the words of their topics and of the slot facts their session
+    # states; summaries matching no query word fill the rest of the budget, newest first.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
-    version: str = "3"
+    version: str = "4"
 
     def __init__(
         self,
@@ -259,7 +266,13 @@ class ReferenceCompressor:
             summary = summarise_session(messages)
         if not summary:
             return
-        position = self._index.add(_SPEAKER_AND_DATE.sub("", summary))
+        content = _SPEAKER_AND_DATE.sub("", summary)
+        # Indexed with the words of the topics it touches (those of the slot facts the session
+        # states, as fact_store indexes them, and of the topic words it uses), so a question in
+        # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
+        topics = {predicate_hint(statement.predicate) for statement in extract_statements(messages)}
+        topics.add(predicate_hint(REMARK_PREFIX + content))
+        position = self._index.add(" ".join([content, *sorted(topics)]))
         speakers = session_speakers(messages)
         self._summaries.append(
             _Summary(
@@ -282,17 +295,27 @@ class ReferenceCompressor:
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return the summaries sharing most words with ``query`` that ``entity_id`` may see.
 
-        Best overlap first, newer first on ties; whole summaries are taken in that order while
-        they fit the budget (one that does not fit is skipped, a smaller later one may be taken).
+        Best overlap first, newer first on ties, then the summaries sharing no word with the
+        query, newest first; whole summaries are taken in that order while they fit the budget
+        (one that does not fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
         if visible is None:
             return ""
         scores = self._index.scores(query)
         shown = visible.view()
-        candidates = np.flatnonzero(scores[: shown.size] > 0)
-        candidates = candidates[shown[candidates]]
-        order = candidates[np.lexsort((-candidates, -scores[candidates]))]
+        visible_positions = np.flatnonzero(shown)
+        matched = scores[visible_positions] > 0
+        candidates = visible_positions[matched]
+        # The summaries sharing no word with the query fill what is left, newest first: a change
+        # is often told in other words than the question's ("the movers came" for "where do
+        # they live"), and the newest summaries are where it was told.
+        order = np.concatenate(
+            (
+                candidates[np.lexsort((-candidates, -scores[candidates]))],
+                visible_positions[~matched][::-1],
+            )
+        )
         ranked_tokens = np.frombuffer(self._summary_tokens, dtype=np.int64)[order]
         kept: list[str] = []
         used = position = 0

@@ -87,7 +87,8 @@ class TemporalGraphBackend:
     name: ClassVar[str] = "temporal_graph"
     # 2: framing phrases read through; orders, greetings and breakages are not remarks; remarks
     # indexed under their topic words.
-    version: ClassVar[str] = "2"
+    # 3: fact_store's extraction 3 (stances keyed by topic, hedges, implied employer and home).
+    version: ClassVar[str] = "3"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

@@ -178,7 +178,7 @@ def test_built_in_look_ups_never_read_entry_points(monkeypatch: pytest.MonkeyPat
         raise AssertionError("entry points were read")
 
     monkeypatch.setattr(importlib.metadata, "entry_points", refuse)
-    assert len(default_backend_names()) == 6
+    assert len(default_backend_names()) == 7
     assert type(load_backend("amnesiac")).__name__ == "AmnesiacBackend"
     assert backend_registration("bm25").default_arm
 

@@ -147,3 +147,56 @@ def test_an_update_heard_by_one_entity_does_not_reach_another() -> None:
     store_all(backend, [chat("2027-04-09", "I live in York.", helper="assistant_a")])
     assert ask(backend, question, entity="assistant_a") == "[2027-04-01] principal: lives in York"
     assert backend.snapshot() == "[2027-04-01] principal: lives in York"
+
+
+def test_a_stance_told_with_its_topic_apart_replaces_the_old_one() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I think remote work is overrated.", "I like tidal energy."),
+            chat("2027-04-01", "When it comes to nuclear power, I'm in favour."),
+            chat("2027-05-02", "Anyway, on remote work, count me as undecided now."),
+        ],
+    )
+    answer = ask(backend, "What is the principal's view on remote work?")
+    assert answer.split("\n")[0] == "[2027-05-02] principal: stance on remote work: undecided"
+    assert "overrated" not in backend.snapshot()
+    # A stance on another topic is a slot of its own: nothing replaced it.
+    assert "stance on nuclear power: in favour" in backend.snapshot()
+    assert backend.operation_counts[Operation.UPDATE] == 1
+
+
+def test_news_of_a_move_or_a_new_team_supersedes_home_and_employer() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I work at Acme Corp.", "I live in Leeds."),
+            chat("2027-05-02", "If I'm honest, the movers unloaded the last boxes in Porto."),
+            chat("2027-06-09", "My new team at Globex took me out for lunch on my first day."),
+        ],
+    )
+    assert backend.snapshot() == (
+        "[2027-05-02] principal: lives in Porto\n[2027-06-09] principal: works at Globex"
+    )
+
+
+def test_a_restated_preference_is_dated_by_its_latest_mention_a_home_by_its_first() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds.", "I prefer phone calls."),
+            chat("2027-04-01", "I'd pick text messages every time."),
+            chat("2027-05-09", "I live in Leeds.", "I prefer phone calls."),
+        ],
+    )
+    assert backend.snapshot().splitlines() == [
+        "[2027-03-14] principal: lives in Leeds",
+        "[2027-05-09] principal: prefers phone calls",
+        "[2027-04-01] principal: prefers text messages",
+    ]
+    # The newer line now says phone calls: a reader taking the latest dated assertion sees it.
+    context = ask(backend, "How does the principal like to be contacted?")
+    assert "[2027-05-09] principal: prefers phone calls" in context

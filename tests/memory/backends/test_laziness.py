@@ -44,7 +44,7 @@ def test_the_registry_answers_without_loading_any_backend():
     loaded = _modules_after(
         "from drift_pipeline.memory.backends import (backend_names, backend_needs, "
         "backend_registration, default_backend_names)\n"
-        "assert len(default_backend_names()) == 6, default_backend_names()\n"
+        "assert len(default_backend_names()) == 7, default_backend_names()\n"
         "assert backend_names()\n"
         "assert backend_needs('reference_compressor', {'summariser': 'llm'}).llm is not None\n"
         "assert backend_registration('bm25').target_path.endswith(':BM25Backend')\n"

@@ -62,7 +62,7 @@ def test_the_extractive_summariser_is_charged_no_model_call() -> None:
 
 
 def test_retrieve_returns_relevant_dated_summaries_within_budget() -> None:
-    backend = ReferenceCompressor(budget_tokens=60)
+    backend = ReferenceCompressor(budget_tokens=45)
     store_all(
         backend,
         [
@@ -71,15 +71,33 @@ def test_retrieve_returns_relevant_dated_summaries_within_budget() -> None:
             chat("2027-05-09", "I started a new job at Globex, still engineering."),
         ],
     )
-    text = ask(backend, "Where does the principal work as an engineer?")
-    assert text.split("\n")[0] == "[2027-03-14]"
-    assert "Acme Corp" in text
+    text = ask(backend, "Where does the principal work?")
+    # "a new job" is indexed under work, so both work summaries come first, newest first.
+    assert text.split("\n")[0] == "[2027-05-09]"
+    assert "Globex" in text and "Acme Corp" in text
     assert "Biscuit" not in text
-    assert tokens.count_tokens(text) <= 60
+    assert tokens.count_tokens(text) <= 45
     assert ask(backend, "greyhound").startswith("[2027-04-01]\nprincipal: I adopted a greyhound")
-    assert ask(backend, "submarines") == ""
     snapshot = backend.snapshot()
     assert snapshot.index("Acme") < snapshot.index("Biscuit") < snapshot.index("Globex")
+
+
+def test_summaries_matching_no_query_word_fill_the_budget_newest_first() -> None:
+    backend = ReferenceCompressor(budget_tokens=45)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I adopted a greyhound called Biscuit."),
+            chat("2027-04-01", "The movers unloaded the last boxes in Porto."),
+            chat("2027-05-09", "I took up the cello."),
+        ],
+    )
+    text = ask(backend, "greyhound")
+    assert text.split("\n")[0] == "[2027-03-14]"
+    # What is left goes to the newest summary that shares no word with the question.
+    assert "cello" in text and "Porto" not in text
+    assert ask(backend, "submarines").startswith("[2027-05-09]\nprincipal: I took up the cello")
+    assert ask(backend, "submarines", entity="stranger") == ""
 
 
 def test_summaries_are_scoped_to_their_session_speakers() -> None:

@@ -1,0 +1,104 @@
+"""Stances keyed by their topic, hedges read through, and employer or home implied by news."""
+
+from __future__ import annotations
+
+import pytest
+
+from drift_pipeline.memory.backends._extract import extract_statements
+from drift_pipeline.memory.backends._stance import implied_facts, stance_fact, strip_hedges
+
+from ._sessions import user
+
+
+def _facts(text: str) -> list[tuple[str, str]]:
+    return [(s.predicate, s.value) for s in extract_statements([user(text, "2027-03-14")])]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("When it comes to remote work, I'm sceptical now.", "sceptical"),
+        ("On remote work, count me as firmly against.", "firmly against"),
+        ("As for remote work: lukewarm is my view.", "lukewarm"),
+        ("Regarding remote work, I am now broadly supportive.", "broadly supportive"),
+        ("My stance on remote work has shifted to cautiously positive.", "cautiously positive"),
+        ("My view on remote work is now mixed.", "mixed"),
+        ("I've come round on remote work; all for it is my position.", "all for it"),
+        ("I changed my mind about remote work: I am opposed now.", "opposed"),
+        ("My flatmate and I debated remote work and I came out unconvinced.", "unconvinced"),
+        ("If I'm honest, when it comes to remote work, I'm on the fence.", "on the fence"),
+    ],
+)
+def test_a_stance_is_keyed_by_its_topic(text: str, value: str) -> None:
+    assert _facts(text) == [("opinion remot work", value)]
+
+
+def test_a_later_stance_on_the_topic_shares_the_key_of_i_think() -> None:
+    [thought] = _facts("I think remote work is overrated.")
+    [stance] = _facts("On remote work, I am undecided.")
+    assert thought[0] == stance[0] == "opinion remot work"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "On Tuesday, I am free.",
+        "On the weekend, I am busy.",
+        "On second thought, I am fine.",
+        "My sister says that on remote work, she is firmly opposed.",
+        "If remote work ends, I am going to be miserable.",
+        "About the meeting: I am running late.",
+        "On remote work, what do you think?",
+    ],
+)
+def test_times_other_people_conditions_and_questions_are_no_stance(text: str) -> None:
+    assert not any(predicate.startswith("opinion") for predicate, _ in _facts(text))
+
+
+def test_stance_fact_reads_one_sentence() -> None:
+    fact = stance_fact("when it comes to tidal energy, I am an enthusiast")
+    assert fact is not None
+    assert (fact.predicate, fact.value, fact.text) == (
+        "opinion tidal energy",
+        "an enthusiast",
+        "stance on tidal energy: an enthusiast",
+    )
+    assert stance_fact("I like tidal energy") is None
+
+
+def test_hedges_are_no_condition() -> None:
+    assert strip_hedges("If I am honest, I suppose I moved to Oslo") == "I moved to Oslo"
+    assert _facts("If I'm honest, I live in Oslo now.") == [("lives in", "Oslo")]
+    assert _facts("To be fair, I work at Initech these days.") == [("works at", "Initech")]
+    # A real condition still is one, hedge or not.
+    assert _facts("If I'm honest, if I move to Oslo I will miss Leeds.") == []
+    assert _facts("In case it matters, I moved to Oslo.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "My new colleagues at Umbrella Labs threw me a welcome lunch.",
+            ("works at", "Umbrella Labs"),
+        ),
+        ("I accepted the offer from Hooli last night.", ("works at", "Hooli")),
+        (
+            "IT at Vandelay Industries handed me a laptop this morning.",
+            ("works at", "Vandelay Industries"),
+        ),
+        ("My commute since the move to Galway is lovely.", ("lives in", "Galway")),
+        ("The movers dropped off the furniture in Trieste on Monday.", ("lives in", "Trieste")),
+        ("I got my library card in Tromsø this week.", ("lives in", "Tromsø")),
+    ],
+)
+def test_news_of_a_new_team_or_a_move_implies_employer_or_home(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert _facts(text) == [fact]
+
+
+def test_other_peoples_news_implies_nothing() -> None:
+    assert implied_facts("My brother's new team at Initech is great") == []
+    assert implied_facts("my sister got her library card in Oslo") == []
+    assert _facts("If I took the offer from Hooli, I would move.") == []
