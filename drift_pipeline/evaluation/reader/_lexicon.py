@@ -10,11 +10,12 @@ paraphrase turns into a false accept.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 
 from drift_pipeline.textmatch import normalise
+
+from ._rules import RULES
 
 __all__ = ["LEXICON_GROUPS", "expand_phrases"]
 
@@ -139,8 +140,8 @@ _CURRENCIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("€", "EUR", ("euros",)),
     ("£", "GBP", ("pounds", "quid", "sterling")),
 )
-_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
-_MONEY = re.compile(r"^\s*([$€£])\s*(\d{1,3}(?:,\d{3})+|\d+)\s*$")
+_QUANTITY = RULES.pattern("quantity")
+_MONEY = RULES.pattern("money")
 
 
 def _unit_variants(phrase: str) -> list[str]:
@@ -239,7 +240,7 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
-_ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "&", "de", "du", "la"})
+_ACRONYM_SKIP = RULES.words("acronym-skip")
 
 
 def _acronyms(phrase: str) -> list[str]:
@@ -253,7 +254,7 @@ def _acronyms(phrase: str) -> list[str]:
     return ["".join(w[0] for w in words)]
 
 
-_PLAIN_NEGATIVE = re.compile(r"^(?:don't|do not|never) ([a-z]+)\b(.*)$", re.IGNORECASE)
+_PLAIN_NEGATIVE = RULES.pattern("plain-negative")
 
 
 def _third_person(phrase: str) -> list[str]:

@@ -36,6 +36,7 @@ from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
+from ._rules import RULES
 from ._segment import Line, segment
 
 
@@ -107,23 +108,9 @@ class Reading:
 
 _DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
 _QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
-_ACK = re.compile(r"\b(?:noted|got it|understood|i'll remember|will remember|updated|saved)\b")
-_OTHER_NAME = re.compile(
-    r"\b([A-Z][a-z]+)(?:'s\b|\s+(?:just\s+|recently\s+|also\s+|finally\s+|now\s+)?"
-    r"(?:moved|moves|works|worked|lives|lived|is|was|got|gets|started|starts|joined|joins|has|"
-    r"had|prefers|went|goes|became|switched|took|takes|said|says|told|thinks|loves|likes|hates|"
-    r"wants|landed|accepted|signed|bought|rents|eats|follows|keeps|needs|uses|owns|owned|drives|"
-    r"drove|feeds|walks|adopted|rides|coaches|teaches|plays)\b)"
-)
-_NOT_NAMES = _word_set(
-    "i the my our so oh and but also honestly well anyway update note user principal "
-    "assistant today yesterday tomorrow everyone someone it this that there he she they we "
-    "you monday tuesday wednesday thursday friday saturday sunday january february march "
-    "april may june july august september october november december hr work home just "
-    "still then now big new first last next yes no ok okay good great everything nothing "
-    "something anything everyone someone anyone nobody what why how where when who which "
-    "if please thanks hello hi hey same like going change"
-)
+_ACK = RULES.pattern("ack")
+_OTHER_NAME = RULES.pattern("other-name")
+_NOT_NAMES = RULES.words("not-names")
 
 
 def _fold(text: str) -> str:
@@ -172,7 +159,7 @@ class _Scanned:
 
 
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
-_RUN = re.compile(r"[^\W_]+")
+_RUN = RULES.pattern("run")
 
 
 def _runs_of(text: str) -> frozenset[str]:
@@ -544,10 +531,8 @@ def _line_mentions(
     return mentions
 
 
-_ASKS_PLACE = re.compile(
-    r"\b(?:live|lives|living|based|city|town|country|moved|move|home|reside\w*)\b", re.I
-)
-_FORMER_HEAD = re.compile(r"\b(?:former|previous|prior|old|ex|past|earlier|formerly)\b")
+_ASKS_PLACE = RULES.pattern("asks-place")
+_FORMER_HEAD = RULES.pattern("former-head")
 
 
 @lru_cache(maxsize=1024)
@@ -556,35 +541,17 @@ def _asks_place(question: str) -> bool:
     return bool(_ASKS_PLACE.search(question))
 
 
-_STAMP_YEAR = re.compile(r"^\W{0,3}\d{1,2}[/.-]\d{1,2}[/.-](\d{4})\b")
-_DATE_LABEL = re.compile(r"\s*(?:[-–—:=]\s*)?(\S[^,;()]{0,24})")
+_STAMP_YEAR = RULES.pattern("stamp-year")
+_DATE_LABEL = RULES.pattern("date-label")
 # "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
 _RELATION_OWNED = re.compile(
     r"\b(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")(?:'s|s')\s+(?:\w+\s+)?$"
 )
-_PLAN_CUE = re.compile(
-    r"^(?:a change still ahead|going|going to|gonna|plan\w*|will|'ll|about to|upcoming|"
-    r"intend\w*|booked|scheduled|start date|next|this coming)"
-)
-_ASKS_AHEAD = re.compile(
-    r"\bwhen (?:is|are|will|does|do)\b|\b(?:planning|planned|plans|going to|scheduled|upcoming|"
-    r"next)\b",
-    re.IGNORECASE,
-)
-# Past-tense cues that end a state but not an event: "was born", "past state (was)".
-_TOLD_IN_PAST = re.compile(r"^(?:past state|was born)")
-# Words by which a clause states where the subject is, so that a value in it is not named in
-# passing: "I'm still stuck in Berlin", "staying in Seattle".
-_STATE_WORDS = re.compile(
-    r"\b(?:i|i'm|im|we|we're|my|our|still|staying|stay|stays|live|lives|living|based|now|"
-    r"back|currently|remain\w*)\b"
-)
-# What puts a value as the new one: "moved to", "switched to", "back at", "now at".
-_CHANGE_TARGET = re.compile(
-    r"\b(?:moved|relocated|switched|changed|transferred|went back|came back|returned|"
-    r"joined|started(?: a new (?:job|role|position))?|now|back)\s+(?:over\s+|full[- ]time\s+)?"
-    r"(?:to|at|in|into|with|for|on)?\s*(?:the\s+|a\s+|an\s+|my\s+|regular\s+|plain\s+)?$"
-)
+_PLAN_CUE = RULES.pattern("plan-cue")
+_ASKS_AHEAD = RULES.pattern("asks-ahead")
+_TOLD_IN_PAST = RULES.pattern("told-in-past")
+_STATE_WORDS = RULES.pattern("state-words")
+_CHANGE_TARGET = RULES.pattern("change-target")
 
 
 _RELATION_KINDS = (
@@ -610,8 +577,8 @@ def _asked_relations(question: str) -> frozenset[str]:
     return frozenset(found)
 
 
-_ASKS_TELLING = re.compile(r"\b(?:tell|told|mention|mentioned|say|said|inform|report)\w*\b", re.I)
-_PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
+_ASKS_TELLING = RULES.pattern("asks-telling")
+_PART_BREAK = RULES.pattern("part-break")
 
 
 @lru_cache(maxsize=16384)  # the same clause is read again for every probe mentioning it
@@ -640,7 +607,7 @@ def _attached_dates(
     return [d for d in dates if d[0] >= part_start - c_start]
 
 
-_MID_CAPITAL = re.compile(r"(?<=[\w,;:] )(?!I\b|I'[a-z]+\b)[A-Z][a-z]")
+_MID_CAPITAL = RULES.pattern("mid-capital")
 
 
 def _names_cased(text: str) -> bool:
@@ -659,21 +626,7 @@ def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]
     return any(end <= opened for _, end, _, _ in before)
 
 
-# A line that takes back what was just said without naming it again: "wait no... they just
-# rescinded the offer", "lol ok that lasted 2 days", "eating meat again".
-_TAKE_BACK = re.compile(
-    r"\b(?:wait,? no|rescinded|withdrew|withdrawn|fell through|that lasted|didn't last|"
-    r"didn't work out|did not work out|called (?:it )?off|changed my mind|never mind|nvm|"
-    r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
-    r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off|"
-    r"(?:took|takes|take) (?:that|it|this) back|retract\w*|jk|just kidding|only kidding|"
-    r"kidding|joking|april fools?|delete that|remove that|cancel (?:that|it)|hold off|"
-    r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b|"
-    r"cancell?ed (?:the|my) (?:\w+ )?(?:order|booking|reservation)|wrong (?:chat|person|thread|"
-    r"group|window)|typo|by mistake|meant for|ignore that|ignore (?:my|the) last|"
-    r"disregard that|forget that|that's (?:the|my) old (?:one|\w+)|nothing's (?:actually )?booked|"
-    r"fell through)\b"
-)
+_TAKE_BACK = RULES.pattern("take-back")
 
 
 def _taken_back(
@@ -714,9 +667,7 @@ def _taken_back(
     return found
 
 
-_CORRECTS = re.compile(
-    r"^\W*(?:no+|nope|nah|not|wrong|correction|erm+|um+)\b|\bactually\b|\bi never said\b"
-)
+_CORRECTS = RULES.pattern("corrects")
 
 
 def _corrected_restatement(
@@ -741,10 +692,7 @@ def _corrected_restatement(
     return replace(mention, frame="aside", cue="corrected by the subject's reply")
 
 
-_FIXES_DATE = re.compile(
-    r"\b(?:sorry|i mean|i meant|correction|ignore that|scratch that|actually|wait|typo|my bad|"
-    r"wrong date|not the|fat fingers|misread|misremembered|no,? hang on)\b"
-)
+_FIXES_DATE = RULES.pattern("fixes-date")
 
 
 def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
@@ -761,7 +709,7 @@ def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
     return found
 
 
-_BARE_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+_BARE_ORDINAL = RULES.pattern("bare-ordinal")
 
 
 def _same_month(known: str, day: int) -> str | None:
@@ -771,14 +719,8 @@ def _same_month(known: str, day: int) -> str | None:
         return None
 
 
-_GAP_TO_DATE = re.compile(r"[\W_]*(?:(?:on|for|to|the|till|until)\b[\W_]*)*")
-# A later line that moves the event without naming it: "test moved to 19 Mar", "rebooked ->
-# 2 April", "new date 26 Mar".
-_MOVES_DATE = re.compile(
-    r"\b(?:reschedul\w*|rebook\w*|re-booked|moved (?:it |again )?to|moved again|new date|"
-    r"postponed|brought forward|pushed back|bumped (?:to|back)|changed to|now (?:on )?|"
-    r"back to the original)\b"
-)
+_GAP_TO_DATE = RULES.pattern("gap-to-date")
+_MOVES_DATE = RULES.pattern("moves-date")
 
 
 def _redated(
@@ -843,12 +785,8 @@ def _redated(
     return found
 
 
-_YES_REPLY = re.compile(
-    r"^\W*(?:yes+|yep|yup|yeah|yea|ya|correct|exactly|right|that's right|that's me|indeed|"
-    r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on|"
-    r"that's (?:him|her|them|it|the one|right|correct)|that is (?:right|correct))(?!\w)"
-)
-_NO_REPLY = re.compile(r"^\W*(?:no+|nope|nah|not really|wrong|incorrect|not anymore)(?!\w)")
+_YES_REPLY = RULES.pattern("yes-reply")
+_NO_REPLY = RULES.pattern("no-reply")
 
 
 def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
@@ -886,8 +824,8 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
     return mention
 
 
-_COMMUTE_TO = re.compile(r"\bcommut\w*\s+(?:\w+\s+)?(?:to|into)\s*$")
-_YOU_WORD = re.compile(r"\b(?:you|you're|your|youre|u)\b")
+_COMMUTE_TO = RULES.pattern("commute-to")
+_YOU_WORD = RULES.pattern("you-word")
 
 
 def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
@@ -937,10 +875,7 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     return next(m for m in run if (named(m), m.attached_date is not None) == best)
 
 
-_UNSAID = re.compile(
-    r"\b(?:jk|just kidding|only kidding|kidding|joking|a joke|april fools?|typo|mistyped|"
-    r"by mistake|in error|never said|wrong (?:chat|person|thread|group|window)|meant for)\b"
-)
+_UNSAID = RULES.pattern("unsaid")
 
 
 def _said(mentions: Sequence[Mention]) -> list[Mention]:

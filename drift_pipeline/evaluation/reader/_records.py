@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ._dates import find_dates
+from ._rules import RULES
 
 __all__ = ["RELATIONS", "render_record"]
 
@@ -25,49 +26,19 @@ def _word_set(text: str) -> frozenset[str]:
 
 
 _OWNER_KEYS = ("subject", "entity", "person", "user", "who", "source", "head", "principal")
-_DATE_KEYS = _word_set(
-    "ts date timestamp time created created_at recorded recorded_at updated updated_at when "
-    "at valid_from since from start start_date started effective effective_from t day"
-)
-_END_KEYS = _word_set(
-    "until valid_to valid_until to end end_date ended expired expires expired_at invalid_at "
-    "ended_at"
-)
-# Keys whose value is a sentence in its own right, and keys that only hold a list of records.
-_TEXT_KEYS = _word_set(
-    "text fact content memory statement summary message msg utterance quote event"
-)
-_CONTAINER_KEYS = _word_set(
-    "facts memories items events history results data records entries log logs timeline "
-    "relations edges triples nodes"
-)
-_QUALIFIER_KEYS = _word_set("status modality type kind mood certainty confidence polarity")
-# Keys whose value is something not (yet) so: "intent": "adopt a cat".
-_MODAL_KEYS = _word_set(
-    "intent intention intentions plan plans planned goal goals wish wishes wishlist aspiration "
-    "aspirations idea ideas considering consideration maybe someday future next_steps todo "
-    "to_do bucket_list dream dreams"
-)
-# Keys that make the whole record conditional: "scenario": "if diagnosed coeliac".
-_CONDITION_KEYS = _word_set("scenario hypothetical condition conditional if assumption what_if")
-# Keys whose value amends the record's other values: "user_correction": "make that $1,500".
-_AMEND_KEY = re.compile(
-    r"(?:^|_)(?:correction|corrected|amend\w*|revised|revision|update|updated_value|new_value)$"
-)
+_DATE_KEYS = RULES.words("date-keys")
+_END_KEYS = RULES.words("end-keys")
+_TEXT_KEYS = RULES.words("text-keys")
+_CONTAINER_KEYS = RULES.words("container-keys")
+_QUALIFIER_KEYS = RULES.words("qualifier-keys")
+_MODAL_KEYS = RULES.words("modal-keys")
+_CONDITION_KEYS = RULES.words("condition-keys")
+_AMEND_KEY = RULES.pattern("amend-key")
 _PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
 _OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
-# Words that name a person by their relation to someone.
-RELATIONS = _word_set(
-    "wife husband partner spouse girlfriend boyfriend mother father mum mom dad sister brother "
-    "sibling son daughter child children kid kids friend colleague coworker boss manager "
-    "cousin aunt uncle grandmother grandfather grandma grandpa niece nephew flatmate roommate "
-    "neighbour neighbor fiance fiancee ex parent parents in-law"
-)
-_EDGE = re.compile(
-    r"^\(\s*(?P<src>[^()]+?)\s*\)\s*-+\s*\[?\s*(?P<rel>.+?)\s*\]?\s*-*>\s*"
-    r"\(\s*(?P<dst>[^()]+?)\s*\)\s*(?P<rest>.*)$"
-)
-_PROPS = re.compile(r"\{([^{}]*)\}")
+RELATIONS = RULES.words("relations")
+_EDGE = RULES.pattern("edge")
+_PROPS = RULES.pattern("props")
 
 
 def _words(key: str) -> str:
@@ -112,10 +83,7 @@ def _flat(text: str) -> str:
 
 
 _GROUPING = str.maketrans(dict.fromkeys('()[]{}"', " "))
-# A unit written in the key ("weight_lb": 66) belongs after the number.
-_UNIT_KEY = re.compile(
-    r"^(.*?)_(km|mi|miles|kg|lb|lbs|usd|eur|gbp|min|mins|minutes|hours|h|hr|hrs)$"
-)
+_UNIT_KEY = RULES.pattern("unit-key")
 
 
 def _render(
@@ -242,10 +210,8 @@ def _render(
             _render(value, owner, " ".join(p for p in (prefix, _words(key)) if p), date, out)
 
 
-_TRIPLE = re.compile(
-    r"^\(\s*(?P<s>[^,()]+?)\s*,\s*(?P<p>[^,()]+?)\s*,\s*(?P<o>[^()]+?)\s*\)\s*(?P<rest>.*)$"
-)
-DATE_SPAN = re.compile(r"\d{4}-\d{1,2}(?:-\d{1,2})?")
+_TRIPLE = RULES.pattern("triple")
+DATE_SPAN = RULES.pattern("date-span")
 
 
 def _props(text: str) -> tuple[list[str], str | None, str | None]:

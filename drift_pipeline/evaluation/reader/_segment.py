@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
+from ._dates import DATE_PATTERN, find_dates
 from ._records import render_record
+from ._rules import RULES
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -32,85 +33,23 @@ __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
 
-_BULLET = re.compile(r"^\s*(?:[-*•·>]+|\d{1,3}[.)](?=\s)|#+)\s*")
-# A retrieval score in front of a memory ("(score 0.88)", "[0.91]", "score=0.7 |") says how
-# well it matched the query, nothing about the subject: it is skipped like a bullet.
-_SCORE = re.compile(
-    r"^\s*[\[(]?\s*(?:(?:score|sim|similarity|relevance|rank|dist(?:ance)?)\s*[=:]?\s*)?"
-    r"[01]?\.\d+\s*[\])]?\s*[:|,]?\s*(?=\S)|^\s*[\[(]\s*(?:score|sim|similarity|relevance)"
-    r"\s*[=:]?\s*\d+(?:\.\d+)?\s*[\])]\s*",
-    re.IGNORECASE,
-)
-# "Tess (2027-06-02): …": a speaker's name with the date of what they said.
-_HEAD_DATE = re.compile(rf"\s*[\[(]\s*(?:{DATE_TEXT})[^)\]]*[\])]\s*$", re.IGNORECASE)
-_WEEKDAY = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\.?,?"
-_CLOCK = r"(?:,?\s+(?:at\s+)?\d{1,2}[:.]\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?)"
-_LEADING_DATE = re.compile(
-    rf"^(?:on\s+)?[\[(]?\s*(?:{_WEEKDAY}\s+)?(?:{DATE_TEXT}){_CLOCK}?\s*[\])]?\s*"
-    rf"(?:[:|,•·]|[-–—](?=\s))?\s*",
-    re.IGNORECASE,
-)
-# What may stand next to a date on a header line (then the line only dates what follows).
-_HEADER_WORDS = re.compile(
-    r"^[\W\d_]*(?:(?:session|conversation|chat|day|entry|log|notes?|summary|memory|transcript|"
-    r"on|of|from|at|dated|date|week|message|msg|snippet|sent|received|written|recorded|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|"
-    r"#)\b[\W\d_]*)*$",
-    re.IGNORECASE,
-)
-_HEAD = re.compile(r"^([^\W\d][\w .,'’/()•·-]{0,48}?)\s*(?::|=|\|)\s+(?=\S)")
-# What may follow a speaker's name before the colon: "Rafa • 21/04/2027", "Elodie (Mar 3)".
-_HEAD_TAIL = re.compile(r"\s*(?:[•·,|–—-]\s*[^•·]*\d[^•·]*|[\[(][^)\]]*[\])])\s*$")
-_DATED_HEAD = re.compile(
-    rf"^((?:memory|note|entry|fact|item|record|message|msg|event)\s*#?\d*\s*[(\[]\s*"
-    rf"(?:created(?:_at)?|on|at|dated)?\s*[:=]?\s*(?:{DATE_TEXT})[^)\]]*[)\]])\s*:?\s*",
-    re.IGNORECASE,
-)
-_CHAT_HEAD = re.compile(r"^([^\W\d][\w.'’-]{0,20})>\s+")
-SUBJECT_SPEAKERS = frozenset(
-    {"user", "principal", "human", "me", "customer", "client", "the user", "subject", "u"}
-)
-ASSISTANT_SPEAKERS = frozenset(
-    {"assistant", "ai", "bot", "agent", "model", "gpt", "claude", "chatbot", "a", "copilot"}
-)
-NOTE_HEADS = frozenset(
-    {
-        "note",
-        "notes",
-        "fact",
-        "facts",
-        "summary",
-        "memory",
-        "profile",
-        "update",
-        "system",
-        "info",
-        "edit",
-        "ps",
-        "p.s.",
-        "fyi",
-        "btw",
-        "addendum",
-        "correction",
-        "nb",
-    }
-)
-_NOTE_HEAD_START = re.compile(r"^(?:memory|note|entry|fact|item|record|message|msg|event)\b")
-# Words that make a head a label ("current employer:") rather than a speaker's name.
-_LABEL_WORDS = _word_set(
-    "employer company job work workplace office role position city home location lives "
-    "residence address based hometown diet dietary constraint constraints allergy allergies "
-    "restriction restrictions relationship status partner health condition opinion view "
-    "stance preference preferences prefers format style reply replies name nickname habit "
-    "habits task tasks seat current new old previous latest value attribute slot topic "
-    "works lives_in works_at employer_of diet_is"
-)
+_BULLET = RULES.pattern("bullet")
+_SCORE = RULES.pattern("score")
+_HEAD_DATE = RULES.pattern("head-date")
+_LEADING_DATE = RULES.pattern("leading-date")
+_HEADER_WORDS = RULES.pattern("header-words")
+_HEAD = RULES.pattern("head")
+_HEAD_TAIL = RULES.pattern("head-tail")
+_DATED_HEAD = RULES.pattern("dated-head")
+_CHAT_HEAD = RULES.pattern("chat-head")
+SUBJECT_SPEAKERS = RULES.words("subject-speakers")
+ASSISTANT_SPEAKERS = RULES.words("assistant-speakers")
+NOTE_HEADS = RULES.words("note-heads")
+_NOTE_HEAD_START = RULES.pattern("note-head-start")
+_LABEL_WORDS = RULES.words("label-words")
 
 
-_RELATION_WORDS = re.compile(
-    r"\b(?:sister|brother|mother|mum|mom|father|dad|parents?|wife|husband|partner|friend|"
-    r"colleague|boss|cousin|son|daughter|kids?|children|flatmate|roommate|neighbou?r|family|ex)s?\b"
-)
+_RELATION_WORDS = RULES.pattern("relation-words")
 
 
 @dataclass(frozen=True)
@@ -144,12 +83,10 @@ class Line:
         return self.own_date or self.section_date
 
 
-_SINCE = re.compile(
-    rf"\b(?:since|as of|valid[_ ]from\s*[=:]?|from)\s*(?:{DATE_TEXT})", re.IGNORECASE
-)
+_SINCE = RULES.pattern("since")
 
 
-_DIGIT = re.compile(r"\d")
+_DIGIT = RULES.pattern("digit")
 
 
 @lru_cache(maxsize=4096)
@@ -281,35 +218,17 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
     return lines
 
 
-# A list of what someone means to do, not what is so: "Goals for 2027:", "Wishlist:".
-_PLAN_HEADER = re.compile(
-    r"\b(?:goals?|plans?|wish ?list|wishes|to-?dos?|to do|bucket list|resolutions?|ideas|"
-    r"someday|maybe later|considering|shortlist|aspirations?|intentions?)\b",
-    re.IGNORECASE,
-)
+_PLAN_HEADER = RULES.pattern("plan-header")
 
 
-# Turns written on one line: "assistant: So your partner is Idris?  |  Aoife: that's him!".
-_TURN_BREAK = re.compile(
-    r"\s+(?:\||//)\s+(?=([^\W\d][\w.'’-]{0,20}(?: [^\W\d][\w.'’-]{0,20})?):\s)"
-)
+_TURN_BREAK = RULES.pattern("turn-break")
 
 
-# A line that only qualifies the one above it: "  valid_at: 2021-10-01  invalid_at: 2024-12-15".
-_QUALIFIER_LINE = re.compile(
-    r"^\s+(?:\(?\s*)(?:valid|invalid|expired|expires|ended|until|since|from|status|source|"
-    r"episode|confidence|updated|created)\w*\s*[:=]",
-    re.IGNORECASE,
-)
+_QUALIFIER_LINE = RULES.pattern("qualifier-line")
 
 
-# A line that stops mid-sentence, on a word that needs what follows.
-_WRAPPED = re.compile(
-    r"[a-z,]\s(?:was|were|is|are|the|a|an|to|and|or|on|at|in|of|for|with|that|by|from|as|has|"
-    r"have|be|her|his|their|my|our)$"
-)
-# A line that starts something new: a bullet, a date, a speaker, a record.
-_NEW_ITEM = re.compile(r"^\s*(?:[-*•·>#]|\d{1,4}[.)/-]|[\[({<]|[^\W\d][\w .'’-]{0,30}:\s)")
+_WRAPPED = RULES.pattern("wrapped")
+_NEW_ITEM = RULES.pattern("new-item")
 
 
 def _joined_lines(context: str) -> list[tuple[int, str]]:

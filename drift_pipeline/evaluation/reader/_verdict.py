@@ -7,12 +7,12 @@ sincerity rules, so both readers are measured the same way.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ._dates import find_dates
 from ._probe import ReaderProbe
 from ._read import Reading, read_context
+from ._rules import RULES
 
 __all__ = ["ReadingVerdict", "judge_reading", "reading_from_answer"]
 
@@ -77,11 +77,8 @@ def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
     return ReadingVerdict(right, float(right), update, deprecation, why)
 
 
-_YES = re.compile(r"^\W*(?:yes|yeah|yep|correct|they did|he did|she did)\b", re.IGNORECASE)
-_NO = re.compile(
-    r"^\W*(?:no|nope|never|not that i|they have not|they haven't|there is no|nothing)\b",
-    re.IGNORECASE,
-)
+_YES = RULES.pattern("answer-yes")
+_NO = RULES.pattern("answer-no")
 
 
 def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:

@@ -1,0 +1,277 @@
+"""The careful reader's cue words and patterns, read from ``rules.yaml`` once per process.
+
+The reader's algorithm stays in code; what it looks for is data. Each row of the rules file
+names a pattern (or a word list), the frame it signals, the side of the value it reads, how
+far and what ends its reach, with a one-line purpose and examples. A pattern is written in
+pieces joined with nothing, and ``{name}`` stands for one of the file's shared fragments.
+The file is validated with pydantic; a malformed row stops the reader with one line naming the
+rule and the field. The file's content hash is part of the reader's version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = ["RULES", "Example", "Rule", "RuleFile", "Rules", "load_rules"]
+
+Side = Literal["before", "after", "either", "sentence", "head", "next_lines"]
+FrameName = Literal[
+    "asserted",
+    "retracted",
+    "negated",
+    "sarcasm",
+    "question",
+    "hypothetical",
+    "visit",
+    "third_party",
+    "not_about_subject",
+    "generic_word",
+    "aside",
+    "vague",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Example(_Strict):
+    """One example of a rule, run by the tests.
+
+    Attributes:
+        text: The text the pattern reads (the side of the value it looks at), for a pattern
+            example.
+        matches: Whether the pattern finds something in ``text``, or exactly what it finds.
+        context: A retrieved memory, for a reading example.
+        value: The candidate value the reading example asks about.
+        question: The probe's question (a reading example).
+        frame: The frame the reader gives the value's mention in ``context``.
+    """
+
+    text: str | None = None
+    matches: bool | str = True
+    context: str | None = None
+    value: str | None = None
+    question: str = "Where does Rhiannon live now?"
+    frame: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Example:
+        if (self.text is None) == (self.context is None):
+            raise ValueError("an example has either a text or a context")
+        if self.context is not None and (self.value is None or self.frame is None):
+            raise ValueError("a context example needs a value and a frame")
+        return self
+
+
+class Alternative(_Strict):
+    """One phrase of a rule written as alternatives.
+
+    Attributes:
+        p: The phrase (a regular expression).
+        unsaid: The phrase says the statement was never meant (a joke, a slip): what it takes
+            back was not said at all.
+        next_line: The phrase takes back a statement from the next line; false for phrases
+            that only ever appear in a same-line cue.
+    """
+
+    p: str
+    unsaid: bool = False
+    next_line: bool = True
+
+
+class Rule(_Strict):
+    """One row of the rules file.
+
+    Attributes:
+        id: The rule's name, as rationales cite it.
+        purpose: One line: what the rule finds and why it matters.
+        note: More about a rule, where one line is not enough.
+        frame: The frame the rule signals; none for a part that compound code combines.
+        side: Which side of the value the rule reads.
+        max_scope: How far the rule reaches, in words (or lines, for ``next_lines``).
+        terminated_by: What ends its scope (a part rule's id, or ``the next value``).
+        pattern: A regular expression, in pieces joined with nothing.
+        ignore_case: Match without regard to case.
+        words: A word list (each piece split on spaces).
+        phrases: A list of phrases, each taken whole ("what if").
+        alternatives: Phrases of one rule, with what each says.
+        examples: At least one.
+    """
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    purpose: str = Field(min_length=8)
+    note: str | None = None
+    frame: FrameName | None = None
+    side: Side | None = None
+    max_scope: int | None = Field(default=None, ge=1)
+    terminated_by: str | None = None
+    pattern: str | list[str] | None = None
+    ignore_case: bool = False
+    words: list[str] | None = None
+    phrases: list[str] | None = None
+    alternatives: list[Alternative] | None = None
+    examples: list[Example] = Field(min_length=0)  # TEMP
+
+    @model_validator(mode="after")
+    def _one_body(self) -> Rule:
+        bodies = [
+            b
+            for b in (self.pattern, self.words, self.phrases, self.alternatives)
+            if b is not None
+        ]
+        if len(bodies) != 1:
+            raise ValueError("a rule has exactly one of pattern, words, phrases, alternatives")
+        listed = self.words is not None or self.phrases is not None
+        if listed and any(e.text is None for e in self.examples):
+            raise ValueError("a word list's examples are texts (a word in or out of the list)")
+        return self
+
+
+class RuleFile(_Strict):
+    """The rules file: a version, shared pattern fragments and the rules."""
+
+    version: int
+    fragments: dict[str, str | list[str]] = {}
+    rules: list[Rule]
+
+
+def _joined(text: str | list[str]) -> str:
+    return text if isinstance(text, str) else "".join(text)
+
+
+_FRAGMENT = re.compile(r"\{([a-z][a-z-]*)\}")
+
+
+class Rules:
+    """The compiled rules of one rules file.
+
+    Attributes:
+        source: The file read.
+        digest: The first 12 hex digits of the file's sha256.
+        by_id: Each rule by id.
+    """
+
+    def __init__(self, spec: RuleFile, source: str, digest: str) -> None:
+        self.source, self.digest, self.spec = source, digest, spec
+        self.by_id: dict[str, Rule] = {}
+        for rule in spec.rules:
+            if rule.id in self.by_id:
+                raise ValueError(f"{source}: rule {rule.id!r}: id: used twice")
+            self.by_id[rule.id] = rule
+        fragments = {name: _joined(text) for name, text in spec.fragments.items()}
+        self._fragments: dict[str, str] = {}
+        for name in fragments:
+            self._fragments[name] = self._expand(fragments[name], fragments)
+        self._compiled: dict[str, re.Pattern[str]] = {}
+        for rule in spec.rules:
+            if rule.pattern is not None:
+                text = self._expand(_joined(rule.pattern), self._fragments)
+                try:
+                    self._compiled[rule.id] = re.compile(
+                        text, re.IGNORECASE if rule.ignore_case else 0
+                    )
+                except re.error as error:
+                    raise ValueError(f"{source}: rule {rule.id!r}: pattern: {error}") from None
+
+    @staticmethod
+    def _expand(text: str, fragments: dict[str, str]) -> str:
+        def fragment(match: re.Match[str]) -> str:
+            found = fragments.get(match.group(1))
+            return match.group(0) if found is None else Rules._expand(found, fragments)
+
+        return _FRAGMENT.sub(fragment, text)
+
+    def rule(self, rule_id: str) -> Rule:
+        """The row named ``rule_id`` (``KeyError`` naming it when there is none)."""
+        try:
+            return self.by_id[rule_id]
+        except KeyError:
+            raise KeyError(f"{self.source}: no rule {rule_id!r}") from None
+
+    def pattern(self, rule_id: str) -> re.Pattern[str]:
+        """The compiled pattern of a pattern rule."""
+        try:
+            return self._compiled[rule_id]
+        except KeyError:
+            raise KeyError(f"{self.source}: no pattern rule {rule_id!r}") from None
+
+    def words(self, rule_id: str) -> frozenset[str]:
+        """The word set of a word-list rule."""
+        rule = self.rule(rule_id)
+        if rule.words is None and rule.phrases is None:
+            raise KeyError(f"{self.source}: rule {rule_id!r} is not a word list")
+        split = (w for piece in rule.words or () for w in piece.split(" ") if w)
+        return frozenset((*split, *(rule.phrases or ())))
+
+    def alternation(
+        self, rule_id: str, keep: Callable[[Alternative], bool] = lambda _: True
+    ) -> re.Pattern[str]:
+        """The kept alternatives of a rule as one word-bounded pattern, in the file's order."""
+        alternatives = self.rule(rule_id).alternatives or []
+        kept = [a.p for a in alternatives if keep(a)]
+        return re.compile(r"\b(?:" + "|".join(kept) + r")\b")
+
+    def matcher(self, rule_id: str) -> Callable[[str], re.Match[str] | bool | None]:
+        """How a rule's pattern examples are tried: a search, or membership of a word list."""
+        rule = self.rule(rule_id)
+        if rule.words is not None or rule.phrases is not None:
+            words = self.words(rule_id)
+            return lambda text: text in words
+        if rule.alternatives is not None:
+            return self.alternation(rule_id, lambda a: True).search
+        return self.pattern(rule_id).search
+
+
+def _where(error: ValidationError, raw: object, source: str) -> str:
+    """One line for the first validation error: the rule's id and the field."""
+    first = error.errors()[0]
+    loc = list(first["loc"])
+    where = ".".join(str(part) for part in loc) or "file"
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int) and isinstance(raw, dict):
+        rows = raw.get("rules")
+        row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
+        rule_id = row.get("id", f"#{loc[1] + 1}") if isinstance(row, dict) else f"#{loc[1] + 1}"
+        field = ".".join(str(part) for part in loc[2:]) or "row"
+        where = f"rule {rule_id!r}: {field}"
+    return f"{source}: {where}: {first['msg']}"
+
+
+def load_rules(path: Path | None = None) -> Rules:
+    """Read and compile a rules file (default: the shipped ``rules.yaml``).
+
+    Args:
+        path: Another rules file, e.g. a draft under test.
+
+    Returns:
+        The compiled rules.
+
+    Raises:
+        ValueError: One line naming the rule and the field that is wrong.
+    """
+    if path is None:
+        data = files(__package__).joinpath("rules.yaml").read_bytes()
+        source = "rules.yaml"
+    else:
+        data, source = path.read_bytes(), str(path)
+    try:
+        raw = yaml.safe_load(data)
+    except yaml.YAMLError as error:
+        raise ValueError(f"{source}: not YAML: {str(error).splitlines()[0]}") from None
+    try:
+        spec = RuleFile.model_validate(raw)
+    except ValidationError as error:
+        raise ValueError(_where(error, raw, source)) from None
+    return Rules(spec, source, hashlib.sha256(data).hexdigest()[:12])
+
+
+RULES = load_rules()
+"""The shipped rules, read once when the reader is imported."""
