@@ -269,8 +269,17 @@ def _agents(
     return first, third, you
 
 
-def frame_of(mention: MentionContext) -> tuple[Frame, str]:
-    """The frame of one mention and the cue that decided it."""
+def _by(frame: Frame, match: re.Match[str], cue: str | None = None) -> tuple[Frame, str, str]:
+    """A frame decided by one rule's match: the frame, the cue words and the rule's id."""
+    return frame, match.group(0) if cue is None else cue, RULES.id_of(match.re)
+
+
+def frame_of(mention: MentionContext) -> tuple[Frame, str, str]:
+    """The frame of one mention, the cue that decided it and the id of the rule that did.
+
+    A rule id names a row of the rules file; the compound cases below, which combine rows,
+    are named by ids of their own (listed in the file's ``compound`` section).
+    """
     m = mention
     tagged = m.left + m.phrase_raw.lower() + m.tail
     tag = _TAG_RETRACT.search(tagged)
@@ -283,12 +292,12 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             or _YEAR_SPAN.search(m.sentence_left)
         )
     if tag:
-        return "retracted", tag.group(0).strip()
+        return _by("retracted", tag, tag.group(0).strip())
     pending = _PENDING.search(tagged) if "status" in tagged else None
     if pending:
-        return "hypothetical", pending.group(0).strip()
+        return _by("hypothetical", pending, pending.group(0).strip())
     if m.speaker == "other":
-        return "not_about_subject", "another speaker's line"
+        return "not_about_subject", "another speaker's line", "other-speaker"
     # Most mentions close their clause: the rules that read the words after the value are
     # skipped when there are none (the reader runs on every probe of every cell).
     right = m.right if _ALNUM.search(m.right) else ""
@@ -298,24 +307,24 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         _ALNUM.search(m.tail) and _SELF_CORRECTED.search(m.tail)
     )
     if ended:
-        return "retracted", ended.group(0).strip(" ,.-–—")
+        return _by("retracted", ended, ended.group(0).strip(" ,.-–—"))
     disregard = _last_match(_DISREGARD, m.sentence_left)
     if disregard and not _governs(m.sentence_left[disregard.end() :]):
         disregard = None
     if disregard is None and right:
         disregard = _JOKE_RIGHT.search(right)
     if disregard:
-        return "retracted", disregard.group(0)
+        return _by("retracted", disregard)
     if m.in_aside:
-        return "aside", "an aside about another value"
+        return "aside", "an aside about another value", "bracketed-aside"
     # "… an iguana, then clarified that was a joke": owned as untrue later in the sentence,
     # before any other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
     later = m.until_next
     untrue = _UNTRUE_LATER.search(later) if len(later) > 3 else None
     if untrue:
-        return "retracted", untrue.group(0)
+        return _by("retracted", untrue)
     if _COMPARED.search(m.left):
-        return "aside", "the other side of a comparison"
+        return "aside", "the other side of a comparison", "compared"
     if (
         right
         and m.asked_place
@@ -325,21 +334,21 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         and follower.group(1) not in _DWELLERS
         and " " not in m.phrase_given.strip()
     ):
-        return "aside", "the place naming a kind of thing (a Milan agency)"
+        return "aside", "the place naming a kind of thing (a Milan agency)", "place-as-kind"
     if right and m.asked_place and _PERSON_ACTS.match(right) and m.phrase_raw[:1].isupper():
-        return "aside", "a person of that name"
+        return "aside", "a person of that name", "person-acts"
     if (
         right
         and m.asked_place
         and _PRAISED.match(right)
         and not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
     ):
-        return "aside", "an opinion of the place"
+        return "aside", "an opinion of the place", "praised"
     role = _ANOTHER_ROLE_RIGHT.search(right) if right else None
     if role and not (m.asked and m.asked & frozenset(_WORD.findall(role.group(0)))):
-        return "aside", "named for another role"
+        return "aside", "named for another role", "another-role-right"
     if _is_generic(m):
-        return "generic_word", f"{m.phrase_raw!r} used as a common word"
+        return "generic_word", f"{m.phrase_raw!r} used as a common word", "common-word"
     for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
         sarcasm = _SARCASM.search(text)
         if sarcasm and sarcasm.group(0) in _SARCASM_FACES and text is m.sentence:
@@ -348,7 +357,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             clause = m.left + m.phrase_raw.lower() + m.right
             sarcasm = sarcasm if _SARCASM.search(clause) else None
         if sarcasm:
-            return "sarcasm", sarcasm.group(0)
+            return _by("sarcasm", sarcasm)
     instruction = _INSTRUCTION.search(m.left) or (
         _REQUEST.search(m.sentence_left + m.phrase_raw.lower())
     )
@@ -363,20 +372,20 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             and not _CAUSAL.search(m.left)
             and not _stated_then_asked(m)
         ):
-            return "question", "asked, not stated"
+            return "question", "asked, not stated", "question-mark"
         asked = _QUESTION_WORDS.search(m.left)
         if asked:
-            return "question", asked.group(0)
+            return _by("question", asked)
     denial = (
         _DENIAL.search(m.left)
         if ("n't" in m.left or "not" in m.left or "never" in m.left)
         else None
     )
     if denial and not m.negative_value:
-        return "negated", denial.group(0)
+        return _by("negated", denial)
     quoted = m.sentence_left.count('"') % 2 == 1 and _QUOTED_WORK.search(m.sentence_left)
     if quoted:
-        return "aside", f"words quoted from elsewhere ({quoted.group(0)})"
+        return _by("aside", quoted, f"words quoted from elsewhere ({quoted.group(0)})")
     first, third, you = _agents(m.left, m.speaker, m.other_name_at, m.narrated, m.asked)
     agent = max(first, third, you if m.speaker in ("assistant", "note") else -1)
     after_agent = m.left[agent:] if agent >= 0 else m.left
@@ -397,7 +406,7 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         ):
             strong = _GOAL_LABEL.search(m.sentence_left)
         if strong:
-            return "hypothetical", strong.group(0)
+            return _by("hypothetical", strong)
         # A modal reaches the value only within its stretch of the clause: in "if i lived
         # somewhere warmer i'd be happier lol, helsinki in feb is brutal" it stops at the comma.
         stretch = _STRETCH_BREAK.split(after_agent)[-1]
@@ -409,14 +418,16 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
         if weak and _STAYING.search(stretch):
             weak = None  # "intends to stay at Fairmont": where they are and mean to remain
         if (weak or (agent >= 0 and modal_agent)) and not own_step:
-            return "hypothetical", weak.group(0) if weak else _agent_token(after_agent)
+            if weak:
+                return _by("hypothetical", weak)
+            return "hypothetical", _agent_token(after_agent), "modal-agent"
         if right and _RIGHT_MODAL.search(right):
-            return "hypothetical", m.right.split()[0]
+            return "hypothetical", m.right.split()[0], "right-modal"
         when = _WHEN_FUTURE.search(m.left)
         if when:
-            return "hypothetical", when.group(0)
+            return _by("hypothetical", when)
         if right and _PLANNED.search(after_agent) and _FUTURE_TIME.search(right):
-            return "hypothetical", "a change still ahead"
+            return "hypothetical", "a change still ahead", "planned-ahead"
         # The time may sit anywhere in the clause ("The wedding is next June, we're getting
         # married …"); what is already so is said next to the value ("back in Madrid now,
         # work tomorrow").
@@ -430,92 +441,95 @@ def frame_of(mention: MentionContext) -> tuple[Frame, str]:
             else None
         )
         if ahead and not _BEEN.search(_comma_part(m.left, m.right)):
-            return "hypothetical", f"a change still ahead ({ahead.group(0)})"
+            return _by("hypothetical", ahead, f"a change still ahead ({ahead.group(0)})")
         # "going pescatarian after the holidays": a change announced, not yet made.
         going = _GOING.search(m.left)
         if going and not _BEEN.search(clause):
-            return "hypothetical", "going (a change ahead)"
+            return "hypothetical", "going (a change ahead)", "going"
     visit = (
         _VISIT.search(window)
         or (right and _VISIT_RIGHT.search(right))
         or (_TRAVEL_WORDS.search(m.sentence_left) and _TRAVELS_TO.search(m.sentence_left))
     )
     if visit:
-        return "visit", visit.group(0).strip()
+        return _by("visit", visit, visit.group(0).strip())
     if not m.negative_value:
         scope = window[len(_agent_token(window)) :] if window else ""
         negation = _NEGATION.search(scope) if scope else None
         if negation and len(_NEGATION.findall(m.left[m.left.rfind(",") + 1 :])) % 2 == 0:
             negation = None  # "it's not like I don't still play the oboe": two cancel out
         if negation:
-            return "negated", negation.group(0)
+            return _by("negated", negation)
     retraction = _last_match(_RETRACT_WINDOW, window)
     # A retraction verb governs the words right after it, not a value past a comma
     # ("I left in Feb, Halcyon Robotics now").
     if retraction and _governs(window[retraction.end() :]):
-        return "retracted", retraction.group(0)
+        return _by("retracted", retraction)
     if right and _FROM_TO.search(window) and _TO_RIGHT.search(right):
-        return "retracted", "from … to"
-    if (
+        return "retracted", "from … to", "from-to"
+    corrected = (
         (right and _CORRECTED.search(right))
         or _CORRECTED.search(m.tail)
         or (m.next_sentence and _CORRECTED_NEXT.search(m.next_sentence))
-    ):
-        return "retracted", "corrected"
+    )
+    if corrected:
+        return _by("retracted", corrected, "corrected")
     if not m.negative_value and _RIGHT_RETRACT.search(m.right):
-        return "retracted", m.right.strip()[:20]
+        return "retracted", m.right.strip()[:20], "right-retract"
     past = _PAST_STATE.search(window)
     # "lived in Nice for 4 yrs now": a state that goes on is current.
     # Only up to the next value: "worked at HSBC before joining Monzo, where he still works".
     if past and right and _STILL_NOW.search(right[: len(m.until_next)]):
         past = None
     if past:
-        return "retracted", f"past state ({past.group(0)})"
+        return _by("retracted", past, f"past state ({past.group(0)})")
     # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
     if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
-        return "retracted", "past state (had … for a while)"
+        return "retracted", "past state (had … for a while)", "for-a-while"
     done = _DONE_WITH_IT.search(right) if right and _OBJECT_PRONOUN.search(right) else None
     if done:
-        return "retracted", done.group(0).strip()[-24:]
+        return _by("retracted", done, done.group(0).strip()[-24:])
     # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
     if right and "til" in right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
-        return "retracted", "past state (had … until)"
+        return "retracted", "past state (had … until)", "until-right"
     past_time = _PAST_TIME.search(m.left + " " + m.right)
     if past_time:
-        return "retracted", f"a time that is over ({past_time.group(0)})"
+        return _by("retracted", past_time, f"a time that is over ({past_time.group(0)})")
     opens = not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
     if opens and right and _PAST_RIGHT.search(right) and not _TODAY.search(right):
-        return "retracted", "past state (value was)"
+        return "retracted", "past state (value was)", "past-right"
     if not m.negative_value and right and _FINE_RIGHT.search(right):
-        return "negated", "no problem for them"
+        return "negated", "no problem for them", "fine-right"
     approach = _APPROACH_RIGHT.search(right) if right else None
     if approach:
-        return "hypothetical", approach.group(0).strip(" ,")
+        return _by("hypothetical", approach, approach.group(0).strip(" ,"))
     if _AT_MINE.search(m.left):
-        return "asserted", "the subject's own place"
+        return "asserted", "the subject's own place", "at-mine"
     partial = _PARTIAL_LEFT.search(m.left) or (right and _PARTIAL_RIGHT.search(right))
     if partial:
-        return "vague", f"held in part ({partial.group(0).strip()})"
+        return _by("vague", partial, f"held in part ({partial.group(0).strip()})")
     if m.speaker == "assistant":
         suggested = _SUGGESTION.search(m.sentence_left)
         if suggested and not _YOUR_OWN.search(m.sentence_left):
-            return "not_about_subject", f"the assistant's suggestion ({suggested.group(0)})"
+            return _by(
+                "not_about_subject", suggested, f"the assistant's suggestion ({suggested.group(0)})"
+            )
         if (
             (you >= 0 and you >= first and you >= third)
             or (first < 0 and third < 0 and (_YOU.search(m.sentence_left) or m.addressed))
             or (right and _YOU_RIGHT.search(right))
         ):
-            return "asserted", "assistant restates the subject's statement"
+            return "asserted", "assistant restates the subject's statement", "assistant-restates"
         if third < 0 and m.line_has_ack:
-            return "asserted", "assistant acknowledges it"
-        return "not_about_subject", "the assistant's own words"
+            return "asserted", "assistant acknowledges it", "assistant-acknowledges"
+        return "not_about_subject", "the assistant's own words", "assistant-own-words"
     if (
         third > first
         or _FOR_OTHER.search(m.right)
         or (right and "'" in right and _BELONGS_RIGHT.match(right))
     ):
-        return "third_party", "someone else's fact"
-    return "asserted", "stated as current"
+        return "third_party", "someone else's fact", "third-party"
+    return "asserted", "stated as current", "stated-as-current"
 
 
 _ARTICLE_BEFORE = RULES.pattern("article-before")

@@ -49,7 +49,8 @@ __all__ = ["Mention", "Reading", "read_context"]
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
 # docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-READER_VERSION = "4"
+# The rules file's content hash is part of the version: a changed cue is a changed reader.
+READER_VERSION = f"4+rules.{RULES.digest}"
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class Mention:
         order: Sort key (date or inherited date, line, offset).
         attached_date: The date attached to this assertion (line, clause or section), if any.
         text: The line as written.
+        rule: The id of the rule that decided the frame (a row of the rules file, or one of
+            its compound cases).
     """
 
     value: str
@@ -75,6 +78,7 @@ class Mention:
     order: tuple[str, int, int]
     attached_date: str | None
     text: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -410,13 +414,13 @@ def _line_mentions(
             asked=asked,
             asked_place=asked_place,
         )
-        frame, cue = _frame_of(context)
+        frame, cue, rule = _frame_of(context)
         if frame == "asserted" and line.planned:
-            frame, cue = "hypothetical", "listed as a plan or goal"
+            frame, cue, rule = "hypothetical", "listed as a plan or goal", "planned-line"
         if frame == "asserted" and line.head and _FORMER_HEAD.search(line.head):
-            frame, cue = "retracted", f"labelled as past ({line.head})"
+            frame, cue, rule = "retracted", f"labelled as past ({line.head})", "former-head"
         if probe.kind == "temporal" and _RELATION_OWNED.search(lower, max(0, start - 40), start):
-            frame, cue = "third_party", "another person's event"
+            frame, cue, rule = "third_party", "another person's event", "relation-owned"
         if (
             frame == "retracted"
             and probe.kind == "temporal"
@@ -425,7 +429,7 @@ def _line_mentions(
         ):
             # "When was the baby born?" is answered by "she was born on the 28th": the event
             # asked about is told in the past tense, which does not end it.
-            frame, cue = "asserted", "the event, told in the past"
+            frame, cue, rule = "asserted", "the event, told in the past", "told-in-past"
         elif (
             frame == "hypothetical"
             and probe.kind == "temporal"
@@ -434,12 +438,12 @@ def _line_mentions(
             and _ASKS_AHEAD.search(probe.question)
         ):
             # "When is Anders planning to propose?" is answered by the plan's date.
-            frame, cue = "asserted", f"the planned event asked about ({cue})"
+            frame, cue, rule = "asserted", f"the planned event asked about ({cue})", "plan-cue"
         # The topic may be named in the sentence or the one before ("I changed my mind about
         # remote work. I'm undecided.").
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
         if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
-            frame, cue = "other_topic", "a view on another topic"
+            frame, cue, rule = "other_topic", "a view on another topic", "other-topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
         # A line stamped with a date that cannot be read in full ("03/05/2027") still gives
         # the year of a day and month written in it.
@@ -507,6 +511,7 @@ def _line_mentions(
                 (order_date or "", number, start),
                 attached,
                 line.raw.strip(),
+                rule,
             )
         )
         if frame == "asserted" and _CHANGE_TARGET.search(lower, max(0, start - 48), start):
@@ -520,7 +525,12 @@ def _line_mentions(
             m.order[2] for m in mentions if m.value in targets and m.frame == "asserted"
         )
         mentions = [
-            replace(m, frame="aside", cue="named beside the change to another value")
+            replace(
+                m,
+                frame="aside",
+                cue="named beside the change to another value",
+                rule="change-target",
+            )
             if m.frame == "asserted"
             and m.value not in targets
             and m.order[2] > first_target
@@ -626,7 +636,7 @@ def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]
     return any(end <= opened for _, end, _, _ in before)
 
 
-_TAKE_BACK = RULES.pattern("take-back")
+_TAKE_BACK = RULES.alternation("take-back", lambda phrase: phrase.next_line)
 
 
 def _taken_back(
@@ -658,6 +668,7 @@ def _taken_back(
                         mention,
                         frame="retracted",
                         cue=f"taken back on the next line ({cue.group(0)})",
+                        rule="take-back",
                         line=line.index,
                         order=(max(date, mention.order[0]), follow, 0),
                         text=line.raw.strip(),
@@ -689,7 +700,7 @@ def _corrected_restatement(
     owner = next((h[2] for h in hits.get(number, []) if h[0] <= mention.order[2] < h[1] + 1), None)
     if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
         return mention  # the reply names the same value again: it speaks for itself
-    return replace(mention, frame="aside", cue="corrected by the subject's reply")
+    return replace(mention, frame="aside", cue="corrected by the subject's reply", rule="corrects")
 
 
 _FIXES_DATE = RULES.pattern("fixes-date")
@@ -775,6 +786,7 @@ def _redated(
                     replace(
                         mention,
                         cue=f"date put right on a later line ({cue.group(0)})",
+                        rule=RULES.id_of(cue.re),
                         line=line.index,
                         order=(max(date, mention.order[0]), follow, 0),
                         attached_date=dates[0][2],
@@ -816,11 +828,17 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
             mention,
             frame="asserted",
             cue="the subject confirms the assistant's question",
+            rule="yes-reply",
             order=(date, number + 1, 0),
             attached_date=reply.own_date or mention.attached_date,
         )
     if _NO_REPLY.search(text):
-        return replace(mention, frame="negated", cue="the subject denies the assistant's question")
+        return replace(
+            mention,
+            frame="negated",
+            cue="the subject denies the assistant's question",
+            rule="no-reply",
+        )
     return mention
 
 
@@ -875,7 +893,8 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     return next(m for m in run if (named(m), m.attached_date is not None) == best)
 
 
-_UNSAID = RULES.pattern("unsaid")
+# What says a statement was never meant (a joke, a slip): the same rule as taking back.
+_UNSAID = RULES.alternation("take-back", lambda phrase: phrase.unsaid)
 
 
 def _said(mentions: Sequence[Mention]) -> list[Mention]:
@@ -943,7 +962,12 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             None,
             None,
             tuple(m.text for m in said[-1:]),
-            (f"decoy stated: {said[-1].cue}" if said else "decoy never stated") + f"; {why}",
+            (
+                f"decoy stated: {said[-1].cue} (rule {said[-1].rule})"
+                if said
+                else "decoy never stated"
+            )
+            + f"; {why}",
             tuple(mentions),
         )
     if probe.kind == "temporal":
@@ -1021,7 +1045,7 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
 
 
 def _summary(counted: Sequence[Mention], ignored: Sequence[Mention]) -> str:
-    parts = [f"{m.value!r} {m.frame} ({m.cue})" for m in counted[-3:]]
+    parts = [f"{m.value!r} {m.frame} ({m.cue}; rule {m.rule})" for m in counted[-3:]]
     if ignored:
         frames = sorted({m.frame for m in ignored})
         parts.append(f"{len(ignored)} mention(s) not counted: {', '.join(frames)}")

@@ -124,9 +124,7 @@ class Rule(_Strict):
     @model_validator(mode="after")
     def _one_body(self) -> Rule:
         bodies = [
-            b
-            for b in (self.pattern, self.words, self.phrases, self.alternatives)
-            if b is not None
+            b for b in (self.pattern, self.words, self.phrases, self.alternatives) if b is not None
         ]
         if len(bodies) != 1:
             raise ValueError("a rule has exactly one of pattern, words, phrases, alternatives")
@@ -172,6 +170,7 @@ class Rules:
         for name in fragments:
             self._fragments[name] = self._expand(fragments[name], fragments)
         self._compiled: dict[str, re.Pattern[str]] = {}
+        self._ids: dict[re.Pattern[str], str] = {}
         for rule in spec.rules:
             if rule.pattern is not None:
                 text = self._expand(_joined(rule.pattern), self._fragments)
@@ -181,6 +180,7 @@ class Rules:
                     )
                 except re.error as error:
                     raise ValueError(f"{source}: rule {rule.id!r}: pattern: {error}") from None
+                self._ids.setdefault(self._compiled[rule.id], rule.id)
 
     @staticmethod
     def _expand(text: str, fragments: dict[str, str]) -> str:
@@ -203,6 +203,10 @@ class Rules:
             return self._compiled[rule_id]
         except KeyError:
             raise KeyError(f"{self.source}: no pattern rule {rule_id!r}") from None
+
+    def id_of(self, pattern: re.Pattern[str]) -> str:
+        """The id of the rule whose compiled pattern this is."""
+        return self._ids[pattern]
 
     def words(self, rule_id: str) -> frozenset[str]:
         """The word set of a word-list rule."""
