@@ -15,12 +15,25 @@ import re
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["RULES", "Example", "Rule", "RuleFile", "Rules", "load_rules"]
+if TYPE_CHECKING:
+    from ._probe import ReaderProbe
+
+__all__ = [
+    "RULES",
+    "Compound",
+    "Example",
+    "Rule",
+    "RuleFile",
+    "Rules",
+    "example_failure",
+    "failing_examples",
+    "load_rules",
+]
 
 Side = Literal["before", "after", "either", "sentence", "head", "next_lines"]
 FrameName = Literal[
@@ -52,7 +65,11 @@ class Example(_Strict):
         matches: Whether the pattern finds something in ``text``, or exactly what it finds.
         context: A retrieved memory, for a reading example.
         value: The candidate value the reading example asks about.
-        question: The probe's question (a reading example).
+        question: The probe's question (a reading example), about Rhiannon Price.
+        kind: The probe's kind: a value, the date of an event (``value`` names the event),
+            or whether something was ever said.
+        slot: The probe's slot (a set-valued family such as ``constraint`` holds several).
+        others: The slot's other values in the world (candidates the reader also looks for).
         frame: The frame the reader gives the value's mention in ``context``.
     """
 
@@ -60,7 +77,10 @@ class Example(_Strict):
     matches: bool | str = True
     context: str | None = None
     value: str | None = None
-    question: str = "Where does Rhiannon live now?"
+    question: str = "Where does Rhiannon work now?"
+    kind: Literal["value", "temporal", "yes_no"] = "value"
+    slot: str = "employer"
+    others: list[str] = []
     frame: str | None = None
 
     @model_validator(mode="after")
@@ -119,7 +139,7 @@ class Rule(_Strict):
     words: list[str] | None = None
     phrases: list[str] | None = None
     alternatives: list[Alternative] | None = None
-    examples: list[Example] = Field(min_length=0)  # TEMP
+    examples: list[Example] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _one_body(self) -> Rule:
@@ -134,12 +154,37 @@ class Rule(_Strict):
         return self
 
 
+class Compound(_Strict):
+    """A case decided in code, by several rows together: named so that rationales can cite it.
+
+    Attributes:
+        id: The case's name.
+        purpose: One line: what decides it.
+        frame: The frame it gives.
+        uses: The rows it combines.
+        examples: At least one reading example.
+    """
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    purpose: str = Field(min_length=8)
+    frame: FrameName | Literal["other_topic"]
+    uses: list[str] = []
+    examples: list[Example] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _read_examples(self) -> Compound:
+        if any(e.context is None for e in self.examples):
+            raise ValueError("a compound case's examples are contexts")
+        return self
+
+
 class RuleFile(_Strict):
-    """The rules file: a version, shared pattern fragments and the rules."""
+    """The rules file: a version, shared pattern fragments, the rules and the compound cases."""
 
     version: int
     fragments: dict[str, str | list[str]] = {}
     rules: list[Rule]
+    compound: list[Compound] = []
 
 
 def _joined(text: str | list[str]) -> str:
@@ -161,10 +206,15 @@ class Rules:
     def __init__(self, spec: RuleFile, source: str, digest: str) -> None:
         self.source, self.digest, self.spec = source, digest, spec
         self.by_id: dict[str, Rule] = {}
+        self.compound = {case.id: case for case in spec.compound}
         for rule in spec.rules:
-            if rule.id in self.by_id:
+            if rule.id in self.by_id or rule.id in self.compound:
                 raise ValueError(f"{source}: rule {rule.id!r}: id: used twice")
             self.by_id[rule.id] = rule
+        for case in spec.compound:
+            unknown = [used for used in case.uses if used not in self.by_id]
+            if unknown:
+                raise ValueError(f"{source}: rule {case.id!r}: uses: no rule {unknown[0]!r}")
         fragments = {name: _joined(text) for name, text in spec.fragments.items()}
         self._fragments: dict[str, str] = {}
         for name in fragments:
@@ -235,13 +285,71 @@ class Rules:
         return self.pattern(rule_id).search
 
 
+def _example_probe(example: Example) -> ReaderProbe:
+    from ._probe import ReaderProbe
+
+    row: dict[str, object] = {
+        "probe_id": "example",
+        "probe_type": "recall",
+        "subtype": "temporal" if example.kind == "temporal" else "fact",
+        "polarity": "negative" if example.kind == "yes_no" else "positive",
+        "subject": "principal",
+        "question": example.question,
+        "answer": "2027-05-03" if example.kind == "temporal" else example.value,
+        "aliases": ["2027-05-03"] if example.kind == "temporal" else [example.value],
+        "slot": example.slot,
+        "evidence_terms": [example.value] if example.kind == "temporal" else [],
+    }
+    others = [[other] for other in example.others]
+    return ReaderProbe.from_row(row, subject_names=["Rhiannon Price"], others=others)
+
+
+def example_failure(rules: Rules, rule_id: str, example: Example) -> str | None:
+    """Why one example of a rule does not pass (``None`` when it does).
+
+    A pattern example is tried with the rule's pattern (or word list); a reading example is
+    read by the careful reader, and passes when a mention of the value gets the example's
+    frame decided by this rule.
+    """
+    if example.text is not None:
+        found = rules.matcher(rule_id)(example.text)
+        got = found.group(0) if isinstance(found, re.Match) else bool(found)
+        wanted = example.matches
+        ok = bool(got) == wanted if isinstance(wanted, bool) else got == wanted
+        return None if ok else f"{rule_id}: {example.text!r} gives {got!r}, not {wanted!r}"
+    from ._read import read_context
+
+    assert example.context is not None  # the model makes sure
+    reading = read_context(example.context, _example_probe(example))
+    frames = [(m.frame, m.rule) for m in reading.mentions if m.value == example.value]
+    if (example.frame, rule_id) in frames:
+        return None
+    return f"{rule_id}: {example.context!r} reads {example.value!r} as {frames or 'unmentioned'}"
+
+
+def failing_examples(rules: Rules) -> list[str]:
+    """Every example of every rule and compound case that does not pass, one line each."""
+    failures = []
+    for rule in [*rules.spec.rules, *rules.spec.compound]:
+        for example in rule.examples:
+            failure = example_failure(rules, rule.id, example)
+            if failure:
+                failures.append(f"{rules.source}: rule {failure}")
+    return failures
+
+
 def _where(error: ValidationError, raw: object, source: str) -> str:
     """One line for the first validation error: the rule's id and the field."""
     first = error.errors()[0]
     loc = list(first["loc"])
     where = ".".join(str(part) for part in loc) or "file"
-    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int) and isinstance(raw, dict):
-        rows = raw.get("rules")
+    if (
+        len(loc) >= 2
+        and loc[0] in ("rules", "compound")
+        and isinstance(loc[1], int)
+        and isinstance(raw, dict)
+    ):
+        rows = raw.get(str(loc[0]))
         row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
         rule_id = row.get("id", f"#{loc[1] + 1}") if isinstance(row, dict) else f"#{loc[1] + 1}"
         field = ".".join(str(part) for part in loc[2:]) or "row"
