@@ -36,7 +36,7 @@ from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
-from ._rules import RULES
+from ._rules import RULES, Rules
 from ._segment import Line, segment
 
 
@@ -49,8 +49,14 @@ __all__ = ["Mention", "Reading", "read_context"]
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
 # docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-# The rules file's content hash is part of the version: a changed cue is a changed reader.
-READER_VERSION = f"4+rules.{RULES.digest}"
+
+
+def reader_version(rules: Rules) -> str:
+    """The reader's version with a rules file: a changed cue is a changed reader."""
+    return f"4+rules.{rules.digest}"
+
+
+READER_VERSION = reader_version(RULES)
 
 
 @dataclass(frozen=True)

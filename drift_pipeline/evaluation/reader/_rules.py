@@ -330,7 +330,8 @@ def example_failure(rules: Rules, rule_id: str, example: Example) -> str | None:
 def failing_examples(rules: Rules) -> list[str]:
     """Every example of every rule and compound case that does not pass, one line each."""
     failures = []
-    for rule in [*rules.spec.rules, *rules.spec.compound]:
+    cases: list[Rule | Compound] = [*rules.spec.rules, *rules.spec.compound]
+    for rule in cases:
         for example in rule.examples:
             failure = example_failure(rules, rule.id, example)
             if failure:
