@@ -29,11 +29,6 @@ from typing import Literal
 from ._dates import DATE_TEXT
 from ._rules import RULES
 
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
-
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
 
 Frame = Literal[

@@ -39,11 +39,6 @@ from ._records import RELATIONS
 from ._rules import RULES, Rules
 from ._segment import Line, segment
 
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
-
 __all__ = ["Mention", "Reading", "read_context"]
 
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
@@ -266,9 +261,7 @@ _hedges_stripped = lru_cache(maxsize=16384)(strip_hedges)
 _frame_of = lru_cache(maxsize=8192)(frame_of)
 
 
-@lru_cache(maxsize=1)
-def _negators() -> re.Pattern[str]:
-    return re.compile(r"\b(?:not|no|never|don't|doesn't|can't|cannot|avoids?|free)\b|n't\b")
+_NEGATORS = RULES.pattern("value-negators")
 
 
 @lru_cache(maxsize=8192)
@@ -559,10 +552,7 @@ def _asks_place(question: str) -> bool:
 
 _STAMP_YEAR = RULES.pattern("stamp-year")
 _DATE_LABEL = RULES.pattern("date-label")
-# "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
-_RELATION_OWNED = re.compile(
-    r"\b(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")(?:'s|s')\s+(?:\w+\s+)?$"
-)
+_RELATION_OWNED = RULES.pattern("relation-owned")
 _PLAN_CUE = RULES.pattern("plan-cue")
 _ASKS_AHEAD = RULES.pattern("asks-ahead")
 _TOLD_IN_PAST = RULES.pattern("told-in-past")
@@ -570,14 +560,7 @@ _STATE_WORDS = RULES.pattern("state-words")
 _CHANGE_TARGET = RULES.pattern("change-target")
 
 
-_RELATION_KINDS = (
-    _word_set(
-        "partner girlfriend boyfriend gf bf wife husband spouse fiance fiancee fiancé fiancée "
-        "hubby missus"
-    ),
-    _word_set("dog cat pet puppy kitten"),
-    _word_set("manager boss supervisor lead"),
-)
+_RELATION_KINDS = tuple(RULES.words(kind) for kind in ("partner-words", "pet-words", "boss-words"))
 
 
 @lru_cache(maxsize=1024)
@@ -868,7 +851,7 @@ def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _negative_value(value: str) -> bool:
     """Whether the value's own wording negates ("does not drink alcohol")."""
-    return bool(_negators().search(normalise(value)))
+    return bool(_NEGATORS.search(normalise(value)))
 
 
 def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:

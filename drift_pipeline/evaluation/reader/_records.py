@@ -21,10 +21,6 @@ from ._rules import RULES
 __all__ = ["RELATIONS", "render_record"]
 
 
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
-
 _OWNER_KEYS = ("subject", "entity", "person", "user", "who", "source", "head", "principal")
 _DATE_KEYS = RULES.words("date-keys")
 _END_KEYS = RULES.words("end-keys")

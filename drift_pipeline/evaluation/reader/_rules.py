@@ -179,11 +179,12 @@ class Compound(_Strict):
 
 
 class RuleFile(_Strict):
-    """The rules file: a version, shared pattern fragments, the rules and the compound cases."""
+    """The rules file: a version, fragments, the rules, the value lexicon, the compound cases."""
 
     version: int
     fragments: dict[str, str | list[str]] = {}
     rules: list[Rule]
+    lexicon: list[list[str]] = []
     compound: list[Compound] = []
 
 
@@ -191,7 +192,8 @@ def _joined(text: str | list[str]) -> str:
     return text if isinstance(text, str) else "".join(text)
 
 
-_FRAGMENT = re.compile(r"\{([a-z][a-z-]*)\}")
+# "{name}" is a fragment; "{words:id}" a word-list rule's words as alternatives, longest first.
+_FRAGMENT = re.compile(r"\{(words:)?([a-z][a-z-]*)\}")
 
 
 class Rules:
@@ -216,6 +218,10 @@ class Rules:
             if unknown:
                 raise ValueError(f"{source}: rule {case.id!r}: uses: no rule {unknown[0]!r}")
         fragments = {name: _joined(text) for name, text in spec.fragments.items()}
+        for rule in spec.rules:
+            if rule.words is not None or rule.phrases is not None:
+                listed = sorted(self.words(rule.id), key=lambda w: (-len(w), w))
+                fragments[f"words:{rule.id}"] = "|".join(map(re.escape, listed))
         self._fragments: dict[str, str] = {}
         for name in fragments:
             self._fragments[name] = self._expand(fragments[name], fragments)
@@ -235,7 +241,7 @@ class Rules:
     @staticmethod
     def _expand(text: str, fragments: dict[str, str]) -> str:
         def fragment(match: re.Match[str]) -> str:
-            found = fragments.get(match.group(1))
+            found = fragments.get((match.group(1) or "") + match.group(2))
             return match.group(0) if found is None else Rules._expand(found, fragments)
 
         return _FRAGMENT.sub(fragment, text)

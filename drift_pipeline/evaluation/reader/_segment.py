@@ -24,11 +24,6 @@ from ._dates import DATE_PATTERN, find_dates
 from ._records import render_record
 from ._rules import RULES
 
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
-
 __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
