@@ -1,12 +1,11 @@
 """The value lexicon: phrasings that name the same value (synonyms, abbreviations, units).
 
-A probe's own aliases come first; the shipped groups add the common paraphrases a careful
-reader knows without being told ("NYC" is New York, "veggie" is vegetarian), kept in the rules
-file. A group applies to
-a value when one of the value's phrases is in the group (compared normalised), and then every
-phrase of the group names that value. Groups are kept small and unambiguous on purpose: a
-phrase that could name two values of one slot ("LA", "Georgia") is left out, because a wrong
-paraphrase turns into a false accept.
+A probe's own aliases come first; the shipped groups (kept in the rules file) add the common
+paraphrases a careful reader knows without being told ("NYC" is New York, "veggie" is
+vegetarian). A group applies to a value when one of the value's phrases is in the group
+(compared normalised), and then every phrase of the group names that value. Groups are kept
+small and unambiguous on purpose: a phrase that could name two values of one slot ("LA",
+"Georgia") is left out, because a wrong paraphrase turns into a false accept.
 """
 
 from __future__ import annotations
