@@ -18,6 +18,10 @@ fires names the frame:
 
 A "(may be outdated)"-style hedge changes nothing: the value is still what the memory states,
 as a careful reader would take it, until something later replaces it.
+
+The patterns and word lists are rows of the rules file (``rules.yaml``, read by
+:mod:`._rules`); this module holds the order in which they are tried and the compound cases
+that combine them, and every frame it returns names the rule that decided it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ._dates import DATE_TEXT
 from ._rules import RULES
 
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
@@ -46,7 +49,6 @@ Frame = Literal[
     "aside",
     "vague",
 ]
-_D = DATE_TEXT
 
 _THIRD = RULES.pattern("third")
 _FOR_OTHER = RULES.pattern("for-other")
