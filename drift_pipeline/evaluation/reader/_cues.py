@@ -27,10 +27,11 @@ that combine them, and every frame it returns names the rule that decided it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Generic, Literal, TypeVar
 
-from ._rules import RULES
+from ._rules import RULES, Rule
 
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
 
@@ -50,72 +51,8 @@ Frame = Literal[
     "vague",
 ]
 
-_THIRD = RULES.pattern("third")
-_FOR_OTHER = RULES.pattern("for-other")
-_BELONGS_RIGHT = RULES.pattern("belongs-right")
-_PRONOUN_THIRD = RULES.pattern("pronoun-third")
-_FIRST = RULES.pattern("first")
-_YOU = RULES.pattern("you")
-_MODAL_AGENT = RULES.pattern("modal-agent")
-_AT_MINE = RULES.pattern("at-mine")
-
-_SARCASM = RULES.pattern("sarcasm")
-_SARCASM_FACES = RULES.words("sarcasm-faces")
-_QUESTION_WORDS = RULES.pattern("question-words")
-_CAUSAL = RULES.pattern("causal")
-_REQUEST = RULES.pattern("request")
-_INSTRUCTION = RULES.pattern("instruction")
-_STANDING = RULES.pattern("standing")
-_STRONG_HYPO = RULES.pattern("strong-hypo")
-_STAYING = RULES.pattern("staying")
-_DENIAL = RULES.pattern("denial")
-_QUOTED_WORK = RULES.pattern("quoted-work")
-_GOAL_LABEL = RULES.pattern("goal-label")
-_CONDITIONS = RULES.words("conditions")
-_WEAK_HYPO = RULES.pattern("weak-hypo")
-_PLANNED = RULES.pattern("planned")
-_FUTURE_TIME = RULES.pattern("future-time")
-_WHEN_FUTURE = RULES.pattern("when-future")
-_RIGHT_MODAL = RULES.pattern("right-modal")
-_VISIT = RULES.pattern("visit")
-_VISIT_RIGHT = RULES.pattern("visit-right")
-_NEGATION = RULES.pattern("negation")
-_RETRACT_WINDOW = RULES.pattern("retract-window")
-_PAST_TIME = RULES.pattern("past-time")
-_DISREGARD = RULES.pattern("disregard")
-_SELF_CORRECTED = RULES.pattern("self-corrected")
-_ENDED_RIGHT = RULES.pattern("ended-right")
-_TODAY = RULES.pattern("today")
-_FINE_RIGHT = RULES.pattern("fine-right")
-_PAST_RIGHT = RULES.pattern("past-right")
-_APPROACH_RIGHT = RULES.pattern("approach-right")
-_AHEAD = RULES.pattern("ahead")
-_AHEAD_VERB_MONTH = RULES.pattern("ahead-verb-month")
-_FOR_A_WHILE = RULES.pattern("for-a-while")
-_OBJECT_PRONOUN = RULES.pattern("object-pronoun")
-_DONE_WITH_IT = RULES.pattern("done-with-it")
-_UNTIL_RIGHT = RULES.pattern("until-right")
-_HAD = RULES.pattern("had")
-_AHEAD_VERB = RULES.pattern("ahead-verb")
-_BEEN = RULES.pattern("been")
-_NAME_FRAME = RULES.pattern("name-frame")
-_COMMON_FRAME = RULES.pattern("common-frame")
-_PAST_STATE = RULES.pattern("past-state")
-_RIGHT_RETRACT = RULES.pattern("right-retract")
-_CORRECTED = RULES.pattern("corrected")
-_CORRECTED_NEXT = RULES.pattern("corrected-next")
-_FROM_TO = RULES.pattern("from-to")
-_TO_RIGHT = RULES.pattern("to-right")
-_TAG_RETRACT = RULES.pattern("tag-retract")
-_TAG_RETRACT_DATED = RULES.pattern("tag-retract-dated")
-_YEAR_DIGITS = RULES.pattern("year")
-_YEAR_SPAN = RULES.pattern("year-span")
-_PENDING = RULES.pattern("pending")
-_VALIDITY_CLOSED = RULES.pattern("validity-closed")
-_HEDGE = RULES.pattern("hedge")
-_CLAUSE_BREAK = RULES.pattern("clause-break")
-_SENTENCE_END = RULES.pattern("sentence-end")
-_FUNCTION_WORDS = RULES.words("function-words")
+_R = RULES.patterns
+_HEDGE, _CLAUSE_BREAK, _SENTENCE_END = _R["hedge"], _R["clause-break"], _R["sentence-end"]
 
 
 def strip_hedges(text: str) -> str:
@@ -199,375 +136,581 @@ class MentionContext:
     until_next: str = ""
 
 
-def _last(pattern: re.Pattern[str], text: str) -> int:
-    last = -1
-    for match in pattern.finditer(text):
-        last = match.start()
-    return last
+Decision = tuple[Frame, str, str]
+"""A frame, the cue words that decided it and the id of the rule (or compound case) that did."""
+
+_WORDS = RULES.word_sets
 
 
-_ALNUM = RULES.pattern("alnum")
-_STRETCH_BREAK = RULES.pattern("stretch-break")
-_CAN_YOU = RULES.pattern("can-you")
-_CLAUSE_PAUSE = RULES.pattern("clause-pause")
-_PRESUPPOSED = RULES.pattern("presupposed")
-_OPENS_AS_QUESTION = RULES.pattern("opens-as-question")
-_FIRST_PERSON_SUBJECT = RULES.pattern("first-person-subject")
-_BREAK_BEFORE_QUESTION = RULES.pattern("break-before-question")
-
-
-def _stated_then_asked(m: MentionContext) -> bool:
-    after = m.sentence[len(m.sentence_left) + len(m.phrase_raw) :]
-    return bool(
-        _BREAK_BEFORE_QUESTION.search(after)
-        and not _OPENS_AS_QUESTION.match(m.sentence_left)
-        and _FIRST_PERSON_SUBJECT.search(m.sentence_left)
-    )
-
-
-_WORD = RULES.pattern("word")
-_COMPARED = RULES.pattern("compared")
-_GOING = RULES.pattern("going")
-_STILL_NOW = RULES.pattern("still-now")
-_FILLER = RULES.pattern("filler")
-_PAUSE = RULES.pattern("pause")
-_TOKEN = RULES.pattern("token")
-_QUANTIFIER_BEFORE = RULES.pattern("quantifier-before")
-_FOLLOWER = RULES.pattern("follower")
-_DEFINITE_BEFORE = RULES.pattern("definite-before")
-_LABEL_BEFORE = RULES.pattern("label-before")
-_BEING_AFTER = RULES.pattern("being-after")
-_DESCRIBES = RULES.pattern("describes")
-
-
-def _agents(
-    left: str,
-    speaker: str,
-    other_name_at: int,
-    narrated: bool = False,
-    asked: frozenset[str] = frozenset(),
-) -> tuple[int, int, int]:
-    """Positions of the last first-person, third-party and second-person agent in ``left``."""
-    third = other_name_at
-    found = list(_THIRD.finditer(left)) if left else []
-    for match in found:
-        if asked and asked & frozenset(_WORD.findall(match.group(0))):
-            continue  # the asked-about relation is the slot ("my gf Alex")
-        if _DESCRIBES.search(left, 0, match.start()):
-            continue  # "Rebekah is a teacher who lives in …": what the subject is
-        third = max(third, match.start())
-    masked = left
-    for match in found:  # blank the third-party phrases so their words are no agents
-        masked = masked[: match.start()] + " " * len(match.group(0)) + masked[match.end() :]
-    first = _last(_FIRST, masked)
-    if speaker in ("subject", "other") and not narrated:
-        third = max(third, _last(_PRONOUN_THIRD, masked))
-    you = _last(_YOU, masked)
-    return first, third, you
-
-
-def _by(frame: Frame, match: re.Match[str], cue: str | None = None) -> tuple[Frame, str, str]:
-    """A frame decided by one rule's match: the frame, the cue words and the rule's id."""
-    return frame, match.group(0) if cue is None else cue, RULES.id_of(match.re)
-
-
-def frame_of(mention: MentionContext) -> tuple[Frame, str, str]:
-    """The frame of one mention, the cue that decided it and the id of the rule that did.
-
-    A rule id names a row of the rules file; the compound cases below, which combine rows,
-    are named by ids of their own (listed in the file's ``compound`` section).
-    """
-    m = mention
-    tagged = m.left + m.phrase_raw.lower() + m.tail
-    tag = _TAG_RETRACT.search(tagged)
-    if tag is None and _YEAR_DIGITS.search(tagged):
-        tag = _TAG_RETRACT_DATED.search(tagged)
-    if tag is None and _YEAR_DIGITS.search(m.sentence_left + m.tail):
-        tag = (
-            _VALIDITY_CLOSED.search(m.sentence_left)
-            or _VALIDITY_CLOSED.search(m.tail)
-            or _YEAR_SPAN.search(m.sentence_left)
-        )
-    if tag:
-        return _by("retracted", tag, tag.group(0).strip())
-    pending = _PENDING.search(tagged) if "status" in tagged else None
-    if pending:
-        return _by("hypothetical", pending, pending.group(0).strip())
-    if m.speaker == "other":
-        return "not_about_subject", "another speaker's line", "other-speaker"
-    # Most mentions close their clause: the rules that read the words after the value are
-    # skipped when there are none (the reader runs on every probe of every cell).
-    right = m.right if _ALNUM.search(m.right) else ""
-    # Up to the next value only: in "Leeds, York wasn't for us" the ending is York's.
-    own_right = right[: len(m.until_next)] if m.until_next else right
-    ended = (own_right and _ENDED_RIGHT.search(own_right)) or (
-        _ALNUM.search(m.tail) and _SELF_CORRECTED.search(m.tail)
-    )
-    if ended:
-        return _by("retracted", ended, ended.group(0).strip(" ,.-–—"))
-    disregard = _last_match(_DISREGARD, m.sentence_left)
-    if disregard and not _governs(m.sentence_left[disregard.end() :]):
-        disregard = None
-    if disregard is None and right:
-        disregard = _JOKE_RIGHT.search(right)
-    if disregard:
-        return _by("retracted", disregard)
-    if m.in_aside:
-        return "aside", "an aside about another value", "bracketed-aside"
-    # "… an iguana, then clarified that was a joke": owned as untrue later in the sentence,
-    # before any other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
-    later = m.until_next
-    untrue = _UNTRUE_LATER.search(later) if len(later) > 3 else None
-    if untrue:
-        return _by("retracted", untrue)
-    if _COMPARED.search(m.left):
-        return "aside", "the other side of a comparison", "compared"
-    if (
-        right
-        and m.asked_place
-        and _ARTICLE_BEFORE.search(m.left)
-        and (follower := _FOLLOWER.match(right))
-        and follower.group(1) not in _FUNCTION_WORDS
-        and follower.group(1) not in _DWELLERS
-        and " " not in m.phrase_given.strip()
-    ):
-        return "aside", "the place naming a kind of thing (a Milan agency)", "place-as-kind"
-    if right and m.asked_place and _PERSON_ACTS.match(right) and m.phrase_raw[:1].isupper():
-        return "aside", "a person of that name", "person-acts"
-    if (
-        right
-        and m.asked_place
-        and _PRAISED.match(right)
-        and not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
-    ):
-        return "aside", "an opinion of the place", "praised"
-    role = _ANOTHER_ROLE_RIGHT.search(right) if right else None
-    if role and not (m.asked and m.asked & frozenset(_WORD.findall(role.group(0)))):
-        return "aside", "named for another role", "another-role-right"
-    if _is_generic(m):
-        return "generic_word", f"{m.phrase_raw!r} used as a common word", "common-word"
-    for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
-        sarcasm = _SARCASM.search(text)
-        if sarcasm and sarcasm.group(0) in _SARCASM_FACES and text is m.sentence:
-            # An eye-roll speaks of its own clause: in "my cat's Marmalade (you wrote
-            # Margarine 🙄)" the cat's name is sincere.
-            clause = m.left + m.phrase_raw.lower() + m.right
-            sarcasm = sarcasm if _SARCASM.search(clause) else None
-        if sarcasm:
-            return _by("sarcasm", sarcasm)
-    instruction = _INSTRUCTION.search(m.left) or (
-        _REQUEST.search(m.sentence_left + m.phrase_raw.lower())
-    )
-    if not instruction and _STANDING.search(m.sentence) and _CAN_YOU.match(m.sentence):
-        instruction = _STANDING.search(m.sentence)  # "Can you … from here on?" asks for a habit
-    # A question can still presuppose the subject's own fact: "my parrot keeps plucking its
-    # feathers, vet or diet?", "a good climbing gym here in Denver?".
-    presupposed = _PRESUPPOSED.search(m.left)
-    if not instruction and not presupposed:
-        if (
-            m.sentence.rstrip(" \"')]!.🙂😊").endswith("?")
-            and not _CAUSAL.search(m.left)
-            and not _stated_then_asked(m)
-        ):
-            return "question", "asked, not stated", "question-mark"
-        asked = _QUESTION_WORDS.search(m.left)
-        if asked:
-            return _by("question", asked)
-    denial = (
-        _DENIAL.search(m.left)
-        if ("n't" in m.left or "not" in m.left or "never" in m.left)
-        else None
-    )
-    if denial and not m.negative_value:
-        return _by("negated", denial)
-    quoted = m.sentence_left.count('"') % 2 == 1 and _QUOTED_WORK.search(m.sentence_left)
-    if quoted:
-        return _by("aside", quoted, f"words quoted from elsewhere ({quoted.group(0)})")
-    first, third, you = _agents(m.left, m.speaker, m.other_name_at, m.narrated, m.asked)
-    agent = max(first, third, you if m.speaker in ("assistant", "note") else -1)
-    after_agent = m.left[agent:] if agent >= 0 else m.left
-    window = m.window if len(m.window) < len(after_agent) else after_agent
-    if not instruction:
-        strong = _last_match(_STRONG_HYPO, m.left)
-        # A condition ends at its comma: "if I lived somewhere warmer I'd be happier lol,
-        # helsinki in feb is brutal" states Helsinki; the consequent of "If we moved,
-        # Edinburgh would be …" is caught by its modal.
-        if (
-            strong
-            and strong.group(0) in _CONDITIONS
-            and _CLAUSE_PAUSE.search(m.left[strong.end() :])
-        ):
-            strong = None
-        if strong is None and (
-            ":" in m.sentence_left or "=" in m.sentence_left or " - " in m.sentence_left
-        ):
-            strong = _GOAL_LABEL.search(m.sentence_left)
-        if strong:
-            return _by("hypothetical", strong)
-        # A modal reaches the value only within its stretch of the clause: in "if i lived
-        # somewhere warmer i'd be happier lol, helsinki in feb is brutal" it stops at the comma.
-        stretch = _STRETCH_BREAK.split(after_agent)[-1]
-        weak = _WEAK_HYPO.search(stretch[len(_agent_token(stretch)) :])
-        modal_agent = stretch == after_agent and _MODAL_AGENT.match(_agent_token(after_agent))
-        # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
-        # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
-        own_step = m.speaker == "assistant" and m.line_has_ack and first >= 0
-        if weak and _STAYING.search(stretch):
-            weak = None  # "intends to stay at Fairmont": where they are and mean to remain
-        if (weak or (agent >= 0 and modal_agent)) and not own_step:
-            if weak:
-                return _by("hypothetical", weak)
-            return "hypothetical", _agent_token(after_agent), "modal-agent"
-        if right and _RIGHT_MODAL.search(right):
-            return "hypothetical", m.right.split()[0], "right-modal"
-        when = _WHEN_FUTURE.search(m.left)
-        if when:
-            return _by("hypothetical", when)
-        if right and _PLANNED.search(after_agent) and _FUTURE_TIME.search(right):
-            return "hypothetical", "a change still ahead", "planned-ahead"
-        # The time may sit anywhere in the clause ("The wedding is next June, we're getting
-        # married …"); what is already so is said next to the value ("back in Madrid now,
-        # work tomorrow").
-        clause = m.left + " " + m.right
-        # A verb of change before the value with a month ahead ("starting at Airbnb in
-        # September"); after the value the verb is the value's own doing ("my daughter Layla
-        # starts school in September").
-        ahead = _AHEAD.search(clause) or (
-            _AHEAD_VERB_MONTH.search(m.left + m.phrase_raw.lower() + m.right)
-            if _AHEAD_VERB.search(m.left)
-            else None
-        )
-        if ahead and not _BEEN.search(_comma_part(m.left, m.right)):
-            return _by("hypothetical", ahead, f"a change still ahead ({ahead.group(0)})")
-        # "going pescatarian after the holidays": a change announced, not yet made.
-        going = _GOING.search(m.left)
-        if going and not _BEEN.search(clause):
-            return "hypothetical", "going (a change ahead)", "going"
-    visit = (
-        _VISIT.search(window)
-        or (right and _VISIT_RIGHT.search(right))
-        or (_TRAVEL_WORDS.search(m.sentence_left) and _TRAVELS_TO.search(m.sentence_left))
-    )
-    if visit:
-        return _by("visit", visit, visit.group(0).strip())
-    if not m.negative_value:
-        scope = window[len(_agent_token(window)) :] if window else ""
-        negation = _NEGATION.search(scope) if scope else None
-        if negation and len(_NEGATION.findall(m.left[m.left.rfind(",") + 1 :])) % 2 == 0:
-            negation = None  # "it's not like I don't still play the oboe": two cancel out
-        if negation:
-            return _by("negated", negation)
-    retraction = _last_match(_RETRACT_WINDOW, window)
-    # A retraction verb governs the words right after it, not a value past a comma
-    # ("I left in Feb, Halcyon Robotics now").
-    if retraction and _governs(window[retraction.end() :]):
-        return _by("retracted", retraction)
-    if right and _FROM_TO.search(window) and _TO_RIGHT.search(right):
-        return "retracted", "from … to", "from-to"
-    corrected = (
-        (right and _CORRECTED.search(right))
-        or _CORRECTED.search(m.tail)
-        or (m.next_sentence and _CORRECTED_NEXT.search(m.next_sentence))
-    )
-    if corrected:
-        return _by("retracted", corrected, "corrected")
-    if not m.negative_value and _RIGHT_RETRACT.search(m.right):
-        return "retracted", m.right.strip()[:20], "right-retract"
-    past = _PAST_STATE.search(window)
-    # "lived in Nice for 4 yrs now": a state that goes on is current.
-    # Only up to the next value: "worked at HSBC before joining Monzo, where he still works".
-    if past and right and _STILL_NOW.search(right[: len(m.until_next)]):
-        past = None
-    if past:
-        return _by("retracted", past, f"past state ({past.group(0)})")
-    # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
-    if right and _FOR_A_WHILE.search(right) and _HAD.search(m.sentence_left):
-        return "retracted", "past state (had … for a while)", "for-a-while"
-    done = _DONE_WITH_IT.search(right) if right and _OBJECT_PRONOUN.search(right) else None
-    if done:
-        return _by("retracted", done, done.group(0).strip()[-24:])
-    # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
-    if right and "til" in right and _UNTIL_RIGHT.search(right) and _HAD.search(m.sentence_left):
-        return "retracted", "past state (had … until)", "until-right"
-    past_time = _PAST_TIME.search(m.left + " " + m.right)
-    if past_time:
-        return _by("retracted", past_time, f"a time that is over ({past_time.group(0)})")
-    opens = not _FILLER.sub("", m.left[m.left.rfind(",") + 1 :])
-    if opens and right and _PAST_RIGHT.search(right) and not _TODAY.search(right):
-        return "retracted", "past state (value was)", "past-right"
-    if not m.negative_value and right and _FINE_RIGHT.search(right):
-        return "negated", "no problem for them", "fine-right"
-    approach = _APPROACH_RIGHT.search(right) if right else None
-    if approach:
-        return _by("hypothetical", approach, approach.group(0).strip(" ,"))
-    if _AT_MINE.search(m.left):
-        return "asserted", "the subject's own place", "at-mine"
-    partial = _PARTIAL_LEFT.search(m.left) or (right and _PARTIAL_RIGHT.search(right))
-    if partial:
-        return _by("vague", partial, f"held in part ({partial.group(0).strip()})")
-    if m.speaker == "assistant":
-        suggested = _SUGGESTION.search(m.sentence_left)
-        if suggested and not _YOUR_OWN.search(m.sentence_left):
-            return _by(
-                "not_about_subject", suggested, f"the assistant's suggestion ({suggested.group(0)})"
-            )
-        if (
-            (you >= 0 and you >= first and you >= third)
-            or (first < 0 and third < 0 and (_YOU.search(m.sentence_left) or m.addressed))
-            or (right and _YOU_RIGHT.search(right))
-        ):
-            return "asserted", "assistant restates the subject's statement", "assistant-restates"
-        if third < 0 and m.line_has_ack:
-            return "asserted", "assistant acknowledges it", "assistant-acknowledges"
-        return "not_about_subject", "the assistant's own words", "assistant-own-words"
-    if (
-        third > first
-        or _FOR_OTHER.search(m.right)
-        or (right and "'" in right and _BELONGS_RIGHT.match(right))
-    ):
-        return "third_party", "someone else's fact", "third-party"
-    return "asserted", "stated as current", "stated-as-current"
-
-
-_ARTICLE_BEFORE = RULES.pattern("article-before")
-_DWELLERS = RULES.words("dwellers")
-_PERSON_ACTS = RULES.pattern("person-acts")
-_TRAVEL_WORDS = RULES.pattern("travel-words")
-_TRAVELS_TO = RULES.pattern("travels-to")
-_PRAISED = RULES.pattern("praised")
-_SUGGESTION = RULES.pattern("suggestion")
-_YOUR_OWN = RULES.pattern("your-own")
-_YOU_RIGHT = RULES.pattern("you-right")
-_ANOTHER_ROLE_RIGHT = RULES.pattern("another-role-right")
-_UNTRUE_LATER = RULES.pattern("untrue-later")
-_JOKE_RIGHT = RULES.pattern("joke-right")
-_PARTIAL_LEFT = RULES.pattern("partial-left")
-_PARTIAL_RIGHT = RULES.pattern("partial-right")
-
-
-def _comma_part(left: str, right: str) -> str:
-    """The stretch of a clause around a mention between the commas on either side of it."""
-    return left[left.rfind(",") + 1 :] + " " + right.split(",")[0]
-
-
-def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     last = None
     for match in pattern.finditer(text):
         last = match
     return last
 
 
-def _governs(gap: str) -> bool:
-    """Whether a cue ending before ``gap`` still governs the value after it."""
-    return not _PAUSE.search(gap) and len(gap.split()) <= 5
-
-
 def _agent_token(text: str) -> str:
     """The agent word ``text`` starts with (empty when it does not start with one)."""
-    match = _TOKEN.match(text)
-    if match and (_FIRST.fullmatch(match.group(0)) or _YOU.fullmatch(match.group(0))):
+    match = _R["token"].match(text)
+    if match and (_R["first"].fullmatch(match.group(0)) or _R["you"].fullmatch(match.group(0))):
         return match.group(0)
     return ""
+
+
+def _agents(m: MentionContext) -> tuple[int, int, int]:
+    """Positions of the last first-person, third-party and second-person agent in ``left``."""
+    left, third = m.left, m.other_name_at
+    found = list(_R["third"].finditer(left)) if left else []
+    for match in found:
+        if m.asked and m.asked & frozenset(_R["word"].findall(match.group(0))):
+            continue  # the asked-about relation is the slot ("my gf Alex")
+        if _R["describes"].search(left, 0, match.start()):
+            continue  # "Rebekah is a teacher who lives in …": what the subject is
+        third = max(third, match.start())
+    masked = left
+    for match in found:  # blank the third-party phrases so their words are no agents
+        masked = masked[: match.start()] + " " * len(match.group(0)) + masked[match.end() :]
+    last_first, last_you = _last(_R["first"], masked), _last(_R["you"], masked)
+    if m.speaker in ("subject", "other") and not m.narrated:
+        pronoun = _last(_R["pronoun-third"], masked)
+        third = max(third, pronoun.start() if pronoun else -1)
+    return (
+        last_first.start() if last_first else -1,
+        third,
+        last_you.start() if last_you else -1,
+    )
+
+
+_T = TypeVar("_T")
+
+
+class _lazy(Generic[_T]):
+    """A value worked out on first read and kept on the instance.
+
+    Like ``functools.cached_property`` without its lock (one thread reads one mention).
+    """
+
+    def __init__(self, compute: Callable[[Any], _T]) -> None:
+        self.compute, self.name = compute, compute.__name__
+
+    def __get__(self, view: Any, owner: type | None = None) -> _T:
+        value = view.__dict__[self.name] = self.compute(view)
+        return value
+
+
+class _View:
+    """One mention and the texts around it that rules read, each worked out when first read."""
+
+    def __init__(self, mention: MentionContext) -> None:
+        self.m = mention
+
+    @_lazy
+    def after(self) -> str:
+        # Most mentions close their clause: rules that read the words after the value are
+        # skipped when there are none (the reader runs on every probe of every cell).
+        return self.m.right if _R["alnum"].search(self.m.right) else ""
+
+    @_lazy
+    def own_after(self) -> str:
+        # Up to the next value only: in "Leeds, York wasn't for us" the ending is York's.
+        return self.after[: len(self.m.until_next)] if self.m.until_next else self.after
+
+    @_lazy
+    def either(self) -> str:
+        return self.m.left + " " + self.m.right
+
+    @_lazy
+    def mention(self) -> str:
+        return self.m.left + self.m.phrase_raw.lower() + self.m.tail
+
+    @_lazy
+    def agents(self) -> tuple[int, int, int]:
+        return _agents(self.m)
+
+    @_lazy
+    def agent(self) -> int:
+        """Where the last agent before the value stands (−1: none)."""
+        first, third, you = self.agents
+        return max(first, third, you if self.m.speaker in ("assistant", "note") else -1)
+
+    @_lazy
+    def after_agent(self) -> str:
+        return self.m.left[self.agent :] if self.agent >= 0 else self.m.left
+
+    @_lazy
+    def window(self) -> str:
+        window = self.m.window
+        return window if len(window) < len(self.after_agent) else self.after_agent
+
+    @_lazy
+    def instruction(self) -> bool:
+        m = self.m
+        if _R["instruction"].search(m.left) or _R["request"].search(
+            m.sentence_left + m.phrase_raw.lower()
+        ):
+            return True
+        # "Can you … from here on?" asks for a habit.
+        return bool(_R["standing"].search(m.sentence) and _R["can-you"].match(m.sentence))
+
+    @_lazy
+    def clause_opens(self) -> bool:
+        """The value opens its stretch of the clause (nothing but filler since the comma)."""
+        return not _R["filler"].sub("", self.m.left[self.m.left.rfind(",") + 1 :])
+
+
+# What a row's side names: the text the interpreter searches.
+_SIDES: dict[str, Callable[[_View], str]] = {
+    "before": lambda v: v.m.left,
+    "after": lambda v: v.after,
+    "either": lambda v: v.either,
+    "sentence": lambda v: v.m.sentence,
+    "sentence_before": lambda v: v.m.sentence_left,
+    "tail": lambda v: v.m.tail,
+    "next_sentence": lambda v: v.m.next_sentence,
+    "mention": lambda v: v.mention,
+    "window": lambda v: v.window,
+}
+_NEXT_VALUE = "the next value"
+
+# What a row's ``unless`` names: a state of the mention in which the row does not apply.
+_UNLESS: dict[str, Callable[[_View], bool]] = {
+    "negative-value": lambda v: v.m.negative_value,
+    "instruction": lambda v: v.instruction,
+    "presupposed": lambda v: bool(_R["presupposed"].search(v.m.left)),
+    # "lived in Nice for 4 yrs now": a state that goes on is current. Only up to the next
+    # value: "worked at HSBC before joining Monzo, where he still works".
+    "still-now": lambda v: bool(_R["still-now"].search(v.after[: len(v.m.until_next)])),
+}
+
+
+def _row(rule: Rule) -> _Step:
+    """The step that applies one row: its pattern on its side, within its scope."""
+    sides = [rule.side] if isinstance(rule.side, str) else list(rule.side or ())
+    if rule.frame is None or not sides or any(side not in _SIDES for side in sides):
+        raise ValueError(f"{RULES.source}: rule {rule.id!r}: side: not a side a rule can read")
+    readers: list[Callable[[_View], str]] = [_SIDES[side] for side in sides]
+    if rule.terminated_by == _NEXT_VALUE and sides == ["after"]:
+        readers = [lambda v: v.own_after]
+    pattern = RULES.pattern(rule.id)
+    scoped = rule.max_scope is not None or rule.terminated_by not in (None, _NEXT_VALUE)
+    stop = RULES.pattern(rule.terminated_by) if scoped and rule.terminated_by else None
+    limit = rule.max_scope
+    needs = RULES.pattern(rule.needs) if rule.needs else None
+    looks_left = sides[0] in ("before", "sentence_before", "window")
+    unless = [_UNLESS[name] for name in rule.unless]
+    frame, cue, strip, rule_id = rule.frame, rule.cue, rule.strip, rule.id
+
+    def within(gap: str) -> bool:
+        if stop and stop.search(gap):
+            return False
+        return limit is None or len(gap.split()) <= limit
+
+    def nearest(text: str) -> re.Match[str] | None:
+        # The cue nearest the value governs it; one further away has a longer gap still.
+        if looks_left:
+            match = _last(pattern, text)
+            return match if match and within(text[match.end() :]) else None
+        match = pattern.search(text)
+        return match if match and within(text[: match.start()]) else None
+
+    search = nearest if scoped else pattern.search
+
+    def step(v: _View) -> Decision | None:
+        for read in readers:
+            text = read(v)
+            if not text or (needs and not needs.search(text)):
+                continue
+            match = search(text)
+            if match:
+                if any(skip(v) for skip in unless):
+                    return None
+                found = match.group(0)
+                found = found.strip() if strip is True else found.strip(strip or "")
+                return frame, cue.format(found) if cue else found, rule_id
+        return None
+
+    return step
+
+
+_Step = Callable[["_View"], Decision | None]
+_CASES: dict[str, _Step] = {}
+
+
+def _case(name: str) -> Callable[[_Step], _Step]:
+    """Register the code for a step of the rules file's ``order`` that a row cannot say."""
+
+    def register(decide: _Step) -> _Step:
+        _CASES[name] = decide
+        return decide
+
+    return register
+
+
+def _by(frame: Frame, match: re.Match[str], cue: str | None = None) -> Decision:
+    """A frame decided by one rule's match: the frame, the cue words and the rule's id."""
+    return frame, match.group(0) if cue is None else cue, RULES.id_of(match.re)
+
+
+def _governs(gap: str) -> bool:
+    """Whether a cue ending before ``gap`` still governs the value after it."""
+    return not _R["pause"].search(gap) and len(gap.split()) <= 5
+
+
+@_case("other-speaker")
+def _other_speaker(v: _View) -> Decision | None:
+    if v.m.speaker == "other":
+        return "not_about_subject", "another speaker's line", "other-speaker"
+    return None
+
+
+@_case("bracketed-aside")
+def _bracketed_aside(v: _View) -> Decision | None:
+    return ("aside", "an aside about another value", "bracketed-aside") if v.m.in_aside else None
+
+
+@_case("untrue-later")
+def _untrue_later(v: _View) -> Decision | None:
+    # "… an iguana, then clarified that was a joke": owned as untrue later in the sentence,
+    # before any other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
+    later = v.m.until_next
+    untrue = _R["untrue-later"].search(later) if len(later) > 3 else None
+    return _by("retracted", untrue) if untrue else None
+
+
+@_case("place-as-kind")
+def _place_as_kind(v: _View) -> Decision | None:
+    m = v.m
+    if (
+        v.after
+        and m.asked_place
+        and _R["article-before"].search(m.left)
+        and (follower := _R["follower"].match(v.after))
+        and follower.group(1) not in _WORDS["function-words"]
+        and follower.group(1) not in _WORDS["dwellers"]
+        and " " not in m.phrase_given.strip()
+    ):
+        return "aside", "the place naming a kind of thing (a Milan agency)", "place-as-kind"
+    return None
+
+
+@_case("person-acts")
+def _person_acts(v: _View) -> Decision | None:
+    m = v.m
+    if (
+        v.after
+        and m.asked_place
+        and _R["person-acts"].match(v.after)
+        and m.phrase_raw[:1].isupper()
+    ):
+        return "aside", "a person of that name", "person-acts"
+    return None
+
+
+@_case("praised")
+def _praised(v: _View) -> Decision | None:
+    if v.after and v.m.asked_place and _R["praised"].match(v.after) and v.clause_opens:
+        return "aside", "an opinion of the place", "praised"
+    return None
+
+
+@_case("another-role-right")
+def _another_role(v: _View) -> Decision | None:
+    role = _R["another-role-right"].search(v.after) if v.after else None
+    if role and not (v.m.asked and v.m.asked & frozenset(_R["word"].findall(role.group(0)))):
+        return "aside", "named for another role", "another-role-right"
+    return None
+
+
+@_case("common-word")
+def _common_word(v: _View) -> Decision | None:
+    if _is_generic(v.m):
+        return "generic_word", f"{v.m.phrase_raw!r} used as a common word", "common-word"
+    return None
+
+
+@_case("sarcasm")
+def _sarcasm(v: _View) -> Decision | None:
+    m = v.m
+    for text in (m.sentence, m.next_sentence if len(m.next_sentence.split()) <= 4 else ""):
+        sarcasm = _R["sarcasm"].search(text)
+        if sarcasm and sarcasm.group(0) in _WORDS["sarcasm-faces"] and text is m.sentence:
+            # An eye-roll speaks of its own clause: in "my cat's Marmalade (you wrote
+            # Margarine 🙄)" the cat's name is sincere.
+            clause = m.left + m.phrase_raw.lower() + m.right
+            sarcasm = sarcasm if _R["sarcasm"].search(clause) else None
+        if sarcasm:
+            return _by("sarcasm", sarcasm)
+    return None
+
+
+@_case("question-mark")
+def _question_mark(v: _View) -> Decision | None:
+    # A question can still presuppose the subject's own fact: "my parrot keeps plucking its
+    # feathers, vet or diet?", "a good climbing gym here in Denver?".
+    m = v.m
+    if (
+        not m.sentence.rstrip(" \"')]!.🙂😊").endswith("?")
+        or v.instruction
+        or _R["presupposed"].search(m.left)
+        or _R["causal"].search(m.left)
+    ):
+        return None
+    after = m.sentence[len(m.sentence_left) + len(m.phrase_raw) :]
+    stated_then_asked = (
+        _R["break-before-question"].search(after)
+        and not _R["opens-as-question"].match(m.sentence_left)
+        and _R["first-person-subject"].search(m.sentence_left)
+    )
+    return None if stated_then_asked else ("question", "asked, not stated", "question-mark")
+
+
+@_case("quoted-work")
+def _quoted_work(v: _View) -> Decision | None:
+    left = v.m.sentence_left
+    quoted = left.count('"') % 2 == 1 and _R["quoted-work"].search(left)
+    return (
+        _by("aside", quoted, f"words quoted from elsewhere ({quoted.group(0)})") if quoted else None
+    )
+
+
+@_case("strong-hypo")
+def _strong_hypo(v: _View) -> Decision | None:
+    if v.instruction:
+        return None
+    strong = _last(_R["strong-hypo"], v.m.left)
+    # A condition ends at its comma: "if I lived somewhere warmer I'd be happier lol,
+    # helsinki in feb is brutal" states Helsinki; the consequent of "If we moved,
+    # Edinburgh would be …" is caught by its modal.
+    if (
+        strong
+        and strong.group(0) in _WORDS["conditions"]
+        and _R["clause-pause"].search(v.m.left[strong.end() :])
+    ):
+        return None
+    return _by("hypothetical", strong) if strong else None
+
+
+@_case("goal-label")
+def _goal_label(v: _View) -> Decision | None:
+    left = v.m.sentence_left
+    if v.instruction or not (":" in left or "=" in left or " - " in left):
+        return None
+    goal = _R["goal-label"].search(left)
+    return _by("hypothetical", goal) if goal else None
+
+
+@_case("weak-hypo")
+def _weak_hypo(v: _View) -> Decision | None:
+    if v.instruction:
+        return None
+    # A modal reaches the value only within its stretch of the clause: in "if i lived
+    # somewhere warmer i'd be happier lol, helsinki in feb is brutal" it stops at the comma.
+    after_agent = v.after_agent
+    stretch = _R["stretch-break"].split(after_agent)[-1]
+    weak = _R["weak-hypo"].search(stretch[len(_agent_token(stretch)) :])
+    modal_agent = stretch == after_agent and _R["modal-agent"].match(_agent_token(after_agent))
+    # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
+    # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
+    own_step = v.m.speaker == "assistant" and v.m.line_has_ack and v.agents[0] >= 0
+    if weak and _R["staying"].search(stretch):
+        weak = None  # "intends to stay at Fairmont": where they are and mean to remain
+    if own_step or not (weak or (v.agent >= 0 and modal_agent)):
+        return None
+    if weak:
+        return _by("hypothetical", weak)
+    return "hypothetical", _agent_token(after_agent), "modal-agent"
+
+
+@_case("right-modal")
+def _right_modal(v: _View) -> Decision | None:
+    if not v.instruction and v.after and _R["right-modal"].search(v.after):
+        return "hypothetical", v.m.right.split()[0], "right-modal"
+    return None
+
+
+@_case("planned-ahead")
+def _planned_ahead(v: _View) -> Decision | None:
+    if (
+        not v.instruction
+        and v.after
+        and _R["planned"].search(v.after_agent)
+        and _R["future-time"].search(v.after)
+    ):
+        return "hypothetical", "a change still ahead", "planned-ahead"
+    return None
+
+
+@_case("ahead")
+def _ahead(v: _View) -> Decision | None:
+    # The time may sit anywhere in the clause ("The wedding is next June, we're getting
+    # married …"); what is already so is said next to the value ("back in Madrid now,
+    # work tomorrow"). A verb of change before the value with a month ahead ("starting at
+    # Airbnb in September"); after the value the verb is the value's own doing ("my
+    # daughter Layla starts school in September").
+    m = v.m
+    if v.instruction:
+        return None
+    ahead = _R["ahead"].search(v.either) or (
+        _R["ahead-verb-month"].search(m.left + m.phrase_raw.lower() + m.right)
+        if _R["ahead-verb"].search(m.left)
+        else None
+    )
+    comma_part = m.left[m.left.rfind(",") + 1 :] + " " + m.right.split(",")[0]
+    if ahead and not _R["been"].search(comma_part):
+        return _by("hypothetical", ahead, f"a change still ahead ({ahead.group(0)})")
+    return None
+
+
+@_case("going")
+def _going(v: _View) -> Decision | None:
+    # "going pescatarian after the holidays": a change announced, not yet made.
+    if not v.instruction and _R["going"].search(v.m.left) and not _R["been"].search(v.either):
+        return "hypothetical", "going (a change ahead)", "going"
+    return None
+
+
+@_case("travels-to")
+def _travels_to(v: _View) -> Decision | None:
+    left = v.m.sentence_left
+    visit = _R["travel-words"].search(left) and _R["travels-to"].search(left)
+    return _by("visit", visit, visit.group(0).strip()) if visit else None
+
+
+@_case("negation")
+def _negation(v: _View) -> Decision | None:
+    m = v.m
+    if m.negative_value or not v.window:
+        return None
+    negation = _R["negation"].search(v.window[len(_agent_token(v.window)) :])
+    if negation and len(_R["negation"].findall(m.left[m.left.rfind(",") + 1 :])) % 2 == 0:
+        return None  # "it's not like I don't still play the oboe": two cancel out
+    return _by("negated", negation) if negation else None
+
+
+@_case("from-to")
+def _from_to(v: _View) -> Decision | None:
+    if v.after and _R["from-to"].search(v.window) and _R["to-right"].search(v.after):
+        return "retracted", "from … to", "from-to"
+    return None
+
+
+@_case("right-retract")
+def _right_retract(v: _View) -> Decision | None:
+    if not v.m.negative_value and _R["right-retract"].search(v.m.right):
+        return "retracted", v.m.right.strip()[:20], "right-retract"
+    return None
+
+
+@_case("for-a-while")
+def _for_a_while(v: _View) -> Decision | None:
+    # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
+    if v.after and _R["for-a-while"].search(v.after) and _R["had"].search(v.m.sentence_left):
+        return "retracted", "past state (had … for a while)", "for-a-while"
+    return None
+
+
+@_case("done-with-it")
+def _done_with_it(v: _View) -> Decision | None:
+    right = v.after
+    done = (
+        _R["done-with-it"].search(right) if right and _R["object-pronoun"].search(right) else None
+    )
+    return _by("retracted", done, done.group(0).strip()[-24:]) if done else None
+
+
+@_case("until-right")
+def _until_right(v: _View) -> Decision | None:
+    # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
+    right = v.after
+    if (
+        right
+        and "til" in right
+        and _R["until-right"].search(right)
+        and _R["had"].search(v.m.sentence_left)
+    ):
+        return "retracted", "past state (had … until)", "until-right"
+    return None
+
+
+@_case("past-right")
+def _past_right(v: _View) -> Decision | None:
+    right = v.after
+    if (
+        v.clause_opens
+        and right
+        and _R["past-right"].search(right)
+        and not _R["today"].search(right)
+    ):
+        return "retracted", "past state (value was)", "past-right"
+    return None
+
+
+@_case("suggestion")
+def _suggestion(v: _View) -> Decision | None:
+    left = v.m.sentence_left
+    suggested = _R["suggestion"].search(left) if v.m.speaker == "assistant" else None
+    if suggested and not _R["your-own"].search(left):
+        return _by(
+            "not_about_subject", suggested, f"the assistant's suggestion ({suggested.group(0)})"
+        )
+    return None
+
+
+@_case("assistant-restates")
+def _assistant_restates(v: _View) -> Decision | None:
+    m = v.m
+    if m.speaker != "assistant":
+        return None
+    first, third, you = v.agents
+    if (
+        (you >= 0 and you >= first and you >= third)
+        or (first < 0 and third < 0 and (_R["you"].search(m.sentence_left) or m.addressed))
+        or (v.after and _R["you-right"].search(v.after))
+    ):
+        return "asserted", "assistant restates the subject's statement", "assistant-restates"
+    if third < 0 and m.line_has_ack:
+        return "asserted", "assistant acknowledges it", "assistant-acknowledges"
+    return "not_about_subject", "the assistant's own words", "assistant-own-words"
+
+
+@_case("third-party")
+def _third_party(v: _View) -> Decision | None:
+    first, third, _ = v.agents
+    right = v.after
+    if (
+        third > first
+        or _R["for-other"].search(v.m.right)
+        or (right and "'" in right and _R["belongs-right"].match(right))
+    ):
+        return "third_party", "someone else's fact", "third-party"
+    return "asserted", "stated as current", "stated-as-current"
+
+
+def _steps() -> tuple[_Step, ...]:
+    steps = [_CASES.get(name) or _row(RULES.rule(name)) for name in RULES.spec.order]
+    unused = sorted(set(_CASES) - set(RULES.spec.order))
+    if unused:
+        raise ValueError(f"{RULES.source}: order: no step for the compound case {unused[0]!r}")
+    return tuple(steps)
+
+
+_STEPS = _steps()
+
+
+def frame_of(mention: MentionContext) -> Decision:
+    """The frame of one mention, the cue that decided it and the id of the rule that did.
+
+    The steps of the rules file's ``order`` are tried in turn and the first that decides
+    names the frame: a row is applied by its pattern, side, scope and terminator; a
+    compound case, which combines rows, by its code here. A rule id names a row of the rules
+    file or a compound case (listed in the file's ``compound`` section).
+    """
+    view = _View(mention)
+    for step in _STEPS:
+        decided = step(view)
+        if decided:
+            return decided
+    raise AssertionError("the last step always decides")  # pragma: no cover
 
 
 def _is_generic(m: MentionContext) -> bool:
@@ -577,19 +720,19 @@ def _is_generic(m: MentionContext) -> bool:
     raw = m.phrase_raw
     if given[:1].isupper() and not m.weak and not any(c.isdigit() for c in given):
         return _common_use(m)
-    if m.weak and _QUANTIFIER_BEFORE.search(m.left):
+    if m.weak and _R["quantifier-before"].search(m.left):
         return True  # "a kestrel", "a window": a shortened name turned common noun
     if given[:1].isupper() and raw.islower() and any(c.isupper() for c in m.raw_sentence_left):
         return True  # "Kestrel" the company vs "a kestrel" the bird, in a cased sentence
-    follower = _FOLLOWER.match(m.right)
-    if follower is None or follower.group(1) in _FUNCTION_WORDS:
+    follower = _R["follower"].match(m.right)
+    if follower is None or follower.group(1) in _WORDS["function-words"]:
         return False
     # "kestrel nesting boxes": a short alias run into a common noun. Capitals in mid-sentence
     # mark a proper noun ("first week at Leeds done"), so only a lower-case mention or one
     # that opens its sentence can be the common word.
     # After a definite determiner a one-word value names a kind of thing ("the Go services",
     # "the Lisbon office"), not the value itself.
-    if _DEFINITE_BEFORE.search(m.left):
+    if _R["definite-before"].search(m.left):
         return True
     return m.weak and (raw.islower() or m.sentence_start)
 
@@ -604,7 +747,7 @@ def _common_use(m: MentionContext) -> bool:
     everyday English word (:data:`COMMON_WORD_NAMES`) with no verb of being after it.
     """
     left = m.left.rstrip(" \"'*")
-    if _NAME_FRAME.search(left) or _LABEL_BEFORE.search(m.sentence_left):
+    if _R["name-frame"].search(left) or _R["label-before"].search(m.sentence_left):
         return False
     if m.labelled and not m.sentence_left.strip(" \"'*"):
         return False  # the whole value of a label
@@ -617,11 +760,11 @@ def _common_use(m: MentionContext) -> bool:
     if raw.islower() and m.line_cased:
         return True
     common = m.phrase_given.lower() in COMMON_WORD_NAMES
-    if _COMMON_FRAME.search(left) and (common or raw.islower()):
+    if _R["common-frame"].search(left) and (common or raw.islower()):
         return True
     if not common:
         return False
-    return not _BEING_AFTER.match(m.right)
+    return not _R["being-after"].match(m.right)
 
 
-COMMON_WORD_NAMES = RULES.words("common-word-names")
+COMMON_WORD_NAMES = _WORDS["common-word-names"]

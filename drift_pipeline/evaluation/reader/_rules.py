@@ -35,7 +35,19 @@ __all__ = [
     "load_rules",
 ]
 
-Side = Literal["before", "after", "either", "sentence", "head", "next_lines"]
+Side = Literal[
+    "before",
+    "after",
+    "either",
+    "sentence",
+    "sentence_before",
+    "tail",
+    "next_sentence",
+    "mention",
+    "window",
+    "head",
+    "next_lines",
+]
 FrameName = Literal[
     "asserted",
     "retracted",
@@ -116,9 +128,21 @@ class Rule(_Strict):
         purpose: One line: what the rule finds and why it matters.
         note: More about a rule, where one line is not enough.
         frame: The frame the rule signals; none for a part that compound code combines.
-        side: Which side of the value the rule reads.
-        max_scope: How far the rule reaches, in words (or lines, for ``next_lines``).
-        terminated_by: What ends its scope (a part rule's id, or ``the next value``).
+        side: Which side of the value the rule reads (or several, tried in turn): the clause
+            ``before`` or ``after`` it, ``either`` (both), the ``window`` (before it, from the
+            previous value or agent), the ``sentence``, the ``sentence_before`` it, its
+            ``tail`` (up to the next ``;``), the ``next_sentence``, the ``mention`` with its
+            clause before and its tail, a line's ``head``, the ``next_lines``.
+        max_scope: How far the rule reaches, in words (or lines, for ``next_lines``): the
+            cue nearest the value counts, and only within that many words of it.
+        terminated_by: What ends its scope: a pattern rule's id (the cue must not be parted
+            from the value by it), or ``the next value``.
+        unless: States of the mention in which the row does not apply (``negative-value``,
+            ``instruction``, ``presupposed``, ``still-now``).
+        needs: A pattern rule that must find something on the side before this row's own
+            pattern is tried: a quick test in front of a slow pattern.
+        cue: How the rationale names the cue: ``{}`` is the words found.
+        strip: Characters stripped from the words found (``true``: white space).
         pattern: A regular expression, in pieces joined with nothing.
         ignore_case: Match without regard to case.
         words: A word list (each piece split on spaces).
@@ -131,9 +155,13 @@ class Rule(_Strict):
     purpose: str = Field(min_length=8)
     note: str | None = None
     frame: FrameName | None = None
-    side: Side | None = None
+    side: Side | list[Side] | None = None
     max_scope: int | None = Field(default=None, ge=1)
     terminated_by: str | None = None
+    unless: list[Literal["negative-value", "instruction", "presupposed", "still-now"]] = []
+    needs: str | None = None
+    cue: str | None = None
+    strip: bool | str = False
     pattern: str | list[str] | None = None
     ignore_case: bool = False
     words: list[str] | None = None
@@ -179,9 +207,10 @@ class Compound(_Strict):
 
 
 class RuleFile(_Strict):
-    """The rules file: a version, fragments, the rules, the value lexicon, the compound cases."""
+    """The rules file: version, order of the frame steps, fragments, rules, lexicon, compounds."""
 
     version: int
+    order: list[str] = []
     fragments: dict[str, str | list[str]] = {}
     rules: list[Rule]
     lexicon: list[list[str]] = []
@@ -205,6 +234,8 @@ class Rules:
         source: The file read.
         digest: The first 12 hex digits of the file's sha256.
         by_id: Each rule by id.
+        patterns: Each pattern rule's compiled pattern, by id.
+        word_sets: Each word-list rule's words, by id.
     """
 
     def __init__(self, spec: RuleFile, source: str, digest: str) -> None:
@@ -219,6 +250,11 @@ class Rules:
             unknown = [used for used in case.uses if used not in self.by_id]
             if unknown:
                 raise ValueError(f"{source}: rule {case.id!r}: uses: no rule {unknown[0]!r}")
+        unknown = [
+            step for step in spec.order if step not in self.by_id and step not in self.compound
+        ]
+        if unknown:
+            raise ValueError(f"{source}: order: no rule or compound case {unknown[0]!r}")
         fragments = {name: _joined(text) for name, text in spec.fragments.items()}
         for rule in spec.rules:
             if rule.words is not None or rule.phrases is not None:
@@ -227,18 +263,23 @@ class Rules:
         self._fragments: dict[str, str] = {}
         for name in fragments:
             self._fragments[name] = self._expand(fragments[name], fragments)
-        self._compiled: dict[str, re.Pattern[str]] = {}
+        self.patterns: dict[str, re.Pattern[str]] = {}
         self._ids: dict[re.Pattern[str], str] = {}
         for rule in spec.rules:
             if rule.pattern is not None:
                 text = self._expand(_joined(rule.pattern), self._fragments)
                 try:
-                    self._compiled[rule.id] = re.compile(
+                    self.patterns[rule.id] = re.compile(
                         text, re.IGNORECASE if rule.ignore_case else 0
                     )
                 except re.error as error:
                     raise ValueError(f"{source}: rule {rule.id!r}: pattern: {error}") from None
-                self._ids.setdefault(self._compiled[rule.id], rule.id)
+                self._ids.setdefault(self.patterns[rule.id], rule.id)
+        self.word_sets = {
+            rule.id: self.words(rule.id)
+            for rule in spec.rules
+            if rule.words is not None or rule.phrases is not None
+        }
 
     @staticmethod
     def _expand(text: str, fragments: dict[str, str]) -> str:
@@ -258,7 +299,7 @@ class Rules:
     def pattern(self, rule_id: str) -> re.Pattern[str]:
         """The compiled pattern of a pattern rule."""
         try:
-            return self._compiled[rule_id]
+            return self.patterns[rule_id]
         except KeyError:
             raise KeyError(f"{self.source}: no pattern rule {rule_id!r}") from None
 
