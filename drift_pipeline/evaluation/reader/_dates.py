@@ -15,6 +15,8 @@ from datetime import date
 
 from ._rules import RULES
 
+_R = RULES.patterns
+
 __all__ = [
     "DATE_PATTERN",
     "DATE_TEXT",
@@ -48,7 +50,6 @@ _MONTHS = {
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ORD = r"(?:st|nd|rd|th)?"
 DATE_PATTERN = RULES.pattern("date-pattern")
-_YEAR = RULES.pattern("year")
 DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
 """The same pattern without group names, for embedding in other patterns (case-insensitive)."""
 
@@ -84,13 +85,10 @@ def _from_match(match: re.Match[str]) -> str | None:
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
 
 
-_YEARLESS = RULES.pattern("yearless")
-
-
 def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     """Day-and-month dates without a year in ``text``, given the year they fall in."""
     found = []
-    for match in _YEARLESS.finditer(text):
+    for match in _R["yearless"].finditer(text):
         month = match.group("m") or match.group("m2")
         day = match.group("d") or match.group("d2")
         iso = _iso(year, _MONTHS[month.lower()], day)
@@ -193,7 +191,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:
     """Every readable date in ``text`` as ``(start, end, iso)``, in order."""
-    if not _YEAR.search(text):
+    if not _R["year"].search(text):
         return []
     found = []
     for match in DATE_PATTERN.finditer(text):

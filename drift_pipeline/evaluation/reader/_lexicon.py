@@ -17,6 +17,9 @@ from drift_pipeline.textmatch import normalise
 
 from ._rules import RULES
 
+_R = RULES.patterns
+_WORDS = RULES.word_sets
+
 __all__ = ["LEXICON_GROUPS", "expand_phrases"]
 
 LEXICON_GROUPS: tuple[tuple[str, ...], ...] = tuple(tuple(group) for group in RULES.spec.lexicon)
@@ -42,8 +45,6 @@ _CURRENCIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("€", "EUR", ("euros",)),
     ("£", "GBP", ("pounds", "quid", "sterling")),
 )
-_QUANTITY = RULES.pattern("quantity")
-_MONEY = RULES.pattern("money")
 
 
 def _unit_variants(phrase: str) -> list[str]:
@@ -52,7 +53,7 @@ def _unit_variants(phrase: str) -> list[str]:
     A converted amount is given to one decimal, and as a whole number only when that is
     within 1% (so "6 miles" is not taken for 10 km, but "62 miles" is 100 km).
     """
-    match = _QUANTITY.match(phrase)
+    match = _R["quantity"].match(phrase)
     if not match:
         return []
     amount, unit = float(match.group(1)), match.group(2).lower()
@@ -80,7 +81,7 @@ def _unit_variants(phrase: str) -> list[str]:
 
 def _money_variants(phrase: str) -> list[str]:
     """A sum of money in its other spellings ("$2,000" → "2000 dollars", "two grand", "2k")."""
-    match = _MONEY.match(phrase)
+    match = _R["money"].match(phrase)
     if not match:
         return []
     symbol, digits = match.group(1), match.group(2).replace(",", "")
@@ -133,7 +134,7 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
         for other in _third_person(phrase):
             seen.setdefault(normalise(other), other)
     # A sum of money is never a weight: "3000 pounds" beside "£3,000" is sterling.
-    money = any(_MONEY.match(p) for p in seen.values())
+    money = any(_R["money"].match(p) for p in seen.values())
     for phrase in list(seen.values()):
         units = [] if money else _unit_variants(phrase)
         for other in (*units, *_money_variants(phrase), *_acronyms(phrase)):
@@ -142,21 +143,15 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
-_ACRONYM_SKIP = RULES.words("acronym-skip")
-
-
 def _acronyms(phrase: str) -> list[str]:
     """The initials of a name of three or more capitalised words.
 
     "National Health Service" → "NHS"; shorter initials are too often another name's.
     """
-    words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _ACRONYM_SKIP]
+    words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _WORDS["acronym-skip"]]
     if len(words) < 3 or not all(w[:1].isupper() and w[1:2].islower() for w in words):
         return []
     return ["".join(w[0] for w in words)]
-
-
-_PLAIN_NEGATIVE = RULES.pattern("plain-negative")
 
 
 def _third_person(phrase: str) -> list[str]:
@@ -164,7 +159,7 @@ def _third_person(phrase: str) -> list[str]:
 
     "don't eat meat" → "doesn't eat meat", "does not eat meat", "never eats meat".
     """
-    match = _PLAIN_NEGATIVE.match(phrase.strip())
+    match = _R["plain-negative"].match(phrase.strip())
     if not match:
         return []
     verb, rest = match.group(1), match.group(2)

@@ -39,6 +39,9 @@ from ._records import RELATIONS
 from ._rules import RULES, Rules
 from ._segment import Line, segment
 
+_R = RULES.patterns
+_WORDS = RULES.word_sets
+
 __all__ = ["Mention", "Reading", "read_context"]
 
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
@@ -113,9 +116,6 @@ class Reading:
 
 _DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
 _QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
-_ACK = RULES.pattern("ack")
-_OTHER_NAME = RULES.pattern("other-name")
-_NOT_NAMES = RULES.words("not-names")
 
 
 def _fold(text: str) -> str:
@@ -164,13 +164,12 @@ class _Scanned:
 
 
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
-_RUN = RULES.pattern("run")
 
 
 def _runs_of(text: str) -> frozenset[str]:
     if text.isascii():  # byte translation splits ASCII many times faster than a regex
         return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
-    return frozenset(_RUN.findall(text))
+    return frozenset(_R["run"].findall(text))
 
 
 @lru_cache(maxsize=32)
@@ -259,9 +258,6 @@ def _bounded_seen(key: str, text: str) -> list[tuple[int, int]]:
 _clauses_of = lru_cache(maxsize=16384)(split_clauses)
 _hedges_stripped = lru_cache(maxsize=16384)(strip_hedges)
 _frame_of = lru_cache(maxsize=8192)(frame_of)
-
-
-_NEGATORS = RULES.pattern("value-negators")
 
 
 @lru_cache(maxsize=8192)
@@ -377,11 +373,11 @@ def _line_mentions(
         candidate = probe.candidates[owner]
         cased_left = folded[c_start:start]
         other_at = -1
-        for match in _OTHER_NAME.finditer(cased_left):
+        for match in _R["other-name"].finditer(cased_left):
             name = match.group(1).lower()
             if (
                 name not in names
-                and name not in _NOT_NAMES
+                and name not in _WORDS["not-names"]
                 and not name.endswith("ly")
                 and name not in RELATIONS  # "Wife's name": the relation rules decide
                 and not _in_candidates(name, probe)
@@ -402,7 +398,7 @@ def _line_mentions(
             raw_sentence_left=folded[s_start:start],
             weak=" " not in phrase.strip() and " " in candidate.value.strip(),
             negative_value=_negative_value(candidate.value),
-            line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
+            line_has_ack=bool(_R["ack"].search(lower, s_start, s_end)),
             other_name_at=other_at,
             addressed=bool(names & _runs_of(lower[s_start:s_end])),
             sentence_start=not folded[s_start:start].strip(" \"'*-•"),
@@ -416,15 +412,17 @@ def _line_mentions(
         frame, cue, rule = _frame_of(context)
         if frame == "asserted" and line.planned:
             frame, cue, rule = "hypothetical", "listed as a plan or goal", "planned-line"
-        if frame == "asserted" and line.head and _FORMER_HEAD.search(line.head):
+        if frame == "asserted" and line.head and _R["former-head"].search(line.head):
             frame, cue, rule = "retracted", f"labelled as past ({line.head})", "former-head"
-        if probe.kind == "temporal" and _RELATION_OWNED.search(lower, max(0, start - 40), start):
+        if probe.kind == "temporal" and _R["relation-owned"].search(
+            lower, max(0, start - 40), start
+        ):
             frame, cue, rule = "third_party", "another person's event", "relation-owned"
         if (
             frame == "retracted"
             and probe.kind == "temporal"
             and candidate.role == "current"
-            and _TOLD_IN_PAST.match(cue)
+            and _R["told-in-past"].match(cue)
         ):
             # "When was the baby born?" is answered by "she was born on the 28th": the event
             # asked about is told in the past tense, which does not end it.
@@ -433,8 +431,8 @@ def _line_mentions(
             frame == "hypothetical"
             and probe.kind == "temporal"
             and candidate.role == "current"
-            and _PLAN_CUE.match(cue)
-            and _ASKS_AHEAD.search(probe.question)
+            and _R["plan-cue"].match(cue)
+            and _R["asks-ahead"].search(probe.question)
         ):
             # "When is Anders planning to propose?" is answered by the plan's date.
             frame, cue, rule = "asserted", f"the planned event asked about ({cue})", "plan-cue"
@@ -446,11 +444,11 @@ def _line_mentions(
         known = line.own_date or line.section_date or prepared.running_dates[number]
         # A line stamped with a date that cannot be read in full ("03/05/2027") still gives
         # the year of a day and month written in it.
-        stamp = _STAMP_YEAR.match(line.raw) if not known else None
+        stamp = _R["stamp-year"].match(line.raw) if not known else None
         clause_dates = _attached_dates(
             folded, c_start, c_end, start, known, stamp.group(1) if stamp else ""
         )
-        fixed = _FIXES_DATE.search(lower, end) if clause_dates else None
+        fixed = _R["fixes-date"].search(lower, end) if clause_dates else None
         if fixed and clause_dates:
             # "flight to Lima 21 Apr … sorry, typo, it's the 22nd (22/04/2025)": the date
             # after the correction stands.
@@ -473,7 +471,7 @@ def _line_mentions(
         if not clause_dates and c_end < len(folded):
             # "Adaora's graduation — 16.07.2027 (Fri)": a date that opens the next clause,
             # right after the event's name, is that event's date.
-            label = _DATE_LABEL.match(folded, c_end)
+            label = _R["date-label"].match(folded, c_end)
             opening = find_dates(label.group(1)) if label else []
             if opening and opening[0][0] == 0:
                 clause_dates = opening[:1]
@@ -491,9 +489,9 @@ def _line_mentions(
         order_date = order_date or prepared.running_dates[number]
         # "When did X start?" is answered by the date written with the event; "when did X tell
         # you" by the date of the telling.
-        if _ASKS_TELLING.search(probe.question):
+        if _R["asks-telling"].search(probe.question):
             attached = line.own_date or clause_date or line.section_date
-        elif _ASKS_AHEAD.search(probe.question):
+        elif _R["asks-ahead"].search(probe.question):
             # An event ahead is not dated by the day it was mentioned ("the recital's on a
             # Saturday, not sure which", sent on 12 March), but a note's own date is its day
             # ("* 2025-10-12 runs the Lyon half-marathon").
@@ -513,7 +511,7 @@ def _line_mentions(
                 rule,
             )
         )
-        if frame == "asserted" and _CHANGE_TARGET.search(lower, max(0, start - 48), start):
+        if frame == "asserted" and _R["change-target"].search(lower, max(0, start - 48), start):
             targets.add(candidate.value)
         windows[start] = window_start
     if targets and probe.exclusive and probe.kind != "temporal":
@@ -533,31 +531,17 @@ def _line_mentions(
             if m.frame == "asserted"
             and m.value not in targets
             and m.order[2] > first_target
-            and not _STATE_WORDS.search(lower, windows[m.order[2]], m.order[2])
+            and not _R["state-words"].search(lower, windows[m.order[2]], m.order[2])
             else m
             for m in mentions
         ]
     return mentions
 
 
-_ASKS_PLACE = RULES.pattern("asks-place")
-_FORMER_HEAD = RULES.pattern("former-head")
-
-
 @lru_cache(maxsize=1024)
 def _asks_place(question: str) -> bool:
     """Whether the question asks where the subject lives (read once per question)."""
-    return bool(_ASKS_PLACE.search(question))
-
-
-_STAMP_YEAR = RULES.pattern("stamp-year")
-_DATE_LABEL = RULES.pattern("date-label")
-_RELATION_OWNED = RULES.pattern("relation-owned")
-_PLAN_CUE = RULES.pattern("plan-cue")
-_ASKS_AHEAD = RULES.pattern("asks-ahead")
-_TOLD_IN_PAST = RULES.pattern("told-in-past")
-_STATE_WORDS = RULES.pattern("state-words")
-_CHANGE_TARGET = RULES.pattern("change-target")
+    return bool(_R["asks-place"].search(question))
 
 
 _RELATION_KINDS = tuple(RULES.words(kind) for kind in ("partner-words", "pet-words", "boss-words"))
@@ -574,10 +558,6 @@ def _asked_relations(question: str) -> frozenset[str]:
         if words & kind:
             found |= kind
     return frozenset(found)
-
-
-_ASKS_TELLING = RULES.pattern("asks-telling")
-_PART_BREAK = RULES.pattern("part-break")
 
 
 @lru_cache(maxsize=16384)  # the same clause is read again for every probe mentioning it
@@ -599,14 +579,11 @@ def _attached_dates(
     if len(dates) < 2:
         return dates
     part_start = c_start
-    for match in _PART_BREAK.finditer(folded, c_start, c_end):
+    for match in _R["part-break"].finditer(folded, c_start, c_end):
         if match.start() >= at:
             return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
         part_start = match.end()
     return [d for d in dates if d[0] >= part_start - c_start]
-
-
-_MID_CAPITAL = RULES.pattern("mid-capital")
 
 
 def _names_cased(text: str) -> bool:
@@ -614,7 +591,7 @@ def _names_cased(text: str) -> bool:
 
     Chat typed with only sentence-initial capitals (and "I") gives no evidence from case.
     """
-    return bool(_MID_CAPITAL.search(text))
+    return bool(_R["mid-capital"].search(text))
 
 
 def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:
@@ -667,9 +644,6 @@ def _taken_back(
     return found
 
 
-_CORRECTS = RULES.pattern("corrects")
-
-
 def _corrected_restatement(
     prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]
 ) -> Mention:
@@ -684,15 +658,12 @@ def _corrected_restatement(
     if number + 1 >= len(prepared.lines):
         return mention
     reply = prepared.lines[number + 1]
-    if reply.speaker != "subject" or not _CORRECTS.search(prepared.lower[number + 1]):
+    if reply.speaker != "subject" or not _R["corrects"].search(prepared.lower[number + 1]):
         return mention
     owner = next((h[2] for h in hits.get(number, []) if h[0] <= mention.order[2] < h[1] + 1), None)
     if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
         return mention  # the reply names the same value again: it speaks for itself
     return replace(mention, frame="aside", cue="corrected by the subject's reply", rule="corrects")
-
-
-_FIXES_DATE = RULES.pattern("fixes-date")
 
 
 def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
@@ -703,13 +674,10 @@ def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
     if not found and known:
         found = [
             (m.start(), m.end(), iso)
-            for m in _BARE_ORDINAL.finditer(text)
+            for m in _R["bare-ordinal"].finditer(text)
             if (iso := _same_month(known, int(m.group(1)))) is not None
         ]
     return found
-
-
-_BARE_ORDINAL = RULES.pattern("bare-ordinal")
 
 
 def _same_month(known: str, day: int) -> str | None:
@@ -717,10 +685,6 @@ def _same_month(known: str, day: int) -> str | None:
         return date(int(known[:4]), int(known[5:7]), day).isoformat()
     except ValueError:
         return None
-
-
-_GAP_TO_DATE = RULES.pattern("gap-to-date")
-_MOVES_DATE = RULES.pattern("moves-date")
 
 
 def _redated(
@@ -739,7 +703,7 @@ def _redated(
     moves: dict[int, re.Match[str]] = {}
     for follow, text in enumerate(prepared.lower):
         if follow not in hits:
-            move = _MOVES_DATE.search(text)
+            move = _R["moves-date"].search(text)
             if move:
                 moves[follow] = move
     for mention in events:
@@ -750,7 +714,7 @@ def _redated(
                 continue
             text = prepared.lower[follow]
             near = number < follow <= number + 2
-            cue = (_FIXES_DATE.search(text) if near else None) or moves.get(follow)
+            cue = (_R["fixes-date"].search(text) if near else None) or moves.get(follow)
             if not cue:
                 continue
             line = prepared.lines[follow]
@@ -767,7 +731,7 @@ def _redated(
                     d
                     for d in dates
                     if 0 <= d[0] - cue.end() <= 20
-                    and _GAP_TO_DATE.fullmatch(folded[cue.end() : d[0]].lower())
+                    and _R["gap-to-date"].fullmatch(folded[cue.end() : d[0]].lower())
                 ]
             if dates:
                 date = line.own_date or line.section_date or mention.order[0]
@@ -786,10 +750,6 @@ def _redated(
     return found
 
 
-_YES_REPLY = RULES.pattern("yes-reply")
-_NO_REPLY = RULES.pattern("no-reply")
-
-
 def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
     """An assistant's question about the subject, taken as the subject's reply takes it.
 
@@ -805,14 +765,14 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
         return mention
     reply = prepared.lines[number + 1]
     asked = prepared.lower[number]
-    if reply.speaker != "subject" or not (_YOU_WORD.search(asked) or _ACK.search(asked)):
+    if reply.speaker != "subject" or not (_R["you-word"].search(asked) or _R["ack"].search(asked)):
         return mention
     text = prepared.lower[number + 1]
     date = reply.own_date or reply.section_date or mention.order[0]
     start = mention.order[2]
-    if _COMMUTE_TO.search(asked, max(0, start - 40), start):
+    if _R["commute-to"].search(asked, max(0, start - 40), start):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
-    if _YES_REPLY.search(text):
+    if _R["yes-reply"].search(text):
         return replace(
             mention,
             frame="asserted",
@@ -821,7 +781,7 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
             order=(date, number + 1, 0),
             attached_date=reply.own_date or mention.attached_date,
         )
-    if _NO_REPLY.search(text):
+    if _R["no-reply"].search(text):
         return replace(
             mention,
             frame="negated",
@@ -829,10 +789,6 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
             rule="no-reply",
         )
     return mention
-
-
-_COMMUTE_TO = RULES.pattern("commute-to")
-_YOU_WORD = RULES.pattern("you-word")
 
 
 def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
@@ -851,7 +807,7 @@ def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _negative_value(value: str) -> bool:
     """Whether the value's own wording negates ("does not drink alcohol")."""
-    return bool(_NEGATORS.search(normalise(value)))
+    return bool(_R["value-negators"].search(normalise(value)))
 
 
 def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
@@ -865,7 +821,7 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     fixed = [m for m in run if m.cue.startswith("date put right")]
     if fixed:
         return fixed[-1]
-    if _ASKS_AHEAD.search(probe.question):
+    if _R["asks-ahead"].search(probe.question):
         # An appointment is where the latest word about it puts it: "dentist on the 14th" then,
         # later, "dentist rang: moved to the 28th".
         dated = [m for m in run if m.attached_date is not None]

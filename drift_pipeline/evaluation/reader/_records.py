@@ -18,23 +18,16 @@ from typing import Any
 from ._dates import find_dates
 from ._rules import RULES
 
+_R = RULES.patterns
+_WORDS = RULES.word_sets
+
 __all__ = ["RELATIONS", "render_record"]
 
 
 _OWNER_KEYS = ("subject", "entity", "person", "user", "who", "source", "head", "principal")
-_DATE_KEYS = RULES.words("date-keys")
-_END_KEYS = RULES.words("end-keys")
-_TEXT_KEYS = RULES.words("text-keys")
-_CONTAINER_KEYS = RULES.words("container-keys")
-_QUALIFIER_KEYS = RULES.words("qualifier-keys")
-_MODAL_KEYS = RULES.words("modal-keys")
-_CONDITION_KEYS = RULES.words("condition-keys")
-_AMEND_KEY = RULES.pattern("amend-key")
 _PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
 _OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
 RELATIONS = RULES.words("relations")
-_EDGE = RULES.pattern("edge")
-_PROPS = RULES.pattern("props")
 
 
 def _words(key: str) -> str:
@@ -79,7 +72,6 @@ def _flat(text: str) -> str:
 
 
 _GROUPING = str.maketrans(dict.fromkeys('()[]{}"', " "))
-_UNIT_KEY = RULES.pattern("unit-key")
 
 
 def _render(
@@ -129,9 +121,9 @@ def _render(
     used: set[str] = set()
     dated: list[tuple[str, Any, str]] = []
     amends: list[str] = []
-    conditional = any(k.lower() in _CONDITION_KEYS for k in obj)
+    conditional = any(k.lower() in _WORDS["condition-keys"] for k in obj)
     # Qualifiers first, so that they govern the values after them ("status hypothetical, …").
-    ordered = sorted(obj.items(), key=lambda item: item[0].lower() not in _QUALIFIER_KEYS)
+    ordered = sorted(obj.items(), key=lambda item: item[0].lower() not in _WORDS["qualifier-keys"])
     # A triple: {"subject": …, "predicate": "works_at", "object": …}.
     predicate = next((k for k in _PREDICATE_KEYS if isinstance(obj.get(k), str)), None)
     target = next((k for k in _OBJECT_KEYS if _scalar(obj.get(k)) is not None), None)
@@ -150,10 +142,10 @@ def _render(
             dated.append((key, value, key_date))
             continue
         low = key.lower()
-        if low in _DATE_KEYS and _date_of(value):
+        if low in _WORDS["date-keys"] and _date_of(value):
             date = _date_of(value) or date
             continue
-        if low in _END_KEYS and _date_of(value):
+        if low in _WORDS["end-keys"] and _date_of(value):
             closed = _date_of(value)
             continue
         if isinstance(value, dict) or (
@@ -164,16 +156,16 @@ def _render(
         said = _scalar(value)
         if said is None:
             continue
-        unit = _UNIT_KEY.match(key)
-        if _AMEND_KEY.search(low):
+        unit = _R["unit-key"].match(key)
+        if _R["amend-key"].search(low):
             amends.append(said)
-        elif low in _MODAL_KEYS:
+        elif low in _WORDS["modal-keys"]:
             parts.append(f"{_words(key)} (maybe {said})")
         elif isinstance(value, bool):
             parts.append(_words(key) if value else f"not {_words(key)}")
         elif unit and isinstance(value, int | float):
             parts.append(f"{_words(unit.group(1))} {said} {unit.group(2)}")
-        elif low in _TEXT_KEYS:
+        elif low in _WORDS["text-keys"]:
             parts.append(said)
         else:
             parts.append(f"{_words(key)} {said}")
@@ -200,13 +192,12 @@ def _render(
         person = _owner_of_key(key, owner)
         if person:
             _render(value, person, "", date, out)
-        elif key.lower() in _CONTAINER_KEYS:
+        elif key.lower() in _WORDS["container-keys"]:
             _render(value, owner, prefix, date, out)
         else:
             _render(value, owner, " ".join(p for p in (prefix, _words(key)) if p), date, out)
 
 
-_TRIPLE = RULES.pattern("triple")
 DATE_SPAN = RULES.pattern("date-span")
 
 
@@ -215,7 +206,7 @@ def _props(text: str) -> tuple[list[str], str | None, str | None]:
     words: list[str] = []
     start: str | None = None
     end: str | None = None
-    for block in _PROPS.findall(text):
+    for block in _R["props"].findall(text):
         for item in re.split(r",\s*(?=(?:[\w ]+\s*[:=])|\")", block):
             key, sep, value = item.partition(":") if ":" in item else item.partition("=")
             key, value = key.strip().strip("\"'"), value.strip().strip("\"'")
@@ -223,9 +214,9 @@ def _props(text: str) -> tuple[list[str], str | None, str | None]:
                 words.append(item.strip().strip("\"'"))
                 continue
             low = key.lower().replace(" ", "_")
-            if low in _DATE_KEYS and _date_of(value):
+            if low in _WORDS["date-keys"] and _date_of(value):
                 start = _date_of(value)
-            elif low in _END_KEYS and _date_of(value):
+            elif low in _WORDS["end-keys"] and _date_of(value):
                 end = _date_of(value)
             else:
                 words.append(f"{_words(key)} {value}")
@@ -251,20 +242,20 @@ def render_record(raw: str) -> list[tuple[str, str | None]] | None:
                 _render(parsed, "", "", None, out)
                 return out
         return None
-    triple = _TRIPLE.match(text)
+    triple = _R["triple"].match(text)
     if triple:  # "(Ruth, sold, Nissan Leaf) @2025-06-20"
         sentence = f"{triple.group('s')} {_words(triple.group('p'))} {triple.group('o')}"
         rest = triple.group("rest").strip()
         found = find_dates(rest)
         date = found[0][2] if found and rest.lstrip("@ ")[:4].isdigit() else None
         return [(f"{sentence} {rest}".strip() if rest and date is None else sentence, date)]
-    edge = _EDGE.match(text)
+    edge = _R["edge"].match(text)
     if edge is None:
         return None
-    rel_props = _PROPS.findall(edge.group("rel"))
-    rel = _PROPS.sub(" ", edge.group("rel"))
+    rel_props = _R["props"].findall(edge.group("rel"))
+    rel = _R["props"].sub(" ", edge.group("rel"))
     words, start, end = _props("{" + "}{".join(rel_props) + "}" + edge.group("rest"))
-    rest = _PROPS.sub(" ", edge.group("rest")).strip()
+    rest = _R["props"].sub(" ", edge.group("rest")).strip()
     sentence = f"{edge.group('src')} {_words(rel)} {edge.group('dst')}"
     if words:
         sentence += ", " + ", ".join(words)

@@ -24,27 +24,16 @@ from ._dates import DATE_PATTERN, find_dates
 from ._records import render_record
 from ._rules import RULES
 
+_R = RULES.patterns
+_WORDS = RULES.word_sets
+
 __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
 
-_BULLET = RULES.pattern("bullet")
-_SCORE = RULES.pattern("score")
-_HEAD_DATE = RULES.pattern("head-date")
-_LEADING_DATE = RULES.pattern("leading-date")
-_HEADER_WORDS = RULES.pattern("header-words")
-_HEAD = RULES.pattern("head")
-_HEAD_TAIL = RULES.pattern("head-tail")
-_DATED_HEAD = RULES.pattern("dated-head")
-_CHAT_HEAD = RULES.pattern("chat-head")
 SUBJECT_SPEAKERS = RULES.words("subject-speakers")
 ASSISTANT_SPEAKERS = RULES.words("assistant-speakers")
 NOTE_HEADS = RULES.words("note-heads")
-_NOTE_HEAD_START = RULES.pattern("note-head-start")
-_LABEL_WORDS = RULES.words("label-words")
-
-
-_RELATION_WORDS = RULES.pattern("relation-words")
 
 
 @dataclass(frozen=True)
@@ -78,12 +67,6 @@ class Line:
         return self.own_date or self.section_date
 
 
-_SINCE = RULES.pattern("since")
-
-
-_DIGIT = RULES.pattern("digit")
-
-
 @lru_cache(maxsize=4096)
 def _date_prefix(text: str) -> str | None:
     """The date a line starts with; transcripts repeat the same few, so it is read once."""
@@ -98,15 +81,15 @@ def _classify_head(head: str, names: frozenset[str]) -> Speaker:
         return "subject"
     if key in ASSISTANT_SPEAKERS:
         return "assistant"
-    if key in NOTE_HEADS or _NOTE_HEAD_START.match(key):
+    if key in NOTE_HEADS or _R["note-head-start"].match(key):
         return "note"
     words = re.findall(r"[\w']+", key)
     owner = key.split("'s ")[0] if "'s " in key else None
     if owner is not None:
         mine = owner in names or owner in SUBJECT_SPEAKERS
-        relation = re.search(_RELATION_WORDS, key.split("'s ", 1)[1])
+        relation = re.search(_R["relation-words"], key.split("'s ", 1)[1])
         return "note" if mine and not relation else "other"
-    if any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words):
+    if any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words):
         return "note"
     if len(words) == 1 and head[:1].isupper():
         return "other"
@@ -131,21 +114,21 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             plan_list = False
             continue
         at = 0
-        bullet = _BULLET.match(raw)
+        bullet = _R["bullet"].match(raw)
         listed = bool(bullet) or raw[:1] in (" ", "\t")
         if plan_list and not listed:
             plan_list = False
-        if _PLAN_HEADER.search(raw) and raw.rstrip().endswith(":"):
+        if _R["plan-header"].search(raw) and raw.rstrip().endswith(":"):
             plan_list = True
             continue
         if bullet:
             at = bullet.end()
-        score = _SCORE.match(raw[at:])
+        score = _R["score"].match(raw[at:])
         if score:
             at += score.end()
         own: str | None = None
         # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
-        leading = _LEADING_DATE.match(raw[at:])
+        leading = _R["leading-date"].match(raw[at:])
         if leading:
             own = _date_prefix(leading.group(0))
             if own:
@@ -155,7 +138,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             records = render_record(rest)
             if records is not None:
                 for text, date in records:
-                    turn = _HEAD.match(text)
+                    turn = _R["head"].match(text)
                     who: Speaker = "note"
                     role = turn.group(1).strip().lower() if turn else ""
                     if turn and (role in SUBJECT_SPEAKERS or role in ASSISTANT_SPEAKERS):
@@ -167,25 +150,27 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 continue
         if own is None:
             inline = find_dates(rest)
-            if inline and _HEADER_WORDS.match(DATE_PATTERN.sub(" ", rest)):
+            if inline and _R["header-words"].match(DATE_PATTERN.sub(" ", rest)):
                 section = inline[0][2]
                 continue
-        elif not rest.strip() or _HEADER_WORDS.match(rest):
+        elif not rest.strip() or _R["header-words"].match(rest):
             section = own
             continue
         speaker: Speaker = "note"
         head = ""
-        match = _DATED_HEAD.match(rest) or _HEAD.match(rest) or _CHAT_HEAD.match(rest)
+        match = (
+            _R["dated-head"].match(rest) or _R["head"].match(rest) or _R["chat-head"].match(rest)
+        )
         if match:
             head = match.group(1).strip()
-            head_date = _HEAD_DATE.search(head) if _DIGIT.search(head) else None
+            head_date = _R["head-date"].search(head) if _R["digit"].search(head) else None
             if head_date and own is None:
                 found = find_dates(head_date.group(0))
                 own = found[0][2] if found else None
             if head_date:
                 head = head[: head_date.start()].strip() or head
-            elif _DIGIT.search(head):
-                tail = _HEAD_TAIL.search(head)
+            elif _R["digit"].search(head):
+                tail = _R["head-tail"].search(head)
                 found = find_dates(tail.group(0)) if tail and tail.start() > 0 else []
                 if tail and (found or tail.group(0).strip()[:1] in "(["):
                     if own is None and found:
@@ -204,26 +189,13 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             own = carried  # a reply on the same line was said when the line was
         carried = own
         if own is None:
-            since = _SINCE.search(rest)
+            since = _R["since"].search(rest)
             if since:
                 found = find_dates(since.group(0))
                 own = found[0][2] if found else None
-        planned = plan_list or bool(head and _PLAN_HEADER.search(head))
+        planned = plan_list or bool(head and _R["plan-header"].search(head))
         lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section, planned))
     return lines
-
-
-_PLAN_HEADER = RULES.pattern("plan-header")
-
-
-_TURN_BREAK = RULES.pattern("turn-break")
-
-
-_QUALIFIER_LINE = RULES.pattern("qualifier-line")
-
-
-_WRAPPED = RULES.pattern("wrapped")
-_NEW_ITEM = RULES.pattern("new-item")
 
 
 def _joined_lines(context: str) -> list[tuple[int, str]]:
@@ -248,13 +220,18 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
                 out.append((index, " ".join(line.strip() for line in raw_lines[index : end + 1])))
                 index = end + 1
                 continue
-        if out and _WRAPPED.search(out[-1][1]) and raw.strip() and not _NEW_ITEM.match(raw):
+        if (
+            out
+            and _R["wrapped"].search(out[-1][1])
+            and raw.strip()
+            and not _R["new-item"].match(raw)
+        ):
             # A sentence wrapped onto the next line: "…first day at Halvorsen was\nMonday 16 …".
             last_index, last = out[-1]
             out[-1] = (last_index, f"{last.rstrip()} {stripped}")
             index += 1
             continue
-        if out and _QUALIFIER_LINE.match(raw) and out[-1][1].strip():
+        if out and _R["qualifier-line"].match(raw) and out[-1][1].strip():
             last_index, last = out[-1]
             out[-1] = (last_index, f"{last.rstrip().rstrip('.')} ({stripped})")
             index += 1
@@ -275,7 +252,7 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
             out.append((index, raw, False))
             continue
         start = 0
-        for match in _TURN_BREAK.finditer(raw):
+        for match in _R["turn-break"].finditer(raw):
             if _classify_head(match.group(1), names) not in ("subject", "assistant"):
                 continue
             out.append((index, raw[start : match.start()], start > 0))
@@ -286,9 +263,14 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
 
 def _is_label(head: str, names: frozenset[str]) -> bool:
     key = head.strip().lower()
-    if key in NOTE_HEADS or key in names or key in SUBJECT_SPEAKERS or _NOTE_HEAD_START.match(key):
+    if (
+        key in NOTE_HEADS
+        or key in names
+        or key in SUBJECT_SPEAKERS
+        or _R["note-head-start"].match(key)
+    ):
         return True
     if "'s " in key:
         return True
     words = re.findall(r"[\w']+", key)
-    return any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words)
+    return any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words)

@@ -14,6 +14,8 @@ from ._probe import ReaderProbe
 from ._read import Reading, read_context
 from ._rules import RULES
 
+_R = RULES.patterns
+
 __all__ = ["ReadingVerdict", "judge_reading", "reading_from_answer"]
 
 
@@ -77,10 +79,6 @@ def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
     return ReadingVerdict(right, float(right), update, deprecation, why)
 
 
-_YES = RULES.pattern("answer-yes")
-_NO = RULES.pattern("answer-no")
-
-
 def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:
     """Turn a reader's free-text answer into a :class:`Reading` by the same rules.
 
@@ -93,8 +91,8 @@ def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:
         probe: The probe asked.
     """
     text = " ".join(answer.split())
-    if probe.kind == "yes_no" and (_YES.match(text) or _NO.match(text)):
-        polarity: str = "yes" if _YES.match(text) else "no"
+    if probe.kind == "yes_no" and (_R["answer-yes"].match(text) or _R["answer-no"].match(text)):
+        polarity: str = "yes" if _R["answer-yes"].match(text) else "no"
         return Reading(polarity, polarity, (), False, None, None, (text,), "answered " + polarity)  # type: ignore[arg-type]
     if probe.kind == "temporal":
         dates = find_dates(text)
