@@ -19,9 +19,12 @@ fires names the frame:
 A "(may be outdated)"-style hedge changes nothing: the value is still what the memory states,
 as a careful reader would take it, until something later replaces it.
 
-The patterns and word lists are rows of the rules file (``rules.yaml``, read by
-:mod:`._rules`); this module holds the order in which they are tried and the compound cases
-that combine them, and every frame it returns names the rule that decided it.
+The rules are rows of the rules file (``rules.yaml``, read by :mod:`._rules`), and so is the
+order in which they are tried. A simple row is applied by one interpreter here: its pattern,
+searched on its side of the value (the cue nearest the value, when the row has a scope or a
+terminator), with the states it needs or excludes, names the frame and the cue. A compound
+case, which combines rows in a way a row cannot say, is a named function here, registered
+under the id that the order lists. Every frame returned names the rule that decided it.
 """
 
 from __future__ import annotations
@@ -272,14 +275,20 @@ _SIDES: dict[str, Callable[[_View], str]] = {
 }
 _NEXT_VALUE = "the next value"
 
-# What a row's ``unless`` names: a state of the mention in which the row does not apply.
-_UNLESS: dict[str, Callable[[_View], bool]] = {
+# What a row's ``when`` and ``unless`` name: a state of the mention that the row needs, or in
+# which it does not apply.
+_CONDITIONS: dict[str, Callable[[_View], bool]] = {
     "negative-value": lambda v: v.m.negative_value,
     "instruction": lambda v: v.instruction,
     "presupposed": lambda v: bool(_R["presupposed"].search(v.m.left)),
     # "lived in Nice for 4 yrs now": a state that goes on is current. Only up to the next
     # value: "worked at HSBC before joining Monzo, where he still works".
     "still-now": lambda v: bool(_R["still-now"].search(v.after[: len(v.m.until_next)])),
+    "had-before": lambda v: bool(_R["had"].search(v.m.sentence_left)),
+    "today-after": lambda v: bool(_R["today"].search(v.after)),
+    "clause-opens": lambda v: v.clause_opens,
+    "asked-place": lambda v: v.m.asked_place,
+    "capitalised": lambda v: v.m.phrase_raw[:1].isupper(),
 }
 
 
@@ -297,7 +306,8 @@ def _row(rule: Rule) -> _Step:
     limit = rule.max_scope
     needs = RULES.pattern(rule.needs) if rule.needs else None
     looks_left = sides[0] in ("before", "sentence_before", "window")
-    unless = [_UNLESS[name] for name in rule.unless]
+    unless = [_CONDITIONS[name] for name in rule.unless]
+    when = [_CONDITIONS[name] for name in rule.when]
     frame, cue, strip, rule_id = rule.frame, rule.cue, rule.strip, rule.id
 
     def within(gap: str) -> bool:
@@ -322,7 +332,7 @@ def _row(rule: Rule) -> _Step:
                 continue
             match = search(text)
             if match:
-                if any(skip(v) for skip in unless):
+                if any(skip(v) for skip in unless) or not all(need(v) for need in when):
                     return None
                 found = match.group(0)
                 found = found.strip() if strip is True else found.strip(strip or "")
@@ -390,26 +400,6 @@ def _place_as_kind(v: _View) -> Decision | None:
         and " " not in m.phrase_given.strip()
     ):
         return "aside", "the place naming a kind of thing (a Milan agency)", "place-as-kind"
-    return None
-
-
-@_case("person-acts")
-def _person_acts(v: _View) -> Decision | None:
-    m = v.m
-    if (
-        v.after
-        and m.asked_place
-        and _R["person-acts"].match(v.after)
-        and m.phrase_raw[:1].isupper()
-    ):
-        return "aside", "a person of that name", "person-acts"
-    return None
-
-
-@_case("praised")
-def _praised(v: _View) -> Decision | None:
-    if v.after and v.m.asked_place and _R["praised"].match(v.after) and v.clause_opens:
-        return "aside", "an opinion of the place", "praised"
     return None
 
 
@@ -569,13 +559,6 @@ def _going(v: _View) -> Decision | None:
     return None
 
 
-@_case("travels-to")
-def _travels_to(v: _View) -> Decision | None:
-    left = v.m.sentence_left
-    visit = _R["travel-words"].search(left) and _R["travels-to"].search(left)
-    return _by("visit", visit, visit.group(0).strip()) if visit else None
-
-
 @_case("negation")
 def _negation(v: _View) -> Decision | None:
     m = v.m
@@ -601,14 +584,6 @@ def _right_retract(v: _View) -> Decision | None:
     return None
 
 
-@_case("for-a-while")
-def _for_a_while(v: _View) -> Decision | None:
-    # "I had a Civic, then a Model 3 for a year": held for a stretch that is over.
-    if v.after and _R["for-a-while"].search(v.after) and _R["had"].search(v.m.sentence_left):
-        return "retracted", "past state (had … for a while)", "for-a-while"
-    return None
-
-
 @_case("done-with-it")
 def _done_with_it(v: _View) -> Decision | None:
     right = v.after
@@ -629,19 +604,6 @@ def _until_right(v: _View) -> Decision | None:
         and _R["had"].search(v.m.sentence_left)
     ):
         return "retracted", "past state (had … until)", "until-right"
-    return None
-
-
-@_case("past-right")
-def _past_right(v: _View) -> Decision | None:
-    right = v.after
-    if (
-        v.clause_opens
-        and right
-        and _R["past-right"].search(right)
-        and not _R["today"].search(right)
-    ):
-        return "retracted", "past state (value was)", "past-right"
     return None
 
 

@@ -48,6 +48,17 @@ Side = Literal[
     "head",
     "next_lines",
 ]
+Condition = Literal[
+    "negative-value",
+    "instruction",
+    "presupposed",
+    "still-now",
+    "had-before",
+    "today-after",
+    "clause-opens",
+    "asked-place",
+    "capitalised",
+]
 FrameName = Literal[
     "asserted",
     "retracted",
@@ -137,8 +148,10 @@ class Rule(_Strict):
             cue nearest the value counts, and only within that many words of it.
         terminated_by: What ends its scope: a pattern rule's id (the cue must not be parted
             from the value by it), or ``the next value``.
-        unless: States of the mention in which the row does not apply (``negative-value``,
-            ``instruction``, ``presupposed``, ``still-now``).
+        when: States of the mention the row needs (the value opens its stretch of the
+            clause, the question asks for a place, …).
+        unless: States of the mention in which the row does not apply (the value's own
+            wording negates, the sentence is an instruction, …).
         needs: A pattern rule that must find something on the side before this row's own
             pattern is tried: a quick test in front of a slow pattern.
         cue: How the rationale names the cue: ``{}`` is the words found.
@@ -158,7 +171,8 @@ class Rule(_Strict):
     side: Side | list[Side] | None = None
     max_scope: int | None = Field(default=None, ge=1)
     terminated_by: str | None = None
-    unless: list[Literal["negative-value", "instruction", "presupposed", "still-now"]] = []
+    when: list[Condition] = []
+    unless: list[Condition] = []
     needs: str | None = None
     cue: str | None = None
     strip: bool | str = False

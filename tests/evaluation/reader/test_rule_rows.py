@@ -103,4 +103,3 @@ def test_an_order_that_names_no_rule_is_refused(tmp_path: Path) -> None:
     path.write_text(text.replace("  - joke-right\n", "  - joke-rigth\n", 1), encoding="utf-8")
     with pytest.raises(ValueError, match="order: no rule or compound case 'joke-rigth'"):
         load_rules(path)
-
