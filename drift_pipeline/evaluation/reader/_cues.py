@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Generic, Literal, TypeVar
 
 from ._rules import RULES, Rule
@@ -263,15 +264,18 @@ class _View:
 
 # What a row's side names: the text the interpreter searches.
 _SIDES: dict[str, Callable[[_View], str]] = {
-    "before": lambda v: v.m.left,
-    "after": lambda v: v.after,
-    "either": lambda v: v.either,
-    "sentence": lambda v: v.m.sentence,
-    "sentence_before": lambda v: v.m.sentence_left,
-    "tail": lambda v: v.m.tail,
-    "next_sentence": lambda v: v.m.next_sentence,
-    "mention": lambda v: v.mention,
-    "window": lambda v: v.window,
+    side: attrgetter(attribute)
+    for side, attribute in {
+        "before": "m.left",
+        "after": "after",
+        "either": "either",
+        "sentence": "m.sentence",
+        "sentence_before": "m.sentence_left",
+        "tail": "m.tail",
+        "next_sentence": "m.next_sentence",
+        "mention": "mention",
+        "window": "window",
+    }.items()
 }
 _NEXT_VALUE = "the next value"
 
@@ -299,7 +303,7 @@ def _row(rule: Rule) -> _Step:
         raise ValueError(f"{RULES.source}: rule {rule.id!r}: side: not a side a rule can read")
     readers: list[Callable[[_View], str]] = [_SIDES[side] for side in sides]
     if rule.terminated_by == _NEXT_VALUE and sides == ["after"]:
-        readers = [lambda v: v.own_after]
+        readers = [attrgetter("own_after")]
     pattern = RULES.pattern(rule.id)
     scoped = rule.max_scope is not None or rule.terminated_by not in (None, _NEXT_VALUE)
     stop = RULES.pattern(rule.terminated_by) if scoped and rule.terminated_by else None
@@ -325,6 +329,13 @@ def _row(rule: Rule) -> _Step:
 
     search = nearest if scoped else pattern.search
 
+    def decide(v: _View, match: re.Match[str]) -> Decision | None:
+        if any(skip(v) for skip in unless) or not all(need(v) for need in when):
+            return None
+        found = match.group(0)
+        found = found.strip() if strip is True else found.strip(strip or "")
+        return frame, cue.format(found) if cue else found, rule_id
+
     def step(v: _View) -> Decision | None:
         for read in readers:
             text = read(v)
@@ -332,14 +343,17 @@ def _row(rule: Rule) -> _Step:
                 continue
             match = search(text)
             if match:
-                if any(skip(v) for skip in unless) or not all(need(v) for need in when):
-                    return None
-                found = match.group(0)
-                found = found.strip() if strip is True else found.strip(strip or "")
-                return frame, cue.format(found) if cue else found, rule_id
+                return decide(v, match)
         return None
 
-    return step
+    read = readers[0]
+
+    def one_side(v: _View) -> Decision | None:  # the common row, kept short: run per mention
+        text = read(v)
+        match = search(text) if text else None
+        return decide(v, match) if match else None
+
+    return step if len(readers) > 1 or needs else one_side
 
 
 _Step = Callable[["_View"], Decision | None]
@@ -359,11 +373,6 @@ def _case(name: str) -> Callable[[_Step], _Step]:
 def _by(frame: Frame, match: re.Match[str], cue: str | None = None) -> Decision:
     """A frame decided by one rule's match: the frame, the cue words and the rule's id."""
     return frame, match.group(0) if cue is None else cue, RULES.id_of(match.re)
-
-
-def _governs(gap: str) -> bool:
-    """Whether a cue ending before ``gap`` still governs the value after it."""
-    return not _R["pause"].search(gap) and len(gap.split()) <= 5
 
 
 @_case("other-speaker")

@@ -47,8 +47,6 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_ORD = r"(?:st|nd|rd|th)?"
 DATE_PATTERN = RULES.pattern("date-pattern")
 DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
 """The same pattern without group names, for embedding in other patterns (case-insensitive)."""
