@@ -360,11 +360,16 @@ _Step = Callable[["_View"], Decision | None]
 _CASES: dict[str, _Step] = {}
 
 
-def _case(name: str) -> Callable[[_Step], _Step]:
+_AFTER_ONLY: set[str] = set()  # steps that never fire without words after the value
+
+
+def _case(name: str, after_only: bool = False) -> Callable[[_Step], _Step]:
     """Register the code for a step of the rules file's ``order`` that a row cannot say."""
 
     def register(decide: _Step) -> _Step:
         _CASES[name] = decide
+        if after_only:
+            _AFTER_ONLY.add(name)
         return decide
 
     return register
@@ -396,7 +401,7 @@ def _untrue_later(v: _View) -> Decision | None:
     return _by("retracted", untrue) if untrue else None
 
 
-@_case("place-as-kind")
+@_case("place-as-kind", after_only=True)
 def _place_as_kind(v: _View) -> Decision | None:
     m = v.m
     if (
@@ -412,7 +417,7 @@ def _place_as_kind(v: _View) -> Decision | None:
     return None
 
 
-@_case("another-role-right")
+@_case("another-role-right", after_only=True)
 def _another_role(v: _View) -> Decision | None:
     role = _R["another-role-right"].search(v.after) if v.after else None
     if role and not (v.m.asked and v.m.asked & frozenset(_R["word"].findall(role.group(0)))):
@@ -520,14 +525,14 @@ def _weak_hypo(v: _View) -> Decision | None:
     return "hypothetical", _agent_token(after_agent), "modal-agent"
 
 
-@_case("right-modal")
+@_case("right-modal", after_only=True)
 def _right_modal(v: _View) -> Decision | None:
     if not v.instruction and v.after and _R["right-modal"].search(v.after):
         return "hypothetical", v.m.right.split()[0], "right-modal"
     return None
 
 
-@_case("planned-ahead")
+@_case("planned-ahead", after_only=True)
 def _planned_ahead(v: _View) -> Decision | None:
     if (
         not v.instruction
@@ -579,7 +584,7 @@ def _negation(v: _View) -> Decision | None:
     return _by("negated", negation) if negation else None
 
 
-@_case("from-to")
+@_case("from-to", after_only=True)
 def _from_to(v: _View) -> Decision | None:
     if v.after and _R["from-to"].search(v.window) and _R["to-right"].search(v.after):
         return "retracted", "from … to", "from-to"
@@ -593,7 +598,7 @@ def _right_retract(v: _View) -> Decision | None:
     return None
 
 
-@_case("done-with-it")
+@_case("done-with-it", after_only=True)
 def _done_with_it(v: _View) -> Decision | None:
     right = v.after
     done = (
@@ -602,7 +607,7 @@ def _done_with_it(v: _View) -> Decision | None:
     return _by("retracted", done, done.group(0).strip()[-24:]) if done else None
 
 
-@_case("until-right")
+@_case("until-right", after_only=True)
 def _until_right(v: _View) -> Decision | None:
     # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
     right = v.after
@@ -657,15 +662,23 @@ def _third_party(v: _View) -> Decision | None:
     return "asserted", "stated as current", "stated-as-current"
 
 
-def _steps() -> tuple[_Step, ...]:
-    steps = [_CASES.get(name) or _row(RULES.rule(name)) for name in RULES.spec.order]
+def _steps() -> tuple[tuple[_Step, ...], tuple[_Step, ...]]:
+    """Every step in order, and the steps for a mention that closes its clause."""
     unused = sorted(set(_CASES) - set(RULES.spec.order))
     if unused:
         raise ValueError(f"{RULES.source}: order: no step for the compound case {unused[0]!r}")
-    return tuple(steps)
+    steps = [(name, _CASES.get(name) or _row(RULES.rule(name))) for name in RULES.spec.order]
+    for name in RULES.spec.order:
+        side = RULES.rule(name).side if name in RULES.by_id and name not in _CASES else None
+        if side == "after" or side == ["after"]:
+            _AFTER_ONLY.add(name)
+    closing = tuple(step for name, step in steps if name not in _AFTER_ONLY)
+    return tuple(step for _, step in steps), closing
 
 
-_STEPS = _steps()
+# Most mentions close their clause: the steps that read only the words after the value are
+# left out for them (the reader runs on every probe of every cell).
+_STEPS, _CLOSING_STEPS = _steps()
 
 
 def frame_of(mention: MentionContext) -> Decision:
@@ -677,7 +690,7 @@ def frame_of(mention: MentionContext) -> Decision:
     file or a compound case (listed in the file's ``compound`` section).
     """
     view = _View(mention)
-    for step in _STEPS:
+    for step in _STEPS if view.after else _CLOSING_STEPS:
         decided = step(view)
         if decided:
             return decided
