@@ -293,6 +293,10 @@ _CONDITIONS: dict[str, Callable[[_View], bool]] = {
     "clause-opens": lambda v: v.clause_opens,
     "asked-place": lambda v: v.m.asked_place,
     "capitalised": lambda v: v.m.phrase_raw[:1].isupper(),
+    "been-in-clause": lambda v: bool(_R["been"].search(v.either)),
+    "assistant": lambda v: v.m.speaker == "assistant",
+    "your-own": lambda v: bool(_R["your-own"].search(v.m.sentence_left)),
+    "open-quote": lambda v: v.m.sentence_left.count('"') % 2 == 1,
 }
 
 
@@ -468,15 +472,6 @@ def _question_mark(v: _View) -> Decision | None:
     return None if stated_then_asked else ("question", "asked, not stated", "question-mark")
 
 
-@_case("quoted-work")
-def _quoted_work(v: _View) -> Decision | None:
-    left = v.m.sentence_left
-    quoted = left.count('"') % 2 == 1 and _R["quoted-work"].search(left)
-    return (
-        _by("aside", quoted, f"words quoted from elsewhere ({quoted.group(0)})") if quoted else None
-    )
-
-
 @_case("strong-hypo")
 def _strong_hypo(v: _View) -> Decision | None:
     if v.instruction:
@@ -492,15 +487,6 @@ def _strong_hypo(v: _View) -> Decision | None:
     ):
         return None
     return _by("hypothetical", strong) if strong else None
-
-
-@_case("goal-label")
-def _goal_label(v: _View) -> Decision | None:
-    left = v.m.sentence_left
-    if v.instruction or not (":" in left or "=" in left or " - " in left):
-        return None
-    goal = _R["goal-label"].search(left)
-    return _by("hypothetical", goal) if goal else None
 
 
 @_case("weak-hypo")
@@ -565,14 +551,6 @@ def _ahead(v: _View) -> Decision | None:
     return None
 
 
-@_case("going")
-def _going(v: _View) -> Decision | None:
-    # "going pescatarian after the holidays": a change announced, not yet made.
-    if not v.instruction and _R["going"].search(v.m.left) and not _R["been"].search(v.either):
-        return "hypothetical", "going (a change ahead)", "going"
-    return None
-
-
 @_case("negation")
 def _negation(v: _View) -> Decision | None:
     m = v.m
@@ -605,31 +583,6 @@ def _done_with_it(v: _View) -> Decision | None:
         _R["done-with-it"].search(right) if right and _R["object-pronoun"].search(right) else None
     )
     return _by("retracted", done, done.group(0).strip()[-24:]) if done else None
-
-
-@_case("until-right", after_only=True)
-def _until_right(v: _View) -> Decision | None:
-    # "I had a Nokia 3310 until 2015": held up to a time that is named, so over.
-    right = v.after
-    if (
-        right
-        and "til" in right
-        and _R["until-right"].search(right)
-        and _R["had"].search(v.m.sentence_left)
-    ):
-        return "retracted", "past state (had … until)", "until-right"
-    return None
-
-
-@_case("suggestion")
-def _suggestion(v: _View) -> Decision | None:
-    left = v.m.sentence_left
-    suggested = _R["suggestion"].search(left) if v.m.speaker == "assistant" else None
-    if suggested and not _R["your-own"].search(left):
-        return _by(
-            "not_about_subject", suggested, f"the assistant's suggestion ({suggested.group(0)})"
-        )
-    return None
 
 
 @_case("assistant-restates")

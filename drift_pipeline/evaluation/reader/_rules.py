@@ -58,6 +58,10 @@ Condition = Literal[
     "clause-opens",
     "asked-place",
     "capitalised",
+    "been-in-clause",
+    "assistant",
+    "your-own",
+    "open-quote",
 ]
 FrameName = Literal[
     "asserted",
