@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from ._rules import RULES
+
+_R = RULES.patterns
+
 __all__ = [
     "DATE_PATTERN",
     "DATE_TEXT",
@@ -43,21 +47,7 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_ORD = r"(?:st|nd|rd|th)?"
-DATE_PATTERN = re.compile(
-    rf"(?P<iso>(?<!\d)(?P<y1>\d{{4}})[-/](?P<m1>\d{{1,2}})[-/](?P<d1>\d{{1,2}})(?!\d)"
-    rf"(?:[T ]\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)"
-    rf"|(?P<dmy>(?<!\d)(?P<d2>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m2>{_MONTH})\.?,?\s+(?P<y2>\d{{4}})(?!\d))"
-    rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}}){_ORD},?\s+(?P<y3>\d{{4}})(?!\d))"
-    rf"|(?P<dots>(?<![\d.])(?P<d4>\d{{1,2}})\.(?P<m4>\d{{1,2}})\.(?P<y4>\d{{4}})(?!\d))"
-    rf"|(?P<ym>(?<![\d/.-])(?P<y5>\d{{4}})-(?P<m5>\d{{2}})(?![\d-]))"
-    rf"|(?P<slash>(?<![\d/])(?P<a6>\d{{1,2}})/(?P<b6>\d{{1,2}})/(?P<y6>\d{{4}})(?!\d))"
-    rf"|(?P<my>\b(?P<m7>{_MONTH})\.?,?\s+(?P<y7>\d{{4}})(?!\d))"
-    rf"|(?P<mmy>(?<![\d/.-])(?P<m8>0?[1-9]|1[0-2])/(?P<y8>\d{{4}})(?![\d/]))",
-    re.IGNORECASE,
-)
-_YEAR = re.compile(r"\d{4}")
+DATE_PATTERN = RULES.pattern("date-pattern")
 DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
 """The same pattern without group names, for embedding in other patterns (case-insensitive)."""
 
@@ -93,19 +83,10 @@ def _from_match(match: re.Match[str]) -> str | None:
     return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
 
 
-# A day and month without a year ("on Feb 1", "the 4th of dec"), read only where the year is
-# known from the text around it. "May" and "Mar" are left out: they are also words.
-_YEARLESS = re.compile(
-    rf"(?<![\w/-])(?:(?P<d>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<m>(?!may\b|mar\b){_MONTH})\b\.?"
-    rf"|(?P<m2>(?!may\b|mar\b){_MONTH})\.?\s+(?P<d2>\d{{1,2}}){_ORD}\b)(?!,?\s*\d{{4}})(?![\w/-])",
-    re.IGNORECASE,
-)
-
-
 def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     """Day-and-month dates without a year in ``text``, given the year they fall in."""
     found = []
-    for match in _YEARLESS.finditer(text):
+    for match in _R["yearless"].finditer(text):
         month = match.group("m") or match.group("m2")
         day = match.group("d") or match.group("d2")
         iso = _iso(year, _MONTHS[month.lower()], day)
@@ -208,7 +189,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:
     """Every readable date in ``text`` as ``(start, end, iso)``, in order."""
-    if not _YEAR.search(text):
+    if not _R["year"].search(text):
         return []
     found = []
     for match in DATE_PATTERN.finditer(text):

@@ -1,123 +1,29 @@
 """The value lexicon: phrasings that name the same value (synonyms, abbreviations, units).
 
-A probe's own aliases come first; the shipped groups below add the common paraphrases a careful
-reader knows without being told ("NYC" is New York, "veggie" is vegetarian). A group applies to
-a value when one of the value's phrases is in the group (compared normalised), and then every
-phrase of the group names that value. Groups are kept small and unambiguous on purpose: a
-phrase that could name two values of one slot ("LA", "Georgia") is left out, because a wrong
-paraphrase turns into a false accept.
+A probe's own aliases come first; the shipped groups (kept in the rules file) add the common
+paraphrases a careful reader knows without being told ("NYC" is New York, "veggie" is
+vegetarian). A group applies to a value when one of the value's phrases is in the group
+(compared normalised), and then every phrase of the group names that value. Groups are kept
+small and unambiguous on purpose: a phrase that could name two values of one slot ("LA",
+"Georgia") is left out, because a wrong paraphrase turns into a false accept.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 
 from drift_pipeline.textmatch import normalise
 
+from ._rules import RULES
+
+_R = RULES.patterns
+_WORDS = RULES.word_sets
+
 __all__ = ["LEXICON_GROUPS", "expand_phrases"]
 
-LEXICON_GROUPS: tuple[tuple[str, ...], ...] = (
-    # places
-    ("New York", "New York City", "NYC", "NY", "the Big Apple"),
-    ("Philadelphia", "Philly", "City of Brotherly Love"),
-    ("Los Angeles", "L.A.", "City of Angels"),
-    ("IBM", "International Business Machines"),
-    ("Procter & Gamble", "P&G", "P and G", "Procter and Gamble"),
-    ("University of California, Los Angeles", "UCLA"),
-    ("San Francisco", "SF", "San Fran"),
-    ("Lisbon", "Lisboa"),
-    ("Krakow", "Kraków", "Cracow"),
-    ("Munich", "München"),
-    ("Cologne", "Köln"),
-    ("Vienna", "Wien"),
-    ("Prague", "Praha"),
-    ("Warsaw", "Warszawa"),
-    ("Copenhagen", "København"),
-    ("Zurich", "Zürich"),
-    ("Rome", "Roma"),
-    ("Florence", "Firenze"),
-    ("Milan", "Milano"),
-    ("Naples", "Napoli"),
-    ("Seville", "Sevilla"),
-    ("The Hague", "Den Haag"),
-    ("Montreal", "Montréal"),
-    ("Mexico City", "CDMX"),
-    ("Washington, D.C.", "Washington DC", "D.C."),
-    ("São Paulo", "Sao Paulo"),
-    ("Saint Petersburg", "St Petersburg", "St. Petersburg"),
-    ("Ho Chi Minh City", "Saigon", "HCMC"),
-    ("Mumbai", "Bombay"),
-    ("Gothenburg", "Göteborg"),
-    ("Edinburgh", "Edinbra", "Embra"),
-    ("Venice", "Venezia"),
-    ("Turin", "Torino"),
-    ("Genoa", "Genova"),
-    ("Padua", "Padova"),
-    ("Brussels", "Bruxelles", "Brussel"),
-    ("Antwerp", "Antwerpen"),
-    ("Bruges", "Brugge"),
-    ("Geneva", "Genève", "Geneve", "Genf"),
-    ("Nuremberg", "Nürnberg", "Nurnberg"),
-    ("Hanover", "Hannover"),
-    ("Moscow", "Moskva"),
-    ("Kyiv", "Kiev"),
-    ("Athens", "Athina"),
-    ("Bucharest", "București", "Bucuresti"),
-    ("Belgrade", "Beograd"),
-    ("Wroclaw", "Wrocław", "Breslau"),
-    ("Gdansk", "Gdańsk"),
-    ("Beijing", "Peking"),
-    # diets and constraints
-    ("vegetarian", "veggie", "meat-free", "don't eat meat", "do not eat meat", "no meat"),
-    ("vegan", "plant-based", "fully plant based", "no animal products", "eats no animal products"),
-    ("gluten-free", "gluten free", "coeliac", "celiac", "no gluten"),
-    ("lactose intolerant", "lactose-intolerant", "dairy-free", "no dairy", "can't do dairy"),
-    (
-        "does not drink alcohol",
-        "don't drink alcohol",
-        "do not drink alcohol",
-        "teetotal",
-        "teetotaller",
-        "sober",
-        "alcohol-free",
-        "no alcohol",
-        "stopped drinking",
-    ),
-    ("allergic to peanuts", "peanut allergy", "peanut-allergic", "allergy to peanuts"),
-    ("avoids caffeine", "no caffeine", "caffeine-free", "decaf only", "off caffeine"),
-    ("keeps kosher", "kosher"),
-    ("needs step-free access", "step-free access", "wheelchair access", "step-free"),
-    ("no meetings before 10am", "no meetings before 10 am", "nothing before 10am"),
-    ("cannot take long-haul flights", "can't take long-haul flights", "no long-haul flights"),
-    # relationships, health, opinions
-    ("married", "tied the knot", "got hitched", "wed"),
-    ("engaged", "got engaged", "betrothed"),
-    ("in a long-distance relationship", "long-distance", "long distance relationship", "ldr"),
-    ("in a relationship", "seeing someone", "dating someone", "taken"),
-    ("divorced", "got divorced"),
-    ("pregnant", "expecting a baby", "expecting"),
-    ("firmly opposed", "strongly against", "dead against", "firmly against"),
-    ("opposed", "against it"),
-    ("in favour", "in favor", "supportive", "all for it"),
-    ("undecided", "on the fence", "torn", "haven't made up my mind"),
-    ("cautiously optimistic", "quietly hopeful", "guardedly optimistic"),
-    # formats and preferences
-    ("bullet points", "bulleted lists", "bullet lists", "bullets"),
-    ("start every answer with a TL;DR", "TL;DR", "TLDR", "tl;dr first"),
-    ("include a numbered action list", "numbered action list", "numbered list of actions"),
-    ("window seat", "window seats", "seat by the window"),
-    ("aisle seat", "aisle seats", "seat on the aisle"),
-    ("morning run", "run in the morning", "running in the morning", "morning jog"),
-    ("text messages", "texts", "SMS"),
-    ("email", "e-mail", "emails"),
-    # units
-    ("5 km", "5k", "5 kilometres", "5 kilometers", "five kilometres"),
-    ("10 km", "10k", "10 kilometres", "10 kilometers", "ten kilometres"),
-    ("half marathon", "21 km", "half-marathon"),
-    ("10am", "10 am", "10:00", "ten o'clock", "10 a.m."),
-)
+LEXICON_GROUPS: tuple[tuple[str, ...], ...] = tuple(tuple(group) for group in RULES.spec.lexicon)
+"""The shipped groups (from the rules file), each a tuple of phrasings of one value."""
 
 
 _NUMBER_TEXT = (
@@ -139,8 +45,6 @@ _CURRENCIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("€", "EUR", ("euros",)),
     ("£", "GBP", ("pounds", "quid", "sterling")),
 )
-_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
-_MONEY = re.compile(r"^\s*([$€£])\s*(\d{1,3}(?:,\d{3})+|\d+)\s*$")
 
 
 def _unit_variants(phrase: str) -> list[str]:
@@ -149,7 +53,7 @@ def _unit_variants(phrase: str) -> list[str]:
     A converted amount is given to one decimal, and as a whole number only when that is
     within 1% (so "6 miles" is not taken for 10 km, but "62 miles" is 100 km).
     """
-    match = _QUANTITY.match(phrase)
+    match = _R["quantity"].match(phrase)
     if not match:
         return []
     amount, unit = float(match.group(1)), match.group(2).lower()
@@ -177,7 +81,7 @@ def _unit_variants(phrase: str) -> list[str]:
 
 def _money_variants(phrase: str) -> list[str]:
     """A sum of money in its other spellings ("$2,000" → "2000 dollars", "two grand", "2k")."""
-    match = _MONEY.match(phrase)
+    match = _R["money"].match(phrase)
     if not match:
         return []
     symbol, digits = match.group(1), match.group(2).replace(",", "")
@@ -230,7 +134,7 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
         for other in _third_person(phrase):
             seen.setdefault(normalise(other), other)
     # A sum of money is never a weight: "3000 pounds" beside "£3,000" is sterling.
-    money = any(_MONEY.match(p) for p in seen.values())
+    money = any(_R["money"].match(p) for p in seen.values())
     for phrase in list(seen.values()):
         units = [] if money else _unit_variants(phrase)
         for other in (*units, *_money_variants(phrase), *_acronyms(phrase)):
@@ -239,21 +143,15 @@ def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
-_ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "&", "de", "du", "la"})
-
-
 def _acronyms(phrase: str) -> list[str]:
     """The initials of a name of three or more capitalised words.
 
     "National Health Service" → "NHS"; shorter initials are too often another name's.
     """
-    words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _ACRONYM_SKIP]
+    words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _WORDS["acronym-skip"]]
     if len(words) < 3 or not all(w[:1].isupper() and w[1:2].islower() for w in words):
         return []
     return ["".join(w[0] for w in words)]
-
-
-_PLAIN_NEGATIVE = re.compile(r"^(?:don't|do not|never) ([a-z]+)\b(.*)$", re.IGNORECASE)
 
 
 def _third_person(phrase: str) -> list[str]:
@@ -261,7 +159,7 @@ def _third_person(phrase: str) -> list[str]:
 
     "don't eat meat" → "doesn't eat meat", "does not eat meat", "never eats meat".
     """
-    match = _PLAIN_NEGATIVE.match(phrase.strip())
+    match = _R["plain-negative"].match(phrase.strip())
     if not match:
         return []
     verb, rest = match.group(1), match.group(2)

@@ -8,20 +8,16 @@ from typing import Any, Literal
 
 from ._dates import parse_date
 from ._lexicon import expand_phrases
+from ._rules import RULES
 
 __all__ = ["Candidate", "ProbeKind", "ReaderOption", "ReaderProbe", "Role"]
 
 ProbeKind = Literal["value", "yes_no", "temporal", "action"]
 Role = Literal["current", "deprecated", "decoy", "other", "option"]
 
-# Slot families whose values accumulate (several hold at once): no value replaces another, so
-# "the latest assertion wins" does not apply between them.
-SET_SLOT_FAMILIES = frozenset(
-    {"constraints", "habits", "preference", "workflow_preferences", "completed_tasks"}
-)
+SET_SLOT_FAMILIES = RULES.words("set-slot-families")
 
-# Slot families whose values repeat across topics ("undecided" on any question).
-TOPIC_FAMILIES = frozenset({"opinion"})
+TOPIC_FAMILIES = RULES.words("topic-families")
 
 
 @dataclass(frozen=True)

@@ -36,19 +36,25 @@ from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
+from ._rules import RULES, Rules
 from ._segment import Line, segment
 
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
+_R = RULES.patterns
+_WORDS = RULES.word_sets
 
 __all__ = ["Mention", "Reading", "read_context"]
 
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
 # docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-READER_VERSION = "4"
+
+
+def reader_version(rules: Rules) -> str:
+    """The reader's version with a rules file: a changed cue is a changed reader."""
+    return f"4+rules.{rules.digest}"
+
+
+READER_VERSION = reader_version(RULES)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ class Mention:
         order: Sort key (date or inherited date, line, offset).
         attached_date: The date attached to this assertion (line, clause or section), if any.
         text: The line as written.
+        rule: The id of the rule that decided the frame (a row of the rules file, or one of
+            its compound cases).
     """
 
     value: str
@@ -74,6 +82,7 @@ class Mention:
     order: tuple[str, int, int]
     attached_date: str | None
     text: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,23 +116,6 @@ class Reading:
 
 _DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
 _QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
-_ACK = re.compile(r"\b(?:noted|got it|understood|i'll remember|will remember|updated|saved)\b")
-_OTHER_NAME = re.compile(
-    r"\b([A-Z][a-z]+)(?:'s\b|\s+(?:just\s+|recently\s+|also\s+|finally\s+|now\s+)?"
-    r"(?:moved|moves|works|worked|lives|lived|is|was|got|gets|started|starts|joined|joins|has|"
-    r"had|prefers|went|goes|became|switched|took|takes|said|says|told|thinks|loves|likes|hates|"
-    r"wants|landed|accepted|signed|bought|rents|eats|follows|keeps|needs|uses|owns|owned|drives|"
-    r"drove|feeds|walks|adopted|rides|coaches|teaches|plays)\b)"
-)
-_NOT_NAMES = _word_set(
-    "i the my our so oh and but also honestly well anyway update note user principal "
-    "assistant today yesterday tomorrow everyone someone it this that there he she they we "
-    "you monday tuesday wednesday thursday friday saturday sunday january february march "
-    "april may june july august september october november december hr work home just "
-    "still then now big new first last next yes no ok okay good great everything nothing "
-    "something anything everyone someone anyone nobody what why how where when who which "
-    "if please thanks hello hi hey same like going change"
-)
 
 
 def _fold(text: str) -> str:
@@ -172,13 +164,12 @@ class _Scanned:
 
 
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
-_RUN = re.compile(r"[^\W_]+")
 
 
 def _runs_of(text: str) -> frozenset[str]:
     if text.isascii():  # byte translation splits ASCII many times faster than a regex
         return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
-    return frozenset(_RUN.findall(text))
+    return frozenset(_R["run"].findall(text))
 
 
 @lru_cache(maxsize=32)
@@ -267,11 +258,6 @@ def _bounded_seen(key: str, text: str) -> list[tuple[int, int]]:
 _clauses_of = lru_cache(maxsize=16384)(split_clauses)
 _hedges_stripped = lru_cache(maxsize=16384)(strip_hedges)
 _frame_of = lru_cache(maxsize=8192)(frame_of)
-
-
-@lru_cache(maxsize=1)
-def _negators() -> re.Pattern[str]:
-    return re.compile(r"\b(?:not|no|never|don't|doesn't|can't|cannot|avoids?|free)\b|n't\b")
 
 
 @lru_cache(maxsize=8192)
@@ -387,11 +373,11 @@ def _line_mentions(
         candidate = probe.candidates[owner]
         cased_left = folded[c_start:start]
         other_at = -1
-        for match in _OTHER_NAME.finditer(cased_left):
+        for match in _R["other-name"].finditer(cased_left):
             name = match.group(1).lower()
             if (
                 name not in names
-                and name not in _NOT_NAMES
+                and name not in _WORDS["not-names"]
                 and not name.endswith("ly")
                 and name not in RELATIONS  # "Wife's name": the relation rules decide
                 and not _in_candidates(name, probe)
@@ -412,7 +398,7 @@ def _line_mentions(
             raw_sentence_left=folded[s_start:start],
             weak=" " not in phrase.strip() and " " in candidate.value.strip(),
             negative_value=_negative_value(candidate.value),
-            line_has_ack=bool(_ACK.search(lower, s_start, s_end)),
+            line_has_ack=bool(_R["ack"].search(lower, s_start, s_end)),
             other_name_at=other_at,
             addressed=bool(names & _runs_of(lower[s_start:s_end])),
             sentence_start=not folded[s_start:start].strip(" \"'*-•"),
@@ -423,44 +409,46 @@ def _line_mentions(
             asked=asked,
             asked_place=asked_place,
         )
-        frame, cue = _frame_of(context)
+        frame, cue, rule = _frame_of(context)
         if frame == "asserted" and line.planned:
-            frame, cue = "hypothetical", "listed as a plan or goal"
-        if frame == "asserted" and line.head and _FORMER_HEAD.search(line.head):
-            frame, cue = "retracted", f"labelled as past ({line.head})"
-        if probe.kind == "temporal" and _RELATION_OWNED.search(lower, max(0, start - 40), start):
-            frame, cue = "third_party", "another person's event"
+            frame, cue, rule = "hypothetical", "listed as a plan or goal", "planned-line"
+        if frame == "asserted" and line.head and _R["former-head"].search(line.head):
+            frame, cue, rule = "retracted", f"labelled as past ({line.head})", "former-head"
+        if probe.kind == "temporal" and _R["relation-owned"].search(
+            lower, max(0, start - 40), start
+        ):
+            frame, cue, rule = "third_party", "another person's event", "relation-owned"
         if (
             frame == "retracted"
             and probe.kind == "temporal"
             and candidate.role == "current"
-            and _TOLD_IN_PAST.match(cue)
+            and _R["told-in-past"].match(cue)
         ):
             # "When was the baby born?" is answered by "she was born on the 28th": the event
             # asked about is told in the past tense, which does not end it.
-            frame, cue = "asserted", "the event, told in the past"
+            frame, cue, rule = "asserted", "the event, told in the past", "told-in-past"
         elif (
             frame == "hypothetical"
             and probe.kind == "temporal"
             and candidate.role == "current"
-            and _PLAN_CUE.match(cue)
-            and _ASKS_AHEAD.search(probe.question)
+            and _R["plan-cue"].match(cue)
+            and _R["asks-ahead"].search(probe.question)
         ):
             # "When is Anders planning to propose?" is answered by the plan's date.
-            frame, cue = "asserted", f"the planned event asked about ({cue})"
+            frame, cue, rule = "asserted", f"the planned event asked about ({cue})", "plan-cue"
         # The topic may be named in the sentence or the one before ("I changed my mind about
         # remote work. I'm undecided.").
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
         if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
-            frame, cue = "other_topic", "a view on another topic"
+            frame, cue, rule = "other_topic", "a view on another topic", "other-topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
         # A line stamped with a date that cannot be read in full ("03/05/2027") still gives
         # the year of a day and month written in it.
-        stamp = _STAMP_YEAR.match(line.raw) if not known else None
+        stamp = _R["stamp-year"].match(line.raw) if not known else None
         clause_dates = _attached_dates(
             folded, c_start, c_end, start, known, stamp.group(1) if stamp else ""
         )
-        fixed = _FIXES_DATE.search(lower, end) if clause_dates else None
+        fixed = _R["fixes-date"].search(lower, end) if clause_dates else None
         if fixed and clause_dates:
             # "flight to Lima 21 Apr … sorry, typo, it's the 22nd (22/04/2025)": the date
             # after the correction stands.
@@ -483,7 +471,7 @@ def _line_mentions(
         if not clause_dates and c_end < len(folded):
             # "Adaora's graduation — 16.07.2027 (Fri)": a date that opens the next clause,
             # right after the event's name, is that event's date.
-            label = _DATE_LABEL.match(folded, c_end)
+            label = _R["date-label"].match(folded, c_end)
             opening = find_dates(label.group(1)) if label else []
             if opening and opening[0][0] == 0:
                 clause_dates = opening[:1]
@@ -501,9 +489,9 @@ def _line_mentions(
         order_date = order_date or prepared.running_dates[number]
         # "When did X start?" is answered by the date written with the event; "when did X tell
         # you" by the date of the telling.
-        if _ASKS_TELLING.search(probe.question):
+        if _R["asks-telling"].search(probe.question):
             attached = line.own_date or clause_date or line.section_date
-        elif _ASKS_AHEAD.search(probe.question):
+        elif _R["asks-ahead"].search(probe.question):
             # An event ahead is not dated by the day it was mentioned ("the recital's on a
             # Saturday, not sure which", sent on 12 March), but a note's own date is its day
             # ("* 2025-10-12 runs the Lyon half-marathon").
@@ -520,9 +508,10 @@ def _line_mentions(
                 (order_date or "", number, start),
                 attached,
                 line.raw.strip(),
+                rule,
             )
         )
-        if frame == "asserted" and _CHANGE_TARGET.search(lower, max(0, start - 48), start):
+        if frame == "asserted" and _R["change-target"].search(lower, max(0, start - 48), start):
             targets.add(candidate.value)
         windows[start] = window_start
     if targets and probe.exclusive and probe.kind != "temporal":
@@ -533,68 +522,29 @@ def _line_mentions(
             m.order[2] for m in mentions if m.value in targets and m.frame == "asserted"
         )
         mentions = [
-            replace(m, frame="aside", cue="named beside the change to another value")
+            replace(
+                m,
+                frame="aside",
+                cue="named beside the change to another value",
+                rule="change-target",
+            )
             if m.frame == "asserted"
             and m.value not in targets
             and m.order[2] > first_target
-            and not _STATE_WORDS.search(lower, windows[m.order[2]], m.order[2])
+            and not _R["state-words"].search(lower, windows[m.order[2]], m.order[2])
             else m
             for m in mentions
         ]
     return mentions
 
 
-_ASKS_PLACE = re.compile(
-    r"\b(?:live|lives|living|based|city|town|country|moved|move|home|reside\w*)\b", re.I
-)
-_FORMER_HEAD = re.compile(r"\b(?:former|previous|prior|old|ex|past|earlier|formerly)\b")
-
-
 @lru_cache(maxsize=1024)
 def _asks_place(question: str) -> bool:
     """Whether the question asks where the subject lives (read once per question)."""
-    return bool(_ASKS_PLACE.search(question))
+    return bool(_R["asks-place"].search(question))
 
 
-_STAMP_YEAR = re.compile(r"^\W{0,3}\d{1,2}[/.-]\d{1,2}[/.-](\d{4})\b")
-_DATE_LABEL = re.compile(r"\s*(?:[-–—:=]\s*)?(\S[^,;()]{0,24})")
-# "my cousin's graduation", "her sister's wedding": the event belongs to someone else.
-_RELATION_OWNED = re.compile(
-    r"\b(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")(?:'s|s')\s+(?:\w+\s+)?$"
-)
-_PLAN_CUE = re.compile(
-    r"^(?:a change still ahead|going|going to|gonna|plan\w*|will|'ll|about to|upcoming|"
-    r"intend\w*|booked|scheduled|start date|next|this coming)"
-)
-_ASKS_AHEAD = re.compile(
-    r"\bwhen (?:is|are|will|does|do)\b|\b(?:planning|planned|plans|going to|scheduled|upcoming|"
-    r"next)\b",
-    re.IGNORECASE,
-)
-# Past-tense cues that end a state but not an event: "was born", "past state (was)".
-_TOLD_IN_PAST = re.compile(r"^(?:past state|was born)")
-# Words by which a clause states where the subject is, so that a value in it is not named in
-# passing: "I'm still stuck in Berlin", "staying in Seattle".
-_STATE_WORDS = re.compile(
-    r"\b(?:i|i'm|im|we|we're|my|our|still|staying|stay|stays|live|lives|living|based|now|"
-    r"back|currently|remain\w*)\b"
-)
-# What puts a value as the new one: "moved to", "switched to", "back at", "now at".
-_CHANGE_TARGET = re.compile(
-    r"\b(?:moved|relocated|switched|changed|transferred|went back|came back|returned|"
-    r"joined|started(?: a new (?:job|role|position))?|now|back)\s+(?:over\s+|full[- ]time\s+)?"
-    r"(?:to|at|in|into|with|for|on)?\s*(?:the\s+|a\s+|an\s+|my\s+|regular\s+|plain\s+)?$"
-)
-
-
-_RELATION_KINDS = (
-    _word_set(
-        "partner girlfriend boyfriend gf bf wife husband spouse fiance fiancee fiancé fiancée "
-        "hubby missus"
-    ),
-    _word_set("dog cat pet puppy kitten"),
-    _word_set("manager boss supervisor lead"),
-)
+_RELATION_KINDS = tuple(RULES.words(kind) for kind in ("partner-words", "pet-words", "boss-words"))
 
 
 @lru_cache(maxsize=1024)
@@ -608,10 +558,6 @@ def _asked_relations(question: str) -> frozenset[str]:
         if words & kind:
             found |= kind
     return frozenset(found)
-
-
-_ASKS_TELLING = re.compile(r"\b(?:tell|told|mention|mentioned|say|said|inform|report)\w*\b", re.I)
-_PART_BREAK = re.compile(r"\s+and\s+|,\s+|;\s*")
 
 
 @lru_cache(maxsize=16384)  # the same clause is read again for every probe mentioning it
@@ -633,14 +579,11 @@ def _attached_dates(
     if len(dates) < 2:
         return dates
     part_start = c_start
-    for match in _PART_BREAK.finditer(folded, c_start, c_end):
+    for match in _R["part-break"].finditer(folded, c_start, c_end):
         if match.start() >= at:
             return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
         part_start = match.end()
     return [d for d in dates if d[0] >= part_start - c_start]
-
-
-_MID_CAPITAL = re.compile(r"(?<=[\w,;:] )(?!I\b|I'[a-z]+\b)[A-Z][a-z]")
 
 
 def _names_cased(text: str) -> bool:
@@ -648,7 +591,7 @@ def _names_cased(text: str) -> bool:
 
     Chat typed with only sentence-initial capitals (and "I") gives no evidence from case.
     """
-    return bool(_MID_CAPITAL.search(text))
+    return bool(_R["mid-capital"].search(text))
 
 
 def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:
@@ -659,21 +602,7 @@ def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]
     return any(end <= opened for _, end, _, _ in before)
 
 
-# A line that takes back what was just said without naming it again: "wait no... they just
-# rescinded the offer", "lol ok that lasted 2 days", "eating meat again".
-_TAKE_BACK = re.compile(
-    r"\b(?:wait,? no|rescinded|withdrew|withdrawn|fell through|that lasted|didn't last|"
-    r"didn't work out|did not work out|called (?:it )?off|changed my mind|never mind|nvm|"
-    r"scrap that|scratch that|not anymore|not any more|no longer|(?:eating|eat) meat again|"
-    r"back to eating|gave (?:it|that) up|quit (?:it|that)|that's off|it's off|"
-    r"(?:took|takes|take) (?:that|it|this) back|retract\w*|jk|just kidding|only kidding|"
-    r"kidding|joking|april fools?|delete that|remove that|cancel (?:that|it)|hold off|"
-    r"scrap it|don't (?:save|record|log|keep) (?:that|it)|not me\b|"
-    r"cancell?ed (?:the|my) (?:\w+ )?(?:order|booking|reservation)|wrong (?:chat|person|thread|"
-    r"group|window)|typo|by mistake|meant for|ignore that|ignore (?:my|the) last|"
-    r"disregard that|forget that|that's (?:the|my) old (?:one|\w+)|nothing's (?:actually )?booked|"
-    r"fell through)\b"
-)
+_TAKE_BACK = RULES.alternation("take-back", lambda phrase: phrase.next_line)
 
 
 def _taken_back(
@@ -705,6 +634,7 @@ def _taken_back(
                         mention,
                         frame="retracted",
                         cue=f"taken back on the next line ({cue.group(0)})",
+                        rule="take-back",
                         line=line.index,
                         order=(max(date, mention.order[0]), follow, 0),
                         text=line.raw.strip(),
@@ -712,11 +642,6 @@ def _taken_back(
                 )
                 break
     return found
-
-
-_CORRECTS = re.compile(
-    r"^\W*(?:no+|nope|nah|not|wrong|correction|erm+|um+)\b|\bactually\b|\bi never said\b"
-)
 
 
 def _corrected_restatement(
@@ -733,18 +658,12 @@ def _corrected_restatement(
     if number + 1 >= len(prepared.lines):
         return mention
     reply = prepared.lines[number + 1]
-    if reply.speaker != "subject" or not _CORRECTS.search(prepared.lower[number + 1]):
+    if reply.speaker != "subject" or not _R["corrects"].search(prepared.lower[number + 1]):
         return mention
     owner = next((h[2] for h in hits.get(number, []) if h[0] <= mention.order[2] < h[1] + 1), None)
     if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
         return mention  # the reply names the same value again: it speaks for itself
-    return replace(mention, frame="aside", cue="corrected by the subject's reply")
-
-
-_FIXES_DATE = re.compile(
-    r"\b(?:sorry|i mean|i meant|correction|ignore that|scratch that|actually|wait|typo|my bad|"
-    r"wrong date|not the|fat fingers|misread|misremembered|no,? hang on)\b"
-)
+    return replace(mention, frame="aside", cue="corrected by the subject's reply", rule="corrects")
 
 
 def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
@@ -755,13 +674,10 @@ def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
     if not found and known:
         found = [
             (m.start(), m.end(), iso)
-            for m in _BARE_ORDINAL.finditer(text)
+            for m in _R["bare-ordinal"].finditer(text)
             if (iso := _same_month(known, int(m.group(1)))) is not None
         ]
     return found
-
-
-_BARE_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
 
 
 def _same_month(known: str, day: int) -> str | None:
@@ -769,16 +685,6 @@ def _same_month(known: str, day: int) -> str | None:
         return date(int(known[:4]), int(known[5:7]), day).isoformat()
     except ValueError:
         return None
-
-
-_GAP_TO_DATE = re.compile(r"[\W_]*(?:(?:on|for|to|the|till|until)\b[\W_]*)*")
-# A later line that moves the event without naming it: "test moved to 19 Mar", "rebooked ->
-# 2 April", "new date 26 Mar".
-_MOVES_DATE = re.compile(
-    r"\b(?:reschedul\w*|rebook\w*|re-booked|moved (?:it |again )?to|moved again|new date|"
-    r"postponed|brought forward|pushed back|bumped (?:to|back)|changed to|now (?:on )?|"
-    r"back to the original)\b"
-)
 
 
 def _redated(
@@ -797,7 +703,7 @@ def _redated(
     moves: dict[int, re.Match[str]] = {}
     for follow, text in enumerate(prepared.lower):
         if follow not in hits:
-            move = _MOVES_DATE.search(text)
+            move = _R["moves-date"].search(text)
             if move:
                 moves[follow] = move
     for mention in events:
@@ -808,7 +714,7 @@ def _redated(
                 continue
             text = prepared.lower[follow]
             near = number < follow <= number + 2
-            cue = (_FIXES_DATE.search(text) if near else None) or moves.get(follow)
+            cue = (_R["fixes-date"].search(text) if near else None) or moves.get(follow)
             if not cue:
                 continue
             line = prepared.lines[follow]
@@ -825,7 +731,7 @@ def _redated(
                     d
                     for d in dates
                     if 0 <= d[0] - cue.end() <= 20
-                    and _GAP_TO_DATE.fullmatch(folded[cue.end() : d[0]].lower())
+                    and _R["gap-to-date"].fullmatch(folded[cue.end() : d[0]].lower())
                 ]
             if dates:
                 date = line.own_date or line.section_date or mention.order[0]
@@ -833,6 +739,7 @@ def _redated(
                     replace(
                         mention,
                         cue=f"date put right on a later line ({cue.group(0)})",
+                        rule=RULES.id_of(cue.re),
                         line=line.index,
                         order=(max(date, mention.order[0]), follow, 0),
                         attached_date=dates[0][2],
@@ -841,14 +748,6 @@ def _redated(
                 )
                 break
     return found
-
-
-_YES_REPLY = re.compile(
-    r"^\W*(?:yes+|yep|yup|yeah|yea|ya|correct|exactly|right|that's right|that's me|indeed|"
-    r"sure is|100%|absolutely|affirmative|mhm|uh-huh|you got it|spot on|"
-    r"that's (?:him|her|them|it|the one|right|correct)|that is (?:right|correct))(?!\w)"
-)
-_NO_REPLY = re.compile(r"^\W*(?:no+|nope|nah|not really|wrong|incorrect|not anymore)(?!\w)")
 
 
 def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
@@ -866,28 +765,30 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
         return mention
     reply = prepared.lines[number + 1]
     asked = prepared.lower[number]
-    if reply.speaker != "subject" or not (_YOU_WORD.search(asked) or _ACK.search(asked)):
+    if reply.speaker != "subject" or not (_R["you-word"].search(asked) or _R["ack"].search(asked)):
         return mention
     text = prepared.lower[number + 1]
     date = reply.own_date or reply.section_date or mention.order[0]
     start = mention.order[2]
-    if _COMMUTE_TO.search(asked, max(0, start - 40), start):
+    if _R["commute-to"].search(asked, max(0, start - 40), start):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
-    if _YES_REPLY.search(text):
+    if _R["yes-reply"].search(text):
         return replace(
             mention,
             frame="asserted",
             cue="the subject confirms the assistant's question",
+            rule="yes-reply",
             order=(date, number + 1, 0),
             attached_date=reply.own_date or mention.attached_date,
         )
-    if _NO_REPLY.search(text):
-        return replace(mention, frame="negated", cue="the subject denies the assistant's question")
+    if _R["no-reply"].search(text):
+        return replace(
+            mention,
+            frame="negated",
+            cue="the subject denies the assistant's question",
+            rule="no-reply",
+        )
     return mention
-
-
-_COMMUTE_TO = re.compile(r"\bcommut\w*\s+(?:\w+\s+)?(?:to|into)\s*$")
-_YOU_WORD = re.compile(r"\b(?:you|you're|your|youre|u)\b")
 
 
 def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
@@ -906,7 +807,7 @@ def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _negative_value(value: str) -> bool:
     """Whether the value's own wording negates ("does not drink alcohol")."""
-    return bool(_negators().search(normalise(value)))
+    return bool(_R["value-negators"].search(normalise(value)))
 
 
 def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
@@ -920,7 +821,7 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     fixed = [m for m in run if m.cue.startswith("date put right")]
     if fixed:
         return fixed[-1]
-    if _ASKS_AHEAD.search(probe.question):
+    if _R["asks-ahead"].search(probe.question):
         # An appointment is where the latest word about it puts it: "dentist on the 14th" then,
         # later, "dentist rang: moved to the 28th".
         dated = [m for m in run if m.attached_date is not None]
@@ -937,10 +838,8 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
     return next(m for m in run if (named(m), m.attached_date is not None) == best)
 
 
-_UNSAID = re.compile(
-    r"\b(?:jk|just kidding|only kidding|kidding|joking|a joke|april fools?|typo|mistyped|"
-    r"by mistake|in error|never said|wrong (?:chat|person|thread|group|window)|meant for)\b"
-)
+# What says a statement was never meant (a joke, a slip): the same rule as taking back.
+_UNSAID = RULES.alternation("take-back", lambda phrase: phrase.unsaid)
 
 
 def _said(mentions: Sequence[Mention]) -> list[Mention]:
@@ -1008,7 +907,12 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             None,
             None,
             tuple(m.text for m in said[-1:]),
-            (f"decoy stated: {said[-1].cue}" if said else "decoy never stated") + f"; {why}",
+            (
+                f"decoy stated: {said[-1].cue} (rule {said[-1].rule})"
+                if said
+                else "decoy never stated"
+            )
+            + f"; {why}",
             tuple(mentions),
         )
     if probe.kind == "temporal":
@@ -1086,7 +990,7 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
 
 
 def _summary(counted: Sequence[Mention], ignored: Sequence[Mention]) -> str:
-    parts = [f"{m.value!r} {m.frame} ({m.cue})" for m in counted[-3:]]
+    parts = [f"{m.value!r} {m.frame} ({m.cue}; rule {m.rule})" for m in counted[-3:]]
     if ignored:
         frames = sorted({m.frame for m in ignored})
         parts.append(f"{len(ignored)} mention(s) not counted: {', '.join(frames)}")

@@ -16,58 +16,18 @@ import re
 from typing import Any
 
 from ._dates import find_dates
+from ._rules import RULES
+
+_R = RULES.patterns
+_WORDS = RULES.word_sets
 
 __all__ = ["RELATIONS", "render_record"]
 
 
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
-
 _OWNER_KEYS = ("subject", "entity", "person", "user", "who", "source", "head", "principal")
-_DATE_KEYS = _word_set(
-    "ts date timestamp time created created_at recorded recorded_at updated updated_at when "
-    "at valid_from since from start start_date started effective effective_from t day"
-)
-_END_KEYS = _word_set(
-    "until valid_to valid_until to end end_date ended expired expires expired_at invalid_at "
-    "ended_at"
-)
-# Keys whose value is a sentence in its own right, and keys that only hold a list of records.
-_TEXT_KEYS = _word_set(
-    "text fact content memory statement summary message msg utterance quote event"
-)
-_CONTAINER_KEYS = _word_set(
-    "facts memories items events history results data records entries log logs timeline "
-    "relations edges triples nodes"
-)
-_QUALIFIER_KEYS = _word_set("status modality type kind mood certainty confidence polarity")
-# Keys whose value is something not (yet) so: "intent": "adopt a cat".
-_MODAL_KEYS = _word_set(
-    "intent intention intentions plan plans planned goal goals wish wishes wishlist aspiration "
-    "aspirations idea ideas considering consideration maybe someday future next_steps todo "
-    "to_do bucket_list dream dreams"
-)
-# Keys that make the whole record conditional: "scenario": "if diagnosed coeliac".
-_CONDITION_KEYS = _word_set("scenario hypothetical condition conditional if assumption what_if")
-# Keys whose value amends the record's other values: "user_correction": "make that $1,500".
-_AMEND_KEY = re.compile(
-    r"(?:^|_)(?:correction|corrected|amend\w*|revised|revision|update|updated_value|new_value)$"
-)
 _PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
 _OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
-# Words that name a person by their relation to someone.
-RELATIONS = _word_set(
-    "wife husband partner spouse girlfriend boyfriend mother father mum mom dad sister brother "
-    "sibling son daughter child children kid kids friend colleague coworker boss manager "
-    "cousin aunt uncle grandmother grandfather grandma grandpa niece nephew flatmate roommate "
-    "neighbour neighbor fiance fiancee ex parent parents in-law"
-)
-_EDGE = re.compile(
-    r"^\(\s*(?P<src>[^()]+?)\s*\)\s*-+\s*\[?\s*(?P<rel>.+?)\s*\]?\s*-*>\s*"
-    r"\(\s*(?P<dst>[^()]+?)\s*\)\s*(?P<rest>.*)$"
-)
-_PROPS = re.compile(r"\{([^{}]*)\}")
+RELATIONS = RULES.words("relations")
 
 
 def _words(key: str) -> str:
@@ -112,10 +72,6 @@ def _flat(text: str) -> str:
 
 
 _GROUPING = str.maketrans(dict.fromkeys('()[]{}"', " "))
-# A unit written in the key ("weight_lb": 66) belongs after the number.
-_UNIT_KEY = re.compile(
-    r"^(.*?)_(km|mi|miles|kg|lb|lbs|usd|eur|gbp|min|mins|minutes|hours|h|hr|hrs)$"
-)
 
 
 def _render(
@@ -165,9 +121,9 @@ def _render(
     used: set[str] = set()
     dated: list[tuple[str, Any, str]] = []
     amends: list[str] = []
-    conditional = any(k.lower() in _CONDITION_KEYS for k in obj)
+    conditional = any(k.lower() in _WORDS["condition-keys"] for k in obj)
     # Qualifiers first, so that they govern the values after them ("status hypothetical, …").
-    ordered = sorted(obj.items(), key=lambda item: item[0].lower() not in _QUALIFIER_KEYS)
+    ordered = sorted(obj.items(), key=lambda item: item[0].lower() not in _WORDS["qualifier-keys"])
     # A triple: {"subject": …, "predicate": "works_at", "object": …}.
     predicate = next((k for k in _PREDICATE_KEYS if isinstance(obj.get(k), str)), None)
     target = next((k for k in _OBJECT_KEYS if _scalar(obj.get(k)) is not None), None)
@@ -186,10 +142,10 @@ def _render(
             dated.append((key, value, key_date))
             continue
         low = key.lower()
-        if low in _DATE_KEYS and _date_of(value):
+        if low in _WORDS["date-keys"] and _date_of(value):
             date = _date_of(value) or date
             continue
-        if low in _END_KEYS and _date_of(value):
+        if low in _WORDS["end-keys"] and _date_of(value):
             closed = _date_of(value)
             continue
         if isinstance(value, dict) or (
@@ -200,16 +156,16 @@ def _render(
         said = _scalar(value)
         if said is None:
             continue
-        unit = _UNIT_KEY.match(key)
-        if _AMEND_KEY.search(low):
+        unit = _R["unit-key"].match(key)
+        if _R["amend-key"].search(low):
             amends.append(said)
-        elif low in _MODAL_KEYS:
+        elif low in _WORDS["modal-keys"]:
             parts.append(f"{_words(key)} (maybe {said})")
         elif isinstance(value, bool):
             parts.append(_words(key) if value else f"not {_words(key)}")
         elif unit and isinstance(value, int | float):
             parts.append(f"{_words(unit.group(1))} {said} {unit.group(2)}")
-        elif low in _TEXT_KEYS:
+        elif low in _WORDS["text-keys"]:
             parts.append(said)
         else:
             parts.append(f"{_words(key)} {said}")
@@ -236,16 +192,13 @@ def _render(
         person = _owner_of_key(key, owner)
         if person:
             _render(value, person, "", date, out)
-        elif key.lower() in _CONTAINER_KEYS:
+        elif key.lower() in _WORDS["container-keys"]:
             _render(value, owner, prefix, date, out)
         else:
             _render(value, owner, " ".join(p for p in (prefix, _words(key)) if p), date, out)
 
 
-_TRIPLE = re.compile(
-    r"^\(\s*(?P<s>[^,()]+?)\s*,\s*(?P<p>[^,()]+?)\s*,\s*(?P<o>[^()]+?)\s*\)\s*(?P<rest>.*)$"
-)
-DATE_SPAN = re.compile(r"\d{4}-\d{1,2}(?:-\d{1,2})?")
+DATE_SPAN = RULES.pattern("date-span")
 
 
 def _props(text: str) -> tuple[list[str], str | None, str | None]:
@@ -253,7 +206,7 @@ def _props(text: str) -> tuple[list[str], str | None, str | None]:
     words: list[str] = []
     start: str | None = None
     end: str | None = None
-    for block in _PROPS.findall(text):
+    for block in _R["props"].findall(text):
         for item in re.split(r",\s*(?=(?:[\w ]+\s*[:=])|\")", block):
             key, sep, value = item.partition(":") if ":" in item else item.partition("=")
             key, value = key.strip().strip("\"'"), value.strip().strip("\"'")
@@ -261,9 +214,9 @@ def _props(text: str) -> tuple[list[str], str | None, str | None]:
                 words.append(item.strip().strip("\"'"))
                 continue
             low = key.lower().replace(" ", "_")
-            if low in _DATE_KEYS and _date_of(value):
+            if low in _WORDS["date-keys"] and _date_of(value):
                 start = _date_of(value)
-            elif low in _END_KEYS and _date_of(value):
+            elif low in _WORDS["end-keys"] and _date_of(value):
                 end = _date_of(value)
             else:
                 words.append(f"{_words(key)} {value}")
@@ -289,20 +242,20 @@ def render_record(raw: str) -> list[tuple[str, str | None]] | None:
                 _render(parsed, "", "", None, out)
                 return out
         return None
-    triple = _TRIPLE.match(text)
+    triple = _R["triple"].match(text)
     if triple:  # "(Ruth, sold, Nissan Leaf) @2025-06-20"
         sentence = f"{triple.group('s')} {_words(triple.group('p'))} {triple.group('o')}"
         rest = triple.group("rest").strip()
         found = find_dates(rest)
         date = found[0][2] if found and rest.lstrip("@ ")[:4].isdigit() else None
         return [(f"{sentence} {rest}".strip() if rest and date is None else sentence, date)]
-    edge = _EDGE.match(text)
+    edge = _R["edge"].match(text)
     if edge is None:
         return None
-    rel_props = _PROPS.findall(edge.group("rel"))
-    rel = _PROPS.sub(" ", edge.group("rel"))
+    rel_props = _R["props"].findall(edge.group("rel"))
+    rel = _R["props"].sub(" ", edge.group("rel"))
     words, start, end = _props("{" + "}{".join(rel_props) + "}" + edge.group("rest"))
-    rest = _PROPS.sub(" ", edge.group("rest")).strip()
+    rest = _R["props"].sub(" ", edge.group("rest")).strip()
     sentence = f"{edge.group('src')} {_words(rel)} {edge.group('dst')}"
     if words:
         sentence += ", " + ", ".join(words)

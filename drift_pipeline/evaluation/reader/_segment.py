@@ -20,97 +20,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ._dates import DATE_PATTERN, DATE_TEXT, find_dates
+from ._dates import DATE_PATTERN, find_dates
 from ._records import render_record
+from ._rules import RULES
 
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split(" "))
-
+_R = RULES.patterns
+_WORDS = RULES.word_sets
 
 __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
 
-_BULLET = re.compile(r"^\s*(?:[-*•·>]+|\d{1,3}[.)](?=\s)|#+)\s*")
-# A retrieval score in front of a memory ("(score 0.88)", "[0.91]", "score=0.7 |") says how
-# well it matched the query, nothing about the subject: it is skipped like a bullet.
-_SCORE = re.compile(
-    r"^\s*[\[(]?\s*(?:(?:score|sim|similarity|relevance|rank|dist(?:ance)?)\s*[=:]?\s*)?"
-    r"[01]?\.\d+\s*[\])]?\s*[:|,]?\s*(?=\S)|^\s*[\[(]\s*(?:score|sim|similarity|relevance)"
-    r"\s*[=:]?\s*\d+(?:\.\d+)?\s*[\])]\s*",
-    re.IGNORECASE,
-)
-# "Tess (2027-06-02): …": a speaker's name with the date of what they said.
-_HEAD_DATE = re.compile(rf"\s*[\[(]\s*(?:{DATE_TEXT})[^)\]]*[\])]\s*$", re.IGNORECASE)
-_WEEKDAY = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\.?,?"
-_CLOCK = r"(?:,?\s+(?:at\s+)?\d{1,2}[:.]\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?)"
-_LEADING_DATE = re.compile(
-    rf"^(?:on\s+)?[\[(]?\s*(?:{_WEEKDAY}\s+)?(?:{DATE_TEXT}){_CLOCK}?\s*[\])]?\s*"
-    rf"(?:[:|,•·]|[-–—](?=\s))?\s*",
-    re.IGNORECASE,
-)
-# What may stand next to a date on a header line (then the line only dates what follows).
-_HEADER_WORDS = re.compile(
-    r"^[\W\d_]*(?:(?:session|conversation|chat|day|entry|log|notes?|summary|memory|transcript|"
-    r"on|of|from|at|dated|date|week|message|msg|snippet|sent|received|written|recorded|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|"
-    r"#)\b[\W\d_]*)*$",
-    re.IGNORECASE,
-)
-_HEAD = re.compile(r"^([^\W\d][\w .,'’/()•·-]{0,48}?)\s*(?::|=|\|)\s+(?=\S)")
-# What may follow a speaker's name before the colon: "Rafa • 21/04/2027", "Elodie (Mar 3)".
-_HEAD_TAIL = re.compile(r"\s*(?:[•·,|–—-]\s*[^•·]*\d[^•·]*|[\[(][^)\]]*[\])])\s*$")
-_DATED_HEAD = re.compile(
-    rf"^((?:memory|note|entry|fact|item|record|message|msg|event)\s*#?\d*\s*[(\[]\s*"
-    rf"(?:created(?:_at)?|on|at|dated)?\s*[:=]?\s*(?:{DATE_TEXT})[^)\]]*[)\]])\s*:?\s*",
-    re.IGNORECASE,
-)
-_CHAT_HEAD = re.compile(r"^([^\W\d][\w.'’-]{0,20})>\s+")
-SUBJECT_SPEAKERS = frozenset(
-    {"user", "principal", "human", "me", "customer", "client", "the user", "subject", "u"}
-)
-ASSISTANT_SPEAKERS = frozenset(
-    {"assistant", "ai", "bot", "agent", "model", "gpt", "claude", "chatbot", "a", "copilot"}
-)
-NOTE_HEADS = frozenset(
-    {
-        "note",
-        "notes",
-        "fact",
-        "facts",
-        "summary",
-        "memory",
-        "profile",
-        "update",
-        "system",
-        "info",
-        "edit",
-        "ps",
-        "p.s.",
-        "fyi",
-        "btw",
-        "addendum",
-        "correction",
-        "nb",
-    }
-)
-_NOTE_HEAD_START = re.compile(r"^(?:memory|note|entry|fact|item|record|message|msg|event)\b")
-# Words that make a head a label ("current employer:") rather than a speaker's name.
-_LABEL_WORDS = _word_set(
-    "employer company job work workplace office role position city home location lives "
-    "residence address based hometown diet dietary constraint constraints allergy allergies "
-    "restriction restrictions relationship status partner health condition opinion view "
-    "stance preference preferences prefers format style reply replies name nickname habit "
-    "habits task tasks seat current new old previous latest value attribute slot topic "
-    "works lives_in works_at employer_of diet_is"
-)
-
-
-_RELATION_WORDS = re.compile(
-    r"\b(?:sister|brother|mother|mum|mom|father|dad|parents?|wife|husband|partner|friend|"
-    r"colleague|boss|cousin|son|daughter|kids?|children|flatmate|roommate|neighbou?r|family|ex)s?\b"
-)
+SUBJECT_SPEAKERS = RULES.words("subject-speakers")
+ASSISTANT_SPEAKERS = RULES.words("assistant-speakers")
+NOTE_HEADS = RULES.words("note-heads")
 
 
 @dataclass(frozen=True)
@@ -144,14 +67,6 @@ class Line:
         return self.own_date or self.section_date
 
 
-_SINCE = re.compile(
-    rf"\b(?:since|as of|valid[_ ]from\s*[=:]?|from)\s*(?:{DATE_TEXT})", re.IGNORECASE
-)
-
-
-_DIGIT = re.compile(r"\d")
-
-
 @lru_cache(maxsize=4096)
 def _date_prefix(text: str) -> str | None:
     """The date a line starts with; transcripts repeat the same few, so it is read once."""
@@ -166,15 +81,15 @@ def _classify_head(head: str, names: frozenset[str]) -> Speaker:
         return "subject"
     if key in ASSISTANT_SPEAKERS:
         return "assistant"
-    if key in NOTE_HEADS or _NOTE_HEAD_START.match(key):
+    if key in NOTE_HEADS or _R["note-head-start"].match(key):
         return "note"
     words = re.findall(r"[\w']+", key)
     owner = key.split("'s ")[0] if "'s " in key else None
     if owner is not None:
         mine = owner in names or owner in SUBJECT_SPEAKERS
-        relation = re.search(_RELATION_WORDS, key.split("'s ", 1)[1])
+        relation = re.search(_R["relation-words"], key.split("'s ", 1)[1])
         return "note" if mine and not relation else "other"
-    if any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words):
+    if any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words):
         return "note"
     if len(words) == 1 and head[:1].isupper():
         return "other"
@@ -199,21 +114,21 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             plan_list = False
             continue
         at = 0
-        bullet = _BULLET.match(raw)
+        bullet = _R["bullet"].match(raw)
         listed = bool(bullet) or raw[:1] in (" ", "\t")
         if plan_list and not listed:
             plan_list = False
-        if _PLAN_HEADER.search(raw) and raw.rstrip().endswith(":"):
+        if _R["plan-header"].search(raw) and raw.rstrip().endswith(":"):
             plan_list = True
             continue
         if bullet:
             at = bullet.end()
-        score = _SCORE.match(raw[at:])
+        score = _R["score"].match(raw[at:])
         if score:
             at += score.end()
         own: str | None = None
         # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
-        leading = _LEADING_DATE.match(raw[at:])
+        leading = _R["leading-date"].match(raw[at:])
         if leading:
             own = _date_prefix(leading.group(0))
             if own:
@@ -223,7 +138,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             records = render_record(rest)
             if records is not None:
                 for text, date in records:
-                    turn = _HEAD.match(text)
+                    turn = _R["head"].match(text)
                     who: Speaker = "note"
                     role = turn.group(1).strip().lower() if turn else ""
                     if turn and (role in SUBJECT_SPEAKERS or role in ASSISTANT_SPEAKERS):
@@ -235,25 +150,27 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 continue
         if own is None:
             inline = find_dates(rest)
-            if inline and _HEADER_WORDS.match(DATE_PATTERN.sub(" ", rest)):
+            if inline and _R["header-words"].match(DATE_PATTERN.sub(" ", rest)):
                 section = inline[0][2]
                 continue
-        elif not rest.strip() or _HEADER_WORDS.match(rest):
+        elif not rest.strip() or _R["header-words"].match(rest):
             section = own
             continue
         speaker: Speaker = "note"
         head = ""
-        match = _DATED_HEAD.match(rest) or _HEAD.match(rest) or _CHAT_HEAD.match(rest)
+        match = (
+            _R["dated-head"].match(rest) or _R["head"].match(rest) or _R["chat-head"].match(rest)
+        )
         if match:
             head = match.group(1).strip()
-            head_date = _HEAD_DATE.search(head) if _DIGIT.search(head) else None
+            head_date = _R["head-date"].search(head) if _R["digit"].search(head) else None
             if head_date and own is None:
                 found = find_dates(head_date.group(0))
                 own = found[0][2] if found else None
             if head_date:
                 head = head[: head_date.start()].strip() or head
-            elif _DIGIT.search(head):
-                tail = _HEAD_TAIL.search(head)
+            elif _R["digit"].search(head):
+                tail = _R["head-tail"].search(head)
                 found = find_dates(tail.group(0)) if tail and tail.start() > 0 else []
                 if tail and (found or tail.group(0).strip()[:1] in "(["):
                     if own is None and found:
@@ -272,44 +189,13 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
             own = carried  # a reply on the same line was said when the line was
         carried = own
         if own is None:
-            since = _SINCE.search(rest)
+            since = _R["since"].search(rest)
             if since:
                 found = find_dates(since.group(0))
                 own = found[0][2] if found else None
-        planned = plan_list or bool(head and _PLAN_HEADER.search(head))
+        planned = plan_list or bool(head and _R["plan-header"].search(head))
         lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section, planned))
     return lines
-
-
-# A list of what someone means to do, not what is so: "Goals for 2027:", "Wishlist:".
-_PLAN_HEADER = re.compile(
-    r"\b(?:goals?|plans?|wish ?list|wishes|to-?dos?|to do|bucket list|resolutions?|ideas|"
-    r"someday|maybe later|considering|shortlist|aspirations?|intentions?)\b",
-    re.IGNORECASE,
-)
-
-
-# Turns written on one line: "assistant: So your partner is Idris?  |  Aoife: that's him!".
-_TURN_BREAK = re.compile(
-    r"\s+(?:\||//)\s+(?=([^\W\d][\w.'’-]{0,20}(?: [^\W\d][\w.'’-]{0,20})?):\s)"
-)
-
-
-# A line that only qualifies the one above it: "  valid_at: 2021-10-01  invalid_at: 2024-12-15".
-_QUALIFIER_LINE = re.compile(
-    r"^\s+(?:\(?\s*)(?:valid|invalid|expired|expires|ended|until|since|from|status|source|"
-    r"episode|confidence|updated|created)\w*\s*[:=]",
-    re.IGNORECASE,
-)
-
-
-# A line that stops mid-sentence, on a word that needs what follows.
-_WRAPPED = re.compile(
-    r"[a-z,]\s(?:was|were|is|are|the|a|an|to|and|or|on|at|in|of|for|with|that|by|from|as|has|"
-    r"have|be|her|his|their|my|our)$"
-)
-# A line that starts something new: a bullet, a date, a speaker, a record.
-_NEW_ITEM = re.compile(r"^\s*(?:[-*•·>#]|\d{1,4}[.)/-]|[\[({<]|[^\W\d][\w .'’-]{0,30}:\s)")
 
 
 def _joined_lines(context: str) -> list[tuple[int, str]]:
@@ -334,13 +220,18 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
                 out.append((index, " ".join(line.strip() for line in raw_lines[index : end + 1])))
                 index = end + 1
                 continue
-        if out and _WRAPPED.search(out[-1][1]) and raw.strip() and not _NEW_ITEM.match(raw):
+        if (
+            out
+            and _R["wrapped"].search(out[-1][1])
+            and raw.strip()
+            and not _R["new-item"].match(raw)
+        ):
             # A sentence wrapped onto the next line: "…first day at Halvorsen was\nMonday 16 …".
             last_index, last = out[-1]
             out[-1] = (last_index, f"{last.rstrip()} {stripped}")
             index += 1
             continue
-        if out and _QUALIFIER_LINE.match(raw) and out[-1][1].strip():
+        if out and _R["qualifier-line"].match(raw) and out[-1][1].strip():
             last_index, last = out[-1]
             out[-1] = (last_index, f"{last.rstrip().rstrip('.')} ({stripped})")
             index += 1
@@ -361,7 +252,7 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
             out.append((index, raw, False))
             continue
         start = 0
-        for match in _TURN_BREAK.finditer(raw):
+        for match in _R["turn-break"].finditer(raw):
             if _classify_head(match.group(1), names) not in ("subject", "assistant"):
                 continue
             out.append((index, raw[start : match.start()], start > 0))
@@ -372,9 +263,14 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
 
 def _is_label(head: str, names: frozenset[str]) -> bool:
     key = head.strip().lower()
-    if key in NOTE_HEADS or key in names or key in SUBJECT_SPEAKERS or _NOTE_HEAD_START.match(key):
+    if (
+        key in NOTE_HEADS
+        or key in names
+        or key in SUBJECT_SPEAKERS
+        or _R["note-head-start"].match(key)
+    ):
         return True
     if "'s " in key:
         return True
     words = re.findall(r"[\w']+", key)
-    return any(w in _LABEL_WORDS or w.rstrip("s") in _LABEL_WORDS for w in words)
+    return any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words)

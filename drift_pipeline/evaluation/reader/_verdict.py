@@ -7,12 +7,14 @@ sincerity rules, so both readers are measured the same way.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ._dates import find_dates
 from ._probe import ReaderProbe
 from ._read import Reading, read_context
+from ._rules import RULES
+
+_R = RULES.patterns
 
 __all__ = ["ReadingVerdict", "judge_reading", "reading_from_answer"]
 
@@ -77,13 +79,6 @@ def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
     return ReadingVerdict(right, float(right), update, deprecation, why)
 
 
-_YES = re.compile(r"^\W*(?:yes|yeah|yep|correct|they did|he did|she did)\b", re.IGNORECASE)
-_NO = re.compile(
-    r"^\W*(?:no|nope|never|not that i|they have not|they haven't|there is no|nothing)\b",
-    re.IGNORECASE,
-)
-
-
 def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:
     """Turn a reader's free-text answer into a :class:`Reading` by the same rules.
 
@@ -96,8 +91,8 @@ def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:
         probe: The probe asked.
     """
     text = " ".join(answer.split())
-    if probe.kind == "yes_no" and (_YES.match(text) or _NO.match(text)):
-        polarity: str = "yes" if _YES.match(text) else "no"
+    if probe.kind == "yes_no" and (_R["answer-yes"].match(text) or _R["answer-no"].match(text)):
+        polarity: str = "yes" if _R["answer-yes"].match(text) else "no"
         return Reading(polarity, polarity, (), False, None, None, (text,), "answered " + polarity)  # type: ignore[arg-type]
     if probe.kind == "temporal":
         dates = find_dates(text)
