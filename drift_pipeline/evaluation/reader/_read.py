@@ -36,6 +36,7 @@ from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
+from ._relative_time import find_periods
 from ._segment import Line, segment
 
 
@@ -48,7 +49,7 @@ __all__ = ["Mention", "Reading", "read_context"]
 # Rules and lexicon only: no sentence-embedding model (see the reader section of
 # docs/decisions.md). The version changes whenever a reading can change.
 READER_NAME = "careful"
-READER_VERSION = "4"
+READER_VERSION = "5"
 
 
 @dataclass(frozen=True)
@@ -630,6 +631,8 @@ def _attached_dates(
         dates = find_yearless(folded[c_start:c_end], known[:4] or year)
     if not dates and known:
         dates = find_relative(folded[c_start:c_end], known)
+    if not dates and known:  # periods: "last week", "next month", "two weekends ago"
+        dates = find_periods(folded[c_start:c_end], known)
     if len(dates) < 2:
         return dates
     part_start = c_start
