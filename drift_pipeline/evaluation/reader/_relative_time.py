@@ -138,12 +138,15 @@ SEASON_MONTHS: Final[dict[str, tuple[int, int]]] = {
 COARSEST_CREDITED_DAYS: Final = 7
 """The one tolerance of the temporal judge.
 
-A reading's period names the answer's when the two share a day and the reading is no longer
-than the answer's period or than this many days. So "last week" (a week) said on 8 May is
-credited for an event on 7 May, and a day inside "the week before 9 June" is credited for it;
-"last month" or "this year" is not an answer to a question whose answer is a day, however right
-it may be. A week is the coarsest a careful grader accepts for a dated event: it is what the
-speaker gave when all they said was "last week", and finer than any month or season.
+A reading is credited when it lies inside the answer's period, or when it is at most this many
+days long and either holds the answer or, the answer being week-scale too, shares a day with
+it. So "last week" said on 8 May is credited for an event on 7 May, a day inside "the week
+before 9 June" is credited for it, and the calendar week before 9 June (Monday to Sunday) is
+credited for "the week before 9 June" (the seven days before it): people count weeks from
+different days. "Last month" or "this year" is not an answer to a question whose answer is a
+day, however right it may be, and a week that straddles the end of a month is not that month.
+A week is the coarsest a careful grader accepts for a dated event: it is what the speaker gave
+when all they said was "last week", and finer than any month or season.
 """
 
 
@@ -188,8 +191,11 @@ def _week(day: date, shift: int) -> Period:
 
 
 def _weekend(day: date, shift: int) -> Period:
-    """A Saturday and Sunday: ``-1`` the last one over before ``day``, ``0`` the one of its week
-    (the coming one, or the one under way), ``+1`` the one after that."""
+    """A Saturday and Sunday counted from ``day``.
+
+    ``-1`` is the last one over before ``day``, ``0`` the one of its week (the coming one, or
+    the one under way), ``+1`` the one after that.
+    """
     saturday = day - timedelta(days=day.weekday()) + timedelta(days=5)  # this week's Saturday
     if shift < 0:
         # The last weekend over: this week's when it has ended before the day, else earlier.
@@ -215,8 +221,11 @@ def _season(name: str, year: int) -> Period:
 
 
 def _season_from(name: str, day: date, shift: int) -> Period:
-    """``-1`` the last such season ended before ``day``, ``0`` the one of its year, ``+1`` the
-    first one to begin after it."""
+    """The season ``name`` counted from ``day``.
+
+    ``-1`` is the last such season ended before ``day``, ``0`` the one of its year, ``+1`` the
+    first one to begin after it.
+    """
     if shift == 0:
         current = _season(name, day.year)
         if name == "winter" and day.month == 12:
@@ -305,8 +314,12 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
 
 
 # Answers: a date, or a period told relative to one ("the week before 9 June 2023").
-_MONTH_NAMES = "january|february|march|april|may|june|july|august|september|october|november|december"
-_GLUED_MONTH = re.compile(rf"(?<=\d)(?=(?:{_MONTH_NAMES}|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec))", re.I)
+_MONTH_NAMES = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+)
+_GLUED_MONTH = re.compile(
+    rf"(?<=\d)(?=(?:{_MONTH_NAMES}|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec))", re.I
+)
 _LEAD = re.compile(
     r"^(?:(?:on|in|at|around|about|approximately|roughly|sometime in|some time in|during|"
     r"the|a|an)\s+)*",
@@ -497,8 +510,11 @@ def answer_periods(texts: Iterable[str]) -> frozenset[str]:
 def period_credited(reading: str, answers: Iterable[str]) -> bool:
     """Whether the reading's day or period names one of the answers' periods.
 
-    They must share a day, and the reading may be no coarser than the answer's period or than
-    :data:`COARSEST_CREDITED_DAYS` days.
+    Credited when the reading lies inside the answer's period (however precise it is); when
+    both are week-scale (at most :data:`COARSEST_CREDITED_DAYS` days) and share a day, since
+    people count weeks and weekends from different days; or when the answer lies inside a
+    week-scale reading ("last week" for a day in it). A month, season or year that is not
+    inside the answer is never credited.
     """
     read = Period.parse(reading)
     if read is None:
@@ -507,7 +523,11 @@ def period_credited(reading: str, answers: Iterable[str]) -> bool:
         answer = Period.parse(text)
         if answer is None:
             continue
+        inside = answer.first <= read.first and read.last <= answer.last
         shared = read.first <= answer.last and answer.first <= read.last
-        if shared and read.days <= max(answer.days, COARSEST_CREDITED_DAYS):
+        week_scale = read.days <= COARSEST_CREDITED_DAYS
+        if inside or (shared and week_scale and answer.days <= COARSEST_CREDITED_DAYS):
+            return True
+        if week_scale and read.first <= answer.first and answer.last <= read.last:
             return True
     return False

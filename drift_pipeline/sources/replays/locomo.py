@@ -93,8 +93,12 @@ def parse_locomo_date(text: str) -> datetime:
 
 
 def render_turn_text(turn: Mapping[str, Any]) -> str:
-    """A turn's text as LoCoMo shows it to a model: an image caption follows the text."""
-    text = str(turn["text"])
+    """A turn's text as LoCoMo shows it to a model: an image caption follows the text.
+
+    The text is taken without the blank lines some turns end with, so that the caption stays on
+    the line of the turn (and of its date, in a memory that dates each line).
+    """
+    text = str(turn["text"]).strip()
     caption = turn.get("blip_caption")
     if isinstance(caption, str) and caption.strip():
         return f"{text} and shared {caption.strip()}."
@@ -348,20 +352,29 @@ def _evidence_texts(evidence: object, said: Mapping[str, str]) -> list[str]:
     return [said[i] for i in dict.fromkeys(ids) if i in said]
 
 
-# Words that name no event: question words, auxiliaries and time words ("When did Melanie go
-# camping in June?" asks about camping; June is the answer's business).
-_NOT_EVENT_WORDS: Final = frozenset(
-    "when what which how long ago did does do is was were are will would has have had been be "
-    "being planning plan planned going go goes went get got start started first last next this "
-    "year years month months week weeks weekend day days time during around since before after "
+# Words that name no event: function words, and the question's own words for asking and for
+# time ("When did Melanie go camping in June?" asks about camping; June is the answer's).
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_NOT_EVENT_WORDS: Final = _words(
+    "a an the and or but of for to at in on by with from into about over out off up down "
+    "this that these those there here it its he she they we you i him her them his hers their "
+    "our your my me us what when where which who whom whose why how did does do done doing is "
+    "was were are am be been being has have had having will would shall should can could may "
+    "might must not no than then so very too also just only some any each all both other own "
+    "same such more most again once during before after between until while through "
+    "long ago planning plan planned going go goes went get got start started first last "
+    "next year years month months week weeks weekend day days time around since "
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday summer winter spring autumn fall "
-    "morning evening night".split()
+    "morning evening night"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 # Short words a phrase may hold between two of the question's words ("charity race for mental
 # health", "a pottery class").
-_GLUE: Final = frozenset("a an the of for to at in on with and her his their my our".split())
+_GLUE: Final = _words("a an the of for to at in on with and her his their my our")
 
 
 def _stem(word: str) -> str:

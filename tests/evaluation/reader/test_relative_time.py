@@ -98,7 +98,8 @@ def test_answers_name_days_and_periods(answer: str, period: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "answer", ["four months", "10 years ago", "Since 2016", "13 August", "Boston", "a few years before 2023"]
+    "answer",
+    ["four months", "10 years ago", "Since 2016", "13 August", "Boston", "a few years before 2023"],
 )
 def test_an_answer_with_no_readable_date_names_no_period(answer: str) -> None:
     # Above all, "the week before 9 June" is never read as 9 June: words around a date that
@@ -292,3 +293,13 @@ def test_a_when_question_answered_by_no_date_is_a_value_question() -> None:
     assert probe.kind == "value"
     reading = read_context("[2023-06-09] Caroline: I've known these friends for 4 years.", probe)
     assert judge_reading(reading, probe).correct
+
+
+def test_a_week_that_straddles_a_month_is_not_that_month() -> None:
+    july = [_period("2023-07-01", "2023-07-31")]
+    assert not period_credited(_period("2023-06-26", "2023-07-02"), july)
+    assert period_credited(_period("2023-07-03", "2023-07-09"), july)
+    # Two week-scale periods counted from different days, sharing some of them.
+    assert period_credited(
+        _period("2023-05-29", "2023-06-04"), [_period("2023-06-02", "2023-06-08")]
+    )
