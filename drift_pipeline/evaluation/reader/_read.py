@@ -36,7 +36,7 @@ from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
-from ._relative_time import find_periods
+from ._relative_time import find_periods, is_period
 from ._segment import Line, segment
 
 
@@ -503,7 +503,9 @@ def _line_mentions(
         # "When did X start?" is answered by the date written with the event; "when did X tell
         # you" by the date of the telling.
         if _ASKS_TELLING.search(probe.question):
-            attached = line.own_date or clause_date or line.section_date
+            # A period said with the event ("last week") dates the event, not the telling.
+            told = None if is_period(clause_date) else clause_date
+            attached = line.own_date or told or line.section_date
         elif _ASKS_AHEAD.search(probe.question):
             # An event ahead is not dated by the day it was mentioned ("the recital's on a
             # Saturday, not sure which", sent on 12 March), but a note's own date is its day

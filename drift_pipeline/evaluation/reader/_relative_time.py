@@ -35,6 +35,7 @@ __all__ = [
     "answer_period",
     "answer_periods",
     "find_periods",
+    "is_period",
     "period_credited",
 ]
 
@@ -500,6 +501,11 @@ def answer_period(text: str) -> Period | None:
         if relation:
             return _relative_to(kind, relation, period.first)
     return None
+
+
+def is_period(text: str | None) -> bool:
+    """Whether ``text`` is a span of days as :meth:`Period.text` writes it (not a single day)."""
+    return bool(text) and "/" in str(text) and Period.parse(str(text)) is not None
 
 
 def answer_periods(texts: Iterable[str]) -> frozenset[str]:

@@ -303,3 +303,30 @@ def test_a_week_that_straddles_a_month_is_not_that_month() -> None:
     assert period_credited(
         _period("2023-05-29", "2023-06-04"), [_period("2023-06-02", "2023-06-08")]
     )
+
+
+def test_a_period_said_with_the_event_does_not_date_the_telling() -> None:
+    # The question asks when the subject told; "last week" dates the library card, and the
+    # telling is dated by its section.
+    context = (
+        "[2027-01-21]\n"
+        "principal: Please note that I got my library card in Bologna last week, which makes "
+        "the move feel official."
+    )
+    row = {
+        "probe_id": "q1",
+        "probe_type": "recall",
+        "subtype": "temporal",
+        "subject": "principal",
+        "question": "On what date did Oluwaseun last tell you about a change in their home city?",
+        "answer": "2027-01-21",
+        "aliases": ["2027-01-21", "January 21, 2027", "21 January 2027"],
+        "deprecated": [],
+        "options": [],
+        "polarity": "positive",
+        "slot": "home_city",
+        "evidence_terms": ["Bologna"],
+    }
+    probe = ReaderProbe.from_row(row, subject_names=["Oluwaseun"])
+    reading = read_context(context, probe)
+    assert reading.date == "2027-01-21" and judge_reading(reading, probe).correct
