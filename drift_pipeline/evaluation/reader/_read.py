@@ -938,8 +938,15 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
         text = normalise(mention.text)
         return sum(1 for pattern in patterns if pattern.search(text))
 
-    best = max((named(m), m.attached_date is not None) for m in run)
-    return next(m for m in run if (named(m), m.attached_date is not None) == best)
+    def rank(mention: Mention) -> tuple[int, bool, bool]:
+        # Of lines naming the event alike, one that says when it happened ("ran the marathon
+        # yesterday") answers "when" over one that only mentions it ("training for the
+        # marathon"): its attached date is its own, not its line's.
+        dated = mention.attached_date is not None
+        return named(mention), dated, dated and mention.attached_date != mention.order[0]
+
+    best = max(rank(m) for m in run)
+    return next(m for m in run if rank(m) == best)
 
 
 _UNSAID = re.compile(

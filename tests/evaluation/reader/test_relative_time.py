@@ -330,3 +330,14 @@ def test_a_period_said_with_the_event_does_not_date_the_telling() -> None:
     probe = ReaderProbe.from_row(row, subject_names=["Oluwaseun"])
     reading = read_context(context, probe)
     assert reading.date == "2027-01-21" and judge_reading(reading, probe).correct
+
+
+def test_the_line_that_says_when_answers_when() -> None:
+    # Both lines name the marathon; only the second says when it was run.
+    context = (
+        "[2023-05-08] Ben: Nice! I have been training for the Lisbon marathon.\n"
+        "[2023-05-25] Ben: I ran the Lisbon marathon yesterday in under four hours."
+    )
+    probe = _temporal("When did Ben run the marathon?", "24 May 2023", ["marathon"], "Ben")
+    reading = read_context(context, probe)
+    assert reading.date == "2023-05-24" and judge_reading(reading, probe).correct
