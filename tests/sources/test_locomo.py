@@ -13,9 +13,11 @@ import pytest
 from drift_pipeline.sources import SourceError, TableSource, open_source, write_worlds
 from drift_pipeline.sources.replays.locomo import (
     ADVERSARIAL_ANSWER,
+    event_terms,
     evidence_sessions,
     open_locomo,
     parse_locomo_date,
+    render_turn_text,
 )
 
 LOCOMO_FILE = Path(__file__).parents[1] / "fixtures" / "sources" / "locomo_small.json"
@@ -104,6 +106,54 @@ def test_questions_become_probes_by_category() -> None:
     # A row with both answer and adversarial_answer is adversarial by its category.
     assert probes["qa-0010"]["answer"] == ADVERSARIAL_ANSWER
     assert all(p["checkpoint"] == 4 and p["probe_type"] == "recall" for p in probes.values())
+
+
+def test_a_temporal_question_names_its_event_by_the_words_of_its_evidence() -> None:
+    probes = _probes(_by_id(open_locomo(str(LOCOMO_FILE)))["locomo-conv-7"])
+    assert probes["qa-0004"]["question"] == "When did Ben run the marathon?"
+    assert probes["qa-0004"]["evidence_terms"] == ["marathon"]
+    assert probes["qa-0005"]["evidence_terms"] == ["bowl"]
+    # Other categories name values, not events.
+    assert probes["qa-0001"]["evidence_terms"] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence", "terms"),
+    [
+        (
+            "When did Caroline go to the LGBTQ support group?",
+            ["I went to a LGBTQ support group yesterday and it was so powerful."],
+            ["LGBTQ support group"],
+        ),
+        # A stem meets its forms; the speaker's name and time words are not the event.
+        (
+            "When did Melanie paint a sunrise in June?",
+            ["Yeah, I painted that lake sunrise last year!"],
+            ["painted", "sunrise"],
+        ),
+        (
+            "When did Melanie's friend adopt a child?",
+            ["My friend adopted a child last year."],
+            ["friend adopted a child"],
+        ),
+        # Linking words are kept only between two of the question's words.
+        (
+            "When did Melanie run a charity race?",
+            ["I ran a charity race for mental health last Saturday."],
+            ["charity race"],
+        ),
+        ("When did Caroline go there?", ["We went camping."], []),
+    ],
+)
+def test_event_terms_are_the_runs_of_question_words_in_the_evidence(
+    question: str, evidence: list[str], terms: list[str]
+) -> None:
+    assert event_terms(question, evidence, ["Caroline", "Melanie"]) == terms
+
+
+def test_a_caption_stays_on_the_line_of_its_turn() -> None:
+    turn = {"text": "Good luck with work, see ya!\n\n", "blip_caption": "a photo of a couch"}
+    assert render_turn_text(turn) == "Good luck with work, see ya! and shared a photo of a couch."
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,10 @@ def test_a_locomo_file_runs_end_to_end_with_inapplicable_metrics_marked(tmp_path
         recall["full_context@hard"]["single_hop"]["value"]
         >= recall["bm25@hard"]["single_hop"]["value"]
     )
+    # "I ran the Lisbon marathon yesterday", said on 25 May 2023, dates the marathon 24 May;
+    # the first bowl, shown on 8 May 2023, was made in 2023.
+    assert recall["full_context@hard"]["temporal"]["value"] == 1.0
+    assert recall["amnesiac@hard"]["temporal"]["value"] == 0.0
     # The manifest names the data file by content.
     manifest = json.loads((out / "_manifests" / "run.json").read_text())
     digest = hashlib.sha256(LOCOMO_FILE.read_bytes()).hexdigest()

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._dates import parse_date
 from ._lexicon import expand_phrases
+from ._relative_time import answer_periods
 from ._rules import RULES
 
 __all__ = ["Candidate", "ProbeKind", "ReaderOption", "ReaderProbe", "Role"]
@@ -68,7 +68,8 @@ class ReaderProbe:
         answer: The latent answer (a value, ``no`` for yes/no probes, a date for temporal ones).
         candidates: Every value the reader looks for, with its role.
         event_value: Temporal probes: the value whose change is asked about.
-        answer_dates: Temporal probes: the latent date (ISO) in every accepted spelling.
+        answer_dates: Temporal probes: the latent date or period in every accepted spelling
+            (``YYYY-MM-DD``, or ``YYYY-MM-DD/YYYY-MM-DD`` for a period).
         options: Action probes' options.
         correct_option: Index of the right option.
         default_option: Index of the option an agent with no memory picks.
@@ -176,10 +177,13 @@ class ReaderProbe:
             return cls(
                 kind="yes_no", candidates=_dedupe((*([decoy] if decoy else []), *extra)), **common
             )
-        if row.get("subtype") == "temporal":
+        # A "when" question whose answer names no date or period ("four months", "Boston") is
+        # read as a value question.
+        temporal = row.get("subtype") == "temporal"
+        dates = answer_periods([common["answer"], *aliases]) if temporal else frozenset()
+        if dates:
             terms = [str(t) for t in row.get("evidence_terms") or []]
             event = Candidate(terms[0], "current", expand_phrases(terms)) if terms else None
-            dates = frozenset(d for d in (parse_date(a) for a in [common["answer"], *aliases]) if d)
             return cls(
                 kind="temporal",
                 candidates=_dedupe((*([event] if event else []), *old, *extra)),

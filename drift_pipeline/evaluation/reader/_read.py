@@ -36,6 +36,7 @@ from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
 from ._dates import find_dates, find_relative, find_yearless
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
+from ._relative_time import find_periods, is_period
 from ._rules import RULES, Rules
 from ._segment import Line, segment
 
@@ -51,7 +52,7 @@ READER_NAME = "careful"
 
 def reader_version(rules: Rules) -> str:
     """The reader's version with a rules file: a changed cue is a changed reader."""
-    return f"4+rules.{rules.digest}"
+    return f"5+rules.{rules.digest}"
 
 
 READER_VERSION = reader_version(RULES)
@@ -490,7 +491,9 @@ def _line_mentions(
         # "When did X start?" is answered by the date written with the event; "when did X tell
         # you" by the date of the telling.
         if _R["asks-telling"].search(probe.question):
-            attached = line.own_date or clause_date or line.section_date
+            # A period said with the event ("last week") dates the event, not the telling.
+            told = None if is_period(clause_date) else clause_date
+            attached = line.own_date or told or line.section_date
         elif _R["asks-ahead"].search(probe.question):
             # An event ahead is not dated by the day it was mentioned ("the recital's on a
             # Saturday, not sure which", sent on 12 March), but a note's own date is its day
@@ -576,6 +579,8 @@ def _attached_dates(
         dates = find_yearless(folded[c_start:c_end], known[:4] or year)
     if not dates and known:
         dates = find_relative(folded[c_start:c_end], known)
+    if not dates and known:  # periods: "last week", "next month", "two weekends ago"
+        dates = find_periods(folded[c_start:c_end], known)
     if len(dates) < 2:
         return dates
     part_start = c_start
@@ -834,8 +839,15 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
         text = normalise(mention.text)
         return sum(1 for pattern in patterns if pattern.search(text))
 
-    best = max((named(m), m.attached_date is not None) for m in run)
-    return next(m for m in run if (named(m), m.attached_date is not None) == best)
+    def rank(mention: Mention) -> tuple[int, bool, bool]:
+        # Of lines naming the event alike, one that says when it happened ("ran the marathon
+        # yesterday") answers "when" over one that only mentions it ("training for the
+        # marathon"): its attached date is its own, not its line's.
+        dated = mention.attached_date is not None
+        return named(mention), dated, dated and mention.attached_date != mention.order[0]
+
+    best = max(rank(m) for m in run)
+    return next(m for m in run if rank(m) == best)
 
 
 # What says a statement was never meant (a joke, a slip): the same rule as taking back.

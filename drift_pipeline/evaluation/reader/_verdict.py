@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ._dates import find_dates
 from ._probe import ReaderProbe
 from ._read import Reading, read_context
+from ._relative_time import answer_period, period_credited
 from ._rules import RULES
 
 _R = RULES.patterns
@@ -62,7 +63,7 @@ def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
             right, float(right), None, None, "decoy not stated" if right else "decoy stated"
         )
     if probe.kind == "temporal":
-        right = reading.date is not None and reading.date in probe.answer_dates
+        right = reading.date is not None and period_credited(reading.date, probe.answer_dates)
         return ReadingVerdict(
             right, float(right), None, None, f"date {reading.date or 'none'} attached"
         )
@@ -96,7 +97,8 @@ def reading_from_answer(answer: str, probe: ReaderProbe) -> Reading:
         return Reading(polarity, polarity, (), False, None, None, (text,), "answered " + polarity)  # type: ignore[arg-type]
     if probe.kind == "temporal":
         dates = find_dates(text)
-        date = dates[0][2] if dates else None
+        named = answer_period(text)  # "the week before 9 June 2023" names a period
+        date = named.text() if named else (dates[0][2] if dates else None)
         return Reading(date, None, (), False, None, date, (text,), f"answered {date or 'no date'}")
     if probe.kind == "action":
         for index, option in enumerate(probe.options):

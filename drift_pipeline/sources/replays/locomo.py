@@ -10,8 +10,9 @@ ACL 2024; never shipped with the package) through the budget gate. What each par
   is rendered as LoCoMo renders it, its text followed by `` and shared <blip_caption>.``.
 - **Questions** (``qa``) become recall probes asked after the last session, with the category
   as subtype (:data:`CATEGORY_SUBTYPES`); adversarial questions are negative probes whose
-  decoy is the tempting ``adversarial_answer``. With ``midpoint`` a question whose evidence
-  lies wholly in the first half is also asked at the middle session.
+  decoy is the tempting ``adversarial_answer``; a temporal question names its event by the
+  words it shares with its evidence turns (:func:`event_terms`). With ``midpoint`` a question
+  whose evidence lies wholly in the first half is also asked at the middle session.
 - The dataset's ``observation``, ``session_summary`` and ``event_summary`` are never shown to a
   backend; the event summary only labels sessions (signal when it lists an event) for the
   harness.
@@ -46,6 +47,7 @@ __all__ = [
     "ADVERSARIAL_ANSWER",
     "CATEGORY_SUBTYPES",
     "IMPORTER_VERSION",
+    "event_terms",
     "evidence_sessions",
     "gold_answer",
     "open_locomo",
@@ -53,7 +55,7 @@ __all__ = [
     "render_turn_text",
 ]
 
-IMPORTER_VERSION: Final = "1"
+IMPORTER_VERSION: Final = "2"
 """Version of this importer's mapping, recorded with every result (bumped when it changes)."""
 
 HORIZON: Final = "long"
@@ -91,8 +93,12 @@ def parse_locomo_date(text: str) -> datetime:
 
 
 def render_turn_text(turn: Mapping[str, Any]) -> str:
-    """A turn's text as LoCoMo shows it to a model: an image caption follows the text."""
-    text = str(turn["text"])
+    """A turn's text as LoCoMo shows it to a model: an image caption follows the text.
+
+    The text is taken without the blank lines some turns end with, so that the caption stays on
+    the line of the turn (and of its date, in a memory that dates each line).
+    """
+    text = str(turn["text"]).strip()
     caption = turn.get("blip_caption")
     if isinstance(caption, str) and caption.strip():
         return f"{text} and shared {caption.strip()}."
@@ -153,6 +159,7 @@ def _conversation(dataset: DatasetFile, number: int, data: object, midpoint: boo
     dialogue = {
         str(turn["dia_id"]): session.index for session in sessions for turn in session.turns
     }
+    said = {str(turn["dia_id"]): render_turn_text(turn) for s in sessions for turn in s.turns}
     events = sample.data.get("event_summary")
     tables: dict[str, list[dict[str, Any]]] = {
         "latent_profiles": [profile_row(name, "human") for name in speakers],
@@ -179,7 +186,7 @@ def _conversation(dataset: DatasetFile, number: int, data: object, midpoint: boo
             for k, turn in enumerate(s.turns)
         ],
         "ground_truth": [],
-        "probes": _probes(sample, speakers, len(sessions), dialogue, midpoint),
+        "probes": _probes(sample, speakers, len(sessions), dialogue, said, midpoint),
     }
     return TableSource(
         kind="locomo",
@@ -293,6 +300,7 @@ def _probes(
     speakers: Sequence[str],
     sessions: int,
     dialogue: Mapping[str, int],
+    said: Mapping[str, str],
     midpoint: bool,
 ) -> list[dict[str, Any]]:
     middle = (sessions + 1) // 2
@@ -320,11 +328,99 @@ def _probes(
             "evidence_sessions": evidence,
             "polarity": "negative" if category == 5 else "positive",
             "slot": f"locomo/{CATEGORY_SUBTYPES[category]}",
+            "evidence_terms": event_terms(
+                text, _evidence_texts(question.data.get("evidence"), said), speakers
+            )
+            if category == 2
+            else [],
         }
         probes.append({**base, "checkpoint": sessions, "probe_id": f"qa-{number:04d}"})
         if midpoint and found and max(found) < middle < sessions:
             probes.append({**base, "checkpoint": middle, "probe_id": f"qa-{number:04d}@mid"})
     return probes
+
+
+def _evidence_texts(evidence: object, said: Mapping[str, str]) -> list[str]:
+    """The text of every turn the evidence names (read as :func:`evidence_sessions` reads it)."""
+    entries = evidence if isinstance(evidence, list) else [evidence]
+    ids = [
+        f"D{int(s)}:{int(t)}"
+        for entry in entries
+        if entry is not None
+        for s, t in _DIA_ID.findall(str(entry))
+    ]
+    return [said[i] for i in dict.fromkeys(ids) if i in said]
+
+
+# Words that name no event: function words, and the question's own words for asking and for
+# time ("When did Melanie go camping in June?" asks about camping; June is the answer's).
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_NOT_EVENT_WORDS: Final = _words(
+    "a an the and or but of for to at in on by with from into about over out off up down "
+    "this that these those there here it its he she they we you i him her them his hers their "
+    "our your my me us what when where which who whom whose why how did does do done doing is "
+    "was were are am be been being has have had having will would shall should can could may "
+    "might must not no than then so very too also just only some any each all both other own "
+    "same such more most again once during before after between until while through "
+    "long ago planning plan planned going go goes went get got start started first last "
+    "next year years month months week weeks weekend day days time around since "
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday summer winter spring autumn fall "
+    "morning evening night"
+)
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+# Short words a phrase may hold between two of the question's words ("charity race for mental
+# health", "a pottery class").
+_GLUE: Final = _words("a an the of for to at in on with and her his their my our")
+
+
+def _stem(word: str) -> str:
+    """A light stem, so that "painted" meets "paint" and "classes" meets "class"."""
+    word = word.lower().replace("’", "'").split("'")[0]
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def event_terms(question: str, evidence: Sequence[str], speakers: Sequence[str]) -> list[str]:
+    """How the evidence turns name the event a temporal question asks about.
+
+    The runs of words of each evidence turn that the question also uses (by a light stem),
+    with only short linking words between them, as the turn spells them: "When did Caroline
+    go to the LGBTQ support group?" against "I went to a LGBTQ support group yesterday" gives
+    ``LGBTQ support group``. Speakers' names, question words and time words name no event.
+    Longest first; empty when the question shares no such word with its evidence.
+    """
+    names = {name.lower() for name in speakers}
+    bases = [w.lower().replace("’", "'").split("'")[0] for w in _WORD.findall(question)]
+    wanted = {
+        _stem(w) for w in bases if w not in _NOT_EVENT_WORDS and w not in names and len(w) > 2
+    }
+    wanted -= {_stem(w) for w in _GLUE}
+    found: dict[str, int] = {}
+    for text in evidence:
+        words = list(_WORD.finditer(text))
+        run: list[re.Match[str]] = []
+        for match in [*words, None]:
+            word = match.group(0) if match is not None else ""
+            if match is not None and _stem(word) in wanted:
+                run.append(match)
+                continue
+            if match is not None and run and word.lower() in _GLUE:
+                run.append(match)  # kept only if a wanted word follows
+                continue
+            while run and run[-1].group(0).lower() in _GLUE:
+                run.pop()
+            if run:
+                phrase = text[run[0].start() : run[-1].end()]
+                content = sum(1 for m in run if m.group(0).lower() not in _GLUE)
+                found[phrase] = max(found.get(phrase, 0), content)
+            run = []
+    return sorted(found, key=lambda phrase: (-found[phrase], -len(phrase), phrase))
 
 
 def _subject(question: str, speakers: Sequence[str]) -> str:

@@ -1,0 +1,539 @@
+"""Time words resolved against the day a line was said, and answers that name a period.
+
+People date events by the day they speak: "I went to a support group yesterday", said on
+8 May 2023, dates the event 7 May 2023; "my school talk last week", said on 9 June 2023, dates it
+to the week before. :func:`find_periods` reads such words in a line, given the line's own date,
+into a :class:`Period` (a day or a span of days). :func:`answer_period` reads an answer that
+names a date or a period ("7 May 2023", "June 2023", "2022", "the week before 9 June 2023",
+"the Friday before 15 July 2023"), and :func:`period_credited` decides whether a reading's
+period names the answer's, with the one tolerance of :data:`COARSEST_CREDITED_DAYS`.
+
+A period travels as text: a day as ``YYYY-MM-DD``, a span as the ISO 8601 interval
+``YYYY-MM-DD/YYYY-MM-DD`` (both ends included), so a span sorts by its first day among dates.
+
+The word tables below are plain data: each row names the words, the unit they count in and how
+many units from the speaking day they point (``-1`` the one before, ``0`` the current one,
+``+1`` the next). Nothing is resolved without the line's own date: a context without dates is
+not guessed at.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Final, Literal
+
+from ._dates import DATE_PATTERN, find_dates
+
+__all__ = [
+    "COARSEST_CREDITED_DAYS",
+    "RELATIVE_WORDS",
+    "Period",
+    "answer_period",
+    "answer_periods",
+    "find_periods",
+    "is_period",
+    "period_credited",
+]
+
+Unit = Literal["day", "weekend", "week", "month", "year", "spring", "summer", "autumn", "winter"]
+
+RELATIVE_WORDS: Final[tuple[tuple[str, Unit, int], ...]] = (
+    # (words, unit, units from the speaking day)
+    ("last night", "day", -1),
+    ("the night before last", "day", -2),
+    ("last week", "week", -1),
+    ("the week before last", "week", -2),
+    ("earlier this week", "week", 0),
+    ("this week", "week", 0),
+    ("next week", "week", 1),
+    ("last weekend", "weekend", -1),
+    ("this past weekend", "weekend", -1),
+    ("the past weekend", "weekend", -1),
+    ("the weekend before last", "weekend", -2),
+    ("this weekend", "weekend", 0),
+    ("next weekend", "weekend", 1),
+    ("last month", "month", -1),
+    ("earlier this month", "month", 0),
+    ("this month", "month", 0),
+    ("later this month", "month", 0),
+    ("next month", "month", 1),
+    ("last year", "year", -1),
+    ("earlier this year", "year", 0),
+    ("this year", "year", 0),
+    ("next year", "year", 1),
+    ("last spring", "spring", -1),
+    ("this spring", "spring", 0),
+    ("next spring", "spring", 1),
+    ("last summer", "summer", -1),
+    ("this summer", "summer", 0),
+    ("next summer", "summer", 1),
+    ("last autumn", "autumn", -1),
+    ("last fall", "autumn", -1),
+    ("this autumn", "autumn", 0),
+    ("this fall", "autumn", 0),
+    ("next autumn", "autumn", 1),
+    ("next fall", "autumn", 1),
+    ("last winter", "winter", -1),
+    ("this winter", "winter", 0),
+    ("next winter", "winter", 1),
+)
+"""Fixed time words: the unit they name and how many units from the speaking day."""
+
+COUNTED_UNITS: Final[dict[str, Unit]] = {
+    "weekend": "weekend",
+    "weekends": "weekend",
+    "month": "month",
+    "months": "month",
+    "year": "year",
+    "years": "year",
+}
+"""Units a count may go with ("two weekends ago", "three months ago", "a year ago"); days and
+weeks counted back ("three days ago", "two weeks ago") are read as single days by the dates
+module."""
+
+COUNT_WORDS: Final[dict[str, int]] = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "couple of": 2,
+}
+
+FEW_DAYS: Final = (2, 6)
+""""A few days ago": from six days before the speaking day to two days before (more than one
+day, less than a week)."""
+
+WEEKDAYS: Final[dict[str, int]] = {
+    "monday": 0, "mon": 0,
+    "tuesday": 1, "tues": 1, "tue": 1,
+    "wednesday": 2, "wed": 2,
+    "thursday": 3, "thurs": 3, "thur": 3, "thu": 3,
+    "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5,
+    "sunday": 6, "sun": 6,
+}  # fmt: skip
+"""Weekday names and their short forms ("last Fri", "last Tues")."""
+
+SEASON_MONTHS: Final[dict[str, tuple[int, int]]] = {
+    "spring": (3, 5),
+    "summer": (6, 8),
+    "autumn": (9, 11),
+    "fall": (9, 11),
+    "winter": (12, 2),
+}
+"""Seasons by their months (northern hemisphere); winter runs from December into February."""
+
+COARSEST_CREDITED_DAYS: Final = 7
+"""The one tolerance of the temporal judge.
+
+A reading is credited when it lies inside the answer's period, or when it is at most this many
+days long and either holds the answer or, the answer being week-scale too, shares a day with
+it. So "last week" said on 8 May is credited for an event on 7 May, a day inside "the week
+before 9 June" is credited for it, and the calendar week before 9 June (Monday to Sunday) is
+credited for "the week before 9 June" (the seven days before it): people count weeks from
+different days. "Last month" or "this year" is not an answer to a question whose answer is a
+day, however right it may be, and a week that straddles the end of a month is not that month.
+A week is the coarsest a careful grader accepts for a dated event: it is what the speaker gave
+when all they said was "last week", and finer than any month or season.
+"""
+
+
+@dataclass(frozen=True, order=True)
+class Period:
+    """A day or a span of days, both ends included."""
+
+    first: date
+    last: date
+
+    @property
+    def days(self) -> int:
+        """How many days it spans."""
+        return (self.last - self.first).days + 1
+
+    def text(self) -> str:
+        """``YYYY-MM-DD`` for a day, ``YYYY-MM-DD/YYYY-MM-DD`` for a span."""
+        if self.first == self.last:
+            return self.first.isoformat()
+        return f"{self.first.isoformat()}/{self.last.isoformat()}"
+
+    @classmethod
+    def parse(cls, text: str) -> Period | None:
+        """Read :meth:`text`'s form back (``None`` when it is neither a day nor a span)."""
+        first, _, last = text.partition("/")
+        try:
+            start = date.fromisoformat(first)
+            end = date.fromisoformat(last) if last else start
+        except ValueError:
+            return None
+        return cls(start, end) if start <= end else None
+
+
+def _day(day: date) -> Period:
+    return Period(day, day)
+
+
+def _week(day: date, shift: int) -> Period:
+    """The calendar week (Monday to Sunday) ``shift`` weeks from the one holding ``day``."""
+    monday = day - timedelta(days=day.weekday()) + timedelta(weeks=shift)
+    return Period(monday, monday + timedelta(days=6))
+
+
+def _weekend(day: date, shift: int) -> Period:
+    """A Saturday and Sunday counted from ``day``.
+
+    ``-1`` is the last one over before ``day``, ``0`` the one of its week (the coming one, or
+    the one under way), ``+1`` the one after that.
+    """
+    saturday = day - timedelta(days=day.weekday()) + timedelta(days=5)  # this week's Saturday
+    if shift < 0:
+        # The last weekend over: this week's when it has ended before the day, else earlier.
+        last = saturday if saturday + timedelta(days=1) < day else saturday - timedelta(weeks=1)
+        saturday = last + timedelta(weeks=shift + 1)
+    else:
+        saturday += timedelta(weeks=shift)
+    return Period(saturday, saturday + timedelta(days=1))
+
+
+def _month(year: int, month: int, shift: int = 0) -> Period:
+    index = year * 12 + (month - 1) + shift
+    year, month = divmod(index, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    return Period(date(year, month + 1, 1), date(year, month + 1, last))
+
+
+def _season(name: str, year: int) -> Period:
+    """The season ``name`` of ``year`` (a winter is the one that ends in ``year``)."""
+    start, end = SEASON_MONTHS[name]
+    first_year = year - 1 if start > end else year
+    return Period(_month(first_year, start).first, _month(year, end).last)
+
+
+def _season_from(name: str, day: date, shift: int) -> Period:
+    """The season ``name`` counted from ``day``.
+
+    ``-1`` is the last such season ended before ``day``, ``0`` the one of its year, ``+1`` the
+    first one to begin after it.
+    """
+    if shift == 0:
+        current = _season(name, day.year)
+        if name == "winter" and day.month == 12:
+            current = _season(name, day.year + 1)
+        return current
+    year = day.year + 1
+    while _season(name, year).last >= day:
+        year -= 1
+    if shift < 0:
+        return _season(name, year + shift + 1)
+    while _season(name, year).first <= day:
+        year += 1
+    return _season(name, year + shift - 1)
+
+
+def _unit_period(unit: Unit, day: date, shift: int) -> Period:
+    if unit == "day":
+        return _day(day + timedelta(days=shift))
+    if unit == "week":
+        return _week(day, shift)
+    if unit == "weekend":
+        return _weekend(day, shift)
+    if unit == "month":
+        return _month(day.year, day.month, shift)
+    if unit == "year":
+        return Period(date(day.year + shift, 1, 1), date(day.year + shift, 12, 31))
+    return _season_from(unit, day, shift)
+
+
+def _last_weekday(day: date, weekday: int) -> date:
+    """The latest ``weekday`` strictly before ``day``."""
+    return day - timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
+
+
+def _next_weekday(day: date, weekday: int) -> date:
+    """The first ``weekday`` strictly after ``day``."""
+    return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
+
+
+def _alternation(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_FIXED = {words: (unit, shift) for words, unit, shift in RELATIVE_WORDS}
+_COUNT = _alternation(COUNT_WORDS)
+_WEEKDAY = _alternation(WEEKDAYS)
+_WORDS = re.compile(
+    rf"\b(?P<fixed>{_alternation(_FIXED)})\b"
+    rf"|\b(?P<n>\d{{1,2}}|{_COUNT}) (?P<unit>{_alternation(COUNTED_UNITS)}) ago\b"
+    r"|\b(?P<few>a few|few) days ago\b"
+    rf"|\b(?:last|this past) (?P<weekday>{_WEEKDAY})\b\.?",
+    re.IGNORECASE,
+)
+
+
+def _count(text: str) -> int:
+    key = text.lower()
+    return int(key) if key.isdigit() else COUNT_WORDS[key]
+
+
+def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
+    """Time words in ``text`` resolved against the day it was said, ``today`` (ISO).
+
+    Returns ``(start, end, period)`` for each, in order, the period as :meth:`Period.text`
+    writes it; nothing when ``today`` is not a date.
+    """
+    spoken = Period.parse(today)
+    if spoken is None or spoken.days != 1:
+        return []
+    day = spoken.first
+    found: list[tuple[int, int, str]] = []
+    for match in _WORDS.finditer(text):
+        if match.group("fixed"):
+            unit, shift = _FIXED[match.group("fixed").lower()]
+            period = _unit_period(unit, day, shift)
+        elif match.group("unit"):
+            period = _unit_period(
+                COUNTED_UNITS[match.group("unit").lower()], day, -_count(match.group("n"))
+            )
+        elif match.group("few"):
+            period = Period(day - timedelta(days=FEW_DAYS[1]), day - timedelta(days=FEW_DAYS[0]))
+        else:
+            period = _day(_last_weekday(day, WEEKDAYS[match.group("weekday").lower()]))
+        found.append((match.start(), match.end(), period.text()))
+    return found
+
+
+# Answers: a date, or a period told relative to one ("the week before 9 June 2023").
+_MONTH_NAMES = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+)
+_GLUED_MONTH = re.compile(
+    rf"(?<=\d)(?=(?:{_MONTH_NAMES}|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec))", re.I
+)
+_LEAD = re.compile(
+    r"^(?:(?:on|in|at|around|about|approximately|roughly|sometime in|some time in|during|"
+    r"the|a|an)\s+)*",
+    re.IGNORECASE,
+)
+_RELATIONS: Final[tuple[tuple[str, str], ...]] = (
+    # (words before an anchor day, how the period is taken from it)
+    (r"(?:last )?week before", "week_before"),
+    (r"week of", "week_of"),
+    (r"(?P<n>\w+(?: of)?) weekends before", "weekends_before"),
+    (r"weekend before", "weekend_before"),
+    (r"weekend after", "weekend_after"),
+    (r"weekend of", "weekend_of"),
+    (rf"(?P<weekday>{_WEEKDAY}) before", "weekday_before"),
+    (rf"(?P<weekday>{_WEEKDAY}) after", "weekday_after"),
+    (r"few days before", "few_days_before"),
+    (r"day before", "day_before"),
+    (r"day after", "day_after"),
+    (r"(?P<n>\w+(?: of)?) days before", "days_before"),
+    (r"(?P<n>\w+(?: of)?) weeks before", "weeks_before"),
+)
+_RELATION = [(re.compile(rf"^{words}\s*$", re.IGNORECASE), kind) for words, kind in _RELATIONS]
+_DAY_FORMS = ("iso", "dmy", "mdy", "dots", "slash")
+_MONTH_FORMS = ("my", "ym", "mmy")
+_MONTH_PART = re.compile(
+    r"^(?P<part>early|mid|middle of|late|end of|the end of|beginning of|the beginning of|"
+    r"start of|the start of|first week of|second week of|third week of|last week of|"
+    r"first weekend of|last weekend of)\s*$",
+    re.IGNORECASE,
+)
+_SEASON = re.compile(
+    r"^(?:(?:early|late|mid)\s+)?(?P<season>spring|summer|autumn|fall|winter)(?:\s+of)?\s+"
+    r"(?P<year>\d{4})$",
+    re.IGNORECASE,
+)
+_YEAR_ONLY = re.compile(r"^(?P<year>(?:19|20)\d{2})$")
+_RANGE_SAME_MONTH = re.compile(
+    rf"^(?:between\s+|from\s+)?(?:(?:the\s+)?night of\s+)?(?P<m>{_MONTH_NAMES})\s+(?P<d1>\d{{1,2}})"
+    rf"(?:st|nd|rd|th)?\s*(?:-|–|to|and)\s*(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})$"
+    rf"|^(?:between\s+|from\s+)?(?P<d3>\d{{1,2}})\s*(?:-|–|to|and)\s*(?P<d4>\d{{1,2}})\s+"
+    rf"(?P<m2>{_MONTH_NAMES}),?\s+(?P<y2>\d{{4}})$",
+    re.IGNORECASE,
+)
+_BETWEEN = re.compile(r"^(?:between|from)\s+(?P<a>.+?)\s+(?:and|to|until)\s+(?P<b>.+)$", re.I)
+
+
+def _clean(text: str) -> str:
+    text = " ".join(str(text).split()).strip(" .;:!?`'\"")
+    text = re.sub(r",(?=\d)", ", ", text.replace("`", ""))  # "24 August,2023"
+    return _GLUED_MONTH.sub(" ", text)  # "24June, 2022"
+
+
+def _relative_to(kind: str, match: re.Match[str], anchor: date) -> Period | None:
+    groups = match.groupdict()
+    count = None
+    if groups.get("n") is not None:
+        key = groups["n"].lower()
+        if not (key.isdigit() or key in COUNT_WORDS):
+            return None
+        count = _count(key)
+    if kind == "week_before":
+        return Period(anchor - timedelta(days=7), anchor - timedelta(days=1))
+    if kind == "week_of":
+        return _week(anchor, 0)
+    if kind == "weekend_before":
+        return _weekend(anchor, -1)
+    if kind == "weekends_before":
+        return _weekend(anchor, -(count or 1))
+    if kind == "weekend_after":
+        saturday = _next_weekday(anchor, 5)
+        return Period(saturday, saturday + timedelta(days=1))
+    if kind == "weekend_of":
+        return _weekend(anchor, 0)
+    if kind == "weekday_before":
+        return _day(_last_weekday(anchor, WEEKDAYS[groups["weekday"].lower()]))
+    if kind == "weekday_after":
+        return _day(_next_weekday(anchor, WEEKDAYS[groups["weekday"].lower()]))
+    if kind == "few_days_before":
+        return Period(anchor - timedelta(days=FEW_DAYS[1]), anchor - timedelta(days=FEW_DAYS[0]))
+    if kind == "day_before":
+        return _day(anchor - timedelta(days=1))
+    if kind == "day_after":
+        return _day(anchor + timedelta(days=1))
+    if kind == "days_before":
+        return _day(anchor - timedelta(days=count or 0))
+    return _day(anchor - timedelta(weeks=count or 0))  # weeks_before
+
+
+def _month_part(part: str, month: Period) -> Period:
+    part = part.lower().removeprefix("the ")
+    year, number, last = month.first.year, month.first.month, month.last.day
+    if part == "early" or part.startswith(("beginning", "start")):
+        return Period(month.first, date(year, number, 10))
+    if part in ("mid", "middle of"):
+        return Period(date(year, number, 11), date(year, number, 20))
+    if part in ("late", "end of"):
+        return Period(date(year, number, 21), month.last)
+    if part == "last week of":
+        return Period(date(year, number, last - 6), month.last)
+    if part.endswith("weekend of"):
+        saturdays = [d for d in range(1, last) if date(year, number, d).weekday() == 5]
+        saturday = date(year, number, saturdays[0 if part.startswith("first") else -1])
+        return Period(saturday, saturday + timedelta(days=1))
+    week = ("first", "second", "third").index(part.split(" ")[0])
+    return Period(date(year, number, 1 + 7 * week), date(year, number, 7 + 7 * week))
+
+
+def _one_date(text: str) -> tuple[re.Match[str], Period, bool] | None:
+    """The only date in ``text``: its match, its period and whether it is a day."""
+    matches = [m for m in DATE_PATTERN.finditer(text) if _match_period(m) is not None]
+    if len(matches) != 1:
+        return None
+    period = _match_period(matches[0])
+    assert period is not None
+    return matches[0], period, any(matches[0].group(form) for form in _DAY_FORMS)
+
+
+def _match_period(match: re.Match[str]) -> Period | None:
+    found = find_dates(match.group(0))
+    if not found:
+        return None
+    day = date.fromisoformat(found[0][2])
+    if any(match.group(form) for form in _MONTH_FORMS):
+        return _month(day.year, day.month)
+    return _day(day)
+
+
+def answer_period(text: str) -> Period | None:
+    """The day or period an answer names, or ``None`` when it names none this module reads.
+
+    A day ("7 May 2023", "May 7, 2022"), a month ("June 2023", "early August, 2023", "the last
+    week of May 2023"), a season or a year ("summer 2022", "in 2022"), a span ("between 26 March
+    and 20 April 2023", "November 5-6, 2022"), or a period told from a day ("the week before
+    9 June 2023", "the Friday before 15 July 2023", "two weekends before 17 July 2023", "a few
+    days before 19 August, 2023"). An answer with words around its date that it does not
+    understand names nothing: "the week before 9 June" is never read as 9 June.
+    """
+    cleaned = _clean(text)
+    body = cleaned[_LEAD.match(cleaned).end() :] if cleaned else ""  # type: ignore[union-attr]
+    if not body:
+        return None
+    if year := _YEAR_ONLY.match(body):
+        value = int(year.group("year"))
+        return Period(date(value, 1, 1), date(value, 12, 31))
+    if season := _SEASON.match(body):
+        return _season(season.group("season").lower(), int(season.group("year")))
+    if spans := _RANGE_SAME_MONTH.match(body):
+        month_name = spans.group("m") or spans.group("m2")
+        year_text = spans.group("y") or spans.group("y2")
+        first = find_dates(f"{spans.group('d1') or spans.group('d3')} {month_name} {year_text}")
+        last = find_dates(f"{spans.group('d2') or spans.group('d4')} {month_name} {year_text}")
+        if first and last and first[0][2] <= last[0][2]:
+            return Period(date.fromisoformat(first[0][2]), date.fromisoformat(last[0][2]))
+        return None
+    if between := _BETWEEN.match(body):
+        end = answer_period(between.group("b"))
+        if end is None:
+            return None
+        start = answer_period(between.group("a")) or answer_period(
+            f"{between.group('a')} {end.last.year}"
+        )
+        return Period(start.first, end.last) if start and start.first <= end.last else None
+    found = _one_date(body)
+    if found is None:
+        return None
+    match, period, is_day = found
+    before, after = body[: match.start()].strip(" ,"), body[match.end() :].strip(" ,")
+    if after:
+        return None
+    before = before[_LEAD.match(before).end() :] if before else ""  # type: ignore[union-attr]
+    if not before:
+        return period
+    if not is_day:
+        part = _MONTH_PART.match(before)
+        return _month_part(part.group("part"), period) if part else None
+    for pattern, kind in _RELATION:
+        relation = pattern.match(before)
+        if relation:
+            return _relative_to(kind, relation, period.first)
+    return None
+
+
+def is_period(text: str | None) -> bool:
+    """Whether ``text`` is a span of days as :meth:`Period.text` writes it (not a single day)."""
+    return bool(text) and "/" in str(text) and Period.parse(str(text)) is not None
+
+
+def answer_periods(texts: Iterable[str]) -> frozenset[str]:
+    """The periods (as text) that the answer and its spellings name."""
+    return frozenset(p.text() for p in (answer_period(t) for t in texts) if p is not None)
+
+
+def period_credited(reading: str, answers: Iterable[str]) -> bool:
+    """Whether the reading's day or period names one of the answers' periods.
+
+    Credited when the reading lies inside the answer's period (however precise it is); when
+    both are week-scale (at most :data:`COARSEST_CREDITED_DAYS` days) and share a day, since
+    people count weeks and weekends from different days; or when the answer lies inside a
+    week-scale reading ("last week" for a day in it). A month, season or year that is not
+    inside the answer is never credited.
+    """
+    read = Period.parse(reading)
+    if read is None:
+        return False
+    for text in answers:
+        answer = Period.parse(text)
+        if answer is None:
+            continue
+        inside = answer.first <= read.first and read.last <= answer.last
+        shared = read.first <= answer.last and answer.first <= read.last
+        week_scale = read.days <= COARSEST_CREDITED_DAYS
+        if inside or (shared and week_scale and answer.days <= COARSEST_CREDITED_DAYS):
+            return True
+        if week_scale and read.first <= answer.first and answer.last <= read.last:
+            return True
+    return False
