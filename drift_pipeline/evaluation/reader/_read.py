@@ -23,13 +23,13 @@ import re
 import threading
 import unicodedata
 from bisect import bisect_right
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 from typing import Any, Literal
 
+from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
@@ -234,20 +234,15 @@ def _bounded(key: str, text: str) -> list[tuple[int, int]]:
 # each text keeps its phrases' occurrences. Only the last few texts, since a full-context
 # memory's text can be megabytes (they are the texts _scan and _prepare keep anyway).
 _OCCURRENCE_TEXTS = 8
-_occurrences: OrderedDict[str, dict[str, list[tuple[int, int]]]] = OrderedDict()
+_occurrences: BoundedCache[str, dict[str, list[tuple[int, int]]]] = BoundedCache(_OCCURRENCE_TEXTS)
+# The cache guards its own entries; this lock guards the per-text dict inside one.
 _occurrences_lock = threading.Lock()
 
 
 def _bounded_seen(key: str, text: str) -> list[tuple[int, int]]:
     """:func:`_bounded`, kept per text (the list is shared: callers only read it)."""
+    spans = _occurrences.get_or_build(text, dict)
     with _occurrences_lock:
-        spans = _occurrences.get(text)
-        if spans is None:
-            spans = _occurrences[text] = {}
-            while len(_occurrences) > _OCCURRENCE_TEXTS:
-                _occurrences.popitem(last=False)
-        else:
-            _occurrences.move_to_end(text)
         found = spans.get(key)
         if found is None:
             found = spans[key] = _bounded(key, text)
