@@ -38,12 +38,19 @@ if TYPE_CHECKING:
     help="With --judge rule and no --set: the shipped contexts written by other authors "
     "(eleven sets, 1,658 items) instead of the hand-written ones.",
 )
+@click.option(
+    "--write-figures",
+    is_flag=True,
+    help="Re-measure the careful reader on every labelled set the package ships and rewrite "
+    "the figures every leaderboard quotes (evaluation/data/reader_figures.json).",
+)
 @OUT_OPTION
 @json_option("Also write the report (rates, categories, every decision) as JSON to this file.")
 def command(
     judge: str,
     check_set: Path | None,
     others: bool,
+    write_figures: bool,
     out: StorageRoot,
     json_path: Path | None,
 ) -> None:
@@ -55,6 +62,11 @@ def command(
     the shipped answer set holds vague, wrong, paraphrased and plain answers. Targets: accuracy
     at least 90%, false accepts at most 5%. LLM replies are cached under --out's llm_cache.
     """
+    if write_figures:
+        from drift_pipeline.evaluation._reader_figures import main as write_figures_exec
+
+        write_figures_exec([], echo=click.echo)
+        return
     judge_check_exec(judge, check_set, others, out, json_path)
 
 

@@ -52,7 +52,7 @@ __all__ = [
 
 FIGURES_FILE: Final = "reader_figures.json"
 """The shipped figures, in ``drift_pipeline/evaluation/data/``."""
-MEASURE_COMMAND: Final = "python -m drift_pipeline.evaluation.reader_figures"
+MEASURE_COMMAND: Final = "drift judge-check --write-figures"
 """The one command that re-measures every shipped figure and rewrites :data:`FIGURES_FILE`."""
 CURRENT_READER: Final = f"{READER_NAME}@{READER_VERSION}"
 """The careful reader this code runs, as every figure records it."""

@@ -104,7 +104,7 @@ def test_figures_of_another_reader_version_are_never_quoted(
     monkeypatch.setattr(figures_module, "_loaded", [replace(shipped, reader="careful@0")])
     text = render_leaderboard(standings(_cells()))
     assert f"reader {OFFLINE_SCORING.reader}: not measured (the shipped figures are for " in text
-    assert "careful@0; python -m drift_pipeline.evaluation.reader_figures re-measures" in text
+    assert "careful@0; drift judge-check --write-figures re-measures" in text
     assert "hand-written" not in text
     [scoring] = summary_json(_cells(), ["fixture-001"])["scoring"]
     assert scoring["reader_figures"] is None

@@ -15,13 +15,10 @@ import re
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-if TYPE_CHECKING:
-    from ._probe import ReaderProbe
 
 __all__ = [
     "RULES",
@@ -30,8 +27,6 @@ __all__ = [
     "Rule",
     "RuleFile",
     "Rules",
-    "example_failure",
-    "failing_examples",
     "load_rules",
 ]
 
@@ -350,60 +345,6 @@ class Rules:
         if rule.alternatives is not None:
             return self.alternation(rule_id, lambda a: True).search
         return self.pattern(rule_id).search
-
-
-def _example_probe(example: Example) -> ReaderProbe:
-    from ._probe import ReaderProbe
-
-    row: dict[str, object] = {
-        "probe_id": "example",
-        "probe_type": "recall",
-        "subtype": "temporal" if example.kind == "temporal" else "fact",
-        "polarity": "negative" if example.kind == "yes_no" else "positive",
-        "subject": "principal",
-        "question": example.question,
-        "answer": "2027-05-03" if example.kind == "temporal" else example.value,
-        "aliases": ["2027-05-03"] if example.kind == "temporal" else [example.value],
-        "slot": example.slot,
-        "evidence_terms": [example.value] if example.kind == "temporal" else [],
-    }
-    others = [[other] for other in example.others]
-    return ReaderProbe.from_row(row, subject_names=["Rhiannon Price"], others=others)
-
-
-def example_failure(rules: Rules, rule_id: str, example: Example) -> str | None:
-    """Why one example of a rule does not pass (``None`` when it does).
-
-    A pattern example is tried with the rule's pattern (or word list); a reading example is
-    read by the careful reader, and passes when a mention of the value gets the example's
-    frame decided by this rule.
-    """
-    if example.text is not None:
-        found = rules.matcher(rule_id)(example.text)
-        got = found.group(0) if isinstance(found, re.Match) else bool(found)
-        wanted = example.matches
-        ok = bool(got) == wanted if isinstance(wanted, bool) else got == wanted
-        return None if ok else f"{rule_id}: {example.text!r} gives {got!r}, not {wanted!r}"
-    from ._read import read_context
-
-    assert example.context is not None  # the model makes sure
-    reading = read_context(example.context, _example_probe(example))
-    frames = [(m.frame, m.rule) for m in reading.mentions if m.value == example.value]
-    if (example.frame, rule_id) in frames:
-        return None
-    return f"{rule_id}: {example.context!r} reads {example.value!r} as {frames or 'unmentioned'}"
-
-
-def failing_examples(rules: Rules) -> list[str]:
-    """Every example of every rule and compound case that does not pass, one line each."""
-    failures = []
-    cases: list[Rule | Compound] = [*rules.spec.rules, *rules.spec.compound]
-    for rule in cases:
-        for example in rule.examples:
-            failure = example_failure(rules, rule.id, example)
-            if failure:
-                failures.append(f"{rules.source}: rule {failure}")
-    return failures
 
 
 def _where(error: ValidationError, raw: object, source: str) -> str:
