@@ -241,8 +241,10 @@ def test_a_backend_that_cannot_start_is_one_line_and_exit_4_through_dagster(
     assert done.returncode == EXIT_BACKEND_START, done.stderr
     lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
     assert lines == [
-        "backend broken_syntax:Broken@hard could not start: SyntaxError: '(' was never closed "
-        f"(broken_syntax.py, line 2) at {modules}/broken_syntax.py:2 (no rows written for it)"
+        "backend broken_syntax:Broken@hard could not start: RegistryError: backend "
+        "'broken_syntax:Broken': cannot import module 'broken_syntax' (SyntaxError: '(' was "
+        f"never closed (broken_syntax.py, line 2)) at {modules}/broken_syntax.py:2 "
+        "(no rows written for it)"
     ], done.stderr
     # The world's own memory run (the reference compressor) landed; the broken arm has no row.
     arms = {p.name for p in (tmp_path / "data").glob("memory_snapshots/*/*/arm=*")}
