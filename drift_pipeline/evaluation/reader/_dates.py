@@ -26,27 +26,7 @@ __all__ = [
     "parse_date",
 ]
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
+_MONTHS = {word: row.offset for row in RULES.tables["month-names"] for word in row.spellings}
 DATE_PATTERN = RULES.pattern("date-pattern")
 DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
 """The same pattern without group names, for embedding in other patterns (case-insensitive)."""
@@ -95,37 +75,10 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     return found
 
 
-_COUNT = (
-    r"(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|couple of)"
-)
-_COUNTS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a couple of": 2,
-    "couple of": 2,
-}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_RELATIVE = re.compile(
-    r"\b(?P<word>the day after tomorrow|the day before yesterday|tomorrow|tmrw|yesterday|"
-    r"today|tonight|this morning|this evening|this afternoon)\b"
-    r"|\b(?:on )?the (?P<day>\d{1,2})(?:st|nd|rd|th)\b(?!\s+of\b)"
-    rf"|\b{_COUNT} (?P<unit>days?|weeks?) (?P<dir>ago|before|earlier|from (?:today|now)|"
-    r"later|after|today)\b"
-    rf"|\bin {_COUNT.replace('?P<n>', '?P<n2>')} (?P<unit2>days?|weeks?)\b"
-    r"|\b(?P<which>this coming|this|next|last|on) (?P<weekday>monday|tuesday|wednesday|"
-    r"thursday|friday|saturday|sunday)\b",
-    re.IGNORECASE,
-)
+_COUNTS = {word: row.offset for row in RULES.tables["count-words"] for word in row.spellings}
+_WEEKDAYS = {word: row.offset for row in RULES.tables["weekdays"] for word in row.spellings}
+_DAY_WORDS = {word: row.offset for row in RULES.tables["day-words"] for word in row.spellings}
+_RELATIVE = RULES.pattern("relative-day")
 
 
 def _count(text: str) -> int:
@@ -148,13 +101,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
     for match in _RELATIVE.finditer(text):
         word = (match.group("word") or "").lower()
         if word:
-            shift = {
-                "yesterday": -1,
-                "tomorrow": 1,
-                "tmrw": 1,
-                "the day after tomorrow": 2,
-                "the day before yesterday": -2,
-            }.get(word, 0)
+            shift = _DAY_WORDS[word]
             found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
             continue
         if match.group("unit") or match.group("unit2"):
@@ -167,7 +114,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
             found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
             continue
         if match.group("weekday"):
-            target = _WEEKDAYS.index(match.group("weekday").lower())
+            target = _WEEKDAYS[match.group("weekday").lower()]
             which = match.group("which").lower()
             if which == "last":
                 shift = -((base.weekday() - target - 1) % 7 + 1)

@@ -24,9 +24,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Final, Literal
+from typing import Final
 
 from ._dates import DATE_PATTERN, find_dates
+from ._rules import RULES, TimeUnit, TimeWord
 
 __all__ = [
     "COARSEST_CREDITED_DAYS",
@@ -39,102 +40,30 @@ __all__ = [
     "period_credited",
 ]
 
-Unit = Literal["day", "weekend", "week", "month", "year", "spring", "summer", "autumn", "winter"]
+Unit = TimeUnit
 
-RELATIVE_WORDS: Final[tuple[tuple[str, Unit, int], ...]] = (
-    # (words, unit, units from the speaking day)
-    ("last night", "day", -1),
-    ("the night before last", "day", -2),
-    ("last week", "week", -1),
-    ("the week before last", "week", -2),
-    ("earlier this week", "week", 0),
-    ("this week", "week", 0),
-    ("next week", "week", 1),
-    ("last weekend", "weekend", -1),
-    ("this past weekend", "weekend", -1),
-    ("the past weekend", "weekend", -1),
-    ("the weekend before last", "weekend", -2),
-    ("this weekend", "weekend", 0),
-    ("next weekend", "weekend", 1),
-    ("last month", "month", -1),
-    ("earlier this month", "month", 0),
-    ("this month", "month", 0),
-    ("later this month", "month", 0),
-    ("next month", "month", 1),
-    ("last year", "year", -1),
-    ("earlier this year", "year", 0),
-    ("this year", "year", 0),
-    ("next year", "year", 1),
-    ("last spring", "spring", -1),
-    ("this spring", "spring", 0),
-    ("next spring", "spring", 1),
-    ("last summer", "summer", -1),
-    ("this summer", "summer", 0),
-    ("next summer", "summer", 1),
-    ("last autumn", "autumn", -1),
-    ("last fall", "autumn", -1),
-    ("this autumn", "autumn", 0),
-    ("this fall", "autumn", 0),
-    ("next autumn", "autumn", 1),
-    ("next fall", "autumn", 1),
-    ("last winter", "winter", -1),
-    ("this winter", "winter", 0),
-    ("next winter", "winter", 1),
-)
-"""Fixed time words: the unit they name and how many units from the speaking day."""
 
-COUNTED_UNITS: Final[dict[str, Unit]] = {
-    "weekend": "weekend",
-    "weekends": "weekend",
-    "month": "month",
-    "months": "month",
-    "year": "year",
-    "years": "year",
-}
-"""Units a count may go with ("two weekends ago", "three months ago", "a year ago"); days and
-weeks counted back ("three days ago", "two weeks ago") are read as single days by the dates
-module."""
+def _by_word(rule_id: str) -> dict[str, TimeWord]:
+    """A table rule's rows by each of their spellings."""
+    return {word: row for row in RULES.tables[rule_id] for word in row.spellings}
 
-COUNT_WORDS: Final[dict[str, int]] = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a couple of": 2,
-    "couple of": 2,
-}
 
-FEW_DAYS: Final = (2, 6)
-""""A few days ago": from six days before the speaking day to two days before (more than one
-day, less than a week)."""
+def _unit(row: TimeWord) -> Unit:
+    assert row.unit is not None, row  # the rules file gives every such row its unit
+    return row.unit
 
-WEEKDAYS: Final[dict[str, int]] = {
-    "monday": 0, "mon": 0,
-    "tuesday": 1, "tues": 1, "tue": 1,
-    "wednesday": 2, "wed": 2,
-    "thursday": 3, "thurs": 3, "thur": 3, "thu": 3,
-    "friday": 4, "fri": 4,
-    "saturday": 5, "sat": 5,
-    "sunday": 6, "sun": 6,
-}  # fmt: skip
-"""Weekday names and their short forms ("last Fri", "last Tues")."""
 
-SEASON_MONTHS: Final[dict[str, tuple[int, int]]] = {
-    "spring": (3, 5),
-    "summer": (6, 8),
-    "autumn": (9, 11),
-    "fall": (9, 11),
-    "winter": (12, 2),
-}
-"""Seasons by their months (northern hemisphere); winter runs from December into February."""
+RELATIVE_WORDS: Final = {w: (_unit(r), r.offset) for w, r in _by_word("relative-words").items()}
+"""Fixed time words ("last week"): the unit they name and how many units from the speaking day."""
+COUNTED_UNITS: Final = {w: _unit(r) for w, r in _by_word("counted-units").items()}
+"""Units a count may go with ("two weekends ago"); days and weeks counted back are dates."""
+COUNT_WORDS: Final = {w: r.offset for w, r in _by_word("count-words").items()}
+_FEW = RULES.tables["few-days"][0]
+FEW_DAYS: Final = (-(_FEW.to or 0), -_FEW.offset)
+""""A few days ago": from six days before the speaking day to two days before."""
+WEEKDAYS: Final = {w: r.offset for w, r in _by_word("weekdays").items()}
+SEASON_MONTHS: Final = {w: (r.offset, r.to or r.offset) for w, r in _by_word("seasons").items()}
+"""Seasons by their first and last months (winter runs from December into February)."""
 
 COARSEST_CREDITED_DAYS: Final = 7
 """The one tolerance of the temporal judge.
@@ -270,16 +199,9 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
-_FIXED = {words: (unit, shift) for words, unit, shift in RELATIVE_WORDS}
-_COUNT = _alternation(COUNT_WORDS)
+_FIXED = RELATIVE_WORDS
 _WEEKDAY = _alternation(WEEKDAYS)
-_WORDS = re.compile(
-    rf"\b(?P<fixed>{_alternation(_FIXED)})\b"
-    rf"|\b(?P<n>\d{{1,2}}|{_COUNT}) (?P<unit>{_alternation(COUNTED_UNITS)}) ago\b"
-    r"|\b(?P<few>a few|few) days ago\b"
-    rf"|\b(?:last|this past) (?P<weekday>{_WEEKDAY})\b\.?",
-    re.IGNORECASE,
-)
+_WORDS = RULES.pattern("time-words")
 
 
 def _count(text: str) -> int:

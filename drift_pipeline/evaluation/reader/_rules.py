@@ -27,6 +27,7 @@ __all__ = [
     "Rule",
     "RuleFile",
     "Rules",
+    "TimeWord",
     "load_rules",
 ]
 
@@ -130,6 +131,34 @@ class Alternative(_Strict):
     next_line: bool = True
 
 
+TimeUnit = Literal[
+    "day", "weekend", "week", "month", "year", "spring", "summer", "autumn", "winter"
+]
+
+
+class TimeWord(_Strict):
+    """One row of a table of time words.
+
+    Attributes:
+        words: The words (a phrase, or several spellings of one), each read whole, in any case.
+        unit: The unit they name or count in.
+        offset: How many units from the day they are counted from (``-1`` the one before);
+            for a count word, the number; for a weekday or a month, its place (Monday 0,
+            January 1).
+        to: The far end of a span of offsets (a season's last month).
+    """
+
+    words: str | list[str]
+    unit: TimeUnit | None = None
+    offset: int
+    to: int | None = None
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """Each spelling of the row's words."""
+        return (self.words,) if isinstance(self.words, str) else tuple(self.words)
+
+
 class Rule(_Strict):
     """One row of the rules file.
 
@@ -160,6 +189,7 @@ class Rule(_Strict):
         words: A word list (each piece split on spaces).
         phrases: A list of phrases, each taken whole ("what if").
         alternatives: Phrases of one rule, with what each says.
+        table: Time words with the unit they name and how far they point.
         examples: At least one.
     """
 
@@ -180,17 +210,22 @@ class Rule(_Strict):
     words: list[str] | None = None
     phrases: list[str] | None = None
     alternatives: list[Alternative] | None = None
+    table: list[TimeWord] | None = None
     examples: list[Example] = Field(min_length=1)
+
+    @property
+    def listed(self) -> bool:
+        """Whether the rule is a list of words (a word list, phrases or a table)."""
+        return self.words is not None or self.phrases is not None or self.table is not None
 
     @model_validator(mode="after")
     def _one_body(self) -> Rule:
-        bodies = [
-            b for b in (self.pattern, self.words, self.phrases, self.alternatives) if b is not None
-        ]
-        if len(bodies) != 1:
-            raise ValueError("a rule has exactly one of pattern, words, phrases, alternatives")
-        listed = self.words is not None or self.phrases is not None
-        if listed and any(e.text is None for e in self.examples):
+        kinds = (self.pattern, self.words, self.phrases, self.alternatives, self.table)
+        if len([b for b in kinds if b is not None]) != 1:
+            raise ValueError(
+                "a rule has exactly one of pattern, words, phrases, alternatives, table"
+            )
+        if self.listed and any(e.text is None for e in self.examples):
             raise ValueError("a word list's examples are texts (a word in or out of the list)")
         return self
 
@@ -249,6 +284,7 @@ class Rules:
         by_id: Each rule by id.
         patterns: Each pattern rule's compiled pattern, by id.
         word_sets: Each word-list rule's words, by id.
+        tables: Each table rule's rows, by id.
     """
 
     def __init__(self, spec: RuleFile, source: str, digest: str) -> None:
@@ -270,7 +306,7 @@ class Rules:
             raise ValueError(f"{source}: order: no rule or compound case {unknown[0]!r}")
         fragments = {name: _joined(text) for name, text in spec.fragments.items()}
         for rule in spec.rules:
-            if rule.words is not None or rule.phrases is not None:
+            if rule.listed:
                 listed = sorted(self.words(rule.id), key=lambda w: (-len(w), w))
                 fragments[f"words:{rule.id}"] = "|".join(map(re.escape, listed))
         self._fragments: dict[str, str] = {}
@@ -288,11 +324,8 @@ class Rules:
                 except re.error as error:
                     raise ValueError(f"{source}: rule {rule.id!r}: pattern: {error}") from None
                 self._ids.setdefault(self.patterns[rule.id], rule.id)
-        self.word_sets = {
-            rule.id: self.words(rule.id)
-            for rule in spec.rules
-            if rule.words is not None or rule.phrases is not None
-        }
+        self.word_sets = {rule.id: self.words(rule.id) for rule in spec.rules if rule.listed}
+        self.tables = {rule.id: tuple(rule.table) for rule in spec.rules if rule.table is not None}
 
     @staticmethod
     def _expand(text: str, fragments: dict[str, str]) -> str:
@@ -323,10 +356,11 @@ class Rules:
     def words(self, rule_id: str) -> frozenset[str]:
         """The word set of a word-list rule."""
         rule = self.rule(rule_id)
-        if rule.words is None and rule.phrases is None:
+        if not rule.listed:
             raise KeyError(f"{self.source}: rule {rule_id!r} is not a word list")
         split = (w for piece in rule.words or () for w in piece.split(" ") if w)
-        return frozenset((*split, *(rule.phrases or ())))
+        table = (w for row in rule.table or () for w in row.spellings)
+        return frozenset((*split, *(rule.phrases or ()), *table))
 
     def alternation(
         self, rule_id: str, keep: Callable[[Alternative], bool] = lambda _: True
@@ -339,7 +373,7 @@ class Rules:
     def matcher(self, rule_id: str) -> Callable[[str], re.Match[str] | bool | None]:
         """How a rule's pattern examples are tried: a search, or membership of a word list."""
         rule = self.rule(rule_id)
-        if rule.words is not None or rule.phrases is not None:
+        if rule.listed:
             words = self.words(rule_id)
             return lambda text: text in words
         if rule.alternatives is not None:
