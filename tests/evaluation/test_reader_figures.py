@@ -67,7 +67,8 @@ def test_the_command_writes_what_it_measures(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_figures_file_is_refused_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "figures.json"
     bad.write_text('{"reader": "careful@1"}', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"figures\.json: not a figures file .*rerun drift judge-check --write-figures"):
+    wanted = r"figures\.json: not a figures file .*rerun drift judge-check --write-figures"
+    with pytest.raises(ValueError, match=wanted):
         load_shipped_figures(bad)
 
 
