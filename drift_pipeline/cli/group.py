@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-
 import click
+
+from drift_pipeline._lazy import resolve_target
 
 COMMANDS: dict[str, str] = {
     "audit": "audit",
@@ -39,7 +39,7 @@ class CommandModules(click.Group):
         module = COMMANDS.get(cmd_name)
         if module is None:
             return super().get_command(ctx, cmd_name)
-        command = importlib.import_module(f"{__package__}.{module}").command
+        command = resolve_target(f"{__package__}.{module}:command", f"command {cmd_name!r}")
         if not isinstance(command, click.Command) or command.name != cmd_name:
             raise TypeError(f"{__package__}.{module}.command is not the {cmd_name!r} command")
         return command
