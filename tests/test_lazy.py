@@ -174,3 +174,29 @@ def test_installed_entries_follow_the_registered_ones_in_name_order(
         "entry point zeta = drift_pipeline._lazy:one_line of drift-things (drift_tests.things): "
         "thing 'zeta' is already registered by code to drift_pipeline._lazy:describe_target"
     )
+
+
+def test_only_the_registry_module_imports_by_name_outside_lazy_package_attributes() -> None:
+    import ast
+    from pathlib import Path
+
+    import drift_pipeline
+
+    root = Path(drift_pipeline.__file__).parent
+    callers = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        lazy_attributes = {
+            id(node)
+            for function in ast.walk(tree)
+            if isinstance(function, ast.FunctionDef) and function.name == "__getattr__"
+            for node in ast.walk(function)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "import_module"
+                and not (path.name == "__init__.py" and id(node) in lazy_attributes)
+            ):
+                callers.append(str(path.relative_to(root)))
+    assert callers == ["_lazy.py"]
