@@ -35,25 +35,12 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Generic, Literal, TypeVar
 
-from ._rules import RULES, Rule
+from ._rules import RULES, FrameName, Rule
 
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
 
-Frame = Literal[
-    "asserted",
-    "other_topic",
-    "retracted",
-    "negated",
-    "sarcasm",
-    "question",
-    "hypothetical",
-    "visit",
-    "third_party",
-    "not_about_subject",
-    "generic_word",
-    "aside",
-    "vague",
-]
+# What a rule can signal, and "other_topic", which only the compound cases decide.
+Frame = Literal[FrameName, "other_topic"]
 
 _R = RULES.patterns
 _HEDGE, _CLAUSE_BREAK, _SENTENCE_END = _R["hedge"], _R["clause-break"], _R["sentence-end"]
