@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import TYPE_CHECKING
 
@@ -51,8 +53,12 @@ def query_exec(sql: str, out: StorageRoot, fmt: str) -> None:
         return
     frame = relation.to_arrow_table()
     if fmt == "csv":
-        click.echo(",".join(frame.column_names))
+        # RFC 4180 quoting: a text value holding a comma, quote or line break stays one field.
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(frame.column_names)
         for row in zip(*(frame.column(c).to_pylist() for c in frame.column_names), strict=True):
-            click.echo(",".join("" if v is None else str(v) for v in row))
+            writer.writerow("" if v is None else v for v in row)
+        click.echo(buffer.getvalue(), nl=False)
     else:
         click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))
