@@ -178,18 +178,20 @@ def test_latency_measures_the_retrieve_call(tiny_dataset: Path, tmp_path: Path) 
         "import time\n"
         "class Slow:\n"
         "    def ingest(self, raw_memories):\n"
-        "        time.sleep(0.05)  # ingest time is not retrieve time\n"
+        "        time.sleep(0.3)  # ingest time is not retrieve time\n"
         "    def retrieve(self, query, top_k=1):\n"
-        "        time.sleep(0.02 if query.startswith('What') else 0.0)\n"
+        "        time.sleep(0.1 if query.startswith('What') else 0.0)\n"
         "        return []\n"
         "    def storage_bytes(self):\n"
         "        return 0\n"
     )
     result = evaluate(load_adapter(f"{slow}:Slow"), load_dataset(tiny_dataset), adapter_name="s")
     rows = _by_query(result)
-    assert rows["q1"]["latency_ms"] >= 20.0 and rows["q2"]["latency_ms"] < 20.0
+    # Margins wide enough for a loaded machine: a 100 ms call against calls that return at once,
+    # and ingest sleeps (300 ms a batch) that would push every figure past 100 ms if counted.
+    assert rows["q1"]["latency_ms"] >= 100.0 and rows["q2"]["latency_ms"] < 100.0
     mean = result.to_dict()["metrics"]["overall"]["latency_ms"]["value"]
-    assert 4.0 <= mean < 15.0  # one 20 ms call in five, no ingest time
+    assert 20.0 <= mean < 100.0  # one 100 ms call in five, no ingest time
     # The rows carry the figure's decimals: their mean, computed by hand, is the figure.
     assert mean == pytest.approx(np.mean([row["latency_ms"] for row in rows.values()]), abs=2e-6)
     # Nothing returned: no top item, so no match and no similarity.
