@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from drift_pipeline.evaluation.reader import READER_VERSION, read_context
-from drift_pipeline.evaluation.reader._examples import example_failure, failing_examples
 from drift_pipeline.evaluation.reader._read import reader_version
 from drift_pipeline.evaluation.reader._rules import RULES, Example, load_rules
 
 from .helpers import probe
+from .rule_examples import example_failure, failing_examples
 
 
 def _shipped_text() -> str:
