@@ -124,11 +124,18 @@ class Alternative(_Strict):
             back was not said at all.
         next_line: The phrase takes back a statement from the next line; false for phrases
             that only ever appear in a same-line cue.
+        unit: For a phrase that tells a period from a day: how it counts (days, a week or
+            weekend, a weekday, the weekend after).
+        offset: How many units from the day (a count in the phrase multiplies it).
+        to: The far end of a span of days.
     """
 
     p: str
     unsaid: bool = False
     next_line: bool = True
+    unit: Literal["day", "week", "weekend", "weekday", "next-weekend"] | None = None
+    offset: int = 0
+    to: int | None = None
 
 
 TimeUnit = Literal[
@@ -366,9 +373,14 @@ class Rules:
         self, rule_id: str, keep: Callable[[Alternative], bool] = lambda _: True
     ) -> re.Pattern[str]:
         """The kept alternatives of a rule as one word-bounded pattern, in the file's order."""
-        alternatives = self.rule(rule_id).alternatives or []
-        kept = [a.p for a in alternatives if keep(a)]
-        return re.compile(r"\b(?:" + "|".join(kept) + r")\b")
+        rule = self.rule(rule_id)
+        kept = [self.expand(a.p) for a in rule.alternatives or [] if keep(a)]
+        flags = re.IGNORECASE if rule.ignore_case else 0
+        return re.compile(r"\b(?:" + "|".join(kept) + r")\b", flags)
+
+    def expand(self, text: str) -> str:
+        """``text`` with the file's fragments (``{name}``, ``{words:id}``) written out."""
+        return self._expand(text, self._fragments)
 
     def matcher(self, rule_id: str) -> Callable[[str], re.Match[str] | bool | None]:
         """How a rule's pattern examples are tried: a search, or membership of a word list."""
