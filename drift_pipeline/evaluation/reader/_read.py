@@ -866,12 +866,16 @@ def _said(mentions: Sequence[Mention]) -> list[Mention]:
     return said
 
 
-def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
-    current: dict[str, Mention] = {}  # value → the assertion that made it current
-    run_start: dict[str, Mention] = {}  # value → first assertion of its current run
-    runs: dict[str, list[Mention]] = {}  # value → the assertions of its current run
-    # A temporal probe asks the date of one event: another candidate date replaces it only
-    # on a line that names the event ("registered on 4 April; the race itself is on 9 April").
+def _current(
+    probe: ReaderProbe, mentions: Sequence[Mention]
+) -> tuple[dict[str, Mention], dict[str, list[Mention]]]:
+    """Each value presented as current with the assertion that made it so, and its current run.
+
+    A temporal probe asks the date of one event: another candidate date replaces it only on a
+    line that names the event ("registered on 4 April; the race itself is on 9 April").
+    """
+    current: dict[str, Mention] = {}
+    runs: dict[str, list[Mention]] = {}
     ordered = mentions
     if probe.kind == "temporal":
         event_lines = {m.order[1] for m in mentions if m.value == probe.event_value}
@@ -881,119 +885,77 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             if probe.exclusive:
                 for other in [v for v in current if v != mention.value]:
                     del current[other]
-                    run_start.pop(other, None)
                     runs.pop(other, None)
             if mention.value not in current:
-                run_start[mention.value] = mention
                 runs[mention.value] = []
             current[mention.value] = mention
             runs[mention.value].append(mention)
         elif mention.frame in ("retracted", "negated") and mention.value in current:
             del current[mention.value]
-            run_start.pop(mention.value, None)
             runs.pop(mention.value, None)
+    return current, runs
+
+
+def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
+    current, runs = _current(probe, mentions)
     values = tuple(current)
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
-    latest = max(current.values(), key=lambda m: m.order) if current else None
     counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
     # By identity: equal mentions are counted alike, and equality compares every field.
     counted_ids = {id(m) for m in counted}
-    ignored = [m for m in mentions if id(m) not in counted_ids]
-    if not why:
-        why = _summary(counted, ignored)
+    why = why or _summary(counted, [m for m in mentions if id(m) not in counted_ids])
+
+    def reading(
+        answer: str | None,
+        decided: str,
+        support: tuple[str, ...] = (),
+        polarity: Literal["yes", "no"] | None = None,
+        option: int | None = None,
+        date: str | None = None,
+    ) -> Reading:
+        rationale = f"{decided}; {why}"
+        return Reading(
+            answer, polarity, values, deprecated, option, date, support, rationale, tuple(mentions)
+        )
+
     if probe.kind == "yes_no":
         # "Has X ever said Y?": a statement that was true once (now retracted) was still said;
         # a negation ("I'm not Y") was not.
         said = _said(mentions)
         answer: Literal["yes", "no"] = "yes" if said else "no"
-        return Reading(
-            answer,
-            answer,
-            values,
-            deprecated,
-            None,
-            None,
-            tuple(m.text for m in said[-1:]),
-            (
-                f"decoy stated: {said[-1].cue} (rule {said[-1].rule})"
-                if said
-                else "decoy never stated"
-            )
-            + f"; {why}",
-            tuple(mentions),
-        )
+        decided = f"decoy stated: {said[-1].cue} (rule {said[-1].rule})" if said else ""
+        support = tuple(m.text for m in said[-1:])
+        return reading(answer, decided or "decoy never stated", support, polarity=answer)
     if probe.kind == "temporal":
         start = _event_line(probe, runs.get(probe.event_value or "", []))
         if start is None:
-            return Reading(
-                None,
-                None,
-                values,
-                deprecated,
-                None,
-                None,
-                (),
-                f"change not stated; {why}",
-                tuple(mentions),
-            )
-        return Reading(
-            start.attached_date,
-            None,
-            values,
-            deprecated,
-            None,
-            start.attached_date,
-            (start.text,),
-            (
-                f"change stated on {start.attached_date}"
-                if start.attached_date
-                else "change stated with no date attached"
-            )
-            + f"; {why}",
-            tuple(mentions),
-        )
+            return reading(None, "change not stated")
+        day = start.attached_date
+        decided = f"change stated on {day}" if day else "change stated with no date attached"
+        return reading(day, decided, (start.text,), date=day)
     if probe.kind == "action":
-        chosen_mention = (
-            max(
-                (current[v] for v in values if probe.role_of(v) == "option"),
-                key=lambda m: m.order,
-                default=None,
-            )
-            if values
-            else None
-        )
+        options = (current[v] for v in values if probe.role_of(v) == "option")
+        chosen_mention = max(options, key=lambda m: m.order, default=None)
         chosen = probe.default_option
-        if chosen_mention is not None:
-            chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
-        text = probe.options[chosen].text if chosen is not None and probe.options else None
-        return Reading(
-            text,
-            None,
-            values,
-            deprecated,
-            chosen,
-            None,
-            (chosen_mention.text,) if chosen_mention else (),
-            (f"supported: {chosen_mention.value!r}" if chosen_mention else "default action")
-            + f"; {why}",
-            tuple(mentions),
+        if chosen_mention is None:
+            return reading(_option_text(probe, chosen), "default action", option=chosen)
+        chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
+        supported = f"supported: {chosen_mention.value!r}"
+        return reading(
+            _option_text(probe, chosen), supported, (chosen_mention.text,), option=chosen
         )
+    latest = max(current.values(), key=lambda m: m.order) if current else None
     answer_value = latest.value if latest is not None else None
     if latest is not None and not probe.exclusive:
         # Several values hold at once: the asked-about one, when it is among them.
         answer_value = next((v for v in values if probe.role_of(v) == "current"), latest.value)
-    support = (current[answer_value].text,) if answer_value else ()
-    return Reading(
-        answer_value,
-        None,
-        values,
-        deprecated,
-        None,
-        None,
-        support,
-        (f"current: {answer_value!r}" if answer_value else "the memory does not say") + f"; {why}",
-        tuple(mentions),
-    )
+    if not answer_value:
+        return reading(answer_value, "the memory does not say")
+    return reading(answer_value, f"current: {answer_value!r}", (current[answer_value].text,))
+
+
+def _option_text(probe: ReaderProbe, chosen: int | None) -> str | None:
+    return probe.options[chosen].text if chosen is not None and probe.options else None
 
 
 def _summary(counted: Sequence[Mention], ignored: Sequence[Mention]) -> str:
