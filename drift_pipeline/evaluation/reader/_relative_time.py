@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
 
-from ._dates import DATE_PATTERN, find_dates
+from ._dates import DATE_PATTERN, count_of, find_dates
 from ._rules import RULES, Alternative, TimeUnit, TimeWord
 
 __all__ = [
@@ -57,11 +57,11 @@ RELATIVE_WORDS: Final = {w: (_unit(r), r.offset) for w, r in _by_word("relative-
 """Fixed time words ("last week"): the unit they name and how many units from the speaking day."""
 COUNTED_UNITS: Final = {w: _unit(r) for w, r in _by_word("counted-units").items()}
 """Units a count may go with ("two weekends ago"); days and weeks counted back are dates."""
-COUNT_WORDS: Final = {w: r.offset for w, r in _by_word("count-words").items()}
+COUNT_WORDS: Final = RULES.offsets("count-words")
 _FEW = RULES.tables["few-days"][0]
 FEW_DAYS: Final = (-(_FEW.to or 0), -_FEW.offset)
 """"A few days ago": from six days before the speaking day to two days before."""
-WEEKDAYS: Final = {w: r.offset for w, r in _by_word("weekdays").items()}
+WEEKDAYS: Final = RULES.offsets("weekdays")
 SEASON_MONTHS: Final = {w: (r.offset, r.to or r.offset) for w, r in _by_word("seasons").items()}
 """Seasons by their first and last months (winter runs from December into February)."""
 
@@ -199,11 +199,6 @@ _FIXED = RELATIVE_WORDS
 _WORDS = RULES.pattern("time-words")
 
 
-def _count(text: str) -> int:
-    key = text.lower()
-    return int(key) if key.isdigit() else COUNT_WORDS[key]
-
-
 def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
     """Time words in ``text`` resolved against the day it was said, ``today`` (ISO).
 
@@ -221,7 +216,7 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
             period = _unit_period(unit, day, shift)
         elif match.group("unit"):
             period = _unit_period(
-                COUNTED_UNITS[match.group("unit").lower()], day, -_count(match.group("n"))
+                COUNTED_UNITS[match.group("unit").lower()], day, -count_of(match.group("n"))
             )
         elif match.group("few"):
             period = Period(day - timedelta(days=FEW_DAYS[1]), day - timedelta(days=FEW_DAYS[0]))
@@ -259,7 +254,7 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
         if not (key.isdigit() or key in COUNT_WORDS):
             return None
         # "0 weekends before" is read as the last one, "0 days before" as the day itself.
-        count = _count(key) or (1 if row.unit == "weekend" else 0)
+        count = count_of(key) or (1 if row.unit == "weekend" else 0)
     shift = row.offset * count
     if row.unit == "day":
         last = shift if row.to is None else row.to

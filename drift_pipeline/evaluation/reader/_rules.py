@@ -31,48 +31,20 @@ __all__ = [
     "load_rules",
 ]
 
-Side = Literal[
-    "before",
-    "after",
-    "either",
-    "sentence",
-    "sentence_before",
-    "tail",
-    "next_sentence",
-    "mention",
-    "window",
-    "head",
-    "next_lines",
-]
-Condition = Literal[
-    "negative-value",
-    "instruction",
-    "presupposed",
-    "still-now",
-    "had-before",
-    "today-after",
-    "clause-opens",
-    "asked-place",
-    "capitalised",
-    "been-in-clause",
-    "assistant",
-    "your-own",
-    "open-quote",
-]
-FrameName = Literal[
-    "asserted",
-    "retracted",
-    "negated",
-    "sarcasm",
-    "question",
-    "hypothetical",
-    "visit",
-    "third_party",
-    "not_about_subject",
-    "generic_word",
-    "aside",
-    "vague",
-]
+# Where a row reads: around the value in its clause, or in the wider text.
+_ClauseSide = Literal["before", "after", "either", "window", "mention", "tail"]
+_WiderSide = Literal["sentence", "sentence_before", "next_sentence", "head", "next_lines"]
+Side = Literal[_ClauseSide, _WiderSide]
+# States of a mention that a row needs or excludes: of the value and its clause, of the
+# sentence, of the line and the question.
+_ValueState = Literal["negative-value", "presupposed", "still-now", "had-before", "today-after"]
+_ClauseState = Literal["clause-opens", "capitalised", "been-in-clause", "your-own", "open-quote"]
+Condition = Literal[_ValueState, _ClauseState, "instruction", "asked-place", "assistant"]
+# The frames a rule can signal: counted (asserted, retracted, negated) or why a mention is not.
+_Counted = Literal["asserted", "retracted", "negated"]
+_NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "vague"]
+_NotTheirs = Literal["third_party", "not_about_subject", "generic_word"]
+FrameName = Literal[_Counted, _NotMeant, _NotTheirs]
 
 
 class _Strict(BaseModel):
@@ -368,6 +340,10 @@ class Rules:
         split = (w for piece in rule.words or () for w in piece.split(" ") if w)
         table = (w for row in rule.table or () for w in row.spellings)
         return frozenset((*split, *(rule.phrases or ()), *table))
+
+    def offsets(self, rule_id: str) -> dict[str, int]:
+        """A table rule's offset for each spelling of its rows (a weekday's place, a number)."""
+        return {word: row.offset for row in self.tables[rule_id] for word in row.spellings}
 
     def alternation(
         self, rule_id: str, keep: Callable[[Alternative], bool] = lambda _: True
