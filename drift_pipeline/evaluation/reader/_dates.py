@@ -23,6 +23,7 @@ __all__ = [
     "find_dates",
     "find_relative",
     "find_yearless",
+    "iso_day",
     "parse_date",
 ]
 
@@ -31,7 +32,8 @@ _WEEKDAYS, _DAY_WORDS = RULES.offsets("weekdays"), RULES.offsets("day-words")
 DATE_PATTERN = RULES.pattern("date-pattern")
 
 
-def _iso(year: str, month: int | str, day: str) -> str | None:
+def iso_day(year: str, month: int | str, day: str) -> str | None:
+    """The ISO date of a year, month and day (``None`` when there is no such day)."""
     try:
         return date(int(year), int(month), int(day)).isoformat()
     except ValueError:
@@ -56,14 +58,14 @@ def _from_match(match: re.Match[str]) -> str | None:
         # Day first or month first: read only when one of the two cannot be a month.
         first, second = int(match.group("a6")), int(match.group("b6"))
         if first > 12 >= second:
-            return _iso(match.group("y6"), second, str(first))
+            return iso_day(match.group("y6"), second, str(first))
         if second > 12 >= first:
-            return _iso(match.group("y6"), first, str(second))
+            return iso_day(match.group("y6"), first, str(second))
         return None
     _, year, month, day = next(form for form in _FORMS if match.group(form[0]))
     named = match.group(month)
     number = named if named.isdigit() else _MONTHS[named.lower()]
-    return _iso(match.group(year), number, match.group(day) if day else "1")
+    return iso_day(match.group(year), number, match.group(day) if day else "1")
 
 
 def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
@@ -72,7 +74,7 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     for match in _R["yearless"].finditer(text):
         month = match.group("m") or match.group("m2")
         day = match.group("d") or match.group("d2")
-        iso = _iso(year, _MONTHS[month.lower()], day)
+        iso = iso_day(year, _MONTHS[month.lower()], day)
         if iso is not None:
             found.append((match.start(), match.end(), iso))
     return found
@@ -129,7 +131,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
         year, month = base.year, base.month
         if day < base.day:
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-        iso = _iso(str(year), month, str(day))
+        iso = iso_day(str(year), month, str(day))
         if iso is not None:
             found.append((match.start(), match.end(), date.fromisoformat(iso)))
     return [(start, end, day.isoformat()) for start, end, day in found]

@@ -137,8 +137,8 @@ class ReaderProbe:
         aliases = [str(a) for a in row.get("aliases") or []]
         deprecated = [str(d) for d in row.get("deprecated") or []]
         extra = [
-            *(Candidate(_canonical(d), "decoy", expand_phrases(d)) for d in decoys if d),
-            *(Candidate(_canonical(o), "other", expand_phrases(o)) for o in others if o),
+            *(Candidate(str(d[0]), "decoy", expand_phrases(d)) for d in decoys if d),
+            *(Candidate(str(o[0]), "other", expand_phrases(o)) for o in others if o),
         ]
         old = (
             [Candidate(deprecated[0], "deprecated", expand_phrases(deprecated))]
@@ -197,10 +197,6 @@ class ReaderProbe:
             expand_phrases([*aliases, common["answer"]]),
         )
         return cls(kind="value", candidates=_dedupe((current, *old, *extra)), **common)
-
-
-def _canonical(spellings: Sequence[str]) -> str:
-    return str(spellings[0])
 
 
 def _dedupe(candidates: Iterable[Candidate]) -> tuple[Candidate, ...]:

@@ -25,7 +25,6 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import date
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -33,7 +32,7 @@ from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
-from ._dates import find_dates, find_relative, find_yearless
+from ._dates import find_dates, find_relative, find_yearless, iso_day
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
 from ._relative_time import find_periods, is_period
@@ -349,7 +348,9 @@ def _line_mentions(
         kept.append((start, end, owner, phrase))
     clauses = _clauses_of(lower)
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
-    line_cased = _names_cased(folded)
+    # Whether the writer capitalises names (a capital inside a sentence other than "I"): chat
+    # typed with only sentence-initial capitals gives no evidence from case.
+    line_cased = bool(_R["mid-capital"].search(folded))
     mentions: list[Mention] = []
     targets: set[str] = set()
     windows: dict[int, int] = {}  # offset → where the words that lead to it start
@@ -376,7 +377,7 @@ def _line_mentions(
                 and name not in _WORDS["not-names"]
                 and not name.endswith("ly")
                 and name not in RELATIONS  # "Wife's name": the relation rules decide
-                and not _in_candidates(name, probe)
+                and name not in _candidate_words(probe.candidates)
             ):
                 other_at = match.start()
         context = MentionContext(
@@ -586,14 +587,6 @@ def _attached_dates(
     return [d for d in dates if d[0] >= part_start - c_start]
 
 
-def _names_cased(text: str) -> bool:
-    """Whether the writer capitalises names: a capital inside a sentence other than "I".
-
-    Chat typed with only sentence-initial capitals (and "I") gives no evidence from case.
-    """
-    return bool(_R["mid-capital"].search(text))
-
-
 def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:
     """Whether ``start`` sits in brackets opened after an earlier value's mention."""
     opened = lower.rfind("(", 0, start)
@@ -675,16 +668,9 @@ def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
         found = [
             (m.start(), m.end(), iso)
             for m in _R["bare-ordinal"].finditer(text)
-            if (iso := _same_month(known, int(m.group(1)))) is not None
+            if (iso := iso_day(known[:4], known[5:7], m.group(1))) is not None
         ]
     return found
-
-
-def _same_month(known: str, day: int) -> str | None:
-    try:
-        return date(int(known[:4]), int(known[5:7]), day).isoformat()
-    except ValueError:
-        return None
 
 
 def _redated(
@@ -793,10 +779,6 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
 
 def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
     return set(probe.topic) <= _runs_of(sentence)
-
-
-def _in_candidates(word: str, probe: ReaderProbe) -> bool:
-    return word in _candidate_words(probe.candidates)
 
 
 @lru_cache(maxsize=4096)
