@@ -32,14 +32,16 @@ __all__ = [
 ]
 
 # Where a row reads: around the value in its clause, or in the wider text.
-_ClauseSide = Literal["before", "after", "either", "window", "mention", "tail"]
+_ClauseSide = Literal["before", "after", "either", "window", "mention", "tail", "later"]
 _WiderSide = Literal["sentence", "sentence_before", "next_sentence", "head", "next_lines"]
 Side = Literal[_ClauseSide, _WiderSide]
-# States of a mention that a row needs or excludes: of the value and its clause, of the
-# sentence, of the line and the question.
+# States of a mention that a row needs or excludes: of the value and its clause, of the words
+# around it, of the line and the question.
 _ValueState = Literal["negative-value", "presupposed", "still-now", "had-before", "today-after"]
 _ClauseState = Literal["clause-opens", "capitalised", "been-in-clause", "your-own", "open-quote"]
-Condition = Literal[_ValueState, _ClauseState, "instruction", "asked-place", "assistant"]
+_AfterState = Literal["time-ahead-after", "moved-to-right", "planned-before"]
+_LineState = Literal["instruction", "asked-place", "assistant", "other-speaker", "in-aside"]
+Condition = Literal[_ValueState, _ClauseState, _AfterState, _LineState]
 # The frames a rule can signal: counted (asserted, retracted, negated) or why a mention is not.
 _Counted = Literal["asserted", "retracted", "negated"]
 _NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "vague"]
@@ -148,7 +150,8 @@ class Rule(_Strict):
         frame: The frame the rule signals; none for a part that compound code combines.
         side: Which side of the value the rule reads (or several, tried in turn): the clause
             ``before`` or ``after`` it, ``either`` (both), the ``window`` (before it, from the
-            previous value or agent), the ``sentence``, the ``sentence_before`` it, its
+            previous value or agent), the sentence ``later`` than it up to the next value (when
+            it says anything), the ``sentence``, the ``sentence_before`` it, its
             ``tail`` (up to the next ``;``), the ``next_sentence``, the ``mention`` with its
             clause before and its tail, a line's ``head``, the ``next_lines``.
         max_scope: How far the rule reaches, in words (or lines, for ``next_lines``): the
@@ -163,7 +166,8 @@ class Rule(_Strict):
             pattern is tried: a quick test in front of a slow pattern.
         cue: How the rationale names the cue: ``{}`` is the words found.
         strip: Characters stripped from the words found (``true``: white space).
-        pattern: A regular expression, in pieces joined with nothing.
+        pattern: A regular expression, in pieces joined with nothing. A row with no pattern
+            (nor words) fires on its ``when`` states alone.
         ignore_case: Match without regard to case.
         words: A word list (each piece split on spaces).
         phrases: A list of phrases, each taken whole ("what if").
@@ -200,10 +204,13 @@ class Rule(_Strict):
     @model_validator(mode="after")
     def _one_body(self) -> Rule:
         kinds = (self.pattern, self.words, self.phrases, self.alternatives, self.table)
-        if len([b for b in kinds if b is not None]) != 1:
+        bodies = len([b for b in kinds if b is not None])
+        if bodies > 1 or (bodies == 0 and not self.when):
             raise ValueError(
-                "a rule has exactly one of pattern, words, phrases, alternatives, table"
+                "a rule has one of pattern, words, phrases, alternatives, table (or only states)"
             )
+        if bodies == 0 and any(e.text is not None for e in self.examples):
+            raise ValueError("a rule of states alone has reading examples (contexts)")
         if self.listed and any(e.text is None for e in self.examples):
             raise ValueError("a word list's examples are texts (a word in or out of the list)")
         return self
