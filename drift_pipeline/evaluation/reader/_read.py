@@ -568,15 +568,9 @@ def _attached_dates(
     Those of its clause, and when the clause joins several dated parts ("the pre-op is on
     2027-09-20 and the surgery on 2027-09-27"), only those of the part that holds the mention.
     A day and month without a year ("started on Feb 1") takes the year of the line's date, and
-    "tomorrow" or "on the 9th" are read from the line's own date.
+    "tomorrow" or "last week" are read from the line's own date.
     """
-    dates = find_dates(folded[c_start:c_end])
-    if not dates and (known or year):
-        dates = find_yearless(folded[c_start:c_end], known[:4] or year)
-    if not dates and known:
-        dates = find_relative(folded[c_start:c_end], known)
-    if not dates and known:  # periods: "last week", "next month", "two weekends ago"
-        dates = find_periods(folded[c_start:c_end], known)
+    dates = _dates_in(folded[c_start:c_end], known, year, more="period")
     if len(dates) < 2:
         return dates
     part_start = c_start
@@ -659,12 +653,23 @@ def _corrected_restatement(
     return replace(mention, frame="aside", cue="corrected by the subject's reply", rule="corrects")
 
 
-def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
-    """Full dates in ``text``, else day-and-month or ordinal days read with ``known``."""
+def _dates_in(
+    text: str, known: str, year: str = "", more: Literal["", "ordinal", "period"] = "ordinal"
+) -> list[tuple[int, int, str]]:
+    """Full dates in ``text``, else those read with the date ``known`` (or only its ``year``).
+
+    A day and month take the year ("started on Feb 1"), "tomorrow" is read from the day; then,
+    as ``more`` says, a bare ordinal ("on the 9th") falls in the same month, or a period ("last
+    week", "two weekends ago") is read from the day.
+    """
     found = find_dates(text)
+    if not found and (known or year):
+        found = find_yearless(text, known[:4] or year)
     if not found and known:
-        found = find_yearless(text, known[:4]) or find_relative(text, known)
-    if not found and known:
+        found = find_relative(text, known)
+    if not found and known and more == "period":
+        found = find_periods(text, known)
+    if not found and known and more == "ordinal":
         found = [
             (m.start(), m.end(), iso)
             for m in _R["bare-ordinal"].finditer(text)
@@ -708,9 +713,7 @@ def _redated(
                 continue  # a move is read only from a line dated after the mention
             known = line.own_date or line.section_date or mention.attached_date or ""
             folded = prepared.folded[follow]
-            dates = _dates_in(folded, known) if near else find_dates(folded)
-            if not dates and known and not near:
-                dates = find_yearless(folded, known[:4]) or find_relative(folded, known)
+            dates = _dates_in(folded, known, more="ordinal" if near else "")
             dates = [d for d in dates if d[2] != mention.attached_date]
             if not near:  # a move names its new date right after it: "moved to 19 Mar"
                 dates = [
