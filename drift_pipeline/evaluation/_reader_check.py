@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from .reader import READER_NAME, READER_VERSION, Reading, ReaderProbe, judge_reading, read_context
+from .reader import READER_NAME, READER_VERSION, ReaderProbe, Reading, judge_reading, read_context
 
 __all__ = [
     "ContextItem",

@@ -1,4 +1,4 @@
-"""Every example of the rules file, tried: a pattern example by its rule, a reading by the reader."""
+"""Every example of the rules file, tried: a pattern by its rule, a reading by the reader."""
 
 from __future__ import annotations
 
