@@ -367,7 +367,9 @@ def _row(rule: Rule) -> _Step:
 def _states_only(rule: Rule) -> _Step:
     """The step of a row without a pattern: it fires when its states hold."""
     when, unless = [_CONDITIONS[n] for n in rule.when], [_CONDITIONS[n] for n in rule.unless]
-    assert rule.frame is not None and rule.cue is not None  # _row checks the frame
+    if rule.cue is None:
+        raise ValueError(f"{RULES.source}: rule {rule.id!r}: cue: a row of states names its cue")
+    assert rule.frame is not None  # _row checks it
     decision: Decision = (rule.frame, rule.cue, rule.id)
 
     def step(v: _View) -> Decision | None:
