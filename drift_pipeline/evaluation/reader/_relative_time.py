@@ -230,11 +230,15 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
 _GLUED_MONTH, _LEAD = RULES.pattern("answer-glued-month"), RULES.pattern("answer-lead")
 _YEAR_ONLY, _SEASON = RULES.pattern("answer-year"), RULES.pattern("answer-season")
 _RANGE_SAME_MONTH, _BETWEEN = RULES.pattern("answer-range"), RULES.pattern("answer-between")
-_MONTH_PART = RULES.pattern("answer-month-part")
-_RELATION = [
-    (re.compile(rf"^{RULES.expand(row.p)}\s*$", re.IGNORECASE), row)
-    for row in RULES.rule("answer-relation").alternatives or ()
-]
+
+
+def _rows(rule_id: str) -> list[tuple[re.Pattern[str], Alternative]]:
+    """Each phrase of a rule, to be matched whole, with its row."""
+    rows = RULES.rule(rule_id).alternatives or []
+    return [(re.compile(rf"^(?:{RULES.expand(row.p)})\s*$", re.IGNORECASE), row) for row in rows]
+
+
+_MONTH_PARTS, _RELATIONS = _rows("answer-month-part"), _rows("answer-relation")
 _DAY_FORMS = ("iso", "dmy", "mdy", "dots", "slash")
 _MONTH_FORMS = ("my", "ym", "mmy")
 
@@ -271,23 +275,18 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
     return _day(step(anchor, weekday))
 
 
-def _month_part(part: str, month: Period) -> Period:
-    part = part.lower().removeprefix("the ")
-    year, number, last = month.first.year, month.first.month, month.last.day
-    if part == "early" or part.startswith(("beginning", "start")):
-        return Period(month.first, date(year, number, 10))
-    if part in ("mid", "middle of"):
-        return Period(date(year, number, 11), date(year, number, 20))
-    if part in ("late", "end of"):
-        return Period(date(year, number, 21), month.last)
-    if part == "last week of":
-        return Period(date(year, number, last - 6), month.last)
-    if part.endswith("weekend of"):
-        saturdays = [d for d in range(1, last) if date(year, number, d).weekday() == 5]
-        saturday = date(year, number, saturdays[0 if part.startswith("first") else -1])
+def _month_part(row: Alternative, month: Period) -> Period:
+    """The days of ``month`` that a row of ``answer-month-part`` names."""
+    if row.unit == "weekend":
+        days = range(1, month.last.day)
+        saturdays = [d for d in days if month.first.replace(day=d).weekday() == 5]
+        saturday = month.first.replace(day=saturdays[row.offset])
         return Period(saturday, saturday + timedelta(days=1))
-    week = ("first", "second", "third").index(part.split(" ")[0])
-    return Period(date(year, number, 1 + 7 * week), date(year, number, 7 + 7 * week))
+
+    def day(number: int) -> date:
+        return month.first.replace(day=number) if number > 0 else month.last + timedelta(number)
+
+    return Period(day(row.offset), day(row.to or 0))
 
 
 def _one_date(text: str) -> tuple[re.Match[str], Period, bool] | None:
@@ -355,13 +354,9 @@ def answer_period(text: str) -> Period | None:
     before = before[_LEAD.match(before).end() :] if before else ""  # type: ignore[union-attr]
     if not before:
         return period
-    if not is_day:
-        part = _MONTH_PART.match(before)
-        return _month_part(part.group("part"), period) if part else None
-    for pattern, row in _RELATION:
-        relation = pattern.match(before)
-        if relation:
-            return _relative_to(row, relation, period.first)
+    for pattern, row in _RELATIONS if is_day else _MONTH_PARTS:
+        if words := pattern.match(before):
+            return _relative_to(row, words, period.first) if is_day else _month_part(row, period)
     return None
 
 
