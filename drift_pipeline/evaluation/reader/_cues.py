@@ -22,7 +22,8 @@ as a careful reader would take it, until something later replaces it.
 The rules are rows of the rules file (``rules.yaml``, read by :mod:`._rules`), and so is the
 order in which they are tried. A simple row is applied by one interpreter here: its pattern,
 searched on its side of the value (the cue nearest the value, when the row has a scope or a
-terminator), with the states it needs or excludes, names the frame and the cue. A compound
+terminator), with the states it needs or excludes, names the frame and the cue; a row without a
+pattern fires on its states alone ("another speaker's line"). A compound
 case, which combines rows in a way a row cannot say, is a named function here, registered
 under the id that the order lists. Every frame returned names the rule that decided it.
 """
