@@ -87,6 +87,14 @@ from ._metrics import (
     mark_not_applicable,
     reference_figures,
 )
+from ._reader_check import (
+    ContextItem,
+    ContextOutcome,
+    ContextReport,
+    context_item,
+    load_context_set,
+    score_reader,
+)
 from ._reader_figures import (
     MEASURE_COMMAND,
     OFFLINE_SCORING,
@@ -139,6 +147,9 @@ __all__ = [
     "CheckOutcome",
     "CheckReport",
     "ContextEvaluator",
+    "ContextItem",
+    "ContextOutcome",
+    "ContextReport",
     "Direction",
     "Evaluator",
     "JudgeItem",
@@ -168,6 +179,7 @@ __all__ = [
     "compare_arms",
     "compute_cell",
     "content_kept",
+    "context_item",
     "discover_metrics",
     "drift_c",
     "drift_e",
@@ -178,6 +190,7 @@ __all__ = [
     "latency_profile_score",
     "latent_profiles",
     "load_check_set",
+    "load_context_set",
     "load_shipped_figures",
     "mark_not_applicable",
     "measure_shipped_figures",
@@ -192,6 +205,7 @@ __all__ = [
     "reference_figures",
     "register_metric",
     "run_judge_check",
+    "score_reader",
     "scoring_from_answers",
     "scoring_of",
     "session_marks",

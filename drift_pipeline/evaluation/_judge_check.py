@@ -21,15 +21,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._judge_llm import JudgeItem, LLMJudge, RuleJudge
-from .reader import (
-    READER_NAME,
-    READER_VERSION,
-    ContextItem,
-    context_item,
-    judge_reading,
-    read_context,
-)
-from .reader._check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET
+from ._reader_check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET, ContextItem, context_item
+from .reader import READER_NAME, READER_VERSION, judge_reading, read_context
 
 __all__ = [
     "CHECK_CATEGORIES",

@@ -32,8 +32,8 @@ from ._answering import ContextEvaluator, LLMEvaluator
 from ._judge import JUDGE_NAME, JUDGE_VERSION
 from ._judge_check import load_check_set, run_judge_check
 from ._judge_llm import LLMJudge, RuleJudge
-from .reader import READER_NAME, READER_VERSION, load_context_set, score_reader
-from .reader._check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET
+from ._reader_check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET, load_context_set, score_reader
+from .reader import READER_NAME, READER_VERSION
 
 __all__ = [
     "CURRENT_READER",

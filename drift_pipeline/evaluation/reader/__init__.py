@@ -4,18 +4,10 @@
 a candidate value only when it is the subject's sincere, current assertion (or the assistant
 restating it, or the memory's own note about the subject); the latest dated assertion wins.
 :func:`judge_reading` compares a reading with the latent truth, for this reader and for an LLM
-reader alike (:func:`reading_from_answer`). :func:`score_reader` measures the reader on a
-labelled set of contexts, per category.
+reader alike (:func:`reading_from_answer`). ``drift_pipeline.evaluation.score_reader`` measures
+a reader on a labelled set of contexts, per category.
 """
 
-from ._check import (
-    ContextItem,
-    ContextOutcome,
-    ContextReport,
-    context_item,
-    load_context_set,
-    score_reader,
-)
 from ._dates import find_dates, find_relative, find_yearless, parse_date
 from ._lexicon import LEXICON_GROUPS, expand_phrases
 from ._probe import Candidate, ProbeKind, ReaderOption, ReaderProbe, Role
@@ -27,9 +19,6 @@ __all__ = [
     "READER_NAME",
     "READER_VERSION",
     "Candidate",
-    "ContextItem",
-    "ContextOutcome",
-    "ContextReport",
     "Mention",
     "ProbeKind",
     "ReaderOption",
@@ -37,15 +26,12 @@ __all__ = [
     "Reading",
     "ReadingVerdict",
     "Role",
-    "context_item",
     "expand_phrases",
     "find_dates",
     "find_relative",
     "find_yearless",
     "judge_reading",
-    "load_context_set",
     "parse_date",
     "read_context",
     "reading_from_answer",
-    "score_reader",
 ]

@@ -22,7 +22,8 @@ as a careful reader would take it, until something later replaces it.
 The rules are rows of the rules file (``rules.yaml``, read by :mod:`._rules`), and so is the
 order in which they are tried. A simple row is applied by one interpreter here: its pattern,
 searched on its side of the value (the cue nearest the value, when the row has a scope or a
-terminator), with the states it needs or excludes, names the frame and the cue. A compound
+terminator), with the states it needs or excludes, names the frame and the cue; a row without a
+pattern fires on its states alone ("another speaker's line"). A compound
 case, which combines rows in a way a row cannot say, is a named function here, registered
 under the id that the order lists. Every frame returned names the rule that decided it.
 """
@@ -207,6 +208,12 @@ class _View:
         return self.after[: len(self.m.until_next)] if self.m.until_next else self.after
 
     @_lazy
+    def later(self) -> str:
+        # "… an iguana, then clarified that was a joke": the rest of the sentence, before any
+        # other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
+        return self.m.until_next if len(self.m.until_next) > 3 else ""
+
+    @_lazy
     def either(self) -> str:
         return self.m.left + " " + self.m.right
 
@@ -262,6 +269,7 @@ _SIDES: dict[str, Callable[[_View], str]] = {
         "next_sentence": "m.next_sentence",
         "mention": "mention",
         "window": "window",
+        "later": "later",
     }.items()
 }
 _NEXT_VALUE = "the next value"
@@ -284,7 +292,15 @@ _CONDITIONS: dict[str, Callable[[_View], bool]] = {
     "assistant": lambda v: v.m.speaker == "assistant",
     "your-own": lambda v: bool(_R["your-own"].search(v.m.sentence_left)),
     "open-quote": lambda v: v.m.sentence_left.count('"') % 2 == 1,
+    "other-speaker": lambda v: v.m.speaker == "other",
+    "in-aside": lambda v: v.m.in_aside,
+    "planned-before": lambda v: bool(_R["planned"].search(v.after_agent)),
+    "time-ahead-after": lambda v: bool(_R["future-time"].search(v.after)),
+    "moved-to-right": lambda v: bool(_R["to-right"].search(v.after)),
 }
+# States that only hold with words after the value: a row that needs one is skipped for a
+# mention that closes its clause.
+_AFTER_STATES = {"time-ahead-after", "moved-to-right"}
 
 
 def _row(rule: Rule) -> _Step:
@@ -295,6 +311,8 @@ def _row(rule: Rule) -> _Step:
     readers: list[Callable[[_View], str]] = [_SIDES[side] for side in sides]
     if rule.terminated_by == _NEXT_VALUE and sides == ["after"]:
         readers = [attrgetter("own_after")]
+    if rule.pattern is None:
+        return _states_only(rule)
     pattern = RULES.pattern(rule.id)
     scoped = rule.max_scope is not None or rule.terminated_by not in (None, _NEXT_VALUE)
     stop = RULES.pattern(rule.terminated_by) if scoped and rule.terminated_by else None
@@ -347,6 +365,22 @@ def _row(rule: Rule) -> _Step:
     return step if len(readers) > 1 or needs else one_side
 
 
+def _states_only(rule: Rule) -> _Step:
+    """The step of a row without a pattern: it fires when its states hold."""
+    when, unless = [_CONDITIONS[n] for n in rule.when], [_CONDITIONS[n] for n in rule.unless]
+    if rule.cue is None:
+        raise ValueError(f"{RULES.source}: rule {rule.id!r}: cue: a row of states names its cue")
+    assert rule.frame is not None  # _row checks it
+    decision: Decision = (rule.frame, rule.cue, rule.id)
+
+    def step(v: _View) -> Decision | None:
+        if any(skip(v) for skip in unless) or not all(need(v) for need in when):
+            return None
+        return decision
+
+    return step
+
+
 _Step = Callable[["_View"], Decision | None]
 _CASES: dict[str, _Step] = {}
 
@@ -369,27 +403,6 @@ def _case(name: str, after_only: bool = False) -> Callable[[_Step], _Step]:
 def _by(frame: Frame, match: re.Match[str], cue: str | None = None) -> Decision:
     """A frame decided by one rule's match: the frame, the cue words and the rule's id."""
     return frame, match.group(0) if cue is None else cue, RULES.id_of(match.re)
-
-
-@_case("other-speaker")
-def _other_speaker(v: _View) -> Decision | None:
-    if v.m.speaker == "other":
-        return "not_about_subject", "another speaker's line", "other-speaker"
-    return None
-
-
-@_case("bracketed-aside")
-def _bracketed_aside(v: _View) -> Decision | None:
-    return ("aside", "an aside about another value", "bracketed-aside") if v.m.in_aside else None
-
-
-@_case("untrue-later")
-def _untrue_later(v: _View) -> Decision | None:
-    # "… an iguana, then clarified that was a joke": owned as untrue later in the sentence,
-    # before any other value ("lives in Abuja (I typed Lagos by mistake)" is about Lagos).
-    later = v.m.until_next
-    untrue = _R["untrue-later"].search(later) if len(later) > 3 else None
-    return _by("retracted", untrue) if untrue else None
 
 
 @_case("place-as-kind", after_only=True)
@@ -505,18 +518,6 @@ def _right_modal(v: _View) -> Decision | None:
     return None
 
 
-@_case("planned-ahead", after_only=True)
-def _planned_ahead(v: _View) -> Decision | None:
-    if (
-        not v.instruction
-        and v.after
-        and _R["planned"].search(v.after_agent)
-        and _R["future-time"].search(v.after)
-    ):
-        return "hypothetical", "a change still ahead", "planned-ahead"
-    return None
-
-
 @_case("ahead")
 def _ahead(v: _View) -> Decision | None:
     # The time may sit anywhere in the clause ("The wedding is next June, we're getting
@@ -547,13 +548,6 @@ def _negation(v: _View) -> Decision | None:
     if negation and len(_R["negation"].findall(m.left[m.left.rfind(",") + 1 :])) % 2 == 0:
         return None  # "it's not like I don't still play the oboe": two cancel out
     return _by("negated", negation) if negation else None
-
-
-@_case("from-to", after_only=True)
-def _from_to(v: _View) -> Decision | None:
-    if v.after and _R["from-to"].search(v.window) and _R["to-right"].search(v.after):
-        return "retracted", "from … to", "from-to"
-    return None
 
 
 @_case("right-retract")
@@ -610,7 +604,8 @@ def _steps() -> tuple[tuple[_Step, ...], tuple[_Step, ...]]:
     steps = [(name, _CASES.get(name) or _row(RULES.rule(name))) for name in RULES.spec.order]
     for name in RULES.spec.order:
         side = RULES.rule(name).side if name in RULES.by_id and name not in _CASES else None
-        if side == "after" or side == ["after"]:
+        when = RULES.rule(name).when if name in RULES.by_id and name not in _CASES else []
+        if side == "after" or side == ["after"] or _AFTER_STATES & set(when):
             _AFTER_ONLY.add(name)
     closing = tuple(step for name, step in steps if name not in _AFTER_ONLY)
     return tuple(step for _, step in steps), closing

@@ -19,48 +19,53 @@ _R = RULES.patterns
 
 __all__ = [
     "DATE_PATTERN",
-    "DATE_TEXT",
+    "count_of",
     "find_dates",
     "find_relative",
     "find_yearless",
+    "iso_day",
     "parse_date",
 ]
 
-_MONTHS = {word: row.offset for row in RULES.tables["month-names"] for word in row.spellings}
+_MONTHS, _COUNTS = RULES.offsets("month-names"), RULES.offsets("count-words")
+_WEEKDAYS, _DAY_WORDS = RULES.offsets("weekdays"), RULES.offsets("day-words")
 DATE_PATTERN = RULES.pattern("date-pattern")
-DATE_TEXT = re.sub(r"\(\?P<\w+>", "(?:", DATE_PATTERN.pattern)
-"""The same pattern without group names, for embedding in other patterns (case-insensitive)."""
 
 
-def _iso(year: str, month: int | str, day: str) -> str | None:
+def iso_day(year: str, month: int | str, day: str) -> str | None:
+    """The ISO date of a year, month and day (``None`` when there is no such day)."""
     try:
         return date(int(year), int(month), int(day)).isoformat()
     except ValueError:
         return None
 
 
+# Each form of the date pattern: its group, then the groups of its year, month and day. A
+# month alone ("2026-09", "03/2025", "since March 2027") is dated by its first day.
+_FORMS = (
+    ("iso", "y1", "m1", "d1"),
+    ("dmy", "y2", "m2", "d2"),
+    ("mdy", "y3", "m3", "d3"),
+    ("dots", "y4", "m4", "d4"),
+    ("ym", "y5", "m5", ""),
+    ("my", "y7", "m7", ""),
+    ("mmy", "y8", "m8", ""),
+)
+
+
 def _from_match(match: re.Match[str]) -> str | None:
-    if match.group("iso"):
-        return _iso(match.group("y1"), match.group("m1"), match.group("d1"))
-    if match.group("dmy"):
-        return _iso(match.group("y2"), _MONTHS[match.group("m2").lower()], match.group("d2"))
-    if match.group("mdy"):
-        return _iso(match.group("y3"), _MONTHS[match.group("m3").lower()], match.group("d3"))
     if match.group("slash"):
         # Day first or month first: read only when one of the two cannot be a month.
         first, second = int(match.group("a6")), int(match.group("b6"))
         if first > 12 >= second:
-            return _iso(match.group("y6"), second, str(first))
+            return iso_day(match.group("y6"), second, str(first))
         if second > 12 >= first:
-            return _iso(match.group("y6"), first, str(second))
+            return iso_day(match.group("y6"), first, str(second))
         return None
-    if match.group("ym"):  # a month ("valid 2026-09 → 2027-02") is dated by its first day
-        return _iso(match.group("y5"), match.group("m5"), "1")
-    if match.group("mmy"):  # "03/2025": a month written as numbers
-        return _iso(match.group("y8"), match.group("m8"), "1")
-    if match.group("my"):  # "since March 2027", "Oct 2026 — …": the month's first day
-        return _iso(match.group("y7"), _MONTHS[match.group("m7").lower()], "1")
-    return _iso(match.group("y4"), match.group("m4"), match.group("d4"))
+    _, year, month, day = next(form for form in _FORMS if match.group(form[0]))
+    named = match.group(month)
+    number = named if named.isdigit() else _MONTHS[named.lower()]
+    return iso_day(match.group(year), number, match.group(day) if day else "1")
 
 
 def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
@@ -69,19 +74,17 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     for match in _R["yearless"].finditer(text):
         month = match.group("m") or match.group("m2")
         day = match.group("d") or match.group("d2")
-        iso = _iso(year, _MONTHS[month.lower()], day)
+        iso = iso_day(year, _MONTHS[month.lower()], day)
         if iso is not None:
             found.append((match.start(), match.end(), iso))
     return found
 
 
-_COUNTS = {word: row.offset for row in RULES.tables["count-words"] for word in row.spellings}
-_WEEKDAYS = {word: row.offset for row in RULES.tables["weekdays"] for word in row.spellings}
-_DAY_WORDS = {word: row.offset for row in RULES.tables["day-words"] for word in row.spellings}
 _RELATIVE = RULES.pattern("relative-day")
 
 
-def _count(text: str) -> int:
+def count_of(text: str) -> int:
+    """The number a count is written as: digits, or a word of the ``count-words`` table."""
     key = text.lower()
     return int(key) if key.isdigit() else _COUNTS[key]
 
@@ -106,7 +109,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
             continue
         if match.group("unit") or match.group("unit2"):
             unit = match.group("unit") or match.group("unit2")
-            size = _count(match.group("n") or match.group("n2")) * (
+            size = count_of(match.group("n") or match.group("n2")) * (
                 7 if unit.lower().startswith("week") else 1
             )
             back = (match.group("dir") or "").lower() in ("ago", "before", "earlier")
@@ -128,7 +131,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
         year, month = base.year, base.month
         if day < base.day:
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-        iso = _iso(str(year), month, str(day))
+        iso = iso_day(str(year), month, str(day))
         if iso is not None:
             found.append((match.start(), match.end(), date.fromisoformat(iso)))
     return [(start, end, day.isoformat()) for start, end, day in found]

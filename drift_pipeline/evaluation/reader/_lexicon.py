@@ -26,11 +26,7 @@ LEXICON_GROUPS: tuple[tuple[str, ...], ...] = tuple(tuple(group) for group in RU
 """The shipped groups (from the rules file), each a tuple of phrasings of one value."""
 
 
-_NUMBER_TEXT = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-)
-_NUMBER_WORDS = _NUMBER_TEXT.split(" ")
+_NUMBER_WORDS = RULES.rule("number-words").phrases or []
 # Units a careful reader converts: each with its spellings and its size in the first unit.
 _UNITS: tuple[tuple[str, tuple[str, ...], float], ...] = (
     ("distance", ("km", "kilometres", "kilometers", "k"), 1.0),

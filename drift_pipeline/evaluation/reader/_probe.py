@@ -137,14 +137,10 @@ class ReaderProbe:
         aliases = [str(a) for a in row.get("aliases") or []]
         deprecated = [str(d) for d in row.get("deprecated") or []]
         extra = [
-            *(Candidate(_canonical(d), "decoy", expand_phrases(d)) for d in decoys if d),
-            *(Candidate(_canonical(o), "other", expand_phrases(o)) for o in others if o),
+            *(c for d in decoys for c in _candidate(d, "decoy")),
+            *(c for o in others for c in _candidate(o, "other")),
         ]
-        old = (
-            [Candidate(deprecated[0], "deprecated", expand_phrases(deprecated))]
-            if deprecated
-            else []
-        )
+        old = _candidate(deprecated, "deprecated")
         common: dict[str, Any] = {
             "probe_id": str(row.get("probe_id") or ""),
             "question": str(row.get("question") or ""),
@@ -159,11 +155,9 @@ class ReaderProbe:
                 ReaderOption(str(o["text"]), tuple(o.get("terms") or ()), int(o["utility"]))
                 for o in row.get("options") or []
             )
-            candidates = tuple(
-                Candidate(option.terms[0], "option", expand_phrases(option.terms), index)
-                for index, option in enumerate(options)
-                if option.terms
-            )
+            candidates = [
+                c for index, o in enumerate(options) for c in _candidate(o.terms, "option", index)
+            ]
             return cls(
                 kind="action",
                 candidates=_dedupe((*candidates, *old, *extra)),
@@ -173,34 +167,31 @@ class ReaderProbe:
                 **common,
             )
         if row.get("polarity") == "negative":
-            decoy = Candidate(aliases[0], "decoy", expand_phrases(aliases)) if aliases else None
-            return cls(
-                kind="yes_no", candidates=_dedupe((*([decoy] if decoy else []), *extra)), **common
-            )
+            decoy = _candidate(aliases, "decoy")
+            return cls(kind="yes_no", candidates=_dedupe((*decoy, *extra)), **common)
         # A "when" question whose answer names no date or period ("four months", "Boston") is
         # read as a value question.
         temporal = row.get("subtype") == "temporal"
         dates = answer_periods([common["answer"], *aliases]) if temporal else frozenset()
         if dates:
             terms = [str(t) for t in row.get("evidence_terms") or []]
-            event = Candidate(terms[0], "current", expand_phrases(terms)) if terms else None
+            event = _candidate(terms, "current")
             return cls(
                 kind="temporal",
-                candidates=_dedupe((*([event] if event else []), *old, *extra)),
-                event_value=event.value if event else None,
+                candidates=_dedupe((*event, *old, *extra)),
+                event_value=event[0].value if event else None,
                 answer_dates=dates,
                 **common,
             )
-        current = Candidate(
-            aliases[0] if aliases else common["answer"],
-            "current",
-            expand_phrases([*aliases, common["answer"]]),
-        )
-        return cls(kind="value", candidates=_dedupe((current, *old, *extra)), **common)
+        current = _candidate([*aliases, common["answer"]], "current")
+        return cls(kind="value", candidates=_dedupe((*current, *old, *extra)), **common)
 
 
-def _canonical(spellings: Sequence[str]) -> str:
-    return str(spellings[0])
+def _candidate(spellings: Sequence[str], role: Role, option: int | None = None) -> list[Candidate]:
+    """The value its first spelling names, with every phrasing of it (none without spellings)."""
+    if not spellings:
+        return []
+    return [Candidate(str(spellings[0]), role, expand_phrases(spellings), option)]
 
 
 def _dedupe(candidates: Iterable[Candidate]) -> tuple[Candidate, ...]:

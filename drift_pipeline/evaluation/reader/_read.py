@@ -25,7 +25,6 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import date
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -33,7 +32,7 @@ from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.textmatch import normalise
 
 from ._cues import Frame, MentionContext, frame_of, split_clauses, strip_hedges
-from ._dates import find_dates, find_relative, find_yearless
+from ._dates import find_dates, find_relative, find_yearless, iso_day
 from ._probe import Candidate, ReaderProbe, Role
 from ._records import RELATIONS
 from ._relative_time import find_periods, is_period
@@ -349,7 +348,9 @@ def _line_mentions(
         kept.append((start, end, owner, phrase))
     clauses = _clauses_of(lower)
     sentences = sorted({(s, e) for s, e, _, _ in clauses})
-    line_cased = _names_cased(folded)
+    # Whether the writer capitalises names (a capital inside a sentence other than "I"): chat
+    # typed with only sentence-initial capitals gives no evidence from case.
+    line_cased = bool(_R["mid-capital"].search(folded))
     mentions: list[Mention] = []
     targets: set[str] = set()
     windows: dict[int, int] = {}  # offset → where the words that lead to it start
@@ -376,7 +377,7 @@ def _line_mentions(
                 and name not in _WORDS["not-names"]
                 and not name.endswith("ly")
                 and name not in RELATIONS  # "Wife's name": the relation rules decide
-                and not _in_candidates(name, probe)
+                and name not in _candidate_words(probe.candidates)
             ):
                 other_at = match.start()
         context = MentionContext(
@@ -567,15 +568,9 @@ def _attached_dates(
     Those of its clause, and when the clause joins several dated parts ("the pre-op is on
     2027-09-20 and the surgery on 2027-09-27"), only those of the part that holds the mention.
     A day and month without a year ("started on Feb 1") takes the year of the line's date, and
-    "tomorrow" or "on the 9th" are read from the line's own date.
+    "tomorrow" or "last week" are read from the line's own date.
     """
-    dates = find_dates(folded[c_start:c_end])
-    if not dates and (known or year):
-        dates = find_yearless(folded[c_start:c_end], known[:4] or year)
-    if not dates and known:
-        dates = find_relative(folded[c_start:c_end], known)
-    if not dates and known:  # periods: "last week", "next month", "two weekends ago"
-        dates = find_periods(folded[c_start:c_end], known)
+    dates = _dates_in(folded[c_start:c_end], known, year, more="period")
     if len(dates) < 2:
         return dates
     part_start = c_start
@@ -584,14 +579,6 @@ def _attached_dates(
             return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
         part_start = match.end()
     return [d for d in dates if d[0] >= part_start - c_start]
-
-
-def _names_cased(text: str) -> bool:
-    """Whether the writer capitalises names: a capital inside a sentence other than "I".
-
-    Chat typed with only sentence-initial capitals (and "I") gives no evidence from case.
-    """
-    return bool(_R["mid-capital"].search(text))
 
 
 def _in_aside(lower: str, start: int, before: Sequence[tuple[int, int, int, str]]) -> bool:
@@ -666,25 +653,29 @@ def _corrected_restatement(
     return replace(mention, frame="aside", cue="corrected by the subject's reply", rule="corrects")
 
 
-def _dates_in(text: str, known: str) -> list[tuple[int, int, str]]:
-    """Full dates in ``text``, else day-and-month or ordinal days read with ``known``."""
+def _dates_in(
+    text: str, known: str, year: str = "", more: Literal["", "ordinal", "period"] = "ordinal"
+) -> list[tuple[int, int, str]]:
+    """Full dates in ``text``, else those read with the date ``known`` (or only its ``year``).
+
+    A day and month take the year ("started on Feb 1"), "tomorrow" is read from the day; then,
+    as ``more`` says, a bare ordinal ("on the 9th") falls in the same month, or a period ("last
+    week", "two weekends ago") is read from the day.
+    """
     found = find_dates(text)
+    if not found and (known or year):
+        found = find_yearless(text, known[:4] or year)
     if not found and known:
-        found = find_yearless(text, known[:4]) or find_relative(text, known)
-    if not found and known:
+        found = find_relative(text, known)
+    if not found and known and more == "period":
+        found = find_periods(text, known)
+    if not found and known and more == "ordinal":
         found = [
             (m.start(), m.end(), iso)
             for m in _R["bare-ordinal"].finditer(text)
-            if (iso := _same_month(known, int(m.group(1)))) is not None
+            if (iso := iso_day(known[:4], known[5:7], m.group(1))) is not None
         ]
     return found
-
-
-def _same_month(known: str, day: int) -> str | None:
-    try:
-        return date(int(known[:4]), int(known[5:7]), day).isoformat()
-    except ValueError:
-        return None
 
 
 def _redated(
@@ -722,9 +713,7 @@ def _redated(
                 continue  # a move is read only from a line dated after the mention
             known = line.own_date or line.section_date or mention.attached_date or ""
             folded = prepared.folded[follow]
-            dates = _dates_in(folded, known) if near else find_dates(folded)
-            if not dates and known and not near:
-                dates = find_yearless(folded, known[:4]) or find_relative(folded, known)
+            dates = _dates_in(folded, known, more="ordinal" if near else "")
             dates = [d for d in dates if d[2] != mention.attached_date]
             if not near:  # a move names its new date right after it: "moved to 19 Mar"
                 dates = [
@@ -795,10 +784,6 @@ def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
     return set(probe.topic) <= _runs_of(sentence)
 
 
-def _in_candidates(word: str, probe: ReaderProbe) -> bool:
-    return word in _candidate_words(probe.candidates)
-
-
 @lru_cache(maxsize=4096)
 def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
     return frozenset(w for c in candidates for p in c.phrases for w in normalise(p).split(" "))
@@ -866,12 +851,16 @@ def _said(mentions: Sequence[Mention]) -> list[Mention]:
     return said
 
 
-def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
-    current: dict[str, Mention] = {}  # value → the assertion that made it current
-    run_start: dict[str, Mention] = {}  # value → first assertion of its current run
-    runs: dict[str, list[Mention]] = {}  # value → the assertions of its current run
-    # A temporal probe asks the date of one event: another candidate date replaces it only
-    # on a line that names the event ("registered on 4 April; the race itself is on 9 April").
+def _current(
+    probe: ReaderProbe, mentions: Sequence[Mention]
+) -> tuple[dict[str, Mention], dict[str, list[Mention]]]:
+    """Each value presented as current with the assertion that made it so, and its current run.
+
+    A temporal probe asks the date of one event: another candidate date replaces it only on a
+    line that names the event ("registered on 4 April; the race itself is on 9 April").
+    """
+    current: dict[str, Mention] = {}
+    runs: dict[str, list[Mention]] = {}
     ordered = mentions
     if probe.kind == "temporal":
         event_lines = {m.order[1] for m in mentions if m.value == probe.event_value}
@@ -881,119 +870,77 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             if probe.exclusive:
                 for other in [v for v in current if v != mention.value]:
                     del current[other]
-                    run_start.pop(other, None)
                     runs.pop(other, None)
             if mention.value not in current:
-                run_start[mention.value] = mention
                 runs[mention.value] = []
             current[mention.value] = mention
             runs[mention.value].append(mention)
         elif mention.frame in ("retracted", "negated") and mention.value in current:
             del current[mention.value]
-            run_start.pop(mention.value, None)
             runs.pop(mention.value, None)
+    return current, runs
+
+
+def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
+    current, runs = _current(probe, mentions)
     values = tuple(current)
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
-    latest = max(current.values(), key=lambda m: m.order) if current else None
     counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
     # By identity: equal mentions are counted alike, and equality compares every field.
     counted_ids = {id(m) for m in counted}
-    ignored = [m for m in mentions if id(m) not in counted_ids]
-    if not why:
-        why = _summary(counted, ignored)
+    why = why or _summary(counted, [m for m in mentions if id(m) not in counted_ids])
+
+    def reading(
+        answer: str | None,
+        decided: str,
+        support: tuple[str, ...] = (),
+        polarity: Literal["yes", "no"] | None = None,
+        option: int | None = None,
+        date: str | None = None,
+    ) -> Reading:
+        rationale = f"{decided}; {why}"
+        return Reading(
+            answer, polarity, values, deprecated, option, date, support, rationale, tuple(mentions)
+        )
+
     if probe.kind == "yes_no":
         # "Has X ever said Y?": a statement that was true once (now retracted) was still said;
         # a negation ("I'm not Y") was not.
         said = _said(mentions)
         answer: Literal["yes", "no"] = "yes" if said else "no"
-        return Reading(
-            answer,
-            answer,
-            values,
-            deprecated,
-            None,
-            None,
-            tuple(m.text for m in said[-1:]),
-            (
-                f"decoy stated: {said[-1].cue} (rule {said[-1].rule})"
-                if said
-                else "decoy never stated"
-            )
-            + f"; {why}",
-            tuple(mentions),
-        )
+        decided = f"decoy stated: {said[-1].cue} (rule {said[-1].rule})" if said else ""
+        support = tuple(m.text for m in said[-1:])
+        return reading(answer, decided or "decoy never stated", support, polarity=answer)
     if probe.kind == "temporal":
         start = _event_line(probe, runs.get(probe.event_value or "", []))
         if start is None:
-            return Reading(
-                None,
-                None,
-                values,
-                deprecated,
-                None,
-                None,
-                (),
-                f"change not stated; {why}",
-                tuple(mentions),
-            )
-        return Reading(
-            start.attached_date,
-            None,
-            values,
-            deprecated,
-            None,
-            start.attached_date,
-            (start.text,),
-            (
-                f"change stated on {start.attached_date}"
-                if start.attached_date
-                else "change stated with no date attached"
-            )
-            + f"; {why}",
-            tuple(mentions),
-        )
+            return reading(None, "change not stated")
+        day = start.attached_date
+        decided = f"change stated on {day}" if day else "change stated with no date attached"
+        return reading(day, decided, (start.text,), date=day)
     if probe.kind == "action":
-        chosen_mention = (
-            max(
-                (current[v] for v in values if probe.role_of(v) == "option"),
-                key=lambda m: m.order,
-                default=None,
-            )
-            if values
-            else None
-        )
+        options = (current[v] for v in values if probe.role_of(v) == "option")
+        chosen_mention = max(options, key=lambda m: m.order, default=None)
         chosen = probe.default_option
-        if chosen_mention is not None:
-            chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
-        text = probe.options[chosen].text if chosen is not None and probe.options else None
-        return Reading(
-            text,
-            None,
-            values,
-            deprecated,
-            chosen,
-            None,
-            (chosen_mention.text,) if chosen_mention else (),
-            (f"supported: {chosen_mention.value!r}" if chosen_mention else "default action")
-            + f"; {why}",
-            tuple(mentions),
+        if chosen_mention is None:
+            return reading(_option_text(probe, chosen), "default action", option=chosen)
+        chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
+        supported = f"supported: {chosen_mention.value!r}"
+        return reading(
+            _option_text(probe, chosen), supported, (chosen_mention.text,), option=chosen
         )
+    latest = max(current.values(), key=lambda m: m.order) if current else None
     answer_value = latest.value if latest is not None else None
     if latest is not None and not probe.exclusive:
         # Several values hold at once: the asked-about one, when it is among them.
         answer_value = next((v for v in values if probe.role_of(v) == "current"), latest.value)
-    support = (current[answer_value].text,) if answer_value else ()
-    return Reading(
-        answer_value,
-        None,
-        values,
-        deprecated,
-        None,
-        None,
-        support,
-        (f"current: {answer_value!r}" if answer_value else "the memory does not say") + f"; {why}",
-        tuple(mentions),
-    )
+    if not answer_value:
+        return reading(answer_value, "the memory does not say")
+    return reading(answer_value, f"current: {answer_value!r}", (current[answer_value].text,))
+
+
+def _option_text(probe: ReaderProbe, chosen: int | None) -> str | None:
+    return probe.options[chosen].text if chosen is not None and probe.options else None
 
 
 def _summary(counted: Sequence[Mention], ignored: Sequence[Mention]) -> str:

@@ -24,9 +24,11 @@ _WORDS = RULES.word_sets
 __all__ = ["RELATIONS", "render_record"]
 
 
-_OWNER_KEYS = ("subject", "entity", "person", "user", "who", "source", "head", "principal")
-_PREDICATE_KEYS = ("predicate", "relation", "rel", "edge", "attribute", "property", "key")
-_OBJECT_KEYS = ("object", "target", "value", "tail", "obj")
+# Keys tried in the rules file's order: the first one a record has decides.
+_OWNER_KEYS, _PREDICATE_KEYS, _OBJECT_KEYS, _SPEAKER_KEYS, _SAID_KEYS, _KIND_KEYS = (
+    tuple(RULES.rule(f"{name}-keys").phrases or ())
+    for name in ("owner", "predicate", "object", "speaker", "said", "kind")
+)
 RELATIONS = RULES.words("relations")
 
 
@@ -86,8 +88,8 @@ def _render(
         return
     if not isinstance(obj, dict):
         return
-    role = next((obj[k] for k in ("role", "speaker", "author", "from") if k in obj), None)
-    said = next((obj[k] for k in ("text", "content", "message") if k in obj), None)
+    role = next((obj[k] for k in _SPEAKER_KEYS if k in obj), None)
+    said = next((obj[k] for k in _SAID_KEYS if k in obj), None)
     if isinstance(role, str) and isinstance(said, str):
         # A conversation turn: rendered as a transcript line so its speaker is known.
         out.append((f"{role}: {said}", _date_of(obj.get("ts") or obj.get("date")) or date))
@@ -98,9 +100,7 @@ def _render(
             break
     else:
         name = obj.get("name")
-        relation = next(
-            (str(obj[k]).lower() for k in ("type", "relation", "relationship") if k in obj), ""
-        )
+        relation = next((str(obj[k]).lower() for k in _KIND_KEYS if k in obj), "")
         if (
             owner
             and relation not in RELATIONS
@@ -112,7 +112,7 @@ def _render(
             # person's: {"user": "Isla", "relations": [{"name": "Mum", "employer": …}]}.
             word = name.strip().lower()
             owner = f"{owner}'s {word}" if word in RELATIONS else name.strip()
-    kind = next((str(obj[k]).lower() for k in ("type", "relation", "relationship") if k in obj), "")
+    kind = next((str(obj[k]).lower() for k in _KIND_KEYS if k in obj), "")
     if kind in RELATIONS:
         owner = f"{owner}'s {kind}" if owner else f"the {kind}"
     closed: str | None = None
@@ -135,7 +135,7 @@ def _render(
             continue
         if key in _OWNER_KEYS and isinstance(value, str) and value.strip() == owner:
             continue
-        if key in ("type", "relation", "relationship") and kind in RELATIONS:
+        if key in _KIND_KEYS and kind in RELATIONS:
             continue
         key_date = _date_of(key)
         if key_date:  # {"2027-01-04": "rent budget $2,500"}: a date used as a key

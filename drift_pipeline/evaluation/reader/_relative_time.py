@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
 
-from ._dates import DATE_PATTERN, find_dates
-from ._rules import RULES, TimeUnit, TimeWord
+from ._dates import DATE_PATTERN, count_of, find_dates
+from ._rules import RULES, Alternative, TimeUnit, TimeWord
 
 __all__ = [
     "COARSEST_CREDITED_DAYS",
@@ -57,11 +57,11 @@ RELATIVE_WORDS: Final = {w: (_unit(r), r.offset) for w, r in _by_word("relative-
 """Fixed time words ("last week"): the unit they name and how many units from the speaking day."""
 COUNTED_UNITS: Final = {w: _unit(r) for w, r in _by_word("counted-units").items()}
 """Units a count may go with ("two weekends ago"); days and weeks counted back are dates."""
-COUNT_WORDS: Final = {w: r.offset for w, r in _by_word("count-words").items()}
+COUNT_WORDS: Final = RULES.offsets("count-words")
 _FEW = RULES.tables["few-days"][0]
 FEW_DAYS: Final = (-(_FEW.to or 0), -_FEW.offset)
 """"A few days ago": from six days before the speaking day to two days before."""
-WEEKDAYS: Final = {w: r.offset for w, r in _by_word("weekdays").items()}
+WEEKDAYS: Final = RULES.offsets("weekdays")
 SEASON_MONTHS: Final = {w: (r.offset, r.to or r.offset) for w, r in _by_word("seasons").items()}
 """Seasons by their first and last months (winter runs from December into February)."""
 
@@ -195,18 +195,8 @@ def _next_weekday(day: date, weekday: int) -> date:
     return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
 
 
-def _alternation(words: Iterable[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-
-
 _FIXED = RELATIVE_WORDS
-_WEEKDAY = _alternation(WEEKDAYS)
 _WORDS = RULES.pattern("time-words")
-
-
-def _count(text: str) -> int:
-    key = text.lower()
-    return int(key) if key.isdigit() else COUNT_WORDS[key]
 
 
 def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
@@ -226,7 +216,7 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
             period = _unit_period(unit, day, shift)
         elif match.group("unit"):
             period = _unit_period(
-                COUNTED_UNITS[match.group("unit").lower()], day, -_count(match.group("n"))
+                COUNTED_UNITS[match.group("unit").lower()], day, -count_of(match.group("n"))
             )
         elif match.group("few"):
             period = Period(day - timedelta(days=FEW_DAYS[1]), day - timedelta(days=FEW_DAYS[0]))
@@ -237,56 +227,20 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
 
 
 # Answers: a date, or a period told relative to one ("the week before 9 June 2023").
-_MONTH_NAMES = (
-    "january|february|march|april|may|june|july|august|september|october|november|december"
-)
-_GLUED_MONTH = re.compile(
-    rf"(?<=\d)(?=(?:{_MONTH_NAMES}|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec))", re.I
-)
-_LEAD = re.compile(
-    r"^(?:(?:on|in|at|around|about|approximately|roughly|sometime in|some time in|during|"
-    r"the|a|an)\s+)*",
-    re.IGNORECASE,
-)
-_RELATIONS: Final[tuple[tuple[str, str], ...]] = (
-    # (words before an anchor day, how the period is taken from it)
-    (r"(?:last )?week before", "week_before"),
-    (r"week of", "week_of"),
-    (r"(?P<n>\w+(?: of)?) weekends before", "weekends_before"),
-    (r"weekend before", "weekend_before"),
-    (r"weekend after", "weekend_after"),
-    (r"weekend of", "weekend_of"),
-    (rf"(?P<weekday>{_WEEKDAY}) before", "weekday_before"),
-    (rf"(?P<weekday>{_WEEKDAY}) after", "weekday_after"),
-    (r"few days before", "few_days_before"),
-    (r"day before", "day_before"),
-    (r"day after", "day_after"),
-    (r"(?P<n>\w+(?: of)?) days before", "days_before"),
-    (r"(?P<n>\w+(?: of)?) weeks before", "weeks_before"),
-)
-_RELATION = [(re.compile(rf"^{words}\s*$", re.IGNORECASE), kind) for words, kind in _RELATIONS]
+_GLUED_MONTH, _LEAD = RULES.pattern("answer-glued-month"), RULES.pattern("answer-lead")
+_YEAR_ONLY, _SEASON = RULES.pattern("answer-year"), RULES.pattern("answer-season")
+_RANGE_SAME_MONTH, _BETWEEN = RULES.pattern("answer-range"), RULES.pattern("answer-between")
+
+
+def _rows(rule_id: str) -> list[tuple[re.Pattern[str], Alternative]]:
+    """Each phrase of a rule, to be matched whole, with its row."""
+    rows = RULES.rule(rule_id).alternatives or []
+    return [(re.compile(rf"^(?:{RULES.expand(row.p)})\s*$", re.IGNORECASE), row) for row in rows]
+
+
+_MONTH_PARTS, _RELATIONS = _rows("answer-month-part"), _rows("answer-relation")
 _DAY_FORMS = ("iso", "dmy", "mdy", "dots", "slash")
 _MONTH_FORMS = ("my", "ym", "mmy")
-_MONTH_PART = re.compile(
-    r"^(?P<part>early|mid|middle of|late|end of|the end of|beginning of|the beginning of|"
-    r"start of|the start of|first week of|second week of|third week of|last week of|"
-    r"first weekend of|last weekend of)\s*$",
-    re.IGNORECASE,
-)
-_SEASON = re.compile(
-    r"^(?:(?:early|late|mid)\s+)?(?P<season>spring|summer|autumn|fall|winter)(?:\s+of)?\s+"
-    r"(?P<year>\d{4})$",
-    re.IGNORECASE,
-)
-_YEAR_ONLY = re.compile(r"^(?P<year>(?:19|20)\d{2})$")
-_RANGE_SAME_MONTH = re.compile(
-    rf"^(?:between\s+|from\s+)?(?:(?:the\s+)?night of\s+)?(?P<m>{_MONTH_NAMES})\s+(?P<d1>\d{{1,2}})"
-    rf"(?:st|nd|rd|th)?\s*(?:-|–|to|and)\s*(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})$"
-    rf"|^(?:between\s+|from\s+)?(?P<d3>\d{{1,2}})\s*(?:-|–|to|and)\s*(?P<d4>\d{{1,2}})\s+"
-    rf"(?P<m2>{_MONTH_NAMES}),?\s+(?P<y2>\d{{4}})$",
-    re.IGNORECASE,
-)
-_BETWEEN = re.compile(r"^(?:between|from)\s+(?P<a>.+?)\s+(?:and|to|until)\s+(?P<b>.+)$", re.I)
 
 
 def _clean(text: str) -> str:
@@ -295,59 +249,44 @@ def _clean(text: str) -> str:
     return _GLUED_MONTH.sub(" ", text)  # "24June, 2022"
 
 
-def _relative_to(kind: str, match: re.Match[str], anchor: date) -> Period | None:
-    groups = match.groupdict()
-    count = None
-    if groups.get("n") is not None:
+def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period | None:
+    """The period a row of ``answer-relation`` takes from the answer's day ``anchor``."""
+    groups = {name.rstrip("0123456789"): text for name, text in match.groupdict().items() if text}
+    count = 1
+    if "n" in groups:
         key = groups["n"].lower()
         if not (key.isdigit() or key in COUNT_WORDS):
             return None
-        count = _count(key)
-    if kind == "week_before":
-        return Period(anchor - timedelta(days=7), anchor - timedelta(days=1))
-    if kind == "week_of":
-        return _week(anchor, 0)
-    if kind == "weekend_before":
-        return _weekend(anchor, -1)
-    if kind == "weekends_before":
-        return _weekend(anchor, -(count or 1))
-    if kind == "weekend_after":
+        # "0 weekends before" is read as the last one, "0 days before" as the day itself.
+        count = count_of(key) or (1 if row.unit == "weekend" else 0)
+    shift = row.offset * count
+    if row.unit == "day":
+        last = shift if row.to is None else row.to
+        return Period(anchor + timedelta(days=shift), anchor + timedelta(days=last))
+    if row.unit == "week":
+        return _week(anchor, shift)
+    if row.unit == "weekend":
+        return _weekend(anchor, shift)
+    if row.unit == "next-weekend":
         saturday = _next_weekday(anchor, 5)
         return Period(saturday, saturday + timedelta(days=1))
-    if kind == "weekend_of":
-        return _weekend(anchor, 0)
-    if kind == "weekday_before":
-        return _day(_last_weekday(anchor, WEEKDAYS[groups["weekday"].lower()]))
-    if kind == "weekday_after":
-        return _day(_next_weekday(anchor, WEEKDAYS[groups["weekday"].lower()]))
-    if kind == "few_days_before":
-        return Period(anchor - timedelta(days=FEW_DAYS[1]), anchor - timedelta(days=FEW_DAYS[0]))
-    if kind == "day_before":
-        return _day(anchor - timedelta(days=1))
-    if kind == "day_after":
-        return _day(anchor + timedelta(days=1))
-    if kind == "days_before":
-        return _day(anchor - timedelta(days=count or 0))
-    return _day(anchor - timedelta(weeks=count or 0))  # weeks_before
+    weekday = WEEKDAYS[groups["weekday"].lower()]
+    step = _last_weekday if shift < 0 else _next_weekday
+    return _day(step(anchor, weekday))
 
 
-def _month_part(part: str, month: Period) -> Period:
-    part = part.lower().removeprefix("the ")
-    year, number, last = month.first.year, month.first.month, month.last.day
-    if part == "early" or part.startswith(("beginning", "start")):
-        return Period(month.first, date(year, number, 10))
-    if part in ("mid", "middle of"):
-        return Period(date(year, number, 11), date(year, number, 20))
-    if part in ("late", "end of"):
-        return Period(date(year, number, 21), month.last)
-    if part == "last week of":
-        return Period(date(year, number, last - 6), month.last)
-    if part.endswith("weekend of"):
-        saturdays = [d for d in range(1, last) if date(year, number, d).weekday() == 5]
-        saturday = date(year, number, saturdays[0 if part.startswith("first") else -1])
+def _month_part(row: Alternative, month: Period) -> Period:
+    """The days of ``month`` that a row of ``answer-month-part`` names."""
+    if row.unit == "weekend":
+        days = range(1, month.last.day)
+        saturdays = [d for d in days if month.first.replace(day=d).weekday() == 5]
+        saturday = month.first.replace(day=saturdays[row.offset])
         return Period(saturday, saturday + timedelta(days=1))
-    week = ("first", "second", "third").index(part.split(" ")[0])
-    return Period(date(year, number, 1 + 7 * week), date(year, number, 7 + 7 * week))
+
+    def day(number: int) -> date:
+        return month.first.replace(day=number) if number > 0 else month.last + timedelta(number)
+
+    return Period(day(row.offset), day(row.to or 0))
 
 
 def _one_date(text: str) -> tuple[re.Match[str], Period, bool] | None:
@@ -415,13 +354,9 @@ def answer_period(text: str) -> Period | None:
     before = before[_LEAD.match(before).end() :] if before else ""  # type: ignore[union-attr]
     if not before:
         return period
-    if not is_day:
-        part = _MONTH_PART.match(before)
-        return _month_part(part.group("part"), period) if part else None
-    for pattern, kind in _RELATION:
-        relation = pattern.match(before)
-        if relation:
-            return _relative_to(kind, relation, period.first)
+    for pattern, row in _RELATIONS if is_day else _MONTH_PARTS:
+        if words := pattern.match(before):
+            return _relative_to(row, words, period.first) if is_day else _month_part(row, period)
     return None
 
 

@@ -31,48 +31,22 @@ __all__ = [
     "load_rules",
 ]
 
-Side = Literal[
-    "before",
-    "after",
-    "either",
-    "sentence",
-    "sentence_before",
-    "tail",
-    "next_sentence",
-    "mention",
-    "window",
-    "head",
-    "next_lines",
-]
-Condition = Literal[
-    "negative-value",
-    "instruction",
-    "presupposed",
-    "still-now",
-    "had-before",
-    "today-after",
-    "clause-opens",
-    "asked-place",
-    "capitalised",
-    "been-in-clause",
-    "assistant",
-    "your-own",
-    "open-quote",
-]
-FrameName = Literal[
-    "asserted",
-    "retracted",
-    "negated",
-    "sarcasm",
-    "question",
-    "hypothetical",
-    "visit",
-    "third_party",
-    "not_about_subject",
-    "generic_word",
-    "aside",
-    "vague",
-]
+# Where a row reads: around the value in its clause, or in the wider text.
+_ClauseSide = Literal["before", "after", "either", "window", "mention", "tail", "later"]
+_WiderSide = Literal["sentence", "sentence_before", "next_sentence", "head", "next_lines"]
+Side = Literal[_ClauseSide, _WiderSide]
+# States of a mention that a row needs or excludes: of the value and its clause, of the words
+# around it, of the line and the question.
+_ValueState = Literal["negative-value", "presupposed", "still-now", "had-before", "today-after"]
+_ClauseState = Literal["clause-opens", "capitalised", "been-in-clause", "your-own", "open-quote"]
+_AfterState = Literal["time-ahead-after", "moved-to-right", "planned-before"]
+_LineState = Literal["instruction", "asked-place", "assistant", "other-speaker", "in-aside"]
+Condition = Literal[_ValueState, _ClauseState, _AfterState, _LineState]
+# The frames a rule can signal: counted (asserted, retracted, negated) or why a mention is not.
+_Counted = Literal["asserted", "retracted", "negated"]
+_NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "vague"]
+_NotTheirs = Literal["third_party", "not_about_subject", "generic_word"]
+FrameName = Literal[_Counted, _NotMeant, _NotTheirs]
 
 
 class _Strict(BaseModel):
@@ -124,11 +98,18 @@ class Alternative(_Strict):
             back was not said at all.
         next_line: The phrase takes back a statement from the next line; false for phrases
             that only ever appear in a same-line cue.
+        unit: For a phrase that tells a period from a day: how it counts (days, a week or
+            weekend, a weekday, the weekend after).
+        offset: How many units from the day (a count in the phrase multiplies it).
+        to: The far end of a span of days.
     """
 
     p: str
     unsaid: bool = False
     next_line: bool = True
+    unit: Literal["day", "week", "weekend", "weekday", "next-weekend"] | None = None
+    offset: int = 0
+    to: int | None = None
 
 
 TimeUnit = Literal[
@@ -169,7 +150,8 @@ class Rule(_Strict):
         frame: The frame the rule signals; none for a part that compound code combines.
         side: Which side of the value the rule reads (or several, tried in turn): the clause
             ``before`` or ``after`` it, ``either`` (both), the ``window`` (before it, from the
-            previous value or agent), the ``sentence``, the ``sentence_before`` it, its
+            previous value or agent), the sentence ``later`` than it up to the next value (when
+            it says anything), the ``sentence``, the ``sentence_before`` it, its
             ``tail`` (up to the next ``;``), the ``next_sentence``, the ``mention`` with its
             clause before and its tail, a line's ``head``, the ``next_lines``.
         max_scope: How far the rule reaches, in words (or lines, for ``next_lines``): the
@@ -184,7 +166,8 @@ class Rule(_Strict):
             pattern is tried: a quick test in front of a slow pattern.
         cue: How the rationale names the cue: ``{}`` is the words found.
         strip: Characters stripped from the words found (``true``: white space).
-        pattern: A regular expression, in pieces joined with nothing.
+        pattern: A regular expression, in pieces joined with nothing. A row with no pattern
+            (nor words) fires on its ``when`` states alone.
         ignore_case: Match without regard to case.
         words: A word list (each piece split on spaces).
         phrases: A list of phrases, each taken whole ("what if").
@@ -221,10 +204,13 @@ class Rule(_Strict):
     @model_validator(mode="after")
     def _one_body(self) -> Rule:
         kinds = (self.pattern, self.words, self.phrases, self.alternatives, self.table)
-        if len([b for b in kinds if b is not None]) != 1:
+        bodies = len([b for b in kinds if b is not None])
+        if bodies > 1 or (bodies == 0 and not self.when):
             raise ValueError(
-                "a rule has exactly one of pattern, words, phrases, alternatives, table"
+                "a rule has one of pattern, words, phrases, alternatives, table (or only states)"
             )
+        if bodies == 0 and any(e.text is not None for e in self.examples):
+            raise ValueError("a rule of states alone has reading examples (contexts)")
         if self.listed and any(e.text is None for e in self.examples):
             raise ValueError("a word list's examples are texts (a word in or out of the list)")
         return self
@@ -362,13 +348,22 @@ class Rules:
         table = (w for row in rule.table or () for w in row.spellings)
         return frozenset((*split, *(rule.phrases or ()), *table))
 
+    def offsets(self, rule_id: str) -> dict[str, int]:
+        """A table rule's offset for each spelling of its rows (a weekday's place, a number)."""
+        return {word: row.offset for row in self.tables[rule_id] for word in row.spellings}
+
     def alternation(
         self, rule_id: str, keep: Callable[[Alternative], bool] = lambda _: True
     ) -> re.Pattern[str]:
         """The kept alternatives of a rule as one word-bounded pattern, in the file's order."""
-        alternatives = self.rule(rule_id).alternatives or []
-        kept = [a.p for a in alternatives if keep(a)]
-        return re.compile(r"\b(?:" + "|".join(kept) + r")\b")
+        rule = self.rule(rule_id)
+        kept = [self.expand(a.p) for a in rule.alternatives or [] if keep(a)]
+        flags = re.IGNORECASE if rule.ignore_case else 0
+        return re.compile(r"\b(?:" + "|".join(kept) + r")\b", flags)
+
+    def expand(self, text: str) -> str:
+        """``text`` with the file's fragments (``{name}``, ``{words:id}``) written out."""
+        return self._expand(text, self._fragments)
 
     def matcher(self, rule_id: str) -> Callable[[str], re.Match[str] | bool | None]:
         """How a rule's pattern examples are tried: a search, or membership of a word list."""

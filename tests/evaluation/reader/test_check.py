@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from drift_pipeline.evaluation.reader import (
-    ReaderProbe,
-    Reading,
-    load_context_set,
-    score_reader,
-)
+from drift_pipeline.evaluation import load_context_set, score_reader
+from drift_pipeline.evaluation.reader import ReaderProbe, Reading
 from drift_pipeline.textmatch import contains_any
 
 REQUIRED_CATEGORIES = {

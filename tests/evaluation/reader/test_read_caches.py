@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from drift_pipeline.evaluation.reader import _read, load_context_set, read_context
+from drift_pipeline.evaluation import load_context_set
+from drift_pipeline.evaluation.reader import _read, read_context
 
 
 def _clear() -> None:

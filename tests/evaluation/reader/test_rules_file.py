@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from drift_pipeline.evaluation.reader import READER_VERSION, read_context
-from drift_pipeline.evaluation.reader._examples import example_failure, failing_examples
 from drift_pipeline.evaluation.reader._read import reader_version
 from drift_pipeline.evaluation.reader._rules import RULES, Example, load_rules
 
 from .helpers import probe
+from .rule_examples import example_failure, failing_examples
 
 
 def _shipped_text() -> str:
@@ -86,6 +86,21 @@ def test_a_rule_without_examples_is_refused_naming_it(tmp_path: Path) -> None:
     message = str(error.value)
     assert "\n" not in message
     assert "rule 'lonely': examples:" in message
+
+
+def test_a_row_without_a_pattern_needs_the_states_it_fires_on(tmp_path: Path) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        "version: 1\nrules:\n  - id: empty\n    purpose: a row that says nothing\n"
+        "    frame: aside\n    side: sentence\n"
+        "    examples:\n      - {context: 'x', value: 'x', frame: aside}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=r"^[^\n]*rule 'empty': row: .*or only states"):
+        load_rules(path)
+    # The shipped rows of states alone fire on them: another speaker's line is not the subject's.
+    row = RULES.rule("other-speaker")
+    assert row.pattern is None and row.when == ["other-speaker"]
 
 
 def test_a_malformed_row_gives_one_line_naming_the_rule_and_the_field(tmp_path: Path) -> None:

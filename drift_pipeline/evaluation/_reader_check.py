@@ -20,9 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from ._probe import ReaderProbe
-from ._read import READER_NAME, READER_VERSION, Reading, read_context
-from ._verdict import judge_reading
+from .reader import READER_NAME, READER_VERSION, ReaderProbe, Reading, judge_reading, read_context
 
 __all__ = [
     "ContextItem",

@@ -1,16 +1,11 @@
-"""Every example of the rules file, tried: a pattern example by its rule, a reading by the reader.
-
-Kept apart from :mod:`._rules` (which the reader itself imports) because a reading example is
-read by the whole careful reader.
-"""
+"""Every example of the rules file, tried: a pattern by its rule, a reading by the reader."""
 
 from __future__ import annotations
 
 import re
 
-from ._probe import ReaderProbe
-from ._read import read_context
-from ._rules import Compound, Example, Rule, Rules
+from drift_pipeline.evaluation.reader import ReaderProbe, read_context
+from drift_pipeline.evaluation.reader._rules import Compound, Example, Rule, Rules
 
 __all__ = ["example_failure", "failing_examples"]
 
