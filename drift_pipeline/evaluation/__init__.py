@@ -85,6 +85,7 @@ from ._metrics import (
     compare_arms,
     compute_cell,
     mark_not_applicable,
+    mark_not_measured,
     reference_figures,
 )
 from ._reader_figures import (
@@ -104,6 +105,15 @@ from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, ca
 from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
 from ._selectivity import CONTENT_KEPT, content_kept, session_marks
 from ._subtypes import pooled_subtype_rows, subtype_recall
+from ._token_audit import (
+    GAP_SHOWN,
+    NO_SNAPSHOT,
+    SNAPSHOT_METRICS,
+    TokenAudit,
+    combined_audit,
+    storage_measured,
+    token_audit,
+)
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -114,6 +124,7 @@ __all__ = [
     "DRIFT_C_WEIGHTS",
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
+    "GAP_SHOWN",
     "GEOMETRIC_FLOOR",
     "GRADED_SCORERS",
     "HORIZON_WEIGHTS",
@@ -125,12 +136,14 @@ __all__ = [
     "METRICS",
     "METRIC_ENTRY_POINT_GROUP",
     "METRIC_ROWS_SCHEMA",
+    "NO_SNAPSHOT",
     "OFFLINE_SCORING",
     "PREFILL_MS_PER_TOKEN",
     "Q_RATE",
     "READER_BASE_TTFT_MS",
     "READER_COLUMNS",
     "RETRACTION_MARKERS",
+    "SNAPSHOT_METRICS",
     "VIEW_SECTIONS",
     "ArmData",
     "CellInputs",
@@ -160,11 +173,13 @@ __all__ = [
     "Scoring",
     "SetFigures",
     "ShippedFigures",
+    "TokenAudit",
     "UnitRate",
     "Verdict",
     "aggregate_horizons",
     "bootstrap_resamples",
     "cap_context",
+    "combined_audit",
     "compare_arms",
     "compute_cell",
     "content_kept",
@@ -180,6 +195,7 @@ __all__ = [
     "load_check_set",
     "load_shipped_figures",
     "mark_not_applicable",
+    "mark_not_measured",
     "measure_shipped_figures",
     "measured_ttft",
     "metric_rows_table",
@@ -196,8 +212,10 @@ __all__ = [
     "scoring_of",
     "session_marks",
     "shipped_figures",
+    "storage_measured",
     "subtype_recall",
     "summarise",
+    "token_audit",
     "token_efficiency_score",
     "unregister_metric",
     "with_reader_columns",
