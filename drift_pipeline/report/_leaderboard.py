@@ -481,13 +481,13 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 "lps_modelled": _lps_modelled(m),
                 # Figures the world's data cannot support (null above, never zero).
                 "not_applicable": sorted(_not_applicable(cell)),
+                "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
+                # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
+                "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
                 # Figures the backend gave no way to measure, with why (null above, never zero).
                 "not_measured": _not_measured(cell),
                 # LLM tokens as metered and as the backend reported them.
                 "llm_tokens": _audit_json(_llm_tokens(cell)),
-                "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
-                # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
-                "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
             }
         )
     arms = [
@@ -498,8 +498,6 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             **{metric: _metric(row) for metric, row in s.rows.items()},
             "lps_modelled": s.lps_modelled,
             "not_applicable": sorted(s.not_applicable),
-            "not_measured": dict(s.not_measured),
-            "llm_tokens": _audit_json(s.llm_tokens),
             "recall_by_subtype": {
                 name.removeprefix("recall:"): _figure_with_n(row)
                 for name, row in s.by_subtype.items()
@@ -508,6 +506,10 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 name.removeprefix("score:"): _figure_with_n(row)
                 for name, row in s.score_by_subtype.items()
             },
+            # Figures its backend gave no way to measure, with why; its LLM tokens as metered
+            # and as reported.
+            "not_measured": dict(s.not_measured),
+            "llm_tokens": _audit_json(s.llm_tokens),
         }
         for s in standings(cells)
     ]
