@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,3 +164,14 @@ def test_a_cached_reply_sends_nothing_upstream_and_is_charged_the_same(
     assert (
         first.book().total == second.book().total == 4 + word_count("echo: the same question twice")
     )
+
+
+def test_drift_bench_measures_what_the_meter_adds_to_a_call() -> None:
+    from drift_pipeline.bench import run_bench
+
+    report = run_bench(Path("scenarios"), only=["meter_overhead_ms_p99"], log=lambda _: None)
+    figure = report.figures["meter_overhead_ms_p99"]
+    assert isinstance(figure, float) and math.isfinite(figure)
+    assert [row[0] for row in report.rows() if row[3] != "not measured"] == [
+        "meter_overhead_ms_p99"
+    ]

@@ -220,4 +220,3 @@ def test_a_backend_with_the_specs_three_methods_is_ranked_with_selectivity_not_m
     assert storage == {"n": _support.SESSIONS * _support.REPLICATES, "known": 0}
     cell = next(c for c in metered_run.summary["cells"] if c["backend"] == THREE)
     assert cell["tokens"]["storage_per_session"] is None
-
