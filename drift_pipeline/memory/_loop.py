@@ -570,7 +570,9 @@ async def _run_replicate(
         gate,
         gate.reader_buffer(),
         cell=cell,
-        secrets=arm_secrets(options, config.worker_env),
+        # The meter's key is no secret of the user's, but it differs between runs: a line that
+        # quoted it would make the tables differ too.
+        secrets=arm_secrets(options, config.worker_env) + ((account.key,) if account else ()),
         meter=account,
     )
     try:

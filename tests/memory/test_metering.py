@@ -107,9 +107,8 @@ class Run:
         return _support.query(self.out, sql, *params)
 
 
-@pytest.fixture(scope="module")
-def metered_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    folder = tmp_path_factory.mktemp("metered-run")
+def _drift_run(folder: Path) -> Run:
+    """``drift run`` of both outside backends against a loopback endpoint, as a user runs it."""
     outside = folder / "outside"
     outside.mkdir()
     (outside / "outside_caller.py").write_text(textwrap.dedent(CALLER_SOURCE))
@@ -136,6 +135,11 @@ def metered_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         bodies = list(server.requests)
     payload = json.loads(summary.read_text()) if summary.exists() else {}
     return Run(done.returncode, done.stdout, done.stderr, out, payload, bodies)
+
+
+@pytest.fixture(scope="module")
+def metered_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return _drift_run(tmp_path_factory.mktemp("metered-run"))
 
 
 def _spent(body: dict[str, Any]) -> int:
@@ -220,3 +224,21 @@ def test_a_backend_with_the_specs_three_methods_is_ranked_with_selectivity_not_m
     assert storage == {"n": _support.SESSIONS * _support.REPLICATES, "known": 0}
     cell = next(c for c in metered_run.summary["cells"] if c["backend"] == THREE)
     assert cell["tokens"]["storage_per_session"] is None
+
+
+def test_the_metered_figures_are_the_same_on_a_rerun(
+    metered_run: Run, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    again = _drift_run(tmp_path_factory.mktemp("metered-rerun"))
+    assert again.code == 0, again.stderr
+    sql = (
+        "select arm, replicate, session_index, write_tokens, metered_write_tokens, "
+        "reported_write_tokens, storage_tokens from {memory_snapshots} "
+        "order by arm, replicate, session_index"
+    )
+    assert again.query(sql) == metered_run.query(sql)
+    reads = (
+        "select arm, replicate, probe_id, llm_read_tokens, metered_read_tokens from {retrievals} "
+        "order by arm, replicate, probe_id"
+    )
+    assert again.query(reads) == metered_run.query(reads)
