@@ -76,7 +76,12 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   (S_delta), ``read_llm_tokens_per_retrieve`` (R), ``read_tokens_per_retrieve`` (context size),
   ``token_cost_per_session`` TC = W + S_delta + (R + context) × q_rate: everything the system
   makes a model read (its own model calls, its storage growth, the context handed to the reader
-  per query). n = sessions (retrievals for reads).
+  per query). n = sessions (retrievals for reads). W and R are the ``write_tokens`` and
+  ``llm_read_tokens`` columns: the tokens the harness's meter counted (or, for a backend none of
+  whose calls reached the meter, its own report; see :mod:`._token_audit`).
+- Without ``snapshot()`` (``storage_tokens`` null) Selectivity, its parts and the storage
+  figures are not measured (``CellMetrics.not_measured``, with the reason), Selectivity leaves
+  DRIFT-C, and TC leaves S_delta out.
 - ``tes`` = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), both MVOTs averaged over the replicates
   where both are defined; edge cases in :func:`~._composites.token_efficiency_score`. n = sessions.
 - ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean).
