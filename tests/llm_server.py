@@ -70,6 +70,8 @@ class FakeOpenAIServer:
         """Every body received, injected failures included, in arrival order."""
         self.authorization: list[str | None] = []
         """The Authorization header of each request (kept only in memory, never written)."""
+        self.request_headers: list[dict[str, str]] = []
+        """Every request's headers, in arrival order."""
         self.max_in_flight = 0
         """Most requests handled at the same time."""
         self._in_flight = 0
@@ -186,6 +188,8 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            with fake._lock:
+                fake.request_headers.append(dict(self.headers.items()))
             if self.path.rstrip("/") == "/v1/embeddings":
                 self._embeddings(raw)
                 return

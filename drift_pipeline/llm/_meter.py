@@ -65,7 +65,8 @@ _KINDS = {
     "/embeddings": "embeddings",
     "/responses": "responses",
 }
-_REQUEST_HEADERS = ("content-type", "accept", "accept-encoding")
+# Never Accept-Encoding: the meter reads each reply to count it, so it asks for plain bytes.
+_REQUEST_HEADERS = ("content-type", "accept")
 _REPLY_HEADERS = ("content-type", "retry-after", "retry-after-ms", "x-request-id")
 _REPLY_HEADER_PREFIXES = ("openai-", "x-ratelimit-")
 

@@ -175,3 +175,19 @@ def test_drift_bench_measures_what_the_meter_adds_to_a_call() -> None:
     assert [row[0] for row in report.rows() if row[3] != "not measured"] == [
         "meter_overhead_ms_p99"
     ]
+
+
+def test_the_upstream_is_asked_for_plain_bytes_whatever_the_client_accepts(
+    meter: TokenMeter, upstream: FakeOpenAIServer
+) -> None:
+    # A compressed reply could be neither counted nor passed on without its encoding header.
+    account = meter.open_account("arm#0")
+    client = openai.OpenAI(
+        base_url=account.base_url,
+        api_key=account.key,
+        max_retries=0,
+        default_headers={"Accept-Encoding": "gzip"},
+    )
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a b"}])
+    assert upstream.request_headers[-1].get("Accept-Encoding", "identity") == "identity"
+    assert account.book().completion_tokens == 3
