@@ -1,11 +1,12 @@
 """A real OpenAI-compatible chat completions server on loopback, for tests of the LLM path.
 
-``FakeOpenAIServer`` speaks ``POST /v1/chat/completions`` over HTTP on ``127.0.0.1`` (threaded,
-one thread per connection), with plain JSON replies and SSE streaming (a final usage chunk when
-``stream_options.include_usage`` is set). What it answers comes from a ``responder`` function;
-failures (429/500 with an optional Retry-After, stalls past the client's timeout) are injected
-with :meth:`FakeOpenAIServer.fail_next` and :meth:`FakeOpenAIServer.stall_next`. Every received
-body is logged in :attr:`FakeOpenAIServer.requests`, so tests count the requests a run sent.
+``FakeOpenAIServer`` speaks ``POST /v1/chat/completions`` (and ``/v1/embeddings``) over HTTP
+on ``127.0.0.1`` (threaded, one thread per connection), with plain JSON replies and SSE
+streaming (a final usage chunk when ``stream_options.include_usage`` is set). What it answers
+comes from a ``responder`` function; failures (429/500 with an optional Retry-After, stalls past
+the client's timeout) are injected with :meth:`FakeOpenAIServer.fail_next` and
+:meth:`FakeOpenAIServer.stall_next`. Every received body is logged in
+:attr:`FakeOpenAIServer.requests`, so tests count the requests a run sent.
 
 Usage reported by the server is deliberately not a tiktoken count (it counts words), so a test
 can tell "usage came from the response" from "usage was counted locally".
@@ -69,6 +70,8 @@ class FakeOpenAIServer:
         """Every body received, injected failures included, in arrival order."""
         self.authorization: list[str | None] = []
         """The Authorization header of each request (kept only in memory, never written)."""
+        self.request_headers: list[dict[str, str]] = []
+        """Every request's headers, in arrival order."""
         self.max_in_flight = 0
         """Most requests handled at the same time."""
         self._in_flight = 0
@@ -185,6 +188,11 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            with fake._lock:
+                fake.request_headers.append(dict(self.headers.items()))
+            if self.path.rstrip("/") == "/v1/embeddings":
+                self._embeddings(raw)
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}}, {})
                 return
@@ -196,6 +204,30 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             status, retry_after = fake._admit(body, self.headers.get("Authorization"))
             try:
                 self._answer(body, status, retry_after)
+            finally:
+                fake._leave()
+
+        def _embeddings(self, raw: bytes) -> None:
+            """``POST /v1/embeddings``: one small vector per input, usage in words."""
+            body = json.loads(raw)
+            status, retry_after = fake._admit(body, self.headers.get("Authorization"))
+            try:
+                if status:
+                    headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+                    error = {"message": f"injected failure {status}", "type": "server_error"}
+                    self._send_json(status, {"error": error}, headers)
+                    return
+                inputs = body.get("input")
+                texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+                data = [
+                    {"object": "embedding", "index": i, "embedding": [float(len(str(t))), 1.0]}
+                    for i, t in enumerate(texts)
+                ]
+                words = sum(word_count(str(t)) for t in texts)
+                payload: dict[str, Any] = {"object": "list", "data": data, "model": body["model"]}
+                if fake.include_usage:
+                    payload["usage"] = {"prompt_tokens": words, "total_tokens": words}
+                self._send_json(200, payload, {})
             finally:
                 fake._leave()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _measure as measure
+from ._meter_overhead import meter_overhead_ms_p99
 from ._targets import BUILT_INS, KEYS, TARGET_BY_KEY, TARGETS
 from ._worlds import BenchWorkspace
 
@@ -163,6 +164,9 @@ def run_bench(
             ):
                 if key in chosen:
                     put(key, value)
+        if "meter_overhead_ms_p99" in chosen:
+            log("meter_overhead_ms_p99: chat calls direct and through the token meter …")
+            put("meter_overhead_ms_p99", meter_overhead_ms_p99())
     finally:
         if workspace is None:
             ws.close()

@@ -130,6 +130,18 @@ TARGETS: tuple[Target, ...] = (
     ),
 )
 
+# The token meter's own cost per model call (what metering adds to a backend's LLM calls).
+TARGETS += (
+    Target(
+        "meter_overhead_ms_p99",
+        "ms",
+        2.0,
+        "max",
+        "token meter: p99 of chat calls through it minus p99 of the same calls sent direct, "
+        "alternated in one run",
+    ),
+)
+
 KEYS: tuple[str, ...] = tuple(t.key for t in TARGETS)
 """The JSON keys, exactly and in order."""
 

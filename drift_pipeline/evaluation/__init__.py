@@ -85,6 +85,7 @@ from ._metrics import (
     compare_arms,
     compute_cell,
     mark_not_applicable,
+    mark_not_measured,
     reference_figures,
 )
 from ._reader_check import (
@@ -112,6 +113,15 @@ from ._reader_llm import DEFAULT_CONTEXT_CAP_TOKENS, LLMReader, ReaderAnswer, ca
 from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
 from ._selectivity import CONTENT_KEPT, content_kept, session_marks
 from ._subtypes import pooled_subtype_rows, subtype_recall
+from ._token_audit import (
+    GAP_SHOWN,
+    NO_SNAPSHOT,
+    SNAPSHOT_METRICS,
+    TokenAudit,
+    combined_audit,
+    storage_measured,
+    token_audit,
+)
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -122,6 +132,7 @@ __all__ = [
     "DRIFT_C_WEIGHTS",
     "DRIFT_E_WEIGHTS",
     "EPSILON_TOKENS",
+    "GAP_SHOWN",
     "GEOMETRIC_FLOOR",
     "GRADED_SCORERS",
     "HORIZON_WEIGHTS",
@@ -133,12 +144,14 @@ __all__ = [
     "METRICS",
     "METRIC_ENTRY_POINT_GROUP",
     "METRIC_ROWS_SCHEMA",
+    "NO_SNAPSHOT",
     "OFFLINE_SCORING",
     "PREFILL_MS_PER_TOKEN",
     "Q_RATE",
     "READER_BASE_TTFT_MS",
     "READER_COLUMNS",
     "RETRACTION_MARKERS",
+    "SNAPSHOT_METRICS",
     "VIEW_SECTIONS",
     "ArmData",
     "CellInputs",
@@ -171,11 +184,13 @@ __all__ = [
     "Scoring",
     "SetFigures",
     "ShippedFigures",
+    "TokenAudit",
     "UnitRate",
     "Verdict",
     "aggregate_horizons",
     "bootstrap_resamples",
     "cap_context",
+    "combined_audit",
     "compare_arms",
     "compute_cell",
     "content_kept",
@@ -193,6 +208,7 @@ __all__ = [
     "load_context_set",
     "load_shipped_figures",
     "mark_not_applicable",
+    "mark_not_measured",
     "measure_shipped_figures",
     "measured_ttft",
     "metric_rows_table",
@@ -210,8 +226,10 @@ __all__ = [
     "scoring_of",
     "session_marks",
     "shipped_figures",
+    "storage_measured",
     "subtype_recall",
     "summarise",
+    "token_audit",
     "token_efficiency_score",
     "unregister_metric",
     "with_reader_columns",

@@ -76,7 +76,12 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   (S_delta), ``read_llm_tokens_per_retrieve`` (R), ``read_tokens_per_retrieve`` (context size),
   ``token_cost_per_session`` TC = W + S_delta + (R + context) × q_rate: everything the system
   makes a model read (its own model calls, its storage growth, the context handed to the reader
-  per query). n = sessions (retrievals for reads).
+  per query). n = sessions (retrievals for reads). W and R are the ``write_tokens`` and
+  ``llm_read_tokens`` columns: the tokens the harness's meter counted (or, for a backend none of
+  whose calls reached the meter, its own report; see :mod:`._token_audit`).
+- Without ``snapshot()`` (``storage_tokens`` null) Selectivity, its parts and the storage
+  figures are not measured (``CellMetrics.not_measured``, with the reason), Selectivity leaves
+  DRIFT-C, and TC leaves S_delta out.
 - ``tes`` = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), both MVOTs averaged over the replicates
   where both are defined; edge cases in :func:`~._composites.token_efficiency_score`. n = sessions.
 - ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean).
@@ -147,6 +152,7 @@ from ._metric_registry import computed_metric_specs
 from ._probe_masks import metric_masks
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
+from ._token_audit import NO_SNAPSHOT, SNAPSHOT_METRICS, TokenAudit, storage_measured, token_audit
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -186,6 +192,7 @@ __all__ = [
     "compare_arms",
     "compute_cell",
     "mark_not_applicable",
+    "mark_not_measured",
     "reference_figures",
 ]
 
@@ -328,6 +335,11 @@ class CellMetrics:
         score_by_subtype: The mean graded score per probe subtype (``probe_answers.score``:
             LoCoMo's token F1 under an LLM reader, else 1/0 like ``correct``).
         not_applicable: Metrics the world's data cannot support; their rows are undefined.
+        not_measured: Metrics the backend gave the harness no way to measure, each with the
+            reason (a backend without ``snapshot()``: :data:`~._token_audit.SNAPSHOT_METRICS`);
+            their rows are undefined, never zero.
+        llm_tokens: The cell's LLM tokens as metered and as self-reported
+            (:class:`~._token_audit.TokenAudit`); ``None`` for tables written before metering.
 
     """
 
@@ -336,6 +348,8 @@ class CellMetrics:
     by_subtype: Mapping[str, Sample] = field(default_factory=dict)
     score_by_subtype: Mapping[str, Sample] = field(default_factory=dict)
     not_applicable: frozenset[str] = frozenset()
+    not_measured: Mapping[str, str] = field(default_factory=dict)
+    llm_tokens: TokenAudit | None = None
 
     def table(self) -> pa.Table:
         """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number)."""
@@ -553,8 +567,15 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         raise ValueError("snapshots and answers cover different replicates")
     s_rep = np.searchsorted(rep_ids, s_rep_raw).astype(np.int64)
     tier = _text(snaps, "tier")
-    delta = _num(snaps, "storage_delta_tokens", "snapshots")
-    if CONTENT_KEPT in snaps.column_names:
+    # Without snapshot() nothing of the memory is measured: no session counts as kept or not
+    # (Selectivity undefined, out of DRIFT-C) and the token cost leaves storage growth out.
+    storage_known = storage_measured(snaps)
+    zeros = np.zeros(snaps.num_rows, dtype=np.float64)
+    delta = _num(snaps, "storage_delta_tokens", "snapshots") if storage_known else zeros
+    if not storage_known:
+        stored = marked = np.zeros(snaps.num_rows, dtype=bool)
+        band = zeros
+    elif CONTENT_KEPT in snaps.column_names:
         # From content: a session's values in the memory after it (null: not scored).
         kept, marked = _opt_num(snaps, CONTENT_KEPT)
         stored = kept > 0
@@ -565,7 +586,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         marked = np.ones(delta.shape, dtype=bool)
         band = np.zeros(delta.shape, dtype=np.float64)
     write_ms = _num(snaps, "write_ms", "snapshots")
-    storage = _num(snaps, "storage_tokens", "snapshots")
+    storage = _num(snaps, "storage_tokens", "snapshots") if storage_known else zeros
     n_sessions = np.bincount(s_rep, minlength=n_rep).astype(np.float64)
     last = np.concatenate((np.flatnonzero(np.diff(s_rep)), [s_rep.size - 1]))
     c_mem = storage[last] / n_sessions
@@ -1183,8 +1204,39 @@ def compute_cell(
         if "score" in arm.answers.column_names
         else {}
     )
-    return mark_not_applicable(
-        replace(metrics, by_subtype=by_subtype, score_by_subtype=scores), not_applicable
+    audited = replace(
+        metrics,
+        by_subtype=by_subtype,
+        score_by_subtype=scores,
+        llm_tokens=token_audit(arm.snapshots, arm.retrievals),
+    )
+    if not storage_measured(arm.snapshots):
+        audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, NO_SNAPSHOT))
+    return mark_not_applicable(audited, not_applicable)
+
+
+def mark_not_measured(metrics: CellMetrics, reasons: Mapping[str, str]) -> CellMetrics:
+    """``metrics`` with every row of ``reasons`` undefined, each metric with why it is not measured.
+
+    A figure the backend gave the harness no way to measure (Selectivity without a snapshot of
+    its memory) stays in the table without a value, an interval or units, so every view can say
+    "not measured" and why, instead of showing a number that was never measured.
+    """
+    if not reasons:
+        return metrics
+    rows = tuple(
+        MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in reasons else r
+        for r in metrics.rows
+    )
+    samples = {
+        name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in reasons else s
+        for name, s in metrics.samples.items()
+    }
+    return replace(
+        metrics,
+        rows=rows,
+        samples=samples,
+        not_measured={**metrics.not_measured, **reasons},
     )
 
 

@@ -1,18 +1,18 @@
 """Phase 02, the memory loop: the backend protocol, the budget gate, isolated workers.
 
 Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
-system implements; :class:`CountsOwnStorage` optionally), :class:`Gate` and :class:`Arm` (what
-is being compared; a gate variant is a :class:`GateStrategy` registered with
-:func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
-measured of itself); :func:`pack_backend` readies a backend object for its workers
-(:class:`BackendInstance`); :func:`check_isolation` starts one sandboxed worker before a run
-(:class:`IsolationError` when it cannot).
+system implements; :class:`HasSnapshot` and :class:`CountsOwnStorage` optionally),
+:class:`Gate` and :class:`Arm` (what is being compared; a gate variant is a
+:class:`GateStrategy` registered with :func:`register_gate`), :func:`run_cell` (one arm over one
+world; :class:`LoopTiming` is what it measured of itself); :func:`pack_backend` readies a
+backend object for its workers (:class:`BackendInstance`); :func:`check_isolation` starts one
+sandboxed worker before a run (:class:`IsolationError` when it cannot).
 """
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._protocol import CountsOwnStorage, MemoryBackend, Message, TokenCounts
+from ._protocol import CountsOwnStorage, HasSnapshot, MemoryBackend, Message, TokenCounts
 
 if TYPE_CHECKING:
     from ._arms import Arm, Gate
@@ -91,6 +91,7 @@ __all__ = [
     "Gate",
     "GateRegistration",
     "GateStrategy",
+    "HasSnapshot",
     "IsolationError",
     "LoopConfig",
     "LoopTiming",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ._protocol import MemoryBackend
+from ._protocol import REQUIRED_METHODS, MemoryBackend
 
 INSTANCE_OPTION = "__drift_backend_instance__"
 """Key of the packed instance in a worker's options (never a constructor option)."""
@@ -36,7 +36,7 @@ INSTANCE_OPTION = "__drift_backend_instance__"
 ARM_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 """What an instance's arm name must look like: the pattern of registered backend names."""
 
-_REQUIRED_METHODS = ("store", "retrieve", "token_counts", "snapshot")
+_REQUIRED_METHODS = REQUIRED_METHODS
 _ASYNC_METHODS = ("store", "retrieve")
 # cloudpickle's by-value registry is process-wide: one packing at a time changes it.
 _REGISTRY_LOCK = threading.Lock()

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from drift_pipeline.llm import NO_UPSTREAM, MeterAccount
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
     MEMORY_SNAPSHOTS,
@@ -35,6 +36,7 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
 from ._gates import GateStrategy, ReaderBuffer
+from ._metering import CellMeter, charge, start_cell_meter
 from ._secrets import arm_secrets, redact
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
@@ -90,6 +92,9 @@ class LoopConfig:
             cell is invalid: reported with its fault rate, never ranked. Once more of the
             cell's planned calls than this share have faulted, the cell is invalid whatever
             follows, and its remaining calls are recorded as skipped too.
+        meter: Run the cell's token meter (see :mod:`._metering`): the workers' model calls go
+            through it and are charged as metered. Off: the workers get no meter, and each
+            backend is charged what its own ``token_counts()`` reports.
     """
 
     call_timeout: float = 30.0
@@ -100,6 +105,7 @@ class LoopConfig:
     worker_cache: Path | None = None
     max_consecutive_faults: int = 5
     max_fault_rate: float = MAX_FAULT_RATE
+    meter: bool = True
 
 
 @dataclass(frozen=True)
@@ -297,7 +303,8 @@ class _Replicate:
     gate: GateStrategy
     reader_buffer: ReaderBuffer
     faults: list[str] = field(default_factory=list)
-    storage: int = 0
+    storage: int | None = 0
+    """Tokens of the memory after the last store; ``None``: not measured (no snapshot())."""
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
@@ -305,6 +312,19 @@ class _Replicate:
     """Shared by the cell's replicates (see :class:`_CellFaults`)."""
     secrets: tuple[str, ...] = ()
     """Keys the worker was given: replaced in every recorded line (see :mod:`._secrets`)."""
+    meter: MeterAccount | None = None
+    """The worker's key at the cell's token meter: its calls are booked to each row."""
+    refused: int = 0
+    """Model calls the meter refused (no upstream endpoint configured)."""
+
+    def _metered(self, result: CallResult) -> int:
+        """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
+        ended = result.data.get("t1") if result.ok else None
+        if self.meter is None or not isinstance(ended, int):
+            return 0  # a faulted call: its model calls go to the next one that returns
+        booked = self.meter.book(ended)
+        self.refused += booked.refused
+        return booked.total
 
     @property
     def skipping(self) -> str | None:
@@ -398,7 +418,10 @@ class _Replicate:
         error = redact(_text(result.error), self.secrets)
         storage = self.storage
         data = result.data
-        new_storage = int(data.get("storage_tokens", storage)) if result.ok else storage
+        new_storage = storage
+        if result.ok and "storage_tokens" in data:
+            reported = data["storage_tokens"]
+            new_storage = None if reported is None else int(reported)
         if snapshot is not None and recount is not None:
             # Authoritative recount in the harness: a backend cannot under-report its size.
             if recount != new_storage:
@@ -417,9 +440,13 @@ class _Replicate:
             tier=session.tier,
             transcript_tokens=session.transcript_tokens,
             write_ms=result.backend_ms,
-            write_tokens=max(0, write_now - self.write_total),
+            write_tokens=0,  # charged at the end of the cell (see _metering.charge)
+            metered_write_tokens=self._metered(result),
+            reported_write_tokens=max(0, write_now - self.write_total),
             storage_tokens=new_storage,
-            storage_delta_tokens=new_storage - storage,
+            storage_delta_tokens=(
+                None if new_storage is None or storage is None else new_storage - storage
+            ),
             checkpoint=is_checkpoint,
             snapshot=snapshot,
             error=error,
@@ -482,7 +509,9 @@ class _Replicate:
                 read_ms=answer.backend_ms,
                 read_round_trip_ms=answer.round_trip_ms,
                 read_tokens=last_tokens,
-                llm_read_tokens=max(0, read_now - self.read_total),
+                llm_read_tokens=0,  # charged at the end of the cell
+                metered_read_tokens=self._metered(answer),
+                reported_read_tokens=max(0, read_now - self.read_total),
                 soft_buffer_tokens=buffer_tokens,
                 error=answer_error,
             )
@@ -501,6 +530,7 @@ async def _run_replicate(
     rows: _Rows,
     progress: ProgressHook | None,
     cell: _CellFaults,
+    metering: CellMeter | None = None,
 ) -> tuple[str, str, list[str]]:
     gate = arm.gate.strategy()
     if cell.skipping is not None:
@@ -521,6 +551,12 @@ async def _run_replicate(
             await sessions_ready(),
         )
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
+    account = None
+    if metering is not None:
+        account = metering.account(f"{arm.key}#{replicate}")
+        options = metering.options
+        # The meter's variables win: the user's own key stays in the harness.
+        passed.update(metering.environment(account))
     worker = BackendWorker(
         arm.backend, options, list(config.protect), config.call_timeout, config.isolate, passed
     )
@@ -534,7 +570,10 @@ async def _run_replicate(
         gate,
         gate.reader_buffer(),
         cell=cell,
-        secrets=arm_secrets(options, config.worker_env),
+        # The meter's key is no secret of the user's, but it differs between runs: a line that
+        # quoted it would make the tables differ too.
+        secrets=arm_secrets(options, config.worker_env) + ((account.key,) if account else ()),
+        meter=account,
     )
     try:
         started = await worker.start()
@@ -545,8 +584,10 @@ async def _run_replicate(
     if not started.ok:
         await worker.close()
         raise BackendStartError(arm.key, redact(started.error, state.secrets) or "unknown error")
-    if config.worker_cache is not None:
-        seed_worker_cache(config.worker_cache, worker)
+    # With a meter, the meter keeps the arm's replies (see start_cell_meter), not the worker.
+    worker_cache = config.worker_cache if metering is None else None
+    if worker_cache is not None:
+        seed_worker_cache(worker_cache, worker)
     if cell.skipping is not None:
         worker.interrupt(cell.skipping)  # cut off while it started
     cell.workers.add(worker)
@@ -568,14 +609,30 @@ async def _run_replicate(
             await state.store_run(run, run_started)
     finally:
         isolation, version = worker.isolation, worker.version
-        if config.worker_cache is not None:
-            collect_worker_cache(worker, config.worker_cache)
+        if worker_cache is not None:
+            collect_worker_cache(worker, worker_cache)
         cell.workers.discard(worker)
         if state.skipping is not None:
             # Cut off (perhaps by another replicate): no goodbye to wait for.
             await worker.abandon()
         await worker.close()
+    _book_the_rest(state)
     return isolation, version, state.faults
+
+
+def _book_the_rest(state: _Replicate) -> None:
+    """Book a replicate's model calls made after its last backend call to its last store."""
+    if state.meter is None:
+        return
+    rest = state.meter.book()
+    state.refused += rest.refused
+    column = state.rows.snapshots["metered_write_tokens"]
+    if rest.total and column:
+        column[-1] += rest.total
+    if state.refused:
+        state.faults.append(
+            f"replicate {state.replicate}: {state.refused} model call(s) refused: {NO_UPSTREAM}"
+        )
 
 
 class _NoWorker(BackendWorker):
@@ -653,6 +710,9 @@ def run_cell(
     planned = pc.sum(pc.less(schedule["replicate"], replicates)).as_py() or 0
     planned += sum(len(calls) for probes_at in per_replicate for calls in probes_at.values())
     faults = _CellFaults(config.max_consecutive_faults, config.max_fault_rate * planned)
+    metering = (
+        start_cell_meter(arm.backend, options or {}, config.worker_cache) if config.meter else None
+    )
 
     async def run_all() -> list[tuple[str, str, list[str]]]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
@@ -681,6 +741,7 @@ def run_cell(
                     rows[replicate],
                     progress,
                     faults,
+                    metering,
                 )
 
         # A task group: a replicate whose backend cannot start stops its siblings at once.
@@ -697,9 +758,16 @@ def run_cell(
             raise
         return [task.result() for task in tasks]
 
-    results = asyncio.run(run_all())
+    try:
+        results = asyncio.run(run_all())
+    finally:
+        if metering is not None:
+            metering.close()
     snapshot_rows = {k: [v for r in rows for v in r.snapshots[k]] for k in snapshot_columns}
     retrieval_rows = {k: [v for r in rows for v in r.retrievals[k]] for k in retrieval_columns}
+    snapshot_rows["write_tokens"], retrieval_rows["llm_read_tokens"] = charge(
+        snapshot_rows, retrieval_rows
+    )
     constants = {
         "scenario": scenario,
         "horizon": horizon,

@@ -30,14 +30,27 @@ class TokenCounts:
     read: int = 0
 
 
+REQUIRED_METHODS = ("store", "retrieve", "token_counts")
+"""The methods every backend has (spec §8.2); ``snapshot`` (:class:`HasSnapshot`) is optional."""
+
+
 @runtime_checkable
 class MemoryBackend(Protocol):
-    """What a memory system implements to be benchmarked.
+    """What a memory system implements to be benchmarked (spec §8.2).
 
     The harness calls ``store`` once per session, in order, and then forgets the transcript.
     At checkpoints it calls ``retrieve`` once per probe; the returned text is all the reader sees.
-    Backends are constructed without arguments (options, if any, as keyword arguments). A
-    backend with a large memory may also implement :class:`CountsOwnStorage`.
+    Backends are constructed without arguments (options, if any, as keyword arguments).
+
+    These three methods are enough to be run and ranked. What the harness can only measure by
+    reading the memory itself, Selectivity and the storage tokens (S), needs ``snapshot()``
+    (:class:`HasSnapshot`): without it those figures are reported as not measured, never as
+    zero. A backend with a large memory may also implement :class:`CountsOwnStorage`.
+
+    LLM tokens: the harness meters the model calls a backend makes through the endpoint it is
+    given (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` in its worker, or the endpoint option of a
+    backend that declares a model); those metered tokens are what the cost figures use.
+    ``token_counts()`` is recorded beside them, and a gap of more than 5% is shown.
     """
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -55,6 +68,17 @@ class MemoryBackend(Protocol):
     def token_counts(self) -> TokenCounts:
         """LLM tokens spent inside ``store`` (write) and ``retrieve`` (read) so far."""
         ...
+
+
+@runtime_checkable
+class HasSnapshot(Protocol):
+    """Optional, and the way to earn Selectivity and storage figures: the memory as text.
+
+    After every session the harness counts the snapshot's tokens (the storage S and its growth
+    per session, which enter the token cost), and at each checkpoint it reads which of the
+    session's values the memory holds (Selectivity). A backend without it is run and ranked,
+    with those figures marked not measured and its token cost counted without storage growth.
+    """
 
     def snapshot(self) -> str:
         """Everything the system persists now, as text; the harness counts its tokens (S)."""

@@ -14,7 +14,10 @@ response line per session, in order, each sent as soon as that session is stored
 ``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
 level), ``{"op": "close"}``.
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
-backend's LLM token counters) and, on failure, ``error`` (one line).
+backend's LLM token counters) and, on failure, ``error`` (one line). A store or retrieve that
+returned also has ``t0``/``t1``: when the backend call began and ended, in
+``time.monotonic_ns()`` (the token meter's clock: see :mod:`drift_pipeline.llm._meter`). A
+backend without ``snapshot()`` answers stores with ``storage_tokens`` null.
 """
 
 from __future__ import annotations
@@ -189,14 +192,27 @@ class _Worker:
         """
         if self.backend is None:
             raise RuntimeError("store before the backend was constructed")
+        began = time.monotonic_ns()
         started = time.perf_counter()
         self._run(self.backend.store(session_id, messages))
         elapsed = (time.perf_counter() - started) * 1000
-        response: dict[str, Any] = {"ok": True, "ms": elapsed}
+        # When the call ended on the token meter's clock: its model calls are booked to it.
+        response: dict[str, Any] = {
+            "ok": True,
+            "ms": elapsed,
+            "t0": began,
+            "t1": time.monotonic_ns(),
+        }
+        shows = getattr(self.backend, "snapshot", None)
+        if not callable(shows):
+            # A backend with the spec's three methods only: its storage is not measured.
+            response["storage_tokens"] = None
+            response.update(self._counts())
+            return response
         counter = getattr(self.backend, "storage_tokens", None)
         snapshot: Any = None
         if send_snapshot or not callable(counter):
-            snapshot = self.backend.snapshot()
+            snapshot = shows()
             if not isinstance(snapshot, str):
                 raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
             _check_size(snapshot, MAX_SNAPSHOT_CHARS, "snapshot()")
@@ -250,11 +266,13 @@ class _Worker:
         if op == "store":
             return self.store(request["session_id"], request["messages"], request.get("snapshot"))
         if op == "retrieve":
+            began = time.monotonic_ns()
             started = time.perf_counter()
             context = self._run(
                 self.backend.retrieve(request["session_id"], request["entity_id"], request["query"])
             )
             elapsed = (time.perf_counter() - started) * 1000
+            ended = time.monotonic_ns()
             if not isinstance(context, str):
                 return {
                     "ok": False,
@@ -280,11 +298,28 @@ class _Worker:
             if context == self.last_context:
                 # The same text as the previous answer (a full-context memory answers every
                 # question of a checkpoint alike): say so instead of sending it again.
-                return {"ok": True, "ms": elapsed, "same_context": True, **self._counts()}
+                return {
+                    "ok": True,
+                    "ms": elapsed,
+                    "t0": began,
+                    "t1": ended,
+                    "same_context": True,
+                    **self._counts(),
+                }
             self.last_context = context
-            return {"ok": True, "ms": elapsed, "context": context, **self._counts()}
+            return {
+                "ok": True,
+                "ms": elapsed,
+                "t0": began,
+                "t1": ended,
+                "context": context,
+                **self._counts(),
+            }
         if op == "snapshot":
-            snapshot = self.backend.snapshot()
+            shows = getattr(self.backend, "snapshot", None)
+            if not callable(shows):
+                raise TypeError("the backend has no snapshot() method: its storage is not measured")
+            snapshot = shows()
             if not isinstance(snapshot, str):
                 raise TypeError(f"snapshot() returned {type(snapshot).__name__}, expected str")
             _check_size(snapshot, MAX_SNAPSHOT_CHARS, "snapshot()")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -204,7 +205,9 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
                 if r == replicate and s < checkpoint
             ]
             write += sum(snapshots["write_tokens"][i] for i in sessions)
-            storage += snapshots["storage_tokens"][sessions[-1]] if sessions else 0
+            last = snapshots["storage_tokens"][sessions[-1]] if sessions else 0
+            # No snapshot(): storage not measured (NaN, never 0), and left out of the total.
+            storage += math.nan if last is None else last
             read += sum(
                 retrievals["llm_read_tokens"][i]
                 for i, (r, c) in enumerate(
@@ -231,7 +234,7 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
             ("cumulative_write_tokens", write / count),
             ("storage_tokens", storage / count),
             ("cumulative_read_tokens", read / count),
-            ("cumulative_tokens", (write + storage + read) / count),
+            ("cumulative_tokens", (write + (0 if math.isnan(storage) else storage) + read) / count),
             ("mvot_so_far", sum(mvots) / len(mvots) if mvots else None),
         ):
             rows[key].append(item)

@@ -23,6 +23,8 @@ from drift_pipeline.evaluation import (
     MetricSpec,
     Sample,
     Scoring,
+    TokenAudit,
+    combined_audit,
     metric_specs,
     pooled_subtype_rows,
     summarise,
@@ -69,6 +71,12 @@ class ArmStanding:
 
     ``scorings``: the reader and judge behind its cells' answers (one, unless cells were scored
     differently); every view names them with their measured figures.
+
+    ``not_measured``: figures its backend gave the harness no way to measure (no
+    ``snapshot()``), each with the reason; shown as "not measured", never as a number.
+    ``llm_tokens``: its LLM tokens as metered and as its backend reported them, over its cells
+    (``None`` for cells written before metering); a gap over 5%, or tokens that are only
+    self-reported, are marked on its row.
     """
 
     arm: str
@@ -82,6 +90,32 @@ class ArmStanding:
     by_subtype: dict[str, MetricRow] = field(default_factory=dict)
     score_by_subtype: dict[str, MetricRow] = field(default_factory=dict)
     scorings: tuple[Scoring, ...] = (OFFLINE_SCORING,)
+    not_measured: dict[str, str] = field(default_factory=dict)
+    llm_tokens: TokenAudit | None = None
+
+
+NOT_MEASURED = "not measured"
+"""How every view shows a figure the backend gave no way to measure (never a zero)."""
+
+
+def _not_measured(cell: _Cell) -> dict[str, str]:
+    return dict(getattr(cell.metrics, "not_measured", {}) or {})
+
+
+def _llm_tokens(cell: _Cell) -> TokenAudit | None:
+    return getattr(cell.metrics, "llm_tokens", None)
+
+
+def _token_mark(standing: ArmStanding) -> str:
+    """What the arm's row says about its LLM tokens: a gap to its own report, or self-reported."""
+    audit = standing.llm_tokens
+    if audit is None:
+        return ""
+    if audit.source == "self-reported":
+        return " [tokens self-reported]"
+    if audit.gap_shown and audit.gap is not None:
+        return f" [token report gap {audit.gap:+.0%}]"
+    return ""
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -191,6 +225,9 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 by_subtype,
                 scores,
                 tuple(distinct(cell_scoring(c) for c in cells_of_arm)),
+                # A backend without snapshot() lacks them in every cell it ran.
+                {k: v for c in cells_of_arm for k, v in _not_measured(c).items()},
+                combined_audit(_llm_tokens(c) for c in cells_of_arm),
             )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
@@ -260,11 +297,13 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
         if spec.name in standing.not_applicable:
             return NOT_APPLICABLE
+        if spec.name in standing.not_measured:
+            return NOT_MEASURED
         text = _fmt(_row(standing, spec.name), spec)
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
     body = [
-        [s.arm, *(cell(s, spec) for spec in specs)]
+        [s.arm + _token_mark(s), *(cell(s, spec) for spec in specs)]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
@@ -275,6 +314,7 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
         if any(s.valid and s.lps_modelled for s in rows) and any(sp.name == "lps" for sp in specs)
         else []
     )
+    note += _cost_notes(rows, specs)
     scored = scoring_lines(scoring for s in rows for scoring in s.scorings) if rows else []
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -287,6 +327,25 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
     return "\n".join([*lines, *note, *scored])
+
+
+def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> list[str]:
+    """One line per ranked arm whose tokens or storage the harness could not take as measured."""
+    shown = {spec.name for spec in specs}
+    lines: list[str] = []
+    for standing in rows:
+        if not standing.valid:
+            continue
+        if standing.llm_tokens is not None and (text := standing.llm_tokens.note(standing.arm)):
+            lines.append(text)
+        missing = [name for name in standing.not_measured if name in shown]
+        if missing:
+            reasons = sorted({standing.not_measured[name] for name in missing})
+            lines.append(
+                f"{standing.arm}: {', '.join(missing)} not measured: {'; '.join(reasons)}; "
+                "its token cost leaves storage growth out"
+            )
+    return lines
 
 
 def _row(standing: ArmStanding, metric: str) -> MetricRow:
@@ -362,6 +421,10 @@ def _interval(row: MetricRow) -> str:
     return f"{row.value:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
 
 
+def _audit_json(audit: TokenAudit | None) -> dict[str, object] | None:
+    return None if audit is None else audit.to_json()
+
+
 def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
     """The ``--json`` summary: ``scenario``, ``scenarios``, ``cells``, ``arms`` and ``scoring``.
 
@@ -421,6 +484,10 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
                 # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
                 "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
+                # Figures the backend gave no way to measure, with why (null above, never zero).
+                "not_measured": _not_measured(cell),
+                # LLM tokens as metered and as the backend reported them.
+                "llm_tokens": _audit_json(_llm_tokens(cell)),
             }
         )
     arms = [
@@ -439,6 +506,10 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 name.removeprefix("score:"): _figure_with_n(row)
                 for name, row in s.score_by_subtype.items()
             },
+            # Figures its backend gave no way to measure, with why; its LLM tokens as metered
+            # and as reported.
+            "not_measured": dict(s.not_measured),
+            "llm_tokens": _audit_json(s.llm_tokens),
         }
         for s in standings(cells)
     ]

@@ -197,9 +197,14 @@ MEMORY_SNAPSHOTS = TableDef(
             pa.field("transcript_tokens", pa.int64(), nullable=False),
             pa.field("write_ms", pa.float64(), nullable=False),
             pa.field("write_round_trip_ms", pa.float64(), nullable=False),
+            # LLM tokens charged to the store: the metered ones, or the backend's own report
+            # when no call of the cell went through the meter (the two columns below).
             pa.field("write_tokens", pa.int64(), nullable=False),
-            pa.field("storage_tokens", pa.int64(), nullable=False),
-            pa.field("storage_delta_tokens", pa.int64(), nullable=False),
+            pa.field("metered_write_tokens", pa.int64(), nullable=False),
+            pa.field("reported_write_tokens", pa.int64(), nullable=False),
+            # Null for a backend without snapshot(): not measured (never zero).
+            pa.field("storage_tokens", pa.int64()),
+            pa.field("storage_delta_tokens", pa.int64()),
             pa.field("checkpoint", pa.bool_(), nullable=False),
             pa.field("snapshot", pa.string()),  # only at checkpoint sessions
             pa.field("error", pa.string()),
@@ -222,7 +227,10 @@ RETRIEVALS = TableDef(
             pa.field("read_ms", pa.float64(), nullable=False),
             pa.field("read_round_trip_ms", pa.float64(), nullable=False),
             pa.field("read_tokens", pa.int64(), nullable=False),
+            # Charged like write_tokens: metered, or self-reported when nothing was metered.
             pa.field("llm_read_tokens", pa.int64(), nullable=False),
+            pa.field("metered_read_tokens", pa.int64(), nullable=False),
+            pa.field("reported_read_tokens", pa.int64(), nullable=False),
             pa.field("soft_buffer_tokens", pa.int64(), nullable=False),
             pa.field("error", pa.string()),
         ]

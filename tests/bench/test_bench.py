@@ -41,6 +41,7 @@ ISSUE_KEYS = (
     "suite_ratio",
     "suite_wall_s",
     "suite_floor_s",
+    "meter_overhead_ms_p99",
 )
 
 # A small stand-in for the canonical scenario: same shape, far fewer sessions and replicates.

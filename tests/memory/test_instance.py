@@ -164,3 +164,34 @@ def test_a_subclass_of_the_protocol_as_spec_shows_it_runs_in_the_worker():
     started, answer = _in_worker(packed.worker_options(), body)
     assert started.ok, started.error
     assert answer == "after s7"
+
+
+def test_the_spec_example_with_three_methods_runs_and_its_storage_is_not_measured():
+    class ZepStyle(MemoryBackend):  # spec §8.2: store, retrieve, token_counts; no snapshot()
+        async def store(self, session_id: str, messages: list[Message]) -> None:
+            self.last = session_id
+
+        async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+            return f"after {self.last}"
+
+        def token_counts(self) -> TokenCounts:
+            return TokenCounts()
+
+    packed = pack_backend(ZepStyle())
+
+    async def body(worker: BackendWorker) -> dict[str, Any]:
+        stored = await worker.call(
+            {"op": "store", "session_id": "s7", "messages": SESSION, "snapshot": True}
+        )
+        assert stored.ok, stored.error
+        answer = await worker.call(
+            {"op": "retrieve", "session_id": "s7", "entity_id": "principal", "query": "?"}
+        )
+        return {**stored.data, "context": answer.data["context"]}
+
+    started, data = _in_worker(packed.worker_options(), body)
+    assert started.ok, started.error
+    # Stored and answered; its size is not measured (null, never 0) and no snapshot is sent.
+    assert data["context"] == "after s7"
+    assert data["storage_tokens"] is None and "snapshot" not in data
+    assert data["t0"] <= data["t1"]  # the store's span on the meter's clock

@@ -103,6 +103,8 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "not_applicable",
         "recall_by_subtype",
         "score_by_subtype",
+        "not_measured",
+        "llm_tokens",
     ]
     assert summary["arms"][0]["lps_modelled"] is True
     assert summary["cells"][0]["lps_modelled"] is True

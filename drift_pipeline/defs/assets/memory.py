@@ -214,17 +214,19 @@ def _snapshot_figures(
     rows = run.snapshots.select(
         ["replicate", "storage_tokens", "write_ms", "transcript_tokens", "write_tokens"]
     ).to_pydict()
-    final: dict[int, int] = {}
+    final: dict[int, int | None] = {}
     for replicate, storage_tokens in zip(rows["replicate"], rows["storage_tokens"], strict=True):
         final[replicate] = storage_tokens  # rows are in session order within a replicate
     write_ms = rows["write_ms"]
+    known = [tokens for tokens in final.values() if tokens is not None]
     return {
         md.ROWS: run.snapshots.num_rows,
         md.REPLICATES: replicates,
         md.SESSIONS: sessions,
         md.TRANSCRIPT_TOKENS: sum(rows["transcript_tokens"]),
         md.WRITE_TOKENS: sum(rows["write_tokens"]),
-        md.STORAGE_TOKENS: sum(final.values()) / len(final) if final else None,
+        # None when the backend has no snapshot(): its storage is not measured.
+        md.STORAGE_TOKENS: sum(known) / len(known) if final and len(known) == len(final) else None,
         md.WRITE_MS_P50: md.percentile(write_ms, 50),
         md.WRITE_MS_P95: md.percentile(write_ms, 95),
         md.WRITE_MS_P99: md.percentile(write_ms, 99),

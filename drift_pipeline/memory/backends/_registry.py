@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from drift_pipeline._lazy import Registry, RegistryError, describe_target, is_target, resolve_target
-from drift_pipeline.memory._protocol import MemoryBackend
+from drift_pipeline.memory._protocol import REQUIRED_METHODS, MemoryBackend
 
 from ._needs import BackendNeeds
 
@@ -48,7 +48,7 @@ DefaultsHook = Callable[["WorldSource"], Mapping[str, Any]]
 """Constructor options a backend takes from the world source, where the run's config gives none."""
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_REQUIRED_METHODS = ("store", "retrieve", "token_counts", "snapshot")
+_REQUIRED_METHODS = REQUIRED_METHODS
 _ASYNC_METHODS = ("store", "retrieve")
 
 
