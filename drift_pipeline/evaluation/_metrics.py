@@ -80,8 +80,10 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   ``llm_read_tokens`` columns: the tokens the harness's meter counted (or, for a backend none of
   whose calls reached the meter, its own report; see :mod:`._token_audit`).
 - Without ``snapshot()`` (``storage_tokens`` null) Selectivity, its parts and the storage
-  figures are not measured (``CellMetrics.not_measured``, with the reason), Selectivity leaves
-  DRIFT-C, and TC leaves S_delta out.
+  figures are not measured (``CellMetrics.not_measured``, with the reason). So that leaving the
+  snapshot out never raises a score, DRIFT-C counts Selectivity at chance
+  (:data:`UNSEEN_SELECTIVITY`, also the amnesiac's in the lift) and TC counts each session's
+  transcript as its storage growth (what keeping everything verbatim costs).
 - ``tes`` = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), both MVOTs averaged over the replicates
   where both are defined; edge cases in :func:`~._composites.token_efficiency_score`. n = sessions.
 - ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean).
@@ -169,6 +171,10 @@ enter DRIFT-C. On fewer its 95% interval spans most of [0, 1] (four revision pro
 so with a fifth of the weight it would swing the composite by a tenth either way on luck; the
 figure is still reported with its n. Every arm of a cell answers the same probes, so the cell's
 arms leave out the same components."""
+
+UNSEEN_SELECTIVITY: Final = 0.5
+"""Selectivity DRIFT-C counts for a backend without ``snapshot()``: chance, what keeping every
+session (or none) scores, so a memory that hides what it keeps never gains by hiding it."""
 
 EPSILON_TOKENS: Final = 8
 Q_RATE: Final = 1.0
@@ -451,6 +457,7 @@ class _Units:
     c_mem: FloatArray  # (R,) final storage tokens / sessions
     tc: FloatArray  # (R,) token cost per session: what the system makes a model read
     computed: Mapping[str, ComputedRate] = field(default_factory=dict)  # registered metrics
+    storage_known: bool = True  # the backend reported its memory (snapshot())
 
     @property
     def layouts(self) -> tuple[IntArray, IntArray, IntArray]:
@@ -567,11 +574,18 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         raise ValueError("snapshots and answers cover different replicates")
     s_rep = np.searchsorted(rep_ids, s_rep_raw).astype(np.int64)
     tier = _text(snaps, "tier")
-    # Without snapshot() nothing of the memory is measured: no session counts as kept or not
-    # (Selectivity undefined, out of DRIFT-C) and the token cost leaves storage growth out.
+    # Without snapshot() nothing of the memory is measured: no session counts as kept or not,
+    # so Selectivity is not measured. Leaving a snapshot out must never raise a score, so the
+    # cost and the composite take what keeping every session verbatim gives: each session's
+    # transcript as storage growth, and chance Selectivity (0.5) in DRIFT-C.
     storage_known = storage_measured(snaps)
     zeros = np.zeros(snaps.num_rows, dtype=np.float64)
-    delta = _num(snaps, "storage_delta_tokens", "snapshots") if storage_known else zeros
+    if storage_known:
+        delta = _num(snaps, "storage_delta_tokens", "snapshots")
+    elif "transcript_tokens" in snaps.column_names:
+        delta = _num(snaps, "transcript_tokens", "snapshots")
+    else:
+        raise ValueError("snapshots: without storage_tokens the cost needs transcript_tokens")
     if not storage_known:
         stored = marked = np.zeros(snaps.num_rows, dtype=bool)
         band = zeros
@@ -671,6 +685,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         q=q,
         c_mem=c_mem,
         tc=tc,
+        storage_known=storage_known,
     )
 
 
@@ -943,7 +958,11 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
             return figure
         return np.full_like(figure, np.nan)
 
-    selectivity_c = enough(selectivity, u.s["noise"] + u.s["signal"])
+    selectivity_c = (
+        enough(selectivity, u.s["noise"] + u.s["signal"])
+        if u.storage_known
+        else np.full_like(selectivity, UNSEEN_SELECTIVITY)
+    )
     revision_c = enough(revision, u.p["upd"])
     action_c = enough(action, u.p["action"])
     composite = drift_c(horizon, mvot, selectivity_c, revision_c, action_c)

@@ -11,7 +11,8 @@ Two honesty checks every view shows beside the figures:
   around the meter cannot be checked, only believed.
 - **Storage.** Storage tokens and Selectivity are read from the memory itself (``snapshot()``).
   A backend without one has them reported as not measured, with :data:`NO_SNAPSHOT` as the
-  reason, never as zero; its token cost then leaves storage growth out.
+  reason, never as zero. So that hiding the memory never pays, its token cost counts every
+  transcript as stored and DRIFT-C counts its Selectivity at chance.
 """
 
 from __future__ import annotations

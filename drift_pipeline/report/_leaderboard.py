@@ -343,7 +343,8 @@ def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> lis
             reasons = sorted({standing.not_measured[name] for name in missing})
             lines.append(
                 f"{standing.arm}: {', '.join(missing)} not measured: {'; '.join(reasons)}; "
-                "its token cost leaves storage growth out"
+                "its cost counts every transcript as stored and DRIFT-C its Selectivity at "
+                "chance (0.5)"
             )
     return lines
 

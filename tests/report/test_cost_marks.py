@@ -8,6 +8,7 @@ import pytest
 from evaluation.test_metrics import FAST, REFERENCE, arm
 
 from drift_pipeline.evaluation import NO_SNAPSHOT, ArmData, TokenAudit, compute_cell
+from drift_pipeline.evaluation._metrics import UNSEEN_SELECTIVITY
 from drift_pipeline.memory import Arm
 from drift_pipeline.report import render_leaderboard, standings, summary_json
 
@@ -22,12 +23,19 @@ def _with(table: pa.Table, **columns: object) -> pa.Table:
     return table
 
 
+TRANSCRIPT_TOKENS = 400
+"""Tokens of each session's transcript in the fixture (more than any storage growth in it)."""
+
+
 def _cell(key: str, metered: int, reported: int, *, storage: bool = True) -> _Cell:
     """The evaluation fixture's arm, with ``metered`` and ``reported`` tokens on each store."""
     data = _arm(arm())  # the fixture without its canary probe
     n, q = data.snapshots.num_rows, data.retrievals.num_rows
     snapshots = _with(
-        data.snapshots, metered_write_tokens=[metered] * n, reported_write_tokens=[reported] * n
+        data.snapshots,
+        metered_write_tokens=[metered] * n,
+        reported_write_tokens=[reported] * n,
+        transcript_tokens=[TRANSCRIPT_TOKENS] * n,
     )
     if not storage:
         nulls = pa.nulls(n, pa.int64())
@@ -84,10 +92,22 @@ def test_without_a_snapshot_selectivity_and_storage_are_not_measured_never_zero(
     # Everything else is computed: the arm has a DRIFT-C, ranked with the others.
     assert metrics.get("drift_c").value is not None and metrics.get("mvot").value is not None
     measured = _cell("full@hard", 0, 0)
-    # Its token cost leaves storage growth out (a lower figure than with it).
-    assert metrics.get("token_cost_per_session").value < (
-        measured.metrics.get("token_cost_per_session").value
+    # Hiding the memory never pays: the cost counts every transcript as stored, and DRIFT-C
+    # counts Selectivity at chance. Against the same arm with its snapshot, the cost grows by
+    # exactly the transcripts less the storage growth it reported, and the composite by what
+    # chance Selectivity is worth less what was measured.
+    snaps = _arm(arm()).snapshots
+    per_session = TRANSCRIPT_TOKENS - (
+        sum(snaps.column("storage_delta_tokens").to_pylist()) / snaps.num_rows
     )
+    cost = metrics.get("token_cost_per_session").value
+    assert cost == pytest.approx(
+        measured.metrics.get("token_cost_per_session").value + per_session
+    )
+    assert per_session > 0 and cost > measured.metrics.get("token_cost_per_session").value
+    measured_selectivity = measured.metrics.get("selectivity").value
+    assert measured_selectivity is not None and measured_selectivity > UNSEEN_SELECTIVITY
+    assert metrics.get("drift_c").value < measured.metrics.get("drift_c").value
     text = render_leaderboard(standings([cell, measured]))
     header = text.splitlines()[0]
     assert _row(text, "three@hard")[header.index("Select.") :].startswith("not measured")
