@@ -101,9 +101,7 @@ def test_without_a_snapshot_selectivity_and_storage_are_not_measured_never_zero(
         sum(snaps.column("storage_delta_tokens").to_pylist()) / snaps.num_rows
     )
     cost = metrics.get("token_cost_per_session").value
-    assert cost == pytest.approx(
-        measured.metrics.get("token_cost_per_session").value + per_session
-    )
+    assert cost == pytest.approx(measured.metrics.get("token_cost_per_session").value + per_session)
     assert per_session > 0 and cost > measured.metrics.get("token_cost_per_session").value
     measured_selectivity = measured.metrics.get("selectivity").value
     assert measured_selectivity is not None and measured_selectivity > UNSEEN_SELECTIVITY
