@@ -40,6 +40,7 @@ __all__ = [
     "extract_statements",
     "normalise_value",
     "predicate_hint",
+    "slot_topics",
     "values_match",
 ]
 
@@ -65,6 +66,9 @@ class Statement:
         date: Calendar date of the message.
         retraction: The speaker withdrew the fact (``I am no longer vegetarian``).
         matchable: A retraction applies only when the stored value matches ``value``.
+        said: The whole sentence, when the fact was read from one clause of it: the rest of
+            the sentence often says what the clause is about ("having read up on nuclear
+            power, I am sceptical"); empty when ``text`` says all the sentence did.
 
     """
 
@@ -75,6 +79,7 @@ class Statement:
     date: str
     retraction: bool = False
     matchable: bool = True
+    said: str = ""
 
 
 _HYPOTHETICAL = re.compile(
@@ -252,6 +257,20 @@ def dated_by_first_mention(predicate: str) -> bool:
     return predicate in _PREDICATE_HINTS
 
 
+def slot_topics(predicate: str) -> frozenset[str]:
+    """The slots dated by their first mention (employer, home…) a fact under ``predicate`` is about.
+
+    A slot is about itself; a remark is about every such slot whose topic words its own words
+    point to ("the movers unloaded the boxes in Porto" is about ``lives in``).
+    """
+    if predicate in _PREDICATE_HINTS:
+        return frozenset((predicate,))
+    if not predicate.startswith(_REMARK_PREFIX):
+        return frozenset()
+    hints = predicate_hint(predicate)
+    return frozenset(slot for slot, hint in _PREDICATE_HINTS.items() if hint in hints)
+
+
 def normalise_value(value: str) -> str:
     """Lower-case a value to its words, without a leading article."""
     words = re.findall(r"[a-z0-9]+", value.lower())
@@ -291,7 +310,7 @@ def extract_statements(messages: Sequence[Message]) -> list[Statement]:
     """Return, in order, the facts the human speakers of a session state or withdraw."""
     found: list[Statement] = []
     for speaker, content, date in _human_turns(messages):
-        for fact in _message_facts(content):
+        for fact, said in _message_facts(content):
             found.append(
                 Statement(
                     subject=speaker,
@@ -301,6 +320,7 @@ def extract_statements(messages: Sequence[Message]) -> list[Statement]:
                     date=date,
                     retraction=fact.retraction,
                     matchable=fact.matchable,
+                    said=said,
                 )
             )
     return found
@@ -341,7 +361,8 @@ def _sentences(text: str) -> list[str]:
     return found
 
 
-def _message_facts(content: str) -> list[Fact]:
+def _message_facts(content: str) -> list[tuple[Fact, str]]:
+    """The facts of one message, each with the sentence it was read from when that says more."""
     text = content.replace("’", "'").replace("‘", "'")
     sentences = _sentences(text)
     skipped: set[int] = set()
@@ -351,40 +372,51 @@ def _message_facts(content: str) -> list[Fact]:
             # A bare marker ("Yeah, right.", "🙄") mocks the sentence before it.
             if len(_SARCASM.sub("", sentence).split()) <= 3:
                 skipped.add(index - 1)
-    facts: list[Fact] = []
+    facts: list[tuple[Fact, str]] = []
     for index, sentence in enumerate(sentences):
         if index in skipped or is_question(sentence) or _is_reported(sentence):
             continue
-        sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
-        instruction = instruction_fact(sentence)
-        if instruction is None:
-            unframed = strip_lead_ins(_FRAME.sub("", strip_lead_ins(sentence)))
-            if unframed != sentence:
-                instruction = instruction_fact(unframed)
-        if instruction is not None:
-            facts.append(instruction)
-            continue
-        # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
-        sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
-        unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
-        chosen = choice_facts(unframed)
-        if chosen:
-            facts.extend(chosen)
-            continue
-        if _is_hypothetical(sentence):
-            continue
-        # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
-        stance = stance_fact(sentence) or stance_fact(unframed)
-        if stance is not None:
-            facts.append(stance)
-            continue
-        found = [fact for clause in _clauses(sentence) for fact in _clause_facts(clause)]
-        if not found:
-            found = implied_facts(sentence)
-        if not found:
-            found = _remark(sentence)
-        facts.extend(found)
+        facts.extend(_sentence_facts(sentence))
     return facts
+
+
+def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
+    """The facts of one sincere sentence, each with the sentence when it was read from a clause."""
+    sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
+    instruction = instruction_fact(sentence)
+    if instruction is None:
+        unframed = strip_lead_ins(_FRAME.sub("", strip_lead_ins(sentence)))
+        if unframed != sentence:
+            instruction = instruction_fact(unframed)
+    if instruction is not None:
+        return [(instruction, "")]
+    # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
+    sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
+    unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
+    chosen = choice_facts(unframed)
+    if chosen:
+        return [(fact, "") for fact in chosen]
+    if _is_hypothetical(sentence):
+        return []
+    # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
+    stance = stance_fact(sentence) or stance_fact(unframed)
+    if stance is not None:
+        return [(stance, "")]
+    clauses = _clauses(sentence)
+    found = [fact for clause in clauses for fact in _clause_facts(clause)]
+    if found:
+        # A fact read from one clause of several is shown with its sentence, which may name
+        # what the clause is about; a retraction shows nothing, so it needs none.
+        said = _said(sentence) if len(clauses) > 1 else ""
+        return [(fact, "" if fact.retraction else said) for fact in found]
+    found = implied_facts(sentence) or _remark(sentence)
+    return [(fact, "") for fact in found]
+
+
+def _said(sentence: str) -> str:
+    """The sentence as a line shows it: lead-ins and the closing stop dropped; long ones not."""
+    text = _LEAD.sub("", strip_lead_ins(_LEAD.sub("", sentence))).strip().rstrip(".!…").strip()
+    return text if len(text.split()) <= _REMARK_MAX_WORDS else ""
 
 
 # Asking for something, thanking or greeting is not saying something about oneself; nor is a
@@ -419,6 +451,7 @@ _OTHER_PERSON = re.compile(
     r"colleagues|coworker|neighbou?r|stranger|relative|someone)\b",
     re.IGNORECASE,
 )
+_SELF_STATE = re.compile(r"\bI am\b")
 _STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
 _REMARK_PREFIX = "said "
 REMARK_PREFIX = _REMARK_PREFIX
@@ -440,10 +473,12 @@ def _remark(sentence: str) -> list[Fact]:
     words = text.split()
     if not (_REMARK_MIN_WORDS <= len(words) <= _REMARK_MAX_WORDS):
         return []
+    # Someone else opens it, but the speaker says something of themselves in it ("my physio
+    # knows I am recovering from a broken wrist"): kept, for the reader to weigh.
+    someone_else = bool(THIRD_PARTY.match(text) or _OTHER_PERSON.match(text))
     if (
         _REQUEST.match(text)
-        or THIRD_PARTY.match(text)
-        or _OTHER_PERSON.match(text)
+        or (someone_else and not _SELF_STATE.search(text))
         or not _FIRST_PERSON_WORD.search(text)
     ):
         return []

@@ -21,7 +21,11 @@ def test_a_new_value_updates_the_slot() -> None:
         "[2027-03-14] principal: lives in Leeds\n[2027-05-02] principal: works at Globex"
     )
     answer = ask(backend, "Where does the principal work now?")
-    assert answer.split("\n")[0] == "[2027-05-02] principal: works at Globex"
+    # Lines come oldest first, so the last one about a slot is its latest telling.
+    assert answer.split("\n") == [
+        "[2027-03-14] principal: lives in Leeds",
+        "[2027-05-02] principal: works at Globex",
+    ]
     assert "Acme" not in answer
     assert backend.operation_counts[Operation.UPDATE] == 1
     assert backend.token_counts() == TokenCounts()
@@ -92,7 +96,7 @@ def test_standing_instructions_are_kept_by_what_they_govern() -> None:
         "[2027-03-14] principal: standing instruction: never book red-eye flights",
         "[2027-04-01] principal: standing instruction: from now on, respond in English",
     ]
-    assert ask(backend, "Which language should replies be in?").startswith(
+    assert ask(backend, "Which language should replies be in?").endswith(
         "[2027-04-01] principal: standing instruction: from now on, respond in English"
     )
 
@@ -160,7 +164,7 @@ def test_a_stance_told_with_its_topic_apart_replaces_the_old_one() -> None:
         ],
     )
     answer = ask(backend, "What is the principal's view on remote work?")
-    assert answer.split("\n")[0] == "[2027-05-02] principal: stance on remote work: undecided"
+    assert answer.split("\n")[-1] == "[2027-05-02] principal: stance on remote work: undecided"
     assert "overrated" not in backend.snapshot()
     # A stance on another topic is a slot of its own: nothing replaced it.
     assert "stance on nuclear power: in favour" in backend.snapshot()

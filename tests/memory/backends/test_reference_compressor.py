@@ -36,11 +36,14 @@ def test_summary_prefers_first_person_statements_and_skips_assistant_and_questio
         agent("I love helping with recipes and engineering questions."),
     ]
     lines = summarise_session(messages).split("\n")
+    # Chosen first-person first, written in the order they were said.
     assert lines == [
         "[2027-03-14]",
-        "principal: I work at Acme Corp as an engineer.",
         "principal: The weather has been strange lately.",
+        "principal: I work at Acme Corp as an engineer.",
     ]
+    capped = summarise_session(messages, cap_tokens=24).split("\n")
+    assert capped == ["[2027-03-14]", "principal: I work at Acme Corp as an engineer."]
 
 
 def test_repeated_content_adds_nothing_and_empty_sessions_store_nothing() -> None:
