@@ -97,7 +97,8 @@ _ATTRIBUTED_LINE = re.compile(r"(?m)^(?P<speaker>[A-Za-z][\w.-]{0,63}): (?P<text
 _MAY = re.compile(r"\bmay\b")  # lower-case only: "May" is a month
 _SARCASM = re.compile(
     r"yeah,? right|\btotally\b|(?:^|\s)/s\b|\bas if\b|🙄|🙃|😒|😏|\bjust kidding\b|\bjk\b|"
-    r"\bnot!|\bsure,? because\b|\boh,? great\b|\blol,? no\b|\bkidding\b",
+    r"\bnot!|\bsure,? because\b|\boh,? great\b|\blol,? no\b|\bkidding\b|\b(?:I am|I'm) joking\b|"
+    r"\bonly joking\b",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -105,7 +106,8 @@ _REPORTED = re.compile(
     r"apparently|supposedly|allegedly|heard that|claims?|claimed)\b",
     re.IGNORECASE,
 )
-_SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^']*'(?=[\s.,!?;:]|$)")
+# Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
+_SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bi\b"), "I"),
     (re.compile(r"\bI'm\b", re.IGNORECASE), "I am"),
@@ -184,12 +186,15 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for cues, hint in (
         (
             r"\b(?:job|jobs|work|works|worked|working|employer|company|office|hired|notice|"
-            r"colleagues?|promot\w*|resign\w*|quit|career|salary|contract|position|role|team)\b",
+            r"colleagues?|promot\w*|resign\w*|quit|career|salary|contract|position|role|team|"
+            r"desk|boss|manager|payslip|pay slip|paycheck|pay cheque|payroll|wages|shifts?|"
+            r"onboarding|badge|interview\w*|employ\w*|laid off|redundan\w*|HR|clients?)\b",
             _PREDICATE_HINTS["works at"],
         ),
         (
             r"\b(?:mov(?:e|ed|ing)|relocat\w*|live|lives|lived|living|flat|apartment|house|home|"
-            r"city|town|neighbou?rhood|rent|commute|settled)\b",
+            r"city|town|neighbou?rhood|rent|commute|settled|landlord|lease|postcode|zip code|"
+            r"movers|unpack\w*|registered|GP|council|local|residen\w*|address)\b",
             _PREDICATE_HINTS["lives in"],
         ),
         (
@@ -209,7 +214,9 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:doctor|diagnos\w*|surgery|injur\w*|condition|health|medication|therapy|"
-            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?)\b",
+            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?|physio\w*|"
+            r"pharmac\w*|prescri\w*|test results|symptoms?|treatment|blood pressure|hospital|"
+            r"broken|fracture\w*|sprain\w*|illness|ill|sick|cast|clinic|consultant|scan)\b",
             "health medical condition",
         ),
         (
@@ -219,14 +226,21 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:married|single|divorced|dating|engaged|partner|girlfriend|boyfriend|wife|"
-            r"husband|relationship|broke up|separated|widowed)\b",
+            r"husband|relationship|broke up|separated|widowed|fianc\w*|wedding|proposed|"
+            r"long-distance|moved in together|anniversary)\b",
             _PREDICATE_HINTS["relationship status"],
         ),
         (
-            r"\b(?:call me|my name|go by|goes by|greet\w*|address me|nickname)\b",
+            r"\b(?:call me|my name|the name|name I|go by|goes by|greet\w*|address me|nickname)\b",
             _PREDICATE_HINTS["name"],
         ),
         (r"\b(?:when you|you to|you always|you never)\b", "instruction request work"),
+        (
+            r"\b(?:your (?:answers|replies|messages|responses)|you(?: would| had|'d) better|"
+            r"format\w*|tone|jargon|bullet\w*|paragraphs?|headings?|emojis?|TL;DR|summary|"
+            r"action list|British English|American English|plain language)\b",
+            "instruction request rule format replies standing",
+        ),
     )
 )
 

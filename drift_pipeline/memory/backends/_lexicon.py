@@ -110,7 +110,8 @@ TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Mx", "Prof"})
 PARTICLES = frozenset({"de", "da", "van", "von", "der", "den", "la", "le", "del", "al", "bin"})
 HOME_ATTRS = frozenset({"home", "base", "city", "town", "location", "address"})
 JOB_ATTRS = frozenset({"job", "role", "title", "job title", "position", "profession", "occupation"})
-EMPLOYER_ATTRS = frozenset({"employer", "company", "workplace"})
+# "my desk is at Initech", "my office is now with Globex": where one works.
+EMPLOYER_ATTRS = frozenset({"employer", "company", "workplace", "desk", "office", "work desk"})
 
 VERB_GROUPS = {
     "reply": "respond", "respond": "respond", "answer": "respond", "writ": "respond",

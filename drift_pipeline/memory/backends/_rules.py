@@ -344,7 +344,8 @@ def _my_attribute(match: re.Match[str]) -> list[Fact]:
         role = strip_article(value)
         return [Fact("occupation", role, f"works as {article(role)} {role}")]
     if attribute in EMPLOYER_ATTRS:
-        return [Fact("works at", value, f"works at {value}")] if proper(value) else []
+        employer = re.sub(r"^(?:at|with|for)\s+", "", value, flags=re.IGNORECASE)
+        return [Fact("works at", employer, f"works at {employer}")] if proper(employer) else []
     if attribute in HOME_ATTRS:
         place = re.sub(r"^in\s+", "", value, flags=re.IGNORECASE)
         return [Fact("lives in", place, f"lives in {place}")] if proper(place) else []

@@ -204,3 +204,63 @@ def test_a_restated_preference_is_dated_by_its_latest_mention_a_home_by_its_firs
     # The newer line now says phone calls: a reader taking the latest dated assertion sees it.
     context = ask(backend, "How does the principal like to be contacted?")
     assert "[2027-05-09] principal: prefers phone calls" in context
+
+
+def test_lines_are_returned_oldest_first_in_the_order_they_were_said() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I work at Acme Corp.", "I live in Leeds."),
+            chat("2027-04-01", "I'm vegetarian."),
+        ],
+    )
+    # "live" ranks the home first, but the reader gets the lines in the order they were said.
+    assert ask(backend, "Where does the principal live?").split("\n") == [
+        "[2027-03-14] principal: works at Acme Corp",
+        "[2027-03-14] principal: lives in Leeds",
+        "[2027-04-01] principal: is vegetarian",
+    ]
+
+
+def test_a_fact_read_from_one_clause_is_shown_with_its_whole_sentence() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [chat("2027-03-14", "After a month of reading about the dairy industry, I'm vegan.")],
+    )
+    assert backend.snapshot() == (
+        "[2027-03-14] principal: said: After a month of reading about the dairy industry, "
+        "I am vegan"
+    )
+    assert "vegan" in ask(backend, "What is the principal's diet?")
+
+
+def test_the_speakers_own_state_in_a_sentence_someone_else_opens_is_kept() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat(
+                "2027-03-14",
+                "My physio knows I'm recovering from a torn hamstring and adjusted my plan.",
+                "My brother is recovering from the flu, so I've been driving him around.",
+            )
+        ],
+    )
+    snapshot = backend.snapshot()
+    assert "recovering from a torn hamstring" in snapshot
+    assert "flu" not in snapshot
+
+
+def test_a_home_restated_after_other_news_on_its_topic_is_dated_anew() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds."),
+            chat("2027-04-01", "I finally unpacked the last boxes in the new flat."),
+            chat("2027-05-02", "I live in Leeds."),
+        ],
+    )
+    assert "[2027-05-02] principal: lives in Leeds" in backend.snapshot().split("\n")
