@@ -18,7 +18,6 @@ from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
 from drift_pipeline.memory.backends._lexicon import (
     THIRD_PARTY,
-    TRANSIENT_TIME,
     TRANSIENT_WORDS,
     strip_lead_ins,
 )
@@ -143,7 +142,8 @@ _IN_CASE_TAIL = re.compile(
     re.IGNORECASE,
 )
 _LEAD = re.compile(
-    r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|"
+    r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|yo|hiya|heya|"
+    r"(?:good )?(?:morning|afternoon|evening)|"
     r"just so you know|for the record|quick update|small update|update|news|big news|"
     r"good news|ok|okay|yeah|yes|yep|no|nope|hey|hi|hello|um|uh|hmm|honestly|basically|"
     r"guess what|plus|lately|recently|these days|nowadays|from now on|going forward|"
@@ -453,7 +453,8 @@ _PASSING = re.compile(
     r"\bat \d{1,2}(?::\d\d)?\b|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|"
     r"\b(?:later|soon|right away|in a (?:minute|bit|sec|second|moment))\b|"
     r"\b(?:hang on|hold on|one moment|one sec|bear with me|give me a (?:sec|second|minute))\b|"
-    r"\b(?:returns? an error|throws? an error|an error|crash(?:es|ed|ing)?|broken|"
+    r"\b(?:returns? an error|throws? an error|an error|crash(?:es|ed|ing)?|"
+    r"(?:is|are|was|got|keeps? being) broken|broke (?:again|down)|"
     r"(?:is|keeps|kept) freezing|not working|(?:does|will) not work)\b|"
     r"\b(?:your notes|you have (?:for|on|about) me|you have down|you noted|on file)\b",
     re.IGNORECASE,
@@ -466,6 +467,10 @@ _OTHER_PERSON = re.compile(
     re.IGNORECASE,
 )
 _SELF_STATE = re.compile(r"\bI am\b")
+_PASSING_DAY = re.compile(
+    r"\b(?:today|tonight|this (?:morning|afternoon|evening)|tomorrow|yesterday|just now)\b",
+    re.IGNORECASE,
+)
 _STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
 _REMARK_PREFIX = "said "
 REMARK_PREFIX = _REMARK_PREFIX
@@ -498,7 +503,9 @@ def _remark(sentence: str) -> list[Fact]:
         return []
     # Second-person words are no cue either way: people tell an assistant about themselves
     # ("as I told you, ...") as often as they talk about its work.
-    if _PASSING.search(text) or TRANSIENT_TIME.search(text):
+    # "At the moment" and "this week" date a lasting state as often as a passing one ("I am
+    # managing asthma at the moment"); the day words do not.
+    if _PASSING.search(text) or _PASSING_DAY.search(text):
         return []
     opening = _STATE_OPENING.match(text)
     if opening is not None and opening.group("word").lower() in TRANSIENT_WORDS:

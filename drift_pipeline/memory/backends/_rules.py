@@ -426,7 +426,7 @@ _RULES: list[_Rule] = [
     (
         compile_ci(
             rf"^I am\s+{ADV}(?P<v>single|married|engaged|divorced|separated|widowed|"
-            r"in a (?:serious\s+)?relationship|seeing someone|dating someone)\b(?P<rest>.*)$"
+            r"in an? (?:[\w-]+\s+){0,2}?relationship|seeing someone|dating someone)\b(?P<rest>.*)$"
         ),
         _relationship,
     ),

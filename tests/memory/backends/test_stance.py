@@ -26,7 +26,7 @@ def _facts(text: str) -> list[tuple[str, str]]:
         ("I've come round on remote work; all for it is my position.", "all for it"),
         ("I changed my mind about remote work: I am opposed now.", "opposed"),
         ("My flatmate and I debated remote work and I came out unconvinced.", "unconvinced"),
-        ("If I'm honest, when it comes to remote work, I'm on the fence.","on the fence"),
+        ("If I'm honest, when it comes to remote work, I'm on the fence.", "on the fence"),
         ("Where I stand on remote work now is lukewarm.", "lukewarm"),
         ("That long article about remote work has left me unconvinced.", "unconvinced"),
         ("I changed my mind about remote work and I am opposed now.", "opposed"),
