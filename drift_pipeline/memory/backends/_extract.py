@@ -37,6 +37,7 @@ __all__ = [
     "dated_by_first_mention",
     "decide",
     "extract_statements",
+    "is_sarcastic",
     "normalise_value",
     "predicate_hint",
     "slot_topics",
@@ -534,6 +535,11 @@ def _expand(sentence: str) -> str:
 
 def _clauses(sentence: str) -> list[str]:
     return [part for part in _CLAUSE_BREAK.split(sentence) if part and part.strip()]
+
+
+def is_sarcastic(sentence: str) -> bool:
+    """Whether a sentence mocks or takes itself back ("yeah, right", "I am joking", "/s")."""
+    return bool(_SARCASM.search(sentence.replace("’", "'")))
 
 
 def _is_hypothetical(sentence: str) -> bool:

@@ -35,6 +35,7 @@ from drift_pipeline.memory.backends._bm25_index import GrowableArray
 from drift_pipeline.memory.backends._extract import (
     REMARK_PREFIX,
     extract_statements,
+    is_sarcastic,
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
@@ -94,7 +95,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     """Return an extractive summary of a session, dated on its first line, within ``cap_tokens``.
 
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
-    ask). Selection is greedy: first-person sentences before others, then the sentence adding the
+    ask) that do not mock or take themselves back ("yeah, right", "I am joking"). Selection is greedy: first-person sentences before others, then the sentence adding the
     most content words not yet covered, earlier sentences winning ties; a sentence adding nothing
     new is dropped, and sentences are chosen while the summary, date line included, stays within
     the cap. The chosen lines are then written in the order they were said: a session that
@@ -115,7 +116,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
             continue
         for sentence in split_sentences(message["content"]):
             sentence_terms = frozenset(terms(sentence))
-            if is_question(sentence) or not sentence_terms:
+            if is_question(sentence) or is_sarcastic(sentence) or not sentence_terms:
                 continue
             candidates.append(
                 _Candidate(
@@ -191,7 +192,8 @@ class ReferenceCompressor:
     # 4: summaries indexed with the words of their topics and of the slot facts their session
     # states; summaries matching no query word fill the rest of the budget, newest first.
     # 5: a summary's lines in the order they were said; the summaries about the question (at
-    # least half the best score) newest first, so the latest telling is never crowded out.
+    # least half the best score) newest first, so the latest telling is never crowded out;
+    # sarcastic and joking sentences left out of summaries.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
     version: str = "5"
 
