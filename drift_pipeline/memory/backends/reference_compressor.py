@@ -95,12 +95,13 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     """Return an extractive summary of a session, dated on its first line, within ``cap_tokens``.
 
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
-    ask) that do not mock or take themselves back ("yeah, right", "I am joking"). Selection is greedy: first-person sentences before others, then the sentence adding the
-    most content words not yet covered, earlier sentences winning ties; a sentence adding nothing
-    new is dropped, and sentences are chosen while the summary, date line included, stays within
-    the cap. The chosen lines are then written in the order they were said: a session that
-    corrects itself ("I still live in Bristol. Actually, we moved to Wellington.") must show the
-    correction last, since a reader takes the later of two same-dated statements as current.
+    ask) that do not mock or take themselves back ("yeah, right", "I am joking"). Selection is
+    greedy: first-person sentences before others, then the sentence adding the most content words
+    not yet covered, earlier sentences winning ties; a sentence adding nothing new is dropped, and
+    sentences are chosen while the summary, date line included, stays within the cap. The
+    chosen lines are then written in the order they were said: a session that corrects itself
+    ("I still live in Bristol. Actually, we moved to Wellington.") must show the correction
+    last, since a reader takes the later of two same-dated statements as current.
 
     Args:
         messages: One whole session.
