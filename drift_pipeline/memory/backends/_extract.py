@@ -86,7 +86,7 @@ _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|would(?! rather| like| prefer)|could|might|maybe|perhaps|possibly|"
     r"probably|someday|some day|one day|imagine|imagining|suppose|supposing|hypothetically|"
     r"in theory|wish|wishing|"
-    r"should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
+    r"(?<!you )should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
     r"ought to|thinking (?:about|of)|considering|planning|plan to|plans to|hoping|hope to|"
     r"dream(?:ing)? (?:of|about)|want to|wants to|wanna|"
     r"going to(?! (?:the|a|an|my|our|work|school|church|bed|class|classes|practice)\b)|"
@@ -424,8 +424,14 @@ def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
         # what the clause is about; a retraction shows nothing, so it needs none.
         said = _said(sentence) if len(clauses) > 1 else ""
         return [(fact, "" if fact.retraction else said) for fact in found]
-    found = implied_facts(sentence) or _remark(sentence)
-    return [(fact, "") for fact in found]
+    found = implied_facts(sentence)
+    if not found and ":" in sentence:
+        # "Right, the news I mentioned: home is Lisbon these days": what follows the colon is
+        # what is said.
+        told = sentence.rsplit(":", 1)[1].strip()
+        if told and told != sentence:
+            return _sentence_facts(told)
+    return [(fact, "") for fact in found or _remark(sentence)]
 
 
 def _said(sentence: str) -> str:

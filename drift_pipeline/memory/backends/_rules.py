@@ -363,7 +363,13 @@ _DIETS = (
 )
 
 _RULES: list[_Rule] = [
-    (compile_ci(r"^(?:please\s+)?(?:you can\s+|feel free to\s+)?call me\s+(?P<v>.+)$"), _name),
+    (
+        compile_ci(
+            r"^(?:please\s+)?(?:you (?:can|should|may|must)\s+|feel free to\s+)?"
+            r"call me\s+(?P<v>.+)$"
+        ),
+        _name,
+    ),
     (compile_ci(r"^my name is\s+(?P<v>.+)$"), _name),
     (compile_ci(r"^I (?:go by|am called)\s+(?P<v>.+)$"), _name),
     (compile_ci(r"^(?:everyone|people|friends) calls? me\s+(?P<v>.+)$"), _name),
@@ -376,6 +382,13 @@ _RULES: list[_Rule] = [
     (compile_ci(r"^I am\s+(?:a|an)\s+(?P<v>.+?)\s+by\s+(?:profession|trade)$"), _occupation),
     (compile_ci(rf"^(?:I|we)\s+{ADV}work\s+(?:at|for)\s+(?P<v>.+)$"), _employer),
     (compile_ci(rf"^I am\s+{ADV}(?:working|employed)\s+(?:at|for|by)\s+(?P<v>.+)$"), _employer),
+    # "I am with Initech these days": with a name that is not a person's title, an employer.
+    (
+        compile_ci(
+            rf"^I am\s+{ADV}(?:now\s+)?with\s+(?P<v>[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*\b.*)$"
+        ),
+        _employer,
+    ),
     (
         compile_ci(
             rf"^I\s+(?:have\s+)?{ADV}(?:started|begun|began)\s+(?:(?:a\s+|my\s+)?(?:new\s+)?"

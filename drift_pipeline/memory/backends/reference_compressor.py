@@ -63,6 +63,12 @@ SUMMARY_CAP_TOKENS = 512
 # The date line and "speaker: " prefixes are metadata, not content: they are not indexed (a
 # speaker's name would otherwise match every summary of every session they spoke in).
 _SPEAKER_AND_DATE = re.compile(r"(?m)^(?:\[[^\]\n]*\]$|[^:\n]{1,64}: )")
+# A user turn opening with a confirmation answers the assistant's question before it.
+_CONFIRMS = re.compile(
+    r"\b(?:yes|yeah|yep|correct|exactly|that(?:'s| is) right|spot on|indeed|right you are)\b",
+    re.IGNORECASE,
+)
+_CONFIRM_WITHIN = 60  # characters: the confirmation opens the turn, after a lead-in at most
 # A summary scoring at least this share of the best score is about the question.
 _ABOUT_THE_QUESTION = 0.5
 # No "speaker: sentence" line is shorter than this, so a smaller remainder cannot take another.
@@ -95,9 +101,11 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     """Return an extractive summary of a session, dated on its first line, within ``cap_tokens``.
 
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
-    ask) that do not mock or take themselves back ("yeah, right", "I am joking"). Selection is
-    greedy: first-person sentences before others, then the sentence adding the most content words
-    not yet covered, earlier sentences winning ties; a sentence adding nothing new is dropped, and
+    ask) that do not mock or take themselves back ("yeah, right", "I am joking"), and the
+    assistant's questions that the next turn confirms ("Shall I call you Kit?" / "Yes, that's
+    right"), which the confirmation means. Selection is greedy: first-person sentences (and
+    confirmed questions) before others, then the sentence adding the most content words not yet
+    covered, earlier sentences winning ties; a sentence adding nothing new is dropped, and
     sentences are chosen while the summary, date line included, stays within the cap. The
     chosen lines are then written in the order they were said: a session that corrects itself
     ("I still live in Bristol. Actually, we moved to Wellington.") must show the correction
@@ -112,9 +120,26 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
 
     """
     candidates: list[_Candidate] = []
+    asked: list[str] = []  # the questions of the assistant turn just before
+    asker = ""
     for message in messages:
         if message["role"] == "assistant":
+            asked = [s for s in split_sentences(message["content"]) if is_question(s)]
+            asker = message["speaker"]
             continue
+        if asked and _CONFIRMS.search(message["content"][:_CONFIRM_WITHIN]):
+            # "Shall I call you Kit from now on?" / "yes, that's right: call me Kit": the
+            # confirmation means what the question says, so the question stays beside it.
+            for question in asked:
+                candidates.append(
+                    _Candidate(
+                        position=len(candidates),
+                        line=f"{asker}: {question}",
+                        terms=frozenset(terms(question)),
+                        first_person=True,
+                    )
+                )
+        asked = []
         for sentence in split_sentences(message["content"]):
             sentence_terms = frozenset(terms(sentence))
             if is_question(sentence) or is_sarcastic(sentence) or not sentence_terms:
@@ -194,7 +219,8 @@ class ReferenceCompressor:
     # states; summaries matching no query word fill the rest of the budget, newest first.
     # 5: a summary's lines in the order they were said; the summaries about the question (at
     # least half the best score) newest first, so the latest telling is never crowded out;
-    # sarcastic and joking sentences left out of summaries.
+    # sarcastic and joking sentences left out of summaries; an assistant's question kept with
+    # the turn that confirms it.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
     version: str = "5"
 

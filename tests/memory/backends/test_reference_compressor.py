@@ -140,3 +140,18 @@ def test_the_newest_summary_about_the_question_comes_before_older_better_matches
     store_all(roomy, sessions)
     text = ask(roomy, "Where does the principal work? Acme Corp steady")
     assert text.index("Acme") < text.index("Globex")
+
+
+def test_an_assistant_question_the_next_turn_confirms_stays_beside_it() -> None:
+    messages = [
+        agent("Shall I address you as Captain from now on?"),
+        user("Yes, that's right: please do."),
+        agent("Would you like a summary?"),
+        user("I moved to Lyon in May."),
+    ]
+    assert summarise_session(messages).split("\n") == [
+        "[2027-03-14]",
+        "assistant: Shall I address you as Captain from now on?",
+        "principal: Yes, that's right: please do.",
+        "principal: I moved to Lyon in May.",
+    ]
