@@ -517,6 +517,9 @@ def _remark(sentence: str) -> list[Fact]:
     opening = _STATE_OPENING.match(text)
     if opening is not None and opening.group("word").lower() in TRANSIENT_WORDS:
         return []
+    whole = _LEAD.sub("", sentence).strip().rstrip(".!…").strip()
+    if any(cues.search(whole) and not cues.search(text) for cues, _ in _TOPIC_CUES):
+        text = whole  # the framing named the topic ("Health-wise, I am managing gout")
     key = normalise_value(text)
     if not key:
         return []
