@@ -106,6 +106,12 @@ _REPORTED = re.compile(
     r"apparently|supposedly|allegedly|heard that|claims?|claimed)\b",
     re.IGNORECASE,
 )
+# The speaker's own words reported by themselves: "I handed HR a note saying I am …".
+_OWN_REPORT = re.compile(
+    r"\bI\b[^.!?\"“”«»]*?\b(?:saying|said|told \w+(?: \w+)?|to say)\s+(?:that\s+)?I\b"
+    r"(?![^\"“”«»]*[\"“”«»])",
+    re.IGNORECASE,
+)
 # Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
 _SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
@@ -556,4 +562,9 @@ def _is_hypothetical(sentence: str) -> bool:
 
 
 def _is_reported(sentence: str) -> bool:
-    return bool(_REPORTED.search(sentence) or _SINGLE_QUOTED.search(sentence))
+    if _SINGLE_QUOTED.search(sentence):
+        return True
+    cue = _REPORTED.search(sentence)
+    # The speaker reporting what they themselves told someone ("I handed HR a note saying I am
+    # in physiotherapy", "I told my boss that I am moving") still says it of themselves.
+    return cue is not None and not _OWN_REPORT.search(sentence)

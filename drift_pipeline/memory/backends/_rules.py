@@ -439,7 +439,8 @@ _RULES: list[_Rule] = [
     (
         compile_ci(
             rf"^I am\s+{ADV}(?P<v>single|married|engaged|divorced|separated|widowed|"
-            r"in an? (?:[\w-]+\s+){0,2}?relationship|seeing someone|dating someone)\b(?P<rest>.*)$"
+            r"in an? (?:[\w-]+\s+){0,2}?relationship|(?:seeing|dating) someone(?: new)?|"
+            r"living with (?:a|my) partner|living together)\b(?P<rest>.*)$"
         ),
         _relationship,
     ),
