@@ -18,7 +18,6 @@ from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
 from drift_pipeline.memory.backends._lexicon import (
     THIRD_PARTY,
-    TRANSIENT_TIME,
     TRANSIENT_WORDS,
     strip_lead_ins,
 )
@@ -38,8 +37,10 @@ __all__ = [
     "dated_by_first_mention",
     "decide",
     "extract_statements",
+    "is_sarcastic",
     "normalise_value",
     "predicate_hint",
+    "slot_topics",
     "values_match",
 ]
 
@@ -65,6 +66,9 @@ class Statement:
         date: Calendar date of the message.
         retraction: The speaker withdrew the fact (``I am no longer vegetarian``).
         matchable: A retraction applies only when the stored value matches ``value``.
+        said: The whole sentence, when the fact was read from one clause of it: the rest of
+            the sentence often says what the clause is about ("having read up on nuclear
+            power, I am sceptical"); empty when ``text`` says all the sentence did.
 
     """
 
@@ -75,13 +79,14 @@ class Statement:
     date: str
     retraction: bool = False
     matchable: bool = True
+    said: str = ""
 
 
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|would(?! rather| like| prefer)|could|might|maybe|perhaps|possibly|"
     r"probably|someday|some day|one day|imagine|imagining|suppose|supposing|hypothetically|"
     r"in theory|wish|wishing|"
-    r"should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
+    r"(?<!you )should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
     r"ought to|thinking (?:about|of)|considering|planning|plan to|plans to|hoping|hope to|"
     r"dream(?:ing)? (?:of|about)|want to|wants to|wanna|"
     r"going to(?! (?:the|a|an|my|our|work|school|church|bed|class|classes|practice)\b)|"
@@ -92,7 +97,8 @@ _ATTRIBUTED_LINE = re.compile(r"(?m)^(?P<speaker>[A-Za-z][\w.-]{0,63}): (?P<text
 _MAY = re.compile(r"\bmay\b")  # lower-case only: "May" is a month
 _SARCASM = re.compile(
     r"yeah,? right|\btotally\b|(?:^|\s)/s\b|\bas if\b|🙄|🙃|😒|😏|\bjust kidding\b|\bjk\b|"
-    r"\bnot!|\bsure,? because\b|\boh,? great\b|\blol,? no\b|\bkidding\b",
+    r"\bnot!|\bsure,? because\b|\boh,? great\b|\blol,? no\b|\bkidding\b|\b(?:I am|I'm) joking\b|"
+    r"\bonly joking\b",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -100,7 +106,14 @@ _REPORTED = re.compile(
     r"apparently|supposedly|allegedly|heard that|claims?|claimed)\b",
     re.IGNORECASE,
 )
-_SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^']*'(?=[\s.,!?;:]|$)")
+# The speaker's own words reported by themselves: "I handed HR a note saying I am …".
+_OWN_REPORT = re.compile(
+    r"\bI\b[^.!?\"“”«»]*?\b(?:saying|said|told \w+(?: \w+)?|to say)\s+(?:that\s+)?I\b"
+    r"(?![^\"“”«»]*[\"“”«»])",
+    re.IGNORECASE,
+)
+# Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
+_SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bi\b"), "I"),
     (re.compile(r"\bI'm\b", re.IGNORECASE), "I am"),
@@ -136,7 +149,8 @@ _IN_CASE_TAIL = re.compile(
     re.IGNORECASE,
 )
 _LEAD = re.compile(
-    r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|"
+    r"^(?:(?:so|well|oh|ah|also|and|but|anyway|anyways|actually|btw|by the way|fyi|yo|hiya|heya|"
+    r"(?:good )?(?:morning|afternoon|evening)|"
     r"just so you know|for the record|quick update|small update|update|news|big news|"
     r"good news|ok|okay|yeah|yes|yep|no|nope|hey|hi|hello|um|uh|hmm|honestly|basically|"
     r"guess what|plus|lately|recently|these days|nowadays|from now on|going forward|"
@@ -179,12 +193,15 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for cues, hint in (
         (
             r"\b(?:job|jobs|work|works|worked|working|employer|company|office|hired|notice|"
-            r"colleagues?|promot\w*|resign\w*|quit|career|salary|contract|position|role|team)\b",
+            r"colleagues?|promot\w*|resign\w*|quit|career|salary|contract|position|role|team|"
+            r"desk|boss|manager|payslip|pay slip|paycheck|pay cheque|payroll|wages|shifts?|"
+            r"onboarding|badge|interview\w*|employ\w*|laid off|redundan\w*|HR|clients?)\b",
             _PREDICATE_HINTS["works at"],
         ),
         (
             r"\b(?:mov(?:e|ed|ing)|relocat\w*|live|lives|lived|living|flat|apartment|house|home|"
-            r"city|town|neighbou?rhood|rent|commute|settled)\b",
+            r"city|town|neighbou?rhood|rent|commute|settled|landlord|lease|postcode|zip code|"
+            r"movers|unpack\w*|registered|GP|council|local|residen\w*|address)\b",
             _PREDICATE_HINTS["lives in"],
         ),
         (
@@ -204,7 +221,9 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:doctor|diagnos\w*|surgery|injur\w*|condition|health|medication|therapy|"
-            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?)\b",
+            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?|physio\w*|"
+            r"pharmac\w*|prescri\w*|test results|symptoms?|treatment|blood pressure|hospital|"
+            r"broken|fracture\w*|sprain\w*|illness|ill|sick|cast|clinic|consultant|scan)\b",
             "health medical condition",
         ),
         (
@@ -214,14 +233,21 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:married|single|divorced|dating|engaged|partner|girlfriend|boyfriend|wife|"
-            r"husband|relationship|broke up|separated|widowed)\b",
+            r"husband|relationship|broke up|separated|widowed|fianc\w*|wedding|proposed|"
+            r"long-distance|moved in together|anniversary)\b",
             _PREDICATE_HINTS["relationship status"],
         ),
         (
-            r"\b(?:call me|my name|go by|goes by|greet\w*|address me|nickname)\b",
+            r"\b(?:call me|my name|the name|name I|go by|goes by|greet\w*|address me|nickname)\b",
             _PREDICATE_HINTS["name"],
         ),
         (r"\b(?:when you|you to|you always|you never)\b", "instruction request work"),
+        (
+            r"\b(?:your (?:answers|replies|messages|responses)|you(?: would| had|'d) better|"
+            r"format\w*|tone|jargon|bullet\w*|paragraphs?|headings?|emojis?|TL;DR|summary|"
+            r"action list|British English|American English|plain language)\b",
+            "instruction request rule format replies standing",
+        ),
     )
 )
 
@@ -250,6 +276,20 @@ def dated_by_first_mention(predicate: str) -> bool:
     mention: dated by it, a reader comparing two of them sees which one was said last.
     """
     return predicate in _PREDICATE_HINTS
+
+
+def slot_topics(predicate: str) -> frozenset[str]:
+    """The slots dated by their first mention (employer, home…) a fact under ``predicate`` is about.
+
+    A slot is about itself; a remark is about every such slot whose topic words its own words
+    point to ("the movers unloaded the boxes in Porto" is about ``lives in``).
+    """
+    if predicate in _PREDICATE_HINTS:
+        return frozenset((predicate,))
+    if not predicate.startswith(_REMARK_PREFIX):
+        return frozenset()
+    hints = predicate_hint(predicate)
+    return frozenset(slot for slot, hint in _PREDICATE_HINTS.items() if hint in hints)
 
 
 def normalise_value(value: str) -> str:
@@ -291,7 +331,7 @@ def extract_statements(messages: Sequence[Message]) -> list[Statement]:
     """Return, in order, the facts the human speakers of a session state or withdraw."""
     found: list[Statement] = []
     for speaker, content, date in _human_turns(messages):
-        for fact in _message_facts(content):
+        for fact, said in _message_facts(content):
             found.append(
                 Statement(
                     subject=speaker,
@@ -301,6 +341,7 @@ def extract_statements(messages: Sequence[Message]) -> list[Statement]:
                     date=date,
                     retraction=fact.retraction,
                     matchable=fact.matchable,
+                    said=said,
                 )
             )
     return found
@@ -341,7 +382,8 @@ def _sentences(text: str) -> list[str]:
     return found
 
 
-def _message_facts(content: str) -> list[Fact]:
+def _message_facts(content: str) -> list[tuple[Fact, str]]:
+    """The facts of one message, each with the sentence it was read from when that says more."""
     text = content.replace("’", "'").replace("‘", "'")
     sentences = _sentences(text)
     skipped: set[int] = set()
@@ -351,40 +393,57 @@ def _message_facts(content: str) -> list[Fact]:
             # A bare marker ("Yeah, right.", "🙄") mocks the sentence before it.
             if len(_SARCASM.sub("", sentence).split()) <= 3:
                 skipped.add(index - 1)
-    facts: list[Fact] = []
+    facts: list[tuple[Fact, str]] = []
     for index, sentence in enumerate(sentences):
         if index in skipped or is_question(sentence) or _is_reported(sentence):
             continue
-        sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
-        instruction = instruction_fact(sentence)
-        if instruction is None:
-            unframed = strip_lead_ins(_FRAME.sub("", strip_lead_ins(sentence)))
-            if unframed != sentence:
-                instruction = instruction_fact(unframed)
-        if instruction is not None:
-            facts.append(instruction)
-            continue
-        # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
-        sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
-        unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
-        chosen = choice_facts(unframed)
-        if chosen:
-            facts.extend(chosen)
-            continue
-        if _is_hypothetical(sentence):
-            continue
-        # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
-        stance = stance_fact(sentence) or stance_fact(unframed)
-        if stance is not None:
-            facts.append(stance)
-            continue
-        found = [fact for clause in _clauses(sentence) for fact in _clause_facts(clause)]
-        if not found:
-            found = implied_facts(sentence)
-        if not found:
-            found = _remark(sentence)
-        facts.extend(found)
+        facts.extend(_sentence_facts(sentence))
     return facts
+
+
+def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
+    """The facts of one sincere sentence, each with the sentence when it was read from a clause."""
+    sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
+    instruction = instruction_fact(sentence)
+    if instruction is None:
+        unframed = strip_lead_ins(_FRAME.sub("", strip_lead_ins(sentence)))
+        if unframed != sentence:
+            instruction = instruction_fact(unframed)
+    if instruction is not None:
+        return [(instruction, "")]
+    # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
+    sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
+    unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
+    chosen = choice_facts(unframed)
+    if chosen:
+        return [(fact, "") for fact in chosen]
+    if _is_hypothetical(sentence):
+        return []
+    # Before lead-ins are dropped: "on remote work, I am sceptical" opens with its topic.
+    stance = stance_fact(sentence) or stance_fact(unframed)
+    if stance is not None:
+        return [(stance, "")]
+    clauses = _clauses(sentence)
+    found = [fact for clause in clauses for fact in _clause_facts(clause)]
+    if found:
+        # A fact read from one clause of several is shown with its sentence, which may name
+        # what the clause is about; a retraction shows nothing, so it needs none.
+        said = _said(sentence) if len(clauses) > 1 else ""
+        return [(fact, "" if fact.retraction else said) for fact in found]
+    found = implied_facts(sentence)
+    if not found and ":" in sentence:
+        # "Right, the news I mentioned: home is Lisbon these days": what follows the colon is
+        # what is said.
+        told = sentence.rsplit(":", 1)[1].strip()
+        if told and told != sentence:
+            return _sentence_facts(told)
+    return [(fact, "") for fact in found or _remark(sentence)]
+
+
+def _said(sentence: str) -> str:
+    """The sentence as a line shows it: lead-ins and the closing stop dropped; long ones not."""
+    text = _LEAD.sub("", strip_lead_ins(_LEAD.sub("", sentence))).strip().rstrip(".!…").strip()
+    return text if len(text.split()) <= _REMARK_MAX_WORDS else ""
 
 
 # Asking for something, thanking or greeting is not saying something about oneself; nor is a
@@ -407,7 +466,8 @@ _PASSING = re.compile(
     r"\bat \d{1,2}(?::\d\d)?\b|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|"
     r"\b(?:later|soon|right away|in a (?:minute|bit|sec|second|moment))\b|"
     r"\b(?:hang on|hold on|one moment|one sec|bear with me|give me a (?:sec|second|minute))\b|"
-    r"\b(?:returns? an error|throws? an error|an error|crash(?:es|ed|ing)?|broken|"
+    r"\b(?:returns? an error|throws? an error|an error|crash(?:es|ed|ing)?|"
+    r"(?:is|are|was|got|keeps? being) broken|broke (?:again|down)|"
     r"(?:is|keeps|kept) freezing|not working|(?:does|will) not work)\b|"
     r"\b(?:your notes|you have (?:for|on|about) me|you have down|you noted|on file)\b",
     re.IGNORECASE,
@@ -417,6 +477,11 @@ _OTHER_PERSON = re.compile(
     r"^(?:a|an|one of my|one of our|some|this|that)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:guy|guys|man|men|woman|women|person|people|lady|kid|friend|friends|colleague|"
     r"colleagues|coworker|neighbou?r|stranger|relative|someone)\b",
+    re.IGNORECASE,
+)
+_SELF_STATE = re.compile(r"\bI am\b")
+_PASSING_DAY = re.compile(
+    r"\b(?:today|tonight|this (?:morning|afternoon|evening)|tomorrow|yesterday|just now)\b",
     re.IGNORECASE,
 )
 _STATE_OPENING = re.compile(r"^(?:I|we) (?:am|are|was|were) (?P<word>[\w-]+)", re.IGNORECASE)
@@ -440,20 +505,27 @@ def _remark(sentence: str) -> list[Fact]:
     words = text.split()
     if not (_REMARK_MIN_WORDS <= len(words) <= _REMARK_MAX_WORDS):
         return []
+    # Someone else opens it, but the speaker says something of themselves in it ("my physio
+    # knows I am recovering from a broken wrist"): kept, for the reader to weigh.
+    someone_else = bool(THIRD_PARTY.match(text) or _OTHER_PERSON.match(text))
     if (
         _REQUEST.match(text)
-        or THIRD_PARTY.match(text)
-        or _OTHER_PERSON.match(text)
+        or (someone_else and not _SELF_STATE.search(text))
         or not _FIRST_PERSON_WORD.search(text)
     ):
         return []
     # Second-person words are no cue either way: people tell an assistant about themselves
     # ("as I told you, ...") as often as they talk about its work.
-    if _PASSING.search(text) or TRANSIENT_TIME.search(text):
+    # "At the moment" and "this week" date a lasting state as often as a passing one ("I am
+    # managing asthma at the moment"); the day words do not.
+    if _PASSING.search(text) or _PASSING_DAY.search(text):
         return []
     opening = _STATE_OPENING.match(text)
     if opening is not None and opening.group("word").lower() in TRANSIENT_WORDS:
         return []
+    whole = _LEAD.sub("", sentence).strip().rstrip(".!…").strip()
+    if any(cues.search(whole) and not cues.search(text) for cues, _ in _TOPIC_CUES):
+        text = whole  # the framing named the topic ("Health-wise, I am managing gout")
     key = normalise_value(text)
     if not key:
         return []
@@ -480,9 +552,19 @@ def _clauses(sentence: str) -> list[str]:
     return [part for part in _CLAUSE_BREAK.split(sentence) if part and part.strip()]
 
 
+def is_sarcastic(sentence: str) -> bool:
+    """Whether a sentence mocks or takes itself back ("yeah, right", "I am joking", "/s")."""
+    return bool(_SARCASM.search(sentence.replace("’", "'")))
+
+
 def _is_hypothetical(sentence: str) -> bool:
     return bool(_HYPOTHETICAL.search(sentence) or _MAY.search(sentence))
 
 
 def _is_reported(sentence: str) -> bool:
-    return bool(_REPORTED.search(sentence) or _SINGLE_QUOTED.search(sentence))
+    if _SINGLE_QUOTED.search(sentence):
+        return True
+    cue = _REPORTED.search(sentence)
+    # The speaker reporting what they themselves told someone ("I handed HR a note saying I am
+    # in physiotherapy", "I told my boss that I am moving") still says it of themselves.
+    return cue is not None and not _OWN_REPORT.search(sentence)

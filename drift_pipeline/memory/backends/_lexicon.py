@@ -110,7 +110,8 @@ TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Mx", "Prof"})
 PARTICLES = frozenset({"de", "da", "van", "von", "der", "den", "la", "le", "del", "al", "bin"})
 HOME_ATTRS = frozenset({"home", "base", "city", "town", "location", "address"})
 JOB_ATTRS = frozenset({"job", "role", "title", "job title", "position", "profession", "occupation"})
-EMPLOYER_ATTRS = frozenset({"employer", "company", "workplace"})
+# "my desk is at Initech", "my office is now with Globex": where one works.
+EMPLOYER_ATTRS = frozenset({"employer", "company", "workplace", "desk", "office", "work desk"})
 
 VERB_GROUPS = {
     "reply": "respond", "respond": "respond", "answer": "respond", "writ": "respond",
@@ -184,10 +185,12 @@ def name_value(raw: str) -> str:
 
 # A short opening phrase set off by a comma or colon ("Random aside:", "Before I forget,",
 # "Dear assistant,"): it frames what follows but is not its subject. A phrase that opens with a
-# first-person or third-party subject ("I moved, ...", "my sister, ...") is content, not a frame.
+# first-person, second-person or third-party subject ("I moved, ...", "you should call me Kit,
+# but ...", "my sister, ...") is content, not a frame.
 _LEAD_IN = re.compile(r"^(?P<lead>[^,:;.!?]{1,48}?)\s*[,:]\s+(?P<rest>\S.*)$")
 _SUBJECT_OPENING = re.compile(
     r"^(?:i|i'm|i've|i'd|i'll|we|we're|my|our|me|us|he|she|they|his|her|their|it|it's|"
+    r"you(?! know\b)|your|"
     r"this|that|there|when|whenever|while|if|unless|once|until|after|because|since|as soon as|"
     r"although|though)\b",
     re.IGNORECASE,

@@ -344,7 +344,8 @@ def _my_attribute(match: re.Match[str]) -> list[Fact]:
         role = strip_article(value)
         return [Fact("occupation", role, f"works as {article(role)} {role}")]
     if attribute in EMPLOYER_ATTRS:
-        return [Fact("works at", value, f"works at {value}")] if proper(value) else []
+        employer = re.sub(r"^(?:at|with|for)\s+", "", value, flags=re.IGNORECASE)
+        return [Fact("works at", employer, f"works at {employer}")] if proper(employer) else []
     if attribute in HOME_ATTRS:
         place = re.sub(r"^in\s+", "", value, flags=re.IGNORECASE)
         return [Fact("lives in", place, f"lives in {place}")] if proper(place) else []
@@ -362,7 +363,13 @@ _DIETS = (
 )
 
 _RULES: list[_Rule] = [
-    (compile_ci(r"^(?:please\s+)?(?:you can\s+|feel free to\s+)?call me\s+(?P<v>.+)$"), _name),
+    (
+        compile_ci(
+            r"^(?:please\s+)?(?:you (?:can|should|may|must)\s+|feel free to\s+)?"
+            r"call me\s+(?P<v>.+)$"
+        ),
+        _name,
+    ),
     (compile_ci(r"^my name is\s+(?P<v>.+)$"), _name),
     (compile_ci(r"^I (?:go by|am called)\s+(?P<v>.+)$"), _name),
     (compile_ci(r"^(?:everyone|people|friends) calls? me\s+(?P<v>.+)$"), _name),
@@ -375,6 +382,13 @@ _RULES: list[_Rule] = [
     (compile_ci(r"^I am\s+(?:a|an)\s+(?P<v>.+?)\s+by\s+(?:profession|trade)$"), _occupation),
     (compile_ci(rf"^(?:I|we)\s+{ADV}work\s+(?:at|for)\s+(?P<v>.+)$"), _employer),
     (compile_ci(rf"^I am\s+{ADV}(?:working|employed)\s+(?:at|for|by)\s+(?P<v>.+)$"), _employer),
+    # "I am with Initech these days": with a name that is not a person's title, an employer.
+    (
+        compile_ci(
+            rf"^I am\s+{ADV}(?:now\s+)?with\s+(?P<v>[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*\b.*)$"
+        ),
+        _employer,
+    ),
     (
         compile_ci(
             rf"^I\s+(?:have\s+)?{ADV}(?:started|begun|began)\s+(?:(?:a\s+|my\s+)?(?:new\s+)?"
@@ -425,7 +439,8 @@ _RULES: list[_Rule] = [
     (
         compile_ci(
             rf"^I am\s+{ADV}(?P<v>single|married|engaged|divorced|separated|widowed|"
-            r"in a (?:serious\s+)?relationship|seeing someone|dating someone)\b(?P<rest>.*)$"
+            r"in an? (?:[\w-]+\s+){0,2}?relationship|(?:seeing|dating) someone(?: new)?|"
+            r"living with (?:a|my) partner|living together)\b(?P<rest>.*)$"
         ),
         _relationship,
     ),

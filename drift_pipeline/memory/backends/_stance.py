@@ -51,7 +51,7 @@ _HELD = [
 _FRAMED = [
     # "when it comes to X, I am Y" / "on X, count me as Y" / "as for X: Y is my view"
     compile_ci(
-        rf"^(?:.*?\b(?:that|fyi|note)\s+)?(?:when it comes to|as for|as regards|regarding|"
+        rf"^(?:.*?\s)?(?:when it comes to|as for|as regards|regarding|"
         rf"concerning|on the (?:subject|topic|question|matter) of|on|about|re)\s+{_TOPIC}"
         r"\s*[,;:]\s*(?P<s>.+)$"
     ),
@@ -59,7 +59,7 @@ _FRAMED = [
     compile_ci(
         r"^I\s+(?:have\s+)?(?:come round|come around|came round|came around|changed my mind|"
         r"turned|flipped|done a u-?turn|did a u-?turn|rethought|reconsidered|shifted)\s+"
-        rf"(?:on|about|regarding|over)\s+{_TOPIC}\s*[,;:]\s*(?P<s>.+)$"
+        rf"(?:on|about|regarding|over)\s+{_TOPIC}(?:\s*[,;:]\s*|,?\s+(?:and|so)\s+)(?P<s>.+)$"
     ),
 ]
 _DIRECT = [
@@ -70,9 +70,19 @@ _DIRECT = [
         r"turned|switched|evolved|come round|come around)\s+(?:to|into)|is|are)\s+(?:now\s+)?"
         r"(?P<v>.+)$"
     ),
+    # "where I stand on X these days is Y"
+    compile_ci(
+        r"^where\s+I\s+(?:land|stand|am|sit|come down)\s+on\s+(?P<t>.+?)\s+(?:these days\s+|now\s+|"
+        r"at this point\s+)?is\s+(?:now\s+)?(?P<v>.+)$"
+    ),
+    # "reading about X made me Y", "the debate on X has left me Y"
+    compile_ci(
+        r"^.*?\b(?:about|on|over|regarding)\s+(?P<t>[^,;:.!?]{2,60}?)\s+(?:has\s+|have\s+)?"
+        r"(?:made|left|got|gotten)\s+me\s+(?:feeling\s+)?(?:more\s+|rather\s+)?(?P<v>.+)$"
+    ),
     # "(my friend and) I argued about X and I came out Y"
     compile_ci(
-        r"^(?:.*\band\s+)?I\s+(?:have\s+)?(?:argued|debated|talked|chatted|spoke|disagreed|"
+        r"^(?:.*?\s)?(?:I|we)\s+(?:have\s+)?(?:argued|debated|talked|chatted|spoke|disagreed|"
         r"went back and forth)\s+(?:(?:about|over|on)\s+)?(?P<t>.+?),?\s+and\s+I\s+"
         r"(?:came out|ended up|came away|landed|walked away)\s+(?:as\s+|being\s+|feeling\s+)?"
         r"(?P<v>.+)$"
@@ -84,6 +94,7 @@ _HEDGE = compile_ci(
     r"^(?:(?:so|ok|okay|well|and|but|right|basically|honestly|also|oh)[,\s]+)*"
     r"(?:if I am (?:being )?honest|to be (?:fair|honest|frank)|I suppose|I guess|"
     r"(?:the )?short version is(?: that)?|long story short|in short|to cut a long story short|"
+    r"the (?:plain |simple |honest )?(?:fact|truth) is(?: that)?|"
     r"(?:please )?note that|please note|truth be told|to set the record straight|to be clear|"
     r"for what it is worth|as it happens)"
     r"\b[\s,:]*"
@@ -167,6 +178,9 @@ def stance_fact(sentence: str) -> Fact | None:
         if match is None:
             continue
         held = match.group("s").strip()
+        if any(not fact.predicate.startswith("is ") for fact in positive_facts(held)):
+            # "After reading about the dairy industry, I am vegan": a diet, not a stance.
+            continue
         for clause in _HELD:
             inner = clause.match(held)
             if inner is not None and (fact := _fact(match.group("t"), inner.group("v"))):
@@ -176,9 +190,10 @@ def stance_fact(sentence: str) -> Fact | None:
 
 _NEW_JOB = [
     compile_ci(
-        r"\bmy\s+(?:new\s+)?(?:team|colleagues|co-?workers|boss|manager|office|desk|staff badge|"
-        r"badge|staff card|work email|contract|onboarding|employer)\s+(?:at|from|with)\s+"
-        r"(?P<v>[A-Z][^,;:.!?]*)"
+        r"\bmy\s+(?:new\s+|first\s+)?(?:team|colleagues|co-?workers|boss|manager|office|desk|"
+        r"staff badge|badge|staff card|work email|contract|onboarding|employer|payslip|pay slip|"
+        r"paycheck|pay cheque|salary|wages|shifts?|rota)\s+(?:is\s+|are\s+)?(?:now\s+)?"
+        r"(?:at|from|with)\s+(?P<v>[A-Z][^,;:.!?]*)"
     ),
     compile_ci(
         r"\bI\s+(?:have\s+)?(?:just\s+)?(?:took|taken|accepted|signed|said yes to)\s+"
@@ -202,10 +217,13 @@ _NEW_HOME = [
         r"(?P<v>[A-Z][^,;:.!?]*)"
     ),
     compile_ci(
-        r"\bI\s+(?:have\s+)?(?:just\s+)?(?:got|registered for|signed up for)\s+(?:my|a)\s+"
-        r"(?:library card|gp|doctor|local gym membership|parking permit|resident permit)\s+in\s+"
+        r"\bI\s+(?:have\s+)?(?:just\s+)?(?:got|registered (?:for|with|at)|signed up (?:for|with)|"
+        r"joined)\s+(?:my|a|the)\s+(?:new\s+|local\s+)?(?:library card|library|gp|doctor|dentist|"
+        r"clinic|gym membership|gym|parking permit|resident permit|surgery)\s+in\s+"
         r"(?P<v>[A-Z][^,;:.!?]*)"
     ),
+    # "home is Wellington these days", "home base is now Lyon"
+    compile_ci(r"^(?:my\s+)?home(?:\s+base)?\s+is\s+(?:now\s+)?(?P<v>[A-Z][^,;:.!?]*)"),
 ]
 # Dates and days that close a place or an employer ("in Porto on Tuesday").
 _NAME_END = compile_ci(

@@ -22,6 +22,7 @@ from drift_pipeline.memory.backends._extract import (
     decide,
     extract_statements,
     predicate_hint,
+    slot_topics,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
@@ -58,8 +59,11 @@ class FactStoreBackend:
     update or retraction changes the slot for the entities present, who let go of the value they
     held; an entity that was not there keeps the value it last heard, and never sees the new one.
     In a two-party conversation this is simply one value per slot. ``retrieve`` ranks the facts
-    ``entity_id`` knows by lexical overlap with the query (more recently touched first on ties)
-    and returns ``[date] subject: fact`` lines within ``budget_tokens``.
+    ``entity_id`` knows by lexical overlap with the query (more recently touched first on ties),
+    takes ``[date] subject: fact`` lines in that order within ``budget_tokens`` and returns them
+    oldest first, in the order they were said: the last line about a slot is its latest telling.
+    A fact read from one clause of a longer sentence is shown as that sentence (``said: …``),
+    which may name what the clause is about.
 
     Args:
         budget_tokens: Size of the returned context.
@@ -72,7 +76,10 @@ class FactStoreBackend:
     # 3: a stance keyed by its topic ("on remote work, I am sceptical"); hedges ("if I am
     # honest") are no condition; news of a new team or a move read as employer or home; a
     # restated preference, opinion or habit is dated by its latest mention.
-    version: ClassVar[str] = "3"
+    # 4: lines returned oldest first in the order said; a fact read from one clause shown with
+    # its sentence; a remark of the speaker's own state in a sentence someone else opens is
+    # kept; an employer or home restated after other news on its topic is dated anew.
+    version: ClassVar[str] = "4"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:
@@ -87,6 +94,8 @@ class FactStoreBackend:
         self._recent: dict[int, None] = {}
         # No line is shorter than this, so once less budget is left, nothing more fits.
         self._shortest = sys.maxsize
+        # (subject, slot dated by its first mention) -> latest date anything on its topic was set.
+        self._topic_dates: dict[tuple[str, str], str] = {}
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -130,16 +139,21 @@ class FactStoreBackend:
                 ):
                     yield fact
 
-        kept: list[str] = []
+        kept: list[_Fact] = []
+        lines: set[str] = set()
         used = 0
         for fact in itertools.chain(scored, unscored(True), unscored(False)):
+            if fact.line in lines:
+                continue  # two facts of one sentence, shown as that sentence once
             if used + fact.tokens > self.budget_tokens:
                 if self.budget_tokens - used < self._shortest:
                     break
                 continue
-            kept.append(fact.line)
+            kept.append(fact)
+            lines.add(fact.line)
             used += fact.tokens
-        return "\n".join(kept)
+        kept.sort(key=lambda fact: (fact.set_date, fact.touched))
+        return "\n".join(fact.line for fact in kept)
 
     def token_counts(self) -> TokenCounts:
         """No LLM calls: extraction is rule-based."""
@@ -163,7 +177,10 @@ class FactStoreBackend:
                 self._release([f for f in heard if f is not current], speakers)
                 current.viewers = current.viewers | speakers
                 current.touched = self._clock
-                if not dated_by_first_mention(current.predicate):
+                # A home or employer keeps the date it started, unless other news on its topic
+                # came since: then this restatement is the latest telling of it.
+                since = self._topic_dates.get((current.subject, current.predicate), "")
+                if not dated_by_first_mention(current.predicate) or since > current.set_date:
                     self._redate(current, statement.date)
                 self._recent.pop(current.doc_id, None)
                 self._recent[current.doc_id] = None
@@ -171,7 +188,8 @@ class FactStoreBackend:
         self._release(heard, speakers)
         if operation is Operation.DELETE:
             return operation
-        line = f"[{statement.date}] {statement.subject}: {statement.text}"
+        shown = f"said: {statement.said}" if statement.said else statement.text
+        line = f"[{statement.date}] {statement.subject}: {shown}"
         fact = _Fact(
             doc_id=self._next_doc,
             subject=statement.subject,
@@ -188,7 +206,10 @@ class FactStoreBackend:
         self._recent[fact.doc_id] = None
         self._shortest = min(self._shortest, fact.tokens)
         self._slots.setdefault(key, []).append(fact.doc_id)
-        self._index.add(fact.doc_id, f"{statement.text} {predicate_hint(statement.predicate)}")
+        self._index.add(fact.doc_id, f"{shown} {predicate_hint(statement.predicate)}")
+        for slot in slot_topics(statement.predicate):
+            key_since = (statement.subject, slot)
+            self._topic_dates[key_since] = max(self._topic_dates.get(key_since, ""), statement.date)
         return operation
 
     def _redate(self, fact: _Fact, date: str) -> None:

@@ -35,6 +35,7 @@ from drift_pipeline.memory.backends._bm25_index import GrowableArray
 from drift_pipeline.memory.backends._extract import (
     REMARK_PREFIX,
     extract_statements,
+    is_sarcastic,
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
@@ -62,6 +63,14 @@ SUMMARY_CAP_TOKENS = 512
 # The date line and "speaker: " prefixes are metadata, not content: they are not indexed (a
 # speaker's name would otherwise match every summary of every session they spoke in).
 _SPEAKER_AND_DATE = re.compile(r"(?m)^(?:\[[^\]\n]*\]$|[^:\n]{1,64}: )")
+# A user turn opening with a confirmation answers the assistant's question before it.
+_CONFIRMS = re.compile(
+    r"\b(?:yes|yeah|yep|correct|exactly|that(?:'s| is) right|spot on|indeed|right you are)\b",
+    re.IGNORECASE,
+)
+_CONFIRM_WITHIN = 60  # characters: the confirmation opens the turn, after a lead-in at most
+# A summary scoring at least this share of the best score is about the question.
+_ABOUT_THE_QUESTION = 0.5
 # No "speaker: sentence" line is shorter than this, so a smaller remainder cannot take another.
 _SMALLEST_LINE_TOKENS = 3
 
@@ -92,10 +101,15 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     """Return an extractive summary of a session, dated on its first line, within ``cap_tokens``.
 
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
-    ask). Selection is greedy: first-person sentences before others, then the sentence adding the
-    most content words not yet covered, earlier sentences winning ties; a sentence adding nothing
-    new is dropped. Lines keep that order (most informative first) and are added while the
-    summary, date line included, stays within the cap.
+    ask) that do not mock or take themselves back ("yeah, right", "I am joking"), and the
+    assistant's questions that the next turn confirms ("Shall I call you Kit?" / "Yes, that's
+    right"), which the confirmation means. Selection is greedy: first-person sentences (and
+    confirmed questions) before others, then the sentence adding the most content words not yet
+    covered, earlier sentences winning ties; a sentence adding nothing new is dropped, and
+    sentences are chosen while the summary, date line included, stays within the cap. The
+    chosen lines are then written in the order they were said: a session that corrects itself
+    ("I still live in Bristol. Actually, we moved to Wellington.") must show the correction
+    last, since a reader takes the later of two same-dated statements as current.
 
     Args:
         messages: One whole session.
@@ -106,12 +120,29 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
 
     """
     candidates: list[_Candidate] = []
+    asked: list[str] = []  # the questions of the assistant turn just before
+    asker = ""
     for message in messages:
         if message["role"] == "assistant":
+            asked = [s for s in split_sentences(message["content"]) if is_question(s)]
+            asker = message["speaker"]
             continue
+        if asked and _CONFIRMS.search(message["content"][:_CONFIRM_WITHIN]):
+            # "Shall I call you Kit from now on?" / "yes, that's right: call me Kit": the
+            # confirmation means what the question says, so the question stays beside it.
+            for question in asked:
+                candidates.append(
+                    _Candidate(
+                        position=len(candidates),
+                        line=f"{asker}: {question}",
+                        terms=frozenset(terms(question)),
+                        first_person=True,
+                    )
+                )
+        asked = []
         for sentence in split_sentences(message["content"]):
             sentence_terms = frozenset(terms(sentence))
-            if is_question(sentence) or not sentence_terms:
+            if is_question(sentence) or is_sarcastic(sentence) or not sentence_terms:
                 continue
             candidates.append(
                 _Candidate(
@@ -142,6 +173,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
         room -= cost
     if not chosen:
         return ""
+    chosen.sort(key=lambda c: c.position)
     lines = [header, *(c.line for c in chosen)]
     summary = "\n".join(lines)
     # Belt and braces: per-line counts add up exactly for these lines, but the cap is a promise.
@@ -185,8 +217,12 @@ class ReferenceCompressor:
     # 3: the extractive summariser is charged no modelled model call.
     # 4: summaries indexed with the words of their topics and of the slot facts their session
     # states; summaries matching no query word fill the rest of the budget, newest first.
+    # 5: a summary's lines in the order they were said; the summaries about the question (at
+    # least half the best score) newest first, so the latest telling is never crowded out;
+    # sarcastic and joking sentences left out of summaries; an assistant's question kept with
+    # the turn that confirms it.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
-    version: str = "4"
+    version: str = "5"
 
     def __init__(
         self,
@@ -295,9 +331,12 @@ class ReferenceCompressor:
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return the summaries sharing most words with ``query`` that ``entity_id`` may see.
 
-        Best overlap first, newer first on ties, then the summaries sharing no word with the
-        query, newest first; whole summaries are taken in that order while they fit the budget
-        (one that does not fit is skipped, a smaller later one may be taken).
+        The summaries about the question (scoring at least half the best) come first, newest
+        first: what is current is decided by the latest telling, and many older summaries of the
+        same topic would otherwise fill the budget before it. Then the other matching summaries,
+        best overlap first (newer on ties), then those sharing no word with the query, newest
+        first. Whole summaries are taken in that order while they fit the budget (one that does
+        not fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
         if visible is None:
@@ -310,9 +349,13 @@ class ReferenceCompressor:
         # The summaries sharing no word with the query fill what is left, newest first: a change
         # is often told in other words than the question's ("the movers came" for "where do
         # they live"), and the newest summaries are where it was told.
+        candidate_scores = scores[candidates]
+        strong = candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
+        weak = candidates[~strong]
         order = np.concatenate(
             (
-                candidates[np.lexsort((-candidates, -scores[candidates]))],
+                candidates[strong][::-1],
+                weak[np.lexsort((-weak, -scores[weak]))],
                 visible_positions[~matched][::-1],
             )
         )

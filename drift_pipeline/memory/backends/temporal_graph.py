@@ -88,7 +88,9 @@ class TemporalGraphBackend:
     # 2: framing phrases read through; orders, greetings and breakages are not remarks; remarks
     # indexed under their topic words.
     # 3: fact_store's extraction 3 (stances keyed by topic, hedges, implied employer and home).
-    version: ClassVar[str] = "3"
+    # 4: fact_store's extraction 4 (more stance frames, news of pay, a desk or a local practice,
+    # quoted labels, the speaker's own state in a sentence someone else opens, wider topics).
+    version: ClassVar[str] = "4"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

@@ -327,3 +327,48 @@ def test_i_want_you_to_know_frames_a_statement() -> None:
     assert _facts("I want you to know that I moved to Oslo.") == [
         ("lives in", "lives in Oslo", False)
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Honestly, you should call me Bo from now on.", ("name", "goes by Bo")),
+        ("For what it is worth, I'm with Initech these days.", ("works at", "works at Initech")),
+        ("The update I promised: home is Tromsø now.", ("lives in", "lives in Tromsø")),
+        (
+            "Yo, I'm in an on-and-off relationship.",
+            ("relationship status", "is in an on-and-off relationship"),
+        ),
+        (
+            "Oh, I'm living with my partner now.",
+            ("relationship status", "is living with my partner"),
+        ),
+        ("Truth is, I am seeing someone new.", ("relationship status", "is seeing someone new")),
+    ],
+)
+def test_a_name_an_employer_a_home_or_a_status_said_in_other_words(
+    text: str, expected: tuple[str, str]
+) -> None:
+    assert [(s.predicate, s.text) for s in extract_statements([user(text, "2027-03-14")])] == [
+        expected
+    ]
+
+
+def test_a_lasting_state_dated_at_the_moment_is_kept_a_passing_day_is_not() -> None:
+    [kept] = extract_statements([user("Health-wise, I'm managing gout at the moment.")])
+    # The framing names the topic, so it stays with the remark.
+    assert kept.text == "said: Health-wise, I am managing gout at the moment"
+    assert extract_statements([user("Health-wise, my dad is managing gout at the moment.")]) == []
+    assert "health" in predicate_hint(kept.predicate)
+    assert extract_statements([user("I am managing the stand today.")]) == []
+
+
+def test_what_the_speaker_reports_having_told_someone_is_said_of_themselves() -> None:
+    [own] = extract_statements([user("I emailed my landlord saying I'm allergic to cats.")])
+    assert own.text == "said: I emailed my landlord saying I am allergic to cats"
+    for reported in (
+        "My doctor said I am fine.",
+        "She told me I am stubborn.",
+        'I told him "I am moving to Oslo" and laughed.',
+    ):
+        assert extract_statements([user(reported)]) == []

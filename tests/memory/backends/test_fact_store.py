@@ -21,7 +21,11 @@ def test_a_new_value_updates_the_slot() -> None:
         "[2027-03-14] principal: lives in Leeds\n[2027-05-02] principal: works at Globex"
     )
     answer = ask(backend, "Where does the principal work now?")
-    assert answer.split("\n")[0] == "[2027-05-02] principal: works at Globex"
+    # Lines come oldest first, so the last one about a slot is its latest telling.
+    assert answer.split("\n") == [
+        "[2027-03-14] principal: lives in Leeds",
+        "[2027-05-02] principal: works at Globex",
+    ]
     assert "Acme" not in answer
     assert backend.operation_counts[Operation.UPDATE] == 1
     assert backend.token_counts() == TokenCounts()
@@ -92,7 +96,7 @@ def test_standing_instructions_are_kept_by_what_they_govern() -> None:
         "[2027-03-14] principal: standing instruction: never book red-eye flights",
         "[2027-04-01] principal: standing instruction: from now on, respond in English",
     ]
-    assert ask(backend, "Which language should replies be in?").startswith(
+    assert ask(backend, "Which language should replies be in?").endswith(
         "[2027-04-01] principal: standing instruction: from now on, respond in English"
     )
 
@@ -160,7 +164,7 @@ def test_a_stance_told_with_its_topic_apart_replaces_the_old_one() -> None:
         ],
     )
     answer = ask(backend, "What is the principal's view on remote work?")
-    assert answer.split("\n")[0] == "[2027-05-02] principal: stance on remote work: undecided"
+    assert answer.split("\n")[-1] == "[2027-05-02] principal: stance on remote work: undecided"
     assert "overrated" not in backend.snapshot()
     # A stance on another topic is a slot of its own: nothing replaced it.
     assert "stance on nuclear power: in favour" in backend.snapshot()
@@ -200,3 +204,63 @@ def test_a_restated_preference_is_dated_by_its_latest_mention_a_home_by_its_firs
     # The newer line now says phone calls: a reader taking the latest dated assertion sees it.
     context = ask(backend, "How does the principal like to be contacted?")
     assert "[2027-05-09] principal: prefers phone calls" in context
+
+
+def test_lines_are_returned_oldest_first_in_the_order_they_were_said() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I work at Acme Corp.", "I live in Leeds."),
+            chat("2027-04-01", "I'm vegetarian."),
+        ],
+    )
+    # "live" ranks the home first, but the reader gets the lines in the order they were said.
+    assert ask(backend, "Where does the principal live?").split("\n") == [
+        "[2027-03-14] principal: works at Acme Corp",
+        "[2027-03-14] principal: lives in Leeds",
+        "[2027-04-01] principal: is vegetarian",
+    ]
+
+
+def test_a_fact_read_from_one_clause_is_shown_with_its_whole_sentence() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [chat("2027-03-14", "After a month of reading about the dairy industry, I'm vegan.")],
+    )
+    assert backend.snapshot() == (
+        "[2027-03-14] principal: said: After a month of reading about the dairy industry, "
+        "I am vegan"
+    )
+    assert "vegan" in ask(backend, "What is the principal's diet?")
+
+
+def test_the_speakers_own_state_in_a_sentence_someone_else_opens_is_kept() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat(
+                "2027-03-14",
+                "My physio knows I'm recovering from a torn hamstring and adjusted my plan.",
+                "My brother is recovering from the flu, so I've been driving him around.",
+            )
+        ],
+    )
+    snapshot = backend.snapshot()
+    assert "recovering from a torn hamstring" in snapshot
+    assert "flu" not in snapshot
+
+
+def test_a_home_restated_after_other_news_on_its_topic_is_dated_anew() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds."),
+            chat("2027-04-01", "I finally unpacked the last boxes in the new flat."),
+            chat("2027-05-02", "I live in Leeds."),
+        ],
+    )
+    assert "[2027-05-02] principal: lives in Leeds" in backend.snapshot().split("\n")

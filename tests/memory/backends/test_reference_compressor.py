@@ -36,11 +36,23 @@ def test_summary_prefers_first_person_statements_and_skips_assistant_and_questio
         agent("I love helping with recipes and engineering questions."),
     ]
     lines = summarise_session(messages).split("\n")
+    # Chosen first-person first, written in the order they were said.
     assert lines == [
         "[2027-03-14]",
-        "principal: I work at Acme Corp as an engineer.",
         "principal: The weather has been strange lately.",
+        "principal: I work at Acme Corp as an engineer.",
     ]
+    capped = summarise_session(messages, cap_tokens=24).split("\n")
+    assert capped == ["[2027-03-14]", "principal: I work at Acme Corp as an engineer."]
+
+
+def test_a_joke_or_a_mocking_sentence_is_left_out_of_the_summary() -> None:
+    messages = [
+        user("Home is Lyon these days."),
+        user("Obviously I am off to live on the Moon next spring, I'm joking."),
+        user("Yeah right, as if I would ever learn to ski."),
+    ]
+    assert summarise_session(messages) == "[2027-03-14]\nprincipal: Home is Lyon these days."
 
 
 def test_repeated_content_adds_nothing_and_empty_sessions_store_nothing() -> None:
@@ -108,3 +120,38 @@ def test_summaries_are_scoped_to_their_session_speakers() -> None:
     seen_by_b = ask(backend, "locker code", entity="assistant_b")
     assert "blue" in seen_by_b
     assert "4471" not in seen_by_b
+
+
+def test_the_newest_summary_about_the_question_comes_before_older_better_matches() -> None:
+    sessions = [
+        chat("2027-03-14", "I work at Acme Corp; work at Acme is steady work."),
+        chat("2027-04-01", "I adopted a greyhound called Biscuit."),
+        chat("2027-05-09", "I started at Globex this month."),
+    ]
+    backend = ReferenceCompressor(budget_tokens=20)
+    store_all(backend, sessions)
+    # Room for one summary: the latest telling about work, not the older one that says "work"
+    # three times.
+    assert ask(backend, "Where does the principal work?") == (
+        "[2027-05-09]\nprincipal: I started at Globex this month."
+    )
+    # A summary scoring under half the best is no telling of the asked topic: it comes later.
+    roomy = ReferenceCompressor(budget_tokens=200)
+    store_all(roomy, sessions)
+    text = ask(roomy, "Where does the principal work? Acme Corp steady")
+    assert text.index("Acme") < text.index("Globex")
+
+
+def test_an_assistant_question_the_next_turn_confirms_stays_beside_it() -> None:
+    messages = [
+        agent("Shall I address you as Captain from now on?"),
+        user("Yes, that's right: please do."),
+        agent("Would you like a summary?"),
+        user("I moved to Lyon in May."),
+    ]
+    assert summarise_session(messages).split("\n") == [
+        "[2027-03-14]",
+        "assistant: Shall I address you as Captain from now on?",
+        "principal: Yes, that's right: please do.",
+        "principal: I moved to Lyon in May.",
+    ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drift_pipeline.memory.backends._extract import extract_statements
+from drift_pipeline.memory.backends._extract import extract_statements, predicate_hint
 from drift_pipeline.memory.backends._stance import implied_facts, stance_fact, strip_hedges
 
 from ._sessions import user
@@ -27,6 +27,12 @@ def _facts(text: str) -> list[tuple[str, str]]:
         ("I changed my mind about remote work: I am opposed now.", "opposed"),
         ("My flatmate and I debated remote work and I came out unconvinced.", "unconvinced"),
         ("If I'm honest, when it comes to remote work, I'm on the fence.", "on the fence"),
+        ("Where I stand on remote work now is lukewarm.", "lukewarm"),
+        ("That long article about remote work has left me unconvinced.", "unconvinced"),
+        ("I changed my mind about remote work and I am opposed now.", "opposed"),
+        ("Over dinner we debated remote work and I came away sceptical.", "sceptical"),
+        ("After reading the studies on remote work, I'm broadly supportive.", "broadly supportive"),
+        ("The honest truth is that on remote work, I'm undecided.", "undecided"),
     ],
 )
 def test_a_stance_is_keyed_by_its_topic(text: str, value: str) -> None:
@@ -102,3 +108,26 @@ def test_other_peoples_news_implies_nothing() -> None:
     assert implied_facts("My brother's new team at Initech is great") == []
     assert implied_facts("my sister got her library card in Oslo") == []
     assert _facts("If I took the offer from Hooli, I would move.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Heads up, my first paycheck from Initech came through.", ("works at", "Initech")),
+        ("My desk is now at Globex, for what it is worth.", ("works at", "Globex")),
+        ("I signed up with a dentist in Porto last week.", ("lives in", "Porto")),
+        ("Home base is Lyon these days.", ("lives in", "Lyon")),
+    ],
+)
+def test_news_of_pay_a_desk_a_local_practice_or_home_names_the_slot(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert _facts(text) == [fact]
+
+
+def test_a_quoted_label_is_said_but_quoted_speech_and_a_joke_are_not() -> None:
+    [label] = extract_statements([user("I ticked 'widowed' on the census form.", "2027-03-14")])
+    assert "widowed" in label.text
+    assert "relationship" in predicate_hint(label.predicate)
+    assert _facts("I told him 'I will never move to Oslo' and laughed.") == []
+    assert _facts("I am moving to Mars next year, I'm joking of course.") == []
