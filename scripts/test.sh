@@ -33,9 +33,9 @@ mypy_pid=$!
 trap 'kill "$mypy_pid" 2>/dev/null || true; rm -f "$mypy_log"' EXIT
 
 # One pytest worker per core (pytest-xdist); each test file stays on one worker, so a module's
-# shared run is made once. Files go out in collection order: xdist's default (most tests first)
-# leaves the few-test end-to-end files (web UI, PostgreSQL outage) for last, on one worker while
-# the other idles. Arguments after the script's name still reach pytest (`-n 0` for one
+# shared run is made once. Files go out in collection order, which tests/conftest.py starts with
+# the longest files (xdist's default, most tests first, would leave the few-test end-to-end files
+# for last, on one worker while the other idles). Arguments after the script's name still reach pytest (`-n 0` for one
 # process). pytest exits 5 when it collects nothing; that is a failure here too.
 pytest_status=0
 .venv/bin/pytest -n auto --dist loadfile --no-loadscope-reorder "$@" || pytest_status=$?

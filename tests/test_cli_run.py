@@ -72,6 +72,23 @@ def drift_run(folder: Path, *args: str, scenario_id: str = "cli-loop-t") -> Run:
     return Run(done.returncode, done.stdout, done.stderr, out, payload)
 
 
+def drift_run_in_process(
+    folder: Path, *args: str, env: dict[str, str] | None = None, scenario_id: str = "cli-loop-t"
+) -> Run:
+    """:func:`drift_run`'s command in this process: for runs refused before any world is read."""
+    scenario = _support.write_scenario(folder / "scenarios", scenario_id)
+    out = folder / "data"
+    summary = folder / "summary.json"
+    result = CliRunner(env=SECRETS if env is None else env).invoke(
+        main, ["run", str(scenario), "--out", str(out), "--json", str(summary), *args]
+    )
+    # An exception other than the command's exit would be a traceback in a user's terminal.
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    payload = json.loads(summary.read_text()) if summary.exists() else {}
+    return Run(result.exit_code, result.stdout, result.stderr, out, payload)
+
+
 def _rows_per_arm(run: Run) -> dict[str, list[tuple[int, int, int, int]]]:
     rows = run.query(
         "select arm, replicate, count(*) as n, count(distinct session_index) as d, "
@@ -341,7 +358,9 @@ def test_summary_gate_hands_backends_summaries(gates_run: Run):
 def test_bad_arms_exit_2_with_one_line_and_write_nothing(
     tmp_path: Path, args: tuple[str, ...], expected: str
 ):
-    run = drift_run(tmp_path, *args)
+    # In process: `drift run` refusing a bad backend by name in a subprocess is in
+    # test_cli_failures.py, with the same one-line, exit-2 path.
+    run = drift_run_in_process(tmp_path, *args)
     assert run.code == 2
     assert run.stdout == ""
     lines = run.stderr.strip().splitlines()
@@ -427,10 +446,17 @@ def test_drift_run_with_the_llm_reader_and_judge(tmp_path: Path) -> None:
 def test_llm_switches_without_their_config_exit_2_in_one_line(
     tmp_path: Path, args: tuple[str, ...], unset: str | None, message: str
 ) -> None:
-    env = {"DRIFT_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    # The environment drift_llm gives, in process (the installed command reads the same
+    # variables in test_drift_run_with_the_llm_reader_and_judge).
+    env = {
+        "DRIFT_LLM_API_KEY": LLM_KEY,
+        "DRIFT_LLM_MODEL": "scripted-model",
+        "DRIFT_LLM_MAX_RETRIES": "1",
+        "DRIFT_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+    }
     if unset is not None:
         env[unset] = ""
-    run = drift_llm(tmp_path, None, "--backend", "bm25", *args, env=env)
+    run = drift_run_in_process(tmp_path, "--backend", "bm25", *args, env=env)
     assert run.code == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]

@@ -346,8 +346,12 @@ def test_fault_limits_are_checked_in_one_line(tmp_path: Path):
 
 @pytest.mark.slow
 def test_a_cell_past_the_fault_limit_is_reported_invalid_and_not_ranked(tmp_path: Path):
+    # The 12-session horizon: a third of its stores fail, far past the default limit.
     report = DriftHarness(
-        backend=[FailingStore(), EchoMemory()], scenario_path=SCENARIO, out=tmp_path
+        backend=[FailingStore(), EchoMemory()],
+        scenario_path=SCENARIO,
+        horizons="short",
+        out=tmp_path,
     ).run_sync()
     cells = {cell.arm.key: cell for cell in report.cells}
     assert cells["echo_memory@hard"].valid

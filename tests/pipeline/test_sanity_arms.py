@@ -18,15 +18,20 @@ from drift_pipeline.sources import ScenarioSource
 UNSEEN_SEED = 7_310_553
 """A seed no other test, scenario or tuning run uses."""
 
+# The smallest world that still shows every loss with room to spare: two replicates, 150 and 300
+# sessions. At 100 medium sessions a recency buffer still holds nearly every line and ties the
+# full context, so that horizon cannot show its loss; here each sanity arm clears both bounds by
+# at least 0.13 DRIFT-C, as it did on three replicates of 150 and 400 (at least 0.09).
+
 SCENARIO = f"""\
 id: sanity-unseen
 version: 1
 seed: {UNSEEN_SEED}
 paradigm: user_assistant
-replicates: 3
+replicates: 2
 horizon:
   medium: {{ sessions: 150, session_gap_days: 3 }}
-  long: {{ sessions: 400, session_gap_days: 9 }}
+  long: {{ sessions: 300, session_gap_days: 9 }}
 noise_ratio: 0.65
 entities:
   - id: principal

@@ -1,4 +1,9 @@
-"""`drift validate` and `drift schema`, run as the installed command a user runs."""
+"""`drift validate` and `drift schema`, run as the installed command a user runs.
+
+The per-file cases (every malformed and every valid fixture) call the same command in this
+process, so each costs the check and not an interpreter start; the tests after them run the
+installed command on files of every kind (valid, malformed, empty, missing, a folder).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from drift_pipeline.cli import main
 from drift_pipeline.entities import entity_types
 
 from .corpus import CANONICAL, MALFORMED, VALID, Expected, expected_line, malformed, valid
@@ -23,6 +30,19 @@ def drift(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(DRIFT), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=60
     )
+
+
+def drift_in_process(
+    *args: str | Path, cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> subprocess.CompletedProcess[str]:
+    """The command's exit code and output as :func:`drift` gives them, run in this process."""
+    with monkeypatch.context() as patch:
+        patch.chdir(cwd)
+        result = CliRunner().invoke(main, [*map(str, args)])
+    # An exception other than the command's exit would be a traceback in a user's terminal.
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
 
 
 def listing(folder: Path) -> list[str]:
@@ -51,10 +71,12 @@ def test_corpus_covers_every_kind_the_issue_lists() -> None:
 
 
 @pytest.mark.parametrize("case", malformed(), ids=lambda case: case.kind)
-def test_malformed_file_is_rejected_naming_the_field(case: Expected, workdir: Path) -> None:
+def test_malformed_file_is_rejected_naming_the_field(
+    case: Expected, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = listing(MALFORMED)
 
-    result = drift("validate", case.file, cwd=workdir)
+    result = drift_in_process("validate", case.file, cwd=workdir, monkeypatch=monkeypatch)
 
     assert result.returncode == EXIT_INVALID, result.stderr
     assert result.stdout == ""
@@ -104,8 +126,8 @@ def test_missing_file_is_rejected_without_traceback(tmp_path: Path, workdir: Pat
 
 
 @pytest.mark.parametrize("file", valid(), ids=lambda file: file.name)
-def test_valid_file_passes(file: Path, workdir: Path) -> None:
-    result = drift("validate", file, cwd=workdir)
+def test_valid_file_passes(file: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = drift_in_process("validate", file, cwd=workdir, monkeypatch=monkeypatch)
 
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""

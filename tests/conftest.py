@@ -1,0 +1,40 @@
+"""Collection order for the test command's workers: the longest files go out first.
+
+``scripts/test.sh`` hands whole files to two pytest-xdist workers in collection order, each
+worker taking the next file when it is nearly done. A long file handed out last runs on one
+worker while the other idles; handed out first, the short files fill in around it. The files
+below took the longest (each over a minute on two loaded cores), longest first; every other
+file keeps its place after them. The order changes which worker runs a file and when, never
+what a test checks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+LONGEST_FIRST = (
+    "tests/bench/test_bench.py",
+    "tests/test_cli_run.py",
+    "tests/test_cli_failures.py",
+    "tests/pipeline/test_sanity_arms.py",
+    "tests/defs/test_postgres_outage.py",
+    "tests/defs/test_run_via_dagster.py",
+    "tests/test_cli_secrets.py",
+    "tests/storage/test_s3.py",
+    "tests/pipeline/test_run_jobs.py",
+    "tests/defs/test_cli_via_dagster.py",
+)
+"""Test files by their measured duration, longest first."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Move the tests of the files in :data:`LONGEST_FIRST` to the front, in that order."""
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+    root = config.rootpath
+
+    def place(item: pytest.Item) -> int:
+        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        return rank.get(path, len(rank))
+
+    # A stable sort: the tests of one file stay together and in their own order.
+    items.sort(key=place)
