@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         call_counts,
         run_cell,
     )
+    from ._transcripts import transcript_tokens
 
 # Everything but the protocol is loaded on first use: every backend worker and its sandbox
 # launcher import this package, and neither needs the loop (pyarrow, storage, ~0.4 s of
@@ -65,6 +66,7 @@ _LAZY = {
     "LoopTiming": "_loop",
     "call_counts": "_loop",
     "run_cell": "_loop",
+    "transcript_tokens": "_transcripts",
 }
 
 
@@ -106,4 +108,5 @@ __all__ = [
     "pack_backend",
     "register_gate",
     "run_cell",
+    "transcript_tokens",
 ]

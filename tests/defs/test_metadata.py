@@ -13,6 +13,8 @@ from drift_pipeline.orchestration import metadata as md
 from drift_pipeline.orchestration.launch import build_definitions
 from drift_pipeline.orchestration.partitions import CellKey, WorldKey, register_partitions
 from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
+from drift_pipeline.storage import TRANSCRIPTS, WORLD_TABLES, StorageRoot
+from drift_pipeline.tokens import count_tokens_batch
 
 from .conftest import TINY_ID
 
@@ -89,3 +91,31 @@ def test_a_registered_metric_reaches_the_cell_metrics_asset(tiny: Path, tmp_path
         assert set(metadata) == set(md.CELL_METRICS_KEYS)
     value = metadata["drift/recall_accuracy"].value
     assert isinstance(value, float) and 0.0 <= value <= 1.0
+
+
+def test_the_transcripts_token_figure_counts_every_message(tiny: Path, tmp_path: Path) -> None:
+    world = WorldKey(TINY_ID, "short")
+    root = tmp_path / "data"
+    defs = build_definitions(
+        DriftStorage(root=str(root)), ScenarioCatalog(paths=[str(tiny.parent)]), MemoryLoop()
+    )
+    with dg.DagsterInstance.ephemeral() as instance:
+        register_partitions(instance, [world], [])
+        result = defs.resolve_job_def("world_job").execute_in_process(
+            instance=instance,
+            partition_key=world.partition_key,
+            asset_selection=[dg.AssetKey(t.name) for t in WORLD_TABLES],
+        )
+        assert result.success
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey(TRANSCRIPTS.name), asset_partitions=[world.partition_key]
+            ),
+            limit=1,
+        ).records
+    materialization = records[0].asset_materialization
+    assert materialization is not None
+    contents = StorageRoot.from_url(root).read_table(TRANSCRIPTS, world).column("content")
+    expected = sum(count_tokens_batch(contents.to_pylist()))
+    assert expected > 0
+    assert materialization.metadata[md.TRANSCRIPT_TOKENS].value == expected

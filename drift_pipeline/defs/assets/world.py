@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow as pa
 
+from drift_pipeline.memory import transcript_tokens
 from drift_pipeline.orchestration import metadata as md
 from drift_pipeline.orchestration.automation import REFRESH
 from drift_pipeline.orchestration.partitions import WorldKey, worlds_partitions
@@ -19,7 +20,6 @@ from drift_pipeline.storage import (
     WORLD_TABLES,
     staged,
 )
-from drift_pipeline.tokens import count_tokens_batch
 
 GROUP = "world"
 ANSWERABILITY = "answerability_audit"
@@ -114,5 +114,7 @@ def world_tables(
 
 
 def _tokens(transcripts: pa.Table) -> int:
-    # One batch: tiktoken encodes it in parallel, outside the GIL (same counts as one by one).
-    return sum(count_tokens_batch(transcripts.column("content").to_pylist()))
+    # The memory loop's own per-session counts, kept per world content in this process: the
+    # runs that follow in process (the reference memory, every cell) reuse them instead of
+    # counting the world again. Same total as counting every message.
+    return sum(int(counts.sum()) for counts in transcript_tokens(transcripts).values())
