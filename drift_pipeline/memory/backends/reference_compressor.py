@@ -81,7 +81,7 @@ _ADDRESS = re.compile(
     r"|,\s+(?P<closing>[A-Z][\w'’-]*)\s*[.!]+[\"')\]]*$",
     re.IGNORECASE,
 )
-_ADDRESS_WORDS = 12  # a longer sentence is about something else and merely names them
+_ADDRESS_WORDS = 8  # a longer sentence is about something else and merely names them
 # The index words of a name fact, for a session whose assistant addresses someone by name.
 _NAME_PREDICATE = "name"
 
@@ -357,11 +357,9 @@ class ReferenceCompressor:
         # states, as fact_store indexes them, and of the topic words it uses), so a question in
         # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
         statements = extract_statements(messages)
-        topics = {predicate_hint(statement.predicate) for statement in statements}
-        topics.add(predicate_hint(REMARK_PREFIX + content))
-        position = self._index.add(" ".join([content, *sorted(topics)]))
         # The topics the session states a fact of the speaker's own about (a move, a new job, a
-        # name), as opposed to merely touching them ("my sister signed a lease in Kyoto").
+        # name), as opposed to merely touching them ("my sister signed a lease in Kyoto"); an
+        # assistant addressing someone by name states what they are called.
         stated = {
             predicate_hint(statement.predicate)
             for statement in statements
@@ -369,6 +367,9 @@ class ReferenceCompressor:
         }
         if any(addresses_by_name(line.split(": ", 1)[-1]) for line in summary.split("\n")[1:]):
             stated.add(predicate_hint(_NAME_PREDICATE))
+        topics = stated | {predicate_hint(statement.predicate) for statement in statements}
+        topics.add(predicate_hint(REMARK_PREFIX + content))
+        position = self._index.add(" ".join([content, *sorted(topics)]))
         self._stated.add(" ".join(sorted(stated)))
         speakers = session_speakers(messages)
         self._summaries.append(

@@ -155,3 +155,60 @@ def test_an_assistant_question_the_next_turn_confirms_stays_beside_it() -> None:
         "principal: Yes, that's right: please do.",
         "principal: I moved to Lyon in May.",
     ]
+
+
+def test_the_last_address_of_the_listener_by_name_is_kept() -> None:
+    messages = [
+        agent("Hi Sam! What can I do for you?"),
+        user("Please book the dentist for Friday."),
+        agent("Done. Anything else, Sam?"),
+        agent("Of course, Robin."),
+        user("Thanks, see you."),
+        agent("The museum opens at nine, so go early and skip the queue on the west side."),
+    ]
+    lines = summarise_session(messages).split("\n")
+    # Only the last address is kept (a question naming them is no address); assistants' other
+    # sentences are left out as before.
+    assert lines == [
+        "[2027-03-14]",
+        "principal: Please book the dentist for Friday.",
+        "assistant: Of course, Robin.",
+        "principal: Thanks, see you.",
+    ]
+    # A long sentence merely naming someone, or a greeting to nobody, is no address.
+    plain = [agent("Hello there!"), agent("I spoke to the venue and they can fit you in, Sam.")]
+    assert summarise_session([*plain, user("I live in Lyon.")]).split("\n")[1:] == [
+        "principal: I live in Lyon."
+    ]
+
+
+def test_a_session_addressing_the_listener_is_found_by_a_question_about_their_name() -> None:
+    backend = ReferenceCompressor(budget_tokens=200)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "Please call me Rae."),
+            [agent("Sure, Robin.", "2027-04-01"), user("What time is it in Tokyo?", "2027-04-01")],
+        ],
+    )
+    text = ask(backend, "What does the principal want to be called?")
+    assert text.split("\n")[:2] == ["[2027-04-01]", "assistant: Sure, Robin."]
+
+
+def test_a_telling_on_the_asked_topic_comes_before_newer_passing_mentions() -> None:
+    sessions = [
+        chat("2027-03-14", "We moved to Kyoto last month."),
+        chat("2027-04-01", "My sister signed a lease in Wellington."),
+        chat("2027-05-09", "If we ever moved, Lisbon would be top of the list."),
+    ]
+    backend = ReferenceCompressor(budget_tokens=20)
+    store_all(backend, sessions)
+    # Room for one summary: the only session stating where the principal lives, although two
+    # newer ones speak of homes and moves.
+    assert ask(backend, "Which city does the principal live in now?") == (
+        "[2027-03-14]\nprincipal: We moved to Kyoto last month."
+    )
+    roomy = ReferenceCompressor(budget_tokens=200)
+    store_all(roomy, sessions)
+    text = ask(roomy, "Which city does the principal live in now?")
+    assert text.index("Kyoto") < text.index("Lisbon") < text.index("Wellington")
