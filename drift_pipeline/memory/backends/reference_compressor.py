@@ -352,7 +352,18 @@ class ReferenceCompressor:
             summary = summarise_session(messages)
         if not summary:
             return
-        content = _SPEAKER_AND_DATE.sub("", summary)
+        assistants = {m["speaker"] for m in messages if m["role"] == "assistant"}
+        lines = summary.split("\n")
+        address_lines = {
+            number
+            for number, line in enumerate(lines)
+            if line.split(": ", 1)[0] in assistants and addresses_by_name(line.split(": ", 1)[-1])
+        }
+        # An address is indexed by its topic (a name), not its words: the listener's name is in
+        # most questions about them, and would pull every session that greets them to the top.
+        content = _SPEAKER_AND_DATE.sub(
+            "", "\n".join(line for n, line in enumerate(lines) if n not in address_lines)
+        )
         # Indexed with the words of the topics it touches (those of the slot facts the session
         # states, as fact_store indexes them, and of the topic words it uses), so a question in
         # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
@@ -365,7 +376,7 @@ class ReferenceCompressor:
             for statement in statements
             if not statement.predicate.startswith(REMARK_PREFIX)
         }
-        if any(addresses_by_name(line.split(": ", 1)[-1]) for line in summary.split("\n")[1:]):
+        if address_lines:
             stated.add(predicate_hint(_NAME_PREDICATE))
         topics = stated | {predicate_hint(statement.predicate) for statement in statements}
         topics.add(predicate_hint(REMARK_PREFIX + content))
