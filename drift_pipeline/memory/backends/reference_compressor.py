@@ -82,6 +82,13 @@ _ADDRESS = re.compile(
     re.IGNORECASE,
 )
 _ADDRESS_WORDS = 8  # a longer sentence is about something else and merely names them
+# Words saying one value gave way to another ("I swapped Galway for Cork").
+_CHANGE = re.compile(
+    r"\b(?:swap\w*|switch\w*|trad(?:e|ed|ing)|replac\w*|exchang\w*|chang\w*|instead of|"
+    r"no longer|gave up|left|moved|traded)\b",
+    re.IGNORECASE,
+)
+_SHORTEST_VALUE = 3  # characters: a shorter value ("NY") matches too many words
 # The index words of a name fact, for a session whose assistant addresses someone by name.
 _NAME_PREDICATE = "name"
 
@@ -294,6 +301,8 @@ class ReferenceCompressor:
         self._summaries: list[_Summary] = []
         self._index = AppendOnlyLexicalIndex()
         self._stated = AppendOnlyLexicalIndex()  # per summary: the topics it states a fact of
+        # per speaker: each value they stated a fact of their own with → that fact's topic words
+        self._own_values: dict[str, dict[str, str]] = {}
         self._summary_tokens = array("q")  # _Summary.tokens, for numpy
         self._visible: dict[str, GrowableArray] = {}  # per entity: may it see summary i?
         self._storage = tokens.LineTally()
@@ -378,6 +387,23 @@ class ReferenceCompressor:
         }
         if address_lines:
             stated.add(predicate_hint(_NAME_PREDICATE))
+        # "I swapped Galway for Cork" names no topic, but Galway was the speaker's home: a
+        # change said of a value the same speaker stated before is a telling on its topic.
+        for number, line in enumerate(lines[1:], start=1):
+            speaker, _, said = line.partition(": ")
+            if number in address_lines or not _CHANGE.search(said):
+                continue
+            known = self._own_values.get(speaker, {})
+            folded = said.casefold()
+            for value, hint in known.items():
+                if re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", folded):
+                    stated.add(hint)
+        for statement in statements:
+            if statement.value and not statement.predicate.startswith(REMARK_PREFIX):
+                hint = predicate_hint(statement.predicate)
+                if hint and len(statement.value) >= _SHORTEST_VALUE:
+                    values = self._own_values.setdefault(statement.subject, {})
+                    values[statement.value.casefold()] = hint
         topics = stated | {predicate_hint(statement.predicate) for statement in statements}
         topics.add(predicate_hint(REMARK_PREFIX + content))
         position = self._index.add(" ".join([content, *sorted(topics)]))

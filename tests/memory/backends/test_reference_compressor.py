@@ -212,3 +212,23 @@ def test_a_telling_on_the_asked_topic_comes_before_newer_passing_mentions() -> N
     store_all(roomy, sessions)
     text = ask(roomy, "Which city does the principal live in now?")
     assert text.index("Kyoto") < text.index("Lisbon") < text.index("Wellington")
+
+
+def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
+    sessions = [
+        chat("2027-03-14", "We moved to Galway last month."),
+        chat("2027-04-01", "I swapped Galway for Cork."),
+        chat("2027-05-09", "My sister signed a lease in Wellington."),
+        chat("2027-06-02", "If we ever moved, Lisbon would be top of the list."),
+    ]
+    backend = ReferenceCompressor(budget_tokens=40)
+    store_all(backend, sessions)
+    # "Galway" was the principal's home, so swapping it is a telling about where they live,
+    # ahead of the newer sessions that only speak of homes.
+    text = ask(backend, "Which city does the principal live in now?")
+    assert text.split("\n")[:2] == ["[2027-04-01]", "principal: I swapped Galway for Cork."]
+    assert "Wellington" not in text and "Lisbon" not in text
+    # The same words from someone who never said Galway was their home are no such telling.
+    other = ReferenceCompressor(budget_tokens=40)
+    store_all(other, [sessions[0], chat("2027-04-01", "I swapped Galway for Cork.", speaker="x")])
+    assert ask(other, "Which city does the principal live in now?").startswith("[2027-03-14]")
