@@ -88,6 +88,8 @@ _CHANGE = re.compile(
     r"no longer|gave up|left|moved|traded)\b",
     re.IGNORECASE,
 )
+# A capitalised name inside a sentence (not its first word): "Cork", "Osprey Analytics".
+_NAMED = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*")
 _SHORTEST_VALUE = 3  # characters: a shorter value ("NY") matches too many words
 # The index words of a name fact, for a session whose assistant addresses someone by name.
 _NAME_PREDICATE = "name"
@@ -393,11 +395,19 @@ class ReferenceCompressor:
             speaker, _, said = line.partition(": ")
             if number in address_lines or not _CHANGE.search(said):
                 continue
-            known = self._own_values.get(speaker, {})
+            known = self._own_values.setdefault(speaker, {})
             folded = said.casefold()
-            for value, hint in known.items():
-                if re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", folded):
-                    stated.add(hint)
+            hints = {
+                hint
+                for value, hint in known.items()
+                if re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", folded)
+            }
+            stated |= hints
+            # What it gave way to ("Cork") is then the speaker's own value of that topic, so a
+            # later "I swapped Cork for Oslo" is a telling too.
+            for name in _NAMED.findall(said):
+                if len(hints) == 1 and name.casefold() not in known:
+                    known[name.casefold()] = next(iter(hints))
         for statement in statements:
             if statement.value and not statement.predicate.startswith(REMARK_PREFIX):
                 hint = predicate_hint(statement.predicate)

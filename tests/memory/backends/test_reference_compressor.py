@@ -232,3 +232,19 @@ def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
     other = ReferenceCompressor(budget_tokens=40)
     store_all(other, [sessions[0], chat("2027-04-01", "I swapped Galway for Cork.", speaker="x")])
     assert ask(other, "Which city does the principal live in now?").startswith("[2027-03-14]")
+
+
+def test_what_a_stated_value_gave_way_to_is_known_for_the_next_change() -> None:
+    backend = ReferenceCompressor(budget_tokens=40)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "We moved to Galway last month."),
+            chat("2027-04-01", "I swapped Galway for Cork."),
+            chat("2027-05-09", "I swapped Cork for Oslo."),
+            chat("2027-06-02", "My sister signed a lease in Wellington."),
+            chat("2027-07-01", "If we ever moved, Lisbon would be top of the list."),
+        ],
+    )
+    text = ask(backend, "Which city does the principal live in now?")
+    assert text.split("\n")[:2] == ["[2027-05-09]", "principal: I swapped Cork for Oslo."]
