@@ -139,7 +139,9 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
     ask) that do not mock or take themselves back ("yeah, right", "I am joking"), and the
     assistant's questions that the next turn confirms ("Shall I call you Kit?" / "Yes, that's
-    right"), which the confirmation means. Selection is greedy: first-person sentences (and
+    right"), which the confirmation means. The session's last assistant sentence addressing its
+    listener by name ("Sure, Kit.") is always kept when it fits: it shows what they are called
+    now, however the change was first put. Selection is greedy: first-person sentences (and
     confirmed questions) before others, then the sentence adding the most content words not yet
     covered, earlier sentences winning ties; a sentence adding nothing new is dropped, and
     sentences are chosen while the summary, date line included, stays within the cap. The
@@ -442,7 +444,10 @@ class ReferenceCompressor:
 
         The summaries about the question (scoring at least half the best) come first, newest
         first: what is current is decided by the latest telling, and many older summaries of the
-        same topic would otherwise fill the budget before it. Then the other matching summaries,
+        same topic would otherwise fill the budget before it. Among them, those whose session
+        states a fact of the speaker's own on the asked topic (a move, a new employer, a name, a
+        change of a value the speaker stated before) lead, so passing mentions of the topic
+        (someone else's move, a daydream) cannot crowd the telling out. Then the other matching summaries,
         best overlap first (newer on ties), then those sharing no word with the query, newest
         first. Whole summaries are taken in that order while they fit the budget (one that does
         not fit is skipped, a smaller later one may be taken).
