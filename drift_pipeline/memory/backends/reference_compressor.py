@@ -448,9 +448,9 @@ class ReferenceCompressor:
         states a fact of the speaker's own on the asked topic (a move, a new employer, a name, a
         change of a value the speaker stated before) lead, so passing mentions of the topic
         (someone else's move, a daydream) cannot crowd the telling out. Then the other matching
-        summaries, best overlap first (newer on ties), then those sharing no word with the query, newest
-        first. Whole summaries are taken in that order while they fit the budget (one that does
-        not fit is skipped, a smaller later one may be taken).
+        summaries, best overlap first (newer on ties), then those sharing no word with the query,
+        newest first. Whole summaries are taken in that order while they fit the budget (one that
+        does not fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
         if visible is None:
