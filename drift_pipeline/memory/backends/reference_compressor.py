@@ -73,6 +73,26 @@ _CONFIRM_WITHIN = 60  # characters: the confirmation opens the turn, after a lea
 _ABOUT_THE_QUESTION = 0.5
 # No "speaker: sentence" line is shorter than this, so a smaller remainder cannot take another.
 _SMALLEST_LINE_TOKENS = 3
+# An assistant addressing its interlocutor by name ("Of course, Kit." / "Hi Kit!") shows what
+# they are called now, however the change was first put ("you should call me Kit").
+_ADDRESS = re.compile(
+    r"^(?:hi|hello|hey|dear|welcome back|good (?:morning|afternoon|evening))[,!]?\s+"
+    r"(?P<opening>[A-Z][\w'’-]*)\b"
+    r"|,\s+(?P<closing>[A-Z][\w'’-]*)\s*[.!]+[\"')\]]*$",
+    re.IGNORECASE,
+)
+_ADDRESS_WORDS = 8  # a longer sentence is about something else and merely names them
+# Words saying one value gave way to another ("I swapped Galway for Cork").
+_CHANGE = re.compile(
+    r"\b(?:swap\w*|switch\w*|trad(?:e|ed|ing)|replac\w*|exchang\w*|chang\w*|instead of|"
+    r"no longer|gave up|left|moved|traded)\b",
+    re.IGNORECASE,
+)
+# A capitalised name inside a sentence (not its first word): "Cork", "Osprey Analytics".
+_NAMED = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*")
+_SHORTEST_VALUE = 3  # characters: a shorter value ("NY") matches too many words
+# The index words of a name fact, for a session whose assistant addresses someone by name.
+_NAME_PREDICATE = "name"
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,22 @@ class _Summary:
     speakers: frozenset[str]
 
 
+def addresses_by_name(sentence: str) -> bool:
+    """Whether a short sentence addresses its listener by name (``Sure, Kit.``, ``Hi Kit!``)."""
+    if len(sentence.split()) > _ADDRESS_WORDS:
+        return False
+    match = _ADDRESS.search(sentence.strip())
+    if match is None:
+        return False
+    name = match.group("opening") or match.group("closing") or ""
+    # The name itself must be capitalised (the pattern ignores case only for the greeting).
+    return name[:1].isupper() and name.lower() not in _NOT_NAMES
+
+
+# Capitalised words that close or follow a greeting without being anyone's name.
+_NOT_NAMES = frozenset({"i", "there", "again", "all", "everyone", "folks", "team", "thanks"})
+
+
 def render_transcript(messages: list[Message]) -> str:
     """Render a session as the modelled summariser's prompt sees it: ``speaker: text`` lines."""
     return "\n".join(f"{message['speaker']}: {message['content']}" for message in messages)
@@ -103,7 +139,9 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
     ask) that do not mock or take themselves back ("yeah, right", "I am joking"), and the
     assistant's questions that the next turn confirms ("Shall I call you Kit?" / "Yes, that's
-    right"), which the confirmation means. Selection is greedy: first-person sentences (and
+    right"), which the confirmation means. The session's last assistant sentence addressing its
+    listener by name ("Sure, Kit.") is always kept when it fits: it shows what they are called
+    now, however the change was first put. Selection is greedy: first-person sentences (and
     confirmed questions) before others, then the sentence adding the most content words not yet
     covered, earlier sentences winning ties; a sentence adding nothing new is dropped, and
     sentences are chosen while the summary, date line included, stays within the cap. The
@@ -122,10 +160,23 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     candidates: list[_Candidate] = []
     asked: list[str] = []  # the questions of the assistant turn just before
     asker = ""
+    address: _Candidate | None = None  # the session's last address of someone by name
+    addresses: set[int] = set()  # positions of every such address
     for message in messages:
         if message["role"] == "assistant":
-            asked = [s for s in split_sentences(message["content"]) if is_question(s)]
+            sentences = split_sentences(message["content"])
+            asked = [s for s in sentences if is_question(s)]
             asker = message["speaker"]
+            for sentence in sentences:
+                if not is_question(sentence) and addresses_by_name(sentence):
+                    address = _Candidate(
+                        position=len(candidates),
+                        line=f"{asker}: {sentence}",
+                        terms=frozenset(terms(sentence)),
+                        first_person=True,
+                    )
+                    addresses.add(address.position)
+                    candidates.append(address)
             continue
         if asked and _CONFIRMS.search(message["content"][:_CONFIRM_WITHIN]):
             # "Shall I call you Kit from now on?" / "yes, that's right: call me Kit": the
@@ -159,7 +210,13 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     room = cap_tokens - counts[0]
     chosen: list[_Candidate] = []
     covered: set[str] = set()
-    remaining = list(candidates)
+    # Only the session's last address of its listener is a candidate, and it is always kept
+    # (when it fits): it is how the session last named them, whatever words it adds.
+    remaining = [c for c in candidates if c.position not in addresses]
+    if address is not None and counts[address.position + 1] <= room:
+        chosen.append(address)
+        covered |= address.terms
+        room -= counts[address.position + 1]
     while remaining and room >= _SMALLEST_LINE_TOKENS:
         best = max(remaining, key=lambda c: (c.first_person, len(c.terms - covered), -c.position))
         if not best.terms - covered:
@@ -221,8 +278,11 @@ class ReferenceCompressor:
     # least half the best score) newest first, so the latest telling is never crowded out;
     # sarcastic and joking sentences left out of summaries; an assistant's question kept with
     # the turn that confirms it.
+    # 6: a session's last address of its listener by name kept in its summary ("Sure, Kit.");
+    # among the summaries about the question, those whose session states a fact on the asked
+    # topic first, newest first.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
-    version: str = "5"
+    version: str = "6"
 
     def __init__(
         self,
@@ -244,6 +304,9 @@ class ReferenceCompressor:
         self.budget_tokens = budget_tokens
         self._summaries: list[_Summary] = []
         self._index = AppendOnlyLexicalIndex()
+        self._stated = AppendOnlyLexicalIndex()  # per summary: the topics it states a fact of
+        # per speaker: each value they stated a fact of their own with → that fact's topic words
+        self._own_values: dict[str, dict[str, str]] = {}
         self._summary_tokens = array("q")  # _Summary.tokens, for numpy
         self._visible: dict[str, GrowableArray] = {}  # per entity: may it see summary i?
         self._storage = tokens.LineTally()
@@ -302,13 +365,61 @@ class ReferenceCompressor:
             summary = summarise_session(messages)
         if not summary:
             return
-        content = _SPEAKER_AND_DATE.sub("", summary)
+        assistants = {m["speaker"] for m in messages if m["role"] == "assistant"}
+        lines = summary.split("\n")
+        address_lines = {
+            number
+            for number, line in enumerate(lines)
+            if line.split(": ", 1)[0] in assistants and addresses_by_name(line.split(": ", 1)[-1])
+        }
+        # An address is indexed by its topic (a name), not its words: the listener's name is in
+        # most questions about them, and would pull every session that greets them to the top.
+        content = _SPEAKER_AND_DATE.sub(
+            "", "\n".join(line for n, line in enumerate(lines) if n not in address_lines)
+        )
         # Indexed with the words of the topics it touches (those of the slot facts the session
         # states, as fact_store indexes them, and of the topic words it uses), so a question in
         # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
-        topics = {predicate_hint(statement.predicate) for statement in extract_statements(messages)}
+        statements = extract_statements(messages)
+        # The topics the session states a fact of the speaker's own about (a move, a new job, a
+        # name), as opposed to merely touching them ("my sister signed a lease in Kyoto"); an
+        # assistant addressing someone by name states what they are called.
+        stated = {
+            predicate_hint(statement.predicate)
+            for statement in statements
+            if not statement.predicate.startswith(REMARK_PREFIX)
+        }
+        if address_lines:
+            stated.add(predicate_hint(_NAME_PREDICATE))
+        # "I swapped Galway for Cork" names no topic, but Galway was the speaker's home: a
+        # change said of a value the same speaker stated before is a telling on its topic.
+        for number, line in enumerate(lines[1:], start=1):
+            speaker, _, said = line.partition(": ")
+            if number in address_lines or not _CHANGE.search(said):
+                continue
+            known = self._own_values.setdefault(speaker, {})
+            folded = said.casefold()
+            hints = {
+                hint
+                for value, hint in known.items()
+                if re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", folded)
+            }
+            stated |= hints
+            # What it gave way to ("Cork") is then the speaker's own value of that topic, so a
+            # later "I swapped Cork for Oslo" is a telling too.
+            for name in _NAMED.findall(said):
+                if len(hints) == 1 and name.casefold() not in known:
+                    known[name.casefold()] = next(iter(hints))
+        for statement in statements:
+            if statement.value and not statement.predicate.startswith(REMARK_PREFIX):
+                hint = predicate_hint(statement.predicate)
+                if hint and len(statement.value) >= _SHORTEST_VALUE:
+                    values = self._own_values.setdefault(statement.subject, {})
+                    values[statement.value.casefold()] = hint
+        topics = stated | {predicate_hint(statement.predicate) for statement in statements}
         topics.add(predicate_hint(REMARK_PREFIX + content))
         position = self._index.add(" ".join([content, *sorted(topics)]))
+        self._stated.add(" ".join(sorted(stated)))
         speakers = session_speakers(messages)
         self._summaries.append(
             _Summary(
@@ -333,10 +444,13 @@ class ReferenceCompressor:
 
         The summaries about the question (scoring at least half the best) come first, newest
         first: what is current is decided by the latest telling, and many older summaries of the
-        same topic would otherwise fill the budget before it. Then the other matching summaries,
-        best overlap first (newer on ties), then those sharing no word with the query, newest
-        first. Whole summaries are taken in that order while they fit the budget (one that does
-        not fit is skipped, a smaller later one may be taken).
+        same topic would otherwise fill the budget before it. Among them, those whose session
+        states a fact of the speaker's own on the asked topic (a move, a new employer, a name, a
+        change of a value the speaker stated before) lead, so passing mentions of the topic
+        (someone else's move, a daydream) cannot crowd the telling out. Then the other matching
+        summaries, best overlap first (newer on ties), then those sharing no word with the query,
+        newest first. Whole summaries are taken in that order while they fit the budget (one that
+        does not fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
         if visible is None:
@@ -352,9 +466,14 @@ class ReferenceCompressor:
         candidate_scores = scores[candidates]
         strong = candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
         weak = candidates[~strong]
+        # Among those, the summaries whose session states a fact on the asked topic come first:
+        # the tellings of what is current, not the many passing mentions of the topic (someone
+        # else's move, a daydream) that would otherwise fill the budget before an older telling.
+        telling = self._stated.scores(query)[candidates[strong]] > 0
         order = np.concatenate(
             (
-                candidates[strong][::-1],
+                candidates[strong][telling][::-1],
+                candidates[strong][~telling][::-1],
                 weak[np.lexsort((-weak, -scores[weak]))],
                 visible_positions[~matched][::-1],
             )

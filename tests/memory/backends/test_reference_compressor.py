@@ -155,3 +155,96 @@ def test_an_assistant_question_the_next_turn_confirms_stays_beside_it() -> None:
         "principal: Yes, that's right: please do.",
         "principal: I moved to Lyon in May.",
     ]
+
+
+def test_the_last_address_of_the_listener_by_name_is_kept() -> None:
+    messages = [
+        agent("Hi Sam! What can I do for you?"),
+        user("Please book the dentist for Friday."),
+        agent("Done. Anything else, Sam?"),
+        agent("Of course, Robin."),
+        user("Thanks, see you."),
+        agent("The museum opens at nine, so go early and skip the queue on the west side."),
+    ]
+    lines = summarise_session(messages).split("\n")
+    # Only the last address is kept (a question naming them is no address); assistants' other
+    # sentences are left out as before.
+    assert lines == [
+        "[2027-03-14]",
+        "principal: Please book the dentist for Friday.",
+        "assistant: Of course, Robin.",
+        "principal: Thanks, see you.",
+    ]
+    # A long sentence merely naming someone, or a greeting to nobody, is no address.
+    plain = [agent("Hello there!"), agent("I spoke to the venue and they can fit you in, Sam.")]
+    assert summarise_session([*plain, user("I live in Lyon.")]).split("\n")[1:] == [
+        "principal: I live in Lyon."
+    ]
+
+
+def test_a_session_addressing_the_listener_is_found_by_a_question_about_their_name() -> None:
+    backend = ReferenceCompressor(budget_tokens=200)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "Please call me Rae."),
+            [agent("Sure, Robin.", "2027-04-01"), user("What time is it in Tokyo?", "2027-04-01")],
+        ],
+    )
+    text = ask(backend, "What does the principal want to be called?")
+    assert text.split("\n")[:2] == ["[2027-04-01]", "assistant: Sure, Robin."]
+
+
+def test_a_telling_on_the_asked_topic_comes_before_newer_passing_mentions() -> None:
+    sessions = [
+        chat("2027-03-14", "We moved to Kyoto last month."),
+        chat("2027-04-01", "My sister signed a lease in Wellington."),
+        chat("2027-05-09", "If we ever moved, Lisbon would be top of the list."),
+    ]
+    backend = ReferenceCompressor(budget_tokens=20)
+    store_all(backend, sessions)
+    # Room for one summary: the only session stating where the principal lives, although two
+    # newer ones speak of homes and moves.
+    assert ask(backend, "Which city does the principal live in now?") == (
+        "[2027-03-14]\nprincipal: We moved to Kyoto last month."
+    )
+    roomy = ReferenceCompressor(budget_tokens=200)
+    store_all(roomy, sessions)
+    text = ask(roomy, "Which city does the principal live in now?")
+    assert text.index("Kyoto") < text.index("Lisbon") < text.index("Wellington")
+
+
+def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
+    sessions = [
+        chat("2027-03-14", "We moved to Galway last month."),
+        chat("2027-04-01", "I swapped Galway for Cork."),
+        chat("2027-05-09", "My sister signed a lease in Wellington."),
+        chat("2027-06-02", "If we ever moved, Lisbon would be top of the list."),
+    ]
+    backend = ReferenceCompressor(budget_tokens=40)
+    store_all(backend, sessions)
+    # "Galway" was the principal's home, so swapping it is a telling about where they live,
+    # ahead of the newer sessions that only speak of homes.
+    text = ask(backend, "Which city does the principal live in now?")
+    assert text.split("\n")[:2] == ["[2027-04-01]", "principal: I swapped Galway for Cork."]
+    assert "Wellington" not in text and "Lisbon" not in text
+    # The same words from someone who never said Galway was their home are no such telling.
+    other = ReferenceCompressor(budget_tokens=40)
+    store_all(other, [sessions[0], chat("2027-04-01", "I swapped Galway for Cork.", speaker="x")])
+    assert ask(other, "Which city does the principal live in now?").startswith("[2027-03-14]")
+
+
+def test_what_a_stated_value_gave_way_to_is_known_for_the_next_change() -> None:
+    backend = ReferenceCompressor(budget_tokens=40)
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "We moved to Galway last month."),
+            chat("2027-04-01", "I swapped Galway for Cork."),
+            chat("2027-05-09", "I swapped Cork for Oslo."),
+            chat("2027-06-02", "My sister signed a lease in Wellington."),
+            chat("2027-07-01", "If we ever moved, Lisbon would be top of the list."),
+        ],
+    )
+    text = ask(backend, "Which city does the principal live in now?")
+    assert text.split("\n")[:2] == ["[2027-05-09]", "principal: I swapped Cork for Oslo."]
