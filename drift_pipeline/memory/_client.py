@@ -279,7 +279,10 @@ class BackendWorker:
             code = await self._exit_code()
             await self._kill()
             return self._fault(started, waited, f"worker exited during start (exit {code})")
-        result = await self._reply(started, line)
+        return self._with_context(await self._reply(started, line))
+
+    def _with_context(self, result: CallResult) -> CallResult:
+        """A retrieve's text: the worker sends "same as last time" instead of repeating it."""
         data = result.data
         if data.pop("same_context", False):
             data["context"] = self._last_context or ""
@@ -290,7 +293,8 @@ class BackendWorker:
     async def store_many(self, sessions: list[dict[str, Any]]) -> AsyncGenerator[CallResult, None]:
         """Store a run of sessions with one request; yield one result per session, in order.
 
-        Each item is ``{"session_id", "messages", "snapshot"}``, as in a single ``store``. The
+        Each item is ``{"session_id", "messages", "snapshot"}``, as in a single ``store``, or a
+        ``retrieve`` request (a read before a session), answered as a single call is. The
         caller must end the run at the next checkpoint (the budget gate: no session past it may
         reach the backend before its probes). The worker stores them one at a time and answers
         each as soon as it is stored; the per-call timeout applies to each store on its own.
@@ -334,7 +338,7 @@ class BackendWorker:
                     position += 1
                     break
                 payload = None  # sent: later replies of this run only need reading
-                result = await self._reply(started, line)
+                result = self._with_context(await self._reply(started, line))
                 position += 1
                 yield result
                 if not result.ok and self._process is not process:
