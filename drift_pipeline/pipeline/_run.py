@@ -30,7 +30,7 @@ from drift_pipeline.memory import (
 )
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName
-from drift_pipeline.sources import SourceWorld, WorldSource
+from drift_pipeline.sources import ScenarioSource, SourceWorld, WorldSource
 from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -309,6 +309,8 @@ def run_world(
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
+    if isinstance(source, ScenarioSource):  # imported worlds read at session start
+        loop = replace(loop, reads=source.loaded.spec.memory_reads)
     world = source.world(horizon)
     sessions = source.sessions(horizon)
     profiles = world_profiles(root, world, evaluator)
