@@ -91,7 +91,8 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
 - ``ttfrt_ms_p50/p95/p99``: read_ms + reader TTFT, TTFT measured if given, else
   :data:`READER_BASE_TTFT_MS` + :data:`PREFILL_MS_PER_TOKEN` × read_tokens; pooled over the
   probes' retrievals and the reads before a session or user turn (spec §7.8: start of a new
-  session turn to the first token of a memory-informed reply), whose TTFT is modelled.
+  session turn to the first token of a memory-informed reply), whose TTFT is measured at a
+  session start where the run has a reader model (``session_start_ttft_ms``), else modelled.
 - ``dialectic_ms_p50/p95/p99``: per retrieval, read_ms + reader TTFT + the median ``write_ms``
   of that replicate's sessions: retrieve → incorporate → first token → store, where the store of
   the exchange is represented by the replicate's typical (p50) store because the harness stores
@@ -655,8 +656,18 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     }
     s["reads"], read_rows, r = _session_reads(snaps, cfg)
     if read_rows.size:
-        r_ttfrt = r["read_ms"] + cfg.reader_base_ttft_ms + cfg.prefill_ms_per_token * r["tokens"]
-        r = {**r, "ttfrt_ms": r_ttfrt, "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]]}
+        # Measured at a session start where the run has a reader model, else modelled.
+        r_measured = np.isfinite(r["ttft"])
+        r_ttft = np.where(
+            r_measured, r["ttft"], cfg.reader_base_ttft_ms + cfg.prefill_ms_per_token * r["tokens"]
+        )
+        r_ttfrt = r["read_ms"] + r_ttft
+        r = {
+            **r,
+            "ttfrt_ms": r_ttfrt,
+            "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
+            "ttft_measured": r_measured.astype(np.float64),
+        }
     q_rate = np.bincount(s_rep, weights=s["reads"], minlength=n_rep) / n_sessions
     q_calls = np.bincount(q_rep, minlength=n_rep).astype(np.float64)
     per_call = np.zeros(n_rep)
@@ -696,7 +707,8 @@ def _session_reads(
     """Reads per session, each read's session row, and each read's latency and tokens.
 
     Tables without the loop's session reads count ``cfg.q_rate`` reads per session, with no
-    read of their own to time.
+    read of their own to time. ``ttft`` is the reader model's measured time to first token
+    after a session's first read (``session_start_ttft_ms``), NaN where none was measured.
     """
     if "session_read_ms" not in snaps.column_names:
         return np.full(snaps.num_rows, cfg.q_rate), np.zeros(0, dtype=np.int64), {}
@@ -709,6 +721,15 @@ def _session_reads(
         values[name] = np.asarray(flat, dtype=np.float64)
         if values[name].shape != rows.shape or not np.isfinite(values[name]).all():
             raise ValueError(f"snapshots.session_{name} does not hold one finite value per read")
+    ttft = np.full(rows.size, np.nan)
+    if "session_start_ttft_ms" in snaps.column_names:
+        measured, valid = _opt_num(snaps, "session_start_ttft_ms")
+        first = np.concatenate(([0], np.cumsum(counts)[:-1]))[counts > 0]
+        with_reads = counts > 0
+        ttft[first] = np.where(valid[with_reads], measured[with_reads], np.nan)
+        if bool(np.any(ttft[np.isfinite(ttft)] < 0)):
+            raise ValueError("snapshots.session_start_ttft_ms must be >= 0")
+    values["ttft"] = ttft
     return counts.astype(np.float64), rows, values
 
 
@@ -1170,8 +1191,8 @@ def _counted_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
             mask = p_cp == cp
             k = float(failed[mask].sum())
             rows.append(MetricRow("judge_errors", cp, k, k, k, int(mask.sum())))
-    # The reads before sessions are TTFRT units too, their TTFT modelled.
-    measured = np.concatenate((u.q["ttft_measured"], np.zeros(u.read_rows.size)))
+    # The reads before sessions are TTFRT units too (measured at session starts with a reader).
+    measured = np.concatenate((u.q["ttft_measured"], u.r.get("ttft_measured", np.zeros(0))))
     share = float(measured.mean()) if measured.size else None
     rows.append(MetricRow("ttft_measured", None, share, share, share, int(measured.size)))
     return rows

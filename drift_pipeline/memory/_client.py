@@ -154,6 +154,7 @@ class BackendWorker:
         self.extra_env = extra_env or {}
         self.isolation = "not-started"
         self.version = ""
+        self.deployment = "local"
         self.restarts = 0
         # After a fault the worker is killed at once but started again only when the next call
         # needs it: a cell cut off at that fault never pays for a restart it would not use.
@@ -202,6 +203,7 @@ class BackendWorker:
         if result.ok:
             self.isolation = str(result.data.get("isolation", "process"))
             self.version = str(result.data.get("version", ""))
+            self.deployment = str(result.data.get("deployment", "local"))
         return result
 
     async def _launch(self) -> None:

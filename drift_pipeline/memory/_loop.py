@@ -35,6 +35,7 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
+from ._first_token import FirstToken
 from ._gates import GateStrategy, ReaderBuffer
 from ._metering import CellMeter, charge, start_cell_meter
 from ._secrets import arm_secrets, redact
@@ -104,6 +105,9 @@ class LoopConfig:
             backend is charged what its own ``token_counts()`` reports.
         reads: When the agent reads memory in each session (see :mod:`._session_reads`):
             ``session_start`` (the default) or ``user_turn``.
+        first_token: The reader model that answers each opening message over what the
+            session-start read returned, its first token timed (see :mod:`._first_token`);
+            ``None``: no reader model, TTFRT at session start is modelled.
     """
 
     call_timeout: float = 30.0
@@ -116,6 +120,7 @@ class LoopConfig:
     max_fault_rate: float = MAX_FAULT_RATE
     meter: bool = True
     reads: str = DEFAULT_READ_POLICY
+    first_token: FirstToken | None = None
 
     def __post_init__(self) -> None:
         check_read_policy(self.reads)
@@ -217,6 +222,8 @@ class CellRun(FaultShare):
     faulted_calls: int = 0
     """Of those, the ones with an error (a fault, a recount mismatch or a skip)."""
     max_fault_rate: float = MAX_FAULT_RATE
+    deployment: str = "local"
+    """Where the backend runs, as it declares (``local`` or ``cloud``): its latency budget."""
 
 
 def call_counts(snapshots: pa.Table, retrievals: pa.Table) -> tuple[int, int]:
@@ -344,6 +351,8 @@ class _Replicate:
     """Model calls the meter refused (no upstream endpoint configured)."""
     read_policy: str = DEFAULT_READ_POLICY
     """When the agent reads memory before a session is stored (see :mod:`._session_reads`)."""
+    first_token: FirstToken | None = None
+    """Times the reader model's first token at each session start (see :mod:`._first_token`)."""
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
@@ -389,10 +398,10 @@ class _Replicate:
         reads before each session travel in the same stream, just before its store.
         """
         requests: list[dict[str, Any]] = []
-        reads_before: list[int] = []
+        reads_before: list[list[dict[str, Any]]] = []
         for session in run:
             asks = read_requests(session.session_id, session.messages, self.read_policy)
-            reads_before.append(len(asks))
+            reads_before.append(asks)
             requests += asks
             requests.append(
                 {
@@ -404,11 +413,15 @@ class _Replicate:
         mark = started
         incarnation = self.worker.restarts
         results = self.worker.store_many(requests) if self.skipping is None else None
-        for session, n_reads in zip(run, reads_before, strict=True):
+        for session, asks in zip(run, reads_before, strict=True):
             reads = SessionReads()
-            for _ in range(n_reads):
+            for number, ask in enumerate(asks):
                 answer, results = await self._next_result(results)
-                await self._record_read(session, answer, reads)
+                context = await self._record_read(session, answer, reads)
+                if number == 0 and self.first_token is not None and context is not None:
+                    reads.ttft_ms = await asyncio.to_thread(
+                        self.first_token.measure, context, ask["query"]
+                    )
                 if self.worker.restarts != incarnation:
                     self.write_total = self.read_total = 0
                     incarnation = self.worker.restarts
@@ -456,8 +469,13 @@ class _Replicate:
         self._count_fault(result.ok)
         return result, results
 
-    async def _record_read(self, session: Session, answer: CallResult, reads: SessionReads) -> None:
-        """Record one read before ``session``: its latency, the tokens returned, its LLM tokens."""
+    async def _record_read(
+        self, session: Session, answer: CallResult, reads: SessionReads
+    ) -> str | None:
+        """Record one read before ``session``: its latency, the tokens returned, its LLM tokens.
+
+        Returns the text it returned (``None`` for a faulted read).
+        """
         context = _text(answer.data.get("context")) if answer.ok else None
         tokens = 0
         if context:
@@ -475,7 +493,7 @@ class _Replicate:
         )
         if error:
             self.faults.append(
-                f"replicate {self.replicate} read before {session.session_id}: {error}"
+                f"replicate {self.replicate} retrieve before {session.session_id}: {error}"
             )
         reads.add(
             answer.backend_ms,
@@ -486,6 +504,7 @@ class _Replicate:
             error,
         )
         self.read_total = max(self.read_total, read_now)
+        return context if answer.ok else None
 
     def _record_store(
         self,
@@ -614,7 +633,7 @@ async def _run_replicate(
     progress: ProgressHook | None,
     cell: _CellFaults,
     metering: CellMeter | None = None,
-) -> tuple[str, str, list[str]]:
+) -> tuple[str, str, list[str], str]:
     gate = arm.gate.strategy()
     if cell.skipping is not None:
         # The cell was cut off before this replicate began: its calls are recorded as
@@ -659,6 +678,7 @@ async def _run_replicate(
         secrets=arm_secrets(options, config.worker_env) + ((account.key,) if account else ()),
         meter=account,
         read_policy=config.reads,
+        first_token=config.first_token,
     )
     try:
         started = await worker.start()
@@ -693,7 +713,7 @@ async def _run_replicate(
         if run:
             await state.store_run(run, run_started)
     finally:
-        isolation, version = worker.isolation, worker.version
+        isolation, version, deployment = worker.isolation, worker.version, worker.deployment
         if worker_cache is not None:
             collect_worker_cache(worker, worker_cache)
         cell.workers.discard(worker)
@@ -702,7 +722,7 @@ async def _run_replicate(
             await worker.abandon()
         await worker.close()
     _book_the_rest(state)
-    return isolation, version, state.faults
+    return isolation, version, state.faults, deployment
 
 
 def _book_the_rest(state: _Replicate) -> None:
@@ -736,7 +756,7 @@ class _NoWorker(BackendWorker):
 
 async def _skip_replicate(
     state: _Replicate, sessions: Iterator[Session]
-) -> tuple[str, str, list[str]]:
+) -> tuple[str, str, list[str], str]:
     """Record every call of a replicate as skipped (the cell was cut off before it began)."""
     run: list[Session] = []
     started = time.perf_counter()
@@ -749,7 +769,7 @@ async def _skip_replicate(
             started = time.perf_counter()
     if run:
         await state.store_run(run, started)
-    return "", "", state.faults
+    return "", "", state.faults, ""
 
 
 def run_cell(
@@ -800,13 +820,13 @@ def run_cell(
         start_cell_meter(arm.backend, options or {}, config.worker_cache) if config.meter else None
     )
 
-    async def run_all() -> list[tuple[str, str, list[str]]]:
+    async def run_all() -> list[tuple[str, str, list[str], str]]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
         # The transcripts' tokens are counted (tiktoken works outside the GIL) while the
         # workers start; each replicate waits for the counts only once its worker is up.
         counting = asyncio.ensure_future(asyncio.to_thread(transcript_tokens, transcripts))
 
-        async def one(replicate: int) -> tuple[str, str, list[str]]:
+        async def one(replicate: int) -> tuple[str, str, list[str], str]:
             async def sessions_ready() -> Iterator[Session]:
                 tokens = await counting
                 return replicate_sessions(
@@ -876,6 +896,7 @@ def run_cell(
         calls=calls,
         faulted_calls=faulted_calls,
         max_fault_rate=config.max_fault_rate,
+        deployment=next((r[3] for r in results if r[3]), "local"),
     )
 
 

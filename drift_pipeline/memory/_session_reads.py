@@ -39,6 +39,7 @@ SESSION_READ_COLUMNS: Final = (
     "session_metered_read_tokens",
     "session_reported_read_tokens",
     "session_read_errors",
+    "session_start_ttft_ms",
 )
 """The ``memory_snapshots`` columns a session's reads fill (see :mod:`drift_pipeline.storage`)."""
 
@@ -114,6 +115,8 @@ class SessionReads:
     metered: list[int] = field(default_factory=list)
     reported: list[int] = field(default_factory=list)
     errors: list[str | None] = field(default_factory=list)
+    ttft_ms: float | None = None
+    """The reader model's time to first token after the session-start read (None: modelled)."""
 
     def add(
         self,
@@ -142,4 +145,5 @@ class SessionReads:
             "session_metered_read_tokens": self.metered,
             "session_reported_read_tokens": self.reported,
             "session_read_errors": self.errors,
+            "session_start_ttft_ms": self.ttft_ms,
         }

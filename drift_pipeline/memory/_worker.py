@@ -38,6 +38,7 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
+from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
@@ -258,6 +259,7 @@ class _Worker:
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,
                 "version": str(getattr(self.backend, "version", "")),
+                "deployment": deployment_of(self.backend),
                 **self._counts(),
             }
         if op == "ping":  # the harness checking that isolation starts, before any backend

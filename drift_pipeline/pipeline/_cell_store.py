@@ -136,6 +136,7 @@ def stage_cell_run(writer: StagedWrite, world: WorldKey, run: CellRun) -> None:
         "arm": run.arm.key,
         "isolation": run.isolation,
         "backend_version": run.backend_version,
+        "deployment": run.deployment,
         "faults": run.faults,
         "max_fault_rate": run.max_fault_rate,
     }
@@ -172,6 +173,7 @@ def load_cell_run(root: StorageRoot, cell: CellKey) -> CellRun:
         retrievals=retrievals,
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
+        deployment=str(manifest.get("deployment", "local")),
         faults=[str(f) for f in manifest["faults"]],
         calls=calls,
         faulted_calls=faulted_calls,
@@ -275,6 +277,7 @@ def stored_result(
         retrievals=data.retrievals.slice(0, 0),
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
+        deployment=str(manifest.get("deployment", "local")),
         faults=[str(f) for f in manifest["faults"]],
         calls=calls,
         faulted_calls=faulted_calls,

@@ -18,12 +18,19 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
+from drift_pipeline.evaluation import (
+    ArmData,
+    ContextEvaluator,
+    Evaluator,
+    LLMEvaluator,
+    measured_ttft,
+)
 from drift_pipeline.keys import CellKey
 from drift_pipeline.memory import (
     Arm,
     BackendInstance,
     BackendStartError,
+    FirstToken,
     LoopConfig,
     check_isolation,
     run_cell,
@@ -311,6 +318,9 @@ def run_world(
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
     if isinstance(source, ScenarioSource):  # imported worlds read at session start
         loop = replace(loop, reads=source.loaded.spec.memory_reads)
+    if isinstance(evaluator, LLMEvaluator):  # TTFRT measured at each session start
+        reader = evaluator.reader
+        loop = replace(loop, first_token=FirstToken(reader.client, reader.context_cap_tokens))
     world = source.world(horizon)
     sessions = source.sessions(horizon)
     profiles = world_profiles(root, world, evaluator)

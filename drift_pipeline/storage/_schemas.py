@@ -220,6 +220,9 @@ MEMORY_SNAPSHOTS = TableDef(
             pa.field("session_metered_read_tokens", pa.list_(pa.int64()), nullable=False),
             pa.field("session_reported_read_tokens", pa.list_(pa.int64()), nullable=False),
             pa.field("session_read_errors", pa.list_(pa.string()), nullable=False),
+            # The reader model's time to first token answering the opening message over what
+            # the first read returned; null without a reader model (TTFRT modelled).
+            pa.field("session_start_ttft_ms", pa.float64()),
         ]
     ),
     ("scenario", "horizon", "arm"),

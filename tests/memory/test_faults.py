@@ -249,7 +249,7 @@ def test_a_cell_with_raises_hangs_and_wrong_types_completes_with_every_fault_rec
         e is not None for e in [*read_errors, *session_read_errors]
     )
     assert any(" store short-r" in f for f in cell.faults)
-    assert any(" read before short-r" in f and "timeout" in f for f in cell.faults)
+    assert any(" retrieve before short-r" in f and "timeout" in f for f in cell.faults)
     # A timed-out retrieve counts at least its timeout as latency; a failed one has no context.
     rows = cell.retrievals.to_pylist()
     for row in rows:
