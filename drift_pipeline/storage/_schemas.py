@@ -209,7 +209,9 @@ MEMORY_SNAPSHOTS = TableDef(
             pa.field("snapshot", pa.string()),  # only at checkpoint sessions
             pa.field("error", pa.string()),
             # The agent's reads of memory before the store (spec §5.1 step 4), one list entry
-            # per retrieve: latency inside retrieve() and at the harness, tokens of the text
+            # per retrieve: latency inside retrieve() and the harness's wait for its reply (the
+            # reads travel in the stores' stream, so the worker may answer one before the
+            # harness waits for it), tokens of the text
             # returned (counted by the harness), LLM tokens metered and self-reported inside
             # it, and its fault (null when it answered). The text itself is not kept: nothing is
             # scored from it.
