@@ -794,7 +794,11 @@ def run_cell(
     schedule = read_world_table(storage, EVENT_SCHEDULES, scenario, horizon)
     transcripts = read_world_table(storage, TRANSCRIPTS, scenario, horizon)
     probes = read_world_table(storage, PROBES, scenario, horizon)
-    snapshot_columns = [f.name for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS]
+    snapshot_columns = [
+        f.name
+        for f in MEMORY_SNAPSHOTS.schema
+        if f.name not in _CELL_CONSTANTS and f.name != "deployment"
+    ]
     retrieval_columns = [f.name for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS]
     per_replicate: list[dict[int, list[tuple[str, str, str]]]] = []
     for replicate in range(replicates):
@@ -881,7 +885,10 @@ def run_cell(
         "backend": arm.backend,
         "gate": str(arm.gate),
     }
-    snapshots = _with_constants(snapshot_rows, constants, MEMORY_SNAPSHOTS.schema)
+    deployment = next((r[3] for r in results if r[3]), "local")
+    snapshots = _with_constants(
+        snapshot_rows, {**constants, "deployment": deployment}, MEMORY_SNAPSHOTS.schema
+    )
     retrievals = _with_constants(retrieval_rows, constants, RETRIEVALS.schema)
     isolation = sorted({r[0] for r in results if r[0]})  # "": a replicate that never started
     calls, faulted_calls = call_counts(snapshots, retrievals)
@@ -896,7 +903,7 @@ def run_cell(
         calls=calls,
         faulted_calls=faulted_calls,
         max_fault_rate=config.max_fault_rate,
-        deployment=next((r[3] for r in results if r[3]), "local"),
+        deployment=deployment,
     )
 
 

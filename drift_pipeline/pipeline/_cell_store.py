@@ -316,6 +316,8 @@ class StoredCell(FaultShare):
     """The limit its run was given (from the cell's manifest)."""
     scoring: Scoring = OFFLINE_SCORING
     """The reader and judge its stored answers name."""
+    deployment: str = "local"
+    """Where its backend runs, as its stored sessions say."""
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
@@ -396,9 +398,17 @@ def stored_cells(
                 faulted_calls,
                 _stored_limit(root, cell),
                 _stored_scoring(data),
+                _stored_deployment(data),
             )
         )
     return cells, skipped
+
+
+def _stored_deployment(data: ArmData) -> str:
+    """Where the cell's backend runs, from its stored sessions (``local`` when none say)."""
+    if "deployment" not in data.snapshots.column_names or data.snapshots.num_rows == 0:
+        return "local"
+    return str(data.snapshots.column("deployment")[0].as_py())
 
 
 def _stored_scoring(data: ArmData) -> Scoring:

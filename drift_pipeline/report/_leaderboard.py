@@ -301,7 +301,8 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
 
     Returns:
         One column per metric of the registry's ``headline`` view, headed by its label; under
-        it, the reader and judge that scored the cells with their measured figures
+        it (fixed-width only) the latency budget table (:func:`render_budget`), then the reader
+        and judge that scored the cells with their measured figures
         (:func:`~._scoring.scoring_lines`).
 
     """
@@ -330,25 +331,29 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     )
     note += _cost_notes(rows, specs)
     scored = scoring_lines(scoring for s in rows for scoring in s.scorings) if rows else []
-    budget = budget_lines([(s.arm, s.deployment, s.budget) for s in rows if s.budget], markdown)
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
         # Markdown joins plain lines into one paragraph: the scoring lines become a list.
         items = [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in scored]
-        return "\n".join(
-            [
-                *lines,
-                *(["", *note] if note else []),
-                *(["", *budget] if budget else []),
-                *(["", *items] if items else []),
-            ]
-        )
+        return "\n".join([*lines, *(["", *note] if note else []), *(["", *items] if items else [])])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join([*lines, *note, *(["", *budget] if budget else []), *scored])
+    budget = render_budget(rows)
+    return "\n".join([*lines, *note, *(["", budget] if budget else []), *scored])
+
+
+def render_budget(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
+    """The latency budget table of the standings (see :mod:`._budget`); empty for no arms.
+
+    The terminal leaderboard prints it under the arms; the Markdown leaderboard's asset
+    reports it as metadata of its own.
+    """
+    return "\n".join(
+        budget_lines([(s.arm, s.deployment, s.budget) for s in rows if s.budget], markdown)
+    )
 
 
 def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> list[str]:

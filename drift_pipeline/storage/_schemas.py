@@ -225,6 +225,8 @@ MEMORY_SNAPSHOTS = TableDef(
             # The reader model's time to first token answering the opening message over what
             # the first read returned; null without a reader model (TTFRT modelled).
             pa.field("session_start_ttft_ms", pa.float64()),
+            # Where the backend runs, as it declares ("local" or "cloud"): its latency budget.
+            pa.field("deployment", pa.string(), nullable=False),
         ]
     ),
     ("scenario", "horizon", "arm"),

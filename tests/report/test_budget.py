@@ -17,8 +17,17 @@ from typing import Any
 
 import pytest
 
-from drift_pipeline.report import BUDGET_TARGETS_MS, BudgetFigure, budget_json
+from drift_pipeline.orchestration import metadata as md
+from drift_pipeline.pipeline import connect, stored_cells
+from drift_pipeline.report import (
+    BUDGET_TARGETS_MS,
+    BudgetFigure,
+    budget_json,
+    render_budget,
+    standings,
+)
 from drift_pipeline.report._budget import budget_lines
+from drift_pipeline.storage import StorageRoot
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
 SLEEP_S = 0.08
@@ -77,7 +86,7 @@ CLOUD = "slow_reads:SlowCloudReads"
 
 
 @pytest.fixture(scope="module")
-def budget_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+def budget_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
     folder = tmp_path_factory.mktemp("budget")
     outside = folder / "outside"
     outside.mkdir()
@@ -96,7 +105,7 @@ def budget_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout, json.loads(summary.read_text())
+    return done.stdout, json.loads(summary.read_text()), folder / "data"
 
 
 def _arm(summary: dict[str, Any], backend: str) -> dict[str, Any]:
@@ -104,9 +113,9 @@ def _arm(summary: dict[str, Any], backend: str) -> dict[str, Any]:
 
 
 def test_a_backend_that_sleeps_on_every_read_fails_the_local_read_budget(
-    budget_run: tuple[str, dict[str, Any]],
+    budget_run: tuple[str, dict[str, Any], Path],
 ) -> None:
-    _, summary = budget_run
+    _, summary, _ = budget_run
     local = _arm(summary, LOCAL)["budget"]
     assert local["deployment"] == "local"
     read = local["figures"]["read"]
@@ -129,9 +138,9 @@ def test_a_backend_that_sleeps_on_every_read_fails_the_local_read_budget(
 
 
 def test_the_terminal_leaderboard_carries_the_budget_table(
-    budget_run: tuple[str, dict[str, Any]],
+    budget_run: tuple[str, dict[str, Any], Path],
 ) -> None:
-    stdout, _ = budget_run
+    stdout, _, _ = budget_run
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("budget (spec §7.8"))
     header = lines[start]
@@ -142,6 +151,33 @@ def test_the_terminal_leaderboard_carries_the_budget_table(
     assert rows[f"{CLOUD}@hard"].split()[1] == "cloud"
     assert "FAIL" not in rows[f"{CLOUD}@hard"].split("(< 2000)")[0]
     assert "pass (< 50)" in rows["bm25@hard"]
+
+
+def test_the_leaderboard_assets_metadata_carries_the_budget_of_the_stored_cells(
+    budget_run: tuple[str, dict[str, Any], Path],
+) -> None:
+    _, _, root = budget_run
+    with connect(StorageRoot.from_url(root)) as con:
+        cells, skipped = stored_cells(con, StorageRoot.from_url(root))
+    assert not skipped
+    rows = standings(cells)
+    # Where each backend runs survives storage: the leaderboard asset reads it back.
+    assert {s.backend: s.deployment for s in rows} == {
+        "bm25": "local",
+        LOCAL: "local",
+        CLOUD: "cloud",
+        "reference_compressor": "local",
+    }
+    failures, entries = md.budget(
+        render_budget(rows, markdown=True),
+        {s.arm: budget_json(s.deployment, s.budget) for s in rows},
+    )
+    assert failures == 1  # the local sleeper's read
+    table = entries[md.BUDGET].value
+    assert f"| {LOCAL}@hard | local | " in str(table) and "FAIL (< 50)" in str(table)
+    figures = entries[md.BUDGET_FIGURES].value
+    assert isinstance(figures, dict) and figures[f"{CLOUD}@hard"]["deployment"] == "cloud"
+    assert md.BUDGET_FAILURES in md.LEADERBOARD_KEYS
 
 
 def test_a_figure_no_cell_measured_is_not_measured_never_a_pass() -> None:
