@@ -11,7 +11,8 @@ server serves a whole ``drift run --reader llm --judge llm``:
   must come out as ``judge_error``;
 - action judge: ``equivalent`` when the two actions are the same text, else ``better``; the
   action fits the profile when one of the profile's values occurs in it;
-- reference compressor: the session's first four lines, as they came.
+- reference compressor: the session's first four lines, as they came;
+- the agent at a session start: a fixed greeting (only its first token is timed).
 
 Everything is a pure function of the request, so a test can predict every verdict.
 """
@@ -24,6 +25,7 @@ from importlib.resources import files
 from typing import Any
 
 from drift_pipeline.evaluation._prompts import load_prompt
+from drift_pipeline.memory._first_token import FIRST_TOKEN_PROMPT
 
 READER = load_prompt("reader").text
 JUDGE_ANSWER = load_prompt("judge_answer").text
@@ -99,4 +101,6 @@ def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
         return json.dumps(judge_action(user))
     if system == COMPRESSOR:
         return "\n".join(user.splitlines()[:4])
+    if system == FIRST_TOKEN_PROMPT:  # the agent's reply at a session start (only timed)
+        return "Welcome back."
     raise AssertionError(f"unexpected system prompt: {system[:60]!r}")

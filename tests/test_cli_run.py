@@ -223,10 +223,15 @@ def test_faults_are_recorded_and_fail_on_error_exits_1(faults_run: Run):
             "select error from {memory_snapshots} where backend = ? and error is not null", FAULTY
         )
     ]
+    # The probes' retrieves and the agent's reads before each session.
     read_errors = [
         r["error"]
         for r in faults_run.query(
-            "select error from {retrievals} where backend = ? and error is not null", FAULTY
+            "select error from {retrievals} where backend = ? and error is not null "
+            "union all select error from (select backend, unnest(session_read_errors) as error "
+            "from {memory_snapshots}) where backend = ? and error is not null",
+            FAULTY,
+            FAULTY,
         )
     ]
     assert store_errors
@@ -249,6 +254,7 @@ def test_the_summary_lists_the_faults(faults_run: Run):
     errors = faults_run.query(
         "select backend, count(error) as n from "
         "(select backend, error from {memory_snapshots} "
+        " union all select backend, unnest(session_read_errors) as error from {memory_snapshots}"
         " union all select backend, error from {retrievals}) group by backend"
     )
     per_backend = {r["backend"]: r["n"] for r in errors}

@@ -261,6 +261,21 @@ BUILTIN_METRICS: Final[tuple[MetricSpec, ...]] = (
         description="Tokens of the context handed to the reader",
     ),
     MetricSpec(
+        name="q_rate",
+        label="Q_rate",
+        unit="ratio",
+        direction="neutral",
+        description="Retrieve calls per session the agent makes (measured; spec §7.7)",
+        section="cost",
+    ),
+    MetricSpec(
+        name="session_read_tokens_per_read",
+        label="Session read",
+        unit="tokens",
+        direction="neutral",
+        description="Tokens returned by a read the agent makes before a session",
+    ),
+    MetricSpec(
         name="token_cost_per_session",
         label="TC",
         unit="tokens",

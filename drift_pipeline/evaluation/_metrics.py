@@ -20,7 +20,9 @@ frame converts with ``.to_arrow()``):
   canary probe (a family feeding ``privacy``) ``correct`` means *no leak*: the asker correctly
   cannot know the private fact (spec §6.2), so canary recall = 1 − mean(correct).
 - ``snapshots``: one row per (replicate, session): ``replicate, session_index, tier,
-  write_tokens, storage_tokens, storage_delta_tokens, write_ms`` and optional ``error``.
+  write_tokens, storage_tokens, storage_delta_tokens, write_ms`` and optional ``error``;
+  optionally the agent's reads before the session (``session_read_ms`` and
+  ``session_read_tokens``, one list entry per retrieve, as the memory loop records them).
 - ``retrievals``: one row per (replicate, probe): ``replicate, checkpoint, probe_id, read_ms,
   read_tokens, llm_read_tokens`` and optional ``error``. ``read_tokens`` is the size of the whole
   context handed to the reader (soft-gate buffer included).
@@ -74,7 +76,7 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
 - ``privacy`` (t): 1 − canary recall = mean(correct) over canary probes. n = canary probes.
 - ``storage_per_session`` (C), ``write_tokens_per_session`` (W), ``storage_delta_per_session``
   (S_delta), ``read_llm_tokens_per_retrieve`` (R), ``read_tokens_per_retrieve`` (context size),
-  ``token_cost_per_session`` TC = W + S_delta + (R + context) × q_rate: everything the system
+  ``token_cost_per_session`` TC = W + S_delta + (R + context) × Q_rate: everything the system
   makes a model read (its own model calls, its storage growth, the context handed to the reader
   per query). n = sessions (retrievals for reads). W and R are the ``write_tokens`` and
   ``llm_read_tokens`` columns: the tokens the harness's meter counted (or, for a backend none of
@@ -84,21 +86,31 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   snapshot out never raises a score, DRIFT-C counts Selectivity at chance
   (:data:`UNSEEN_SELECTIVITY`, also the amnesiac's in the lift) and TC counts each session's
   transcript as its storage growth (what keeping everything verbatim costs).
+- ``q_rate``: Q_rate, retrieve calls per session the agent makes, measured from the reads
+  recorded before each session (per replicate, then the mean); ``MetricConfig.q_rate`` for
+  tables without them. n = sessions.
+- ``session_read_tokens_per_read``: tokens of the text a read before a session returned
+  (NaN without such reads). n = reads.
 - ``tes`` = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), both MVOTs averaged over the replicates
   where both are defined; edge cases in :func:`~._composites.token_efficiency_score`. n = sessions.
-- ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean).
+- ``read_ms_p50/p95/p99``, ``write_ms_p50/p95/p99``: latency percentiles (never the mean);
+  read latency pools every retrieve: the probes' and the agent's reads before each session.
 - ``ttfrt_ms_p50/p95/p99``: read_ms + reader TTFT, TTFT measured if given, else
-  :data:`READER_BASE_TTFT_MS` + :data:`PREFILL_MS_PER_TOKEN` × read_tokens.
+  :data:`READER_BASE_TTFT_MS` + :data:`PREFILL_MS_PER_TOKEN` × read_tokens; pooled over the
+  probes' retrievals and the reads before a session or user turn (spec §7.8: start of a new
+  session turn to the first token of a memory-informed reply), whose TTFT is measured at a
+  session start where the run has a reader model (``session_start_ttft_ms``), else modelled.
 - ``dialectic_ms_p50/p95/p99``: per retrieval, read_ms + reader TTFT + the median ``write_ms``
   of that replicate's sessions: retrieve → incorporate → first token → store, where the store of
   the exchange is represented by the replicate's typical (p50) store because the harness stores
   whole sessions, not single exchanges. Reported on its own, not in LPS. n = retrievals.
-- ``lps`` = 0.4 × min(1, 50 / read p99) + 0.6 × min(1, 200 / TTFRT p99). n = retrievals.
+- ``lps`` = 0.4 × min(1, 50 / read p99) + 0.6 × min(1, 200 / TTFRT p99). n = retrievals and
+  reads before sessions (so for every latency percentile above but the write's).
 - ``read_error_rate``, ``write_error_rate``: share of calls with an error.
 - ``judge_errors`` (t): answers whose reader or judge call failed (``judge_error``), excluded from
   every probe metric (a count; its interval is its value; n = probes).
-- ``ttft_measured``: share of retrievals whose reader TTFT was measured (1 with an LLM reader, 0
-  when TTFRT is modelled; its interval is its value; n = retrievals).
+- ``ttft_measured``: share of TTFRT units (retrievals and reads before sessions) whose reader
+  TTFT was measured (0 when TTFRT is modelled; its interval is its value).
 - ``drift_c``, ``drift_e``: composites of :mod:`._composites` (n = probes, sessions). A
   Selectivity, Revision or Action figure measured on fewer than ``MIN_COMPONENT_UNITS`` units
   stays out of DRIFT-C (and of the amnesiac's DRIFT-C behind Lift), the weights renormalising.
@@ -458,6 +470,9 @@ class _Units:
     tc: FloatArray  # (R,) token cost per session: what the system makes a model read
     computed: Mapping[str, ComputedRate] = field(default_factory=dict)  # registered metrics
     storage_known: bool = True  # the backend reported its memory (snapshot())
+    # The agent's reads before each session: per read, its values and its session's unit.
+    r: Mapping[str, FloatArray] = field(default_factory=dict)
+    read_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def layouts(self) -> tuple[IntArray, IntArray, IntArray]:
@@ -658,6 +673,21 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "error": _errors(retr),
         "ttft_measured": was_measured.astype(np.float64),
     }
+    s["reads"], read_rows, r = _session_reads(snaps, cfg)
+    if read_rows.size:
+        # Measured at a session start where the run has a reader model, else modelled.
+        r_measured = np.isfinite(r["ttft"])
+        r_ttft = np.where(
+            r_measured, r["ttft"], cfg.reader_base_ttft_ms + cfg.prefill_ms_per_token * r["tokens"]
+        )
+        r_ttfrt = r["read_ms"] + r_ttft
+        r = {
+            **r,
+            "ttfrt_ms": r_ttfrt,
+            "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
+            "ttft_measured": r_measured.astype(np.float64),
+        }
+    q_rate = np.bincount(s_rep, weights=s["reads"], minlength=n_rep) / n_sessions
     q_calls = np.bincount(q_rep, minlength=n_rep).astype(np.float64)
     per_call = np.zeros(n_rep)
     np.divide(
@@ -669,7 +699,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     tc = (
         np.bincount(s_rep, weights=s["write_tokens"], minlength=n_rep) / n_sessions
         + np.bincount(s_rep, weights=delta, minlength=n_rep) / n_sessions
-        + cfg.q_rate * per_call
+        + q_rate * per_call
     )
     return _Units(
         replicates=replicates,
@@ -686,7 +716,41 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         c_mem=c_mem,
         tc=tc,
         storage_known=storage_known,
+        r=r,
+        read_rows=read_rows,
     )
+
+
+def _session_reads(
+    snaps: pa.Table, cfg: MetricConfig
+) -> tuple[FloatArray, IntArray, dict[str, FloatArray]]:
+    """Reads per session, each read's session row, and each read's latency and tokens.
+
+    Tables without the loop's session reads count ``cfg.q_rate`` reads per session, with no
+    read of their own to time. ``ttft`` is the reader model's measured time to first token
+    after a session's first read (``session_start_ttft_ms``), NaN where none was measured.
+    """
+    if "session_read_ms" not in snaps.column_names:
+        return np.full(snaps.num_rows, cfg.q_rate), np.zeros(0, dtype=np.int64), {}
+    latency = snaps.column("session_read_ms").combine_chunks()
+    counts = np.asarray(pc.list_value_length(latency).fill_null(0).to_numpy(), dtype=np.int64)
+    rows = np.repeat(np.arange(snaps.num_rows, dtype=np.int64), counts)
+    values = {}
+    for name, column in (("read_ms", latency), ("tokens", snaps.column("session_read_tokens"))):
+        flat = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+        values[name] = np.asarray(flat, dtype=np.float64)
+        if values[name].shape != rows.shape or not np.isfinite(values[name]).all():
+            raise ValueError(f"snapshots.session_{name} does not hold one finite value per read")
+    ttft = np.full(rows.size, np.nan)
+    if "session_start_ttft_ms" in snaps.column_names:
+        measured, valid = _opt_num(snaps, "session_start_ttft_ms")
+        first = np.concatenate(([0], np.cumsum(counts)[:-1]))[counts > 0]
+        with_reads = counts > 0
+        ttft[first] = np.where(valid[with_reads], measured[with_reads], np.nan)
+        if bool(np.any(ttft[np.isfinite(ttft)] < 0)):
+            raise ValueError("snapshots.session_start_ttft_ms must be >= 0")
+    values["ttft"] = ttft
+    return counts.astype(np.float64), rows, values
 
 
 def _with_computed(
@@ -762,8 +826,10 @@ def _replicate_mvot(u: _Units, rs: Resample, c_ref: FloatArray) -> _Mvot:
     return _Mvot(e_mem, e_amn, terms, _mean_over_checkpoints(terms))
 
 
-def _replicate_costs(u: _Units, rs: Resample, q_rate: float) -> dict[str, FloatArray]:
+def _replicate_costs(u: _Units, rs: Resample) -> dict[str, FloatArray]:
     _, ws, wq = rs.units
+    # Q_rate as measured: the agent's retrieves per session (see _session_reads).
+    q_rate = _replicate_rate(ws, u.s["reads"], u.session_groups)
     write = _replicate_rate(ws, u.s["write_tokens"], u.session_groups)
     delta = _replicate_rate(ws, u.s["delta"], u.session_groups)
     calls = group_sums(wq, None, u.retrieval_groups)
@@ -777,6 +843,7 @@ def _replicate_costs(u: _Units, rs: Resample, q_rate: float) -> dict[str, FloatA
         "delta": delta,
         "reads": reads,
         "context": context,
+        "q_rate": q_rate,
         # Everything the system makes a model read: its own calls, what it stores, and the
         # context it hands the reader on every query.
         "tc": write + delta + q_rate * (reads_or_zero + context_or_zero),
@@ -798,7 +865,7 @@ class _Reference:
     def per_replicate(self, rs: Resample, cfg: MetricConfig) -> tuple[FloatArray, FloatArray]:
         if self.units is not None:
             own = _replicate_mvot(self.units, rs, self.units.tc).per_replicate
-            return own, _replicate_costs(self.units, rs, cfg.q_rate)["tc"]
+            return own, _replicate_costs(self.units, rs)["tc"]
         assert self.mvot is not None and self.cost is not None
         shape = rs.replicates.shape
         return np.broadcast_to(self.mvot, shape), np.broadcast_to(self.cost, shape)
@@ -934,7 +1001,7 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     privacy, privacy_t = probe_metric("canary_ok", "canary")
     put("privacy", privacy, privacy_t)
 
-    costs = _replicate_costs(u, rs, cfg.q_rate)
+    costs = _replicate_costs(u, rs)
     mvot_ref_r, cost_ref_r = ref.per_replicate(rs, cfg)
     # TES compares the two MVOTs over the same replicates.
     joint = np.isfinite(mv.per_replicate) & np.isfinite(mvot_ref_r)
@@ -945,10 +1012,18 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     tes = token_efficiency_score(mvot_sys, mvot_ref, cost_sys, cost_ref)
     put("tes", tes)
 
-    read_p = weighted_percentiles(u.q["read_ms"], wq, PERCENTILES)
+    # Read latency and TTFRT pool the probes' retrieves with the agent's reads before sessions.
+    wr = ws[:, u.read_rows]
+    pooled_w = np.concatenate((wq, wr), axis=1)
+
+    def pooled(name: str) -> FloatArray:
+        values = np.concatenate((u.q[name], u.r.get(name, np.zeros(0))))
+        return weighted_percentiles(values, pooled_w, PERCENTILES)
+
+    read_p = pooled("read_ms")
     write_p = weighted_percentiles(u.s["write_ms"], ws, PERCENTILES)
-    ttfrt_p = weighted_percentiles(u.q["ttfrt_ms"], wq, PERCENTILES)
-    dialectic_p = weighted_percentiles(u.q["dialectic_ms"], wq, PERCENTILES)
+    ttfrt_p = pooled("ttfrt_ms")
+    dialectic_p = pooled("dialectic_ms")
     lps = latency_profile_score(read_p[:, -1], ttfrt_p[:, -1])
     put("lps", lps)
 
@@ -1008,6 +1083,15 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     put("storage_delta_per_session", replicate_mean(costs["delta"], m))
     put("read_llm_tokens_per_retrieve", replicate_mean(costs["reads"], m))
     put("read_tokens_per_retrieve", replicate_mean(costs["context"], m))
+    put("q_rate", replicate_mean(costs["q_rate"], m))
+    if u.read_rows.size:
+        read_groups = Groups.of(u.session_keys[0][u.read_rows], len(u.replicates))
+        put(
+            "session_read_tokens_per_read",
+            replicate_mean(_replicate_rate(wr, u.r["tokens"], read_groups), m),
+        )
+    else:
+        put("session_read_tokens_per_read", np.full(m.shape[0], np.nan))
     put("token_cost_per_session", cost_sys)
     for name, block in (
         ("read_ms", read_p),
@@ -1052,6 +1136,11 @@ _SESSION_COUNTS: Final[Mapping[str, tuple[str, ...]]] = {
     "signal_fnr": ("signal",),
     "soft_store_rate": ("soft",),
 }
+_POOLED_METRICS: Final = frozenset(
+    {"lps"}
+    | {f"{k}_p{int(p)}" for k in ("read_ms", "ttfrt_ms", "dialectic_ms") for p in PERCENTILES}
+)
+"""Figures over every retrieve: the probes' and the agent's reads before sessions."""
 _RETRIEVAL_METRICS: Final = frozenset(
     {"lps", "read_llm_tokens_per_retrieve", "read_tokens_per_retrieve", "read_error_rate"}
     | {f"{k}_p{int(p)}" for k in ("read_ms", "ttfrt_ms", "dialectic_ms") for p in PERCENTILES}
@@ -1074,6 +1163,10 @@ def _counts(u: _Units, mvot: _Mvot) -> dict[_Key, int]:
     p_index = np.searchsorted(cps, p_cp)
     per_checkpoint("mvot", (u.p["scored"] > 0) & kept[u.probe_keys[0], p_index])
     n_sessions, n_retrievals = u.session_keys[0].size, u.retrieval_keys[0].size
+    n_reads = u.read_rows.size
+    counts[("session_read_tokens_per_read", None)] = n_reads
+    for name in _POOLED_METRICS:
+        counts[(name, None)] = n_retrievals + n_reads
     for name, parts in _SESSION_COUNTS.items():
         counts[(name, None)] = int(sum((u.s[k] > 0).sum() for k in parts))
     for name in METRICS:
@@ -1122,7 +1215,8 @@ def _counted_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
             mask = p_cp == cp
             k = float(failed[mask].sum())
             rows.append(MetricRow("judge_errors", cp, k, k, k, int(mask.sum())))
-    measured = u.q["ttft_measured"]
+    # The reads before sessions are TTFRT units too (measured at session starts with a reader).
+    measured = np.concatenate((u.q["ttft_measured"], u.r.get("ttft_measured", np.zeros(0))))
     share = float(measured.mean()) if measured.size else None
     rows.append(MetricRow("ttft_measured", None, share, share, share, int(measured.size)))
     return rows
@@ -1361,7 +1455,7 @@ def reference_figures(
     u = _load(reference, amnesiac_answers, cfg)
     identity = identity_resample(len(u.replicates), u.layouts)
     mvot = _replicate_mvot(u, identity, u.tc).per_replicate[0]
-    cost = _replicate_costs(u, identity, cfg.q_rate)["tc"][0]
+    cost = _replicate_costs(u, identity)["tc"][0]
     return ReferenceFigures(
         replicates=u.replicates,
         storage_per_session=tuple(float(c) for c in u.c_mem),

@@ -142,6 +142,17 @@ def token_audit(snapshots: pa.Table, retrievals: pa.Table) -> TokenAudit | None:
     if any(part is None for part in parts):
         return None
     write, read, reported_write, reported_read = (int(part or 0) for part in parts)
+    # The agent's reads before each session spend tokens too (list columns, one per read).
+    for name, column in (
+        ("metered", "session_metered_read_tokens"),
+        ("reported", "session_reported_read_tokens"),
+    ):
+        if column in snapshots.column_names:
+            spent = int(pc.sum(pc.list_flatten(snapshots.column(column))).as_py() or 0)
+            if name == "metered":
+                read += spent
+            else:
+                reported_read += spent
     return TokenAudit(write + read, reported_write + reported_read, snapshots.num_rows)
 
 

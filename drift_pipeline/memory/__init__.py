@@ -6,7 +6,10 @@ system implements; :class:`HasSnapshot` and :class:`CountsOwnStorage` optionally
 :class:`GateStrategy` registered with :func:`register_gate`), :func:`run_cell` (one arm over one
 world; :class:`LoopTiming` is what it measured of itself); :func:`pack_backend` readies a
 backend object for its workers (:class:`BackendInstance`); :func:`check_isolation` starts one
-sandboxed worker before a run (:class:`IsolationError` when it cannot).
+sandboxed worker before a run (:class:`IsolationError` when it cannot). The agent reads memory
+before every session (:data:`READ_POLICIES`: at its start or before every user turn), a reader
+model timing its first token where the run has one (:class:`FirstToken`); a backend declares
+where it runs (:data:`DEPLOYMENTS`) with a ``deployment`` attribute.
 """
 
 import importlib
@@ -17,6 +20,8 @@ from ._protocol import CountsOwnStorage, HasSnapshot, MemoryBackend, Message, To
 if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
+    from ._deployment import DEPLOYMENTS
+    from ._first_token import FirstToken
     from ._gates import (
         GATE_ENTRY_POINT_GROUP,
         GateRegistration,
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
         call_counts,
         run_cell,
     )
+    from ._session_reads import READ_POLICIES
     from ._transcripts import transcript_tokens
 
 # Everything but the protocol is loaded on first use: every backend worker and its sandbox
@@ -49,6 +55,9 @@ _LAZY = {
     "CallResult": "_client",
     "IsolationError": "_client",
     "check_isolation": "_client",
+    "DEPLOYMENTS": "_deployment",
+    "FirstToken": "_first_token",
+    "READ_POLICIES": "_session_reads",
     "GATE_ENTRY_POINT_GROUP": "_gates",
     "GateRegistration": "_gates",
     "GateStrategy": "_gates",
@@ -80,8 +89,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEPLOYMENTS",
     "GATE_ENTRY_POINT_GROUP",
     "MAX_FAULT_RATE",
+    "READ_POLICIES",
     "Arm",
     "BackendInstance",
     "BackendStartError",
@@ -90,6 +101,7 @@ __all__ = [
     "CellRun",
     "CountsOwnStorage",
     "FaultShare",
+    "FirstToken",
     "Gate",
     "GateRegistration",
     "GateStrategy",

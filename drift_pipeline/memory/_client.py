@@ -154,6 +154,7 @@ class BackendWorker:
         self.extra_env = extra_env or {}
         self.isolation = "not-started"
         self.version = ""
+        self.deployment = "local"
         self.restarts = 0
         # After a fault the worker is killed at once but started again only when the next call
         # needs it: a cell cut off at that fault never pays for a restart it would not use.
@@ -202,6 +203,7 @@ class BackendWorker:
         if result.ok:
             self.isolation = str(result.data.get("isolation", "process"))
             self.version = str(result.data.get("version", ""))
+            self.deployment = str(result.data.get("deployment", "local"))
         return result
 
     async def _launch(self) -> None:
@@ -279,7 +281,10 @@ class BackendWorker:
             code = await self._exit_code()
             await self._kill()
             return self._fault(started, waited, f"worker exited during start (exit {code})")
-        result = await self._reply(started, line)
+        return self._with_context(await self._reply(started, line))
+
+    def _with_context(self, result: CallResult) -> CallResult:
+        """A retrieve's text: the worker sends "same as last time" instead of repeating it."""
         data = result.data
         if data.pop("same_context", False):
             data["context"] = self._last_context or ""
@@ -290,7 +295,8 @@ class BackendWorker:
     async def store_many(self, sessions: list[dict[str, Any]]) -> AsyncGenerator[CallResult, None]:
         """Store a run of sessions with one request; yield one result per session, in order.
 
-        Each item is ``{"session_id", "messages", "snapshot"}``, as in a single ``store``. The
+        Each item is ``{"session_id", "messages", "snapshot"}``, as in a single ``store``, or a
+        ``retrieve`` request (a read before a session), answered as a single call is. The
         caller must end the run at the next checkpoint (the budget gate: no session past it may
         reach the backend before its probes). The worker stores them one at a time and answers
         each as soon as it is stored; the per-call timeout applies to each store on its own.
@@ -334,7 +340,7 @@ class BackendWorker:
                     position += 1
                     break
                 payload = None  # sent: later replies of this run only need reading
-                result = await self._reply(started, line)
+                result = self._with_context(await self._reply(started, line))
                 position += 1
                 yield result
                 if not result.ok and self._process is not process:

@@ -12,7 +12,7 @@ import asyncio
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,17 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
+from ._first_token import FirstToken
 from ._gates import GateStrategy, ReaderBuffer
 from ._metering import CellMeter, charge, start_cell_meter
 from ._secrets import arm_secrets, redact
+from ._session_reads import (
+    DEFAULT_READ_POLICY,
+    SessionReads,
+    check_read_policy,
+    planned_reads,
+    read_requests,
+)
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
 
@@ -95,6 +103,11 @@ class LoopConfig:
         meter: Run the cell's token meter (see :mod:`._metering`): the workers' model calls go
             through it and are charged as metered. Off: the workers get no meter, and each
             backend is charged what its own ``token_counts()`` reports.
+        reads: When the agent reads memory in each session (see :mod:`._session_reads`):
+            ``session_start`` (the default) or ``user_turn``.
+        first_token: The reader model that answers each opening message over what the
+            session-start read returned, its first token timed (see :mod:`._first_token`);
+            ``None``: no reader model, TTFRT at session start is modelled.
     """
 
     call_timeout: float = 30.0
@@ -106,6 +119,11 @@ class LoopConfig:
     max_consecutive_faults: int = 5
     max_fault_rate: float = MAX_FAULT_RATE
     meter: bool = True
+    reads: str = DEFAULT_READ_POLICY
+    first_token: FirstToken | None = None
+
+    def __post_init__(self) -> None:
+        check_read_policy(self.reads)
 
 
 @dataclass(frozen=True)
@@ -118,12 +136,17 @@ class LoopTiming:
         retrievals: Retrieves made.
         store_backend_ms: Sum of ``write_ms``, the time inside the backends' ``store()``.
         store_loop_ms: Sum of ``write_round_trip_ms``: the wall time of the store phase of
-            every replicate, as the harness saw it (see ``_Replicate.store_run``).
-        overhead_us_per_session: ``(store_loop_ms - store_backend_ms) / sessions`` in µs: the
+            every replicate, as the harness saw it (see ``_Replicate.store_run``), the reads
+            before each session included.
+        session_read_backend_ms: Sum of ``session_read_ms``, the time inside ``retrieve()`` of
+            the reads before the sessions.
+        overhead_us_per_session: ``(store_loop_ms - store_backend_ms - session_read_backend_ms)
+            / sessions`` in µs: the
             mean, i.e. all the time the loop adds to the backends' own, rare expensive sessions
             (checkpoint recounts, the first store of each batch) included.
         overhead_us_per_session_median: The median over sessions of round trip minus
-            ``write_ms`` (batching puts the send cost on a batch's first session, so the median
+            ``write_ms`` and its reads' ``session_read_ms`` (batching puts the send cost on a
+            batch's first session, so the median
             flatters; the mean is the figure to quote).
         read_p99_ms: Nearest-rank p99 of ``read_ms`` over every retrieve of the cell, replicates
             pooled (the definition of evaluation's ``read_ms_p99``); NaN without retrieves.
@@ -134,6 +157,7 @@ class LoopTiming:
     retrievals: int
     store_backend_ms: float
     store_loop_ms: float
+    session_read_backend_ms: float
     overhead_us_per_session: float
     overhead_us_per_session_median: float
     read_p99_ms: float
@@ -145,9 +169,10 @@ class LoopTiming:
         """Summarise one cell's rows."""
         backend = np.asarray(snapshots["write_ms"], dtype=np.float64)
         loop = np.asarray(snapshots["write_round_trip_ms"], dtype=np.float64)
+        session_reads = np.asarray([sum(ms) for ms in snapshots["session_read_ms"]], np.float64)
         reads = np.sort(np.asarray(retrievals["read_ms"], dtype=np.float64))
         sessions = int(backend.size)
-        extra_us = (loop - backend) * 1000
+        extra_us = (loop - backend - session_reads) * 1000
         rank = math.ceil(0.99 * reads.size) - 1
         return cls(
             wall_s=wall_s,
@@ -155,6 +180,7 @@ class LoopTiming:
             retrievals=int(reads.size),
             store_backend_ms=float(backend.sum()),
             store_loop_ms=float(loop.sum()),
+            session_read_backend_ms=float(session_reads.sum()),
             overhead_us_per_session=float(extra_us.mean()) if sessions else math.nan,
             overhead_us_per_session_median=float(np.median(extra_us)) if sessions else math.nan,
             read_p99_ms=float(reads[max(0, rank)]) if reads.size else math.nan,
@@ -196,6 +222,8 @@ class CellRun(FaultShare):
     faulted_calls: int = 0
     """Of those, the ones with an error (a fault, a recount mismatch or a skip)."""
     max_fault_rate: float = MAX_FAULT_RATE
+    deployment: str = "local"
+    """Where the backend runs, as it declares (``local`` or ``cloud``): its latency budget."""
 
 
 def call_counts(snapshots: pa.Table, retrievals: pa.Table) -> tuple[int, int]:
@@ -206,7 +234,12 @@ def call_counts(snapshots: pa.Table, retrievals: pa.Table) -> tuple[int, int]:
     """
     tables = (snapshots, retrievals)
     calls = sum(table.num_rows for table in tables)
-    return calls, sum(t.num_rows - t.column("error").null_count for t in tables)
+    faulted = sum(t.num_rows - t.column("error").null_count for t in tables)
+    if "session_reads" in snapshots.column_names:  # the agent's reads before each session
+        calls += pc.sum(snapshots["session_reads"]).as_py() or 0
+        errors = pc.list_flatten(snapshots["session_read_errors"])
+        faulted += len(errors) - errors.null_count
+    return calls, faulted
 
 
 def _join(error: str | None, more: str | None) -> str | None:
@@ -316,6 +349,10 @@ class _Replicate:
     """The worker's key at the cell's token meter: its calls are booked to each row."""
     refused: int = 0
     """Model calls the meter refused (no upstream endpoint configured)."""
+    read_policy: str = DEFAULT_READ_POLICY
+    """When the agent reads memory before a session is stored (see :mod:`._session_reads`)."""
+    first_token: FirstToken | None = None
+    """Times the reader model's first token at each session start (see :mod:`._first_token`)."""
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
@@ -357,10 +394,15 @@ class _Replicate:
         ``started`` is when the harness began preparing the run. Each session's round trip is
         the wall time from the end of the previous session's handling (or ``started``) to the
         end of its own, so over a replicate the round trips add up to the store phase's wall
-        time: nothing the harness does for a session escapes the overhead figure.
+        time: nothing the harness does for a session escapes the overhead figure. The agent's
+        reads before each session travel in the same stream, just before its store.
         """
-        requests = []
+        requests: list[dict[str, Any]] = []
+        reads_before: list[list[dict[str, Any]]] = []
         for session in run:
+            asks = read_requests(session.session_id, session.messages, self.read_policy)
+            reads_before.append(asks)
+            requests += asks
             requests.append(
                 {
                     "session_id": session.session_id,
@@ -371,18 +413,19 @@ class _Replicate:
         mark = started
         incarnation = self.worker.restarts
         results = self.worker.store_many(requests) if self.skipping is None else None
-        for session in run:
-            if results is not None and self.skipping is not None:
-                # The limit was reached inside this run: the worker may still be busy with
-                # (or stuck on) the sessions sent; it is not waited for.
-                await results.aclose()
-                await self.worker.abandon()
-                results = None
-            if results is None:
-                result = CallResult(False, 0.0, 0.0, {}, self.skipping)
-            else:
-                result = await anext(results)
-                self._count_fault(result.ok)
+        for session, asks in zip(run, reads_before, strict=True):
+            reads = SessionReads()
+            for number, ask in enumerate(asks):
+                answer, results = await self._next_result(results)
+                context = await self._record_read(session, answer, reads)
+                if number == 0 and self.first_token is not None and context is not None:
+                    reads.ttft_ms = await asyncio.to_thread(
+                        self.first_token.measure, context, ask["query"]
+                    )
+                if self.worker.restarts != incarnation:
+                    self.write_total = self.read_total = 0
+                    incarnation = self.worker.restarts
+            result, results = await self._next_result(results)
             snapshot = (
                 _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
             )
@@ -397,7 +440,7 @@ class _Replicate:
                     if len(snapshot) > _RECOUNT_INLINE_CHARS
                     else self.recounter.count(snapshot)
                 )
-            self._record_store(session, result, snapshot, recount)
+            self._record_store(session, result, snapshot, recount, reads)
             if self.worker.restarts != incarnation:
                 # A fresh backend instance counts its LLM tokens from zero again.
                 self.write_total = self.read_total = 0
@@ -410,8 +453,66 @@ class _Replicate:
         if results is not None:
             await results.aclose()
 
+    async def _next_result(
+        self, results: AsyncGenerator[CallResult, None] | None
+    ) -> tuple[CallResult, AsyncGenerator[CallResult, None] | None]:
+        """The next reply of a run, or a skipped call once the cell is cut off."""
+        if results is not None and self.skipping is not None:
+            # The limit was reached inside this run: the worker may still be busy with (or
+            # stuck on) the calls sent; it is not waited for.
+            await results.aclose()
+            await self.worker.abandon()
+            results = None
+        if results is None:
+            return CallResult(False, 0.0, 0.0, {}, self.skipping), None
+        result = await anext(results)
+        self._count_fault(result.ok)
+        return result, results
+
+    async def _record_read(
+        self, session: Session, answer: CallResult, reads: SessionReads
+    ) -> str | None:
+        """Record one read before ``session``: its latency, the tokens returned, its LLM tokens.
+
+        Returns the text it returned (``None`` for a faulted read).
+        """
+        context = _text(answer.data.get("context")) if answer.ok else None
+        tokens = 0
+        if context:
+            tokens = (
+                await asyncio.to_thread(count_tokens_lines, context)
+                if len(context) > _RECOUNT_INLINE_CHARS
+                else count_tokens_lines(context)
+            )
+        data = answer.data
+        read_now = int(data.get("read", self.read_total)) if data else self.read_total
+        write_now = int(data.get("write", self.write_total)) if data else self.write_total
+        error = redact(
+            _join(_text(answer.error), self._counter_fault(data, write_now, read_now)),
+            self.secrets,
+        )
+        if error:
+            self.faults.append(
+                f"replicate {self.replicate} retrieve before {session.session_id}: {error}"
+            )
+        reads.add(
+            answer.backend_ms,
+            answer.round_trip_ms,
+            tokens,
+            self._metered(answer),
+            max(0, read_now - self.read_total),
+            error,
+        )
+        self.read_total = max(self.read_total, read_now)
+        return context if answer.ok else None
+
     def _record_store(
-        self, session: Session, result: CallResult, snapshot: str | None, recount: int | None
+        self,
+        session: Session,
+        result: CallResult,
+        snapshot: str | None,
+        recount: int | None,
+        reads: SessionReads,
     ) -> None:
         is_checkpoint = session.index + 1 in self.probes_at
         self.reader_buffer.add(session.messages)
@@ -450,6 +551,7 @@ class _Replicate:
             checkpoint=is_checkpoint,
             snapshot=snapshot,
             error=error,
+            **reads.columns(),
         )
         self.storage, self.write_total = new_storage, max(self.write_total, write_now)
 
@@ -531,7 +633,7 @@ async def _run_replicate(
     progress: ProgressHook | None,
     cell: _CellFaults,
     metering: CellMeter | None = None,
-) -> tuple[str, str, list[str]]:
+) -> tuple[str, str, list[str], str]:
     gate = arm.gate.strategy()
     if cell.skipping is not None:
         # The cell was cut off before this replicate began: its calls are recorded as
@@ -547,6 +649,7 @@ async def _run_replicate(
                 gate,
                 gate.reader_buffer(),
                 cell=cell,
+                read_policy=config.reads,
             ),
             await sessions_ready(),
         )
@@ -574,6 +677,8 @@ async def _run_replicate(
         # quoted it would make the tables differ too.
         secrets=arm_secrets(options, config.worker_env) + ((account.key,) if account else ()),
         meter=account,
+        read_policy=config.reads,
+        first_token=config.first_token,
     )
     try:
         started = await worker.start()
@@ -608,7 +713,7 @@ async def _run_replicate(
         if run:
             await state.store_run(run, run_started)
     finally:
-        isolation, version = worker.isolation, worker.version
+        isolation, version, deployment = worker.isolation, worker.version, worker.deployment
         if worker_cache is not None:
             collect_worker_cache(worker, worker_cache)
         cell.workers.discard(worker)
@@ -617,7 +722,7 @@ async def _run_replicate(
             await worker.abandon()
         await worker.close()
     _book_the_rest(state)
-    return isolation, version, state.faults
+    return isolation, version, state.faults, deployment
 
 
 def _book_the_rest(state: _Replicate) -> None:
@@ -651,7 +756,7 @@ class _NoWorker(BackendWorker):
 
 async def _skip_replicate(
     state: _Replicate, sessions: Iterator[Session]
-) -> tuple[str, str, list[str]]:
+) -> tuple[str, str, list[str], str]:
     """Record every call of a replicate as skipped (the cell was cut off before it began)."""
     run: list[Session] = []
     started = time.perf_counter()
@@ -664,7 +769,7 @@ async def _skip_replicate(
             started = time.perf_counter()
     if run:
         await state.store_run(run, started)
-    return "", "", state.faults
+    return "", "", state.faults, ""
 
 
 def run_cell(
@@ -689,7 +794,11 @@ def run_cell(
     schedule = read_world_table(storage, EVENT_SCHEDULES, scenario, horizon)
     transcripts = read_world_table(storage, TRANSCRIPTS, scenario, horizon)
     probes = read_world_table(storage, PROBES, scenario, horizon)
-    snapshot_columns = [f.name for f in MEMORY_SNAPSHOTS.schema if f.name not in _CELL_CONSTANTS]
+    snapshot_columns = [
+        f.name
+        for f in MEMORY_SNAPSHOTS.schema
+        if f.name not in _CELL_CONSTANTS and f.name != "deployment"
+    ]
     retrieval_columns = [f.name for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS]
     per_replicate: list[dict[int, list[tuple[str, str, str]]]] = []
     for replicate in range(replicates):
@@ -709,18 +818,19 @@ def run_cell(
     rows = [_Rows(snapshot_columns, retrieval_columns) for _ in range(replicates)]
     planned = pc.sum(pc.less(schedule["replicate"], replicates)).as_py() or 0
     planned += sum(len(calls) for probes_at in per_replicate for calls in probes_at.values())
+    planned += planned_reads(schedule, transcripts, replicates, config.reads)
     faults = _CellFaults(config.max_consecutive_faults, config.max_fault_rate * planned)
     metering = (
         start_cell_meter(arm.backend, options or {}, config.worker_cache) if config.meter else None
     )
 
-    async def run_all() -> list[tuple[str, str, list[str]]]:
+    async def run_all() -> list[tuple[str, str, list[str], str]]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
         # The transcripts' tokens are counted (tiktoken works outside the GIL) while the
         # workers start; each replicate waits for the counts only once its worker is up.
         counting = asyncio.ensure_future(asyncio.to_thread(transcript_tokens, transcripts))
 
-        async def one(replicate: int) -> tuple[str, str, list[str]]:
+        async def one(replicate: int) -> tuple[str, str, list[str], str]:
             async def sessions_ready() -> Iterator[Session]:
                 tokens = await counting
                 return replicate_sessions(
@@ -775,7 +885,10 @@ def run_cell(
         "backend": arm.backend,
         "gate": str(arm.gate),
     }
-    snapshots = _with_constants(snapshot_rows, constants, MEMORY_SNAPSHOTS.schema)
+    deployment = next((r[3] for r in results if r[3]), "local")
+    snapshots = _with_constants(
+        snapshot_rows, {**constants, "deployment": deployment}, MEMORY_SNAPSHOTS.schema
+    )
     retrievals = _with_constants(retrieval_rows, constants, RETRIEVALS.schema)
     isolation = sorted({r[0] for r in results if r[0]})  # "": a replicate that never started
     calls, faulted_calls = call_counts(snapshots, retrievals)
@@ -790,6 +903,7 @@ def run_cell(
         calls=calls,
         faulted_calls=faulted_calls,
         max_fault_rate=config.max_fault_rate,
+        deployment=deployment,
     )
 
 

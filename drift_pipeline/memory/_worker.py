@@ -9,7 +9,8 @@ Requests: ``{"op": "init", "backend": spec, "options": {...}}`` (or, for a backe
 object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}``),
 ``{"op": "store", "session_id": ..., "messages": [...], "snapshot": bool}``,
 ``{"op": "store_many", "sessions": [{"session_id", "messages", "snapshot"}, ...]}`` (one
-response line per session, in order, each sent as soon as that session is stored),
+response line per session, in order, each sent as soon as that session is stored; an item
+``{"op": "retrieve", ...}`` among them is a read answered in its place, as a single retrieve),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
 level), ``{"op": "close"}``.
@@ -37,6 +38,7 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
+from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
@@ -257,6 +259,7 @@ class _Worker:
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,
                 "version": str(getattr(self.backend, "version", "")),
+                "deployment": deployment_of(self.backend),
                 **self._counts(),
             }
         if op == "ping":  # the harness checking that isolation starts, before any backend
@@ -414,7 +417,10 @@ def _store_many(
         item = sessions.pop()
         started = time.perf_counter()
         try:
-            response = worker.store(item["session_id"], item["messages"], item.get("snapshot"))
+            if item.get("op") == "retrieve":  # a read before a session (see _session_reads)
+                response = worker.handle(item)
+            else:
+                response = worker.store(item["session_id"], item["messages"], item.get("snapshot"))
         except Exception as error:
             elapsed = (time.perf_counter() - started) * 1000
             response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}

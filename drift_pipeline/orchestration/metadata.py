@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import overload
+from typing import Any, overload
 
 import dagster as dg
 import numpy as np
@@ -90,6 +90,12 @@ READER_ACCURACY = "drift/reader_accuracy"
 LLM reader, or when the shipped figures are not for the reader that scored)."""
 READER_FALSE_ACCEPT_RATE = "drift/reader_false_accept_rate"
 """Its false-accept rate there (null likewise)."""
+BUDGET_FAILURES = "drift/budget_failures"
+"""Latency budget figures (spec §7.8) that some arm fails where it runs (not measured: none)."""
+BUDGET = "budget"
+"""The leaderboard's latency budget table (Markdown)."""
+BUDGET_FIGURES = "budget_figures"
+"""The same as JSON: per arm, where it runs and each figure against its target."""
 MAX_CUMULATIVE_TOKENS = "drift/max_cumulative_tokens"
 
 
@@ -213,6 +219,7 @@ LEADERBOARD_KEYS: tuple[str, ...] = (
     BEST_DRIFT_C,
     READER_ACCURACY,
     READER_FALSE_ACCEPT_RATE,
+    BUDGET_FAILURES,
 )
 COST_CURVES_KEYS: tuple[str, ...] = (ROWS, ARMS, WORLDS, MAX_CUMULATIVE_TOKENS)
 
@@ -238,6 +245,31 @@ def numeric(
         else:
             out[key] = dg.MetadataValue.float(float(value))
     return out
+
+
+def budget(
+    table: str, arms: Mapping[str, Mapping[str, Any]]
+) -> tuple[int, dict[str, dg.MetadataValue]]:
+    """The leaderboard's budget table and how many of its figures fail.
+
+    Args:
+        table: The table as Markdown.
+        arms: Each arm's budget as the JSON summary gives it (``deployment``, ``figures``).
+
+    Returns:
+        The failing figures' count (for :data:`BUDGET_FAILURES`), and the :data:`BUDGET` and
+        :data:`BUDGET_FIGURES` entries.
+    """
+    failures = sum(
+        1
+        for entry in arms.values()
+        for figure in entry["figures"].values()
+        if figure["pass"] is False
+    )
+    return failures, {
+        BUDGET: dg.MetadataValue.md(table or "_no evaluated cells yet_"),
+        BUDGET_FIGURES: dg.MetadataValue.json({arm: dict(e) for arm, e in arms.items()}),
+    }
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

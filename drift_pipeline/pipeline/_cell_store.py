@@ -136,6 +136,7 @@ def stage_cell_run(writer: StagedWrite, world: WorldKey, run: CellRun) -> None:
         "arm": run.arm.key,
         "isolation": run.isolation,
         "backend_version": run.backend_version,
+        "deployment": run.deployment,
         "faults": run.faults,
         "max_fault_rate": run.max_fault_rate,
     }
@@ -172,6 +173,7 @@ def load_cell_run(root: StorageRoot, cell: CellKey) -> CellRun:
         retrievals=retrievals,
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
+        deployment=str(manifest.get("deployment", "local")),
         faults=[str(f) for f in manifest["faults"]],
         calls=calls,
         faulted_calls=faulted_calls,
@@ -275,6 +277,7 @@ def stored_result(
         retrievals=data.retrievals.slice(0, 0),
         isolation=str(manifest["isolation"]),
         backend_version=str(manifest["backend_version"]),
+        deployment=str(manifest.get("deployment", "local")),
         faults=[str(f) for f in manifest["faults"]],
         calls=calls,
         faulted_calls=faulted_calls,
@@ -313,6 +316,8 @@ class StoredCell(FaultShare):
     """The limit its run was given (from the cell's manifest)."""
     scoring: Scoring = OFFLINE_SCORING
     """The reader and judge its stored answers name."""
+    deployment: str = "local"
+    """Where its backend runs, as its stored sessions say."""
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, table: TableDef, key: WorldKey | CellKey) -> pa.Table:
@@ -393,9 +398,17 @@ def stored_cells(
                 faulted_calls,
                 _stored_limit(root, cell),
                 _stored_scoring(data),
+                _stored_deployment(data),
             )
         )
     return cells, skipped
+
+
+def _stored_deployment(data: ArmData) -> str:
+    """Where the cell's backend runs, from its stored sessions (``local`` when none say)."""
+    if "deployment" not in data.snapshots.column_names or data.snapshots.num_rows == 0:
+        return "local"
+    return str(data.snapshots.column("deployment")[0].as_py())
 
 
 def _stored_scoring(data: ArmData) -> Scoring:

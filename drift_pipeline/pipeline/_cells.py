@@ -89,6 +89,11 @@ class CellResult:
         """The backend's declared version."""
         return self.run.backend_version
 
+    @property
+    def deployment(self) -> str:
+        """Where the backend runs, as it declares (``local`` or ``cloud``)."""
+        return self.run.deployment
+
     def release(self) -> None:
         """Drop the row-level tables once written; metrics, faults and identity stay."""
         self.run = replace(

@@ -18,19 +18,26 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from drift_pipeline.evaluation import ArmData, ContextEvaluator, Evaluator, measured_ttft
+from drift_pipeline.evaluation import (
+    ArmData,
+    ContextEvaluator,
+    Evaluator,
+    LLMEvaluator,
+    measured_ttft,
+)
 from drift_pipeline.keys import CellKey
 from drift_pipeline.memory import (
     Arm,
     BackendInstance,
     BackendStartError,
+    FirstToken,
     LoopConfig,
     check_isolation,
     run_cell,
 )
 from drift_pipeline.memory.backends import backend_needs, resolve_backend_options
 from drift_pipeline.scenario import HorizonName
-from drift_pipeline.sources import SourceWorld, WorldSource
+from drift_pipeline.sources import ScenarioSource, SourceWorld, WorldSource
 from drift_pipeline.storage import RootLike, StorageRoot, exclusive_root, staged
 from drift_pipeline.world.synthesis import Synthesizer
 
@@ -309,6 +316,11 @@ def run_world(
     """
     root = StorageRoot.from_url(root)
     evaluator = evaluator if evaluator is not None else ContextEvaluator()
+    if isinstance(source, ScenarioSource):  # imported worlds read at session start
+        loop = replace(loop, reads=source.loaded.spec.memory_reads)
+    if isinstance(evaluator, LLMEvaluator):  # TTFRT measured at each session start
+        reader = evaluator.reader
+        loop = replace(loop, first_token=FirstToken(reader.client, reader.context_cap_tokens))
     world = source.world(horizon)
     sessions = source.sessions(horizon)
     profiles = world_profiles(root, world, evaluator)

@@ -22,6 +22,7 @@ from drift_pipeline.keys import CellKey, WorldKey
 from drift_pipeline.memory import Arm
 from drift_pipeline.storage import (
     CELL_TABLES,
+    DERIVED_VIEWS,
     MEMORY_SNAPSHOTS,
     PROBE_ANSWERS,
     PROBES,
@@ -153,4 +154,7 @@ def connect(root: RootLike) -> duckdb.DuckDBPyConnection:
                 f"create view {table.name} as select * from "
                 f"read_parquet('{path}', hive_partitioning=true, union_by_name=true)"
             )
+    for name, source, query in DERIVED_VIEWS:
+        if storage.has_table(source):
+            con.execute(f"create view {name} as {query}")
     return con

@@ -30,6 +30,7 @@ from drift_pipeline.evaluation import (
     summarise,
 )
 
+from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
 
 RANK_METRIC = "drift_c"
@@ -77,6 +78,9 @@ class ArmStanding:
     ``llm_tokens``: its LLM tokens as metered and as its backend reported them, over its cells
     (``None`` for cells written before metering); a gap over 5%, or tokens that are only
     self-reported, are marked on its row.
+
+    ``deployment``: where its backend runs (``local`` or ``cloud``, as it declares), and
+    ``budget`` its p99 latencies against the spec's targets there (see :mod:`._budget`).
     """
 
     arm: str
@@ -92,6 +96,8 @@ class ArmStanding:
     scorings: tuple[Scoring, ...] = (OFFLINE_SCORING,)
     not_measured: dict[str, str] = field(default_factory=dict)
     llm_tokens: TokenAudit | None = None
+    deployment: str = "local"
+    budget: tuple[BudgetFigure, ...] = ()
 
 
 NOT_MEASURED = "not measured"
@@ -116,6 +122,12 @@ def _token_mark(standing: ArmStanding) -> str:
     if audit.gap_shown and audit.gap is not None:
         return f" [token report gap {audit.gap:+.0%}]"
     return ""
+
+
+def _deployment(cells: Sequence[_Cell]) -> str:
+    """Where an arm's backend runs: ``cloud`` if any of its cells says so, else ``local``."""
+    declared = {str(getattr(cell, "deployment", "local")) for cell in cells}
+    return "cloud" if "cloud" in declared else "local"
 
 
 def _cell_valid(cell: _Cell) -> bool:
@@ -228,6 +240,8 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 # A backend without snapshot() lacks them in every cell it ran.
                 {k: v for c in cells_of_arm for k, v in _not_measured(c).items()},
                 combined_audit(_llm_tokens(c) for c in cells_of_arm),
+                deployment=(deployment := _deployment(cells_of_arm)),
+                budget=arm_budget(cells_of_arm, deployment),
             )
         )
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
@@ -287,7 +301,8 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
 
     Returns:
         One column per metric of the registry's ``headline`` view, headed by its label; under
-        it, the reader and judge that scored the cells with their measured figures
+        it (fixed-width only) the latency budget table (:func:`render_budget`), then the reader
+        and judge that scored the cells with their measured figures
         (:func:`~._scoring.scoring_lines`).
 
     """
@@ -326,7 +341,19 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join([*lines, *note, *scored])
+    budget = render_budget(rows)
+    return "\n".join([*lines, *note, *(["", budget] if budget else []), *scored])
+
+
+def render_budget(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
+    """The latency budget table of the standings (see :mod:`._budget`); empty for no arms.
+
+    The terminal leaderboard prints it under the arms; the Markdown leaderboard's asset
+    reports it as metadata of its own.
+    """
+    return "\n".join(
+        budget_lines([(s.arm, s.deployment, s.budget) for s in rows if s.budget], markdown)
+    )
 
 
 def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> list[str]:
@@ -511,6 +538,9 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             # and as reported.
             "not_measured": dict(s.not_measured),
             "llm_tokens": _audit_json(s.llm_tokens),
+            # Its p99 latencies against the spec's targets where it runs (pass, fail or
+            # not measured).
+            "budget": budget_json(s.deployment, s.budget),
         }
         for s in standings(cells)
     ]

@@ -13,6 +13,8 @@ from drift_pipeline.keys import HORIZON_NAMES as HORIZON_NAMES
 from drift_pipeline.keys import HorizonName as HorizonName
 
 Paradigm = Literal["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]
+MemoryReads = Literal["session_start", "user_turn"]
+"""When the agent consults memory in each session: at its start, or before every user turn."""
 InteractionPattern = Literal["linear", "broadcast", "mesh", "hierarchical", "async"]
 ProbeType = Literal[
     "recall", "action", "revision", "frontier", "consistency", "attribution", "canary", "handoff"
@@ -175,6 +177,13 @@ class ScenarioSpec(StrictModel):
     entities: list[EntitySpec] = Field(min_length=1)
     topology: list[TopologyEntry] = Field(default_factory=list)
     checkpoints: list[CheckpointSpec] = Field(default_factory=list)
+    memory_reads: MemoryReads = Field(
+        "session_start",
+        description="When the agent reads its memory in a session (spec §5.1 step 4): "
+        "'session_start', once, with the opening user message as the query, or 'user_turn', "
+        "before every user message. Sets Q_rate (retrieves per session); nothing scored on "
+        "probes depends on it.",
+    )
 
     @field_validator("version", mode="before")
     @classmethod

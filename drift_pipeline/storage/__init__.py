@@ -31,11 +31,13 @@ from ._schemas import (
     WORLD_TABLES,
     TableDef,
 )
+from ._views import DERIVED_VIEWS
 
 __all__ = [
     "CELL_METRICS",
     "CELL_TABLES",
     "COST_CURVES",
+    "DERIVED_VIEWS",
     "EVENT_SCHEDULES",
     "GROUND_TRUTH",
     "LATENT_PROFILES",

@@ -208,10 +208,30 @@ MEMORY_SNAPSHOTS = TableDef(
             pa.field("checkpoint", pa.bool_(), nullable=False),
             pa.field("snapshot", pa.string()),  # only at checkpoint sessions
             pa.field("error", pa.string()),
+            # The agent's reads of memory before the store (spec §5.1 step 4), one list entry
+            # per retrieve: latency inside retrieve() and the harness's wait for its reply (the
+            # reads travel in the stores' stream, so the worker may answer one before the
+            # harness waits for it), tokens of the text
+            # returned (counted by the harness), LLM tokens metered and self-reported inside
+            # it, and its fault (null when it answered). The text itself is not kept: nothing is
+            # scored from it.
+            pa.field("session_reads", pa.int32(), nullable=False),
+            pa.field("session_read_ms", pa.list_(pa.float64()), nullable=False),
+            pa.field("session_read_round_trip_ms", pa.list_(pa.float64()), nullable=False),
+            pa.field("session_read_tokens", pa.list_(pa.int64()), nullable=False),
+            pa.field("session_metered_read_tokens", pa.list_(pa.int64()), nullable=False),
+            pa.field("session_reported_read_tokens", pa.list_(pa.int64()), nullable=False),
+            pa.field("session_read_errors", pa.list_(pa.string()), nullable=False),
+            # The reader model's time to first token answering the opening message over what
+            # the first read returned; null without a reader model (TTFRT modelled).
+            pa.field("session_start_ttft_ms", pa.float64()),
+            # Where the backend runs, as it declares ("local" or "cloud"): its latency budget.
+            pa.field("deployment", pa.string(), nullable=False),
         ]
     ),
     ("scenario", "horizon", "arm"),
-    "One row per arm, replicate and session: write cost, storage after, faults.",
+    "One row per arm, replicate and session: write cost, storage after, the agent's reads "
+    "before the store, faults.",
 )
 
 RETRIEVALS = TableDef(

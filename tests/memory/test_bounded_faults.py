@@ -42,12 +42,15 @@ def _cell(
 
 
 def _errors(cell: CellRun) -> list[list[str | None]]:
-    """Per replicate, the error of every call in the order made (stores, then each probe)."""
+    """Per replicate, the error of every call in the order made (each session's read, its
+    store, then each probe)."""
     calls: dict[int, list[tuple[int, int, str | None]]] = {}
     for row in cell.snapshots.to_pylist():
-        calls.setdefault(row["replicate"], []).append((row["session_index"], 0, row["error"]))
+        mine = calls.setdefault(row["replicate"], [])
+        mine += [(row["session_index"], 0, error) for error in row["session_read_errors"]]
+        mine.append((row["session_index"], 1, row["error"]))
     for row in cell.retrievals.to_pylist():
-        calls.setdefault(row["replicate"], []).append((row["checkpoint"] - 1, 1, row["error"]))
+        calls.setdefault(row["replicate"], []).append((row["checkpoint"] - 1, 2, row["error"]))
     return [[error for *_, error in sorted(calls[r], key=lambda c: c[:2])] for r in sorted(calls)]
 
 

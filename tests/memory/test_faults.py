@@ -234,15 +234,22 @@ def test_a_cell_with_raises_hangs_and_wrong_types_completes_with_every_fault_rec
     _assert_complete(world, cell)
     store_errors = [e for e in cell.snapshots.column("error").to_pylist() if e]
     read_errors = cell.retrievals.column("error").to_pylist()
+    session_read_errors = [
+        e for errors in cell.snapshots.column("session_read_errors").to_pylist() for e in errors
+    ]
     assert store_errors and all(e.startswith("RuntimeError: planned failure") for e in store_errors)
-    timeouts = [e for e in read_errors if e and e.startswith("timeout after 2s")]
-    assert len(timeouts) == _support.REPLICATES  # it hangs once per replicate
+    # It hangs once per replicate, on its first retrieve: the read before the first session.
+    timeouts = [e for e in session_read_errors if e and e.startswith("timeout after 2s")]
+    assert len(timeouts) == _support.REPLICATES
     assert "retrieve() returned dict, expected str" in read_errors
+    assert "retrieve() returned dict, expected str" in session_read_errors
     assert None in read_errors  # and it also answered sometimes
     # Every faulted call is in the cell's fault list, naming replicate and call.
-    assert len(cell.faults) == len(store_errors) + sum(e is not None for e in read_errors)
+    assert len(cell.faults) == len(store_errors) + sum(
+        e is not None for e in [*read_errors, *session_read_errors]
+    )
     assert any(" store short-r" in f for f in cell.faults)
-    assert any(" retrieve " in f and "timeout" in f for f in cell.faults)
+    assert any(" retrieve before short-r" in f and "timeout" in f for f in cell.faults)
     # A timed-out retrieve counts at least its timeout as latency; a failed one has no context.
     rows = cell.retrievals.to_pylist()
     for row in rows:

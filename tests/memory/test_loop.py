@@ -153,8 +153,11 @@ def test_the_loop_reports_its_own_timing(recorded: CellRun):
     assert timing.retrievals == recorded.retrievals.num_rows
     assert timing.store_backend_ms == pytest.approx(sum(snapshots["write_ms"]))
     assert timing.store_loop_ms == pytest.approx(sum(snapshots["write_round_trip_ms"]))
+    # The agent's reads before each session are backend time too, not the loop's.
+    session_reads = sum(sum(ms) for ms in snapshots["session_read_ms"])
+    assert timing.session_read_backend_ms == pytest.approx(session_reads)
     assert timing.overhead_us_per_session == pytest.approx(
-        (timing.store_loop_ms - timing.store_backend_ms) * 1000 / timing.sessions
+        (timing.store_loop_ms - timing.store_backend_ms - session_reads) * 1000 / timing.sessions
     )
     # Nearest rank: the smallest observed latency with at least 99% of reads at or below it.
     assert timing.read_p99_ms in reads

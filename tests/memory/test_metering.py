@@ -160,8 +160,9 @@ def test_a_backend_reporting_zero_is_charged_what_it_spent_through_the_meter(
     assert metered_run.code == 0, metered_run.stderr
     sessions = _support.SESSIONS * _support.REPLICATES
     probes = metered_run.query("select count(*) as n from {probes}")[0]["n"]
-    # One call per store and per retrieve reached the user's endpoint, with the user's key.
-    assert len(metered_run.bodies) == sessions + probes
+    # One call per store and per retrieve (the probes' and the read before each session)
+    # reached the user's endpoint, with the user's key.
+    assert len(metered_run.bodies) == sessions + probes + sessions
     costs = metered_run.query(
         "select sum(write_tokens) as w, sum(metered_write_tokens) as m, "
         "sum(reported_write_tokens) as r from {memory_snapshots} where backend = ?",
@@ -172,9 +173,18 @@ def test_a_backend_reporting_zero_is_charged_what_it_spent_through_the_meter(
         "where backend = ?",
         CALLER,
     )[0]
+    session_reads = metered_run.query(
+        "select sum(metered_read_tokens) as m, sum(reported_read_tokens) as r "
+        "from (select backend, unnest(session_metered_read_tokens) as metered_read_tokens, "
+        "unnest(session_reported_read_tokens) as reported_read_tokens from {memory_snapshots}) "
+        "where backend = ?",
+        CALLER,
+    )[0]
     total = sum(_spent(body) for body in metered_run.bodies)
     assert costs["w"] == costs["m"] > 0 and costs["r"] == 0 and reads["r"] == 0
-    assert costs["w"] + reads["w"] == total  # every call booked, to its store or retrieve
+    assert session_reads["m"] > 0 and session_reads["r"] == 0
+    # Every call booked, to its store or retrieve.
+    assert costs["w"] + reads["w"] + session_reads["m"] == total
     # Each session's row is charged its own call (the harness batches stores; booking is by
     # the call's time inside that store).
     per_row = metered_run.query(

@@ -101,7 +101,9 @@ print(json.dumps(report.to_dict()))
 
 def _without_latency(item: dict[str, Any], keep_name: bool = False) -> dict[str, Any]:
     """A summary cell or arm row without the measured-latency figures (and its arm's name)."""
-    dropped = {"latency_ms", *LATENCY_METRICS} | (set() if keep_name else {"arm", "backend"})
+    dropped = {"latency_ms", "budget", *LATENCY_METRICS} | (
+        set() if keep_name else {"arm", "backend"}
+    )
     kept = {k: v for k, v in item.items() if k not in dropped}
     if "metrics" in kept:
         kept["metrics"] = {k: v for k, v in kept["metrics"].items() if k not in LATENCY_METRICS}

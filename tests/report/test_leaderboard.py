@@ -105,6 +105,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "score_by_subtype",
         "not_measured",
         "llm_tokens",
+        "budget",
     ]
     assert summary["arms"][0]["lps_modelled"] is True
     assert summary["cells"][0]["lps_modelled"] is True

@@ -20,7 +20,13 @@ from drift_pipeline.orchestration.asset_names import (
 from drift_pipeline.orchestration.automation import REFRESH
 from drift_pipeline.orchestration.resources import DriftStorage
 from drift_pipeline.pipeline import stored_cells
-from drift_pipeline.report import render_leaderboard, scoring_json, standings
+from drift_pipeline.report import (
+    budget_json,
+    render_budget,
+    render_leaderboard,
+    scoring_json,
+    standings,
+)
 from drift_pipeline.storage import (
     CELL_METRICS,
     MEMORY_SNAPSHOTS,
@@ -67,6 +73,10 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
     # Who scored the board and how often they are right, as the table under it says.
     scoring = scoring_json(scoring for row in rows for scoring in row.scorings)
     others = _others_figures(scoring)
+    budget_failures, budget = md.budget(
+        render_budget(rows, markdown=True),
+        {s.arm: budget_json(s.deployment, s.budget) for s in rows},
+    )
     for cell in cells:
         if not cell.valid:
             context.log.warning(
@@ -86,9 +96,11 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                     md.BEST_DRIFT_C: best,
                     md.READER_ACCURACY: others.get("accuracy"),
                     md.READER_FALSE_ACCEPT_RATE: others.get("false_accept_rate"),
+                    md.BUDGET_FAILURES: budget_failures,
                 },
                 md.LEADERBOARD_KEYS,
             ),
+            **budget,
             "leaderboard": dg.MetadataValue.md(table),
             "reader": dg.MetadataValue.text(", ".join(s["reader"] for s in scoring) or "none"),
             "judge": dg.MetadataValue.text(", ".join(s["judge"] for s in scoring) or "none"),
