@@ -1337,18 +1337,8 @@ def mark_not_measured(metrics: CellMetrics, reasons: Mapping[str, str]) -> CellM
     """
     if not reasons:
         return metrics
-    rows = tuple(
-        MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in reasons else r
-        for r in metrics.rows
-    )
-    samples = {
-        name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in reasons else s
-        for name, s in metrics.samples.items()
-    }
     return replace(
-        metrics,
-        rows=rows,
-        samples=samples,
+        _without_values(metrics, frozenset(reasons)),
         not_measured={**metrics.not_measured, **reasons},
     )
 
@@ -1367,17 +1357,22 @@ def mark_not_applicable(metrics: CellMetrics, names: Iterable[str]) -> CellMetri
     if "drift_c" in dropped:
         # The lift is DRIFT-C's difference from the amnesiac's: no DRIFT-C, no lift.
         dropped |= {"drift_c_lift"}
+    return replace(
+        _without_values(metrics, dropped), not_applicable=metrics.not_applicable | dropped
+    )
+
+
+def _without_values(metrics: CellMetrics, names: frozenset[str]) -> CellMetrics:
+    """``metrics`` with the rows and samples of ``names`` undefined: no value, interval or units."""
     rows = tuple(
-        MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in dropped else r
+        MetricRow(r.metric, r.checkpoint, None, None, None, 0) if r.metric in names else r
         for r in metrics.rows
     )
     samples = {
-        name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in dropped else s
+        name: Sample(None, np.full_like(s.draws, np.nan), 0) if name in names else s
         for name, s in metrics.samples.items()
     }
-    return replace(
-        metrics, rows=rows, samples=samples, not_applicable=metrics.not_applicable | dropped
-    )
+    return replace(metrics, rows=rows, samples=samples)
 
 
 def compare_arms(
