@@ -131,6 +131,12 @@ def _sum(table: pa.Table, column: str) -> int | None:
     return int(pc.sum(table.column(column)).as_py() or 0)
 
 
+def _list_sum(table: pa.Table, column: str) -> int:
+    if column not in table.column_names:
+        return 0
+    return int(pc.sum(pc.list_flatten(table.column(column))).as_py() or 0)
+
+
 def token_audit(snapshots: pa.Table, retrievals: pa.Table) -> TokenAudit | None:
     """A cell's audit from its tables; ``None`` for tables written before metering."""
     parts = [
@@ -143,16 +149,8 @@ def token_audit(snapshots: pa.Table, retrievals: pa.Table) -> TokenAudit | None:
         return None
     write, read, reported_write, reported_read = (int(part or 0) for part in parts)
     # The agent's reads before each session spend tokens too (list columns, one per read).
-    for name, column in (
-        ("metered", "session_metered_read_tokens"),
-        ("reported", "session_reported_read_tokens"),
-    ):
-        if column in snapshots.column_names:
-            spent = int(pc.sum(pc.list_flatten(snapshots.column(column))).as_py() or 0)
-            if name == "metered":
-                read += spent
-            else:
-                reported_read += spent
+    read += _list_sum(snapshots, "session_metered_read_tokens")
+    reported_read += _list_sum(snapshots, "session_reported_read_tokens")
     return TokenAudit(write + read, reported_write + reported_read, snapshots.num_rows)
 
 

@@ -51,6 +51,16 @@ def _text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def _message_text(message: Mapping[str, Any]) -> str:
+    """A reply message's (or a streamed delta's) text and its tool calls' arguments."""
+    parts = [_text_of(message.get("content"))]
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            parts.append(str(function.get("arguments") or ""))
+    return "".join(parts)
+
+
 def _inputs_tokens(value: Any) -> int:
     """Tokens of an ``input``/``prompt`` field: text, a list of texts, or token ids."""
     if isinstance(value, str):
@@ -108,12 +118,7 @@ def _reply_text(kind: str, reply: Mapping[str, Any]) -> str:
         if kind == "completions":
             parts.append(str(choice.get("text") or ""))
             continue
-        message = choice.get("message") or {}
-        parts.append(_text_of(message.get("content")))
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(function, Mapping):
-                parts.append(str(function.get("arguments") or ""))
+        parts.append(_message_text(choice.get("message") or {}))
     return "".join(parts)
 
 
@@ -121,9 +126,11 @@ def count_reply(kind: str, body: Mapping[str, Any], reply: Any) -> CallTokens:
     """What a successful unstreamed call cost: the reply's usage, else counted here."""
     if isinstance(reply, Mapping) and (usage := _usage(reply.get("usage"))) is not None:
         return CallTokens(usage[0], usage[1], "usage")
-    completion = 0 if kind == "embeddings" or not isinstance(reply, Mapping) else None
-    if completion is None:
-        completion = count_tokens(_reply_text(kind, reply))
+    completion = (
+        count_tokens(_reply_text(kind, reply))
+        if kind != "embeddings" and isinstance(reply, Mapping)
+        else 0
+    )
     return CallTokens(count_request(kind, body), completion, "tiktoken")
 
 
@@ -156,13 +163,9 @@ class StreamTally:
             if self.kind == "completions":
                 self._parts.append(str(choice.get("text") or ""))
                 continue
-            delta = choice.get("delta") or {}
+            delta = choice.get("delta")
             if isinstance(delta, Mapping):
-                self._parts.append(_text_of(delta.get("content")))
-                for call in delta.get("tool_calls") or []:
-                    function = call.get("function") if isinstance(call, Mapping) else None
-                    if isinstance(function, Mapping):
-                        self._parts.append(str(function.get("arguments") or ""))
+                self._parts.append(_message_text(delta))
 
     def tokens(self) -> CallTokens:
         """What the stream cost, once it has ended."""
