@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._judge_llm import JudgeItem, LLMJudge, RuleJudge
-from ._reader_check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET, ContextItem, context_item
+from ._reader_check import (
+    OTHERS_CONTEXT_SET,
+    SHIPPED_CONTEXT_SET,
+    ContextItem,
+    _pct,
+    _rate,
+    context_item,
+)
 from .reader import READER_NAME, READER_VERSION, judge_reading, read_context
 
 __all__ = [
@@ -210,10 +217,6 @@ class CheckOutcome:
     error: str | None
 
 
-def _rate(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
-
-
 @dataclass(frozen=True)
 class CheckReport:
     """A judge's decisions on the labelled set, and its error rates.
@@ -315,10 +318,6 @@ class CheckReport:
 
     def render(self) -> str:
         """A plain-text table: categories, then the two rates."""
-
-        def pct(value: float | None) -> str:
-            return "n/a" if value is None else f"{100 * value:5.1f}%"
-
         lines = [
             f"judge: {self.judge}",
             f"{'category':<28} {'expected':<8} {'items':>5} {'accepted':>8} {'f-acc':>5} "
@@ -328,12 +327,12 @@ class CheckReport:
             lines.append(
                 f"{row['category']:<28} {row['expected']:<8} {row['items']:>5} "
                 f"{row['accepted']:>8} {row['false_accepts']:>5} {row['false_rejects']:>5} "
-                f"{row['errors']:>6} {pct(row['error_rate']):>7}"
+                f"{row['errors']:>6} {_pct(row['error_rate']):>7}"
             )
         lines.append(
-            f"accuracy {pct(self.accuracy)}   "
-            f"false-accept rate {pct(self.false_accept_rate)}   "
-            f"false-reject rate {pct(self.false_reject_rate)}   "
+            f"accuracy {_pct(self.accuracy)}   "
+            f"false-accept rate {_pct(self.false_accept_rate)}   "
+            f"false-reject rate {_pct(self.false_reject_rate)}   "
             f"judge errors {self.n_errors} of {len(self.outcomes)} (left out of the rates)"
         )
         lines.append(

@@ -272,6 +272,11 @@ def _rate(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
+def _pct(value: float | None) -> str:
+    """A rate as a 5-wide percentage, ``n/a`` when there was nothing to count."""
+    return "n/a" if value is None else f"{100 * value:5.1f}%"
+
+
 @dataclass(frozen=True)
 class ContextReport:
     """A reader's decisions on a labelled context set.
@@ -344,22 +349,18 @@ class ContextReport:
 
     def render(self) -> str:
         """A plain-text table: one row per category, then the overall rates."""
-
-        def pct(value: float | None) -> str:
-            return "n/a" if value is None else f"{100 * value:5.1f}%"
-
         lines = [
             f"reader: {self.reader}",
             f"{'category':<28} {'items':>5} {'accuracy':>8} {'f-acc':>5} {'f-rej':>5}",
         ]
         for row in self.categories():
             lines.append(
-                f"{row['category']:<28} {row['items']:>5} {pct(row['accuracy']):>8} "
+                f"{row['category']:<28} {row['items']:>5} {_pct(row['accuracy']):>8} "
                 f"{row['false_accepts']:>5} {row['false_rejects']:>5}"
             )
         lines.append(
-            f"accuracy {pct(self.accuracy)}   false-accept rate {pct(self.false_accept_rate)}   "
-            f"false-reject rate {pct(self.false_reject_rate)}   items {len(self.outcomes)}"
+            f"accuracy {_pct(self.accuracy)}   false-accept rate {_pct(self.false_accept_rate)}   "
+            f"false-reject rate {_pct(self.false_reject_rate)}   items {len(self.outcomes)}"
         )
         return "\n".join(lines)
 

@@ -20,6 +20,13 @@ def _long_session() -> list[Message]:
     return messages
 
 
+def _stored(sessions: list[list[Message]], budget_tokens: int) -> ReferenceCompressor:
+    """A compressor with ``budget_tokens`` of room that has stored ``sessions``."""
+    backend = ReferenceCompressor(budget_tokens=budget_tokens)
+    store_all(backend, sessions)
+    return backend
+
+
 def test_summary_never_exceeds_the_cap() -> None:
     summary = summarise_session(_long_session())
     assert summary.startswith("[2027-03-14]\n")
@@ -128,16 +135,14 @@ def test_the_newest_summary_about_the_question_comes_before_older_better_matches
         chat("2027-04-01", "I adopted a greyhound called Biscuit."),
         chat("2027-05-09", "I started at Globex this month."),
     ]
-    backend = ReferenceCompressor(budget_tokens=20)
-    store_all(backend, sessions)
+    backend = _stored(sessions, 20)
     # Room for one summary: the latest telling about work, not the older one that says "work"
     # three times.
     assert ask(backend, "Where does the principal work?") == (
         "[2027-05-09]\nprincipal: I started at Globex this month."
     )
     # A summary scoring under half the best is no telling of the asked topic: it comes later.
-    roomy = ReferenceCompressor(budget_tokens=200)
-    store_all(roomy, sessions)
+    roomy = _stored(sessions, 200)
     text = ask(roomy, "Where does the principal work? Acme Corp steady")
     assert text.index("Acme") < text.index("Globex")
 
@@ -201,15 +206,13 @@ def test_a_telling_on_the_asked_topic_comes_before_newer_passing_mentions() -> N
         chat("2027-04-01", "My sister signed a lease in Wellington."),
         chat("2027-05-09", "If we ever moved, Lisbon would be top of the list."),
     ]
-    backend = ReferenceCompressor(budget_tokens=20)
-    store_all(backend, sessions)
+    backend = _stored(sessions, 20)
     # Room for one summary: the only session stating where the principal lives, although two
     # newer ones speak of homes and moves.
     assert ask(backend, "Which city does the principal live in now?") == (
         "[2027-03-14]\nprincipal: We moved to Kyoto last month."
     )
-    roomy = ReferenceCompressor(budget_tokens=200)
-    store_all(roomy, sessions)
+    roomy = _stored(sessions, 200)
     text = ask(roomy, "Which city does the principal live in now?")
     assert text.index("Kyoto") < text.index("Lisbon") < text.index("Wellington")
 
@@ -221,16 +224,16 @@ def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
         chat("2027-05-09", "My sister signed a lease in Wellington."),
         chat("2027-06-02", "If we ever moved, Lisbon would be top of the list."),
     ]
-    backend = ReferenceCompressor(budget_tokens=40)
-    store_all(backend, sessions)
+    backend = _stored(sessions, 40)
     # "Galway" was the principal's home, so swapping it is a telling about where they live,
     # ahead of the newer sessions that only speak of homes.
     text = ask(backend, "Which city does the principal live in now?")
     assert text.split("\n")[:2] == ["[2027-04-01]", "principal: I swapped Galway for Cork."]
     assert "Wellington" not in text and "Lisbon" not in text
     # The same words from someone who never said Galway was their home are no such telling.
-    other = ReferenceCompressor(budget_tokens=40)
-    store_all(other, [sessions[0], chat("2027-04-01", "I swapped Galway for Cork.", speaker="x")])
+    other = _stored(
+        [sessions[0], chat("2027-04-01", "I swapped Galway for Cork.", speaker="x")], 40
+    )
     assert ask(other, "Which city does the principal live in now?").startswith("[2027-03-14]")
 
 

@@ -96,6 +96,10 @@ def test_hedges_are_no_condition() -> None:
         ("My commute since the move to Galway is lovely.", ("lives in", "Galway")),
         ("The movers dropped off the furniture in Trieste on Monday.", ("lives in", "Trieste")),
         ("I got my library card in Tromsø this week.", ("lives in", "Tromsø")),
+        ("Heads up, my first paycheck from Initech came through.", ("works at", "Initech")),
+        ("My desk is now at Globex, for what it is worth.", ("works at", "Globex")),
+        ("I signed up with a dentist in Porto last week.", ("lives in", "Porto")),
+        ("Home base is Lyon these days.", ("lives in", "Lyon")),
     ],
 )
 def test_news_of_a_new_team_or_a_move_implies_employer_or_home(
@@ -108,21 +112,6 @@ def test_other_peoples_news_implies_nothing() -> None:
     assert implied_facts("My brother's new team at Initech is great") == []
     assert implied_facts("my sister got her library card in Oslo") == []
     assert _facts("If I took the offer from Hooli, I would move.") == []
-
-
-@pytest.mark.parametrize(
-    ("text", "fact"),
-    [
-        ("Heads up, my first paycheck from Initech came through.", ("works at", "Initech")),
-        ("My desk is now at Globex, for what it is worth.", ("works at", "Globex")),
-        ("I signed up with a dentist in Porto last week.", ("lives in", "Porto")),
-        ("Home base is Lyon these days.", ("lives in", "Lyon")),
-    ],
-)
-def test_news_of_pay_a_desk_a_local_practice_or_home_names_the_slot(
-    text: str, fact: tuple[str, str]
-) -> None:
-    assert _facts(text) == [fact]
 
 
 def test_a_quoted_label_is_said_but_quoted_speech_and_a_joke_are_not() -> None:
