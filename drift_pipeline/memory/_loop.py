@@ -356,8 +356,10 @@ class _Replicate:
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
+        if self.meter is None:
+            return 0
         ended = result.data.get("t1") if result.ok else None
-        if self.meter is None or not isinstance(ended, int):
+        if not isinstance(ended, int):
             return 0  # a faulted call: its model calls go to the next one that returns
         booked = self.meter.book(ended)
         self.refused += booked.refused
