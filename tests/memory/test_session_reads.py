@@ -181,5 +181,7 @@ def test_the_opening_user_message_is_the_query_of_the_agent_of_the_session() -> 
     assert [r["query"] for r in turns] == ["hi, I moved to Porto", "and I cook vegan"]
     assert read_requests("s2", [], "user_turn") == []
     assert read_requests("s2", [], "session_start")[0]["query"] == ""
+    no_user = read_requests("s3", messages[1:2], "session_start")
+    assert [(r["entity_id"], r["query"]) for r in no_user] == [("helper", "noted")]
     with pytest.raises(ValueError, match="memory read policy 'often': expected one of"):
         LoopConfig(reads="often")
