@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import write_scenario
 
 from drift_pipeline.memory import Arm, LoopConfig
 from drift_pipeline.memory._session_reads import read_requests
@@ -42,8 +43,7 @@ ALL_ARMS = {*(arm.key for arm in ARMS), "reference_compressor@hard"}
 
 
 def _run(folder: Path, policy: str) -> RunResult:
-    path = folder / "reads-t.yaml"
-    path.write_text(SCENARIO.format(policy=policy), encoding="utf-8")
+    path = write_scenario(folder, SCENARIO.format(policy=policy))
     return run_benchmark([ScenarioSource.load(path)], RunOptions(arms=ARMS, out=folder / "data"))
 
 
