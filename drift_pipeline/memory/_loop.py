@@ -356,8 +356,10 @@ class _Replicate:
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
+        if self.meter is None:
+            return 0
         ended = result.data.get("t1") if result.ok else None
-        if self.meter is None or not isinstance(ended, int):
+        if not isinstance(ended, int):
             return 0  # a faulted call: its model calls go to the next one that returns
         booked = self.meter.book(ended)
         self.refused += booked.refused
@@ -484,6 +486,17 @@ class _Replicate:
                 if len(context) > _RECOUNT_INLINE_CHARS
                 else count_tokens_lines(context)
             )
+        error, reported = self._record_retrieve(answer, f"retrieve before {session.session_id}")
+        reads.add(
+            answer.backend_ms, answer.round_trip_ms, tokens, self._metered(answer), reported, error
+        )
+        return context if answer.ok else None
+
+    def _record_retrieve(self, answer: CallResult, what: str) -> tuple[str | None, int]:
+        """A retrieve's error (kept as a fault of ``what``) and the LLM read tokens it reports.
+
+        Advances the replicate's read counter to what the reply carries.
+        """
         data = answer.data
         read_now = int(data.get("read", self.read_total)) if data else self.read_total
         write_now = int(data.get("write", self.write_total)) if data else self.write_total
@@ -492,19 +505,10 @@ class _Replicate:
             self.secrets,
         )
         if error:
-            self.faults.append(
-                f"replicate {self.replicate} retrieve before {session.session_id}: {error}"
-            )
-        reads.add(
-            answer.backend_ms,
-            answer.round_trip_ms,
-            tokens,
-            self._metered(answer),
-            max(0, read_now - self.read_total),
-            error,
-        )
+            self.faults.append(f"replicate {self.replicate} {what}: {error}")
+        reported = max(0, read_now - self.read_total)
         self.read_total = max(self.read_total, read_now)
-        return context if answer.ok else None
+        return error, reported
 
     def _record_store(
         self,
@@ -591,17 +595,7 @@ class _Replicate:
                 context = last_context
             else:
                 last_context, last_tokens = context, count_tokens_lines(context)
-            data = answer.data
-            read_now = int(data.get("read", self.read_total)) if data else self.read_total
-            write_now = int(data.get("write", self.write_total)) if data else self.write_total
-            answer_error = redact(
-                _join(_text(answer.error), self._counter_fault(data, write_now, read_now)),
-                self.secrets,
-            )
-            if answer_error:
-                self.faults.append(
-                    f"replicate {self.replicate} retrieve {probe_id}: {answer_error}"
-                )
+            answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}")
             self.rows.retrieval(
                 replicate=self.replicate,
                 checkpoint=after,
@@ -613,11 +607,10 @@ class _Replicate:
                 read_tokens=last_tokens,
                 llm_read_tokens=0,  # charged at the end of the cell
                 metered_read_tokens=self._metered(answer),
-                reported_read_tokens=max(0, read_now - self.read_total),
+                reported_read_tokens=reported,
                 soft_buffer_tokens=buffer_tokens,
                 error=answer_error,
             )
-            self.read_total = max(self.read_total, read_now)
             if self.worker.restarts != incarnation:
                 self.write_total = self.read_total = 0
 

@@ -83,12 +83,11 @@ def read_requests(session_id: str, messages: list[Message], policy: str) -> list
     """
     check_read_policy(policy)
     principal = _principal(messages)
-    users = [str(m["content"]) for m in messages if m["role"] == "user"]
     if policy == "session_start":
-        opening = users[:1] or [str(m["content"]) for m in messages[:1]] or [""]
-        queries = opening
+        first = messages[0]["content"] if messages else ""
+        queries = [str(next((m["content"] for m in messages if m["role"] == "user"), first))]
     else:
-        queries = users
+        queries = [str(m["content"]) for m in messages if m["role"] == "user"]
     return [
         {"op": "retrieve", "session_id": session_id, "entity_id": principal, "query": query}
         for query in queries

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import write_scenario
 
 from drift_pipeline.memory import Arm, LoopConfig
 from drift_pipeline.memory._session_reads import read_requests
@@ -42,8 +43,7 @@ ALL_ARMS = {*(arm.key for arm in ARMS), "reference_compressor@hard"}
 
 
 def _run(folder: Path, policy: str) -> RunResult:
-    path = folder / "reads-t.yaml"
-    path.write_text(SCENARIO.format(policy=policy), encoding="utf-8")
+    path = write_scenario(folder, SCENARIO.format(policy=policy))
     return run_benchmark([ScenarioSource.load(path)], RunOptions(arms=ARMS, out=folder / "data"))
 
 
@@ -181,5 +181,7 @@ def test_the_opening_user_message_is_the_query_of_the_agent_of_the_session() -> 
     assert [r["query"] for r in turns] == ["hi, I moved to Porto", "and I cook vegan"]
     assert read_requests("s2", [], "user_turn") == []
     assert read_requests("s2", [], "session_start")[0]["query"] == ""
+    no_user = read_requests("s3", messages[1:2], "session_start")
+    assert [(r["entity_id"], r["query"]) for r in no_user] == [("helper", "noted")]
     with pytest.raises(ValueError, match="memory read policy 'often': expected one of"):
         LoopConfig(reads="often")
