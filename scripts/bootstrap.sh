@@ -10,5 +10,6 @@ export UV_PYTHON_DOWNLOADS=never
 # Bytecode is compiled here, once: with PYTHONDONTWRITEBYTECODE set (as in many container
 # images) Python would otherwise recompile every imported module from source in every process,
 # which cost each `drift` command and each sandboxed memory worker seconds (Dagster alone: 1.1 s).
-python3 -m uv sync --frozen --quiet --compile-bytecode
+# Every adapter extra too: the tests run each adapter against its real SDK.
+python3 -m uv sync --frozen --quiet --compile-bytecode --all-extras
 .venv/bin/python -m compileall -q -j 0 drift_pipeline >/dev/null
