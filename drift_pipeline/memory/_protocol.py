@@ -102,3 +102,28 @@ class CountsOwnStorage(Protocol):
     def storage_tokens(self) -> int:
         """Token count of what ``snapshot()`` would return now."""
         ...
+
+
+@runtime_checkable
+class IngestsAsynchronously(Protocol):
+    """Optional: a backend whose ``store`` returns before what it stored can be found.
+
+    Memory services often extract, embed or index in the background after accepting a write.
+    The harness calls ``wait_until_queryable`` right after each ``store`` (inside the same gate
+    and timeout) and records the time it took as that session's time-to-queryable, so
+    asynchronous ingestion is counted, not hidden. It returns once the session's content can be
+    retrieved, and raises if that never happens within the backend's own limit.
+    """
+
+    async def wait_until_queryable(self, session_id: str) -> None:
+        """Return once what ``store(session_id, …)`` kept is visible to ``retrieve``."""
+        ...
+
+
+STORE_ENTITY_KEYWORD = "entity_id"
+"""A backend whose ``store`` takes this keyword is told whose memory the session goes into.
+
+``async def store(self, session_id, messages, *, entity_id: str)``: in a single-principal world
+it is the principal; in a multi-peer world the harness stores a session once per entity that
+attended it. Backends written to the spec's two-argument ``store`` keep working unchanged.
+"""
