@@ -1,18 +1,35 @@
 """Reports: summaries, leaderboards and cost curves rendered for people."""
 
+from ._board import render_board, render_record_board
 from ._budget import BUDGET_TARGETS_MS, BudgetFigure, budget_json
 from ._compare import comparison_lines
 from ._leaderboard import (
     NOT_APPLICABLE,
     RANK_METRIC,
     ArmStanding,
+    arm_rows,
+    horizon_standings,
     render_budget,
     render_leaderboard,
     render_subtype_recall,
     standings,
     summary_json,
+    verifications,
+)
+from ._records import (
+    RECORDS_FOLDER,
+    SIGNING_KEY_ENV,
+    RecordError,
+    build_record,
+    latest_record,
+    list_records,
+    load_record,
+    record_problems,
+    sign,
+    write_record,
 )
 from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
+from ._trust import SANITY_ARMS, SANITY_MARGIN, Verification, verify_rows
 from ._world_summary import render_world_summaries
 
 __all__ = [
@@ -20,17 +37,36 @@ __all__ = [
     "EXACT_PATH_LINE",
     "NOT_APPLICABLE",
     "RANK_METRIC",
+    "RECORDS_FOLDER",
+    "SANITY_ARMS",
+    "SANITY_MARGIN",
+    "SIGNING_KEY_ENV",
     "ArmStanding",
     "BudgetFigure",
+    "RecordError",
+    "Verification",
+    "arm_rows",
     "budget_json",
+    "build_record",
     "cell_scoring",
     "comparison_lines",
+    "horizon_standings",
+    "latest_record",
+    "list_records",
+    "load_record",
+    "record_problems",
+    "render_board",
     "render_budget",
     "render_leaderboard",
+    "render_record_board",
     "render_subtype_recall",
     "render_world_summaries",
     "scoring_json",
     "scoring_lines",
+    "sign",
     "standings",
     "summary_json",
+    "verifications",
+    "verify_rows",
+    "write_record",
 ]
