@@ -15,10 +15,12 @@ COMMANDS: dict[str, str] = {
     "generate": "generate",
     "import": "import_",
     "judge-check": "judge_check",
+    "leaderboard": "leaderboard",
     "query": "query",
     "run": "run",
     "schema": "schema",
     "validate": "validate",
+    "verify": "verify",
 }
 """Command name → the module of this package whose ``command`` it is (one line per command)."""
 

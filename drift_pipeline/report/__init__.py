@@ -19,6 +19,7 @@ from ._leaderboard import (
 from ._records import (
     RECORDS_FOLDER,
     SIGNING_KEY_ENV,
+    TREND_COLUMNS,
     RecordError,
     build_record,
     latest_record,
@@ -26,6 +27,7 @@ from ._records import (
     load_record,
     record_problems,
     sign,
+    trend_rows,
     write_record,
 )
 from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
@@ -41,6 +43,7 @@ __all__ = [
     "SANITY_ARMS",
     "SANITY_MARGIN",
     "SIGNING_KEY_ENV",
+    "TREND_COLUMNS",
     "ArmStanding",
     "BudgetFigure",
     "RecordError",
@@ -66,6 +69,7 @@ __all__ = [
     "sign",
     "standings",
     "summary_json",
+    "trend_rows",
     "verifications",
     "verify_rows",
     "write_record",

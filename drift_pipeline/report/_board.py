@@ -12,6 +12,7 @@ from typing import Any
 
 from ._leaderboard import (
     _Cell,
+    horizon_order,
     horizon_standings,
     render_leaderboard,
     standings,
@@ -52,7 +53,8 @@ def render_board(
 def render_record_board(record: Mapping[str, Any]) -> str:
     """A stored record's leaderboard again: a table per horizon, then the composite rows."""
     blocks = []
-    horizons: dict[str, list[dict[str, Any]]] = dict(record.get("horizons", {}))
+    stored: dict[str, list[dict[str, Any]]] = dict(record.get("horizons", {}))
+    horizons = {h: stored[h] for h in sorted(stored, key=horizon_order)}
     if len(horizons) > 1:
         blocks += [f"horizon {h}:\n{_record_table(rows)}" for h, rows in horizons.items()]
         blocks.append(f"{COMPOSITE_TITLE}:\n{_record_table(record['leaderboard'])}")

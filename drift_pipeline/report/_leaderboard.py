@@ -554,7 +554,7 @@ def summary_json(
                 "llm_tokens": _audit_json(_llm_tokens(cell)),
             }
         )
-    horizons = sorted({c.horizon for c in cells}, key=_horizon_order)
+    horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     return {
         "scenario": ",".join(scenario_ids),
         "scenarios": list(scenario_ids),
@@ -568,14 +568,15 @@ def summary_json(
     }
 
 
-def _horizon_order(horizon: str) -> tuple[int, str]:
+def horizon_order(horizon: str) -> tuple[int, str]:
+    """Sort key of a horizon name: short, medium, long, then any other by name."""
     order = ("short", "medium", "long")
     return (order.index(horizon) if horizon in order else len(order), horizon)
 
 
 def horizon_standings(cells: Sequence[_Cell]) -> dict[str, list[ArmStanding]]:
     """The standings of each horizon on its own (short, medium, long, then others)."""
-    horizons = sorted({c.horizon for c in cells}, key=_horizon_order)
+    horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     return {h: standings([c for c in cells if c.horizon == h]) for h in horizons}
 
 

@@ -26,6 +26,7 @@ from typing import Any, Final
 __all__ = [
     "RECORDS_FOLDER",
     "SIGNING_KEY_ENV",
+    "TREND_COLUMNS",
     "RecordError",
     "build_record",
     "latest_record",
@@ -35,6 +36,7 @@ __all__ = [
     "row_digest",
     "sign",
     "signing_key_path",
+    "trend_rows",
     "write_record",
 ]
 
@@ -267,3 +269,53 @@ def record_problems(record: Mapping[str, Any]) -> list[str]:
     except (KeyError, ValueError, TypeError, BadSignatureError):
         problems.append("the signature does not match the signed digest and public key")
     return problems
+
+
+TREND_COLUMNS: Final = (
+    "record",
+    "created",
+    "commit",
+    "horizon",
+    "arm",
+    "rank",
+    "valid",
+    "status",
+    "drift_c",
+    "drift_c_low",
+    "drift_c_high",
+)
+"""The columns of the trend view (``leaderboard_trend``): one row per record, horizon and arm."""
+
+
+def trend_rows(folder: Path) -> list[dict[str, Any]]:
+    """Every record's rows of a run folder, oldest first: the trend of each arm's DRIFT-C.
+
+    ``horizon`` is ``all`` for the composite rows, else the horizon of a per-horizon row. A
+    record that cannot be read is left out (``drift verify`` names what is wrong with it).
+    """
+    out: list[dict[str, Any]] = []
+    for path in list_records(folder):
+        try:
+            record = load_record(path)
+        except RecordError:
+            continue
+        groups = {"all": record["leaderboard"], **record.get("horizons", {})}
+        for horizon, rows in groups.items():
+            for row in rows:
+                figure = row.get("drift_c") or {}
+                out.append(
+                    {
+                        "record": path.name,
+                        "created": record.get("created"),
+                        "commit": record.get("code", {}).get("commit"),
+                        "horizon": horizon,
+                        "arm": row.get("arm"),
+                        "rank": row.get("rank"),
+                        "valid": row.get("valid", True),
+                        "status": (row.get("verification") or {}).get("status"),
+                        "drift_c": figure.get("value"),
+                        "drift_c_low": figure.get("ci_low"),
+                        "drift_c_high": figure.get("ci_high"),
+                    }
+                )
+    return out
