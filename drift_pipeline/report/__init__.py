@@ -3,6 +3,7 @@
 from ._board import render_board, render_record_board
 from ._budget import BUDGET_TARGETS_MS, BudgetFigure, budget_json
 from ._compare import comparison_lines
+from ._explain import render_trace, render_traces
 from ._leaderboard import (
     NOT_APPLICABLE,
     RANK_METRIC,
@@ -16,6 +17,8 @@ from ._leaderboard import (
     summary_json,
     verifications,
 )
+from ._page import REPORT_FILE, REPORTS_FOLDER, write_report
+from ._plots import PLOT_TITLES
 from ._records import (
     RECORDS_FOLDER,
     SIGNING_KEY_ENV,
@@ -30,6 +33,7 @@ from ._records import (
     trend_rows,
     write_record,
 )
+from ._report_data import ProbeTrace, probe_traces
 from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
 from ._trust import SANITY_ARMS, SANITY_MARGIN, Verification, verify_rows
 from ._world_summary import render_world_summaries
@@ -38,14 +42,18 @@ __all__ = [
     "BUDGET_TARGETS_MS",
     "EXACT_PATH_LINE",
     "NOT_APPLICABLE",
+    "PLOT_TITLES",
     "RANK_METRIC",
     "RECORDS_FOLDER",
+    "REPORTS_FOLDER",
+    "REPORT_FILE",
     "SANITY_ARMS",
     "SANITY_MARGIN",
     "SIGNING_KEY_ENV",
     "TREND_COLUMNS",
     "ArmStanding",
     "BudgetFigure",
+    "ProbeTrace",
     "RecordError",
     "Verification",
     "arm_rows",
@@ -57,12 +65,15 @@ __all__ = [
     "latest_record",
     "list_records",
     "load_record",
+    "probe_traces",
     "record_problems",
     "render_board",
     "render_budget",
     "render_leaderboard",
     "render_record_board",
     "render_subtype_recall",
+    "render_trace",
+    "render_traces",
     "render_world_summaries",
     "scoring_json",
     "scoring_lines",
@@ -73,4 +84,5 @@ __all__ = [
     "verifications",
     "verify_rows",
     "write_record",
+    "write_report",
 ]

@@ -100,4 +100,3 @@ def _record_table(rows: Sequence[Mapping[str, Any]]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
     return "\n".join(lines)
-
