@@ -53,3 +53,40 @@ def record_run(
     if root.local_path is None:
         return None
     return write_record(root.local_path, sign(build_record(summary, manifest)))
+
+
+def record_in_dagster(
+    out: RootLike,
+    result: RunResult,
+    summary: Mapping[str, Any],
+    audits: Mapping[str, str | None],
+    record: Path | None,
+) -> None:
+    """Report a direct run's materialisations to the Dagster instance, where there is one.
+
+    A local root only (the Dagster definitions read the same folder). A failure to record is
+    one line on stderr: the run's tables and record are written either way.
+    """
+    import os
+
+    import click
+
+    from drift_pipeline.storage import StorageRoot
+
+    root = StorageRoot.from_url(out)
+    if root.local_path is None or os.environ.get("DRIFT_DAGSTER_RECORD", "1") == "0":
+        return
+    from drift_pipeline.orchestration.direct_record import direct_run_instance, record_direct_run
+
+    try:
+        instance = direct_run_instance()
+        if instance is None:
+            return
+        with instance:
+            count = record_direct_run(
+                instance, root.local_path, result.cells, summary, audits, record
+            )
+    except Exception as error:
+        click.echo(f"not recorded in the Dagster instance: {error}", err=True)
+        return
+    click.echo(f"recorded in the Dagster instance: {count} asset events")

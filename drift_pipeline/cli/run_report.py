@@ -26,6 +26,7 @@ def report_run(
     elapsed: float,
     json_path: Path | None,
     fail_on_error: bool,
+    via: str = "direct",
 ) -> int:
     """Print the leaderboard, the run's totals, faults and invalid arms; write the JSON summary.
 
@@ -35,7 +36,7 @@ def report_run(
     """
     from drift_pipeline.report import render_board, render_subtype_recall, standings, summary_json
 
-    from .run_records import record_run, stored_audits
+    from .run_records import record_in_dagster, record_run, stored_audits
 
     table = standings(result.cells)
     limit = options.loop.max_fault_rate
@@ -72,6 +73,9 @@ def report_run(
         click.echo(f"run record (signed): {record}")
         for row in (*payload["arms"], *(r for rows in payload["horizons"].values() for r in rows)):
             row["record"] = record.name
+    if via == "direct":
+        # The Dagster path materialises its assets itself; a direct run reports its own.
+        record_in_dagster(options.out, result, payload, audits, record)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

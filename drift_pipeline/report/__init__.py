@@ -18,7 +18,7 @@ from ._leaderboard import (
     verifications,
 )
 from ._page import REPORT_FILE, REPORTS_FOLDER, write_report
-from ._plots import PLOT_TITLES
+from ._plots import PLOT_TITLES, Plot, export_plots, report_plots
 from ._records import (
     RECORDS_FOLDER,
     SIGNING_KEY_ENV,
@@ -33,7 +33,7 @@ from ._records import (
     trend_rows,
     write_record,
 )
-from ._report_data import ProbeTrace, probe_traces
+from ._report_data import ProbeTrace, ReportData, gather, probe_traces
 from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
 from ._trust import SANITY_ARMS, SANITY_MARGIN, Verification, verify_rows
 from ._world_summary import render_world_summaries
@@ -53,14 +53,18 @@ __all__ = [
     "TREND_COLUMNS",
     "ArmStanding",
     "BudgetFigure",
+    "Plot",
     "ProbeTrace",
     "RecordError",
+    "ReportData",
     "Verification",
     "arm_rows",
     "budget_json",
     "build_record",
     "cell_scoring",
     "comparison_lines",
+    "export_plots",
+    "gather",
     "horizon_standings",
     "latest_record",
     "list_records",
@@ -75,6 +79,7 @@ __all__ = [
     "render_trace",
     "render_traces",
     "render_world_summaries",
+    "report_plots",
     "scoring_json",
     "scoring_lines",
     "sign",

@@ -7,6 +7,7 @@ not through an IO manager fanning partitions in.
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -18,14 +19,21 @@ from drift_pipeline.orchestration.asset_names import (
     WORLD_BASELINES,
 )
 from drift_pipeline.orchestration.automation import REFRESH
+from drift_pipeline.orchestration.direct_record import leaderboard_metadata
 from drift_pipeline.orchestration.resources import DriftStorage
 from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import (
     budget_json,
+    build_record,
+    gather,
     render_budget,
     render_leaderboard,
+    report_plots,
     scoring_json,
+    sign,
     standings,
+    summary_json,
+    write_record,
 )
 from drift_pipeline.storage import (
     CELL_METRICS,
@@ -84,8 +92,12 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                 f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
                 f"(limit {cell.max_fault_rate:.1%})"
             )
+    record = _record(storage, cells, con_scenarios(cells))
+    plots = _plots(storage, record)
     return dg.MaterializeResult(
         metadata={
+            **plots,
+            "record": dg.MetadataValue.text(record.name if record else "none"),
             **md.numeric(
                 {
                     md.CELLS: len(cells),
@@ -107,6 +119,36 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
             "scoring": dg.MetadataValue.json(scoring),
         }
     )
+
+
+def con_scenarios(cells: Sequence[Any]) -> list[str]:
+    """The scenarios of the stored cells, in order of first appearance."""
+    return list(dict.fromkeys(str(cell.scenario) for cell in cells))
+
+
+def _record(storage: DriftStorage, cells: Sequence[Any], scenarios: list[str]) -> Path | None:
+    """The refresh's signed leaderboard record (a local root only), never over an earlier one."""
+    root = storage.path()
+    if root.local_path is None or not cells:
+        return None
+    manifest_path = root.local_path / "_manifests" / "run.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    summary = summary_json(cells, scenarios)
+    return write_record(root.local_path, sign(build_record(summary, manifest)))
+
+
+def _plots(storage: DriftStorage, record: Path | None) -> dict[str, dg.MetadataValue]:
+    """The cost curve and MVOT plots of the record as metadata Dagster renders."""
+    root = storage.path()
+    if record is None or root.local_path is None:
+        return {}
+    with storage.connect() as con:
+        plots = report_plots(gather(root.local_path, con, record))
+    return {
+        key: value
+        for key, value in leaderboard_metadata({}, plots, record, 0).items()
+        if key.startswith("plot_")
+    }
 
 
 def _others_figures(scoring: Sequence[dict[str, Any]]) -> dict[str, Any]:
