@@ -35,8 +35,8 @@ __all__ = ["RECORD_ENV", "direct_run_instance", "record_direct_run"]
 
 RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
 """``0`` turns the recording of direct runs off."""
-ANSWERABILITY: Final = "answerability"
-"""The ``probes`` asset's check (the same name the world asset declares)."""
+ANSWERABILITY: Final = "answerability_audit"
+"""The ``probes`` asset's check (the name the world asset declares it under)."""
 RECORDED_BY: Final = "drift/recorded_by"
 WORLD_TABLE_NAMES: Final = (
     "latent_profiles",
