@@ -187,13 +187,26 @@ def _budget(rows: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+PAGE_TEXT_LINES: Final = 60
+"""Lines of a snapshot or retrieved context the page shows (``drift explain`` prints more)."""
+
+
+def _clipped(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= PAGE_TEXT_LINES:
+        return escape(text)
+    rest = len(lines) - PAGE_TEXT_LINES
+    shown = escape("\n".join(lines[:PAGE_TEXT_LINES]))
+    return f"{shown}\n… and {rest} more lines (drift explain prints them)"
+
+
 def _trace(trace: ProbeTrace) -> str:
     stored = "".join(
         f"<li>evidence session {s['session']}: "
         f"{'?' if s['stored_tokens'] is None else s['stored_tokens']} tokens stored; "
         + (
             f"memory at checkpoint session {s['snapshot_session']}:"
-            f"<pre>{escape(s['snapshot'] or '')}</pre>"
+            f"<pre>{_clipped(s['snapshot'] or '')}</pre>"
             if s["snapshot_session"] is not None
             else "no snapshot (the backend takes none)"
         )
@@ -208,7 +221,7 @@ def _trace(trace: ProbeTrace) -> str:
         f"<b>expected</b> {escape(trace.expected)}</p>"
         "<p><b>stored after each evidence session</b></p>"
         f"<ul>{stored or '<li>no evidence session</li>'}</ul>"
-        f"<p><b>retrieve returned</b></p><pre>{escape(trace.retrieved) or '(nothing)'}</pre>"
+        f"<p><b>retrieve returned</b></p><pre>{_clipped(trace.retrieved) or '(nothing)'}</pre>"
         f"<p><b>reader's answer</b> {escape(trace.answer)}<br><b>verdict</b> {trace.verdict}: "
         f"<span class='rationale'>{escape(trace.rationale)}</span><br>"
         f"<span class='ci'>reader {escape(str(trace.reader))}</span></p>"
