@@ -31,7 +31,16 @@ from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
 from .partitions import cell_partition_key, register_partitions
 
-__all__ = ["RECORD_ENV", "direct_run_instance", "record_direct_run"]
+__all__ = [
+    "FAULT_RATE_CHECK",
+    "LEADERBOARD_CHECKS",
+    "RECORD_ENV",
+    "SANITY_CHECK",
+    "direct_run_instance",
+    "leaderboard_metadata",
+    "record_direct_run",
+    "trust_checks",
+]
 
 RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
 """``0`` turns the recording of direct runs off."""
@@ -193,6 +202,48 @@ def _world_events(
     return events
 
 
+SANITY_CHECK: Final = "sanity_arms"
+"""Check on ``leaderboard``: every sanity arm scored well below the reference arms."""
+FAULT_RATE_CHECK: Final = "fault_rate_validity"
+"""Check on ``leaderboard``: no arm faulted past the run's limit anywhere (else it is unranked)."""
+LEADERBOARD_CHECKS: Final = (SANITY_CHECK, FAULT_RATE_CHECK)
+
+
+def trust_checks(summary: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
+    """The leaderboard's checks from its JSON rows: (check name, passed, description).
+
+    Sanity passes when every row's sanity check passed (not when no sanity arm ran); the
+    fault-rate check when every row is valid.
+    """
+    rows = list(summary.get("arms", []))
+    sanity = [(row.get("verification") or {}).get("checks", {}).get("sanity") for row in rows]
+    reasons = sorted(
+        {
+            line
+            for row in rows
+            for line in (row.get("verification") or {}).get("reasons", [])
+            if "sanity" in line
+        }
+    )
+    invalid = [
+        f"{row['arm']} ({row.get('fault_rate', 0.0):.1%} of calls faulted)"
+        for row in rows
+        if not row.get("valid", True)
+    ]
+    return [
+        (
+            SANITY_CHECK,
+            bool(rows) and all(value is True for value in sanity),
+            "; ".join(reasons) or "every sanity arm lost by the required margin",
+        ),
+        (
+            FAULT_RATE_CHECK,
+            not invalid,
+            ("not ranked: " + ", ".join(invalid)) if invalid else "every arm under the limit",
+        ),
+    ]
+
+
 def _png_markdown(title: str, spec: Mapping[str, Any]) -> str:
     import vl_convert as vlc
 
@@ -314,6 +365,16 @@ def record_direct_run(
             },
         )
     )
+    events += [
+        dg.AssetCheckEvaluation(
+            check_name=name,
+            asset_key=dg.AssetKey("leaderboard"),
+            passed=passed,
+            description=description,
+            severity=dg.AssetCheckSeverity.WARN,
+        )
+        for name, passed, description in trust_checks(summary)
+    ]
     for event in events:
         instance.report_runless_asset_event(event)
     return len(events)

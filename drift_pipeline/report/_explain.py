@@ -9,7 +9,7 @@ from ._report_data import ProbeTrace
 
 __all__ = ["render_trace", "render_traces"]
 
-SNAPSHOT_LINES: Final = 40
+SNAPSHOT_LINES: Final = 200
 """Lines of a memory snapshot printed (the rest counted); the tables hold it whole."""
 
 

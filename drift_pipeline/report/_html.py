@@ -197,7 +197,7 @@ def _clipped(text: str) -> str:
         return escape(text)
     rest = len(lines) - PAGE_TEXT_LINES
     shown = escape("\n".join(lines[:PAGE_TEXT_LINES]))
-    return f"{shown}\n… and {rest} more lines (drift explain prints them)"
+    return f"{shown}\n… and {rest} more lines (drift explain prints more)"
 
 
 def _trace(trace: ProbeTrace) -> str:

@@ -11,7 +11,7 @@ import pytest
 from report.tiny_world import ARMS, run_tiny
 
 from drift_pipeline.defs.assets.world import ANSWERABILITY
-from drift_pipeline.orchestration.direct_record import direct_run_instance
+from drift_pipeline.orchestration.direct_record import LEADERBOARD_CHECKS, direct_run_instance
 from drift_pipeline.orchestration.project import project_assets
 
 from .conftest import PROJECT
@@ -58,6 +58,13 @@ def test_every_asset_of_the_run_shows_as_materialised(recorded: tuple[Path, dict
         )
         assert check, "the answerability audit was not reported"
         assert all(record.status.value == "SUCCEEDED" for record in check.values()), check
+        # The leaderboard's trust checks, evaluated as its rows' verification says.
+        trust = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [dg.AssetCheckKey(dg.AssetKey("leaderboard"), name) for name in LEADERBOARD_CHECKS]
+        )
+        assert set(trust) == {
+            dg.AssetCheckKey(dg.AssetKey("leaderboard"), name) for name in LEADERBOARD_CHECKS
+        }
 
 
 def test_recording_is_off_with_the_switch_or_without_an_instance(

@@ -19,7 +19,12 @@ from drift_pipeline.orchestration.asset_names import (
     WORLD_BASELINES,
 )
 from drift_pipeline.orchestration.automation import REFRESH
-from drift_pipeline.orchestration.direct_record import leaderboard_metadata
+from drift_pipeline.orchestration.direct_record import (
+    FAULT_RATE_CHECK,
+    SANITY_CHECK,
+    leaderboard_metadata,
+    trust_checks,
+)
 from drift_pipeline.orchestration.resources import DriftStorage
 from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import (
@@ -65,6 +70,19 @@ _SPARK = "▁▂▃▄▅▆▇█"
     group_name=GROUP,
     kinds={"duckdb", "python"},
     automation_condition=REFRESH,
+    check_specs=[
+        dg.AssetCheckSpec(
+            SANITY_CHECK,
+            asset="leaderboard",
+            description="Every sanity arm that ran scored DRIFT-C well below the reference "
+            "arms (none ran: not passed, nothing shows the probes reward memory alone).",
+        ),
+        dg.AssetCheckSpec(
+            FAULT_RATE_CHECK,
+            asset="leaderboard",
+            description="No arm faulted past the fault-rate limit (such an arm is unranked).",
+        ),
+    ],
 )
 def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """Every arm's headline metrics with 95% intervals, over all stored scenarios and horizons."""
@@ -92,9 +110,19 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                 f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
                 f"(limit {cell.max_fault_rate:.1%})"
             )
-    record = _record(storage, cells, con_scenarios(cells))
+    summary = summary_json(cells, con_scenarios(cells))
+    record = _record(storage, summary)
     plots = _plots(storage, record)
     return dg.MaterializeResult(
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=name,
+                passed=passed,
+                description=description,
+                severity=dg.AssetCheckSeverity.WARN,
+            )
+            for name, passed, description in trust_checks(summary)
+        ],
         metadata={
             **plots,
             "record": dg.MetadataValue.text(record.name if record else "none"),
@@ -117,7 +145,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
             "reader": dg.MetadataValue.text(", ".join(s["reader"] for s in scoring) or "none"),
             "judge": dg.MetadataValue.text(", ".join(s["judge"] for s in scoring) or "none"),
             "scoring": dg.MetadataValue.json(scoring),
-        }
+        },
     )
 
 
@@ -126,14 +154,13 @@ def con_scenarios(cells: Sequence[Any]) -> list[str]:
     return list(dict.fromkeys(str(cell.scenario) for cell in cells))
 
 
-def _record(storage: DriftStorage, cells: Sequence[Any], scenarios: list[str]) -> Path | None:
+def _record(storage: DriftStorage, summary: dict[str, Any]) -> Path | None:
     """The refresh's signed leaderboard record (a local root only), never over an earlier one."""
     root = storage.path()
-    if root.local_path is None or not cells:
+    if root.local_path is None or not summary["cells"]:
         return None
     manifest_path = root.local_path / "_manifests" / "run.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    summary = summary_json(cells, scenarios)
     return write_record(root.local_path, sign(build_record(summary, manifest)))
 
 
