@@ -10,7 +10,14 @@ what a test checks.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Records are signed with a throwaway key, never one written under the real home; direct runs
+# record nothing into a Dagster instance unless a test turns it on for itself.
+os.environ.setdefault("DRIFT_SIGNING_KEY", "11" * 32)
+os.environ.setdefault("DRIFT_DAGSTER_RECORD", "0")
 
 LONGEST_FIRST = (
     "tests/bench/test_bench.py",

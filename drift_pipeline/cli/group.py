@@ -12,13 +12,17 @@ COMMANDS: dict[str, str] = {
     "bench": "bench",
     "braincore": "braincore",
     "compare": "compare",
+    "explain": "explain",
     "generate": "generate",
     "import": "import_",
     "judge-check": "judge_check",
+    "leaderboard": "leaderboard",
     "query": "query",
+    "report": "report",
     "run": "run",
     "schema": "schema",
     "validate": "validate",
+    "verify": "verify",
 }
 """Command name → the module of this package whose ``command`` it is (one line per command)."""
 

@@ -13,6 +13,8 @@ from .common import OUT_OPTION
 from .errors import CommandError
 
 if TYPE_CHECKING:
+    import duckdb
+
     from drift_pipeline.storage import StorageRoot
 
 
@@ -27,7 +29,11 @@ if TYPE_CHECKING:
     show_default=True,
 )
 def command(sql: str, out: StorageRoot, fmt: str) -> None:
-    """Run SQL in DuckDB over a run's tables (one view per table: probes, cell_metrics, …)."""
+    """Run SQL in DuckDB over a run's tables (one view per table: probes, cell_metrics, …).
+
+    Beside the tables, ``leaderboard_trend`` holds every stored leaderboard record's rows: one
+    per record, horizon (``all``: the composite) and arm, with its date and DRIFT-C.
+    """
     query_exec(sql, out, fmt)
 
 
@@ -42,6 +48,7 @@ def query_exec(sql: str, out: StorageRoot, fmt: str) -> None:
     from drift_pipeline.pipeline import connect
 
     con = connect(out)
+    _register_trend(con, out)
     try:
         relation = con.sql(sql)
     except duckdb.Error as error:
@@ -62,3 +69,18 @@ def query_exec(sql: str, out: StorageRoot, fmt: str) -> None:
         click.echo(buffer.getvalue(), nl=False)
     else:
         click.echo(json.dumps(frame.to_pylist(), default=str, indent=2))
+
+
+def _register_trend(con: duckdb.DuckDBPyConnection, out: StorageRoot) -> None:
+    """The ``leaderboard_trend`` view over a local folder's records (an S3 root has none)."""
+    import pyarrow as pa
+
+    from drift_pipeline.report import TREND_COLUMNS, trend_rows
+
+    folder = out.local_path
+    rows = trend_rows(folder) if folder is not None else []
+    types = {"rank": pa.int64(), "valid": pa.bool_()} | {
+        name: pa.float64() for name in ("drift_c", "drift_c_low", "drift_c_high")
+    }
+    schema = pa.schema([(name, types.get(name, pa.string())) for name in TREND_COLUMNS])
+    con.register("leaderboard_trend", pa.Table.from_pylist(rows, schema=schema))

@@ -203,7 +203,7 @@ def command(
     started = time.perf_counter()
     result = run_exec(sources, opened, options, via)
     status = report_run(
-        result, opened, options, time.perf_counter() - started, json_path, fail_on_error
+        result, opened, options, time.perf_counter() - started, json_path, fail_on_error, via
     )
     if status:
         raise CommandError.reported(status)

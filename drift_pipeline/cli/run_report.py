@@ -26,6 +26,7 @@ def report_run(
     elapsed: float,
     json_path: Path | None,
     fail_on_error: bool,
+    via: str = "direct",
 ) -> int:
     """Print the leaderboard, the run's totals, faults and invalid arms; write the JSON summary.
 
@@ -33,15 +34,14 @@ def report_run(
         The exit status: 4 when a backend could not start, 1 with ``fail_on_error`` and any
         fault, 5 when an arm is invalid somewhere, else 0.
     """
-    from drift_pipeline.report import (
-        render_leaderboard,
-        render_subtype_recall,
-        standings,
-        summary_json,
-    )
+    from drift_pipeline.report import render_board, render_subtype_recall, standings, summary_json
+
+    from .run_records import record_in_dagster, record_run, stored_audits
 
     table = standings(result.cells)
-    click.echo(render_leaderboard(table))
+    limit = options.loop.max_fault_rate
+    audits = stored_audits(options.out, opened, result)
+    click.echo(render_board(result.cells, limit, audits))
     if any(source.kind != "scenario" for source in opened):
         # Imported datasets report per question category: their categories are the subtypes.
         click.echo("\nrecall by probe subtype (pooled over questions):")
@@ -67,8 +67,16 @@ def report_run(
             f"  … and {len(result.faults) - FAULTS_SHOWN} more "
             "(column `error` of memory_snapshots / retrievals)"
         )
+    payload = summary_json(result.cells, [source.id for source in opened], limit, audits)
+    record = record_run(options.out, payload, result.manifest)
+    if record is not None:
+        click.echo(f"run record (signed): {record}")
+        for row in (*payload["arms"], *(r for rows in payload["horizons"].values() for r in rows)):
+            row["record"] = record.name
+    if via == "direct":
+        # The Dagster path materialises its assets itself; a direct run reports its own.
+        record_in_dagster(options.out, result, payload, audits, record)
     if json_path is not None:
-        payload = summary_json(result.cells, [source.id for source in opened])
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     invalid = [cell for cell in result.cells if not cell.valid]

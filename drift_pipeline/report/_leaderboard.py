@@ -8,7 +8,7 @@ view, each cell's ``metrics`` in the JSON summary its ``json`` view.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +32,7 @@ from drift_pipeline.evaluation import (
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
+from ._trust import VERIFIED, Verification, verify_rows
 
 RANK_METRIC = "drift_c"
 """Arms are ranked by their DRIFT-C (spec §7.6), best first."""
@@ -292,12 +293,22 @@ def _fmt(row: MetricRow, spec: MetricSpec) -> str:
     return f"{number(row.value)} [{number(row.ci_low)}, {number(row.ci_high)}]"
 
 
-def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
+def render_leaderboard(
+    rows: Sequence[ArmStanding],
+    markdown: bool = False,
+    checked: Mapping[str, Verification] | None = None,
+    scoring: bool = True,
+    budget: bool = True,
+) -> str:
     """The leaderboard as a fixed-width (or Markdown) table with 95% intervals.
 
     Args:
         rows: Standings from :func:`standings`.
         markdown: A Markdown table instead of fixed-width text.
+        checked: Each arm's verification (:func:`verifications`): a ``status`` column, and
+            under the table the reasons of the unverified rows.
+        scoring: Whether to name the reader and judge under it (once per page is enough).
+        budget: Whether to show the latency budget table under it (fixed-width only).
 
     Returns:
         One column per metric of the registry's ``headline`` view, headed by its label; under
@@ -307,7 +318,7 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
 
     """
     specs = metric_specs("headline")
-    header = ["arm", *(spec.label for spec in specs)]
+    header = ["arm", *(spec.label for spec in specs), *(["status"] if checked else [])]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
         if spec.name in standing.not_applicable:
@@ -323,6 +334,8 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
     ]
+    if checked:
+        body = [[*r, checked[s.arm].status] for r, s in zip(body, rows, strict=True)]
     # Only ranked rows show figures, so only they can carry the mark.
     note = (
         ["m: LPS modelled (TTFRT from the context size; no measured reader)"]
@@ -330,7 +343,10 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
         else []
     )
     note += _cost_notes(rows, specs)
-    scored = scoring_lines(scoring for s in rows for scoring in s.scorings) if rows else []
+    note += _trust_notes(rows, checked or {})
+    scored = (
+        scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
+    )
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
@@ -341,8 +357,20 @@ def render_leaderboard(rows: Sequence[ArmStanding], markdown: bool = False) -> s
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    budget = render_budget(rows)
-    return "\n".join([*lines, *note, *(["", budget] if budget else []), *scored])
+    budget_table = render_budget(rows) if budget else ""
+    return "\n".join([*lines, *note, *(["", budget_table] if budget_table else []), *scored])
+
+
+def _trust_notes(rows: Sequence[ArmStanding], checked: Mapping[str, Verification]) -> list[str]:
+    """Why rows are unverified: once for all when they share their reasons, else per arm."""
+    unverified = [(s.arm, checked[s.arm]) for s in rows if s.arm in checked]
+    unverified = [(arm, v) for arm, v in unverified if v.status != VERIFIED]
+    if not unverified:
+        return []
+    reasons = {v.reasons for _, v in unverified}
+    if len(unverified) == len(rows) and len(reasons) == 1:
+        return [f"unverified (every row): {'; '.join(next(iter(reasons)))}"]
+    return [f"{arm}: {v.line()}" for arm, v in unverified]
 
 
 def render_budget(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
@@ -453,18 +481,26 @@ def _audit_json(audit: TokenAudit | None) -> dict[str, object] | None:
     return None if audit is None else audit.to_json()
 
 
-def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[str, Any]:
-    """The ``--json`` summary: ``scenario``, ``scenarios``, ``cells``, ``arms`` and ``scoring``.
+def summary_json(
+    cells: Sequence[_Cell],
+    scenario_ids: Sequence[str],
+    max_fault_rate: float | None = None,
+    audits: dict[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """The ``--json`` summary: scenarios, cells, arms, per-horizon arms and scoring.
 
     Args:
         cells: Evaluated cells.
         scenario_ids: The scenarios run, in order.
+        max_fault_rate: The run's fault-rate limit (named in the verification reasons).
+        audits: World → the answerability audit's failure (``None``: passed), where it ran.
 
     Returns:
         Per cell its identity, the figures of the registry's ``json`` view (each a value with
-        its interval), latencies, tokens and fault counts; per arm its standing over the
-        leaderboard's metrics; per reader and judge behind the cells, their names and
-        measured figures (:func:`~._scoring.scoring_json`).
+        its interval), latencies, tokens and fault counts; per arm (``arms``, and per horizon
+        in ``horizons``) its standing over the leaderboard's metrics with its validity, rank,
+        verification status and scoring; per reader and judge behind the cells, their names
+        and measured figures (:func:`~._scoring.scoring_json`).
 
     """
     json_specs = metric_specs("json")
@@ -518,12 +554,60 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
                 "llm_tokens": _audit_json(_llm_tokens(cell)),
             }
         )
-    arms = [
+    horizons = sorted({c.horizon for c in cells}, key=horizon_order)
+    return {
+        "scenario": ",".join(scenario_ids),
+        "scenarios": list(scenario_ids),
+        "cells": out_cells,
+        "arms": arm_rows(cells, max_fault_rate, audits),
+        "horizons": {
+            h: arm_rows([c for c in cells if c.horizon == h], max_fault_rate, audits)
+            for h in horizons
+        },
+        "scoring": scoring_json(cell_scoring(cell) for cell in cells),
+    }
+
+
+def horizon_order(horizon: str) -> tuple[int, str]:
+    """Sort key of a horizon name: short, medium, long, then any other by name."""
+    order = ("short", "medium", "long")
+    return (order.index(horizon) if horizon in order else len(order), horizon)
+
+
+def horizon_standings(cells: Sequence[_Cell]) -> dict[str, list[ArmStanding]]:
+    """The standings of each horizon on its own (short, medium, long, then others)."""
+    horizons = sorted({c.horizon for c in cells}, key=horizon_order)
+    return {h: standings([c for c in cells if c.horizon == h]) for h in horizons}
+
+
+def verifications(
+    rows: Sequence[ArmStanding],
+    max_fault_rate: float | None = None,
+    audits: dict[str, str | None] | None = None,
+) -> dict[str, Verification]:
+    """Each standing's verification status (see :mod:`._trust`), by arm."""
+    return verify_rows(rows, max_fault_rate, audits)
+
+
+def arm_rows(
+    cells: Sequence[_Cell],
+    max_fault_rate: float | None = None,
+    audits: dict[str, str | None] | None = None,
+) -> list[dict[str, Any]]:
+    """The JSON leaderboard rows of ``cells``: one per arm, ranked arms first, best first."""
+    ranked = standings(cells)
+    checked = verify_rows(ranked, max_fault_rate, audits)
+    return [
         {
             "backend": s.backend,
             "gate": s.gate,
             "arm": s.arm,
-            **{metric: _metric(row) for metric, row in s.rows.items()},
+            # An arm past the fault-rate limit is not ranked: no rank and no figures to rank
+            # it by, exactly as the terminal leaderboard shows it.
+            "valid": s.valid,
+            "fault_rate": s.fault_rate,
+            "rank": rank if s.valid else None,
+            **{metric: _metric(row) if s.valid else None for metric, row in s.rows.items()},
             "lps_modelled": s.lps_modelled,
             "not_applicable": sorted(s.not_applicable),
             "recall_by_subtype": {
@@ -541,13 +625,9 @@ def summary_json(cells: Sequence[_Cell], scenario_ids: Sequence[str]) -> dict[st
             # Its p99 latencies against the spec's targets where it runs (pass, fail or
             # not measured).
             "budget": budget_json(s.deployment, s.budget),
+            # How far to trust the row: sanity arms, fault rate, audit; and who scored it.
+            "verification": checked[s.arm].to_json(),
+            "scoring": scoring_json(s.scorings),
         }
-        for s in standings(cells)
+        for rank, s in enumerate(ranked, start=1)
     ]
-    return {
-        "scenario": ",".join(scenario_ids),
-        "scenarios": list(scenario_ids),
-        "cells": out_cells,
-        "arms": arms,
-        "scoring": scoring_json(cell_scoring(cell) for cell in cells),
-    }

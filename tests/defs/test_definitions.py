@@ -100,6 +100,8 @@ def test_checks_are_declared(definitions: dg.Definitions) -> None:
         ("probes", "answerability_audit"),
         ("memory_snapshots", "rows_per_session"),
         ("memory_snapshots", "gate_lineage"),
+        ("leaderboard", "sanity_arms"),
+        ("leaderboard", "fault_rate_validity"),
         ("reference_memory", "rows_per_session"),
     }
     blocking = {spec.key.name for a in project_assets() for spec in a.check_specs if spec.blocking}

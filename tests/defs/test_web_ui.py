@@ -275,10 +275,11 @@ def test_materialize_a_world_partition_from_the_ui(serve: Any, tmp_path: Path) -
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(CHROMIUM_HINT, pytrace=False)
     server: Server = serve("dagster", "dev")
-    # A fresh instance greets the first visitor with a community sign-up dialog over the page;
-    # mark it seen, as its Skip button does.
-    assert _graphql(server.url, "mutation { setNuxSeen }")["setNuxSeen"] is True
+    # The project's dagster.yaml turns the first-visit community dialog off: a fresh instance
+    # opens without it, nothing marked seen.
     assert _graphql(server.url, "{ shouldShowNux }")["shouldShowNux"] is False
+    # A direct run into the served folder and instance: its assets show as materialised.
+    _direct_run(server)
     profile = Path(tempfile.mkdtemp(prefix="drift-chromium-"))
     try:
         with sync_playwright() as playwright:
@@ -293,6 +294,7 @@ def test_materialize_a_world_partition_from_the_ui(serve: Any, tmp_path: Path) -
                 page = context.new_page()
                 page.set_default_timeout(UI_TIMEOUT_MS)
                 try:
+                    _check_direct_run(page, server, tmp_path)
                     run_prefix = _materialize_world(page, server)
                     rows, sessions = _read_metadata(page, server, run_prefix)
                 except BaseException as error:
@@ -372,3 +374,34 @@ def _read_metadata(page: Page, server: Server, run_prefix: str) -> tuple[int, in
         return int(row.get_by_role("cell").nth(1).inner_text().strip().replace(",", ""))
 
     return value("dagster/row_count"), value("drift/sessions")
+
+
+DIRECT_ARMS = ("fact_store", "sentence_log")
+
+
+def _direct_run(server: Server) -> None:
+    """``drift run`` (direct) of the served scenario into the served data and instance."""
+    folder = server.data.parent
+    env = {**os.environ, "DAGSTER_HOME": str(folder / "home"), "DRIFT_DAGSTER_RECORD": "1"}
+    argv = [str(Path(sys.executable).with_name("drift")), "run", str(folder / "scenarios")]
+    argv += ["--out", str(server.data)]
+    argv += [arg for arm in DIRECT_ARMS for arg in ("--backend", arm)]
+    done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "recorded in the Dagster instance:" in done.stdout, done.stdout
+
+
+def _check_direct_run(page: Page, server: Server, shots: Path) -> None:
+    """The UI shows what the direct run wrote: no dialog, leaderboard and cell materialised."""
+    page.goto(f"{server.url}/assets/leaderboard")
+    expect(page.get_by_text("Latest materialization").first).to_be_visible()
+    # No dialog over the page (the community sign-up is off in dagster.yaml).
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    page.screenshot(path=str(shots / "leaderboard-asset.png"), full_page=True)
+    page.goto(f"{server.url}/assets/leaderboard?view=events")
+    expect(page.get_by_text("drift/best_drift_c", exact=True).first).to_be_visible()
+    expect(page.get_by_text("plot_cost_curve", exact=True).first).to_be_visible()
+    partition = urllib.parse.quote(f"fact_store@hard|{WORLD.partition_key}", safe="")
+    page.goto(f"{server.url}/assets/cell_metrics?view=events&partition={partition}")
+    expect(page.get_by_text("drift/drift_c", exact=True).first).to_be_visible()
+    page.screenshot(path=str(shots / "cell-metrics-asset.png"), full_page=True)

@@ -100,8 +100,12 @@ print(json.dumps(report.to_dict()))
 
 
 def _without_latency(item: dict[str, Any], keep_name: bool = False) -> dict[str, Any]:
-    """A summary cell or arm row without the measured-latency figures (and its arm's name)."""
-    dropped = {"latency_ms", "budget", *LATENCY_METRICS} | (
+    """A summary cell or arm row without the measured-latency figures (and its arm's name).
+
+    Also without what only ``drift run`` adds to a row: its signed record and the stored
+    worlds' audit in its verification.
+    """
+    dropped = {"latency_ms", "budget", "record", "verification", *LATENCY_METRICS} | (
         set() if keep_name else {"arm", "backend"}
     )
     kept = {k: v for k, v in item.items() if k not in dropped}

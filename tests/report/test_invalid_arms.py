@@ -55,6 +55,18 @@ def test_the_json_summary_says_which_cells_and_arms_are_invalid_and_their_fault_
     assert cells == {"fact_store@hard": (False, 0.375), "amnesiac@hard": (True, 0.0)}
     # The arms keep their order: the invalid one after the ranked ones.
     assert [a["arm"] for a in payload["arms"]] == ["amnesiac@hard", "fact_store@hard"]
+    # Every per-arm list marks it: not valid, no rank, and no figure a reader could rank it by.
+    for rows in (payload["arms"], *payload["horizons"].values()):
+        arms = {a["arm"]: a for a in rows}
+        unranked, ranked = arms["fact_store@hard"], arms["amnesiac@hard"]
+        assert (unranked["valid"], unranked["rank"], unranked["fault_rate"]) == (False, None, 0.375)
+        assert unranked["drift_c"] is None and unranked["mvot"] is None
+        assert (ranked["valid"], ranked["rank"]) == (True, 1)
+        assert ranked["drift_c"]["value"] is not None
+        verification = unranked["verification"]
+        assert verification["status"] == "unverified"
+        assert verification["checks"]["fault_rate"] is False
+        assert any("37.5% of its calls faulted" in line for line in verification["reasons"])
 
 
 def test_cells_without_call_counts_are_taken_as_valid():

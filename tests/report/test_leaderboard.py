@@ -90,6 +90,9 @@ def test_the_suite_leaderboard_and_summary() -> None:
     summary = summary_json(cells, ["fixture-001"])
     assert list(summary["cells"][0]["metrics"]) == SUITE_JSON
     assert list(summary["arms"][0])[3:] == [
+        "valid",
+        "fault_rate",
+        "rank",
         "drift_c",
         "drift_c_lift",
         "drift_e",
@@ -106,6 +109,8 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "not_measured",
         "llm_tokens",
         "budget",
+        "verification",
+        "scoring",
     ]
     assert summary["arms"][0]["lps_modelled"] is True
     assert summary["cells"][0]["lps_modelled"] is True

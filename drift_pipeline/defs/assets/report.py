@@ -7,6 +7,7 @@ not through an IO manager fanning partitions in.
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -18,14 +19,26 @@ from drift_pipeline.orchestration.asset_names import (
     WORLD_BASELINES,
 )
 from drift_pipeline.orchestration.automation import REFRESH
+from drift_pipeline.orchestration.direct_record import (
+    FAULT_RATE_CHECK,
+    SANITY_CHECK,
+    leaderboard_metadata,
+    trust_checks,
+)
 from drift_pipeline.orchestration.resources import DriftStorage
 from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import (
     budget_json,
+    build_record,
+    gather,
     render_budget,
     render_leaderboard,
+    report_plots,
     scoring_json,
+    sign,
     standings,
+    summary_json,
+    write_record,
 )
 from drift_pipeline.storage import (
     CELL_METRICS,
@@ -57,6 +70,19 @@ _SPARK = "▁▂▃▄▅▆▇█"
     group_name=GROUP,
     kinds={"duckdb", "python"},
     automation_condition=REFRESH,
+    check_specs=[
+        dg.AssetCheckSpec(
+            SANITY_CHECK,
+            asset="leaderboard",
+            description="Every sanity arm that ran scored DRIFT-C well below the reference "
+            "arms (none ran: not passed, nothing shows the probes reward memory alone).",
+        ),
+        dg.AssetCheckSpec(
+            FAULT_RATE_CHECK,
+            asset="leaderboard",
+            description="No arm faulted past the fault-rate limit (such an arm is unranked).",
+        ),
+    ],
 )
 def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """Every arm's headline metrics with 95% intervals, over all stored scenarios and horizons."""
@@ -84,8 +110,22 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                 f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
                 f"(limit {cell.max_fault_rate:.1%})"
             )
+    summary = summary_json(cells, con_scenarios(cells))
+    record = _record(storage, summary)
+    plots = _plots(storage, record)
     return dg.MaterializeResult(
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=name,
+                passed=passed,
+                description=description,
+                severity=dg.AssetCheckSeverity.WARN,
+            )
+            for name, passed, description in trust_checks(summary)
+        ],
         metadata={
+            **plots,
+            "record": dg.MetadataValue.text(record.name if record else "none"),
             **md.numeric(
                 {
                     md.CELLS: len(cells),
@@ -105,8 +145,37 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
             "reader": dg.MetadataValue.text(", ".join(s["reader"] for s in scoring) or "none"),
             "judge": dg.MetadataValue.text(", ".join(s["judge"] for s in scoring) or "none"),
             "scoring": dg.MetadataValue.json(scoring),
-        }
+        },
     )
+
+
+def con_scenarios(cells: Sequence[Any]) -> list[str]:
+    """The scenarios of the stored cells, in order of first appearance."""
+    return list(dict.fromkeys(str(cell.scenario) for cell in cells))
+
+
+def _record(storage: DriftStorage, summary: dict[str, Any]) -> Path | None:
+    """The refresh's signed leaderboard record (a local root only), never over an earlier one."""
+    root = storage.path()
+    if root.local_path is None or not summary["cells"]:
+        return None
+    manifest_path = root.local_path / "_manifests" / "run.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    return write_record(root.local_path, sign(build_record(summary, manifest)))
+
+
+def _plots(storage: DriftStorage, record: Path | None) -> dict[str, dg.MetadataValue]:
+    """The cost curve and MVOT plots of the record as metadata Dagster renders."""
+    root = storage.path()
+    if record is None or root.local_path is None:
+        return {}
+    with storage.connect() as con:
+        plots = report_plots(gather(root.local_path, con, record))
+    return {
+        key: value
+        for key, value in leaderboard_metadata({}, plots, record, 0).items()
+        if key.startswith("plot_")
+    }
 
 
 def _others_figures(scoring: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,92 @@
+"""What ``drift run`` keeps of its leaderboard: the stored worlds' audit and the signed record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drift_pipeline.pipeline import RunResult
+    from drift_pipeline.sources import WorldSource
+    from drift_pipeline.storage import RootLike
+
+
+def stored_audits(
+    out: RootLike, opened: Sequence[WorldSource], result: RunResult
+) -> dict[str, str | None]:
+    """Each world's answerability audit on its stored tables: world → failure (``None``: passed).
+
+    Generated worlds re-run the generator's audit, imported ones their importer's (the same
+    audit the Dagster path runs as an asset check).
+    """
+    from drift_pipeline.keys import WorldKey
+    from drift_pipeline.pipeline import audit_stored_evidence, audit_stored_world
+    from drift_pipeline.storage import StorageRoot
+
+    root = StorageRoot.from_url(out)
+    kinds = {source.id: source.kind for source in opened}
+    audits: dict[str, str | None] = {}
+    for cell in result.cells:
+        world = WorldKey.of(cell.scenario, cell.horizon)
+        name = f"{cell.scenario}/{cell.horizon}"
+        if name in audits:
+            continue
+        generated = kinds.get(cell.scenario) == "scenario"
+        audit = audit_stored_world if generated else audit_stored_evidence
+        audits[name] = audit(root, world).failure
+    return audits
+
+
+def record_run(
+    out: RootLike, summary: Mapping[str, Any], manifest: Mapping[str, Any]
+) -> Path | None:
+    """Write the run's signed leaderboard record under ``out`` (a local folder; else nothing).
+
+    Returns:
+        The record's path, or ``None`` for a root that is not a local folder.
+    """
+    from drift_pipeline.report import build_record, sign, write_record
+    from drift_pipeline.storage import StorageRoot
+
+    root = StorageRoot.from_url(out)
+    if root.local_path is None:
+        return None
+    return write_record(root.local_path, sign(build_record(summary, manifest)))
+
+
+def record_in_dagster(
+    out: RootLike,
+    result: RunResult,
+    summary: Mapping[str, Any],
+    audits: Mapping[str, str | None],
+    record: Path | None,
+) -> None:
+    """Report a direct run's materialisations to the Dagster instance, where there is one.
+
+    A local root only (the Dagster definitions read the same folder). A failure to record is
+    one line on stderr: the run's tables and record are written either way.
+    """
+    import os
+
+    import click
+
+    from drift_pipeline.storage import StorageRoot
+
+    root = StorageRoot.from_url(out)
+    if root.local_path is None or os.environ.get("DRIFT_DAGSTER_RECORD", "1") == "0":
+        return
+    from drift_pipeline.orchestration.direct_record import direct_run_instance, record_direct_run
+
+    try:
+        instance = direct_run_instance()
+        if instance is None:
+            return
+        with instance:
+            count = record_direct_run(
+                instance, root.local_path, result.cells, summary, audits, record
+            )
+    except Exception as error:
+        click.echo(f"not recorded in the Dagster instance: {error}", err=True)
+        return
+    click.echo(f"recorded in the Dagster instance: {count} asset events")

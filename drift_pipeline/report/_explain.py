@@ -1,0 +1,57 @@
+"""A probe's drill-down as terminal text: memory after each evidence session, context, verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from ._report_data import ProbeTrace
+
+__all__ = ["render_trace", "render_traces"]
+
+SNAPSHOT_LINES: Final = 200
+"""Lines of a memory snapshot printed (the rest counted); the tables hold it whole."""
+
+
+def _clip(text: str, lines: int = SNAPSHOT_LINES) -> list[str]:
+    shown = text.splitlines() or ["(empty)"]
+    if len(shown) <= lines:
+        return shown
+    return [*shown[:lines], f"… and {len(shown) - lines} more lines"]
+
+
+def render_trace(trace: ProbeTrace) -> str:
+    """One probe answered by one arm: question, stored memory, retrieved context, verdict."""
+    lines = [
+        f"{trace.arm} · {trace.scenario}/{trace.horizon} replicate {trace.replicate} · "
+        f"probe {trace.probe_id} ({trace.probe_type}:{trace.subtype}) at checkpoint "
+        f"{trace.checkpoint}",
+        f"question: {trace.question}",
+        f"expected: {trace.expected}",
+        f"evidence sessions: {', '.join(map(str, trace.evidence_sessions)) or 'none'}",
+        "",
+        "stored after each evidence session:",
+    ]
+    for stored in trace.stored:
+        tokens = "?" if stored["stored_tokens"] is None else stored["stored_tokens"]
+        lines.append(f"  session {stored['session']}: {tokens} tokens stored")
+        if stored["snapshot_session"] is None:
+            lines.append("    no snapshot (the backend takes none)")
+            continue
+        lines.append(f"    memory at checkpoint session {stored['snapshot_session']}:")
+        lines += [f"      {line}" for line in _clip(stored["snapshot"] or "")]
+    lines += ["", "retrieve returned:"]
+    lines += [f"  {line}" for line in _clip(trace.retrieved or "(nothing)")]
+    lines += [
+        "",
+        f"reader's answer: {trace.answer}",
+        f"verdict: {trace.verdict}",
+        f"why: {trace.rationale}",
+        f"reader: {trace.reader}",
+    ]
+    return "\n".join(lines)
+
+
+def render_traces(traces: Sequence[ProbeTrace]) -> str:
+    """Several traces (one per world and replicate holding the probe), separated by a rule."""
+    return ("\n" + "-" * 60 + "\n").join(render_trace(t) for t in traces)

@@ -1,0 +1,283 @@
+"""What the HTML report shows, read once from a run folder: its record and its tables.
+
+The leaderboard's figures come from the folder's latest record (the very rows ``--json``
+wrote, signed), so the page and the JSON agree number for number; the curves and the
+drill-down come from the stored tables through DuckDB.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ._records import latest_record, load_record, trend_rows
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["DRILL_DOWN_PROBES", "ProbeTrace", "ReportData", "gather", "probe_traces"]
+
+DRILL_DOWN_PROBES: Final = 24
+"""Probes per arm the page explains (the first world's, wrong answers first, then by id);
+``drift explain`` explains any."""
+
+
+@dataclass(frozen=True)
+class ProbeTrace:
+    """One probe answered by one arm, from memory to verdict.
+
+    Attributes:
+        stored: Per evidence session: the session, the tokens the arm stored then, and the
+            snapshot of its memory at the first checkpoint from that session on (snapshots are
+            taken at checkpoints only), with that checkpoint's session.
+        retrieved: What ``retrieve`` returned for the probe (the reader's whole context).
+        rationale: Why the verdict: the line that counted and the rule id that decided.
+    """
+
+    scenario: str
+    horizon: str
+    replicate: int
+    arm: str
+    probe_id: str
+    checkpoint: int
+    probe_type: str
+    subtype: str
+    question: str
+    expected: str
+    evidence_sessions: tuple[int, ...]
+    stored: tuple[dict[str, Any], ...]
+    retrieved: str
+    answer: str
+    correct: bool | None
+    rationale: str
+    reader: str | None
+
+    @property
+    def anchor(self) -> str:
+        """The id of the probe's section on the page (unique per arm, world and replicate)."""
+        raw = f"probe-{self.arm}-{self.scenario}-{self.horizon}-{self.replicate}-{self.probe_id}"
+        return "".join(c if c.isalnum() or c in "-_" else "_" for c in raw)
+
+    @property
+    def verdict(self) -> str:
+        """``correct``, ``incorrect``, or ``not judged`` (a failed reader or judge call)."""
+        return "not judged" if self.correct is None else "correct" if self.correct else "incorrect"
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the page draws, as plain rows."""
+
+    record_path: Path
+    record: dict[str, Any]
+    manifest: dict[str, Any]
+    trend: list[dict[str, Any]]
+    cost_curve: list[dict[str, Any]]
+    error_curve: list[dict[str, Any]]
+    probe_accuracy: list[dict[str, Any]]
+    abilities: list[dict[str, Any]]
+    traces: dict[str, list[ProbeTrace]] = field(default_factory=dict)
+
+
+def _rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()
+) -> list[dict[str, Any]]:
+    relation = con.execute(sql, list(params))
+    names = [d[0] for d in relation.description]
+    return [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
+
+
+def _views(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
+
+
+def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = None) -> ReportData:
+    """Read the report's rows from ``folder`` (its latest record unless ``record`` is given).
+
+    Raises:
+        RecordError: The folder has no record, or the record cannot be read.
+    """
+    path = record or latest_record(folder)
+    loaded = load_record(path)
+    manifest_path = folder / "_manifests" / "run.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    views = _views(con)
+    arms = [str(row["arm"]) for row in loaded["leaderboard"]]
+    cost = error = accuracy = []
+    if "cost_curves" in views:
+        cost = _rows(
+            con,
+            "select arm, horizon, checkpoint, avg(cumulative_write_tokens) as write_tokens, "
+            "avg(storage_tokens) as storage_tokens, avg(cumulative_read_tokens) as read_tokens "
+            "from cost_curves group by all order by arm, horizon, checkpoint",
+        )
+    if "cell_metrics" in views:
+        error = _rows(
+            con,
+            "select arm, horizon, cast(checkpoint as integer) as checkpoint, "
+            "avg(value) as error_rate from cell_metrics where metric = 'error_rate' "
+            "and checkpoint <> 'all' group by all order by arm, horizon, checkpoint",
+        )
+    if "probe_answers" in views:
+        accuracy = _rows(
+            con,
+            "select arm, probe_type, subtype, avg(cast(correct as double)) as accuracy, "
+            "count(correct) as n from probe_answers group by all order by all",
+        )
+    return ReportData(
+        record_path=path,
+        record=loaded,
+        manifest=manifest,
+        trend=trend_rows(folder),
+        cost_curve=cost,
+        error_curve=error,
+        probe_accuracy=accuracy,
+        abilities=_abilities(con, loaded["leaderboard"], views),
+        traces={arm: probe_traces(con, arm, limit=DRILL_DOWN_PROBES) for arm in arms}
+        if {"probe_answers", "probes", "retrievals"} <= views
+        else {},
+    )
+
+
+ABILITIES: Final = ("recall", "revision", "action", "privacy", "efficiency")
+
+
+def _abilities(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[Mapping[str, Any]], views: set[str]
+) -> list[dict[str, Any]]:
+    """Per arm, one figure per ability (0–1): recall, revision, action, privacy, efficiency.
+
+    Recall is the share of recall probes answered correctly; revision and action are the
+    row's figures; privacy is any stored metric named ``privacy`` (left out where none was
+    measured); efficiency is the arm's TES over the best TES on the board.
+    """
+    recall: dict[str, float] = {}
+    privacy: dict[str, float] = {}
+    if "probe_answers" in views:
+        for found in _rows(
+            con,
+            "select arm, avg(cast(correct as double)) as value from probe_answers "
+            "where probe_type = 'recall' group by arm",
+        ):
+            if found["value"] is not None:
+                recall[found["arm"]] = float(found["value"])
+    if "cell_metrics" in views:
+        for found in _rows(
+            con,
+            "select arm, avg(value) as value from cell_metrics where metric like '%privacy%' "
+            "and checkpoint = 'all' and value is not null group by arm",
+        ):
+            privacy[found["arm"]] = float(found["value"])
+
+    def value(row: Mapping[str, Any], metric: str) -> float | None:
+        figure = row.get(metric)
+        return None if not isinstance(figure, dict) else figure.get("value")
+
+    tes = [v for row in rows if (v := value(row, "tes")) is not None]
+    best_tes = max(tes, default=0.0)
+    out = []
+    for row in rows:
+        arm = str(row["arm"])
+        tes_value = value(row, "tes")
+        figures = {
+            "recall": recall.get(arm),
+            "revision": value(row, "revision_accuracy"),
+            "action": value(row, "action_alignment"),
+            "privacy": privacy.get(arm),
+            "efficiency": None if tes_value is None or not best_tes else tes_value / best_tes,
+        }
+        out += [
+            {"arm": arm, "ability": name, "value": figure}
+            for name, figure in figures.items()
+            if figure is not None
+        ]
+    return out
+
+
+def probe_traces(
+    con: duckdb.DuckDBPyConnection,
+    arm: str,
+    probe_id: str | None = None,
+    limit: int | None = None,
+) -> list[ProbeTrace]:
+    """How ``arm`` answered its probes (or the one ``probe_id``), from memory to verdict.
+
+    Without ``probe_id`` and with ``limit``: the first ``limit`` probes of the arm's first
+    world and replicate, by probe id.
+    """
+    where = "a.arm = ?" + (" and a.probe_id = ?" if probe_id is not None else "")
+    params: list[object] = [arm]
+    if probe_id is not None:
+        params.append(probe_id)
+    if probe_id is None and limit is not None:
+        first = con.execute(
+            "select scenario, horizon, replicate from probe_answers where arm = ? "
+            "order by all limit 1",
+            [arm],
+        ).fetchone()
+        if first is None:
+            return []
+        where += " and a.scenario = ? and a.horizon = ? and a.replicate = ?"
+        params += list(first)
+    answers = _rows(
+        con,
+        "select a.scenario, a.horizon, a.replicate, a.arm, a.probe_id, a.checkpoint, "
+        "a.probe_type, a.subtype, a.answer, a.correct, a.rationale, a.reader, p.question, "
+        "p.answer as expected, p.evidence_sessions, r.context from probe_answers a "
+        "join probes p on p.scenario = a.scenario and p.horizon = a.horizon "
+        "and p.replicate = a.replicate and p.probe_id = a.probe_id "
+        "left join retrievals r on r.scenario = a.scenario and r.horizon = a.horizon "
+        "and r.replicate = a.replicate and r.arm = a.arm and r.probe_id = a.probe_id "
+        # Wrong answers first: they are what a reader of the page comes to understand.
+        f"where {where} order by a.scenario, a.horizon, a.replicate, "
+        "coalesce(a.correct, false), a.probe_id"
+        + (f" limit {int(limit)}" if limit is not None else ""),
+        params,
+    )
+    return [_trace(con, row) for row in answers]
+
+
+def _trace(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any]) -> ProbeTrace:
+    evidence = tuple(int(s) for s in row["evidence_sessions"] or ())
+    sessions = _rows(
+        con,
+        "select session_index, storage_delta_tokens, checkpoint, snapshot from memory_snapshots "
+        "where scenario = ? and horizon = ? and replicate = ? and arm = ? order by session_index",
+        [row["scenario"], row["horizon"], row["replicate"], row["arm"]],
+    )
+    stored = []
+    for session in evidence:
+        delta = next((s for s in sessions if s["session_index"] == session), None)
+        snap = next(
+            (s for s in sessions if s["session_index"] >= session and s["checkpoint"]), None
+        )
+        stored.append(
+            {
+                "session": session,
+                "stored_tokens": None if delta is None else delta["storage_delta_tokens"],
+                "snapshot_session": None if snap is None else snap["session_index"],
+                "snapshot": None if snap is None else snap["snapshot"],
+            }
+        )
+    return ProbeTrace(
+        scenario=row["scenario"],
+        horizon=row["horizon"],
+        replicate=int(row["replicate"]),
+        arm=row["arm"],
+        probe_id=row["probe_id"],
+        checkpoint=int(row["checkpoint"]),
+        probe_type=row["probe_type"],
+        subtype=row["subtype"],
+        question=row["question"],
+        expected=row["expected"],
+        evidence_sessions=evidence,
+        stored=tuple(stored),
+        retrieved=row["context"] or "",
+        answer=row["answer"],
+        correct=row["correct"],
+        rationale=row["rationale"],
+        reader=row["reader"],
+    )

@@ -1,0 +1,154 @@
+"""How far to trust a leaderboard row: its verification status and the reasons behind it.
+
+A row is ``verified`` when three things hold (anything else makes it ``unverified``, with one
+reason per failed or missing check):
+
+- **sanity**: every sanity arm that ran beside it (trivial strategies no one would call a
+  memory) scored DRIFT-C at least :data:`SANITY_MARGIN` below the best reference arm and below
+  the arm it imitates. When none ran, nothing shows that the probes reward memory alone.
+- **fault rate**: its share of faulted or skipped calls stayed under the run's limit.
+- **audit**: the answerability audit of every world it ran on passed (each probe answerable
+  from its evidence sessions), where the audit was run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from ._leaderboard import ArmStanding
+
+RANK_METRIC: Final = "drift_c"
+
+__all__ = [
+    "SANITY_ARMS",
+    "SANITY_MARGIN",
+    "UNVERIFIED",
+    "VERIFIED",
+    "Verification",
+    "verify_rows",
+]
+
+SANITY_ARMS: Final[Mapping[str, str]] = {
+    "recency_buffer": "full_context",
+    "tagged_buffer": "full_context",
+    "keyword_lines": "fact_store",
+    "session_dates": "temporal_graph",
+    # The dated log of every first-person user sentence: the floor a slot memory must clear.
+    "sentence_log": "fact_store",
+}
+"""Each sanity backend and the reference backend it imitates."""
+NOT_REFERENCES: Final = frozenset({*SANITY_ARMS, "amnesiac"})
+"""Backends that are not reference memories (the best of the rest sets the sanity bound)."""
+SANITY_MARGIN: Final = 0.10
+"""DRIFT-C a sanity arm must stay below the best reference arm."""
+VERIFIED: Final = "verified"
+UNVERIFIED: Final = "unverified"
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A row's verification status with the checks behind it.
+
+    Attributes:
+        checks: Check name (``sanity``, ``fault_rate``, ``audit``) → whether it passed
+            (``None``: it could not be run).
+        reasons: One line per check that failed or could not be run.
+    """
+
+    checks: dict[str, bool | None]
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def status(self) -> str:
+        """``verified`` when every check passed, else ``unverified``."""
+        return VERIFIED if all(v is True for v in self.checks.values()) else UNVERIFIED
+
+    def to_json(self) -> dict[str, Any]:
+        """The status, each check's outcome and the reasons, as the JSON summary holds them."""
+        return {"status": self.status, "checks": dict(self.checks), "reasons": list(self.reasons)}
+
+    def line(self) -> str:
+        """``verified``, or ``unverified: reason; reason`` (the terminal's column)."""
+        if self.status == VERIFIED:
+            return VERIFIED
+        return f"{UNVERIFIED}: {'; '.join(self.reasons)}"
+
+
+def _drift_c(row: ArmStanding) -> float | None:
+    figure = row.rows.get(RANK_METRIC)
+    return None if figure is None or not row.valid else figure.value
+
+
+def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]]:
+    """Whether the sanity arms among ``rows`` lost, and one line per one that did not.
+
+    Returns:
+        ``(None, [why])`` when no sanity arm ran or no reference arm has a DRIFT-C; else
+        whether every sanity arm lost, with a line per sanity arm that did not.
+    """
+    sanity = [r for r in rows if r.backend in SANITY_ARMS]
+    references = {
+        r.backend: value
+        for r in rows
+        if r.backend not in NOT_REFERENCES and (value := _drift_c(r)) is not None
+    }
+    if not sanity:
+        return None, ["no sanity arm ran beside it (e.g. --backend sentence_log)"]
+    if not references:
+        return None, ["no reference arm with a DRIFT-C to hold the sanity arms against"]
+    best_name, best = max(references.items(), key=lambda item: item[1])
+    failures = []
+    for row in sanity:
+        value = _drift_c(row)
+        if value is None:
+            failures.append(f"sanity arm {row.arm} has no DRIFT-C")
+            continue
+        if value > best - SANITY_MARGIN:
+            failures.append(
+                f"sanity arm {row.arm} came within {SANITY_MARGIN:.2f} DRIFT-C of {best_name} "
+                f"({value:.3f} vs {best:.3f})"
+            )
+        imitated = references.get(SANITY_ARMS[row.backend])
+        if imitated is not None and value >= imitated:
+            failures.append(
+                f"sanity arm {row.arm} reached {SANITY_ARMS[row.backend]} "
+                f"({value:.3f} vs {imitated:.3f})"
+            )
+    return not failures, failures
+
+
+def verify_rows(
+    rows: Sequence[ArmStanding],
+    max_fault_rate: float | None = None,
+    audits: Mapping[str, str | None] | None = None,
+) -> dict[str, Verification]:
+    """Each row's verification (see the module's description), by arm.
+
+    Args:
+        rows: The standings shown together (the sanity arms are looked for among them).
+        max_fault_rate: The run's limit, for the reason line (``None``: not recorded).
+        audits: World id → the answerability audit's failure (``None``: passed); ``None`` or
+            empty when the audit was not run.
+    """
+    sanity, sanity_reasons = sanity_failures(rows)
+    audit: bool | None = None
+    audit_reasons: list[str] = ["the answerability audit was not run on its worlds"]
+    if audits:
+        failed = {world: why for world, why in audits.items() if why is not None}
+        audit = not failed
+        audit_reasons = [f"audit failed on {world}: {why}" for world, why in sorted(failed.items())]
+    limit = "" if max_fault_rate is None else f" (limit {max_fault_rate:.1%})"
+    out = {}
+    for row in rows:
+        reasons = [] if sanity else list(sanity_reasons)
+        if not row.valid:
+            reasons.append(f"{row.fault_rate:.1%} of its calls faulted or were skipped{limit}")
+        if not audit:
+            reasons += audit_reasons
+        out[row.arm] = Verification(
+            {"sanity": sanity, "fault_rate": row.valid, "audit": audit}, tuple(reasons)
+        )
+    return out

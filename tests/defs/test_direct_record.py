@@ -1,0 +1,79 @@
+"""A direct run is recorded in the Dagster instance: the Dagster path's keys and partitions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+from report.tiny_world import ARMS, run_tiny
+
+from drift_pipeline.defs.assets.world import ANSWERABILITY
+from drift_pipeline.orchestration.direct_record import LEADERBOARD_CHECKS, direct_run_instance
+from drift_pipeline.orchestration.project import project_assets
+
+from .conftest import PROJECT
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    base = tmp_path_factory.mktemp("direct")
+    home = base / "home"
+    home.mkdir()
+    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_HOME", str(home))
+        patch.setenv("DRIFT_DAGSTER_RECORD", "1")
+        result, summary = run_tiny(base)
+    assert "recorded in the Dagster instance:" in result.output
+    return home, summary
+
+
+def test_every_asset_of_the_run_shows_as_materialised(recorded: tuple[Path, dict[str, Any]]):
+    home, summary = recorded
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        keys = {spec.key for assets in project_assets() for spec in assets.specs}
+        cells = {f"{arm}@hard|report-tiny/{h}" for arm in ARMS for h in ("short", "medium")}
+        worlds = {"report-tiny/short", "report-tiny/medium"}
+        for name in ("memory_snapshots", "retrievals", "probe_answers", "cell_metrics"):
+            assert dg.AssetKey(name) in keys
+            assert instance.get_materialized_partitions(dg.AssetKey(name)) == cells
+        for name in ("transcripts", "probes", "reference_memory", "world_baselines"):
+            assert instance.get_materialized_partitions(dg.AssetKey(name)) == worlds
+        event = instance.get_latest_materialization_event(dg.AssetKey("leaderboard"))
+        assert event is not None and event.asset_materialization is not None
+        metadata = event.asset_materialization.metadata
+        best = next(row for row in summary["arms"] if row["valid"])["drift_c"]["value"]
+        assert metadata["drift/best_drift_c"].value == pytest.approx(best)
+        assert "| rank | arm | drift_c |" in str(metadata["leaderboard"].value)
+        assert str(metadata["plot_cost_curve"].value).startswith("![Token cost curve")
+        assert "data:image/png;base64," in str(metadata["plot_mvot_by_horizon"].value)
+        cell = instance.get_latest_materialization_event(dg.AssetKey("cell_metrics"))
+        assert cell is not None and cell.asset_materialization is not None
+        assert "drift/drift_c" in cell.asset_materialization.metadata
+        check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [dg.AssetCheckKey(dg.AssetKey("probes"), ANSWERABILITY)]
+        )
+        assert check, "the answerability audit was not reported"
+        assert all(record.status.value == "SUCCEEDED" for record in check.values()), check
+        # The leaderboard's trust checks, evaluated as its rows' verification says.
+        trust = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [dg.AssetCheckKey(dg.AssetKey("leaderboard"), name) for name in LEADERBOARD_CHECKS]
+        )
+        assert set(trust) == {
+            dg.AssetCheckKey(dg.AssetKey("leaderboard"), name) for name in LEADERBOARD_CHECKS
+        }
+
+
+def test_recording_is_off_with_the_switch_or_without_an_instance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "0")
+    assert direct_run_instance() is None
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    monkeypatch.delenv("DAGSTER_HOME")
+    monkeypatch.chdir(tmp_path)  # no .dagster_home here
+    assert direct_run_instance() is None

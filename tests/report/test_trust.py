@@ -1,0 +1,46 @@
+"""A row is verified only when the sanity arms lost, its faults stayed under the limit and the
+audit passed; every other row says why it is not."""
+
+from __future__ import annotations
+
+from drift_pipeline.evaluation import MetricRow
+from drift_pipeline.report import SANITY_MARGIN, ArmStanding, verify_rows
+
+
+def _row(arm: str, drift_c: float, valid: bool = True, fault_rate: float = 0.0) -> ArmStanding:
+    figure = MetricRow("drift_c", None, drift_c, drift_c, drift_c, 10)
+    return ArmStanding(arm, arm.split("@")[0], "hard", {"drift_c": figure}, valid, fault_rate)
+
+
+PASSED = {"made-up-001/short": None}
+
+
+def test_rows_are_verified_when_the_sanity_floor_lost_by_the_margin():
+    rows = [_row("fact_store@hard", 0.70), _row("sentence_log@hard", 0.70 - SANITY_MARGIN - 0.01)]
+    checked = verify_rows(rows, 0.05, PASSED)
+    assert {arm: v.status for arm, v in checked.items()} == {
+        "fact_store@hard": "verified",
+        "sentence_log@hard": "verified",
+    }
+
+
+def test_a_sanity_arm_within_the_margin_leaves_every_row_unverified():
+    rows = [_row("fact_store@hard", 0.70), _row("sentence_log@hard", 0.65)]
+    checked = verify_rows(rows, 0.05, PASSED)
+    assert {v.status for v in checked.values()} == {"unverified"}
+    assert checked["fact_store@hard"].reasons == (
+        "sanity arm sentence_log@hard came within 0.10 DRIFT-C of fact_store (0.650 vs 0.700)",
+    )
+    assert checked["fact_store@hard"].checks == {"sanity": False, "fault_rate": True, "audit": True}
+
+
+def test_missing_sanity_arms_faults_and_audits_are_each_a_reason():
+    rows = [_row("fact_store@hard", 0.70), _row("bm25@hard", 0.5, valid=False, fault_rate=0.2)]
+    checked = verify_rows(rows, 0.05, {"made-up-001/short": "probe p3 has no evidence"})
+    assert checked["bm25@hard"].reasons == (
+        "no sanity arm ran beside it (e.g. --backend sentence_log)",
+        "20.0% of its calls faulted or were skipped (limit 5.0%)",
+        "audit failed on made-up-001/short: probe p3 has no evidence",
+    )
+    assert verify_rows(rows)["fact_store@hard"].checks["audit"] is None
+    assert verify_rows(rows)["fact_store@hard"].line().startswith("unverified: no sanity arm")
