@@ -43,7 +43,8 @@ def _checks(
     leaderboard: str, summary: dict[str, object], compare: str, registered: list[str]
 ) -> None:
     header = leaderboard.splitlines()[0].split()
-    assert header[-2:] == ["LPS", "Recall"]
+    # The registered metric's column follows the suite's, before the verification status.
+    assert header[-3:] == ["LPS", "Recall", "status"]
     cells = summary["cells"]
     assert isinstance(cells, list)
     for cell in cells:

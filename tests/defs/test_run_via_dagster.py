@@ -168,7 +168,8 @@ def test_the_reports_ride_in_the_last_cell_s_run_with_its_checks(runs: dict[str,
         for e in instance.all_logs(last, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
         if e.dagster_event is not None
     }
-    assert checks == {"gate_lineage", "rows_per_session"}
+    # The cell's own checks, and the leaderboard's trust checks on the finished board.
+    assert checks == {"gate_lineage", "rows_per_session", "sanity_arms", "fault_rate_validity"}
 
 
 @pytest.mark.slow

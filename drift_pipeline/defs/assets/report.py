@@ -110,7 +110,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                 f"{cell.fault_rate:.1%} of its calls faulted or were skipped "
                 f"(limit {cell.max_fault_rate:.1%})"
             )
-    summary = summary_json(cells, con_scenarios(cells))
+    summary = summary_json(cells, _scenarios_of(cells))
     record = _record(storage, summary)
     plots = _plots(storage, record)
     return dg.MaterializeResult(
@@ -149,7 +149,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
     )
 
 
-def con_scenarios(cells: Sequence[Any]) -> list[str]:
+def _scenarios_of(cells: Sequence[Any]) -> list[str]:
     """The scenarios of the stored cells, in order of first appearance."""
     return list(dict.fromkeys(str(cell.scenario) for cell in cells))
 
