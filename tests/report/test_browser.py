@@ -64,7 +64,7 @@ def test_the_report_shows_its_table_plots_and_drill_down(report_page: Path, tmp_
             page.screenshot(path=str(tmp_path / "plot.png"))
             # From the leaderboard to the arm, then to a probe and its verdict.
             table.locator(f'a[href="#arm-{first_arm.replace("@", "_")}"]').click()
-            arm = page.locator(f'section#arm-{first_arm.replace("@", "_")}')
+            arm = page.locator(f"section#arm-{first_arm.replace('@', '_')}")
             expect(arm).to_be_in_viewport()
             arm.locator("ul a").first.click()
             probe = page.locator("section.probe:target")
