@@ -15,7 +15,16 @@ where it runs (:data:`DEPLOYMENTS`) with a ``deployment`` attribute.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._protocol import CountsOwnStorage, HasSnapshot, MemoryBackend, Message, TokenCounts
+from ._protocol import (
+    STORE_ENTITY_KEYWORD,
+    CountsOwnStorage,
+    DescribesService,
+    HasSnapshot,
+    IngestsAsynchronously,
+    MemoryBackend,
+    Message,
+    TokenCounts,
+)
 
 if TYPE_CHECKING:
     from ._arms import Arm, Gate
@@ -93,6 +102,7 @@ __all__ = [
     "GATE_ENTRY_POINT_GROUP",
     "MAX_FAULT_RATE",
     "READ_POLICIES",
+    "STORE_ENTITY_KEYWORD",
     "Arm",
     "BackendInstance",
     "BackendStartError",
@@ -100,12 +110,14 @@ __all__ = [
     "CallResult",
     "CellRun",
     "CountsOwnStorage",
+    "DescribesService",
     "FaultShare",
     "FirstToken",
     "Gate",
     "GateRegistration",
     "GateStrategy",
     "HasSnapshot",
+    "IngestsAsynchronously",
     "IsolationError",
     "LoopConfig",
     "LoopTiming",

@@ -127,3 +127,18 @@ STORE_ENTITY_KEYWORD = "entity_id"
 it is the principal; in a multi-peer world the harness stores a session once per entity that
 attended it. Backends written to the spec's two-argument ``store`` keep working unchanged.
 """
+
+
+@runtime_checkable
+class DescribesService(Protocol):
+    """Optional: an adapter to a memory service or library says what it runs against.
+
+    The harness records the returned mapping in the run manifest under the arm, so a row can be
+    traced to the service and SDK it measured. Typical keys: ``service``, ``service_version``
+    (as the service reports it, or ``unknown``), ``sdk``, ``sdk_version``, ``endpoint`` (a URL
+    without credentials), ``embedder``, ``llm``. Values must never contain a key or token.
+    """
+
+    def service_info(self) -> dict[str, str]:
+        """What this arm runs against, as short strings."""
+        ...
