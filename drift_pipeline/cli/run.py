@@ -96,6 +96,12 @@ if TYPE_CHECKING:
     f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}), and "
     "its remaining calls there are skipped.",
 )
+@click.option(
+    "--real-clock",
+    is_flag=True,
+    help="Backends' clocks read the real time; by default, during each store and retrieve, "
+    "time.time(), datetime.now() and the like read the simulated time of its session.",
+)
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
     "--backend-config",
@@ -167,6 +173,7 @@ def command(
     call_timeout: float,
     max_consecutive_faults: int,
     max_fault_rate: float,
+    real_clock: bool,
     fail_on_error: bool,
     backend_config: Path | None,
     braincore_adapter: str | None,
@@ -199,6 +206,7 @@ def command(
         max_fault_rate=max_fault_rate,
         jobs=jobs,
         keep_going=keep_going,
+        simulated_clock=not real_clock,
     )
     started = time.perf_counter()
     result = run_exec(sources, opened, options, via)

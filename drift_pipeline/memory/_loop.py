@@ -108,6 +108,9 @@ class LoopConfig:
         first_token: The reader model that answers each opening message over what the
             session-start read returned, its first token timed (see :mod:`._first_token`);
             ``None``: no reader model, TTFRT at session start is modelled.
+        simulated_clock: During each store and retrieve the backend's clocks (``time.time``,
+            ``datetime.now``…) read the simulated time of the session (see :mod:`._clock`);
+            off: they read the real time.
     """
 
     call_timeout: float = 30.0
@@ -121,6 +124,7 @@ class LoopConfig:
     meter: bool = True
     reads: str = DEFAULT_READ_POLICY
     first_token: FirstToken | None = None
+    simulated_clock: bool = True
 
     def __post_init__(self) -> None:
         check_read_policy(self.reads)
@@ -353,6 +357,8 @@ class _Replicate:
     """When the agent reads memory before a session is stored (see :mod:`._session_reads`)."""
     first_token: FirstToken | None = None
     """Times the reader model's first token at each session start (see :mod:`._first_token`)."""
+    clock: bool = True
+    """Send each call with its session's simulated time (see :mod:`._clock`)."""
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
@@ -403,15 +409,18 @@ class _Replicate:
         reads_before: list[list[dict[str, Any]]] = []
         for session in run:
             asks = read_requests(session.session_id, session.messages, self.read_policy)
+            store: dict[str, Any] = {
+                "session_id": session.session_id,
+                "messages": self.gate.backend_messages(session.messages, session.timestamp),
+                "snapshot": session.index + 1 in self.probes_at,
+            }
+            if self.clock:
+                for ask in asks:
+                    ask["at"] = session.timestamp
+                store["at"] = session.timestamp
             reads_before.append(asks)
             requests += asks
-            requests.append(
-                {
-                    "session_id": session.session_id,
-                    "messages": self.gate.backend_messages(session.messages, session.timestamp),
-                    "snapshot": session.index + 1 in self.probes_at,
-                }
-            )
+            requests.append(store)
         mark = started
         incarnation = self.worker.restarts
         results = self.worker.store_many(requests) if self.skipping is None else None
@@ -572,14 +581,15 @@ class _Replicate:
             if self.skipping is not None:
                 answer = CallResult(False, 0.0, 0.0, {}, self.skipping)
             else:
-                answer = await self.worker.call(
-                    {
-                        "op": "retrieve",
-                        "session_id": session.session_id,
-                        "entity_id": asker,
-                        "query": question,
-                    }
-                )
+                ask = {
+                    "op": "retrieve",
+                    "session_id": session.session_id,
+                    "entity_id": asker,
+                    "query": question,
+                }
+                if self.clock:
+                    ask["at"] = session.timestamp
+                answer = await self.worker.call(ask)
                 self._count_fault(answer.ok)
                 if self.skipping is not None:
                     await self.worker.abandon()
@@ -672,6 +682,7 @@ async def _run_replicate(
         meter=account,
         read_policy=config.reads,
         first_token=config.first_token,
+        clock=config.simulated_clock,
     )
     try:
         started = await worker.start()

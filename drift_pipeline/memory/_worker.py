@@ -14,6 +14,8 @@ response line per session, in order, each sent as soon as that session is stored
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
 level), ``{"op": "close"}``.
+A store or retrieve may carry ``at``, the simulated time of its session (ISO 8601): the
+worker's clocks read it during the call (see :mod:`._clock`).
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
 backend's LLM token counters) and, on failure, ``error`` (one line). A store or retrieve that
 returned also has ``t0``/``t1``: when the backend call began and ended, in
@@ -38,6 +40,7 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
+from ._clock import SimulatedClock
 from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
@@ -153,6 +156,13 @@ class _Worker:
         # the harness killing and restarting it.
         self.deadline: float | None = None
         self.last_counts = {"write": 0, "read": 0}
+        self.clock = SimulatedClock()
+
+    def _at(self, request: dict[str, Any]) -> None:
+        """Move the clock to the simulated time of the call's session, if the harness sent one."""
+        at = request.get("at")
+        if at is not None:
+            self.clock.advance(str(at))
 
     def _counts(self) -> dict[str, Any]:
         """The backend's LLM token counters; a broken or impossible one is a recorded fault.
@@ -185,7 +195,7 @@ class _Worker:
                 f"timeout after {self.deadline:g}s; cancelled in the worker"
             ) from None
 
-    def store(self, session_id: str, messages: Any, send_snapshot: Any) -> dict[str, Any]:
+    def store(self, request: dict[str, Any]) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
 
         The size comes from the backend's ``storage_tokens()`` when it has one (see
@@ -194,6 +204,9 @@ class _Worker:
         """
         if self.backend is None:
             raise RuntimeError("store before the backend was constructed")
+        session_id, messages = request["session_id"], request["messages"]
+        send_snapshot = request.get("snapshot")
+        self._at(request)
         began = time.monotonic_ns()
         started = time.perf_counter()
         self._run(self.backend.store(session_id, messages))
@@ -267,8 +280,9 @@ class _Worker:
         if self.backend is None:
             raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
-            return self.store(request["session_id"], request["messages"], request.get("snapshot"))
+            return self.store(request)
         if op == "retrieve":
+            self._at(request)
             began = time.monotonic_ns()
             started = time.perf_counter()
             context = self._run(
@@ -417,10 +431,8 @@ def _store_many(
         item = sessions.pop()
         started = time.perf_counter()
         try:
-            if item.get("op") == "retrieve":  # a read before a session (see _session_reads)
-                response = worker.handle(item)
-            else:
-                response = worker.store(item["session_id"], item["messages"], item.get("snapshot"))
+            # A read before a session (see _session_reads), or a store.
+            response = worker.handle(item) if item.get("op") == "retrieve" else worker.store(item)
         except Exception as error:
             elapsed = (time.perf_counter() - started) * 1000
             response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}

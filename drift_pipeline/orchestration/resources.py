@@ -208,6 +208,10 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
         default=LoopConfig.max_fault_rate,
         description="Share of a cell's calls that may fault or be skipped before it is invalid.",
     )
+    simulated_clock: bool = Field(
+        default=LoopConfig.simulated_clock,
+        description="Backends' clocks read each session's simulated time during its calls.",
+    )
 
     def config(self, root: StorageRoot) -> LoopConfig:
         """The loop settings, with a local storage root protected from backends."""
@@ -218,4 +222,5 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
             self.concurrency,
             max_consecutive_faults=self.max_consecutive_faults,
             max_fault_rate=self.max_fault_rate,
+            simulated_clock=self.simulated_clock,
         )

@@ -134,6 +134,8 @@ class DriftHarness:
         max_fault_rate: Share of a cell's calls that may fault or be skipped; past it the cell
             is invalid (``valid`` is false, its fault rate is listed instead of a rank) and
             its remaining calls are skipped.
+        simulated_clock: During each store and retrieve the backend's clocks read the
+            simulated time of its session (default); ``False``: the real time.
         jobs: Worlds run at once, each in its own process; latencies are then measured under
             that load. Above 1, a script must guard its run with ``if __name__ == "__main__":``
             (the processes are spawned, which re-imports the script).
@@ -174,6 +176,7 @@ class DriftHarness:
         call_timeout: float = 30.0,
         max_consecutive_faults: int = LoopConfig.max_consecutive_faults,
         max_fault_rate: float = LoopConfig.max_fault_rate,
+        simulated_clock: bool = True,
         jobs: int = 1,
         isolate: bool = True,
         reader: ReaderName = "context",
@@ -216,6 +219,7 @@ class DriftHarness:
                 isolate=isolate,
                 max_consecutive_faults=max_consecutive_faults,
                 max_fault_rate=max_fault_rate,
+                simulated_clock=simulated_clock,
             ),
             backend_options={k: dict(v) for k, v in (backend_options or {}).items()},
             evaluation=evaluation,

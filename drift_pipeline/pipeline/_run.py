@@ -403,6 +403,7 @@ def run_manifest(
         "reader": pins["reader"],
         "judge": pins["judge"],
         "call_timeout_s": options.loop.call_timeout,
+        "simulated_clock": options.loop.simulated_clock,
         "machine": {
             "python": platform.python_version(),
             "system": platform.system(),
