@@ -83,9 +83,9 @@ if TYPE_CHECKING:
     type=click.IntRange(min=0),
     default=5,
     show_default=True,
-    help="After this many faulted calls in a row (a cell's replicates counted together), the "
-    "arm's remaining calls in that world are recorded as skipped instead of being made "
-    "(0: never skip).",
+    help="After this many faulted calls of one kind (store, retrieve) in a row in one "
+    "replicate, that replicate's remaining calls of that kind are recorded as skipped instead "
+    "of being made (0: never skip).",
 )
 @click.option(
     "--max-fault-rate",
@@ -93,8 +93,8 @@ if TYPE_CHECKING:
     default=0.05,
     show_default=True,
     help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
-    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}), and "
-    "its remaining calls there are skipped.",
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}); a "
+    "replicate whose faults of one kind alone pass it skips its remaining calls of that kind.",
 )
 @click.option(
     "--real-clock",

@@ -13,11 +13,16 @@ response line per session, in order, each sent as soon as that session is stored
 ``{"op": "retrieve", ...}`` among them is a read answered in its place, as a single retrieve),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
-level), ``{"op": "close"}``.
+level), ``{"op": "close"}``. An ``init`` may carry ``skips``, the harness's skip rule for the
+replicate (see :mod:`._skips`), and ``clock``, true when calls will carry ``at`` (below); a
+store or retrieve of a kind it has cut off is answered
+``{"ok": false, "skipped": true, "error": ...}`` without reaching the backend.
 A store or retrieve may carry ``at``, the simulated time of its session (ISO 8601): the
 worker's clocks read it during the call (see :mod:`._clock`).
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
-backend's LLM token counters) and, on failure, ``error`` (one line). A store or retrieve that
+backend's LLM token counters) and, on failure, ``error`` (one line) and, for an exception
+raised in the backend's code or a library it calls, ``where`` (``file:line``, also at the end
+of ``error``). A store or retrieve that
 returned also has ``t0``/``t1``: when the backend call began and ended, in
 ``time.monotonic_ns()`` (the token meter's clock: see :mod:`drift_pipeline.llm._meter`). A
 backend without ``snapshot()`` answers stores with ``storage_tokens`` null.
@@ -44,6 +49,7 @@ from ._clock import SimulatedClock
 from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
+from ._skips import OP_KIND, SkipRule
 
 _PIPE_BYTES = 1 << 20
 MAX_COUNT = 2**53
@@ -93,16 +99,30 @@ def _location(error: BaseException) -> str | None:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
-def start_error_line(error: BaseException) -> str:
-    """One line for a backend that could not be built: the error, its cause and where it arose."""
+def error_line(error: BaseException) -> tuple[str, str | None]:
+    """One line for a backend's fault: the error, its cause and where it arose; and that place.
+
+    The place is ``file:line`` in the backend's own code or a library it calls (``None`` for a
+    timeout, and for a fault the harness's own checks found).
+    """
     text = _one_line(error)
+    if isinstance(error, CallTimedOut):  # its chain ends in asyncio's cancellation machinery
+        return text, None
     origin = _origin(error)
     if origin is not error:
         cause = _one_line(origin)
         if cause not in text:
             text = f"{text} (caused by {cause})"
     where = _location(origin)
-    return f"{text} at {_printable(where)}" if where else text
+    if where is None:
+        return text, None
+    where = _printable(where)
+    return f"{text} at {where}", where
+
+
+def start_error_line(error: BaseException) -> str:
+    """One line for a backend that could not be built: the error, its cause and where it arose."""
+    return error_line(error)[0]
 
 
 def _printable(text: str) -> str:
@@ -157,6 +177,9 @@ class _Worker:
         self.deadline: float | None = None
         self.last_counts = {"write": 0, "read": 0}
         self.clock = SimulatedClock()
+        # The harness's skip rule for this replicate, as it stood at this (re)start: calls of
+        # a kind it cuts off are answered as skipped without reaching the backend.
+        self.skips = SkipRule()
 
     def _at(self, request: dict[str, Any]) -> None:
         """Move the clock to the simulated time of the call's session, if the harness sent one."""
@@ -262,6 +285,10 @@ class _Worker:
             encoding()
             deadline = request.get("deadline")
             self.deadline = float(deadline) if isinstance(deadline, int | float) else None
+            if request.get("skips") is not None:
+                self.skips = SkipRule.from_state(request["skips"])
+            if request.get("clock"):
+                self.clock.prepare()  # its import would otherwise fall in the first call's time
             started = time.perf_counter()
             if request.get("instance") is not None:
                 # Unpickled here, after isolation: the instance's code runs in the sandbox only.
@@ -343,6 +370,35 @@ class _Worker:
             return {"ok": True, "ms": 0.0, "snapshot": _printable(snapshot), **self._counts()}
         raise ValueError(f"unknown op {op!r}")
 
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The response to one request, a backend's exception contained as a fault.
+
+        A store or retrieve of a kind the skip rule has cut off is answered as skipped without
+        a call; every other one is counted by the rule, as the harness counts it.
+        """
+        op = request.get("op")
+        kind = OP_KIND.get(str(op))
+        if kind is not None:
+            reason = self.skips.reason(kind)
+            if reason is not None:
+                self.skips.count(kind, False)
+                return {"ok": False, "ms": 0.0, "error": reason, "skipped": True, **self._counts()}
+        started = time.perf_counter()
+        try:
+            response = self.handle(request)
+        except Exception as error:
+            # The time the call took before it raised still counts as its latency.
+            elapsed = (time.perf_counter() - started) * 1000
+            message, where = error_line(error)
+            response = {"ok": False, "ms": elapsed, "error": message, **self._counts()}
+            if where is not None:
+                response["where"] = where
+            if op == "init":
+                response["start_error"] = True
+        if kind is not None:
+            self.skips.count(kind, bool(response["ok"]))
+        return response
+
 
 def _widen_pipes(*descriptors: int) -> None:
     """Give the protocol pipes room for a whole run of sessions or a large snapshot.
@@ -396,14 +452,7 @@ def main() -> None:
             continue
         started = time.perf_counter()
         try:
-            response = worker.handle(request)
-        except Exception as error:
-            # The time the call took before it raised still counts as its latency.
-            elapsed = (time.perf_counter() - started) * 1000
-            message = start_error_line(error) if op == "init" else _one_line(error)
-            response = {"ok": False, "ms": elapsed, "error": message, **worker._counts()}
-            if op == "init":
-                response["start_error"] = True
+            response = worker.answer(request)
         except BaseException as error:  # SystemExit from a backend's module: not a crash
             if op != "init":
                 raise
@@ -429,13 +478,8 @@ def _store_many(
     sessions.reverse()  # pop() from the end hands them over in order, each dropped as it goes
     while sessions:
         item = sessions.pop()
-        started = time.perf_counter()
-        try:
-            # A read before a session (see _session_reads), or a store.
-            response = worker.handle(item) if item.get("op") == "retrieve" else worker.store(item)
-        except Exception as error:
-            elapsed = (time.perf_counter() - started) * 1000
-            response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
+        item.setdefault("op", "store")  # else a read before a session (see _session_reads)
+        response = worker.answer(item)
         del item
         respond(response)
 

@@ -187,10 +187,12 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
         isolate: Sandbox the backends (off only for debugging; recorded in the manifest).
         concurrency: Replicates run at once.
         backend_options: Constructor options per backend name.
-        max_consecutive_faults: Faulted calls in a row after which the arm's remaining calls
-            in the world are recorded as skipped (0: never skip).
+        max_consecutive_faults: Faulted calls of one kind in a row in a replicate after which
+            its remaining calls of that kind are recorded as skipped (0: never skip).
         max_fault_rate: Share of a cell's calls that may fault or be skipped; past it the cell
             is invalid (reported with its fault rate, never ranked).
+        simulated_clock: Backends' clocks read each session's simulated time during its
+            calls (off: the real time).
     """
 
     call_timeout: float = Field(default=30.0, description="Seconds before a call is a fault.")
@@ -201,8 +203,8 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
     )
     max_consecutive_faults: int = Field(
         default=LoopConfig.max_consecutive_faults,
-        description="Faulted calls in a row before an arm's remaining calls in a world are "
-        "skipped (0: never).",
+        description="Faulted calls of one kind in a row in a replicate before its remaining "
+        "calls of that kind are skipped (0: never).",
     )
     max_fault_rate: float = Field(
         default=LoopConfig.max_fault_rate,
