@@ -58,6 +58,7 @@ def report_run(
     if result.llm_usage:
         _echo_llm_usage(result)
     _echo_faults(result.cells)
+    _echo_time_to_queryable(result.cells)
     payload = summary_json(result.cells, [source.id for source in opened], limit, audits)
     record = record_run(options.out, payload, result.manifest)
     if record is not None:
@@ -121,6 +122,21 @@ def _echo_faults(cells: Sequence[CellResult]) -> None:
             click.echo(f"    {first}")
         for other in summary.other[:1]:
             click.echo(f"    also: {other}")
+
+
+def _echo_time_to_queryable(cells: Sequence[CellResult]) -> None:
+    """Per cell of a backend that ingests asynchronously: how long its stores took to be found."""
+    waited = [cell for cell in cells if cell.run.time_to_queryable]
+    if not waited:
+        return
+    click.echo("time to queryable after each store (asynchronous ingestion, waited for):")
+    for cell in waited:
+        figures = cell.run.time_to_queryable or {}
+        click.echo(
+            f"  {cell.arm.key} on {cell.scenario}/{cell.horizon}: p50 {figures['p50']:.1f} ms, "
+            f"p95 {figures['p95']:.1f} ms, max {figures['max']:.1f} ms over "
+            f"{int(figures['sessions'])} sessions (column queryable_ms of memory_snapshots)"
+        )
 
 
 def _first_fault(cells: Sequence[CellResult]) -> str | None:

@@ -155,6 +155,7 @@ class BackendWorker:
         self.isolation = "not-started"
         self.version = ""
         self.deployment = "local"
+        self.service: dict[str, str] = {}
         self.restarts = 0
         # After a fault the worker is killed at once but started again only when the next call
         # needs it: a cell cut off at that fault never pays for a restart it would not use.
@@ -207,6 +208,8 @@ class BackendWorker:
             self.isolation = str(result.data.get("isolation", "process"))
             self.version = str(result.data.get("version", ""))
             self.deployment = str(result.data.get("deployment", "local"))
+            service = result.data.get("service")
+            self.service = dict(service) if isinstance(service, dict) else {}
         return result
 
     async def _launch(self) -> None:

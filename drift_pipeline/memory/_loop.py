@@ -47,6 +47,7 @@ from ._session_reads import (
     check_read_policy,
     planned_reads,
     read_requests,
+    session_agents,
 )
 from ._skips import RETRIEVE, STORE, SkipRule
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
@@ -177,9 +178,11 @@ class LoopTiming:
         backend = np.asarray(snapshots["write_ms"], dtype=np.float64)
         loop = np.asarray(snapshots["write_round_trip_ms"], dtype=np.float64)
         session_reads = np.asarray([sum(ms) for ms in snapshots["session_read_ms"]], np.float64)
+        # Waits until queryable are the backend's time too (a mean of its stores'), not the loop's.
+        waits = np.asarray([ms or 0.0 for ms in snapshots["queryable_ms"]], np.float64)
         reads = np.sort(np.asarray(retrievals["read_ms"], dtype=np.float64))
         sessions = int(backend.size)
-        extra_us = (loop - backend - session_reads) * 1000
+        extra_us = (loop - backend - session_reads - waits) * 1000
         rank = math.ceil(0.99 * reads.size) - 1
         return cls(
             wall_s=wall_s,
@@ -231,6 +234,11 @@ class CellRun(FaultShare):
     max_fault_rate: float = MAX_FAULT_RATE
     deployment: str = "local"
     """Where the backend runs, as it declares (``local`` or ``cloud``): its latency budget."""
+    service: dict[str, str] = field(default_factory=dict)
+    """What the backend says it runs against (``DescribesService``): service, SDK, versions."""
+    time_to_queryable: dict[str, float] | None = None
+    """For a backend that ingests asynchronously: ``p50``, ``p95``, ``max`` (ms) and
+    ``sessions`` of ``queryable_ms`` over its answered stores; ``None`` for one that does not."""
     fault_summary: FaultSummary = field(default_factory=FaultSummary)
     """The faults by call kind and the first errors, for a person to act on."""
 
@@ -382,6 +390,8 @@ class _Replicate:
                 "session_id": session.session_id,
                 "messages": self.gate.backend_messages(session.messages, session.timestamp),
                 "snapshot": session.index + 1 in self.probes_at,
+                # Whose memory it goes into, for a backend whose store() takes entity_id.
+                "entities": session_agents(session.messages),
             }
             if self.clock:
                 for ask in asks:
@@ -520,6 +530,7 @@ class _Replicate:
             tier=session.tier,
             transcript_tokens=session.transcript_tokens,
             write_ms=result.backend_ms,
+            queryable_ms=data.get("queryable_ms") if result.ok else None,
             write_tokens=0,  # charged at the end of the cell (see _metering.charge)
             metered_write_tokens=self._metered(result),
             reported_write_tokens=max(0, write_now - self.write_total),
@@ -667,7 +678,8 @@ async def _run_replicate(
             collect_worker_cache(worker, worker_cache)
         await worker.close()
     _book_the_rest(state)
-    return _ReplicateOutcome(isolation, version, state.faults, deployment, state.tally)
+    service = {key: redact(value, state.secrets) or "" for key, value in worker.service.items()}
+    return _ReplicateOutcome(isolation, version, state.faults, deployment, state.tally, service)
 
 
 class _ReplicateOutcome(NamedTuple):
@@ -678,6 +690,7 @@ class _ReplicateOutcome(NamedTuple):
     faults: list[str]
     deployment: str
     tally: FaultSummary
+    service: dict[str, str]
 
 
 def _book_the_rest(state: _Replicate) -> None:
@@ -835,7 +848,30 @@ def run_cell(
         max_fault_rate=config.max_fault_rate,
         deployment=deployment,
         fault_summary=FaultSummary.merged([r.tally for r in results]),
+        service=next((r.service for r in results if r.service), {}),
+        time_to_queryable=time_to_queryable(snapshot_rows["queryable_ms"]),
     )
+
+
+def time_to_queryable(waits: list[float | None]) -> dict[str, float] | None:
+    """Nearest-rank p50 and p95, and the largest, of a cell's waits until queryable (ms).
+
+    ``None`` when no store of the cell was waited for (a backend that does not ingest
+    asynchronously, or one whose every store faulted).
+    """
+    measured = np.sort(np.asarray([ms for ms in waits if ms is not None], dtype=np.float64))
+    if not measured.size:
+        return None
+
+    def rank(share: float) -> float:
+        return float(measured[max(0, math.ceil(share * measured.size) - 1)])
+
+    return {
+        "p50": rank(0.50),
+        "p95": rank(0.95),
+        "max": float(measured[-1]),
+        "sessions": float(measured.size),
+    }
 
 
 _CELL_CONSTANTS = ("scenario", "horizon", "arm", "backend", "gate")

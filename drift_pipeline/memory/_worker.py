@@ -48,7 +48,7 @@ from drift_pipeline.tokens import LineCounter, encoding
 from ._clock import SimulatedClock
 from ._deployment import deployment_of
 from ._instance import unpack_backend
-from ._protocol import MemoryBackend
+from ._protocol import STORE_ENTITY_KEYWORD, MemoryBackend
 from ._skips import OP_KIND, SkipRule
 
 _PIPE_BYTES = 1 << 20
@@ -63,6 +63,47 @@ _PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 class CallTimedOut(Exception):
     """A backend coroutine that outran the worker's own deadline and was cancelled."""
+
+
+class NeverQueryable(Exception):
+    """A backend's ``wait_until_queryable()`` raised: what it stored never became findable."""
+
+
+async def _awaited(value: Any) -> Any:
+    """``value``, awaited if it is awaitable (a backend method written without ``async``)."""
+    return await value if inspect.isawaitable(value) else value
+
+
+def service_of(backend: object) -> dict[str, str]:
+    """What ``backend`` says it runs against (:class:`DescribesService`), ``{}`` if it says nothing.
+
+    Raises:
+        TypeError: ``service_info()`` returned something other than a mapping of short strings.
+    """
+    describe = getattr(backend, "service_info", None)
+    if not callable(describe):
+        return {}
+    info = describe()
+    if not isinstance(info, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and len(k) <= 100 and len(v) <= 500
+        for k, v in info.items()
+    ):
+        raise TypeError(
+            f"service_info() returned {info!r:.80}, expected a dict of short strings to strings"
+        )
+    return {k: _printable(v) for k, v in info.items()}
+
+
+def takes_keyword(method: Any, name: str) -> bool:
+    """Whether ``method`` accepts the keyword argument ``name`` (by name, not ``**kwargs``)."""
+    try:
+        parameter = inspect.signature(method).parameters.get(name)
+    except (TypeError, ValueError):  # no introspectable signature
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def _one_line(error: BaseException) -> str:
@@ -180,6 +221,11 @@ class _Worker:
         # The harness's skip rule for this replicate, as it stood at this (re)start: calls of
         # a kind it cuts off are answered as skipped without reaching the backend.
         self.skips = SkipRule()
+        # What the backend declares (see _protocol): its store takes the entity whose memory a
+        # session goes into; it ingests asynchronously (waited for after every store).
+        self.store_entity = False
+        self.waits = False
+        self.waiting = False  # inside wait_until_queryable (named by a timeout's error)
 
     def _at(self, request: dict[str, Any]) -> None:
         """Move the clock to the simulated time of the call's session, if the harness sent one."""
@@ -214,9 +260,40 @@ class _Worker:
         try:
             return self.loop.run_until_complete(_bounded(value, self.deadline))
         except TimeoutError:
+            during = " while waiting until queryable" if self.waiting else ""
+            self.waiting = False
             raise CallTimedOut(
-                f"timeout after {self.deadline:g}s; cancelled in the worker"
+                f"timeout after {self.deadline:g}s{during}; cancelled in the worker"
             ) from None
+
+    async def _store_and_wait(
+        self, session_id: str, messages: Any, entities: list[str]
+    ) -> float | None:
+        """Store a session for each entity whose memory it is, then wait until it is queryable.
+
+        Returns the wait in ms (``None`` for a backend that does not ingest asynchronously).
+        One coroutine, so the worker's deadline covers the stores and the wait together.
+        """
+        assert self.backend is not None
+        if self.store_entity:  # a session without messages goes into nobody's memory
+            for entity in entities:
+                await _awaited(
+                    self.backend.store(session_id, messages, **{STORE_ENTITY_KEYWORD: entity})
+                )
+        else:
+            await _awaited(self.backend.store(session_id, messages))
+        if not self.waits:
+            return None
+        started = time.perf_counter()
+        # Left set if the deadline cancels the wait: the timeout's error then says so.
+        self.waiting = True
+        try:
+            await _awaited(self.backend.wait_until_queryable(session_id))  # type: ignore[attr-defined]
+        except Exception as error:
+            self.waiting = False
+            raise NeverQueryable(f"wait_until_queryable(): {_one_line(error)}") from error
+        self.waiting = False
+        return (time.perf_counter() - started) * 1000
 
     def store(self, request: dict[str, Any]) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
@@ -232,14 +309,22 @@ class _Worker:
         self._at(request)
         began = time.monotonic_ns()
         started = time.perf_counter()
-        self._run(self.backend.store(session_id, messages))
-        elapsed = (time.perf_counter() - started) * 1000
-        # When the call ended on the token meter's clock: its model calls are booked to it.
+        queryable_ms: float | None = None
+        if self.store_entity or self.waits:
+            queryable_ms = self._run(
+                self._store_and_wait(session_id, messages, request.get("entities") or [])
+            )
+        else:
+            self._run(self.backend.store(session_id, messages))
+        elapsed = (time.perf_counter() - started) * 1000 - (queryable_ms or 0.0)
+        # When the call ended on the token meter's clock: its model calls are booked to it
+        # (those of the background processing waited for too).
         response: dict[str, Any] = {
             "ok": True,
             "ms": elapsed,
             "t0": began,
             "t1": time.monotonic_ns(),
+            "queryable_ms": queryable_ms,
         }
         shows = getattr(self.backend, "snapshot", None)
         if not callable(shows):
@@ -295,11 +380,14 @@ class _Worker:
                 self.backend = unpack_backend(request["instance"], request["backend"])
             else:
                 self.backend = load_backend(request["backend"], request.get("options") or {})
+            self.store_entity = takes_keyword(self.backend.store, STORE_ENTITY_KEYWORD)
+            self.waits = callable(getattr(self.backend, "wait_until_queryable", None))
             return {
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,
                 "version": str(getattr(self.backend, "version", "")),
                 "deployment": deployment_of(self.backend),
+                "service": service_of(self.backend),
                 **self._counts(),
             }
         if op == "ping":  # the harness checking that isolation starts, before any backend

@@ -146,6 +146,8 @@ def stage_cell_run(writer: StagedWrite, world: WorldKey, run: CellRun) -> None:
         "deployment": run.deployment,
         "faults": run.faults,
         "fault_summary": run.fault_summary.to_json(),
+        "service": run.service,
+        "time_to_queryable_ms": run.time_to_queryable,
         "max_fault_rate": run.max_fault_rate,
     }
     writer.put_text(
@@ -187,6 +189,8 @@ def load_cell_run(root: StorageRoot, cell: CellKey) -> CellRun:
         faulted_calls=faulted_calls,
         max_fault_rate=_fault_limit(manifest),
         fault_summary=FaultSummary.from_json(manifest.get("fault_summary")),
+        service={str(k): str(v) for k, v in (manifest.get("service") or {}).items()},
+        time_to_queryable=manifest.get("time_to_queryable_ms"),
     )
 
 
@@ -292,6 +296,8 @@ def stored_result(
         faulted_calls=faulted_calls,
         max_fault_rate=_fault_limit(manifest),
         fault_summary=FaultSummary.from_json(manifest.get("fault_summary")),
+        service={str(k): str(v) for k, v in (manifest.get("service") or {}).items()},
+        time_to_queryable=manifest.get("time_to_queryable_ms"),
     )
     return CellResult(
         scenario=source.id,
