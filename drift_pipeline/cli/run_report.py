@@ -99,7 +99,7 @@ def _echo_faults(cells: Sequence[CellResult]) -> None:
 
     by_arm: dict[str, list[CellResult]] = {}
     for cell in cells:
-        if cell.faults:
+        if cell.faults:  # faulted calls, retries, refused model calls
             by_arm.setdefault(cell.arm.key, []).append(cell)
     if not by_arm:
         return
@@ -113,6 +113,9 @@ def _echo_faults(cells: Sequence[CellResult]) -> None:
         kinds = ", ".join(f"{kind} {summary.faulted[kind]}" for kind in CALL_KINDS)
         skipped = sum(summary.skipped.values())
         skips = f"; {skipped} of them skipped, not made" if skipped else ""
+        retried = sum(summary.retried.values())
+        if retried:
+            skips += f"; {retried} retries after the service refused"
         click.echo(
             f"  {arm}: {summary.total} of {calls} calls faulted in {len(faulting)} "
             f"world(s) ({kinds}{skips})"

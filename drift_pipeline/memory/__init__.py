@@ -24,6 +24,7 @@ from ._protocol import (
     IngestsAsynchronously,
     MemoryBackend,
     Message,
+    RecordsRetries,
     TokenCounts,
 )
 
@@ -131,6 +132,7 @@ __all__ = [
     "Message",
     "ReaderBuffer",
     "RecentTranscripts",
+    "RecordsRetries",
     "TokenCounts",
     "call_counts",
     "check_isolation",

@@ -51,6 +51,8 @@ class FaultSummary:
         first_error: The first fault that was not a skip.
         first_exception: The first fault raised as an exception in the backend's code.
         other: Faults that are no call (model calls the token meter refused), in order.
+        retried: Retries an adapter made after a service refused (rate limits, server
+            errors), by kind of the call they belong to; that call may still have answered.
     """
 
     faulted: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CALL_KINDS, 0))
@@ -58,6 +60,7 @@ class FaultSummary:
     first_error: FaultedCall | None = None
     first_exception: FaultedCall | None = None
     other: list[str] = field(default_factory=list)
+    retried: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CALL_KINDS, 0))
 
     @property
     def total(self) -> int:
@@ -93,6 +96,7 @@ class FaultSummary:
             for kind in CALL_KINDS:
                 total.faulted[kind] += part.faulted[kind]
                 total.skipped[kind] += part.skipped[kind]
+                total.retried[kind] += part.retried[kind]
             total.first_error = total.first_error or part.first_error
             total.first_exception = total.first_exception or part.first_exception
             total.other += part.other
@@ -117,6 +121,7 @@ class FaultSummary:
             "first_error": call(self.first_error),
             "first_exception": call(self.first_exception),
             "other": list(self.other),
+            "retried": dict(self.retried),
         }
 
     @classmethod
@@ -138,4 +143,5 @@ class FaultSummary:
             first_error=call(data.get("first_error")),
             first_exception=call(data.get("first_exception")),
             other=[str(line) for line in data.get("other", [])],
+            retried={kind: int(data.get("retried", {}).get(kind, 0)) for kind in CALL_KINDS},
         )

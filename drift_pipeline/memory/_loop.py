@@ -342,6 +342,13 @@ class _Replicate:
         self.refused += booked.refused
         return booked.total
 
+    def _retried(self, kind: str, call: str, result: CallResult) -> None:
+        """Record the retries an adapter made during one call (``RecordsRetries``) as faults."""
+        for note in result.data.get("retries") or ():
+            line = redact(_text(note), self.secrets)
+            self.faults.append(f"replicate {self.replicate} {call}: retried: {line}")
+            self.tally.retried[kind] += 1
+
     def _tally(self, kind: str, call: str, result: CallResult, error: str) -> None:
         """Count a faulted call in the replicate's summary (and its list of faults)."""
         self.faults.append(f"replicate {self.replicate} {call}: {error}")
@@ -491,6 +498,7 @@ class _Replicate:
         )
         if error:
             self._tally(kind, what, answer, error)
+        self._retried(kind, what, answer)
         reported = max(0, read_now - self.read_total)
         self.read_total = max(self.read_total, read_now)
         return error, reported
@@ -523,6 +531,7 @@ class _Replicate:
         self.read_total = max(self.read_total, read_now)
         if error:
             self._tally(STORE_CALL, f"store {session.session_id}", result, error)
+        self._retried(STORE_CALL, f"store {session.session_id}", result)
         self.rows.snapshot(
             replicate=self.replicate,
             session_index=session.index,

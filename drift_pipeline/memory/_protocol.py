@@ -125,6 +125,21 @@ class IngestsAsynchronously(Protocol):
         ...
 
 
+@runtime_checkable
+class RecordsRetries(Protocol):
+    """Optional: an adapter that retries a service's refusals says so after every call.
+
+    Retries are not hidden: after each ``store`` and ``retrieve`` the harness takes the notes
+    (one line each, e.g. ``add messages: HTTP 429; retry 1 of 3 after 0.5s``) and records them
+    as faults of that call, in the run's fault list and the cell's fault summary. A call that
+    succeeded after retries still counts as answered (it is not a faulted call).
+    """
+
+    def drain_retries(self) -> list[str]:
+        """The retries made since the last time this was called."""
+        ...
+
+
 STORE_ENTITY_KEYWORD = "entity_id"
 """A backend whose ``store`` takes this keyword is told whose memory the session goes into.
 

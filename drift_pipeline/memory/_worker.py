@@ -485,7 +485,21 @@ class _Worker:
                 response["start_error"] = True
         if kind is not None:
             self.skips.count(kind, bool(response["ok"]))
+            retries = self._retries()
+            if retries:
+                response["retries"] = retries
         return response
+
+    def _retries(self) -> list[str]:
+        """The retries the backend made during the last call (``RecordsRetries``), as lines."""
+        drain = getattr(self.backend, "drain_retries", None)
+        if not callable(drain):
+            return []
+        try:
+            notes = drain()
+            return [_printable(str(note))[:500] for note in notes][:100]
+        except Exception as error:  # a broken report is itself noted, not a crash
+            return [f"drain_retries(): {_one_line(error)}"]
 
 
 def _widen_pipes(*descriptors: int) -> None:
