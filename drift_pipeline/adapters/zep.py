@@ -1,0 +1,209 @@
+"""Zep under the gate, through its SDK (``pip install drift-pipeline[zep]``).
+
+The mapping: each agent whose memory a session goes into is a Zep user, so its knowledge
+graph holds only the sessions it took part in (Privacy is measurable); each session is a thread
+of that user, its messages added with their speaker's name, role and the session's time as
+``reference_time``. Zep extracts facts into the graph in the background: ``add_messages``
+returns a task, and ``wait_until_queryable`` polls the session's tasks until they succeed (a
+failed task is the store's fault). ``retrieve`` is a graph search of the asked agent's edges
+(facts with their validity), as its memory.
+
+Environment: ``ZEP_API_KEY`` (required), ``ZEP_URL`` (the API's base URL when not given as the
+``base_url`` option; default Zep's cloud).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from drift_pipeline.memory import Message, TokenCounts
+
+from ._service import (
+    KeptNames,
+    Retrying,
+    endpoint_text,
+    package_version,
+    poll,
+    require_env,
+)
+
+ADAPTER = "zep"
+_BATCH = 30  # messages per request
+_QUERY_CHARS = 400  # the longest search query the API takes
+_ROLES = {"user": "user", "assistant": "assistant", "tool": "tool"}
+_DONE = ("succeeded", "partial")
+
+
+class ZepMemory:
+    """A Zep user per agent, a thread per session, graph search for reads.
+
+    Args:
+        base_url: The API's base URL (default ``ZEP_URL``, else Zep's cloud).
+        users: Prefix of the users' ids (a random suffix keeps runs apart).
+        scenario: The scenario's id, part of the users' ids (filled in by the harness).
+        results: Facts returned per read.
+        poll_seconds: Seconds between two looks at an ingestion task.
+        queryable_limit_seconds: Longest wait for a session's tasks before the store faults.
+        attempts: Attempts per request (rate limits and server errors are retried).
+        retry_delay: Seconds before the first retry, doubled before each next one.
+        request_timeout: Seconds before one request times out.
+    """
+
+    deployment = "cloud"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        users: str = "drift",
+        scenario: str = "",
+        results: int = 10,
+        poll_seconds: float = 1.0,
+        queryable_limit_seconds: float = 600.0,
+        attempts: int = 4,
+        retry_delay: float = 0.5,
+        request_timeout: float = 60.0,
+    ) -> None:
+        from zep_cloud.environment import ZepEnvironment
+
+        self._key = require_env("ZEP_API_KEY", ADAPTER, "the Zep API key")
+        self.base_url = base_url or os.environ.get("ZEP_URL") or ZepEnvironment.DEFAULT.value
+        if results < 1:
+            raise ValueError(f"zep: results must be >= 1, got {results}")
+        self.results = results
+        self.poll_seconds = poll_seconds
+        self.queryable_limit_seconds = queryable_limit_seconds
+        self.request_timeout = request_timeout
+        self.retrying = Retrying(attempts, retry_delay)
+        self._names = KeptNames(ADAPTER)
+        self.prefix = self._names.prefix("-".join(p for p in (users, scenario) if p))
+        self._client: Any = None
+        self._tasks: dict[str, list[str]] = {}
+
+    def _zep(self) -> Any:
+        if self._client is None:
+            from zep_cloud import AsyncZep
+
+            # max_retries=0: every retry is made (and recorded) by self.retrying.
+            self._client = AsyncZep(
+                api_key=self._key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self.request_timeout,
+            )
+        return self._client
+
+    async def _user(self, entity_id: str, create: bool) -> str | None:
+        """The uuid of the Zep user that is ``entity_id``'s memory (created on first store)."""
+        kept = self._names.get(f"user:{entity_id}")
+        if kept is not None or not create:
+            return kept
+        zep = self._zep()
+        user = await self.retrying(
+            f"create user {entity_id}",
+            lambda: zep.user.create(
+                user_id=f"{self.prefix}-{entity_id}",
+                first_name=entity_id,
+                metadata={"drift_entity": entity_id},
+            ),
+        )
+        self._names.put(f"user:{entity_id}", str(user.uuid_))
+        return str(user.uuid_)
+
+    async def store(self, session_id: str, messages: list[Message], *, entity_id: str) -> None:
+        """Add the session as a new thread of ``entity_id``'s user."""
+        if not messages:
+            return
+        from zep_cloud import AddMessage
+
+        zep = self._zep()
+        user = await self._user(entity_id, create=True)
+        thread = await self.retrying(
+            f"create thread {session_id} for {entity_id}",
+            lambda: zep.thread.create(user_uuid=user),
+        )
+        added = [
+            AddMessage(
+                content=m["content"],
+                role=_ROLES.get(m["role"], "user"),
+                name=m["speaker"],
+                reference_time=_utc(m["timestamp"]),
+            )
+            for m in messages
+        ]
+        for start in range(0, len(added), _BATCH):
+            batch = added[start : start + _BATCH]
+            result = await self.retrying(
+                f"add messages to {session_id} for {entity_id}",
+                lambda batch=batch: zep.thread.add_messages(  # type: ignore[misc]
+                    str(thread.uuid_), messages=batch
+                ),
+            )
+            if result.task is not None and result.task.uuid_:
+                self._tasks.setdefault(session_id, []).append(str(result.task.uuid_))
+
+    async def wait_until_queryable(self, session_id: str) -> None:
+        """Wait until every ingestion task of the session has succeeded."""
+        zep = self._zep()
+        for task_uuid in self._tasks.pop(session_id, []):
+
+            async def done(task_uuid: str = task_uuid) -> bool:
+                task = await self.retrying(f"task {task_uuid}", lambda: zep.task.get(task_uuid))
+                if task.status == "failed":
+                    detail = task.error.message if task.error is not None else "no detail"
+                    raise RuntimeError(f"zep task {task_uuid} of {session_id} failed: {detail}")
+                return task.status in _DONE
+
+            await poll(
+                f"zep task {task_uuid} of {session_id}",
+                done,
+                interval=self.poll_seconds,
+                limit=self.queryable_limit_seconds,
+            )
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        """The facts of ``entity_id``'s graph that answer ``query``, with their validity."""
+        user = await self._user(entity_id, create=False)
+        if user is None or not query.strip():
+            return ""  # it took part in no session yet: it knows nothing
+        zep = self._zep()
+        page = await self.retrying(
+            f"search edges as {entity_id}",
+            lambda: zep.graph.search_edges(
+                user, query=query[:_QUERY_CHARS], page_size=self.results
+            ),
+        )
+        return "\n".join(_fact_line(edge) for edge in page.items or [] if edge.fact)
+
+    def token_counts(self) -> TokenCounts:
+        """Zep does not report its extraction's LLM tokens: none counted here."""
+        return TokenCounts()
+
+    def drain_retries(self) -> list[str]:
+        """The retries made since the last call (recorded by the harness as faults)."""
+        return self.retrying.drain()
+
+    def service_info(self) -> dict[str, str]:
+        """Service, SDK and endpoint (no key)."""
+        return {
+            "service": "zep",
+            "service_version": "unknown",
+            "sdk": "zep-cloud",
+            "sdk_version": package_version("zep-cloud"),
+            "endpoint": endpoint_text(self.base_url),
+            "users": self.prefix,
+            "llm_tokens": "not reported by the service (unknown, not zero)",
+        }
+
+
+def _utc(timestamp: str) -> str:
+    """A session's timestamp as an RFC 3339 time (a naive one is UTC)."""
+    return timestamp if timestamp.endswith("Z") or "+" in timestamp[10:] else f"{timestamp}Z"
+
+
+def _fact_line(edge: Any) -> str:
+    """``fact (valid FROM[ until TO])``: when the fact held, as Zep dated it."""
+    held = f"valid {edge.valid_at[:10]}" if edge.valid_at else ""
+    if edge.invalid_at:
+        held += f" until {edge.invalid_at[:10]}"
+    return f"{edge.fact} ({held.strip()})" if held else str(edge.fact)
