@@ -228,6 +228,11 @@ def scenario_defaults(source: Any) -> dict[str, Any]:
     return {"scenario": str(source.id)}
 
 
+def utc_text(timestamp: str) -> str:
+    """A session's timestamp as an RFC 3339 time (one without a zone is UTC)."""
+    return timestamp if timestamp.endswith("Z") or "+" in timestamp[10:] else f"{timestamp}Z"
+
+
 def render_line(message: Any) -> str:
     """A message as ``[date] speaker: text`` (the form stored where a service keeps text)."""
     return f"[{str(message['timestamp'])[:10]}] {message['speaker']}: {message['content']}"

@@ -26,6 +26,7 @@ from ._service import (
     package_version,
     poll,
     require_env,
+    utc_text,
 )
 
 ADAPTER = "zep"
@@ -127,7 +128,7 @@ class ZepMemory:
                 content=m["content"],
                 role=_ROLES.get(m["role"], "user"),
                 name=m["speaker"],
-                reference_time=_utc(m["timestamp"]),
+                reference_time=utc_text(m["timestamp"]),
             )
             for m in messages
         ]
@@ -194,11 +195,6 @@ class ZepMemory:
             "users": self.prefix,
             "llm_tokens": "not reported by the service (unknown, not zero)",
         }
-
-
-def _utc(timestamp: str) -> str:
-    """A session's timestamp as an RFC 3339 time (a naive one is UTC)."""
-    return timestamp if timestamp.endswith("Z") or "+" in timestamp[10:] else f"{timestamp}Z"
 
 
 def _fact_line(edge: Any) -> str:
