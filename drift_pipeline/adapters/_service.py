@@ -25,9 +25,11 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
+
+from drift_pipeline.memory import TokenCounts
 
 T = TypeVar("T")
 
@@ -236,3 +238,92 @@ def utc_text(timestamp: str) -> str:
 def render_line(message: Any) -> str:
     """A message as ``[date] speaker: text`` (the form stored where a service keeps text)."""
     return f"[{str(message['timestamp'])[:10]}] {message['speaker']}: {message['content']}"
+
+
+class ServiceAdapter:
+    """What the adapters to memory services share: endpoint and key, retries, kept names, waits.
+
+    A subclass names its service (``service``, and ``title`` as it is written), its SDK's
+    distribution (``sdk``) and the variables of its key and URL, and builds its SDK client on
+    first use into ``_sdk_client``.
+
+    Args:
+        base_url: The service's URL (default the URL variable, else ``default_url``).
+        default_url: The hosted service's URL; there a key is required.
+        stem: The first part of the names the adapter creates (a random suffix follows).
+        poll_seconds: Seconds between two looks while waiting until queryable.
+        queryable_limit_seconds: Longest wait until queryable before the store faults.
+        attempts: Attempts per request (rate limits and server errors are retried).
+        retry_delay: Seconds before the first retry, doubled before each next one.
+        request_timeout: Seconds before one request times out.
+    """
+
+    deployment = "cloud"
+    service: ClassVar[str]
+    title: ClassVar[str]
+    sdk: ClassVar[str]
+    key_variable: ClassVar[str]
+    url_variable: ClassVar[str]
+    key_always: ClassVar[bool] = False
+    """A key is needed even for a self-hosted server."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        default_url: str,
+        stem: str,
+        poll_seconds: float,
+        queryable_limit_seconds: float,
+        attempts: int,
+        retry_delay: float,
+        request_timeout: float,
+    ) -> None:
+        self.base_url = base_url or os.environ.get(self.url_variable) or default_url
+        hosted = self.base_url.rstrip("/") == default_url.rstrip("/")
+        # A self-hosted server may run without keys; the hosted service never does.
+        self._key = (
+            require_env(self.key_variable, self.service, f"the {self.title} API key")
+            if hosted or self.key_always
+            else os.environ.get(self.key_variable) or None
+        )
+        self.poll_seconds = poll_seconds
+        self.queryable_limit_seconds = queryable_limit_seconds
+        self.request_timeout = request_timeout
+        self.retrying = Retrying(attempts, retry_delay)
+        self._names = KeptNames(self.service)
+        self.prefix = self._names.prefix(stem)
+        self._sdk_client: Any = None
+
+    async def _kept(self, key: str, create: Callable[[], Awaitable[str]] | None) -> str | None:
+        """The name kept under ``key``; else made by ``create`` (and kept), or ``None``."""
+        kept = self._names.get(key)
+        if kept is not None or create is None:
+            return kept
+        made = await create()
+        self._names.put(key, made)
+        return made
+
+    async def _wait(self, what: str, done: Callable[[], Awaitable[bool]]) -> None:
+        """Poll ``done`` every ``poll_seconds`` until it says yes, at most the wait's limit."""
+        await poll(what, done, interval=self.poll_seconds, limit=self.queryable_limit_seconds)
+
+    def token_counts(self) -> TokenCounts:
+        """The service does not report its models' tokens: none counted (unknown, see info)."""
+        return TokenCounts()
+
+    def drain_retries(self) -> list[str]:
+        """The retries made since the last call (recorded by the harness as faults)."""
+        return self.retrying.drain()
+
+    def service_info(self) -> dict[str, str]:
+        """Service, SDK and endpoint (no key), and the names the adapter created."""
+        return {
+            "service": self.service,
+            "service_version": "unknown",
+            "sdk": self.sdk,
+            "sdk_version": package_version(self.sdk),
+            "endpoint": endpoint_text(self.base_url),
+            "names": self.prefix,
+            "llm_tokens": "not reported by the service (unknown, not zero)",
+        }

@@ -18,23 +18,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from drift_pipeline.memory import Message, TokenCounts
+from drift_pipeline.memory import Message
 
-from ._service import (
-    KeptNames,
-    Retrying,
-    endpoint_text,
-    package_version,
-    poll,
-    require_env,
-)
+from ._service import ServiceAdapter
 
-ADAPTER = "honcho"
 _BATCH = 100  # messages per request: the API's limit
 _READS = ("chat", "context")
 
 
-class HonchoMemory:
+class HonchoMemory(ServiceAdapter):
     """A Honcho workspace as one replicate's memory.
 
     Args:
@@ -51,7 +43,11 @@ class HonchoMemory:
         request_timeout: Seconds before one request times out.
     """
 
-    deployment = "cloud"
+    service = "honcho"
+    title = "Honcho"
+    sdk = "honcho-ai"
+    key_variable = "HONCHO_API_KEY"
+    url_variable = "HONCHO_URL"
 
     def __init__(
         self,
@@ -66,47 +62,41 @@ class HonchoMemory:
         retry_delay: float = 0.5,
         request_timeout: float = 60.0,
     ) -> None:
-        import os
-
         from honcho.client import ENVIRONMENTS
 
         if read not in _READS:
             raise ValueError(f"honcho: read must be one of {', '.join(_READS)}, got {read!r}")
-        self.base_url = base_url or os.environ.get("HONCHO_URL") or ENVIRONMENTS["production"]
-        production = self.base_url.rstrip("/") == ENVIRONMENTS["production"].rstrip("/")
-        self._key = (
-            require_env("HONCHO_API_KEY", ADAPTER, "the Honcho API key")
-            if production
-            else os.environ.get("HONCHO_API_KEY") or None
+        super().__init__(
+            base_url=base_url,
+            default_url=ENVIRONMENTS["production"],
+            stem="-".join(part for part in (workspace, scenario) if part),
+            poll_seconds=poll_seconds,
+            queryable_limit_seconds=queryable_limit_seconds,
+            attempts=attempts,
+            retry_delay=retry_delay,
+            request_timeout=request_timeout,
         )
         self.read = read
         self.reasoning_level = reasoning_level
-        self.poll_seconds = poll_seconds
-        self.queryable_limit_seconds = queryable_limit_seconds
-        self.request_timeout = request_timeout
-        self.retrying = Retrying(attempts, retry_delay)
-        self._names = KeptNames(ADAPTER)
-        stem = "-".join(part for part in (workspace, scenario) if part)
-        self.workspace = self._names.prefix(stem)
-        self._client: Any = None
+        self.workspace = self.prefix
         self._peers: dict[str, Any] = {}
         self._added: set[str] = set()
         # Whom each agent has met in its sessions: the peers its reads are about.
         self._met: dict[str, list[str]] = {}
 
     def _honcho(self) -> Any:
-        if self._client is None:
+        if self._sdk_client is None:
             from honcho import Honcho
 
             # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._client = Honcho(
+            self._sdk_client = Honcho(
                 api_key=self._key,
                 base_url=self.base_url,
                 workspace_id=self.workspace,
                 timeout=self.request_timeout,
                 max_retries=0,
             )
-        return self._client
+        return self._sdk_client
 
     async def _peer(self, peer_id: str) -> Any:
         peer = self._peers.get(peer_id)
@@ -163,12 +153,7 @@ class HonchoMemory:
             )
             return bool(status.pending_work_units == 0 and status.in_progress_work_units == 0)
 
-        await poll(
-            f"honcho deriver queue of {session_id}",
-            drained,
-            interval=self.poll_seconds,
-            limit=self.queryable_limit_seconds,
-        )
+        await self._wait(f"honcho deriver queue of {session_id}", drained)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """What ``entity_id``'s peer knows of each peer it met, as it answers ``query``."""
@@ -198,26 +183,9 @@ class HonchoMemory:
                 parts.append(f"{target}: {text.strip()}" if len(targets) > 1 else text.strip())
         return "\n\n".join(parts)
 
-    def token_counts(self) -> TokenCounts:
-        """Honcho does not report its deriver's or dialectic's LLM tokens: none counted here."""
-        return TokenCounts()
-
-    def drain_retries(self) -> list[str]:
-        """The retries made since the last call (recorded by the harness as faults)."""
-        return self.retrying.drain()
-
     def service_info(self) -> dict[str, str]:
-        """Service, SDK and endpoint (no key)."""
-        return {
-            "service": "honcho",
-            "service_version": "unknown",
-            "sdk": "honcho-ai",
-            "sdk_version": package_version("honcho-ai"),
-            "endpoint": endpoint_text(self.base_url),
-            "workspace": self.workspace,
-            "read": self.read,
-            "llm_tokens": "not reported by the service (unknown, not zero)",
-        }
+        """Service, SDK and endpoint (no key), its workspace and how it reads."""
+        return {**super().service_info(), "read": self.read}
 
 
 def _moment(timestamp: str) -> dt.datetime:

@@ -15,26 +15,14 @@ server's URL when not given as the ``base_url`` option; default Letta Cloud). Th
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from drift_pipeline.memory import Message, TokenCounts
+from drift_pipeline.memory import Message
 
-from ._service import (
-    KeptNames,
-    Retrying,
-    endpoint_text,
-    package_version,
-    poll,
-    render_line,
-    require_env,
-    utc_text,
-)
-
-ADAPTER = "letta"
+from ._service import ServiceAdapter, render_line, utc_text
 
 
-class LettaMemory:
+class LettaMemory(ServiceAdapter):
     """A Letta agent per DRIFT agent; sessions into its archival memory.
 
     Args:
@@ -51,7 +39,11 @@ class LettaMemory:
         request_timeout: Seconds before one request times out.
     """
 
-    deployment = "cloud"
+    service = "letta"
+    title = "Letta"
+    sdk = "letta-client"
+    key_variable = "LETTA_API_KEY"
+    url_variable = "LETTA_BASE_URL"
 
     def __init__(
         self,
@@ -69,58 +61,54 @@ class LettaMemory:
     ) -> None:
         from letta_client._client import ENVIRONMENTS
 
-        self.base_url = base_url or os.environ.get("LETTA_BASE_URL") or ENVIRONMENTS["cloud"]
-        cloud = self.base_url.rstrip("/") == ENVIRONMENTS["cloud"]
-        self._key = (
-            require_env("LETTA_API_KEY", ADAPTER, "the Letta API key")
-            if cloud
-            else os.environ.get("LETTA_API_KEY") or None
-        )
         if results < 1:
             raise ValueError(f"letta: results must be >= 1, got {results}")
+        super().__init__(
+            base_url=base_url,
+            default_url=ENVIRONMENTS["cloud"],
+            stem="-".join(p for p in (agents, scenario) if p),
+            poll_seconds=poll_seconds,
+            queryable_limit_seconds=queryable_limit_seconds,
+            attempts=attempts,
+            retry_delay=retry_delay,
+            request_timeout=request_timeout,
+        )
         self.model = model
         self.embedding = embedding
         self.results = results
-        self.poll_seconds = poll_seconds
-        self.queryable_limit_seconds = queryable_limit_seconds
-        self.request_timeout = request_timeout
-        self.retrying = Retrying(attempts, retry_delay)
-        self._names = KeptNames(ADAPTER)
-        self.prefix = self._names.prefix("-".join(p for p in (agents, scenario) if p))
-        self._client: Any = None
         self._last: dict[str, list[tuple[str, str]]] = {}  # session -> (agent id, passage id)
 
     def _letta(self) -> Any:
-        if self._client is None:
+        if self._sdk_client is None:
             from letta_client import AsyncLetta
 
             # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._client = AsyncLetta(
+            self._sdk_client = AsyncLetta(
                 api_key=self._key,
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.request_timeout,
             )
-        return self._client
+        return self._sdk_client
 
     async def _agent(self, entity_id: str, create: bool) -> str | None:
         """The id of the Letta agent that is ``entity_id``'s memory (created on first store)."""
-        kept = self._names.get(f"agent:{entity_id}")
-        if kept is not None or not create:
-            return kept
         letta = self._letta()
-        agent = await self.retrying(
-            f"create agent {entity_id}",
-            lambda: letta.agents.create(
-                name=f"{self.prefix}-{entity_id}",
-                model=self.model,
-                embedding=self.embedding,
-                memory_blocks=[],
-                tags=[self.prefix],
-            ),
-        )
-        self._names.put(f"agent:{entity_id}", str(agent.id))
-        return str(agent.id)
+
+        async def new_agent() -> str:
+            agent = await self.retrying(
+                f"create agent {entity_id}",
+                lambda: letta.agents.create(
+                    name=f"{self.prefix}-{entity_id}",
+                    model=self.model,
+                    embedding=self.embedding,
+                    memory_blocks=[],
+                    tags=[self.prefix],
+                ),
+            )
+            return str(agent.id)
+
+        return await self._kept(f"agent:{entity_id}", new_agent if create else None)
 
     async def store(self, session_id: str, messages: list[Message], *, entity_id: str) -> None:
         """Insert the session into ``entity_id``'s archival memory, a passage per message."""
@@ -157,12 +145,7 @@ class LettaMemory:
                 )
                 return any(str(p.id) == passage for p in page)
 
-            await poll(
-                f"letta passage {passage} of {session_id}",
-                listed,
-                interval=self.poll_seconds,
-                limit=self.queryable_limit_seconds,
-            )
+            await self._wait(f"letta passage {passage} of {session_id}", listed)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """The passages of ``entity_id``'s archive nearest to ``query``."""
@@ -176,24 +159,6 @@ class LettaMemory:
         )
         return "\n".join(result.content for result in found.results)
 
-    def token_counts(self) -> TokenCounts:
-        """Letta does not report the embedding tokens of inserts and searches: none counted."""
-        return TokenCounts()
-
-    def drain_retries(self) -> list[str]:
-        """The retries made since the last call (recorded by the harness as faults)."""
-        return self.retrying.drain()
-
     def service_info(self) -> dict[str, str]:
-        """Service, client and endpoint (no key)."""
-        return {
-            "service": "letta",
-            "service_version": "unknown",
-            "sdk": "letta-client",
-            "sdk_version": package_version("letta-client"),
-            "endpoint": endpoint_text(self.base_url),
-            "agents": self.prefix,
-            "model": self.model,
-            "embedding": self.embedding,
-            "llm_tokens": "not reported by the service (unknown, not zero)",
-        }
+        """Service, client and endpoint (no key), its agents' names and models."""
+        return {**super().service_info(), "model": self.model, "embedding": self.embedding}

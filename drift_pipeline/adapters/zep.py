@@ -14,29 +14,19 @@ Environment: ``ZEP_API_KEY`` (required), ``ZEP_URL`` (the API's base URL when no
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from drift_pipeline.memory import Message, TokenCounts
+from drift_pipeline.memory import Message
 
-from ._service import (
-    KeptNames,
-    Retrying,
-    endpoint_text,
-    package_version,
-    poll,
-    require_env,
-    utc_text,
-)
+from ._service import ServiceAdapter, utc_text
 
-ADAPTER = "zep"
 _BATCH = 30  # messages per request
 _QUERY_CHARS = 400  # the longest search query the API takes
 _ROLES = {"user": "user", "assistant": "assistant", "tool": "tool"}
 _DONE = ("succeeded", "partial")
 
 
-class ZepMemory:
+class ZepMemory(ServiceAdapter):
     """A Zep user per agent, a thread per session, graph search for reads.
 
     Args:
@@ -51,7 +41,12 @@ class ZepMemory:
         request_timeout: Seconds before one request times out.
     """
 
-    deployment = "cloud"
+    service = "zep"
+    title = "Zep"
+    sdk = "zep-cloud"
+    key_variable = "ZEP_API_KEY"
+    url_variable = "ZEP_URL"
+    key_always = True  # the SDK refuses to start without one, wherever it points
 
     def __init__(
         self,
@@ -67,49 +62,50 @@ class ZepMemory:
     ) -> None:
         from zep_cloud.environment import ZepEnvironment
 
-        self._key = require_env("ZEP_API_KEY", ADAPTER, "the Zep API key")
-        self.base_url = base_url or os.environ.get("ZEP_URL") or ZepEnvironment.DEFAULT.value
         if results < 1:
             raise ValueError(f"zep: results must be >= 1, got {results}")
+        super().__init__(
+            base_url=base_url,
+            default_url=ZepEnvironment.DEFAULT.value,
+            stem="-".join(p for p in (users, scenario) if p),
+            poll_seconds=poll_seconds,
+            queryable_limit_seconds=queryable_limit_seconds,
+            attempts=attempts,
+            retry_delay=retry_delay,
+            request_timeout=request_timeout,
+        )
         self.results = results
-        self.poll_seconds = poll_seconds
-        self.queryable_limit_seconds = queryable_limit_seconds
-        self.request_timeout = request_timeout
-        self.retrying = Retrying(attempts, retry_delay)
-        self._names = KeptNames(ADAPTER)
-        self.prefix = self._names.prefix("-".join(p for p in (users, scenario) if p))
-        self._client: Any = None
         self._tasks: dict[str, list[str]] = {}
 
     def _zep(self) -> Any:
-        if self._client is None:
+        if self._sdk_client is None:
             from zep_cloud import AsyncZep
 
             # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._client = AsyncZep(
+            self._sdk_client = AsyncZep(
                 api_key=self._key,
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.request_timeout,
             )
-        return self._client
+        return self._sdk_client
 
     async def _user(self, entity_id: str, create: bool) -> str | None:
         """The uuid of the Zep user that is ``entity_id``'s memory (created on first store)."""
-        kept = self._names.get(f"user:{entity_id}")
-        if kept is not None or not create:
-            return kept
         zep = self._zep()
-        user = await self.retrying(
-            f"create user {entity_id}",
-            lambda: zep.user.create(
-                user_id=f"{self.prefix}-{entity_id}",
-                first_name=entity_id,
-                metadata={"drift_entity": entity_id},
-            ),
-        )
-        self._names.put(f"user:{entity_id}", str(user.uuid_))
-        return str(user.uuid_)
+
+        async def new_user() -> str:
+            user = await self.retrying(
+                f"create user {entity_id}",
+                lambda: zep.user.create(
+                    user_id=f"{self.prefix}-{entity_id}",
+                    first_name=entity_id,
+                    metadata={"drift_entity": entity_id},
+                ),
+            )
+            return str(user.uuid_)
+
+        return await self._kept(f"user:{entity_id}", new_user if create else None)
 
     async def store(self, session_id: str, messages: list[Message], *, entity_id: str) -> None:
         """Add the session as a new thread of ``entity_id``'s user."""
@@ -155,12 +151,7 @@ class ZepMemory:
                     raise RuntimeError(f"zep task {task_uuid} of {session_id} failed: {detail}")
                 return task.status in _DONE
 
-            await poll(
-                f"zep task {task_uuid} of {session_id}",
-                done,
-                interval=self.poll_seconds,
-                limit=self.queryable_limit_seconds,
-            )
+            await self._wait(f"zep task {task_uuid} of {session_id}", done)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """The facts of ``entity_id``'s graph that answer ``query``, with their validity."""
@@ -175,26 +166,6 @@ class ZepMemory:
             ),
         )
         return "\n".join(_fact_line(edge) for edge in page.items or [] if edge.fact)
-
-    def token_counts(self) -> TokenCounts:
-        """Zep does not report its extraction's LLM tokens: none counted here."""
-        return TokenCounts()
-
-    def drain_retries(self) -> list[str]:
-        """The retries made since the last call (recorded by the harness as faults)."""
-        return self.retrying.drain()
-
-    def service_info(self) -> dict[str, str]:
-        """Service, SDK and endpoint (no key)."""
-        return {
-            "service": "zep",
-            "service_version": "unknown",
-            "sdk": "zep-cloud",
-            "sdk_version": package_version("zep-cloud"),
-            "endpoint": endpoint_text(self.base_url),
-            "users": self.prefix,
-            "llm_tokens": "not reported by the service (unknown, not zero)",
-        }
 
 
 def _fact_line(edge: Any) -> str:

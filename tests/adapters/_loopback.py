@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from drift_pipeline.memory import Message
+
 
 @dataclass
 class Request:
@@ -128,3 +130,12 @@ _COMMON = {"when", "where", "what", "with", "that", "this", "have", "your", "kee
 def words(text: str) -> set[str]:
     """The first four letters of each uncommon word of 4+ letters: a fake service's relevance."""
     return {w[:4] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _COMMON}
+
+
+def session(stamp: str, said: str, *agents: str) -> list[Message]:
+    """A session: the principal says ``said``, then each agent answers."""
+    messages = [Message(speaker="principal", role="user", content=said, timestamp=stamp)]
+    return messages + [
+        Message(speaker=a, role="assistant", content="Noted, thanks.", timestamp=stamp)
+        for a in agents
+    ]

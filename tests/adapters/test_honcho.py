@@ -21,7 +21,7 @@ import pytest
 from drift_pipeline.adapters.honcho import HonchoMemory
 from drift_pipeline.memory import Arm, Gate, LoopConfig, Message, run_cell
 
-from ._loopback import Loopback, Reply, Request, serve, words
+from ._loopback import Loopback, Reply, Request, serve, session, words
 
 KEY = "hk-test-0123456789abcdef"
 NOW = "2027-01-04T09:00:00Z"
@@ -147,16 +147,6 @@ def honcho(
         yield server, fake
 
 
-def _session_of(index: int, agents: tuple[str, ...], said: str) -> list[Message]:
-    stamp = f"2027-0{index}-10T09:00:00"
-    messages = [Message(speaker="principal", role="user", content=said, timestamp=stamp)]
-    messages += [
-        Message(speaker=agent, role="assistant", content="Noted, thanks.", timestamp=stamp)
-        for agent in agents
-    ]
-    return messages
-
-
 def _adapter(server: Loopback, **options: Any) -> HonchoMemory:
     options.setdefault("retry_delay", 0.01)
     return HonchoMemory(base_url=server.url, scenario="ua-t", poll_seconds=0.01, **options)
@@ -173,8 +163,12 @@ def test_each_agent_reads_only_what_it_took_part_in(honcho: tuple[Loopback, Fake
     memory = _adapter(server)
 
     async def go() -> dict[str, str]:
-        shared = _session_of(1, ("work", "home"), "I moved to Lisbon for the new job.")
-        private = _session_of(2, ("work",), "My salary review is on Friday, keep it between us.")
+        shared = session(
+            "2027-01-10T09:00:00", "I moved to Lisbon for the new job.", "work", "home"
+        )
+        private = session(
+            "2027-02-10T09:00:00", "My salary review is on Friday, keep it between us.", "work"
+        )
         await _store(memory, "s1", shared)
         await _store(memory, "s2", private)
         return {
@@ -218,7 +212,8 @@ def test_the_context_read_returns_the_peers_representation(honcho: tuple[Loopbac
     memory = _adapter(server, read="context")
 
     async def go() -> str:
-        await _store(memory, "s1", _session_of(1, ("work",), "I adopted a greyhound named Pixel."))
+        pixel = session("2027-01-10T09:00:00", "I adopted a greyhound named Pixel.", "work")
+        await _store(memory, "s1", pixel)
         return await memory.retrieve("s1", "work", "What is the dog called?")
 
     assert "greyhound named Pixel" in asyncio.run(go())
@@ -240,7 +235,8 @@ def test_rate_limits_and_server_errors_are_retried_and_reported(
     )
 
     async def go() -> list[str]:
-        await memory.store("s1", _session_of(1, ("work",), "I moved to Lisbon."), entity_id="work")
+        moved = session("2027-01-10T09:00:00", "I moved to Lisbon.", "work")
+        await memory.store("s1", moved, entity_id="work")
         return memory.drain_retries()
 
     notes = asyncio.run(go())
@@ -258,7 +254,9 @@ def test_a_service_that_keeps_failing_raises_its_own_error(honcho: tuple[Loopbac
     server.refuse("POST", r"/messages$", *[Reply(500, {"detail": "boom"})] * 2)
 
     async def go() -> None:
-        await memory.store("s1", _session_of(1, ("work",), "I moved."), entity_id="work")
+        await memory.store(
+            "s1", session("2027-01-10T09:00:00", "I moved.", "work"), entity_id="work"
+        )
 
     with pytest.raises(Exception, match="boom") as caught:
         asyncio.run(go())
@@ -271,7 +269,7 @@ def test_slow_processing_is_waited_for_and_a_stuck_queue_is_a_fault(
 ):
     server, fake = honcho
     memory = _adapter(server, queryable_limit_seconds=0.3)
-    long_session = _session_of(1, ("work",), "I moved to Lisbon.") * 6  # 12 messages
+    long_session = session("2027-01-10T09:00:00", "I moved to Lisbon.", "work") * 6  # 12 messages
 
     async def before_and_after() -> tuple[str, str]:
         await memory.store("s1", long_session, entity_id="work")
@@ -285,7 +283,7 @@ def test_slow_processing_is_waited_for_and_a_stuck_queue_is_a_fault(
     fake.stuck = True
 
     async def stuck() -> None:
-        await memory.store("s2", _session_of(2, ("work",), "Hi."), entity_id="work")
+        await memory.store("s2", session("2027-02-10T09:00:00", "Hi.", "work"), entity_id="work")
         await memory.wait_until_queryable("s2")
 
     with pytest.raises(TimeoutError, match=r"honcho deriver queue of s2: not done after 0\.3s"):

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.letta import LettaMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, Message, run_cell
+from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, serve, words
+from ._loopback import Loopback, Reply, Request, serve, session, words
 
 KEY = "letta-test-key-0123456789"
 
@@ -91,20 +91,13 @@ def _adapter(server: Loopback, **options: Any) -> LettaMemory:
     return LettaMemory(base_url=server.url, scenario="ua-t", poll_seconds=0.01, **options)
 
 
-def _session(stamp: str, said: str, *agents: str) -> list[Message]:
-    messages = [Message(speaker="principal", role="user", content=said, timestamp=stamp)]
-    return messages + [
-        Message(speaker=a, role="assistant", content="Noted.", timestamp=stamp) for a in agents
-    ]
-
-
 def test_each_agent_has_its_own_archive(letta: tuple[Loopback, FakeLetta]):
     server, fake = letta
     memory = _adapter(server)
 
     async def go() -> dict[str, str]:
-        shared = _session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
-        private = _session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
+        shared = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
+        private = session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
         for agent in ("work", "home"):
             await memory.store("s1", shared, entity_id=agent)
         await memory.wait_until_queryable("s1")
@@ -146,7 +139,7 @@ def test_rate_limits_and_server_errors_are_retried_and_reported(letta: tuple[Loo
     )
 
     async def go() -> None:
-        await memory.store("s1", _session("2027-01-10T09:00:00", "Hi.", "w"), entity_id="w")
+        await memory.store("s1", session("2027-01-10T09:00:00", "Hi.", "w"), entity_id="w")
 
     asyncio.run(go())
     assert memory.drain_retries() == [
@@ -163,7 +156,7 @@ def test_indexing_is_waited_for_and_an_archive_that_never_lists_is_a_fault(
     memory = _adapter(server, queryable_limit_seconds=0.3)
 
     async def go() -> None:
-        await memory.store("s1", _session("2027-01-10T09:00:00", "I moved.", "w"), entity_id="w")
+        await memory.store("s1", session("2027-01-10T09:00:00", "I moved.", "w"), entity_id="w")
         await memory.wait_until_queryable("s1")
 
     asyncio.run(go())
@@ -171,7 +164,7 @@ def test_indexing_is_waited_for_and_an_archive_that_never_lists_is_a_fault(
     fake.never_index = True
 
     async def never() -> None:
-        await memory.store("s2", _session("2027-02-10T09:00:00", "Hello.", "w"), entity_id="w")
+        await memory.store("s2", session("2027-02-10T09:00:00", "Hello.", "w"), entity_id="w")
         await memory.wait_until_queryable("s2")
 
     with pytest.raises(TimeoutError, match=r"letta passage passage-\S+ of s2: not done after"):

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.zep import ZepMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, Message, run_cell
+from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, serve, words
+from ._loopback import Loopback, Reply, Request, serve, session, words
 
 KEY = "z_test_key_0123456789"
 
@@ -101,20 +101,13 @@ def _adapter(server: Loopback, **options: Any) -> ZepMemory:
     return ZepMemory(base_url=f"{server.url}/api/v4", scenario="ua-t", poll_seconds=0.01, **options)
 
 
-def _session(stamp: str, said: str, *agents: str) -> list[Message]:
-    messages = [Message(speaker="principal", role="user", content=said, timestamp=stamp)]
-    return messages + [
-        Message(speaker=a, role="assistant", content="Noted.", timestamp=stamp) for a in agents
-    ]
-
-
 def test_each_agent_is_a_user_whose_graph_holds_only_its_sessions(zep: tuple[Loopback, FakeZep]):
     server, _ = zep
     memory = _adapter(server)
 
     async def go() -> dict[str, str]:
-        shared = _session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
-        private = _session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
+        shared = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
+        private = session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
         for agent in ("work", "home"):
             await memory.store("s1", shared, entity_id=agent)
         await memory.wait_until_queryable("s1")
@@ -151,7 +144,7 @@ def test_queries_are_cut_to_what_the_search_takes(zep: tuple[Loopback, FakeZep])
     memory = _adapter(server)
 
     async def go() -> None:
-        await memory.store("s1", _session("2027-01-10T09:00:00", "Hi.", "work"), entity_id="work")
+        await memory.store("s1", session("2027-01-10T09:00:00", "Hi.", "work"), entity_id="work")
         await memory.retrieve("s1", "work", "word " * 200)
 
     asyncio.run(go())
@@ -170,7 +163,7 @@ def test_rate_limits_and_server_errors_are_retried_and_reported(zep: tuple[Loopb
 
     async def go() -> str:
         await memory.store(
-            "s1", _session("2027-01-10T09:00:00", "I moved to Lisbon.", "w"), entity_id="w"
+            "s1", session("2027-01-10T09:00:00", "I moved to Lisbon.", "w"), entity_id="w"
         )
         await memory.wait_until_queryable("s1")
         return await memory.retrieve("s1", "w", "Where did I move?")
@@ -188,7 +181,7 @@ def test_extraction_is_waited_for_and_a_failed_task_is_a_fault(zep: tuple[Loopba
 
     async def go() -> tuple[str, str]:
         await memory.store(
-            "s1", _session("2027-01-10T09:00:00", "I moved to Lisbon.", "w"), entity_id="w"
+            "s1", session("2027-01-10T09:00:00", "I moved to Lisbon.", "w"), entity_id="w"
         )
         early = await memory.retrieve("s1", "w", "Where did I move?")
         await memory.wait_until_queryable("s1")
@@ -200,7 +193,7 @@ def test_extraction_is_waited_for_and_a_failed_task_is_a_fault(zep: tuple[Loopba
     fake.fail_tasks = True
 
     async def failing() -> None:
-        await memory.store("s2", _session("2027-02-10T09:00:00", "Hello.", "w"), entity_id="w")
+        await memory.store("s2", session("2027-02-10T09:00:00", "Hello.", "w"), entity_id="w")
         await memory.wait_until_queryable("s2")
 
     with pytest.raises(RuntimeError, match="zep task task-1 of s2 failed: LLM down"):

@@ -8,9 +8,6 @@ be, and read the clock the way libraries do: ``datetime.now()``, ``time.time()``
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +17,8 @@ from helpers import write_scenario
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.world import generate_worlds
+
+from .plugins import _support
 
 SCENARIO = """\
 id: clock-t
@@ -98,16 +97,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     base = tmp_path_factory.mktemp("clock")
     path = write_scenario(base / "scenarios", SCENARIO)
     generate_worlds([load_scenario(path)], base / "data")
-    library = Path(tempfile.mkdtemp(prefix="drift-clock-lib-", dir="/tmp"))
-    try:
-        os.chmod(library, 0o755)
-        (library / "clock_library.py").write_text(LIBRARY, encoding="utf-8")
-        os.chmod(library / "clock_library.py", 0o644)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.syspath_prepend(str(library))
-            yield base / "data"
-    finally:
-        shutil.rmtree(library, ignore_errors=True)
+    with _support.outside_module("clock_library", LIBRARY):
+        yield base / "data"
 
 
 def _cell(world: Path, backend: str, simulated: bool = True) -> CellRun:

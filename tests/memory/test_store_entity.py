@@ -7,9 +7,6 @@ be. The world has two assistants in every session, so each session goes into two
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +18,8 @@ from drift_pipeline.cli import main
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.world import generate_worlds
+
+from .plugins import _support
 
 SCENARIO = """\
 id: entity-t
@@ -105,16 +104,8 @@ ARM = "entity_library:PerAgent"
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     base = tmp_path_factory.mktemp("entity")
     generate_worlds([load_scenario(write_scenario(base / "scenarios", SCENARIO))], base / "data")
-    library = Path(tempfile.mkdtemp(prefix="drift-entity-lib-", dir="/tmp"))
-    try:
-        os.chmod(library, 0o755)
-        (library / "entity_library.py").write_text(LIBRARY, encoding="utf-8")
-        os.chmod(library / "entity_library.py", 0o644)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.syspath_prepend(str(library))
-            yield base / "data"
-    finally:
-        shutil.rmtree(library, ignore_errors=True)
+    with _support.outside_module("entity_library", LIBRARY):
+        yield base / "data"
 
 
 def _cell(world: Path, timeout: float = 20.0, **options: object) -> CellRun:
