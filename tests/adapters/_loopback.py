@@ -139,3 +139,30 @@ def session(stamp: str, said: str, *agents: str) -> list[Message]:
         Message(speaker=a, role="assistant", content="Noted, thanks.", timestamp=stamp)
         for a in agents
     ]
+
+
+SHARED = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
+"""A session both agents took part in."""
+PRIVATE = session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
+"""A later session with the work agent only."""
+
+
+async def scoping_answers(memory: Any) -> dict[str, str]:
+    """Store :data:`SHARED` and :data:`PRIVATE` as the harness does, then ask as each agent.
+
+    ``home_private`` (the home agent asking about the private session) and ``stranger`` (an
+    agent in no session) must come back empty from any adapter that scopes by agent.
+    """
+    for session_id, messages in (("s1", SHARED), ("s2", PRIVATE)):
+        agents = dict.fromkeys(m["speaker"] for m in messages if m["role"] == "assistant")
+        for agent in agents:
+            await memory.store(session_id, messages, entity_id=agent)
+        await memory.wait_until_queryable(session_id)
+    asks = {
+        "work": ("work", "Where did the principal move?"),
+        "home": ("home", "Where did the principal move?"),
+        "home_private": ("home", "When is the salary review?"),
+        "work_private": ("work", "When is the salary review?"),
+        "stranger": ("stranger", "Where did the principal move?"),
+    }
+    return {name: await memory.retrieve("s2", agent, q) for name, (agent, q) in asks.items()}

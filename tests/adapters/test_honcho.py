@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.honcho import HonchoMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, Message, run_cell
+from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, serve, session, words
+from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
 
 KEY = "hk-test-0123456789abcdef"
 NOW = "2027-01-04T09:00:00Z"
@@ -152,34 +152,11 @@ def _adapter(server: Loopback, **options: Any) -> HonchoMemory:
     return HonchoMemory(base_url=server.url, scenario="ua-t", poll_seconds=0.01, **options)
 
 
-async def _store(memory: HonchoMemory, session_id: str, messages: list[Message]) -> None:
-    for agent in sorted({m["speaker"] for m in messages if m["role"] == "assistant"}):
-        await memory.store(session_id, messages, entity_id=agent)
-    await memory.wait_until_queryable(session_id)
-
-
 def test_each_agent_reads_only_what_it_took_part_in(honcho: tuple[Loopback, FakeHoncho]):
     server, _ = honcho
     memory = _adapter(server)
 
-    async def go() -> dict[str, str]:
-        shared = session(
-            "2027-01-10T09:00:00", "I moved to Lisbon for the new job.", "work", "home"
-        )
-        private = session(
-            "2027-02-10T09:00:00", "My salary review is on Friday, keep it between us.", "work"
-        )
-        await _store(memory, "s1", shared)
-        await _store(memory, "s2", private)
-        return {
-            "work": await memory.retrieve("s2", "work", "Where did the principal move?"),
-            "home": await memory.retrieve("s2", "home", "Where did the principal move?"),
-            "home_private": await memory.retrieve("s2", "home", "When is the salary review?"),
-            "work_private": await memory.retrieve("s2", "work", "When is the salary review?"),
-            "stranger": await memory.retrieve("s2", "stranger", "Where did the principal move?"),
-        }
-
-    answers = asyncio.run(go())
+    answers = asyncio.run(scoping_answers(memory))
     assert "Lisbon" in answers["work"] and "Lisbon" in answers["home"]
     assert "salary" in answers["work_private"]
     assert answers["home_private"] == "" and answers["stranger"] == ""
@@ -213,7 +190,8 @@ def test_the_context_read_returns_the_peers_representation(honcho: tuple[Loopbac
 
     async def go() -> str:
         pixel = session("2027-01-10T09:00:00", "I adopted a greyhound named Pixel.", "work")
-        await _store(memory, "s1", pixel)
+        await memory.store("s1", pixel, entity_id="work")
+        await memory.wait_until_queryable("s1")
         return await memory.retrieve("s1", "work", "What is the dog called?")
 
     assert "greyhound named Pixel" in asyncio.run(go())

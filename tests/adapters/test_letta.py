@@ -19,7 +19,7 @@ import pytest
 from drift_pipeline.adapters.letta import LettaMemory
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, serve, session, words
+from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
 
 KEY = "letta-test-key-0123456789"
 
@@ -95,22 +95,7 @@ def test_each_agent_has_its_own_archive(letta: tuple[Loopback, FakeLetta]):
     server, fake = letta
     memory = _adapter(server)
 
-    async def go() -> dict[str, str]:
-        shared = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
-        private = session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
-        for agent in ("work", "home"):
-            await memory.store("s1", shared, entity_id=agent)
-        await memory.wait_until_queryable("s1")
-        await memory.store("s2", private, entity_id="work")
-        await memory.wait_until_queryable("s2")
-        return {
-            "home": await memory.retrieve("s2", "home", "Where did the principal move?"),
-            "home_private": await memory.retrieve("s2", "home", "When is the salary review?"),
-            "work_private": await memory.retrieve("s2", "work", "When is the salary review?"),
-            "stranger": await memory.retrieve("s2", "stranger", "Where did they move?"),
-        }
-
-    answers = asyncio.run(go())
+    answers = asyncio.run(scoping_answers(memory))
     assert answers["home"] == "[2027-01-10] principal: I moved to Lisbon for work."
     assert answers["work_private"] == "[2027-02-10] principal: My salary review is on Friday."
     assert answers["home_private"] == "" and answers["stranger"] == ""

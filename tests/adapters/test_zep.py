@@ -19,7 +19,7 @@ import pytest
 from drift_pipeline.adapters.zep import ZepMemory
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, serve, session, words
+from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
 
 KEY = "z_test_key_0123456789"
 
@@ -105,22 +105,7 @@ def test_each_agent_is_a_user_whose_graph_holds_only_its_sessions(zep: tuple[Loo
     server, _ = zep
     memory = _adapter(server)
 
-    async def go() -> dict[str, str]:
-        shared = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work", "home")
-        private = session("2027-02-10T09:00:00", "My salary review is on Friday.", "work")
-        for agent in ("work", "home"):
-            await memory.store("s1", shared, entity_id=agent)
-        await memory.wait_until_queryable("s1")
-        await memory.store("s2", private, entity_id="work")
-        await memory.wait_until_queryable("s2")
-        return {
-            "work": await memory.retrieve("s2", "work", "Where did the principal move?"),
-            "home_private": await memory.retrieve("s2", "home", "When is the salary review?"),
-            "work_private": await memory.retrieve("s2", "work", "When is the salary review?"),
-            "stranger": await memory.retrieve("s2", "stranger", "Where did they move?"),
-        }
-
-    answers = asyncio.run(go())
+    answers = asyncio.run(scoping_answers(memory))
     assert answers["work"] == "principal said: I moved to Lisbon for work. (valid 2027-01-10)"
     assert "salary review" in answers["work_private"]
     assert answers["home_private"] == "" and answers["stranger"] == ""
