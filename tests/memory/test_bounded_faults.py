@@ -79,13 +79,17 @@ def test_a_backend_that_hangs_on_every_call_costs_a_few_timeouts_per_replicate(w
     assert hung.snapshots.num_rows == fine.snapshots.num_rows
     assert hung.retrievals.num_rows == fine.retrievals.num_rows
     timeout = "timeout after 0.45s; cancelled in the worker"
+    # On a loaded machine the worker's answer can miss the harness's own deadline by a hair:
+    # that call is a timeout too, with the worker restarted (and given the same rule).
+    late = "timeout after 0.5s; worker restarted"
     for calls in _kinds(hung):
         for kind in ("store", "retrieve"):
             errors = [e for k, e in calls if k == kind]
             skipped = (
                 f"skipped: {LIMIT} consecutive {kind} faults in this replicate before this call"
             )
-            assert errors == [timeout] * LIMIT + [skipped] * (len(errors) - LIMIT), errors
+            assert all(e in (timeout, late) for e in errors[:LIMIT]), errors
+            assert errors[LIMIT:] == [skipped] * (len(errors) - LIMIT), errors
     assert set(hung.retrievals.column("context").to_pylist()) == {""}
     # Replicates run at once, each costing 2 × LIMIT timeouts on top of the fault-free cost.
     assert hung_wall < 2 * fine_wall + 2 * LIMIT * TIMEOUT + 2, (hung_wall, fine_wall)
@@ -96,7 +100,7 @@ def test_a_backend_that_hangs_on_every_call_costs_a_few_timeouts_per_replicate(w
         "probe": hung.retrievals.num_rows,
     }
     assert summary.total - sum(summary.skipped.values()) == 2 * LIMIT * _support.REPLICATES
-    assert summary.first_error is not None and summary.first_error.error == timeout
+    assert summary.first_error is not None and summary.first_error.error in (timeout, late)
     assert summary.first_error.replicate == 0 and summary.first_exception is None
 
 
