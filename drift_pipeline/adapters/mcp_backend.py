@@ -330,7 +330,7 @@ def mcp_backend(**options: Any) -> MCPBackend:
     try:
         inspect.signature(MCPBackend).bind(**options)
     except TypeError as error:
-        raise ValueError(f"mcp: {error}") from None
+        raise ValueError(f"backend 'mcp' rejects options {sorted(options)}: {error}") from None
     backend = MCPBackend(**options)
     try:
         mapping = backend.connect()

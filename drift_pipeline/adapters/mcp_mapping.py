@@ -72,6 +72,10 @@ SEARCH_NAMES = (
     "retrieve",
 )
 """Search tools by common name, most specific first."""
+STORE_VERBS = ("add", "store", "save", "remember", "write", "create", "memoriz", "insert", "ingest")
+"""Words in a store tool's name, for a server whose names are none of :data:`STORE_NAMES`."""
+SEARCH_VERBS = ("search", "recall", "retrieve", "query", "find", "lookup")
+"""Words in a search tool's name, for a server whose names are none of :data:`SEARCH_NAMES`."""
 SNAPSHOT_NAMES = (
     "read_graph",
     "list_memories",
@@ -356,7 +360,7 @@ def _guess_store(tools: Mapping[str, ToolInfo]) -> tuple[ToolCall, ...]:
                 {"observations": [{"entityName": "{entity}", "contents": "{lines}"}]},
             ),
         )
-    name = _by_name(tools, STORE_NAMES, ("add", "store", "save", "remember", "write", "create"))
+    name = _by_name(tools, STORE_NAMES, STORE_VERBS)
     if name is None:
         raise MCPMappingError(
             f"mcp store: no tool looks like a store ({', '.join(STORE_NAMES[:5])}…); the server "
@@ -366,7 +370,7 @@ def _guess_store(tools: Mapping[str, ToolInfo]) -> tuple[ToolCall, ...]:
 
 
 def _guess_search(tools: Mapping[str, ToolInfo]) -> ToolCall:
-    name = _by_name(tools, SEARCH_NAMES, ("search", "recall", "retrieve", "query", "find"))
+    name = _by_name(tools, SEARCH_NAMES, SEARCH_VERBS)
     if name is None:
         raise MCPMappingError(
             f"mcp search: no tool looks like a search ({', '.join(SEARCH_NAMES[:5])}…); the "

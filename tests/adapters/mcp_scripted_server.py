@@ -7,7 +7,7 @@
 Faults, from ``SCRIPTED_MCP_FAULTS`` (comma-separated):
 - ``error_on=TEXT``: a call whose text or query contains TEXT answers with a tool error;
 - ``crash_after=N``: the process exits during its N-th ``remember``;
-- ``hang_on=TEXT``: a ``recall`` whose query contains TEXT never answers;
+- ``hang_on=TEXT``: a ``recall`` whose query contains TEXT never answers (others still do);
 - ``no_user``: the tools take no ``user_id`` (one memory for everyone).
 """
 
@@ -16,12 +16,15 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 FAULTS = dict(
-    (item.split("=", 1) + [""])[:2] for item in os.environ.get("SCRIPTED_MCP_FAULTS", "").split(",") if item
+    [*item.split("=", 1), ""][:2]
+    for item in os.environ.get("SCRIPTED_MCP_FAULTS", "").split(",")
+    if item
 )
 server = MCPServer("scripted-memory", version="3.1.4")
 memories: dict[str, list[str]] = {}
@@ -31,7 +34,7 @@ stores = 0
 def _check(text: str) -> None:
     trigger = FAULTS.get("error_on")
     if trigger and trigger in text:
-        raise ValueError(f"syntax error in query near {trigger!r}")
+        raise ToolError(f"syntax error in query near {trigger!r}")
 
 
 def _words(text: str) -> set[str]:
@@ -48,10 +51,10 @@ def _remember(content: str, user_id: str) -> str:
     return f"stored {len(content.splitlines())} lines for {user_id}"
 
 
-def _recall(query: str, user_id: str) -> str:
+async def _recall(query: str, user_id: str) -> str:
     _check(query)
     if FAULTS.get("hang_on") and FAULTS["hang_on"] in query:
-        time.sleep(3600)
+        await anyio.sleep(3600)  # this call never answers; the others still do
     wanted = _words(query)
     hits = [line for line in reversed(memories.get(user_id, [])) if wanted & _words(line)]
     return "\n".join(hits[:8])
@@ -65,9 +68,9 @@ if "no_user" in FAULTS:
         return _remember(content, "everyone")
 
     @server.tool()
-    def recall(query: str) -> str:
+    async def recall(query: str) -> str:
         """Find memories sharing a word with the query."""
-        return _recall(query, "everyone")
+        return await _recall(query, "everyone")
 
 else:
 
@@ -77,9 +80,9 @@ else:
         return _remember(content, user_id)
 
     @server.tool()
-    def recall(query: str, user_id: str) -> str:
+    async def recall(query: str, user_id: str) -> str:
         """Find a user's memories sharing a word with the query."""
-        return _recall(query, user_id)
+        return await _recall(query, user_id)
 
     @server.tool()
     def list_memories(user_id: str) -> str:
