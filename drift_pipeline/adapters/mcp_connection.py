@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import json
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -300,6 +302,15 @@ def command_of(value: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(parts)
 
 
+@functools.cache
+def _scratch() -> str:
+    return tempfile.mkdtemp(prefix="drift-mcp-")
+
+
 def state_folder() -> str:
-    """The worker's own state folder (``DRIFT_STATE_DIR``), else the current folder."""
-    return os.environ.get("DRIFT_STATE_DIR") or os.getcwd()
+    """The worker's own state folder (``DRIFT_STATE_DIR``), else a new temporary folder.
+
+    Never the current folder: a server's files (or a folder named like a package) must not
+    land in whatever folder the backend happens to be built in.
+    """
+    return os.environ.get("DRIFT_STATE_DIR") or _scratch()
