@@ -108,26 +108,39 @@ class DriftSuite:
         return self._data
 
     def world_run(self, world: SourceWorld, session: pytest.Session) -> WorldRun:
-        """The world's cells, running it first (with every arm selected on it) if needed."""
-        key = (world.source.id, world.horizon)
-        if key not in self.runs:
-            selected = {id(item) for item in session.items}
-            arms = [
-                item.arm
-                for item in self._items
-                if id(item) in selected and (item.world.source.id, item.world.horizon) == key
-            ]
-            self.runs[key] = self._run(world.source, world.horizon, arms)
-        return self.runs[key]
+        """The world's cells; the first call runs every world selected, with its arms."""
+        if not self.runs:
+            self._run_selected(session)
+        return self.runs.get((world.source.id, world.horizon), WorldRun(error="it was not run"))
 
-    def _run(self, source: WorldSource, horizon: str, arms: list[Arm]) -> WorldRun:
+    def _run_selected(self, session: pytest.Session) -> None:
+        """Run the selected worlds: one run per set of horizons, each with its selected arms.
+
+        One run checks each backend once (the conformance check of ``drift run``) and makes
+        its worlds together; sources asked for the same horizons share it.
+        """
+        selected = {id(item) for item in session.items}
+        wanted: dict[str, tuple[WorldSource, dict[str, list[Arm]]]] = {}
+        for item in self._items:
+            if id(item) not in selected:
+                continue
+            _, arms_by_horizon = wanted.setdefault(item.world.source.id, (item.world.source, {}))
+            arms_by_horizon.setdefault(item.world.horizon, []).append(item.arm)
+        groups: dict[tuple[tuple[str, ...], tuple[Arm, ...]], list[WorldSource]] = {}
+        for source, arms_by_horizon in wanted.values():
+            arms = tuple(dict.fromkeys(a for listed in arms_by_horizon.values() for a in listed))
+            groups.setdefault((tuple(arms_by_horizon), arms), []).append(source)
+        for (selected_horizons, selected_arms), sources in groups.items():
+            self._run(sources, selected_horizons, list(selected_arms))
+
+    def _run(self, sources: list[WorldSource], horizons: tuple[str, ...], arms: list[Arm]) -> None:
         from drift_pipeline.memory import BackendStartError, IsolationError, LoopConfig
         from drift_pipeline.pipeline import RunOptions, run_benchmark
         from drift_pipeline.storage import RootBusy
 
         options = RunOptions(
             arms=arms,
-            horizons=(horizon,),  # type: ignore[arg-type]
+            horizons=horizons,  # type: ignore[arg-type]
             out=self.data,
             loop=LoopConfig(
                 call_timeout=self.options.call_timeout,
@@ -136,18 +149,26 @@ class DriftSuite:
             backend_options={k: dict(v) for k, v in self.options.backend_options.items()},
             keep_going=True,
         )
+        worlds = [(source, h) for source in sources for h in horizons]
         try:
-            result = run_benchmark([source], options)
+            result = run_benchmark(sources, options)
         except (IsolationError, RootBusy, BackendStartError, ValueError) as error:
-            return WorldRun(error=str(error))
-        run = WorldRun(cells={cell.arm.key: cell for cell in result.cells})
-        for line in result.start_failures:
+            for source, horizon in worlds:
+                self.runs[(source.id, horizon)] = WorldRun(error=str(error))
+            return
+        # Arms that could not start, and (where the harness checks backends before a run)
+        # arms whose backend failed that check: one line each, naming the arm.
+        lines = [*result.start_failures, *getattr(result, "check_failures", ())]
+        by_id = {source.id: source for source in sources}
+        for source, horizon in worlds:
+            run = self.runs.setdefault((source.id, horizon), WorldRun())
             for arm in arms:
-                if arm.key not in run.cells and arm.backend in line:
-                    run.failures[arm.key] = line
+                said = [line for line in lines if arm.key in line or arm.backend in line]
+                if said:
+                    run.failures[arm.key] = said[0]
         for cell in result.cells:
-            self.records.append(cell_record(self.data, source, cell))
-        return run
+            self.runs[(cell.scenario, cell.horizon)].cells[cell.arm.key] = cell
+            self.records.append(cell_record(self.data, by_id[cell.scenario], cell))
 
     # --- after the tests ------------------------------------------------------------------------
 

@@ -5,7 +5,9 @@
 ``list_memories``, each taking ``user_id``), so the adapter's guesses are exercised.
 
 Faults, from ``SCRIPTED_MCP_FAULTS`` (comma-separated):
-- ``error_on=TEXT``: a call whose text or query contains TEXT answers with a tool error;
+- ``error_on=TEXT``: a call whose text or query contains TEXT answers with a tool error (with
+  ``error_after=N``, only once N calls have been answered: a health check made before a run
+  passes, the run's own calls fault);
 - ``crash_after=N``: the process exits during its N-th ``remember``;
 - ``hang_on=TEXT``: a ``recall`` whose query contains TEXT never answers (others still do);
 - ``no_user``: the tools take no ``user_id`` (one memory for everyone).
@@ -29,11 +31,14 @@ FAULTS = dict(
 server = MCPServer("scripted-memory", version="3.1.4")
 memories: dict[str, list[str]] = {}
 stores = 0
+calls = 0
 
 
 def _check(text: str) -> None:
+    global calls
+    calls += 1
     trigger = FAULTS.get("error_on")
-    if trigger and trigger in text:
+    if trigger and trigger in text and calls > int(FAULTS.get("error_after") or 0):
         raise ToolError(f"syntax error in query near {trigger!r}")
 
 

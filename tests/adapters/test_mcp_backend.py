@@ -269,16 +269,49 @@ def test_a_server_over_streamable_http(
 
 
 def test_faults_under_the_gate_are_recorded_with_the_servers_error(tmp_path: Path) -> None:
-    """A search that fails on question marks: every probe faults, the run goes on, unranked."""
+    """A search that starts failing on question marks: the probes fault, the run goes on.
+
+    The faults begin after the first 25 calls of each server, past any check of the backend
+    before the run, so they fall on the run's own probes.
+    """
     scenario = tmp_path / "mcp-scripted-check.yaml"
     scenario.write_text(SCENARIO)
     report = DriftHarness(
         backend="mcp",
         scenario_path=scenario,
         out=tmp_path / "data",
-        backend_options={"mcp": scripted("error_on=?")},
+        backend_options={"mcp": scripted("error_on=?", "error_after=25")},
     ).run_sync()
     cell = next(c for c in report.cells if c.arm.backend == "mcp")
     assert any("syntax error in query near '?'" in fault for fault in cell.faults)
     assert not cell.valid
     assert cell.run.fault_rate > 0
+
+
+_WITHOUT_SDK = """
+import importlib.abc, sys
+
+class NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "mcp":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, NotInstalled())
+from drift_pipeline.memory.backends import backend_needs, load_backend
+print("needs:", backend_needs("mcp", {"command": "server"}).packages[0].install)
+try:
+    load_backend("mcp", {"command": "server"})
+except ValueError as error:
+    print("error:", error)
+"""
+
+
+def test_without_the_sdk_it_says_what_to_install() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_SDK], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "needs: drift-pipeline[mcp]" in done.stdout
+    assert "error: backend 'mcp' needs the package(s) 'mcp': pip install 'drift-pipeline[mcp]'" in (
+        done.stdout
+    )

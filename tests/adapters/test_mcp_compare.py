@@ -11,7 +11,7 @@ from drift_pipeline.cli import EXIT_BACKEND_START, main
 
 from .test_mcp_backend import SCENARIO, scripted
 
-KEEPER = "memory.plugins.keeper:RecentLines"
+BY_PATH = "drift_pipeline.memory.backends.bm25:BM25Backend"  # a class by its import path
 
 
 def test_compare_runs_an_adapter_with_its_config_against_an_import_path(tmp_path: Path) -> None:
@@ -19,11 +19,11 @@ def test_compare_runs_an_adapter_with_its_config_against_an_import_path(tmp_path
     scenario.write_text(SCENARIO)
     config = tmp_path / "backends.yaml"
     config.write_text(yaml.safe_dump({"mcp": scripted()}))
-    args = ["compare", str(scenario), "--backend-a", "mcp", "--backend-b", KEEPER]
+    args = ["compare", str(scenario), "--backend-a", "mcp", "--backend-b", BY_PATH]
     args += ["--backend-config", str(config), "--out", str(tmp_path / "data")]
     done = CliRunner().invoke(main, args)
     assert done.exit_code == 0, done.output
-    assert f"mcp-scripted-check: mcp@hard − {KEEPER}@hard (paired" in done.output
+    assert f"mcp-scripted-check: mcp@hard − {BY_PATH}@hard (paired" in done.output
     assert "  mvot " in done.output
     # Without its config the adapter cannot start, and compare says so in one line (a new
     # gate, so the arms run again on the world already made).

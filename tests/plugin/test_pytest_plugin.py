@@ -39,37 +39,46 @@ checkpoints:
   - {{ every: 6, probe_types: [recall, revision] }}
 """
 
-VENDOR = '''\
-"""A vendor's memory: every dated user line; the degraded one keeps only {keep}."""
+VENDOR = """\
+\"\"\"A vendor's memory: each entity's dated user lines (degraded: only the last {window}h).\"\"\"
+
+from datetime import datetime, timedelta
 
 from drift_pipeline import TokenCounts
 
 
-class KeywordMemory:
-    keep = {keep}
+class LineMemory:
+    window_hours = {window}
 
     def __init__(self):
-        self.lines = []
+        self.lines = {{}}
 
     async def store(self, session_id, messages):
-        for m in messages:
-            if m["role"] == "user":
-                self.lines.append(f"{{m['timestamp']}} {{m['speaker']}}: {{m['content']}}")
-        del self.lines[: -self.keep]
+        for who in {{m["speaker"] for m in messages}}:
+            kept = self.lines.setdefault(who, [])
+            for m in messages:
+                if m["role"] == "user":
+                    kept.append((m["timestamp"], m["speaker"], m["content"]))
 
     async def retrieve(self, session_id, entity_id, query):
-        return "\\n".join(self.lines)
+        kept = self.lines.get(entity_id, [])
+        if self.window_hours and kept:
+            newest = max(datetime.fromisoformat(when) for when, _, _ in kept)
+            since = newest - timedelta(hours=self.window_hours)
+            kept = [line for line in kept if datetime.fromisoformat(line[0]) >= since]
+        return "\\n".join(f"{{when}} {{who}}: {{said}}" for when, who, said in kept)
 
     def token_counts(self):
         return TokenCounts()
 
     def snapshot(self):
-        return "\\n".join(self.lines)
+        lines = [line for kept in self.lines.values() for line in kept]
+        return "\\n".join(f"{{when}} {{who}}: {{said}}" for when, who, said in lines)
 
 
-class DegradedMemory(KeywordMemory):
-    keep = 1
-'''
+class DegradedMemory(LineMemory):
+    window_hours = 1
+"""
 
 
 @pytest.fixture
@@ -77,7 +86,7 @@ def vendor(pytester: pytest.Pytester) -> Iterator[Path]:
     """The vendor's package in a folder the sandboxed worker can read, on PYTHONPATH."""
     folder = Path(tempfile.mkdtemp(prefix="drift-vendor-"))
     os.chmod(folder, 0o755)
-    (folder / "vendor_memory.py").write_text(VENDOR.format(keep=100_000))
+    (folder / "vendor_memory.py").write_text(VENDOR.format(window=0))
     os.chmod(folder / "vendor_memory.py", 0o644)
     pytester.makefile(".yaml", **{"scenarios/vendor-a": SCENARIO.format(name="a", seed=11)})
     pytester.makefile(".yaml", **{"scenarios/vendor-b": SCENARIO.format(name="b", seed=12)})
@@ -101,7 +110,7 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
         "--drift-scenarios",
         "scenarios/",
         "--drift-backend",
-        "vendor_memory:KeywordMemory",
+        "vendor_memory:LineMemory",
         "--drift-backend",
         "vendor_memory:DegradedMemory",
         "--horizon",
@@ -124,22 +133,22 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
             "  mvot 0.* is below the minimum 0.1",
         ]
     )
-    assert "KeywordMemory@hard:" not in result.stdout.str()
+    assert "LineMemory@hard:" not in result.stdout.str()
     assert {p.name for p in (pytester.path / "data" / "probes").iterdir()} == {"scenario=vendor-a"}
     record = json.loads((pytester.path / "results" / "run.json").read_text())
     assert [c["arm"] for c in record["cells"]] == [
-        "vendor_memory:KeywordMemory@hard",
+        "vendor_memory:LineMemory@hard",
         "vendor_memory:DegradedMemory@hard",
     ]
     good = record["cells"][0]["metrics"]["mvot"]["value"]
     assert good >= 0.1
     # A later, degraded release of the same package against that run as its baseline.
-    (vendor / "vendor_memory.py").write_text(VENDOR.format(keep=1))
+    (vendor / "vendor_memory.py").write_text(VENDOR.format(window=1))
     regressed = pytester.runpytest_subprocess(
         "--drift-scenarios",
         "scenarios/vendor-a.yaml",
         "--drift-backend",
-        "vendor_memory:KeywordMemory",
+        "vendor_memory:LineMemory",
         "--horizon",
         "short",
         "--drift-baseline",
