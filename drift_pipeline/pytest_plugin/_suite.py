@@ -102,7 +102,7 @@ class DriftSuite:
 
     @property
     def data(self) -> Path:
-        """The storage root of this session's tables."""
+        """The storage root of this test run's tables."""
         if self._data is None:
             self._data = Path(tempfile.mkdtemp(prefix="drift-pytest-"))
         return self._data
