@@ -9,8 +9,7 @@ Faults, from ``SCRIPTED_MCP_FAULTS`` (comma-separated):
   ``error_after=N``, only once N calls have been answered: a health check made before a run
   passes, the run's own calls fault);
 - ``crash_after=N``: the process exits during its N-th ``remember``;
-- ``hang_on=TEXT``: a ``recall`` whose query contains TEXT never answers (others still do);
-- ``no_user``: the tools take no ``user_id`` (one memory for everyone).
+- ``hang_on=TEXT``: a ``recall`` whose query contains TEXT never answers (others still do).
 """
 
 from __future__ import annotations
@@ -65,34 +64,22 @@ async def _recall(query: str, user_id: str) -> str:
     return "\n".join(hits[:8])
 
 
-if "no_user" in FAULTS:
+@server.tool()
+def remember(content: str, user_id: str) -> str:
+    """Store a memory for a user."""
+    return _remember(content, user_id)
 
-    @server.tool()
-    def remember(content: str) -> str:
-        """Store a memory."""
-        return _remember(content, "everyone")
 
-    @server.tool()
-    async def recall(query: str) -> str:
-        """Find memories sharing a word with the query."""
-        return await _recall(query, "everyone")
+@server.tool()
+async def recall(query: str, user_id: str) -> str:
+    """Find a user's memories sharing a word with the query."""
+    return await _recall(query, user_id)
 
-else:
 
-    @server.tool()
-    def remember(content: str, user_id: str) -> str:
-        """Store a memory for a user."""
-        return _remember(content, user_id)
-
-    @server.tool()
-    async def recall(query: str, user_id: str) -> str:
-        """Find a user's memories sharing a word with the query."""
-        return await _recall(query, user_id)
-
-    @server.tool()
-    def list_memories(user_id: str) -> str:
-        """Every memory of a user."""
-        return "\n".join(memories.get(user_id, []))
+@server.tool()
+def list_memories(user_id: str) -> str:
+    """Every memory of a user."""
+    return "\n".join(memories.get(user_id, []))
 
 
 if __name__ == "__main__":

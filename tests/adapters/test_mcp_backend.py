@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from drift_pipeline import DriftHarness
+from drift_pipeline import DriftHarness, DriftReport
 from drift_pipeline.adapters.mcp_backend import (
     MCPBackend,
     MCPSnapshotBackend,
@@ -51,7 +51,7 @@ SESSION: list[Message] = [
 SCENARIO = """\
 id: mcp-scripted-check
 seed: 31
-replicates: 2
+replicates: 1
 paradigm: user_assistant
 horizon:
   short: { sessions: 10, session_gap_hours: 8 }
@@ -142,46 +142,6 @@ def test_a_copy_starts_its_own_server(scoped: MCPBackend) -> None:
     assert scoped._servers  # the original keeps its connection
 
 
-def test_without_an_entity_argument_memory_is_shared_and_stored_once(state_dir: Path) -> None:
-    backend = mcp_backend(**scripted("no_user"))
-    try:
-        assert type(backend) is MCPBackend  # no listing tool: storage is not measured
-        info = backend.service_info()
-        assert info["scope"].startswith("none: recall takes no entity argument")
-        assert info["snapshot"] == "none"
-
-        async def calls() -> str:
-            await backend.store("s-1", SESSION)
-            return await backend.retrieve("s-1", "stranger", "Northwind")
-
-        # Nothing keeps the stranger out, and the run record says so; the session went in once.
-        assert asyncio.run(calls()).count("Northwind Traders") == 1
-    finally:
-        backend.close()
-
-
-def test_scope_process_gives_each_entity_a_server_of_its_own(state_dir: Path) -> None:
-    tag = uuid.uuid4().hex
-    backend = MCPBackend(**scripted("no_user", tag=tag), scope="process")
-
-    async def calls() -> tuple[str, str]:
-        await backend.store("s-1", SESSION[:1])
-        return (
-            await backend.retrieve("s-1", "principal", "Northwind"),
-            await backend.retrieve("s-1", "assistant", "Northwind"),
-        )
-
-    try:
-        own, other = asyncio.run(calls())
-        assert "Northwind Traders" in own
-        assert other == ""
-        assert len(running(tag)) == 2
-        assert backend.service_info()["scope"] == "process: one server process per entity"
-    finally:
-        backend.close()
-    assert running(tag) == []
-
-
 def test_a_server_that_dies_fails_its_calls_and_leaves_nothing_running(state_dir: Path) -> None:
     tag = uuid.uuid4().hex
     backend = mcp_backend(**scripted("crash_after=1", tag=tag))
@@ -268,20 +228,23 @@ def test_a_server_over_streamable_http(
     )
 
 
+def run_under_the_gate(folder: Path, options: dict[str, Any]) -> DriftReport:
+    """The ``mcp`` backend with ``options`` through the harness on the small scenario."""
+    scenario = folder / "mcp-scripted-check.yaml"
+    scenario.write_text(SCENARIO)
+    harness = DriftHarness(
+        backend="mcp", scenario_path=scenario, out=folder / "data", backend_options={"mcp": options}
+    )
+    return harness.run_sync()
+
+
 def test_faults_under_the_gate_are_recorded_with_the_servers_error(tmp_path: Path) -> None:
     """A search that starts failing on question marks: the probes fault, the run goes on.
 
     The faults begin after the first 25 calls of each server, past any check of the backend
     before the run, so they fall on the run's own probes.
     """
-    scenario = tmp_path / "mcp-scripted-check.yaml"
-    scenario.write_text(SCENARIO)
-    report = DriftHarness(
-        backend="mcp",
-        scenario_path=scenario,
-        out=tmp_path / "data",
-        backend_options={"mcp": scripted("error_on=?", "error_after=25")},
-    ).run_sync()
+    report = run_under_the_gate(tmp_path, scripted("error_on=?", "error_after=25"))
     cell = next(c for c in report.cells if c.arm.backend == "mcp")
     assert any("syntax error in query near '?'" in fault for fault in cell.faults)
     assert not cell.valid

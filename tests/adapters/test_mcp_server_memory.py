@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
-from drift_pipeline import DriftHarness
-from drift_pipeline.adapters.mcp_backend import MCPSnapshotBackend, mcp_backend
+from drift_pipeline.adapters.mcp_backend import MCPBackend, MCPSnapshotBackend, mcp_backend
 from drift_pipeline.memory import Message
 
-from .test_mcp_backend import SCENARIO, running
+from .test_mcp_backend import run_under_the_gate, running
 
 OPEN_OWN_NODE = {"tool": "open_nodes", "arguments": {"names": ["{entity}"]}}
 """Read the asking entity's own node: scoped per entity, the way agents use this server."""
@@ -63,23 +62,51 @@ def test_its_tools_are_recognised_and_the_guesses_recorded(
         assert "greyhound" not in asyncio.run(
             backend.retrieve("s-0", "assistant", "Which dog did she adopt?")
         )
+        # Nothing keeps entities apart, so the session went into one shared memory, once.
         graph = json.loads(backend.snapshot())
-        assert graph["entities"][0]["name"] == "principal"
+        assert [entity["name"] for entity in graph["entities"]] == ["principal"]
         assert (tmp_path / "memory.jsonl").is_file()
     finally:
         backend.close()
     assert running(str(memory_server)) == []
 
 
+def test_scope_process_gives_each_entity_a_server_and_a_file_of_its_own(
+    memory_server: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRIFT_STATE_DIR", str(tmp_path))
+    own_file = {"MEMORY_FILE_PATH": "{state_dir}/memory-{entity}.jsonl"}
+    backend = MCPBackend(**options(memory_server, env=own_file), scope="process")
+    said: list[Message] = [
+        {
+            "speaker": "principal",
+            "role": "user",
+            "content": "My greyhound is Juno.",
+            "timestamp": "2027-05-03T09:00:00",
+        },
+    ]
+
+    async def calls() -> tuple[str, str]:
+        await backend.store("s-1", said)
+        return (
+            await backend.retrieve("s-1", "principal", "Juno"),
+            await backend.retrieve("s-1", "assistant", "Juno"),
+        )
+
+    try:
+        own, other = asyncio.run(calls())
+        assert "My greyhound is Juno." in own
+        assert "Juno" not in other  # the assistant's own server holds nothing of it
+        assert backend.service_info()["scope"] == "process: one server process per entity"
+        assert sorted(p.name for p in tmp_path.glob("memory-*.jsonl")) == ["memory-principal.jsonl"]
+        assert len(running(str(memory_server))) == 2
+    finally:
+        backend.close()
+    assert running(str(memory_server)) == []
+
+
 def test_it_runs_under_the_gate_and_is_ranked(memory_server: Path, tmp_path: Path) -> None:
-    scenario = tmp_path / "mcp-scripted-check.yaml"
-    scenario.write_text(SCENARIO)
-    report = DriftHarness(
-        backend="mcp",
-        scenario_path=scenario,
-        out=tmp_path / "data",
-        backend_options={"mcp": options(memory_server, search=OPEN_OWN_NODE)},
-    ).run_sync()
+    report = run_under_the_gate(tmp_path, options(memory_server, search=OPEN_OWN_NODE))
     assert report.faults == []
     cell = next(c for c in report.cells if c.arm.backend == "mcp")
     assert cell.valid

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-# What the plugin's option checks load, loaded here once: an in-process pytester run drops the
-# modules it imported when it ends, and numpy cannot be imported twice in one process.
+# What the plugin loads, loaded here once: an in-process pytester run drops the modules it
+# imported when it ends, and numpy (like pyarrow) cannot be imported twice in one process.
 import drift_pipeline.evaluation
 import drift_pipeline.memory.backends
+import drift_pipeline.pipeline
+import drift_pipeline.report
 import drift_pipeline.sources  # noqa: F401
 
 pytest_plugins = ["pytester"]
@@ -26,7 +28,7 @@ pytest_plugins = ["pytester"]
 SCENARIO = """\
 id: vendor-{name}
 seed: {seed}
-replicates: 2
+replicates: 1
 paradigm: user_assistant
 horizon:
   short: {{ sessions: 12, session_gap_hours: 10 }}
@@ -82,8 +84,12 @@ class DegradedMemory(LineMemory):
 
 
 @pytest.fixture
-def vendor(pytester: pytest.Pytester) -> Iterator[Path]:
-    """The vendor's package in a folder the sandboxed worker can read, on PYTHONPATH."""
+def vendor(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The vendor's package in a folder the sandboxed worker can read, on its import path.
+
+    The runs are in this process, as a vendor's pytest would run them; the worker imports the
+    package afresh each run, so a changed file is a new release.
+    """
     folder = Path(tempfile.mkdtemp(prefix="drift-vendor-"))
     os.chmod(folder, 0o755)
     (folder / "vendor_memory.py").write_text(VENDOR.format(window=0))
@@ -91,22 +97,17 @@ def vendor(pytester: pytest.Pytester) -> Iterator[Path]:
     pytester.makefile(".yaml", **{"scenarios/vendor-a": SCENARIO.format(name="a", seed=11)})
     pytester.makefile(".yaml", **{"scenarios/vendor-b": SCENARIO.format(name="b", seed=12)})
     pytester.makepyfile(test_own="def test_own():\n    assert True\n")
-    previous = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(folder), previous) if p)
+    monkeypatch.syspath_prepend(folder)
     try:
         yield folder
     finally:
-        if previous is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = previous
         shutil.rmtree(folder)
 
 
 def test_thresholds_pass_the_package_and_fail_its_degraded_version(
     pytester: pytest.Pytester, vendor: Path
 ) -> None:
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--drift-scenarios",
         "scenarios/",
         "--drift-backend",
@@ -144,7 +145,7 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
     assert good >= 0.1
     # A later, degraded release of the same package against that run as its baseline.
     (vendor / "vendor_memory.py").write_text(VENDOR.format(window=1))
-    regressed = pytester.runpytest_subprocess(
+    regressed = pytester.runpytest_inprocess(
         "--drift-scenarios",
         "scenarios/vendor-a.yaml",
         "--drift-backend",
