@@ -148,6 +148,10 @@ def read_options(config: pytest.Config) -> GateOptions:
     from drift_pipeline.evaluation import metric_specs
 
     known = {spec.name: spec for spec in metric_specs()}
+    if getattr(config.option, "numprocesses", None):
+        # Each xdist worker would run every world itself and write the output file over the
+        # others'; the harness already runs a world's replicates side by side.
+        raise pytest.UsageError("--drift-scenarios runs in one pytest process: give -n 0")
     backends = tuple(config.getoption("drift_backend"))
     if not backends:
         raise pytest.UsageError("--drift-scenarios needs --drift-backend NAME|module:Class")

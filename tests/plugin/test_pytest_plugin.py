@@ -194,6 +194,7 @@ def test_inert_without_its_option(pytester: pytest.Pytester) -> None:
         (["--drift-backend", "bm25", "--drift-min", "mvp=0.2"], "unknown metric 'mvp'"),
         (["--drift-backend", "bm25", "--drift-baseline", "none.json"], "none.json: no such file"),
         (["--drift-backend", "bm25", "--drift-gate", "leaky"], "--drift-gate:"),
+        (["--drift-backend", "bm25", "-n", "2"], "runs in one pytest process: give -n 0"),
     ],
 )
 def test_bad_options_are_one_line(pytester: pytest.Pytester, args: list[str], message: str) -> None:
