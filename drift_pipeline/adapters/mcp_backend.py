@@ -292,9 +292,9 @@ class MCPBackend:
 class MCPSnapshotBackend(MCPBackend):
     """:class:`MCPBackend` with ``snapshot()``: the text of the server's listing tool.
 
-    The listing tool is called once per entity stored so far where it takes the entity,
-    else once; the harness counts the text's tokens as the memory's size and reads it for
-    Selectivity.
+    The listing tool is called once per entity stored so far where it takes the entity or
+    each entity has a server of its own, else once; the harness counts the text's tokens as
+    the memory's size and reads it for Selectivity.
     """
 
     def snapshot(self) -> str:
@@ -305,13 +305,12 @@ class MCPSnapshotBackend(MCPBackend):
         call = mapping.snapshot
         if call is None:
             raise MCPMappingError("mcp snapshot: the server has no tool that lists its memory")
-        if not call.uses("entity"):
-            server = next(iter(self._servers.values()))
-            return server.call_blocking(call.tool, fill(call.arguments, {}), self._wait)
+        if self.scope != "process" and not call.uses("entity"):
+            return self._servers[""].call_blocking(call.tool, fill(call.arguments, {}), self._wait)
+        # One listing per entity stored so far: from its own server, or by its argument.
         texts = []
         for entity in self._entities:
-            key = entity if self.scope == "process" else ""
-            server = self._servers[key]
+            server = self._servers[entity if self.scope == "process" else ""]
             arguments = fill(call.arguments, {"entity": entity})
             texts.append(server.call_blocking(call.tool, arguments, self._wait))
         return "\n".join(texts)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from drift_pipeline.adapters.mcp_backend import MCPBackend, MCPSnapshotBackend, mcp_backend
+from drift_pipeline.adapters.mcp_backend import MCPSnapshotBackend, mcp_backend
 from drift_pipeline.memory import Message
 
 from .test_mcp_backend import run_under_the_gate, running
@@ -76,7 +76,7 @@ def test_scope_process_gives_each_entity_a_server_and_a_file_of_its_own(
 ) -> None:
     monkeypatch.setenv("DRIFT_STATE_DIR", str(tmp_path))
     own_file = {"MEMORY_FILE_PATH": "{state_dir}/memory-{entity}.jsonl"}
-    backend = MCPBackend(**options(memory_server, env=own_file), scope="process")
+    backend = mcp_backend(**options(memory_server, env=own_file), scope="process")
     said: list[Message] = [
         {
             "speaker": "principal",
@@ -100,6 +100,9 @@ def test_scope_process_gives_each_entity_a_server_and_a_file_of_its_own(
         assert backend.service_info()["scope"] == "process: one server process per entity"
         assert sorted(p.name for p in tmp_path.glob("memory-*.jsonl")) == ["memory-principal.jsonl"]
         assert len(running(str(memory_server))) == 2
+        # The snapshot lists every entity's own server.
+        assert isinstance(backend, MCPSnapshotBackend)
+        assert "My greyhound is Juno." in backend.snapshot()
     finally:
         backend.close()
     assert running(str(memory_server)) == []
