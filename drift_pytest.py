@@ -5,18 +5,6 @@ asserts of the package that holds a plugin's entry point: here that is this modu
 test run that does not use the plugin imports the harness exactly as it would without it.
 """
 
-from drift_pipeline.pytest_plugin import (
-    pytest_addoption,
-    pytest_collection_modifyitems,
-    pytest_configure,
-    pytest_sessionfinish,
-    pytest_terminal_summary,
-)
-
-__all__ = [
-    "pytest_addoption",
-    "pytest_collection_modifyitems",
-    "pytest_configure",
-    "pytest_sessionfinish",
-    "pytest_terminal_summary",
-]
+# pytest finds the hooks by their names in this module.
+from drift_pipeline.pytest_plugin import *  # noqa: F403
+from drift_pipeline.pytest_plugin import __all__ as __all__
