@@ -289,6 +289,15 @@ class BackendWorker:
             return self._fault(started, waited, f"worker exited during start (exit {code})")
         return self._with_context(await self._reply(started, line))
 
+    async def describe(self) -> None:
+        """Ask the backend what it runs against again (a lazily connected service knows more)."""
+        if self._process is None or self._process.returncode is not None:
+            return
+        result = await self.call({"op": "service"})
+        service = result.data.get("service") if result.ok else None
+        if isinstance(service, dict) and service:
+            self.service = {str(k): str(v) for k, v in service.items()}
+
     def _with_context(self, result: CallResult) -> CallResult:
         """A retrieve's text: the worker sends "same as last time" instead of repeating it."""
         data = result.data

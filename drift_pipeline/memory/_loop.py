@@ -681,6 +681,8 @@ async def _run_replicate(
             run_started = time.perf_counter()
         if run:
             await state.store_run(run, run_started)
+        if worker.service:
+            await worker.describe()
     finally:
         isolation, version, deployment = worker.isolation, worker.version, worker.deployment
         if worker_cache is not None:

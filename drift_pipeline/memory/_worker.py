@@ -12,8 +12,9 @@ object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}`
 response line per session, in order, each sent as soon as that session is stored; an item
 ``{"op": "retrieve", ...}`` among them is a read answered in its place, as a single retrieve),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
-``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
-level), ``{"op": "close"}``. An ``init`` may carry ``skips``, the harness's skip rule for the
+``{"op": "snapshot"}``, ``{"op": "service"}`` (what ``service_info()`` says now; also sent
+at ``init``), ``{"op": "ping"}`` (no backend needed: answers with the isolation level),
+``{"op": "close"}``. An ``init`` may carry ``skips``, the harness's skip rule for the
 replicate (see :mod:`._skips`), and ``clock``, true when calls will carry ``at`` (below); a
 store or retrieve of a kind it has cut off is answered
 ``{"ok": false, "skipped": true, "error": ...}`` without reaching the backend.
@@ -84,6 +85,10 @@ def service_of(backend: object) -> dict[str, str]:
     if not callable(describe):
         return {}
     info = describe()
+    if isinstance(info, dict):
+        # None (not known yet) reads "unknown"; numbers and flags read as they print.
+        info = {k: "unknown" if v is None else v for k, v in info.items()}
+        info = {k: str(v) if isinstance(v, int | float) else v for k, v in info.items()}
     if not isinstance(info, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and len(k) <= 100 and len(v) <= 500
         for k, v in info.items()
@@ -392,6 +397,8 @@ class _Worker:
             }
         if op == "ping":  # the harness checking that isolation starts, before any backend
             return {"ok": True, "ms": 0.0}
+        if op == "service":  # asked again at the end: a service connected lazily knows more now
+            return {"ok": True, "ms": 0.0, "service": service_of(self.backend)}
         if self.backend is None:
             raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
