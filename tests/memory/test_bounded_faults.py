@@ -155,6 +155,6 @@ def test_past_the_fault_rate_limit_a_replicate_stops_making_calls_of_the_kind_th
             }
     assert cut_off
     assert not cell.valid and cell.calls == planned
-    # Which calls are skipped depends only on the replicate's own calls: a rerun skips the same.
-    again, _ = _cell(world, "HangsOneInFive", max_fault_rate=rate)
-    assert _kinds(again) == _kinds(cell)
+    # That a rerun skips the same calls is checked where faults do not depend on timing
+    # (tests/memory/test_actionable_faults.py): a hang the harness times out first restarts the
+    # worker, which shifts this backend's one-in-five pattern.
