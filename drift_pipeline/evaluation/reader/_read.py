@@ -276,10 +276,6 @@ def read_context(context: str, probe: ReaderProbe) -> Reading:
     Returns:
         The reading: the current answer (or ``None``), its support and a rationale.
     """
-    return _read(context, probe)
-
-
-def _read(context: str, probe: ReaderProbe) -> Reading:
     if not context.strip() or not probe.candidates:
         return _conclude(probe, [], "the memory is empty" if not context.strip() else "")
     # Pre-filter: a phrase can only occur if all its runs are runs of the text, and only
@@ -717,7 +713,7 @@ def _redated(
 
 
 def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]) -> Mention:
-    """An assistant's line about the subject, taken as the subject's reply on the next line takes it.
+    """An assistant's line about the subject, as the subject's reply on the next line takes it.
 
     "assistant: So you're in Leeds now? / user: yep" states Leeds, dated by the reply;
     "… / user: no, Cardiff" denies it. A restatement the reply corrects ("assistant: Since

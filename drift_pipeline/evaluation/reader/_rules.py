@@ -365,16 +365,6 @@ class Rules:
         """``text`` with the file's fragments (``{name}``, ``{words:id}``) written out."""
         return self._expand(text, self._fragments)
 
-    def matcher(self, rule_id: str) -> Callable[[str], re.Match[str] | bool | None]:
-        """How a rule's pattern examples are tried: a search, or membership of a word list."""
-        rule = self.rule(rule_id)
-        if rule.listed:
-            words = self.words(rule_id)
-            return lambda text: text in words
-        if rule.alternatives is not None:
-            return self.alternation(rule_id, lambda a: True).search
-        return self.pattern(rule_id).search
-
 
 def _where(error: ValidationError, raw: object, source: str) -> str:
     """One line for the first validation error: the rule's id and the field."""

@@ -35,7 +35,14 @@ def example_failure(rules: Rules, rule_id: str, example: Example) -> str | None:
     frame decided by this rule.
     """
     if example.text is not None:
-        found = rules.matcher(rule_id)(example.text)
+        rule = rules.rule(rule_id)
+        found: re.Match[str] | bool | None
+        if rule.listed:  # a word list: is the text one of its words
+            found = example.text in rules.words(rule_id)
+        elif rule.alternatives is not None:
+            found = rules.alternation(rule_id).search(example.text)
+        else:
+            found = rules.pattern(rule_id).search(example.text)
         got = found.group(0) if isinstance(found, re.Match) else bool(found)
         wanted = example.matches
         ok = bool(got) == wanted if isinstance(wanted, bool) else got == wanted
