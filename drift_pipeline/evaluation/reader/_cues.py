@@ -34,14 +34,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ._rules import RULES, FrameName, Rule
 
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
 
-# What a rule can signal, and "other_topic", which only the compound cases decide.
-Frame = Literal[FrameName, "other_topic"]
+Frame = FrameName
+"""What a rule can signal ("other_topic" only a compound case decides)."""
 
 _R = RULES.patterns
 _HEDGE, _CLAUSE_BREAK, _SENTENCE_END = _R["hedge"], _R["clause-break"], _R["sentence-end"]
@@ -622,7 +622,7 @@ def frame_of(mention: MentionContext) -> Decision:
     The steps of the rules file's ``order`` are tried in turn and the first that decides
     names the frame: a row is applied by its pattern, side, scope and terminator; a
     compound case, which combines rows, by its code here. A rule id names a row of the rules
-    file or a compound case (listed in the file's ``compound`` section).
+    file: a pattern row or a compound case (a row marked ``code``).
     """
     view = _View(mention)
     for step in _STEPS if view.after else _CLOSING_STEPS:
