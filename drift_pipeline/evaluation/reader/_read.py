@@ -431,7 +431,11 @@ def _line_mentions(
         # The topic may be named in the sentence or the one before ("I changed my mind about
         # remote work. I'm undecided.").
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
-        if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
+        if (
+            frame == "asserted"
+            and probe.topic
+            and not set(probe.topic) <= _runs_of(lower[before:s_end])
+        ):
             frame, cue, rule = "other_topic", "a view on another topic", "other-topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
         # A line stamped with a date that cannot be read in full ("03/05/2027") still gives
@@ -720,15 +724,18 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]) 
     you're in Oslo, … / user: lol I'm in Bergen actually") was never the subject's, unless the
     reply names the same value again: then it speaks for itself.
     """
+    restated = mention.frame == "asserted" and mention.cue.startswith("assistant")
     number = mention.order[1]
-    if number + 1 >= len(prepared.lines) or prepared.lines[number + 1].speaker != "subject":
+    if not (restated or mention.frame == "question") or number + 1 >= len(prepared.lines):
+        return mention  # most mentions: nothing the next line can change
+    if prepared.lines[number + 1].speaker != "subject":
         return mention
     reply, asked, text = (
         prepared.lines[number + 1],
         prepared.lower[number],
         prepared.lower[number + 1],
     )
-    if mention.frame == "asserted" and mention.cue.startswith("assistant"):
+    if restated:
         if not _R["corrects"].search(text):
             return mention
         at = mention.order[2]
@@ -764,10 +771,6 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]) 
             rule="no-reply",
         )
     return mention
-
-
-def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
-    return set(probe.topic) <= _runs_of(sentence)
 
 
 @lru_cache(maxsize=4096)

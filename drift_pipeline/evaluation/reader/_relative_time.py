@@ -253,10 +253,8 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
     if row.unit == "day":
         last = shift if row.to is None else row.to
         return Period(anchor + timedelta(days=shift), anchor + timedelta(days=last))
-    if row.unit == "week":
-        return _week(anchor, shift)
-    if row.unit == "weekend":
-        return _weekend(anchor, shift)
+    if row.unit in ("week", "weekend"):
+        return _unit_period(row.unit, anchor, shift)
     if row.unit == "next-weekend":
         saturday = next_weekday(anchor, 5)
         return Period(saturday, saturday + timedelta(days=1))
