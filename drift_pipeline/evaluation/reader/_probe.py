@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._dates import answer_periods
 from ._lexicon import expand_phrases
-from ._relative_time import answer_periods
 from ._rules import RULES
 
 __all__ = ["Candidate", "ProbeKind", "ReaderOption", "ReaderProbe", "Role"]

@@ -31,9 +31,8 @@ from typing import Any, Literal
 from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.textmatch import normalise
 
-from ._dates import find_dates, find_relative, find_yearless, iso_day
+from ._dates import dates_in, find_dates, is_period
 from ._probe import Candidate, ReaderProbe, Role
-from ._relative_time import find_periods, is_period
 from ._rules import RULES, FrameName, Rules
 from ._scope import MentionKey, asked_relations, clause_at, frame_of, lowered, split_clauses
 from ._segment import Line, segment
@@ -49,7 +48,7 @@ READER_NAME = "careful"
 
 def reader_version(rules: Rules) -> str:
     """The reader's version with a rules file: a changed cue is a changed reader."""
-    return f"6+rules.{rules.digest}"
+    return f"5+rules.{rules.digest}"
 
 
 READER_VERSION = reader_version(RULES)
@@ -398,7 +397,7 @@ def _clause_dates(
     stamp = _R["stamp-year"].match(line.raw) if not known else None
     dates = _attached_dates(folded, c_start, c_end, start, known, stamp.group(1) if stamp else "")
     fixed = _R["fixes-date"].search(lowered(folded), end) if dates else None
-    if fixed and (after := _dates_in(folded[fixed.end() :], known or dates[0][2])):
+    if fixed and (after := dates_in(folded[fixed.end() :], known or dates[0][2])):
         # "flight to Lima 21 Apr … sorry, typo, it's the 22nd (22/04/2025)": the date after the
         # correction stands.
         shift = fixed.end() - c_start
@@ -426,7 +425,7 @@ def _attached_dates(
 
     "the pre-op is on 2027-09-20 and the surgery on 2027-09-27": each has its own date.
     """
-    dates = _dates_in(folded[c_start:c_end], known, year, more="period")
+    dates = dates_in(folded[c_start:c_end], known, year, more="period")
     if len(dates) < 2:
         return dates
     part_start = c_start
@@ -435,31 +434,6 @@ def _attached_dates(
             return [d for d in dates if part_start - c_start <= d[0] < match.start() - c_start]
         part_start = match.end()
     return [d for d in dates if d[0] >= part_start - c_start]
-
-
-def _dates_in(
-    text: str, known: str, year: str = "", more: Literal["", "ordinal", "period"] = "ordinal"
-) -> list[tuple[int, int, str]]:
-    """Full dates in ``text``, else those read with the date ``known`` (or only its ``year``).
-
-    A day and month take the year ("started on Feb 1"), "tomorrow" is read from the day; then,
-    as ``more`` says, a bare ordinal ("on the 9th") falls in the same month, or a period ("last
-    week", "two weekends ago") is read from the day.
-    """
-    found = find_dates(text)
-    if not found and (known or year):
-        found = find_yearless(text, known[:4] or year)
-    if not found and known:
-        found = find_relative(text, known)
-    if not found and known and more == "period":
-        found = find_periods(text, known)
-    if not found and known and more == "ordinal":
-        found = [
-            (m.start(), m.end(), iso)
-            for m in _R["bare-ordinal"].finditer(text)
-            if (iso := iso_day(known[:4], known[5:7], m.group(1))) is not None
-        ]
-    return found
 
 
 def _moved(mention: Mention, line: Line, follow: int, **changes: Any) -> Mention:
@@ -526,7 +500,7 @@ def _redated(
             if not cue or (follow not in near and (line.date or "") <= mention.order[0]):
                 continue  # a move is read only from a line dated after the mention
             known = line.date or mention.attached_date or ""
-            dates = _dates_in(folded, known, more="ordinal" if follow in near else "")
+            dates = dates_in(folded, known, more="ordinal" if follow in near else "")
             dates = [d for d in dates if d[2] != mention.attached_date]
             if follow not in near:  # a move names its new date right after it: "moved to 19 Mar"
                 end = cue.end()
