@@ -34,7 +34,16 @@ from drift_pipeline.textmatch import normalise
 from ._dates import dates_in, find_dates, is_period
 from ._probe import Candidate, ReaderProbe, Role
 from ._rules import RULES, FrameName, Rules
-from ._scope import MentionKey, asked_relations, clause_at, frame_of, lowered, split_clauses
+from ._scope import (
+    MentionKey,
+    ProbeFacts,
+    asked_relations,
+    clause_at,
+    frame_of,
+    lowered,
+    other_name_at,
+    split_clauses,
+)
 from ._segment import Line, segment
 
 _R = RULES.patterns
@@ -232,6 +241,11 @@ def _names(subject_names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(keys + [key.split(" ")[0] for key in keys])
 
 
+@lru_cache(maxsize=1024)
+def _asks_place(question: str) -> bool:
+    return bool(_R["asks-place"].search(question))
+
+
 @lru_cache(maxsize=4096)
 def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
     return frozenset(w for c in candidates for p in c.phrases for w in normalise(p).split(" "))
@@ -300,6 +314,8 @@ def _line_mentions(
             kept.append(hit)
     lower = lowered(folded)
     clauses = split_clauses(lower)
+    asked, values = asked_relations(probe.question), _candidate_words(probe.candidates)
+    place = _asks_place(probe.question)
     mentions: list[Mention] = []
     targets: set[str] = set()
     windows: dict[int, int] = {}  # offset → where the words that lead to it start
@@ -321,17 +337,15 @@ def _line_mentions(
             aside,
             speaker,
             line.head,
-            line.planned,
             phrase,
             candidate.value,
-            candidate.role,
             names,
-            _candidate_words(probe.candidates),
-            probe.question,
-            probe.kind,
-            probe.topic,
+            other_name_at(folded[c_start:start], names, values),
+            asked,
+            place,
         )
-        frame, cue, rule = frame_of(key)
+        facts = ProbeFacts(line.planned, candidate.role, probe.kind, probe.topic, probe.question)
+        frame, cue, rule = frame_of(key, facts)
         dates = _clause_dates(prepared, number, (s_start, s_end, c_start, c_end), start, end, kept)
         # Of several dates in the clause, the one written nearest the value is its own ("my son
         # started school today, I start my new job on the 20th"); a retraction ended at the

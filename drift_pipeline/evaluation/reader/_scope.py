@@ -24,7 +24,18 @@ from drift_pipeline.textmatch import normalise
 
 from ._rules import RULES, FrameName, Rule
 
-__all__ = ["Decision", "MentionKey", "Scope", "clause_at", "frame_of", "lowered", "split_clauses"]
+__all__ = [
+    "Decision",
+    "MentionKey",
+    "ProbeFacts",
+    "Scope",
+    "asked_relations",
+    "clause_at",
+    "frame_of",
+    "lowered",
+    "other_name_at",
+    "split_clauses",
+]
 
 _R = RULES.patterns
 _WORDS = RULES.word_sets
@@ -72,7 +83,11 @@ def lowered(folded: str) -> str:
 
 
 class MentionKey(NamedTuple):
-    """Everything a mention's frame depends on: the key its frame is kept under."""
+    """What the frame the ``order`` decides depends on: the key it is kept under.
+
+    Probes that share a memory read the same mentions, so this holds no more of the probe than
+    the value and what the question asks about.
+    """
 
     folded: str  # the line as written, whitespace collapsed
     start: int
@@ -82,15 +97,22 @@ class MentionKey(NamedTuple):
     in_aside: bool  # in brackets opened after another value's mention
     speaker: str
     head: str
-    planned: bool  # under a "Goals:" or "Plans:" head or list
     phrase: str  # the candidate phrase matched, as the probe spells it
     value: str
-    role: str
     names: frozenset[str]  # the subject's names, normalised
-    others: frozenset[str]  # every word of every candidate value
-    question: str
+    other_name_at: int  # where, before the value, another person named by name acts (−1: none)
+    asked: frozenset[str]  # the relation words the question asks about
+    asked_place: bool  # the question asks where the subject lives
+
+
+class ProbeFacts(NamedTuple):
+    """What the ``revise`` rows read of the line and the probe beyond the mention."""
+
+    planned: bool  # the line is under a "Goals:" or "Plans:" head or list
+    role: str
     kind: str
     topic: tuple[str, ...]
+    question: str
 
 
 def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
@@ -128,8 +150,8 @@ class Scope:
 
     cue = ""  # the cue decided so far, which revise rows read
 
-    def __init__(self, key: MentionKey) -> None:
-        self.__dict__.update(key._asdict())
+    def __init__(self, key: MentionKey, facts: ProbeFacts | None = None) -> None:
+        self.__dict__.update(key._asdict(), **(facts._asdict() if facts else {}))
         self.lower = lower = lowered(key.folded)
         spans = split_clauses(lower)
         self.s_start, self.s_end, self.c_start, self.c_end = clause_at(spans, key.start, key.end)[1]
@@ -159,21 +181,6 @@ class Scope:
             pronoun = _last(_R["pronoun-third"], masked)
             third = max(third, pronoun.start() if pronoun else -1)
         return first.start() if first else -1, third, you.start() if you else -1
-
-    def other_name(self) -> int:
-        """Where, before the value, another person named by name acts (−1: nowhere)."""
-        at = -1
-        for match in _R["other-name"].finditer(self.folded[self.c_start : self.start]):
-            name = match.group(1).lower()
-            if not (
-                name in self.names
-                or name in _WORDS["not-names"]
-                or name.endswith("ly")
-                or name in _WORDS["relations"]  # "Wife's name": the relation rules decide
-                or name in self.others
-            ):
-                at = match.start()
-        return at
 
 
 @lru_cache(maxsize=4096)
@@ -208,9 +215,7 @@ _SIDES: dict[str, Reads] = {
     "line_before": lambda s: s.lower[max(0, s.start - 40) : s.start],
     # Parts of the states below.
     "agent_at": lambda s: s.agents(),
-    "other_name_at": lambda s: s.other_name(),
     "agent": lambda s: max(*s.agent_at[:2], s.agent_at[2] if s.assistant or s.note else -1),
-    "asked": lambda s: asked_relations(s.question),
     "sentence_raw": lambda s: s.folded[s.s_start : s.start],
 }
 _STATES: dict[str, Reads] = {
@@ -229,7 +234,6 @@ _STATES: dict[str, Reads] = {
         or (_R["standing"].search(s.sentence) and _R["can-you"].match(s.sentence))
     ),
     "clause_opens": lambda s: not _R["filler"].sub("", s.comma_left),
-    "asked_place": lambda s: bool(_R["asks-place"].search(s.question)),
     "open_quote": lambda s: s.sentence_before.count('"') % 2 == 1,
     "one_word": lambda s: " " not in s.phrase.strip(),
     "weak": lambda s: s.one_word and " " in s.value.strip(),
@@ -271,49 +275,58 @@ _STATES: dict[str, Reads] = {
 }
 
 
-# What a row may read: a side above, a field of the mention's key, or the cue decided so far.
-_READABLE = {*_SIDES, *MentionKey._fields, "cue"}
+_SIDE_NAMES = {*_SIDES, *MentionKey._fields, *ProbeFacts._fields, "cue"}
+_STATE_NAMES = {*_STATES, *MentionKey._fields, *ProbeFacts._fields}
+# What only a revise row may read: the probe and the frame decided so far. The order reads the
+# mention and its line alone, so that its frames are kept per mention across probes.
+_PROBE_READS = {*ProbeFacts._fields, "cue", "temporal", "current_role", "topic_missing"}
+_PROBE_READS |= {"topic_text", "planned_line"}
 Test = Callable[[Scope], bool]
 Step = Callable[[Scope], Decision | None]
 _LEFT_SIDES = {"before", "sentence_before", "window", "stretch", "after_agent", "line_before"}
 
 
-def _test(item: str | list[str], rule: Rule) -> Test:
+def _readable(name: str, names: set[str], rule: Rule, revise: bool) -> str:
+    """``name`` as an attribute of a mention, when a row of its kind may read it."""
+    if name not in names or (name in _PROBE_READS and not revise):
+        raise ValueError(f"{RULES.source}: rule {rule.id!r}: {name!r}: no such state or side")
+    return name
+
+
+def _test(item: str | list[str], rule: Rule, revise: bool) -> Test:
     """One of a row's conditions as a test of a mention.
 
     A state, ``pattern@side`` (the pattern is found on that side), a named set of conditions,
     ``!`` before any of these (it does not hold), or a list of them (any one holds).
     """
     if isinstance(item, list):
-        tests = [_test(one, rule) for one in item]
+        tests = [_test(one, rule, revise) for one in item]
         return lambda s: any(t(s) for t in tests)
     if item.startswith("!"):
-        test = _test(item[1:], rule)
+        test = _test(item[1:], rule, revise)
         return lambda s: not test(s)
     if item in RULES.spec.states:
-        tests = [_test(one, rule) for one in RULES.spec.states[item]]
+        tests = [_test(one, rule, revise) for one in RULES.spec.states[item]]
         return lambda s: all(t(s) for t in tests)
     name, _, side = item.partition("@")
     if side:
-        pattern = RULES.patterns.get(name)
-        if pattern is None or side not in _READABLE:
-            raise ValueError(f"{RULES.source}: rule {rule.id!r}: {item!r}: no such pattern or side")
+        pattern, side = RULES.pattern(name), _readable(side, _SIDE_NAMES, rule, revise)
         return lambda s: pattern.search(getattr(s, side)) is not None
-    attribute = name.replace("-", "_")
-    if attribute not in _STATES and attribute not in MentionKey._fields:
-        raise ValueError(f"{RULES.source}: rule {rule.id!r}: {item!r}: no such state")
+    attribute = _readable(name.replace("-", "_"), _STATE_NAMES, rule, revise)
     return lambda s: getattr(s, attribute)
 
 
-def _step(rule: Rule) -> Step:
+def _step(rule: Rule, revise: bool = False) -> Step:
     """How one row decides: its states, then its pattern on its side within its scope."""
     sides = [rule.side] if isinstance(rule.side, str) else list(rule.side or ())
     if rule.terminated_by == "the next value":
         sides = ["own_after" if side == "after" else side for side in sides]
-    if rule.frame is None or any(side not in _READABLE for side in sides):
+    if rule.frame is None or any(side not in _SIDE_NAMES for side in sides):
         raise ValueError(f"{RULES.source}: rule {rule.id!r}: side: not a side a rule can read")
-    tests = [_test(item, rule) for item in rule.when]
-    tests += [_test(f"!{item}" if isinstance(item, str) else item, rule) for item in rule.unless]
+    sides = [_readable(side, _SIDE_NAMES, rule, revise) for side in sides]
+    tests = [_test(item, rule, revise) for item in rule.when]
+    unless = [f"!{item}" if isinstance(item, str) else item for item in rule.unless]
+    tests += [_test(item, rule, revise) for item in unless]
     if rule.pattern is None:
         decision: Decision = (rule.frame, rule.cue or "", rule.id)
         return lambda s: decision if all(t(s) for t in tests) else None
@@ -354,22 +367,51 @@ def _step(rule: Rule) -> Step:
 
 
 _STEPS = tuple(_step(RULES.rule(name)) for name in RULES.spec.order)
-_REVISE = tuple((RULES.rule(name).revises, _step(RULES.rule(name))) for name in RULES.spec.revise)
+_REVISE = tuple((RULES.rule(n).revises, _step(RULES.rule(n), True)) for n in RULES.spec.revise)
 
 
 @lru_cache(maxsize=8192)  # probes that share a memory read the same mentions
-def frame_of(key: MentionKey) -> Decision:
+def _ordered(key: MentionKey) -> Decision:
+    scope = Scope(key)
+    for step in _STEPS:
+        if decided := step(scope):
+            return decided
+    raise ValueError(f"{RULES.source}: order: no row decided (the last must always fire)")
+
+
+@lru_cache(maxsize=8192)
+def frame_of(key: MentionKey, facts: ProbeFacts) -> Decision:
     """The frame of one mention, the cue that decided it and the id of the row that did.
 
     The rows of the rules file's ``order`` are tried in turn and the first that fires names the
     frame; then each ``revise`` row that reads that frame may change it.
     """
-    scope = Scope(key)
-    decided = next(filter(None, (step(scope) for step in _STEPS)), None)
-    if decided is None:
-        raise ValueError(f"{RULES.source}: order: no row decided (the last must always fire)")
+    decided, scope = _ordered(key), None
     for frames, step in _REVISE:
         if not frames or decided[0] in frames:
+            scope = scope or Scope(key, facts)
             scope.cue = decided[1]
             decided = step(scope) or decided
     return decided
+
+
+def other_name_at(cased_left: str, names: frozenset[str], values: frozenset[str]) -> int:
+    """Where, in the clause before a value, another person named by name acts (−1: nowhere).
+
+    Args:
+        cased_left: The clause before the value, as written.
+        names: The subject's names.
+        values: The words of the candidate values (not people).
+    """
+    at = -1
+    for match in _R["other-name"].finditer(cased_left):
+        name = match.group(1).lower()
+        if not (
+            name in names
+            or name in _WORDS["not-names"]
+            or name.endswith("ly")
+            or name in _WORDS["relations"]  # "Wife's name": the relation rules decide
+            or name in values
+        ):
+            at = match.start()
+    return at

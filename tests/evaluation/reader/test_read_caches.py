@@ -16,6 +16,7 @@ def _clear() -> None:
         _read._attached_dates,
         _scope.split_clauses,
         _scope.lowered,
+        _scope._ordered,
         _scope.frame_of,
     ):
         cached.cache_clear()
@@ -36,6 +37,7 @@ def test_readings_with_kept_results_equal_readings_without(
         patch.setattr(_read, "_bounded_seen", _read._bounded)
         patch.setattr(_read, "_attached_dates", _read._attached_dates.__wrapped__)
         patch.setattr(_read, "frame_of", _scope.frame_of.__wrapped__)
+        patch.setattr(_scope, "_ordered", _scope._ordered.__wrapped__)
         for module in (_read, _scope):
             patch.setattr(module, "split_clauses", _scope.split_clauses.__wrapped__)
             patch.setattr(module, "lowered", _scope.lowered.__wrapped__)

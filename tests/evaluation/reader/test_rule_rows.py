@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from drift_pipeline.evaluation.reader._rules import RULES, load_rules
-from drift_pipeline.evaluation.reader._scope import MentionKey, Scope, _step
+from drift_pipeline.evaluation.reader._scope import MentionKey, Scope, _step, asked_relations
 
 
 def _mention(line: str, word: str = "kestrel", *, next_value: str = "", **fields: object) -> Scope:
@@ -23,15 +23,12 @@ def _mention(line: str, word: str = "kestrel", *, next_value: str = "", **fields
         "in_aside": False,
         "speaker": "subject",
         "head": "",
-        "planned": False,
         "phrase": "Kestrel",
         "value": "Kestrel",
-        "role": "current",
         "names": frozenset({"rhiannon"}),
-        "others": frozenset({"kestrel"}),
-        "question": "Where does Rhiannon work now?",
-        "kind": "value",
-        "topic": (),
+        "other_name_at": -1,
+        "asked": frozenset(),
+        "asked_place": False,
     }
     values.update(fields)
     return Scope(MentionKey(**values))  # type: ignore[arg-type]
@@ -110,7 +107,7 @@ def test_an_agent_word_a_cancelling_pair_and_the_asked_relation_are_row_features
         "named for another role",
         "another-role-right",
     )
-    asked = _mention(partner, question="Who is Rhiannon's partner?")
+    asked = _mention(partner, asked=asked_relations("Who is Rhiannon's partner?"))
     assert _applied("another-role-right", partner, scope=asked) is None
 
 
