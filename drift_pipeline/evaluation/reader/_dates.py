@@ -166,8 +166,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
         elif unit:
             size = _count(match.group("n") or match.group("n2"))
             size *= 7 if unit.lower().startswith("week") else 1
-            back = (match.group("dir") or "").lower() in ("ago", "before", "earlier")
-            day = base + timedelta(days=-size if back else size)
+            day = base + timedelta(days=-size if match.group("back") else size)
         elif match.group("weekday"):
             which = match.group("which").lower()
             if which == "on":
