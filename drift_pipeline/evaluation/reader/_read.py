@@ -26,7 +26,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.textmatch import normalise
@@ -42,6 +42,7 @@ from ._scope import (
     frame_of,
     lowered,
     other_name_at,
+    runs_of,
     split_clauses,
 )
 from ._segment import Line, segment
@@ -156,16 +157,6 @@ def _prepare(context: str, names: frozenset[str]) -> _Prepared:
     return _Prepared(lines, folded, lower, "\n".join(lower), tuple(starts), tuple(running))
 
 
-_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
-
-
-def _runs_of(text: str) -> frozenset[str]:
-    """The text's runs of letters and digits."""
-    if text.isascii():  # byte translation splits ASCII many times faster than a regex
-        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
-    return frozenset(_R["run"].findall(text))
-
-
 @lru_cache(maxsize=32)
 def _scan(context: str) -> tuple[str, frozenset[str], bool]:
     """The context folded to lower case, its runs, and whether it holds records.
@@ -175,22 +166,27 @@ def _scan(context: str) -> tuple[str, frozenset[str], bool]:
     objects, graph edges) are read as rendered sentences.
     """
     text = _fold(context).lower()
-    runs = _runs_of(text)
+    runs = runs_of(text)
     singulars = {run[:-1] for run in runs if run.endswith("s") and len(run) > 2}
     return text, runs | singulars, "{" in text or "-->" in text or "]->" in text
 
 
+class _Phrase(NamedTuple):
+    given: str  # as the probe spells it
+    key: str  # normalised
+    runs: frozenset[str]
+    owners: tuple[int, ...]  # the candidates it spells
+
+
 @lru_cache(maxsize=4096)
-def _phrases(
-    candidates: tuple[Candidate, ...],
-) -> tuple[tuple[str, str, frozenset[str], tuple[int, ...]], ...]:
-    """Each distinct phrase of the candidates: as given, normalised, its runs, its owners."""
+def _phrases(candidates: tuple[Candidate, ...]) -> tuple[_Phrase, ...]:
+    """Each distinct phrase of the candidates."""
     owners: dict[str, list[int]] = {}
     for number, candidate in enumerate(candidates):
         for phrase in candidate.phrases:
             owners.setdefault(phrase, []).append(number)
     return tuple(
-        (given, key, _runs_of(key), tuple(found))
+        _Phrase(given, key, runs_of(key), tuple(found))
         for given, found in owners.items()
         if (key := normalise(given))
     )
@@ -270,12 +266,12 @@ def read_context(context: str, probe: ReaderProbe) -> Reading:
     # contexts that mention some candidate are segmented and read.
     text, runs, records = _scan(context)
     phrases = _phrases(probe.candidates)
-    present = [p for p in phrases if p[2] <= runs and _bounded_seen(p[1], text)]
+    present = [p for p in phrases if p.runs <= runs and _bounded_seen(p.key, text)]
     names = _names(probe.subject_names)
     if not present and records:
         # Records are read as rendered sentences ("weight_lb": 66 → "weight 66 lb"), where a
         # value may be spelled as it is not in the raw text.
-        present = [p for p in phrases if _bounded_seen(p[1], _prepare(context, names).joined)]
+        present = [p for p in phrases if _bounded_seen(p.key, _prepare(context, names).joined)]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
     prepared = _prepare(context, names)

@@ -90,8 +90,17 @@ def test_conditions_are_states_patterns_on_a_side_negations_and_alternatives() -
     assert _applied("retract-window", line, when=["third@right"]) is None
     assert _applied("retract-window", line, when=[["third@right", "assistant"]]) is None
     assert _applied("retract-window", line, when=[["third@right", "one-word"]]) is not None
-    with pytest.raises(ValueError, match="rule 'joke-right': 'nonsense': no such state"):
+    with pytest.raises(ValueError, match="rule 'joke-right': 'nonsense': not read by order rows"):
         _applied("joke-right", line, when=["nonsense"])
+
+
+def test_the_order_reads_the_mention_and_only_revise_rows_read_the_probe() -> None:
+    # The order's frames are kept per mention across probes: what the probe asks is not theirs.
+    with pytest.raises(ValueError, match="rule 'joke-right': 'temporal': not read by order rows"):
+        _step(RULES.rule("joke-right").model_copy(update={"when": ["temporal"]}))
+    with pytest.raises(ValueError, match="rule 'joke-right': 'question': not read by order rows"):
+        _step(RULES.rule("joke-right").model_copy(update={"when": ["asks-ahead@question"]}))
+    assert _step(RULES.rule("plan-cue"), revise=True) is not None
 
 
 def test_an_agent_word_a_cancelling_pair_and_the_asked_relation_are_row_features() -> None:
