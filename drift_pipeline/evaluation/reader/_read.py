@@ -301,7 +301,7 @@ def _line_mentions(
     if speaker == "other" and "'s " in line.head:
         # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
         head_owner, _, relation = line.head.partition("'s ")
-        mine = head_owner in names or head_owner in ("user", "principal")
+        mine = head_owner in names or head_owner in RULES.word_sets["subject-speakers"]
         speaker = "note" if mine and relation in asked_relations(probe.question) else speaker
     # Longest match first at each place; a match inside a longer one is the same mention.
     kept: list[Hit] = []
