@@ -32,6 +32,7 @@ from drift_pipeline.evaluation import (
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
+from ._table import table_lines
 from ._trust import VERIFIED, Verification, verify_rows
 
 RANK_METRIC = "drift_c"
@@ -347,16 +348,11 @@ def render_leaderboard(
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
     )
+    lines = table_lines(header, body, markdown)
     if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
         # Markdown joins plain lines into one paragraph: the scoring lines become a list.
         items = [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in scored]
         return "\n".join([*lines, *(["", *note] if note else []), *(["", *items] if items else [])])
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
     budget_table = render_budget(rows) if budget else ""
     return "\n".join([*lines, *note, *(["", budget_table] if budget_table else []), *scored])
 
@@ -465,11 +461,7 @@ def render_subtype_recall(rows: Sequence[ArmStanding], kind: str = "recall") -> 
             shown = "—" if row is None or row.value is None else _interval(row)
             cells.append(shown if row is None else f"{shown} n={row.n}")
         body.append([s.arm, *cells])
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join(lines)
+    return "\n".join(table_lines(header, body))
 
 
 def _interval(row: MetricRow) -> str:

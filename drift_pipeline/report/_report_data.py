@@ -80,6 +80,7 @@ class ReportData:
     probe_accuracy: list[dict[str, Any]]
     abilities: list[dict[str, Any]]
     traces: dict[str, list[ProbeTrace]] = field(default_factory=dict)
+    session_reads: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _rows(
@@ -127,6 +128,7 @@ def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = N
             "select arm, probe_type, subtype, avg(cast(correct as double)) as accuracy, "
             "count(correct) as n from probe_answers group by all order by all",
         )
+    reads = _session_reads(con) if "session_reads" in views else []
     return ReportData(
         record_path=path,
         record=loaded,
@@ -139,6 +141,33 @@ def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = N
         traces={arm: probe_traces(con, arm, limit=DRILL_DOWN_PROBES) for arm in arms}
         if {"probe_answers", "probes", "retrievals"} <= views
         else {},
+        session_reads=reads,
+    )
+
+
+SESSION_READ_BINS: Final = 20
+"""Bins of stored sessions per horizon the read curves are averaged over (the view has a row
+per read: hundreds of thousands on the canonical suite)."""
+
+
+def _session_reads(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Read latency and read tokens of the agent's session reads against sessions stored.
+
+    Per arm and horizon, the reads are binned by how many sessions were stored before them
+    (:data:`SESSION_READ_BINS` bins per horizon); each bin gives the mean and p95 read latency,
+    the mean tokens returned and the reads counted. Faulted reads are left out.
+    """
+    return _rows(
+        con,
+        "with r as (select arm, horizon, sessions_stored, read_ms, read_tokens "
+        "from session_reads where error is null), "
+        "w as (select horizon, greatest(ceil((max(sessions_stored) + 1) / ?), 1) as width "
+        "from r group by horizon) "
+        "select arm, horizon, cast(floor(sessions_stored / width) * width as integer) "
+        "as sessions_stored, avg(read_ms) as read_ms, quantile_cont(read_ms, 0.95) "
+        "as read_ms_p95, avg(read_tokens) as read_tokens, count(*) as reads "
+        "from r join w using (horizon) group by all order by arm, horizon, sessions_stored",
+        [float(SESSION_READ_BINS)],
     )
 
 
