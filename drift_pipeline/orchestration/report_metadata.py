@@ -147,7 +147,7 @@ def leaderboard_metadata(
     others = _others_figures(scoring)
     budget_failures, budget = md.budget(
         render_budget(rows, markdown=True),
-        {s.arm: budget_json(s.deployment, s.budget) for s in rows},
+        {s.arm: budget_json(s.deployment, s.budget) for s in rows if s.valid},
     )
     ranked = [row for row in summary.get("arms", []) if row.get("valid") and row.get("drift_c")]
     return {

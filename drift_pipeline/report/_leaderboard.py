@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -189,10 +189,43 @@ def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRo
     return summarise(metric, None, value, draws, n), Sample(value, draws, n)
 
 
-def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
+def _board_specs() -> tuple[MetricSpec, ...]:
+    """The headline metrics, then the privacy ones (shown only where some cell measured them)."""
+    headline = metric_specs("headline")
+    shown = {spec.name for spec in headline}
+    privacy = tuple(
+        spec
+        for spec in metric_specs("json")
+        if spec.section == "privacy" and spec.name not in shown
+    )
+    return (*headline, *privacy)
+
+
+def unranked_arms(cells: Sequence[_Cell]) -> dict[str, float]:
+    """Arms with a cell past the run's fault-rate limit, with their worst cell's fault rate.
+
+    Such an arm is not ranked anywhere: not over all horizons, not in any horizon's table, and
+    no summary gives it a figure.
+    """
+    out: dict[str, float] = {}
+    for cell in cells:
+        if not _cell_valid(cell):
+            key = cell.arm.key
+            out[key] = max(out.get(key, 0.0), _cell_fault_rate(cell))
+    return out
+
+
+def standings(
+    cells: Sequence[_Cell], unranked: Mapping[str, float] | None = None
+) -> list[ArmStanding]:
     """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios.
 
     A metric that asks for it (TES) takes the geometric mean over scenarios.
+
+    Args:
+        cells: The cells to aggregate.
+        unranked: Arms to leave unranked with the given fault rate although their cells here
+            are valid (their cells elsewhere in the run were not; see :func:`unranked_arms`).
     """
     by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
     arms: dict[str, Any] = {}
@@ -207,7 +240,7 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
     result = []
     for key, scenarios in by_arm.items():
         rows: dict[str, MetricRow] = {}
-        for spec in metric_specs("headline"):
+        for spec in _board_specs():
             metric = spec.name
             per_scenario = [
                 _combine_horizons(
@@ -246,6 +279,11 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 budget=arm_budget(cells_of_arm, deployment),
             )
         )
+    for key, rate in (unranked or {}).items():
+        if key in valid:
+            index = next(i for i, s in enumerate(result) if s.arm == key)
+            worst = max(rate, result[index].fault_rate)
+            result[index] = replace(result[index], valid=False, fault_rate=worst)
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
     result.sort(key=lambda s: (not s.valid, 0.0 if s.valid else s.fault_rate, _rank(s)))
     return result
@@ -318,7 +356,7 @@ def render_leaderboard(
         (:func:`~._scoring.scoring_lines`).
 
     """
-    specs = metric_specs("headline")
+    specs = _shown_specs(rows)
     header = ["arm", *(spec.label for spec in specs), *(["status"] if checked else [])]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
@@ -357,6 +395,18 @@ def render_leaderboard(
     return "\n".join([*lines, *note, *(["", budget_table] if budget_table else []), *scored])
 
 
+def _shown_specs(rows: Sequence[ArmStanding]) -> tuple[MetricSpec, ...]:
+    """The headline columns, with each privacy figure beside DRIFT-C where a ranked arm has it."""
+    headline = metric_specs("headline")
+    measured = [
+        spec
+        for spec in _board_specs()[len(headline) :]
+        if any(s.valid and _row(s, spec.name).value is not None for s in rows)
+    ]
+    first = 1 if headline and headline[0].name == RANK_METRIC else 0
+    return (*headline[:first], *measured, *headline[first:])
+
+
 def _trust_notes(rows: Sequence[ArmStanding], checked: Mapping[str, Verification]) -> list[str]:
     """Why rows are unverified: once for all when they share their reasons, else per arm."""
     unverified = [(s.arm, checked[s.arm]) for s in rows if s.arm in checked]
@@ -376,7 +426,10 @@ def render_budget(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
     reports it as metadata of its own.
     """
     return "\n".join(
-        budget_lines([(s.arm, s.deployment, s.budget) for s in rows if s.budget], markdown)
+        # An unranked arm shows no figure at all, its latencies included.
+        budget_lines(
+            [(s.arm, s.deployment, s.budget) for s in rows if s.budget and s.valid], markdown
+        )
     )
 
 
@@ -496,8 +549,12 @@ def summary_json(
 
     """
     json_specs = metric_specs("json")
+    unranked = unranked_arms(cells)
     out_cells = []
     for cell in cells:
+        if cell.arm.key in unranked:
+            out_cells.append(_unranked_cell(cell))
+            continue
         m = cell.metrics
         metrics: dict[str, Any] = {spec.name: _json_figure(m, spec) for spec in json_specs}
 
@@ -553,10 +610,40 @@ def summary_json(
         "cells": out_cells,
         "arms": arm_rows(cells, max_fault_rate, audits),
         "horizons": {
-            h: arm_rows([c for c in cells if c.horizon == h], max_fault_rate, audits)
+            h: arm_rows([c for c in cells if c.horizon == h], max_fault_rate, audits, unranked)
             for h in horizons
         },
         "scoring": scoring_json(cell_scoring(cell) for cell in cells),
+    }
+
+
+def _unranked_cell(cell: _Cell) -> dict[str, Any]:
+    """A cell of an arm that is not ranked: who and how many faults, and no figure at all."""
+    return {
+        "scenario": cell.scenario,
+        "horizon": cell.horizon,
+        "backend": cell.arm.backend,
+        "gate": str(cell.arm.gate),
+        "arm": cell.arm.key,
+        "replicates": cell.replicates,
+        "metrics": None,
+        "latency_ms": None,
+        "tokens": None,
+        "faults": len(cell.faults),
+        # Not valid in any cell: the arm faulted past the limit somewhere (this cell's own
+        # share of faulted calls is its fault_rate).
+        "valid": False,
+        "reader": cell_scoring(cell).reader,
+        "judge": cell_scoring(cell).judge,
+        "fault_rate": _cell_fault_rate(cell),
+        "judge_errors": None,
+        "ttft_measured": None,
+        "lps_modelled": None,
+        "not_applicable": sorted(_not_applicable(cell)),
+        "recall_by_subtype": {},
+        "score_by_subtype": {},
+        "not_measured": _not_measured(cell),
+        "llm_tokens": None,
     }
 
 
@@ -567,9 +654,13 @@ def horizon_order(horizon: str) -> tuple[int, str]:
 
 
 def horizon_standings(cells: Sequence[_Cell]) -> dict[str, list[ArmStanding]]:
-    """The standings of each horizon on its own (short, medium, long, then others)."""
+    """The standings of each horizon on its own (short, medium, long, then others).
+
+    An arm unranked anywhere in ``cells`` is unranked in every horizon's table.
+    """
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
-    return {h: standings([c for c in cells if c.horizon == h]) for h in horizons}
+    unranked = unranked_arms(cells)
+    return {h: standings([c for c in cells if c.horizon == h], unranked) for h in horizons}
 
 
 def verifications(
@@ -585,41 +676,55 @@ def arm_rows(
     cells: Sequence[_Cell],
     max_fault_rate: float | None = None,
     audits: dict[str, str | None] | None = None,
+    unranked: Mapping[str, float] | None = None,
 ) -> list[dict[str, Any]]:
-    """The JSON leaderboard rows of ``cells``: one per arm, ranked arms first, best first."""
-    ranked = standings(cells)
+    """The JSON leaderboard rows of ``cells``: one per arm, ranked arms first, best first.
+
+    An unranked arm (past the fault-rate limit in some cell of ``cells``, or named in
+    ``unranked``) has ``valid: false``, no rank and no figure: every metric, the per-subtype
+    figures, its tokens and its latency budget are null or empty.
+    """
+    ranked = standings(cells, unranked)
     checked = verify_rows(ranked, max_fault_rate, audits)
-    return [
-        {
-            "backend": s.backend,
-            "gate": s.gate,
-            "arm": s.arm,
-            # An arm past the fault-rate limit is not ranked: no rank and no figures to rank
-            # it by, exactly as the terminal leaderboard shows it.
-            "valid": s.valid,
-            "fault_rate": s.fault_rate,
-            "rank": rank if s.valid else None,
-            **{metric: _metric(row) if s.valid else None for metric, row in s.rows.items()},
-            "lps_modelled": s.lps_modelled,
-            "not_applicable": sorted(s.not_applicable),
-            "recall_by_subtype": {
-                name.removeprefix("recall:"): _figure_with_n(row)
-                for name, row in s.by_subtype.items()
-            },
-            "score_by_subtype": {
-                name.removeprefix("score:"): _figure_with_n(row)
-                for name, row in s.score_by_subtype.items()
-            },
-            # Figures its backend gave no way to measure, with why; its LLM tokens as metered
-            # and as reported.
-            "not_measured": dict(s.not_measured),
-            "llm_tokens": _audit_json(s.llm_tokens),
-            # Its p99 latencies against the spec's targets where it runs (pass, fail or
-            # not measured).
-            "budget": budget_json(s.deployment, s.budget),
-            # How far to trust the row: sanity arms, fault rate, audit; and who scored it.
-            "verification": checked[s.arm].to_json(),
-            "scoring": scoring_json(s.scorings),
-        }
-        for rank, s in enumerate(ranked, start=1)
-    ]
+    return [_arm_row(s, rank, checked[s.arm]) for rank, s in enumerate(ranked, start=1)]
+
+
+def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str, Any]:
+    privacy = {spec.name for spec in _board_specs() if spec.section == "privacy"}
+    figures = {
+        metric: None if not s.valid or (metric in privacy and row.value is None) else _metric(row)
+        for metric, row in s.rows.items()
+    }
+    return {
+        "backend": s.backend,
+        "gate": s.gate,
+        "arm": s.arm,
+        # An arm past the fault-rate limit is not ranked: no rank and no figures to rank it
+        # by, exactly as the terminal leaderboard shows it.
+        "valid": s.valid,
+        "fault_rate": s.fault_rate,
+        "rank": rank if s.valid else None,
+        **figures,
+        "lps_modelled": s.lps_modelled,
+        "not_applicable": sorted(s.not_applicable),
+        "recall_by_subtype": {
+            name.removeprefix("recall:"): _figure_with_n(row)
+            for name, row in s.by_subtype.items()
+            if s.valid
+        },
+        "score_by_subtype": {
+            name.removeprefix("score:"): _figure_with_n(row)
+            for name, row in s.score_by_subtype.items()
+            if s.valid
+        },
+        # Figures its backend gave no way to measure, with why; its LLM tokens as metered
+        # and as reported.
+        "not_measured": dict(s.not_measured),
+        "llm_tokens": _audit_json(s.llm_tokens) if s.valid else None,
+        # Its p99 latencies against the spec's targets where it runs (pass, fail or
+        # not measured).
+        "budget": budget_json(s.deployment, s.budget) if s.valid else None,
+        # How far to trust the row: sanity arms, fault rate, audit; and who scored it.
+        "verification": verification.to_json(),
+        "scoring": scoring_json(s.scorings),
+    }

@@ -401,14 +401,19 @@ def _direct_run(server: Server) -> None:
 def _check_direct_run(page: Page, server: Server, shots: Path) -> None:
     """The UI shows what the direct run wrote: no dialog, leaderboard and cell materialised."""
     page.goto(f"{server.url}/assets/leaderboard")
-    expect(page.get_by_text("Latest materialization").first).to_be_visible()
-    # No dialog over the page (the community sign-up is off in dagster.yaml).
-    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_text("Latest materialization").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    # No dialog over the page (the community sign-up is off in dagster.yaml), and the board
+    # is not flagged unsynced by the partitions of arms the run did not run.
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=UI_TIMEOUT_MS)
+    expect(page.get_by_text("Unsynced")).to_have_count(0)
     page.screenshot(path=str(shots / "leaderboard-asset.png"), full_page=True)
     page.goto(f"{server.url}/assets/leaderboard?view=events")
-    expect(page.get_by_text("drift/best_drift_c", exact=True).first).to_be_visible()
-    expect(page.get_by_text("plot_cost_curve", exact=True).first).to_be_visible()
+    expect(page.get_by_text("drift/best_drift_c", exact=True).first).to_be_visible(
+        timeout=UI_TIMEOUT_MS
+    )
+    for key in ("plot_cost_curve", "plot_session_reads", "budget"):
+        expect(page.get_by_text(key, exact=True).first).to_be_visible(timeout=UI_TIMEOUT_MS)
     partition = urllib.parse.quote(f"fact_store@hard|{WORLD.partition_key}", safe="")
     page.goto(f"{server.url}/assets/cell_metrics?view=events&partition={partition}")
-    expect(page.get_by_text("drift/drift_c", exact=True).first).to_be_visible()
+    expect(page.get_by_text("drift/drift_c", exact=True).first).to_be_visible(timeout=UI_TIMEOUT_MS)
     page.screenshot(path=str(shots / "cell-metrics-asset.png"), full_page=True)
