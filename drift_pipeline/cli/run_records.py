@@ -45,14 +45,22 @@ def record_run(
 
     Returns:
         The record's path, or ``None`` for a root that is not a local folder.
+
+    Raises:
+        CommandError: The record cannot be dated or signed (exit 2).
     """
-    from drift_pipeline.report import build_record, sign, write_record
+    from drift_pipeline.report import RecordError, build_record, sign, write_record
     from drift_pipeline.storage import StorageRoot
+
+    from .errors import CommandError
 
     root = StorageRoot.from_url(out)
     if root.local_path is None:
         return None
-    return write_record(root.local_path, sign(build_record(summary, manifest)))
+    try:
+        return write_record(root.local_path, sign(build_record(summary, manifest)))
+    except RecordError as error:  # a bad DRIFT_RECORD_TIME or signing key
+        raise CommandError(f"{error} (the run's tables are written; no record)") from error
 
 
 def record_in_dagster(

@@ -20,6 +20,7 @@ from ._leaderboard import (
 from ._page import REPORT_FILE, REPORTS_FOLDER, write_report
 from ._plots import PLOT_TITLES, Plot, export_plots, report_plots
 from ._records import (
+    RECORD_TIME_ENV,
     RECORDS_FOLDER,
     SIGNING_KEY_ENV,
     TREND_COLUMNS,
@@ -29,6 +30,7 @@ from ._records import (
     list_records,
     load_record,
     record_problems,
+    record_time,
     sign,
     trend_rows,
     write_record,
@@ -45,6 +47,7 @@ __all__ = [
     "PLOT_TITLES",
     "RANK_METRIC",
     "RECORDS_FOLDER",
+    "RECORD_TIME_ENV",
     "REPORTS_FOLDER",
     "REPORT_FILE",
     "SANITY_ARMS",
@@ -71,6 +74,7 @@ __all__ = [
     "load_record",
     "probe_traces",
     "record_problems",
+    "record_time",
     "render_board",
     "render_budget",
     "render_leaderboard",
