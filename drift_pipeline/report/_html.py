@@ -173,8 +173,10 @@ def _budget(rows: Sequence[Mapping[str, Any]]) -> str:
                 f'<td data-value="{f["p99_ms"]!r}">{f["p99_ms"]:.1f}{mark} {verdict} '
                 f"(&lt; {f.get('target_ms'):.0f})</td>"
             )
+        arm = escape(str(row["arm"]))
         lines.append(
-            f"<tr><td>{escape(str(row['arm']))}</td><td>{escape(str(budget.get('deployment')))}</td>{''.join(cells)}</tr>"
+            f'<tr data-arm="{arm}"><td data-value="{arm}">{arm}</td>'
+            f"<td>{escape(str(budget.get('deployment')))}</td>{''.join(cells)}</tr>"
         )
     if not lines:
         return ""
@@ -182,7 +184,7 @@ def _budget(rows: Sequence[Mapping[str, Any]]) -> str:
     head = "<tr>" + "".join(f"<th>{label}</th>" for label in labels) + "</tr>"
     return (
         "<h2 id='budget'>Latency budget (spec §7.8)</h2><p>m: from a modelled reader TTFT.</p>"
-        f'<table class="sortable budget"><thead>{head}</thead>'
+        f'<table class="sortable budget" id="budget-table"><thead>{head}</thead>'
         f"<tbody>{''.join(lines)}</tbody></table>"
     )
 

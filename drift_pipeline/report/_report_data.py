@@ -129,19 +129,25 @@ def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = N
             "count(correct) as n from probe_answers group by all order by all",
         )
     reads = _session_reads(con) if "session_reads" in views else []
+    # An arm that is not ranked has no figure anywhere, its curves and charts included.
+    unranked = {str(row["arm"]) for row in loaded["leaderboard"] if not row.get("valid", True)}
+
+    def ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [row for row in rows if row["arm"] not in unranked]
+
     return ReportData(
         record_path=path,
         record=loaded,
         manifest=manifest,
         trend=trend_rows(folder),
-        cost_curve=cost,
-        error_curve=error,
-        probe_accuracy=accuracy,
-        abilities=_abilities(con, loaded["leaderboard"], views),
+        cost_curve=ranked(cost),
+        error_curve=ranked(error),
+        probe_accuracy=ranked(accuracy),
+        abilities=ranked(_abilities(con, loaded["leaderboard"], views)),
         traces={arm: probe_traces(con, arm, limit=DRILL_DOWN_PROBES) for arm in arms}
         if {"probe_answers", "probes", "retrievals"} <= views
         else {},
-        session_reads=reads,
+        session_reads=ranked(reads),
     )
 
 
