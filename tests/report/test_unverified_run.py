@@ -67,7 +67,7 @@ def test_the_json_the_record_and_the_page_mark_every_row_unverified(run):
     assert "sentence_log@hard" in budget  # the stored latency budget, printed again
     page = invoke("report", str(data))
     text = Path(page.output.strip()).read_text(encoding="utf-8")
-    assert text.count('data-value="unverified" class="unverified reasons"') == len(
-        record["leaderboard"]
-    )
+    tables = [record["leaderboard"], *record["horizons"].values()]
+    shown_rows = text.count('data-value="unverified" class="unverified reasons"')
+    assert shown_rows == sum(len(rows) for rows in tables)  # each table's every row
     assert 'data-value="verified"' not in text and REASON in text
