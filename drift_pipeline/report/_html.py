@@ -14,6 +14,7 @@ from html import escape
 from typing import Any, Final
 
 from ._plots import Plot
+from ._reading import MentionLine
 from ._report_data import ProbeTrace, ReportData
 
 __all__ = ["LEADERBOARD_COLUMNS", "arm_anchor", "render_html"]
@@ -41,6 +42,7 @@ th.sorted-desc::after{content:" ▼"}tr.invalid td{color:#999}
 .ci{color:#777;font-size:.85em}td.reasons{max-width:22em}pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;max-height:22em;
 overflow:auto}section.probe{border-left:3px solid #ccc;padding-left:1em;margin:1em 0}
 .correct{color:#176a2c}.incorrect{color:#b00020}figure{margin:1em 0}
+li.counted{color:#176a2c}li.ignored{color:#777}
 """
 _SCRIPT: Final = """
 document.querySelectorAll('table.sortable').forEach(function(table){
@@ -202,18 +204,34 @@ def _clipped(text: str) -> str:
     return f"{shown}\n… and {rest} more lines (drift explain prints more)"
 
 
+def _mention_list(mentions: Sequence[MentionLine], css: str) -> str:
+    items = "".join(
+        f'<li class="{"counted" if m.counted else "ignored"}">{escape(m.describe())}</li>'
+        for m in mentions
+    )
+    return f'<ul class="{css}">{items or "<li>none</li>"}</ul>'
+
+
 def _trace(trace: ProbeTrace) -> str:
     stored = "".join(
         f"<li>evidence session {s['session']}: "
         f"{'?' if s['stored_tokens'] is None else s['stored_tokens']} tokens stored; "
         + (
-            f"memory at checkpoint session {s['snapshot_session']}:"
-            f"<pre>{_clipped(s['snapshot'] or '')}</pre>"
+            f"memory at checkpoint session {s['snapshot_session']}, its lines about the "
+            f"asked values:{_mention_list(s.get('about') or [], 'memory-lines')}"
+            f"<details><summary>the whole memory</summary>"
+            f"<pre>{_clipped(s['snapshot'] or '')}</pre></details>"
             if s["snapshot_session"] is not None
             else "no snapshot (the backend takes none)"
         )
         + "</li>"
         for s in trace.stored
+    )
+    reading = (
+        f"<p><b>line by line</b> <span class='ci'>({escape(trace.reread)})</span></p>"
+        + _mention_list(trace.mentions, "reading")
+        if trace.mentions or trace.reread
+        else ""
     )
     return (
         f'<section class="probe" id="{trace.anchor}"><h4>{escape(trace.probe_id)} · '
@@ -227,6 +245,7 @@ def _trace(trace: ProbeTrace) -> str:
         f"<p><b>reader's answer</b> {escape(trace.answer)}<br><b>verdict</b> {trace.verdict}: "
         f"<span class='rationale'>{escape(trace.rationale)}</span><br>"
         f"<span class='ci'>reader {escape(str(trace.reader))}</span></p>"
+        f"{reading}"
         f'<p><a href="#{arm_anchor(trace.arm)}">back to {escape(trace.arm)}</a> · '
         '<a href="#leaderboard">back to the leaderboard</a></p></section>'
     )
