@@ -47,7 +47,7 @@ def render_trace(trace: ProbeTrace, full: bool = False) -> str:
         snapshot = stored["snapshot"] or ""
         about = stored.get("about") or []
         lines.append(
-            f"    memory at checkpoint session {stored['snapshot_session']} "
+            f"    memory at the checkpoint after session {stored['snapshot_session']} "
             f"({len(snapshot.splitlines())} lines); its lines about the asked values:"
         )
         lines += [f"      {m.describe()}" for m in about] or ["      none"]

@@ -217,7 +217,7 @@ def _trace(trace: ProbeTrace) -> str:
         f"<li>evidence session {s['session']}: "
         f"{'?' if s['stored_tokens'] is None else s['stored_tokens']} tokens stored; "
         + (
-            f"memory at checkpoint session {s['snapshot_session']}, its lines about the "
+            f"memory at the checkpoint after session {s['snapshot_session']}, its lines about the "
             f"asked values:{_mention_list(s.get('about') or [], 'memory-lines')}"
             f"<details><summary>the whole memory</summary>"
             f"<pre>{_clipped(s['snapshot'] or '')}</pre></details>"
