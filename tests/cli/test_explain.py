@@ -47,7 +47,9 @@ def test_a_probe_is_explained_from_memory_to_verdict(folder: Path, correct: bool
     # the asked values (the whole snapshot with --full).
     assert "stored after each evidence session:" in text
     assert re.search(r"session \d+: \d+ tokens stored", text)
-    assert re.search(r"memory at the checkpoint after session \d+ \(\d+ lines\); its lines about", text)
+    assert re.search(
+        r"memory at the checkpoint after session \d+ \(\d+ lines\); its lines about", text
+    )
     # What retrieve returned, the answer, the verdict and the judge's own rationale.
     retrieved = text.split("retrieve returned:\n", 1)[1]
     first = (probe["context"] or "(nothing)").splitlines()[0]
