@@ -548,61 +548,12 @@ def summary_json(
         and measured figures (:func:`~._scoring.scoring_json`).
 
     """
-    json_specs = metric_specs("json")
     unranked = unranked_arms(cells)
-    out_cells = []
-    for cell in cells:
-        if cell.arm.key in unranked:
-            out_cells.append(_unranked_cell(cell))
-            continue
-        m = cell.metrics
-        metrics: dict[str, Any] = {spec.name: _json_figure(m, spec) for spec in json_specs}
-
-        def pct(prefix: str, metrics_: CellMetrics = m) -> dict[str, float | None]:
-            return {p: metrics_.get(f"{prefix}_{p}").value for p in ("p50", "p95", "p99")}
-
-        out_cells.append(
-            {
-                "scenario": cell.scenario,
-                "horizon": cell.horizon,
-                "backend": cell.arm.backend,
-                "gate": str(cell.arm.gate),
-                "arm": cell.arm.key,
-                "replicates": cell.replicates,
-                "metrics": metrics,
-                "latency_ms": {
-                    "read": pct("read_ms"),
-                    "write": pct("write_ms"),
-                    "ttfrt": pct("ttfrt_ms"),
-                    "dialectic": pct("dialectic_ms"),
-                },
-                "tokens": {
-                    "write": m.get("write_tokens_per_session").value,
-                    "storage_per_session": m.get("storage_per_session").value,
-                    "read_per_query": m.get("read_tokens_per_retrieve").value,
-                },
-                "faults": len(cell.faults),
-                # Over the run's limit of faulted or skipped calls: not ranked anywhere.
-                "valid": _cell_valid(cell),
-                "reader": cell_scoring(cell).reader,
-                "judge": cell_scoring(cell).judge,
-                "fault_rate": _cell_fault_rate(cell),
-                # Answers whose reader or judge call failed (left out of every metric), and
-                # the share of TTFRTs from a measured reader TTFT (0: modelled).
-                "judge_errors": _value(m, "judge_errors"),
-                "ttft_measured": _value(m, "ttft_measured"),
-                "lps_modelled": _lps_modelled(m),
-                # Figures the world's data cannot support (null above, never zero).
-                "not_applicable": sorted(_not_applicable(cell)),
-                "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
-                # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
-                "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
-                # Figures the backend gave no way to measure, with why (null above, never zero).
-                "not_measured": _not_measured(cell),
-                # LLM tokens as metered and as the backend reported them.
-                "llm_tokens": _audit_json(_llm_tokens(cell)),
-            }
-        )
+    # A cell of an unranked arm keeps who it is and its faults, and no figure at all.
+    out_cells = [
+        {**_cell_json(cell), **UNRANKED_CELL} if cell.arm.key in unranked else _cell_json(cell)
+        for cell in cells
+    ]
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     return {
         "scenario": ",".join(scenario_ids),
@@ -617,8 +568,32 @@ def summary_json(
     }
 
 
-def _unranked_cell(cell: _Cell) -> dict[str, Any]:
-    """A cell of an arm that is not ranked: who and how many faults, and no figure at all."""
+UNRANKED_CELL: dict[str, Any] = {
+    "metrics": None,
+    "latency_ms": None,
+    "tokens": None,
+    # Not valid in any cell: the arm faulted past the limit somewhere (this cell's own share
+    # of faulted calls is its fault_rate).
+    "valid": False,
+    "judge_errors": None,
+    "ttft_measured": None,
+    "lps_modelled": None,
+    "recall_by_subtype": {},
+    "score_by_subtype": {},
+    "llm_tokens": None,
+}
+"""What a cell of an unranked arm shows instead of its figures."""
+
+
+def _cell_json(cell: _Cell) -> dict[str, Any]:
+    """One cell of the JSON summary: its identity, figures, latencies, tokens and faults."""
+    json_specs = metric_specs("json")
+    m = cell.metrics
+    metrics: dict[str, Any] = {spec.name: _json_figure(m, spec) for spec in json_specs}
+
+    def pct(prefix: str, metrics_: CellMetrics = m) -> dict[str, float | None]:
+        return {p: metrics_.get(f"{prefix}_{p}").value for p in ("p50", "p95", "p99")}
+
     return {
         "scenario": cell.scenario,
         "horizon": cell.horizon,
@@ -626,24 +601,38 @@ def _unranked_cell(cell: _Cell) -> dict[str, Any]:
         "gate": str(cell.arm.gate),
         "arm": cell.arm.key,
         "replicates": cell.replicates,
-        "metrics": None,
-        "latency_ms": None,
-        "tokens": None,
+        "metrics": metrics,
+        "latency_ms": {
+            "read": pct("read_ms"),
+            "write": pct("write_ms"),
+            "ttfrt": pct("ttfrt_ms"),
+            "dialectic": pct("dialectic_ms"),
+        },
+        "tokens": {
+            "write": m.get("write_tokens_per_session").value,
+            "storage_per_session": m.get("storage_per_session").value,
+            "read_per_query": m.get("read_tokens_per_retrieve").value,
+        },
         "faults": len(cell.faults),
-        # Not valid in any cell: the arm faulted past the limit somewhere (this cell's own
-        # share of faulted calls is its fault_rate).
-        "valid": False,
+        # Over the run's limit of faulted or skipped calls: not ranked anywhere.
+        "valid": _cell_valid(cell),
         "reader": cell_scoring(cell).reader,
         "judge": cell_scoring(cell).judge,
         "fault_rate": _cell_fault_rate(cell),
-        "judge_errors": None,
-        "ttft_measured": None,
-        "lps_modelled": None,
+        # Answers whose reader or judge call failed (left out of every metric), and
+        # the share of TTFRTs from a measured reader TTFT (0: modelled).
+        "judge_errors": _value(m, "judge_errors"),
+        "ttft_measured": _value(m, "ttft_measured"),
+        "lps_modelled": _lps_modelled(m),
+        # Figures the world's data cannot support (null above, never zero).
         "not_applicable": sorted(_not_applicable(cell)),
-        "recall_by_subtype": {},
-        "score_by_subtype": {},
+        "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
+        # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
+        "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
+        # Figures the backend gave no way to measure, with why (null above, never zero).
         "not_measured": _not_measured(cell),
-        "llm_tokens": None,
+        # LLM tokens as metered and as the backend reported them.
+        "llm_tokens": _audit_json(_llm_tokens(cell)),
     }
 
 
