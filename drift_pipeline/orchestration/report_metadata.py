@@ -11,9 +11,9 @@ tables.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import dagster as dg
 import duckdb
@@ -24,10 +24,14 @@ from drift_pipeline.report import (
     render_leaderboard,
     scoring_json,
     standings,
+    table_lines,
     verifications,
 )
 
 from . import metadata as md
+
+if TYPE_CHECKING:
+    from drift_pipeline.storage import StorageRoot
 
 __all__ = [
     "DAGSTER_PLOTS",
@@ -38,6 +42,7 @@ __all__ = [
     "leaderboard_metadata",
     "plot_metadata",
     "trust_checks",
+    "world_audits",
 ]
 
 SANITY_CHECK: Final = "sanity_arms"
@@ -84,6 +89,36 @@ def trust_checks(summary: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
             ("not ranked: " + ", ".join(invalid)) if invalid else "every arm under the limit",
         ),
     ]
+
+
+def world_audits(
+    root: StorageRoot,
+    worlds: Iterable[tuple[str, str]],
+    generated: Callable[[str], bool | None],
+) -> dict[str, str | None]:
+    """Each world's answerability audit on its stored tables: ``scenario/horizon`` → failure.
+
+    Args:
+        root: The storage root.
+        worlds: (scenario, horizon) of each world on the board.
+        generated: Whether a scenario's worlds were generated (the generator's audit) or
+            imported (their evidence ids are checked); ``None``: unknown here, left unaudited
+            (its rows say the audit was not run).
+
+    Returns:
+        ``None`` for a world that passed, else its failure.
+    """
+    from drift_pipeline.keys import WorldKey
+    from drift_pipeline.pipeline import audit_stored_evidence, audit_stored_world
+
+    audits: dict[str, str | None] = {}
+    for scenario, horizon in dict.fromkeys(worlds):
+        kind = generated(scenario)
+        if kind is None:
+            continue
+        audit = audit_stored_world if kind else audit_stored_evidence
+        audits[f"{scenario}/{horizon}"] = audit(root, WorldKey.of(scenario, horizon)).failure
+    return audits
 
 
 def _png_markdown(title: str, spec: Mapping[str, Any]) -> str:
@@ -226,21 +261,33 @@ def _curve_table(points: Sequence[tuple[Any, ...]]) -> str:
     curves: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for point in points:
         curves.setdefault((point[0], point[1]), []).append(point)
-    lines = [
-        "| horizon | arm | checkpoints | tokens (cumulative) | MVOT so far | final tokens | "
-        "final MVOT | scenarios |",
-        "|---|---|---|---|---|---|---|---|",
+    header = [
+        "horizon",
+        "arm",
+        "checkpoints",
+        "tokens (cumulative)",
+        "MVOT so far",
+        "final tokens",
+        "final MVOT",
+        "scenarios",
     ]
+    body = []
     for (horizon, arm), curve in curves.items():
         tokens = [p[3] for p in curve]
         mvot = [p[4] for p in curve]
-        final_mvot = "—" if mvot[-1] is None else f"{mvot[-1]:.3f}"
-        lines.append(
-            f"| {horizon} | {arm} | {', '.join(str(p[2]) for p in curve)} | "
-            f"`{_sparkline(tokens)}` | `{_sparkline(mvot)}` | {tokens[-1]:,.0f} | "
-            f"{final_mvot} | {curve[-1][5]} |"
+        body.append(
+            [
+                horizon,
+                arm,
+                ", ".join(str(p[2]) for p in curve),
+                f"`{_sparkline(tokens)}`",
+                f"`{_sparkline(mvot)}`",
+                f"{tokens[-1]:,.0f}",
+                "—" if mvot[-1] is None else f"{mvot[-1]:.3f}",
+                str(curve[-1][5]),
+            ]
         )
-    return "\n".join(lines)
+    return "\n".join(table_lines(header, body, markdown=True))
 
 
 def _vega_lite(points: Sequence[tuple[Any, ...]]) -> dict[str, Any]:

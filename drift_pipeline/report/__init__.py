@@ -37,6 +37,7 @@ from ._records import (
 )
 from ._report_data import ProbeTrace, ReportData, gather, probe_traces
 from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
+from ._table import table_lines
 from ._trust import SANITY_ARMS, SANITY_MARGIN, Verification, verify_rows
 from ._world_summary import render_world_summaries
 
@@ -89,6 +90,7 @@ __all__ = [
     "sign",
     "standings",
     "summary_json",
+    "table_lines",
     "trend_rows",
     "verifications",
     "verify_rows",

@@ -6,7 +6,7 @@ not through an IO manager fanning partitions in.
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,9 @@ from drift_pipeline.orchestration.report_metadata import (
     cost_curves_metadata,
     leaderboard_metadata,
     trust_checks,
+    world_audits,
 )
-from drift_pipeline.orchestration.resources import DriftStorage
+from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import (
     build_record,
@@ -79,7 +80,9 @@ REPORTS = "_reports"
         ),
     ],
 )
-def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.MaterializeResult:  # type: ignore[type-arg]
+def leaderboard(
+    context: dg.AssetExecutionContext, storage: DriftStorage, scenarios: ScenarioCatalog
+) -> dg.MaterializeResult:  # type: ignore[type-arg]
     """Every arm's headline metrics with 95% intervals, over all stored scenarios and horizons."""
     with storage.connect() as con:
         cells, skipped = stored_cells(con, storage.path())
@@ -96,7 +99,12 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
                 f"(limit {cell.max_fault_rate:.1%})"
             )
     limit = max((cell.max_fault_rate for cell in cells), default=None)
-    summary = summary_json(cells, _scenarios_of(cells), limit)
+    # The answerability audit of every world on the board, as the probes' check runs it: each
+    # row's verification rests on it.
+    audits = world_audits(
+        storage.path(), [(c.scenario, c.horizon) for c in cells], _generated(scenarios)
+    )
+    summary = summary_json(cells, _scenarios_of(cells), limit, audits)
     record = _record(storage, summary)
     return dg.MaterializeResult(
         check_results=[
@@ -109,9 +117,21 @@ def leaderboard(context: dg.AssetExecutionContext, storage: DriftStorage) -> dg.
             for name, passed, description in trust_checks(summary)
         ],
         metadata=leaderboard_metadata(
-            cells, summary, _plots(storage, record), record, len(skipped)
+            cells, summary, _plots(storage, record), record, len(skipped), audits
         ),
     )
+
+
+def _generated(scenarios: ScenarioCatalog) -> Callable[[str], bool | None]:
+    """Whether a scenario's worlds were generated; ``None`` for one the catalog cannot load."""
+
+    def kind(scenario: str) -> bool | None:
+        try:
+            return scenarios.load(scenario).kind == "scenario"
+        except LookupError:  # a stored world whose source is no longer in the catalog
+            return None
+
+    return kind
 
 
 def _scenarios_of(cells: Sequence[Any]) -> list[str]:
