@@ -160,3 +160,32 @@ def test_a_privacy_figure_sits_beside_drift_c(tmp_path: Path):
     assert text.index(">DRIFT-C<") < text.index(">Privacy score<") < text.index(">Lift<")
     assert 'data-value="0.9"' in text
     assert f'href="#{trace.anchor}"' in text and f'id="{trace.anchor}"' in text
+
+
+def test_the_plots_figures_are_the_json_summarys(page: tuple[Path, dict[str, Any]]):
+    from drift_pipeline.pipeline import connect
+    from drift_pipeline.report import gather, report_plots
+
+    path, summary = page
+    folder = path.parent.parent
+    plots = {plot.name: plot for plot in report_plots(gather(folder, connect(folder)))}
+    # The SVG written beside the page is this very spec drawn.
+    assert set(plots) == set(PLOT_TITLES)
+    mvot = {
+        (p["horizon"], p["arm"]): p["value"]
+        for p in plots["mvot_by_horizon"].spec["data"]["values"]
+    }
+    expected = {
+        (horizon, row["arm"]): row["mvot"]["value"]
+        for horizon, rows in summary["horizons"].items()
+        for row in rows
+        if row["mvot"] and row["mvot"]["value"] is not None
+    }
+    assert mvot == expected
+    abilities = {
+        (p["arm"], p["ability"]): p["value"] for p in plots["abilities"].spec["data"]["values"]
+    }
+    for row in summary["arms"]:
+        for ability, key in (("revision", "revision_accuracy"), ("action", "action_alignment")):
+            value = (row[key] or {}).get("value")
+            assert abilities.get((row["arm"], ability)) == value
