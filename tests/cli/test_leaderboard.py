@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report.tiny_world import invoke, run_tiny
+from report.tiny_world import invoke, run_tiny, run_world
 
 from drift_pipeline.report import list_records
 
@@ -81,22 +81,9 @@ def test_the_report_plots_both_records(folder: Path):
 
 
 def test_a_record_time_that_is_not_a_time_is_one_line(tmp_path: Path):
-    from report.tiny_world import SCENARIO
-
-    scenario = tmp_path / "report-tiny.yaml"
-    scenario.write_text(SCENARIO, encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DRIFT_RECORD_TIME", "yesterday")
-        result = invoke(
-            "run",
-            str(scenario),
-            "--horizon",
-            "short",
-            "--backend",
-            "amnesiac",
-            "--out",
-            str(tmp_path / "data"),
-        )
+        result = run_world(tmp_path, "--horizon", "short", "--backend", "amnesiac")
     assert result.exit_code == 2
     assert result.output.splitlines()[-1] == (
         "DRIFT_RECORD_TIME='yesterday': not an ISO 8601 time (e.g. 2026-03-02T09:00:00Z) "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from report.tiny_world import SCENARIO, invoke
+from report.tiny_world import invoke, run_world
 
 REASON = "sanity arm sentence_log@hard did not stay 0.10 DRIFT-C below bm25"
 
@@ -20,25 +20,11 @@ REASON = "sanity arm sentence_log@hard did not stay 0.10 DRIFT-C below bm25"
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, object]]:
     folder = tmp_path_factory.mktemp("unverified")
-    scenario = folder / "report-tiny.yaml"
-    scenario.write_text(SCENARIO, encoding="utf-8")
-    data, summary = folder / "data", folder / "summary.json"
-    result = invoke(
-        "run",
-        str(scenario),
-        "--horizon",
-        "short",
-        "--backend",
-        "bm25",
-        "--backend",
-        "sentence_log",
-        "--out",
-        str(data),
-        "--json",
-        str(summary),
-    )
+    summary = folder / "summary.json"
+    arms = ("--backend", "bm25", "--backend", "sentence_log")
+    result = run_world(folder, "--horizon", "short", *arms, "--json", str(summary))
     assert result.exit_code == 0, result.output
-    return data, result.output, json.loads(summary.read_text(encoding="utf-8"))
+    return folder / "data", result.output, json.loads(summary.read_text(encoding="utf-8"))
 
 
 def test_the_terminal_marks_every_row_unverified_with_the_reason(run):
