@@ -109,6 +109,10 @@ def _scoring_text(row: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _scorers(row: Mapping[str, Any]) -> str:
+    return "; ".join(f"{s.get('reader')}, {s.get('judge')}" for s in row.get("scoring") or [])
+
+
 def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: str) -> str:
     columns = _columns(rows)
     head = "".join(
@@ -143,16 +147,19 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
             f'<td data-value="{status}" class="{status} reasons" title="{escape(reasons)}">{status}'
             + (f'<br><span class="ci">{escape(reasons)}</span>' if reasons else "")
             + "</td>",
-            f"<td>{escape(_scoring_text(row))}</td>",
+            # Who scored it, short; the measured figures in its tooltip and under the table.
+            f'<td title="{escape(_scoring_text(row))}">{escape(_scorers(row))}</td>',
             f"<td>{escape(str(row.get('record', record_name)))}</td>",
         ]
         body.append(
             f'<tr class="{"valid" if valid else "invalid"}" data-arm="{escape(arm)}">'
             f"{''.join(cells)}</tr>"
         )
+    scored = dict.fromkeys(_scoring_text(row) for row in rows if row.get("scoring"))
+    notes = "".join(f'<p class="ci scored">scored by {escape(text)}</p>' for text in scored)
     return (
         f'<table class="sortable leaderboard" id="{table_id}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f"<tbody>{''.join(body)}</tbody></table>{notes}"
     )
 
 
