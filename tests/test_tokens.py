@@ -43,8 +43,16 @@ def test_special_token_text_is_counted_as_plain_text():
 
 
 def test_batch_counts_equal_single_counts():
-    texts = ["hello world", "", "Northwind Traders signed the offer.", "héllo wörld " * 20]
+    texts = [
+        "hello world",
+        "",
+        "Northwind Traders signed the offer.",
+        "héllo wörld " * 20,
+        "a lone surrogate \ud800 is counted as a replacement",
+        "long " * 5000,
+    ]
     assert count_tokens_batch(texts) == [count_tokens(text) for text in texts]
+    assert count_tokens_batch(iter(texts)) == count_tokens_batch(texts)  # any iterable
 
 
 def test_truncate_tail_keeps_the_most_recent_tokens():
