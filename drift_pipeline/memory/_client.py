@@ -25,6 +25,9 @@ from ._uids import UID_BASE, UID_SPAN, UidLease, lease_uid
 # data root, cloud credentials) is scrubbed.
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
 _MAX_LINE = 256 * 1024 * 1024
+# Bytes taken from the worker's output at a time: every reply line already there is then split
+# off without waiting (see BackendWorker._read_line).
+_READ_CHUNK = 1 << 20
 # Sessions per store_many message: a small first one gets the worker going (see _send_and_read).
 _FIRST_MESSAGE_SESSIONS = 8
 _MESSAGE_SESSIONS = 64
@@ -163,6 +166,9 @@ class BackendWorker:
         self._interrupted: str | None = None
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
+        # What the worker wrote that is not handed out yet: whole reply lines, and the start of
+        # the next one (see _read_line).
+        self._inbox = bytearray()
         self._process: asyncio.subprocess.Process | None = None
         self._base = Path(tempfile.mkdtemp(prefix="drift-worker-", dir=_worker_parent()))
         self.state_dir = self._base / "state"
@@ -209,6 +215,7 @@ class BackendWorker:
     async def _launch(self) -> None:
         """Start the sandbox launcher, which isolates itself and then becomes the worker."""
         self._last_context = None  # a fresh worker has sent nothing yet
+        self._inbox.clear()
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0 and self.isolate:
             os.chmod(self._base, 0o755)
@@ -318,9 +325,13 @@ class BackendWorker:
             while position < len(sessions):
                 started = time.perf_counter()
                 try:
-                    # asyncio.timeout, not wait_for: no extra task per store.
-                    async with asyncio.timeout(self.call_timeout):
-                        line = await self._send_and_read(process, payload)
+                    # A reply already received needs no waiting, so no timeout either: the
+                    # worker usually runs ahead of the harness by several replies.
+                    line = self._buffered_line() if payload is None else None
+                    if line is None:
+                        # asyncio.timeout, not wait_for: no extra task per store.
+                        async with asyncio.timeout(self.call_timeout):
+                            line = await self._send_and_read(process, payload)
                 except TimeoutError:
                     waited = _ms_since(started)
                     await self._restart()
@@ -364,7 +375,41 @@ class BackendWorker:
                 process.stdin.write(b"\n")
                 await process.stdin.drain()
                 start, size = start + size, _MESSAGE_SESSIONS
-        return await process.stdout.readline()
+        return await self._read_line(process)
+
+    def _buffered_line(self) -> bytes | None:
+        """The next reply line if it has arrived whole (with its line break), else ``None``."""
+        inbox = self._inbox
+        end = inbox.find(b"\n")
+        if end < 0:
+            return None
+        line = bytes(inbox[: end + 1])
+        del inbox[: end + 1]
+        return line
+
+    async def _read_line(self, process: asyncio.subprocess.Process) -> bytes:
+        """The next reply line, waiting for it as long as it takes (the caller times out).
+
+        The worker's output is read in large chunks, so replies that arrive together are split
+        here without a wait each. At the end of the output: what is left (maybe a partial line,
+        which does not parse), or ``b""``.
+
+        Raises:
+            ValueError: The line is longer than the harness accepts.
+        """
+        assert process.stdout is not None
+        while True:
+            line = self._buffered_line()
+            if line is not None:
+                return line
+            if len(self._inbox) > _MAX_LINE:
+                raise ValueError("reply line over the harness's limit")
+            chunk = await process.stdout.read(_READ_CHUNK)
+            if not chunk:
+                rest = bytes(self._inbox)
+                self._inbox.clear()
+                return rest
+            self._inbox += chunk
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
         """Turn one reply line into a result; a dead or garbled worker restarts."""
@@ -379,7 +424,8 @@ class BackendWorker:
             await self._restart()
             return self._fault(started, waited, f"worker crashed (exit {code}); worker restarted")
         try:
-            data = json.loads(line)
+            # Decoded first: json.loads would guess the encoding of bytes on every reply.
+            data = json.loads(line.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("not an object")
         except ValueError:
@@ -396,12 +442,13 @@ class BackendWorker:
             return max(self.call_timeout, START_TIMEOUT)
         return self.call_timeout
 
-    @staticmethod
-    async def _exchange(process: asyncio.subprocess.Process, request: dict[str, Any]) -> bytes:
+    async def _exchange(
+        self, process: asyncio.subprocess.Process, request: dict[str, Any]
+    ) -> bytes:
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(json.dumps(request).encode() + b"\n")
         await process.stdin.drain()
-        return await process.stdout.readline()
+        return await self._read_line(process)
 
     def _fault(self, started: float, waited_ms: float, error: str) -> CallResult:
         return CallResult(False, waited_ms, _ms_since(started), {}, error)
