@@ -164,7 +164,8 @@ class BackendWorker:
         self._start_pending = False
         # Set by interrupt(): the error of the call that was waiting when the worker was killed.
         self._interrupted: str | None = None
-        # The worker sends a retrieve's text once and then "same as last time" (see _worker).
+        # The last retrieve text the worker sent: it sends "same as last time", or what changed
+        # (see _take_context).
         self._last_context: str | None = None
         # What the worker wrote that is not handed out yet: whole reply lines, and the start of
         # the next one (see _read_line).
@@ -288,16 +289,33 @@ class BackendWorker:
             code = await self._exit_code()
             await self._kill()
             return self._fault(started, waited, f"worker exited during start (exit {code})")
-        return self._with_context(await self._reply(started, line))
+        return await self._reply(started, line)
 
-    def _with_context(self, result: CallResult) -> CallResult:
-        """A retrieve's text: the worker sends "same as last time" instead of repeating it."""
-        data = result.data
+    def _take_context(self, data: dict[str, Any]) -> None:
+        """A retrieve's text, from what the worker sent in its place when it repeats itself.
+
+        The worker sends "same as last time", or a splice of the last text it sent (see
+        :func:`~drift_pipeline.tokens.splice_of`): a memory that answers with its newest lines
+        then costs the pipe what changed, not its whole answer, at every read.
+
+        Raises:
+            ValueError: A splice that does not fit the last text (a garbled reply).
+        """
         if data.pop("same_context", False):
             data["context"] = self._last_context or ""
-        elif isinstance(data.get("context"), str):
+            return
+        splice = data.pop("context_splice", None)
+        if splice is not None:
+            last = self._last_context or ""
+            match splice:
+                case [int(length), str(head), int(keep_from), str(tail)] if (
+                    length == len(last) and 0 <= keep_from <= length
+                ):
+                    data["context"] = head + last[keep_from:] + tail
+                case _:
+                    raise ValueError("a context splice that does not fit the last context")
+        if isinstance(data.get("context"), str):
             self._last_context = data["context"]
-        return result
 
     async def store_many(self, sessions: list[dict[str, Any]]) -> AsyncGenerator[CallResult, None]:
         """Store a run of sessions with one request; yield one result per session, in order.
@@ -351,7 +369,7 @@ class BackendWorker:
                     position += 1
                     break
                 payload = None  # sent: later replies of this run only need reading
-                result = self._with_context(await self._reply(started, line))
+                result = await self._reply(started, line)
                 position += 1
                 yield result
                 if not result.ok and self._process is not process:
@@ -428,6 +446,7 @@ class BackendWorker:
             data = json.loads(line.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("not an object")
+            self._take_context(data)
         except ValueError:
             waited = _ms_since(started)
             await self._restart()

@@ -341,6 +341,8 @@ class _Replicate:
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
+    read_counter: LineCounter = field(default_factory=LineCounter)
+    """Counts what reads return: a memory's answer mostly repeats its last one."""
     cell: _CellFaults = field(default_factory=lambda: _CellFaults(0, math.inf))
     """Shared by the cell's replicates (see :class:`_CellFaults`)."""
     secrets: tuple[str, ...] = ()
@@ -482,9 +484,9 @@ class _Replicate:
         tokens = 0
         if context:
             tokens = (
-                await asyncio.to_thread(count_tokens_lines, context)
+                await asyncio.to_thread(self.read_counter.count, context)
                 if len(context) > _RECOUNT_INLINE_CHARS
-                else count_tokens_lines(context)
+                else self.read_counter.count(context)
             )
         error, reported = self._record_retrieve(answer, f"retrieve before {session.session_id}")
         reads.add(
@@ -594,7 +596,7 @@ class _Replicate:
             if context == last_context:
                 context = last_context
             else:
-                last_context, last_tokens = context, count_tokens_lines(context)
+                last_context, last_tokens = context, self.read_counter.count(context)
             answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}")
             self.rows.retrieval(
                 replicate=self.replicate,

@@ -14,6 +14,10 @@ response line per session, in order, each sent as soon as that session is stored
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
 level), ``{"op": "close"}``.
+A retrieve that returned text answers with ``context``, or, when the text repeats this
+worker's previous answer, ``same_context`` (the same text again) or ``context_splice``
+``[previous length, head, keep from, tail]`` (``head + previous[keep_from:] + tail``: see
+:func:`drift_pipeline.tokens.splice_of`).
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
 backend's LLM token counters) and, on failure, ``error`` (one line). A store or retrieve that
 returned also has ``t0``/``t1``: when the backend call began and ended, in
@@ -36,13 +40,15 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from drift_pipeline.tokens import LineCounter, encoding
+from drift_pipeline.tokens import LineCounter, encoding, splice_of
 
 from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
 _PIPE_BYTES = 1 << 20
+# Answers at least this long are sent as a splice of the previous answer when they are one.
+_SPLICE_FROM = 4096
 MAX_COUNT = 2**53
 """Largest token count (or storage size) a backend may report: a table column holds int64."""
 MAX_CONTEXT_CHARS = 16 << 20
@@ -291,7 +297,7 @@ class _Worker:
                     "error": f"retrieve() returned {len(context)} characters, over the "
                     f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
                 }
-            if not _is_utf8(context):
+            if not context.isascii() and not _is_utf8(context):
                 return {
                     "ok": False,
                     "ms": elapsed,
@@ -309,15 +315,16 @@ class _Worker:
                     "same_context": True,
                     **self._counts(),
                 }
-            self.last_context = context
-            return {
-                "ok": True,
-                "ms": elapsed,
-                "t0": began,
-                "t1": ended,
-                "context": context,
-                **self._counts(),
-            }
+            response = {"ok": True, "ms": elapsed, "t0": began, "t1": ended, **self._counts()}
+            last, self.last_context = self.last_context, context
+            # A memory that answers with its newest lines repeats most of its last answer:
+            # only the lines it dropped and added cross the pipe.
+            splice = splice_of(last, context) if last and len(context) >= _SPLICE_FROM else None
+            if last is None or splice is None:
+                response["context"] = context
+            else:
+                response["context_splice"] = [len(last), *splice]
+            return response
         if op == "snapshot":
             shows = getattr(self.backend, "snapshot", None)
             if not callable(shows):
