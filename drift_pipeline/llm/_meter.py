@@ -150,6 +150,15 @@ class MeterBooking:
         """Prompt and completion tokens together."""
         return self.prompt_tokens + self.completion_tokens
 
+    def __add__(self, other: MeterBooking) -> MeterBooking:
+        return MeterBooking(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.refused + other.refused,
+            self.failed + other.failed,
+        )
+
 
 _NO_BOOKING = MeterBooking()
 
