@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import _wire
 from ._instance import INSTANCE_OPTION
 from ._uids import UID_BASE, UID_SPAN, UidLease, lease_uid
 
@@ -389,7 +390,7 @@ class BackendWorker:
             start, size = 0, _FIRST_MESSAGE_SESSIONS
             while start < len(sessions):
                 part = sessions[start : start + size]
-                process.stdin.write(json.dumps({"op": "store_many", "sessions": part}).encode())
+                process.stdin.write(_wire.dumps({"op": "store_many", "sessions": part}))
                 process.stdin.write(b"\n")
                 await process.stdin.drain()
                 start, size = start + size, _MESSAGE_SESSIONS
@@ -442,8 +443,7 @@ class BackendWorker:
             await self._restart()
             return self._fault(started, waited, f"worker crashed (exit {code}); worker restarted")
         try:
-            # Decoded first: json.loads would guess the encoding of bytes on every reply.
-            data = json.loads(line.decode("utf-8"))
+            data = _wire.loads(line)
             if not isinstance(data, dict):
                 raise ValueError("not an object")
             self._take_context(data)

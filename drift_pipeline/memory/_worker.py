@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import fcntl
 import inspect
-import json
 import operator
 import os
 import sys
@@ -42,6 +41,7 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding, splice_of
 
+from . import _wire
 from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
@@ -369,7 +369,7 @@ def main() -> None:
 
     def respond(response: dict[str, Any]) -> None:
         response["isolation"] = os.environ.get("DRIFT_ISOLATION", "process")
-        protocol_out.write(json.dumps(response).encode() + b"\n")
+        protocol_out.write(_wire.dumps(response) + b"\n")
 
     while True:
         while b"\n" not in buffer:
@@ -378,7 +378,7 @@ def main() -> None:
                 return
             buffer += chunk
         line, _, buffer = buffer.partition(b"\n")
-        request = json.loads(line)
+        request = _wire.loads(line)
         del line  # a batch's raw text must not outlive the parse
         op = request.get("op")
         if op == "close":
