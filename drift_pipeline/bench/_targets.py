@@ -28,6 +28,11 @@ with the host's load, less than the wall time does: the floor is read after the 
 load that changes between the two moves it."""
 
 
+LOOP_OVERHEAD_TARGET_US = 150.0
+"""What the memory loop may add to the backend's own time per session, the agent's read of
+memory before each session included (its handling, not its time inside ``retrieve()``)."""
+
+
 @dataclass(frozen=True)
 class Target:
     """One reported figure.
@@ -73,9 +78,10 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "loop_overhead_us_per_session",
         "µs",
-        300,
+        LOOP_OVERHEAD_TARGET_US,
         "max",
-        "memory loop with isolation on, minus the backend's own time, per session",
+        "memory loop with isolation on, minus the backend's own time (its store and the "
+        "agent's read before it), per session",
     ),
     Target(
         "floor_ratio",
