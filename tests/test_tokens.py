@@ -174,7 +174,7 @@ def test_splices_are_exact_or_absent_on_any_pair_of_texts():
         splice = splice_of(previous, text)
         if splice is not None:
             assert splice.head + previous[splice.keep_from :] + splice.tail == text
-            cut_inside += 0 < splice.keep_from
+            cut_inside += splice.keep_from > 0
         counter = LineCounter()
         counter.count(previous)
         assert counter.count(text) == _line_wise(text)
