@@ -30,7 +30,7 @@ def _queries() -> list[str]:
     return queries
 
 
-def test_every_answer_is_rebuilt_exactly_and_most_cross_as_a_splice():
+def test_every_answer_is_rebuilt_exactly_and_most_cross_as_a_splice() -> None:
     replies: list[int] = []
 
     async def go() -> list[CallResult]:
@@ -67,7 +67,7 @@ def test_every_answer_is_rebuilt_exactly_and_most_cross_as_a_splice():
     assert max(sliding) < 2_000 < min(len(text) for text in expected[1:40])
 
 
-def test_the_read_counter_counts_each_answer_as_a_whole_recount_would():
+def test_the_read_counter_counts_each_answer_as_a_whole_recount_would() -> None:
     counter = LineCounter()
     for query in _queries() * 2:
         text = window(query)
