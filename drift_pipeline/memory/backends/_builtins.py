@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._needs import BackendNeeds, LLMAccess
+from ._needs import BackendNeeds, LLMAccess, Package
 from ._registry import register_backend
 
 if TYPE_CHECKING:
@@ -80,5 +80,45 @@ register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend")
 register_backend("tagged_buffer", f"{_PACKAGE}.sanity:TaggedBufferBackend")
 register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend")
 register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend")
+# Any memory server over MCP (the `mcp` extra): options name the server and map the tools.
+register_backend(
+    "mcp",
+    "drift_pipeline.adapters.mcp_backend:mcp_backend",
+    needs="drift_pipeline.adapters.mcp_backend:mcp_needs",
+)
 # A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
 register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
+
+# Adapters to memory services (optional extras): imported only when named in a run.
+_ADAPTERS = "drift_pipeline.adapters"
+_SCENARIO = f"{_ADAPTERS}._service:scenario_defaults"
+register_backend(
+    "honcho",
+    f"{_ADAPTERS}.honcho:HonchoMemory",
+    needs=BackendNeeds(
+        network=True,
+        packages=(Package("honcho", "drift-pipeline[honcho]"),),
+        env=("HONCHO_API_KEY", "HONCHO_URL"),
+    ),
+    defaults=_SCENARIO,
+)
+register_backend(
+    "zep",
+    f"{_ADAPTERS}.zep:ZepMemory",
+    needs=BackendNeeds(
+        network=True,
+        packages=(Package("zep_cloud", "drift-pipeline[zep]"),),
+        env=("ZEP_API_KEY", "ZEP_URL"),
+    ),
+    defaults=_SCENARIO,
+)
+register_backend(
+    "letta",
+    f"{_ADAPTERS}.letta:LettaMemory",
+    needs=BackendNeeds(
+        network=True,
+        packages=(Package("letta_client", "drift-pipeline[letta]"),),
+        env=("LETTA_API_KEY", "LETTA_BASE_URL"),
+    ),
+    defaults=_SCENARIO,
+)
