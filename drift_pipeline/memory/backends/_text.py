@@ -180,12 +180,8 @@ def pack_to_budget(lines: Iterable[tuple[str, int]], budget_tokens: int) -> list
 
 
 def count_each(texts: Iterable[str]) -> list[int]:
-    """Count the tokens of each text.
-
-    One call per text: for the handful of lines a session brings this is much faster than
-    ``tokens.count_tokens_batch``, which starts a thread pool on every call.
-    """
-    return [tokens.count_tokens(text) for text in texts]
+    """Count the tokens of each text."""
+    return tokens.count_tokens_batch(texts)
 
 
 def line_tokens(line: str) -> int:
