@@ -28,7 +28,12 @@ from drift_pipeline.memory.backends._stance import (
     stance_fact,
     strip_hedges,
 )
-from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
+from drift_pipeline.memory.backends._text import (
+    CaseModel,
+    is_question,
+    message_date,
+    split_statements,
+)
 
 __all__ = [
     "REMARK_PREFIX",
@@ -327,11 +332,23 @@ def decide(current_value: str | None, statement: Statement) -> Operation:
     return Operation.UPDATE
 
 
-def extract_statements(messages: Sequence[Message]) -> list[Statement]:
-    """Return, in order, the facts the human speakers of a session state or withdraw."""
+def extract_statements(
+    messages: Sequence[Message], case: CaseModel | None = None
+) -> list[Statement]:
+    """Return, in order, the facts the human speakers of a session state or withdraw.
+
+    Args:
+        messages: One session.
+        case: The memory's model of which words are names. It learns from every message of the
+            session first (the assistant's replies included), then recases the sentences typed
+            without case ("i moved to lisbon") so that the rules see the names in them.
+    """
+    if case is not None:
+        for message in messages:
+            case.learn(message["content"])
     found: list[Statement] = []
     for speaker, content, date in _human_turns(messages):
-        for fact, said in _message_facts(content):
+        for fact, said in _message_facts(content, case):
             found.append(
                 Statement(
                     subject=speaker,
@@ -364,28 +381,12 @@ def _human_turns(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
     return turns
 
 
-# A question run on after a statement with its full stop missing ("I moved to Oslo Can you…?").
-_RUN_ON_QUESTION = re.compile(
-    r"(?<=[a-z0-9)]) (?=(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|"
-    r"Does|Did|Should|Any) )"
-)
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of a message, a question run on after a statement split off it."""
-    found: list[str] = []
-    for sentence in split_sentences(text):
-        if is_question(sentence):
-            found.extend(part for part in _RUN_ON_QUESTION.split(sentence) if part.strip())
-        else:
-            found.append(sentence)
-    return found
-
-
-def _message_facts(content: str) -> list[tuple[Fact, str]]:
+def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str]]:
     """The facts of one message, each with the sentence it was read from when that says more."""
     text = content.replace("’", "'").replace("‘", "'")
-    sentences = _sentences(text)
+    sentences = split_statements(text)
+    if case is not None:
+        sentences = [case.recase(sentence) for sentence in sentences]
     skipped: set[int] = set()
     for index, sentence in enumerate(sentences):
         if _SARCASM.search(sentence):

@@ -26,6 +26,7 @@ from drift_pipeline.memory.backends._extract import (
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
+    CaseModel,
     line_tokens,
     session_speakers,
     terms,
@@ -96,12 +97,14 @@ class FactStoreBackend:
         self._shortest = sys.maxsize
         # (subject, slot dated by its first mention) -> latest date anything on its topic was set.
         self._topic_dates: dict[tuple[str, str], str] = {}
+        # Which words are names, from how the text read so far capitalises them.
+        self._case = CaseModel()
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Apply every statement of the session to the slots, in order."""
         speakers = session_speakers(messages)
-        for statement in extract_statements(messages):
+        for statement in extract_statements(messages, self._case):
             self._apply(statement, speakers)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:

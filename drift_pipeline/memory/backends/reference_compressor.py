@@ -40,12 +40,13 @@ from drift_pipeline.memory.backends._extract import (
 )
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
 from drift_pipeline.memory.backends._text import (
+    CaseModel,
     count_each,
     first_date,
     is_first_person,
     is_question,
     session_speakers,
-    split_sentences,
+    split_statements,
     terms,
 )
 
@@ -93,6 +94,7 @@ _NAMED = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*")
 _SHORTEST_VALUE = 3  # characters: a shorter value ("NY") matches too many words
 # The index words of a name fact, for a session whose assistant addresses someone by name.
 _NAME_PREDICATE = "name"
+_PUNCTUATION = ".,;:!?\"'()[]“”‘’"
 
 
 @dataclass(frozen=True)
@@ -114,14 +116,19 @@ class _Summary:
 
 def addresses_by_name(sentence: str) -> bool:
     """Whether a short sentence addresses its listener by name (``Sure, Kit.``, ``Hi Kit!``)."""
+    return bool(addressed_name(sentence))
+
+
+def addressed_name(sentence: str) -> str:
+    """The name a short sentence addresses its listener by (``Kit`` of ``Sure, Kit.``), or ``""``."""
     if len(sentence.split()) > _ADDRESS_WORDS:
-        return False
+        return ""
     match = _ADDRESS.search(sentence.strip())
     if match is None:
-        return False
+        return ""
     name = match.group("opening") or match.group("closing") or ""
     # The name itself must be capitalised (the pattern ignores case only for the greeting).
-    return name[:1].isupper() and name.lower() not in _NOT_NAMES
+    return name if name[:1].isupper() and name.lower() not in _NOT_NAMES else ""
 
 
 # Capitalised words that close or follow a greeting without being anyone's name.
@@ -164,7 +171,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     addresses: set[int] = set()  # positions of every such address
     for message in messages:
         if message["role"] == "assistant":
-            sentences = split_sentences(message["content"])
+            sentences = split_statements(message["content"])
             asked = [s for s in sentences if is_question(s)]
             asker = message["speaker"]
             for sentence in sentences:
@@ -191,7 +198,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
                     )
                 )
         asked = []
-        for sentence in split_sentences(message["content"]):
+        for sentence in split_statements(message["content"]):
             sentence_terms = frozenset(terms(sentence))
             if is_question(sentence) or is_sarcastic(sentence) or not sentence_terms:
                 continue
@@ -311,6 +318,11 @@ class ReferenceCompressor:
         self._visible: dict[str, GrowableArray] = {}  # per entity: may it see summary i?
         self._storage = tokens.LineTally()
         self._write_tokens = 0
+        # Which words are names, from how the text read so far capitalises them.
+        self._case = CaseModel()
+        # The names the speakers go by (as the assistant addresses them, as they ask to be
+        # called), case-folded: in a question they say whom it is about, not what.
+        self._names: set[str] = set()
         self._client: LLMClient | None = None
         if summariser == "llm":
             self._client, self._prompt = self._llm(
@@ -380,7 +392,12 @@ class ReferenceCompressor:
         # Indexed with the words of the topics it touches (those of the slot facts the session
         # states, as fact_store indexes them, and of the topic words it uses), so a question in
         # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
-        statements = extract_statements(messages)
+        statements = extract_statements(messages, self._case)
+        for number in address_lines:
+            self._names.add(addressed_name(lines[number].split(": ", 1)[-1]).casefold())
+        for statement in statements:
+            if statement.predicate == _NAME_PREDICATE:
+                self._names.update(word.casefold() for word in statement.value.split())
         # The topics the session states a fact of the speaker's own about (a move, a new job, a
         # name), as opposed to merely touching them ("my sister signed a lease in Kyoto"); an
         # assistant addressing someone by name states what they are called.
@@ -455,6 +472,7 @@ class ReferenceCompressor:
         visible = self._visible.get(entity_id)
         if visible is None:
             return ""
+        query = self._topic_of(query)
         scores = self._index.scores(query)
         shown = visible.view()
         visible_positions = np.flatnonzero(shown)
@@ -492,6 +510,24 @@ class ReferenceCompressor:
             used += int(ranked_tokens[position])
             position += 1
         return "\n".join(kept)
+
+    def _topic_of(self, query: str) -> str:
+        """The query without the names its speakers go by ("Where does Kit work now?" → work).
+
+        A question about someone names them, and their name is rare in the summaries, so it
+        would outweigh the words that say what is asked: every summary of a session that
+        happened to mention the name ("reply to Kit's email") would rank above the one that
+        told the news. A query of names alone is kept whole.
+        """
+        if not self._names:
+            return query
+        kept = [
+            word
+            for word in query.split()
+            if re.sub(r"(?:'s|’s)$", "", word.strip(_PUNCTUATION)).casefold() not in self._names
+        ]
+        topic = " ".join(kept)
+        return topic if terms(topic) else query
 
     def token_counts(self) -> TokenCounts:
         """Summariser tokens, modelled or actual (write); retrieval is free (read 0)."""

@@ -25,6 +25,7 @@ from drift_pipeline.memory.backends._extract import (
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
+    CaseModel,
     line_tokens,
     session_speakers,
     terms,
@@ -109,12 +110,14 @@ class TemporalGraphBackend:
         self._recent: dict[int, None] = {}
         # No current-fact line is shorter than this: once less budget is left, none fits.
         self._shortest = sys.maxsize
+        # Which words are names, from how the text read so far capitalises them.
+        self._case = CaseModel()
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Apply every statement of the session: add edges, close superseded ones."""
         speakers = session_speakers(messages)
-        for statement in extract_statements(messages):
+        for statement in extract_statements(messages, self._case):
             self._apply(statement, speakers)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
