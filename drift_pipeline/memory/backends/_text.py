@@ -29,6 +29,7 @@ __all__ = [
     "split_sentences",
     "split_statements",
     "stem",
+    "strip_frames",
     "terms",
 ]
 
@@ -185,6 +186,20 @@ def terms(text: str) -> list[str]:
         if term is not None:
             found.append(term)
     return found
+
+
+# Phrases that only say "about" ("what does she prefer when it comes to units?"): their words
+# would otherwise count as content and match every sentence built on the same phrase.
+_ABOUT_FRAMES = re.compile(
+    r"\b(?:when it comes to|in terms of|with regards? to|in relation to|as far as|"
+    r"is concerned|are concerned|on the (?:subject|topic|matter|question) of|as regards)\b",
+    re.IGNORECASE,
+)
+
+
+def strip_frames(text: str) -> str:
+    """Drop phrases that only mean "about" (``when it comes to``, ``in terms of``) from a query."""
+    return _ABOUT_FRAMES.sub(" ", text)
 
 
 def pack_to_budget(lines: Iterable[tuple[str, int]], budget_tokens: int) -> list[str]:

@@ -29,6 +29,7 @@ from drift_pipeline.memory.backends._text import (
     CaseModel,
     line_tokens,
     session_speakers,
+    strip_frames,
     terms,
 )
 
@@ -109,7 +110,8 @@ class FactStoreBackend:
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return the facts ``entity_id`` knows, most relevant to ``query`` first."""
-        scores = self._index.scores(query)
+        # "When it comes to" only means "about": its words would match every remark using it.
+        scores = self._index.scores(strip_frames(query))
         named = set(terms(query))
         mentions: dict[str, bool] = {}
 

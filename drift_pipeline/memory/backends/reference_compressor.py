@@ -47,6 +47,7 @@ from drift_pipeline.memory.backends._text import (
     is_question,
     session_speakers,
     split_statements,
+    strip_frames,
     terms,
 )
 
@@ -514,11 +515,15 @@ class ReferenceCompressor:
     def _topic_of(self, query: str) -> str:
         """The query without the names its speakers go by ("Where does Kit work now?" → work).
 
+        Phrases that only mean "about" ("when it comes to") are dropped too: their words would
+        match every sentence built on them, whatever it is about.
+
         A question about someone names them, and their name is rare in the summaries, so it
         would outweigh the words that say what is asked: every summary of a session that
         happened to mention the name ("reply to Kit's email") would rank above the one that
         told the news. A query of names alone is kept whole.
         """
+        query = strip_frames(query)
         if not self._names:
             return query
         kept = [

@@ -28,6 +28,7 @@ from drift_pipeline.memory.backends._text import (
     CaseModel,
     line_tokens,
     session_speakers,
+    strip_frames,
     terms,
 )
 
@@ -122,7 +123,8 @@ class TemporalGraphBackend:
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return current facts, then a few relevant superseded ones, that ``entity_id`` knew."""
-        scores = self._index.scores(query)
+        # "When it comes to" only means "about": its words would match every remark using it.
+        scores = self._index.scores(strip_frames(query))
         named = set(terms(query))
         mentions: dict[str, bool] = {}
 
