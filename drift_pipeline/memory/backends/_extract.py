@@ -25,6 +25,7 @@ from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracte
 from drift_pipeline.memory.backends._stance import (
     choice_facts,
     implied_facts,
+    naming_facts,
     stance_fact,
     strip_hedges,
 )
@@ -117,6 +118,19 @@ _OWN_REPORT = re.compile(
     r"(?![^\"“”«»]*[\"“”«»])",
     re.IGNORECASE,
 )
+# Someone telling the speaker about the speaker: "the doctor says I am…", "the clinic confirmed
+# on Wednesday that I am…". Quoted words are someone's own, never the speaker's.
+_TOLD_OF_ME = re.compile(
+    r"^(?P<who>[^\"“”«»]{1,60}?)\s+(?:says|said|has said|tells me|told me|has told me|"
+    r"confirms|confirmed|has confirmed)(?:\s+(?:on|this|last|in)\s+\w+)?,?\s+(?:that\s+)?"
+    r"(?P<rest>(?:I|I'm|I've)\b[^\"“”«»]*)$",
+    re.IGNORECASE,
+)
+# Who heard it second-hand, or doubts it, is no source.
+_HEARSAY = re.compile(
+    r"\b(?:apparently|supposedly|allegedly|rumou?rs?|heard|claims?|claimed|I|joke|joking)\b",
+    re.IGNORECASE,
+)
 # Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
 _SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
@@ -177,6 +191,7 @@ _PREDICATE_HINTS = {
     "relationship status": "relationship partner married single dating engaged",
     "diet": "diet food eat meal",
     "age": "age old years",
+    "health": "health medical condition recovering",
 }
 _PREFIX_HINTS = (
     ("prefers ", "preference prefer"),
@@ -396,8 +411,15 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
                 skipped.add(index - 1)
     facts: list[tuple[Fact, str]] = []
     for index, sentence in enumerate(sentences):
-        if index in skipped or is_question(sentence) or _is_reported(sentence):
+        if index in skipped or is_question(sentence):
             continue
+        if _is_reported(sentence):
+            told = _TOLD_OF_ME.match(sentence)
+            if told is None or _HEARSAY.search(told.group("who")):
+                continue
+            # "The doctor says I am recovering from pneumonia": news of the speaker themselves,
+            # told by someone who knows; read as the speaker saying it.
+            sentence = told.group("rest")
         facts.extend(_sentence_facts(sentence))
     return facts
 
@@ -415,7 +437,7 @@ def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
     # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
     sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
     unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
-    chosen = choice_facts(unframed)
+    chosen = choice_facts(unframed) or naming_facts(unframed) or naming_facts(sentence)
     if chosen:
         return [(fact, "") for fact in chosen]
     if _is_hypothetical(sentence):

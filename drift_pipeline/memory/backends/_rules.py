@@ -262,6 +262,12 @@ def _routine(match: re.Match[str]) -> list[Fact]:
     return [Fact(f"habit {' '.join(rest_terms[:2])}", rest, rest, False)]
 
 
+# A person's health news is one story: the latest status ("recovering from knee surgery",
+# "managing asthma", "cleared after a check-up") is what holds now, so every status shares one
+# key and the newest replaces the one before.
+_HEALTH_KEY = "health"
+
+
 def _health(match: re.Match[str]) -> list[Fact]:
     condition = cut(match.group("v"), PHRASE_STOP)
     condition_terms = terms(condition)
@@ -274,7 +280,24 @@ def _health(match: re.Match[str]) -> list[Fact]:
         text = f"was diagnosed with {condition}"
     else:
         text = f"{verb} their {condition}"
-    return [Fact(f"health {' '.join(condition_terms[:2])}", condition, text, False)]
+    return [Fact(_HEALTH_KEY, condition, text)]
+
+
+def _health_status(match: re.Match[str]) -> list[Fact]:
+    """``I am recovering from X`` / ``managing X`` / ``living with X``: the current health status."""
+    status = re.sub(r"\s+", " ", match.group("verb").lower())
+    condition = cut(match.group("v"), PHRASE_STOP)
+    if not terms(condition) or word_count(condition) > 6 or first_word(condition) in NON_OBJECTS:
+        return []
+    value = f"{status} {condition}"
+    return [Fact(_HEALTH_KEY, value, f"is {value}")]
+
+
+def _health_cleared(match: re.Match[str]) -> list[Fact]:
+    """``I got a clean bill of health``, ``I have fully recovered``: no condition holds now."""
+    said = cut(match.group(0), PHRASE_STOP)
+    said = re.sub(r"^I\s+(?:have\s+|am\s+|was\s+)?", "", said, flags=re.IGNORECASE)
+    return [Fact(_HEALTH_KEY, said, f"health: {said}")]
 
 
 def _possession(match: re.Match[str]) -> list[Fact]:
@@ -486,6 +509,25 @@ _RULES: list[_Rule] = [
             r"(?P<topic>.+?)\s+(?P<cop>is|are|has become|have become|seems|seem)\s+(?P<v>.+)$"
         ),
         _belief,
+    ),
+    (
+        compile_ci(
+            rf"^I am\s+{ADV}(?P<verb>recovering from|managing|living with|dealing with|"
+            r"coping with|being treated for|in treatment for|undergoing|on medication for|"
+            r"in remission from|getting over|in rehab for|on the mend from)\s+(?P<v>.+)$"
+        ),
+        _health_status,
+    ),
+    (
+        compile_ci(
+            r"^I\s+(?:have\s+|am\s+|was\s+)?(?:just\s+|now\s+|finally\s+)?(?:got|been given|"
+            r"given|been)\s+(?:a\s+)?(?:clean bill of health|cleared|the all-clear|all clear)\b.*$"
+        ),
+        _health_cleared,
+    ),
+    (
+        compile_ci(r"^I\s+(?:have\s+)?(?:fully\s+|finally\s+|completely\s+)?recovered\b.*$"),
+        _health_cleared,
     ),
     (
         compile_ci(
