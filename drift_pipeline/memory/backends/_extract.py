@@ -220,7 +220,7 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:mov(?:e|ed|ing)|relocat\w*|live|lives|lived|living|flat|apartment|house|home|"
-            r"city|town|neighbou?rhood|rent|commute|settled|landlord|lease|postcode|zip code|"
+            r"city|town|neighbou?rhood|rent|commute|settl\w*|landlord|lease|postcode|zip code|"
             r"movers|unpack\w*|registered|GP|council|local|residen\w*|address)\b",
             _PREDICATE_HINTS["lives in"],
         ),

@@ -446,10 +446,16 @@ _RULES: list[_Rule] = [
     ),
     (compile_ci(rf"^(?:I|we)\s+{ADV}live\s+in\s+(?P<v>.+)$"), _location),
     (
-        compile_ci(rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located)\s+in\s+(?P<v>.+)$"),
+        compile_ci(
+            rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located|settling)\s+"
+            r"(?:down\s+)?(?:in|into)\s+(?P<v>.+)$"
+        ),
         _location,
     ),
-    (compile_ci(rf"^(?:I|we)\s+(?:have\s+)?{ADV}settled\s+(?:down\s+)?in\s+(?P<v>.+)$"), _location),
+    (
+        compile_ci(rf"^(?:I|we)\s+(?:have\s+)?{ADV}settled\s+(?:down\s+)?(?:in|into)\s+(?P<v>.+)$"),
+        _location,
+    ),
     (
         compile_ci(
             rf"^(?:I|we)\s+(?:have\s+)?{ADV}(?:bought|rented|found)\s+(?:a|an)\s+(?:\w+\s+)?"
@@ -620,7 +626,10 @@ _RETRACTION_REWRITES: list[tuple[re.Pattern[str], str]] = [
 _STOPPED = compile_ci(
     r"^I\s+(?:have\s+)?(?:just\s+)?(?:stopped|quit|given up|gave up|dropped)\s+(?P<v>.+)$"
 )
-_LEFT = compile_ci(r"^I\s+(?:have\s+)?(?:just\s+)?(?:left|resigned from)\s+(?P<v>.+)$")
+_LEFT = compile_ci(
+    r"^(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:left|resigned from|said goodbye to|"
+    r"bid farewell to|waved goodbye to|moved on from)\s+(?P<v>.+)$"
+)
 _MOVED_AWAY = compile_ci(
     r"^(?:I|we)\s+(?:have\s+)?(?:just\s+)?moved\s+(?:out of|away from)\s+(?P<v>.+)$"
 )

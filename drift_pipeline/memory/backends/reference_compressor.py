@@ -87,7 +87,7 @@ _ADDRESS_WORDS = 8  # a longer sentence is about something else and merely names
 # Words saying one value gave way to another ("I swapped Galway for Cork").
 _CHANGE = re.compile(
     r"\b(?:swap\w*|switch\w*|trad(?:e|ed|ing)|replac\w*|exchang\w*|chang\w*|instead of|"
-    r"no longer|gave up|left|moved|traded)\b",
+    r"no longer|gave up|left|moved|traded|goodbye|farewell|settl\w*)\b",
     re.IGNORECASE,
 )
 # A capitalised name inside a sentence (not its first word): "Cork", "Osprey Analytics".
@@ -460,14 +460,13 @@ class ReferenceCompressor:
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return the summaries sharing most words with ``query`` that ``entity_id`` may see.
 
-        The summaries about the question (scoring at least half the best) come first, newest
-        first: what is current is decided by the latest telling, and many older summaries of the
-        same topic would otherwise fill the budget before it. Among them, those whose session
-        states a fact of the speaker's own on the asked topic (a move, a new employer, a name, a
-        change of a value the speaker stated before) lead, so passing mentions of the topic
-        (someone else's move, a daydream) cannot crowd the telling out. Then the other matching
-        summaries, best overlap first (newer on ties), then those sharing no word with the query,
-        newest first. Whole summaries are taken in that order while they fit the budget (one that
+        The summaries whose session states a fact of the speaker's own on the asked topic (a
+        move, a new employer, a name, a change of a value the speaker stated before) come first,
+        newest first: what is current is decided by the latest telling, and passing mentions of
+        the topic (someone else's move, a daydream) must not crowd it out. Then the other
+        summaries about the question (scoring at least half the best), newest first; then the
+        other matching summaries, best overlap first (newer on ties), then those sharing no word
+        with the query, newest first. The query is read without the names its speakers go by. Whole summaries are taken in that order while they fit the budget (one that
         does not fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
@@ -483,16 +482,25 @@ class ReferenceCompressor:
         # is often told in other words than the question's ("the movers came" for "where do
         # they live"), and the newest summaries are where it was told.
         candidate_scores = scores[candidates]
-        strong = candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
-        weak = candidates[~strong]
-        # Among those, the summaries whose session states a fact on the asked topic come first:
-        # the tellings of what is current, not the many passing mentions of the topic (someone
-        # else's move, a daydream) that would otherwise fill the budget before an older telling.
-        telling = self._stated.scores(query)[candidates[strong]] > 0
+        # The summaries whose session states a fact on the asked topic come first, newest first:
+        # they are the tellings of what is current, and a question's other words ("want",
+        # "now") can rank chatter above them. Those sharing most with the question lead ("units"
+        # among the many tellings of some preference).
+        telling = self._stated.scores(query)[candidates] > 0
+        best_telling = candidate_scores[telling].max(initial=0.0)
+        told = telling & (candidate_scores >= _ABOUT_THE_QUESTION * best_telling)
+        # Then the rest of the summaries about the question (at least half the best score),
+        # newest first, ahead of the many passing mentions of the topic (someone else's move, a
+        # daydream) that would otherwise fill the budget before an older telling.
+        strong = ~telling & (
+            candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
+        )
+        weak = candidates[~telling & ~strong]
         order = np.concatenate(
             (
-                candidates[strong][telling][::-1],
-                candidates[strong][~telling][::-1],
+                candidates[told][::-1],
+                candidates[strong][::-1],
+                candidates[telling & ~told][::-1],
                 weak[np.lexsort((-weak, -scores[weak]))],
                 visible_positions[~matched][::-1],
             )
