@@ -437,7 +437,10 @@ class ReferenceCompressor:
         topics = stated | {predicate_hint(statement.predicate) for statement in statements}
         topics.add(predicate_hint(REMARK_PREFIX + content))
         position = self._index.add(" ".join([content, *sorted(topics)]))
-        self._stated.add(" ".join(sorted(stated)))
+        # What it states, in the words of the facts themselves ("prefers metric units"), so that
+        # among many tellings of some preference, those of the asked one score highest.
+        said = [s.text for s in statements if not s.predicate.startswith(REMARK_PREFIX)]
+        self._stated.add(" ".join([*sorted(stated), *said]))
         speakers = session_speakers(messages)
         self._summaries.append(
             _Summary(
@@ -484,11 +487,11 @@ class ReferenceCompressor:
         candidate_scores = scores[candidates]
         # The summaries whose session states a fact on the asked topic come first, newest first:
         # they are the tellings of what is current, and a question's other words ("want",
-        # "now") can rank chatter above them. Those sharing most with the question lead ("units"
-        # among the many tellings of some preference).
-        telling = self._stated.scores(query)[candidates] > 0
-        best_telling = candidate_scores[telling].max(initial=0.0)
-        told = telling & (candidate_scores >= _ABOUT_THE_QUESTION * best_telling)
+        # "now") can rank chatter above them. Those whose facts share most with the question
+        # lead ("units" among the many tellings of some preference).
+        stated_scores = self._stated.scores(query)[candidates]
+        telling = stated_scores > 0
+        told = telling & (stated_scores >= _ABOUT_THE_QUESTION * stated_scores.max(initial=0.0))
         # Then the rest of the summaries about the question (at least half the best score),
         # newest first, ahead of the many passing mentions of the topic (someone else's move, a
         # daydream) that would otherwise fill the budget before an older telling.
