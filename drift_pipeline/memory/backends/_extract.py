@@ -126,6 +126,13 @@ _TOLD_OF_ME = re.compile(
     r"(?P<rest>(?:I|I'm|I've)\b[^\"“”«»]*)$",
     re.IGNORECASE,
 )
+# Those whose word on the speaker's health is the record of it.
+_RECORD_KEEPER = re.compile(
+    r"\b(?:doctor|doctors|GP|clinic|hospital|surgery|physio\w*|therapist|specialist|consultant|"
+    r"nurse|dentist|surgeon|cardiologist|dermatologist|scan|scans|x-rays?|MRI|test results|"
+    r"blood tests?|results|tests?)\b",
+    re.IGNORECASE,
+)
 # Who heard it second-hand, or doubts it, is no source.
 _HEARSAY = re.compile(
     r"\b(?:apparently|supposedly|allegedly|rumou?rs?|heard|claims?|claimed|I|joke|joking)\b",
@@ -415,10 +422,15 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
             continue
         if _is_reported(sentence):
             told = _TOLD_OF_ME.match(sentence)
-            if told is None or _HEARSAY.search(told.group("who")):
+            if (
+                told is None
+                or _HEARSAY.search(told.group("who"))
+                or not _RECORD_KEEPER.search(told.group("who"))
+            ):
                 continue
-            # "The doctor says I am recovering from pneumonia": news of the speaker themselves,
-            # told by someone who knows; read as the speaker saying it.
+            # "The doctor says I am recovering from pneumonia": news of the speaker's own health,
+            # told by whoever keeps the record of it; read as the speaker saying it. Anyone
+            # else's word about them ("he told me I am vegan") stays theirs.
             sentence = told.group("rest")
         facts.extend(_sentence_facts(sentence))
     return facts

@@ -283,11 +283,24 @@ def _health(match: re.Match[str]) -> list[Fact]:
     return [Fact(_HEALTH_KEY, condition, text)]
 
 
+_AMBIGUOUS_STATUS = frozenset(
+    {"managing", "living with", "dealing with", "coping with", "undergoing"}
+)
+_DETERMINERS = frozenset(
+    {"a", "an", "the", "my", "our", "his", "her", "their", "your", "this", "that", "these",
+     "those", "some", "two", "three", "several", "many", "lots", "all"}
+)  # fmt: skip
+
+
 def _health_status(match: re.Match[str]) -> list[Fact]:
     """``I am recovering from X`` / ``managing X`` / ``living with X``: the current health status."""
     status = re.sub(r"\s+", " ", match.group("verb").lower())
     condition = cut(match.group("v"), PHRASE_STOP)
     if not terms(condition) or word_count(condition) > 6 or first_word(condition) in NON_OBJECTS:
+        return []
+    # One manages a condition ("managing gout") but also a team or a stand ("managing the
+    # stand"): after those verbs a condition is named bare, without an article or a possessive.
+    if status in _AMBIGUOUS_STATUS and first_word(condition) in _DETERMINERS:
         return []
     value = f"{status} {condition}"
     return [Fact(_HEALTH_KEY, value, f"is {value}")]

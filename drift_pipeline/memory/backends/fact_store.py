@@ -81,7 +81,11 @@ class FactStoreBackend:
     # 4: lines returned oldest first in the order said; a fact read from one clause shown with
     # its sentence; a remark of the speaker's own state in a sentence someone else opens is
     # kept; an employer or home restated after other news on its topic is dated anew.
-    version: ClassVar[str] = "4"
+    # 5: names found in text typed without case (from how the rest of the text capitalises
+    # them); a statement run into a question read; the speaker's name however it is asked for;
+    # news of their health told by a doctor or clinic; one current health status; moves told as
+    # settling in or saying goodbye; "when it comes to" in a question read as "about".
+    version: ClassVar[str] = "5"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:

@@ -290,7 +290,11 @@ class ReferenceCompressor:
     # among the summaries about the question, those whose session states a fact on the asked
     # topic first, newest first.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
-    version: str = "6"
+    # 7: a statement run into a question kept in the summary; a query read without the names
+    # its speakers go by and without "when it comes to"; the summaries stating a fact on the
+    # asked topic first, those whose facts share most with the question leading; fact_store's
+    # extraction 5 for what a session states.
+    version: str = "7"
 
     def __init__(
         self,

@@ -92,7 +92,9 @@ class TemporalGraphBackend:
     # 3: fact_store's extraction 3 (stances keyed by topic, hedges, implied employer and home).
     # 4: fact_store's extraction 4 (more stance frames, news of pay, a desk or a local practice,
     # quoted labels, the speaker's own state in a sentence someone else opens, wider topics).
-    version: ClassVar[str] = "4"
+    # 5: fact_store's extraction 5 (names in text typed without case, names however asked for,
+    # health news from a doctor, one current health status, settling in and saying goodbye).
+    version: ClassVar[str] = "5"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

@@ -356,11 +356,14 @@ def test_a_name_an_employer_a_home_or_a_status_said_in_other_words(
 
 def test_a_lasting_state_dated_at_the_moment_is_kept_a_passing_day_is_not() -> None:
     [kept] = extract_statements([user("Health-wise, I'm managing gout at the moment.")])
-    # The framing names the topic, so it stays with the remark.
-    assert kept.text == "said: Health-wise, I am managing gout at the moment"
+    assert (kept.predicate, kept.text) == ("health", "is managing gout")
     assert extract_statements([user("Health-wise, my dad is managing gout at the moment.")]) == []
     assert "health" in predicate_hint(kept.predicate)
     assert extract_statements([user("I am managing the stand today.")]) == []
+    [remark] = extract_statements([user("Health-wise, my knee has been acting up a lot lately.")])
+    # The framing names the topic, so it stays with the remark.
+    assert remark.text == "said: Health-wise, my knee has been acting up a lot lately"
+    assert "health" in predicate_hint(remark.predicate)
 
 
 def test_what_the_speaker_reports_having_told_someone_is_said_of_themselves() -> None:
