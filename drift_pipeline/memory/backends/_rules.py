@@ -293,7 +293,7 @@ _DETERMINERS = frozenset(
 
 
 def _health_status(match: re.Match[str]) -> list[Fact]:
-    """``I am recovering from X`` / ``managing X`` / ``living with X``: the current health status."""
+    """``I am recovering from X``, ``managing X``, ``living with X``: the current health status."""
     status = re.sub(r"\s+", " ", match.group("verb").lower())
     condition = cut(match.group("v"), PHRASE_STOP)
     if not terms(condition) or word_count(condition) > 6 or first_word(condition) in NON_OBJECTS:

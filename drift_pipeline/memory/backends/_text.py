@@ -275,7 +275,7 @@ class CaseModel:
         return self._capitalised.get(folded, 0) > self._lower.get(folded, 0)
 
     def recase(self, sentence: str) -> str:
-        """Capitalise the known names of a sentence that shows no case; others are returned as is."""
+        """Capitalise the known names of a sentence that shows no case; others are left as is."""
         if shows_case(sentence):
             return sentence
         return _CASED_WORD.sub(
@@ -292,7 +292,10 @@ def shows_case(sentence: str) -> bool:
     """Whether a sentence capitalises any word but its first and the pronoun ``I``."""
     for match in _CASED_WORD.finditer(sentence):
         word = match.group(0)
-        if word[0].isupper() and word.lower() not in _FIRST_PERSON_I:
-            if not _OPENING.search(sentence[: match.start()]):
-                return True
+        if (
+            word[0].isupper()
+            and word.lower() not in _FIRST_PERSON_I
+            and not _OPENING.search(sentence[: match.start()])
+        ):
+            return True
     return False

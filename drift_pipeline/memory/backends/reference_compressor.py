@@ -121,7 +121,7 @@ def addresses_by_name(sentence: str) -> bool:
 
 
 def addressed_name(sentence: str) -> str:
-    """The name a short sentence addresses its listener by (``Kit`` of ``Sure, Kit.``), or ``""``."""
+    """The name a short sentence addresses its listener by (``Sure, Kit.`` → ``Kit``), or ``""``."""
     if len(sentence.split()) > _ADDRESS_WORDS:
         return ""
     match = _ADDRESS.search(sentence.strip())
@@ -473,8 +473,9 @@ class ReferenceCompressor:
         the topic (someone else's move, a daydream) must not crowd it out. Then the other
         summaries about the question (scoring at least half the best), newest first; then the
         other matching summaries, best overlap first (newer on ties), then those sharing no word
-        with the query, newest first. The query is read without the names its speakers go by. Whole summaries are taken in that order while they fit the budget (one that
-        does not fit is skipped, a smaller later one may be taken).
+        with the query, newest first. The query is read without the names its speakers go by.
+        Whole summaries are taken in that order while they fit the budget (one that does not
+        fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
         if visible is None:
