@@ -443,8 +443,8 @@ class ReferenceCompressor:
         position = self._index.add(" ".join([content, *sorted(topics)]))
         # What it states, in the words of the facts themselves ("prefers metric units"), so that
         # among many tellings of some preference, those of the asked one score highest.
-        said = [s.text for s in statements if not s.predicate.startswith(REMARK_PREFIX)]
-        self._stated.add(" ".join([*sorted(stated), *said]))
+        facts = [s.text for s in statements if not s.predicate.startswith(REMARK_PREFIX)]
+        self._stated.add(" ".join([*sorted(stated), *facts]))
         speakers = session_speakers(messages)
         self._summaries.append(
             _Summary(
