@@ -100,10 +100,14 @@ def split_sentences(text: str) -> list[str]:
 
 
 # A question run on after a statement with its full stop missing ("I moved to Oslo Can you…?").
-_RUN_ON_QUESTION = re.compile(
-    r"(?<=[a-z0-9)]) (?=(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|"
-    r"Does|Did|Should|Any) )"
+_QUESTION_OPENERS = (
+    r"(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|Does|Did|Should|Any)"
 )
+_RUN_ON_QUESTION = re.compile(rf"(?<=[a-z0-9)]) (?={_QUESTION_OPENERS} )")
+# Typed without case, the question opens in lower case too ("i'm married lol how do i…?"); a
+# question word inside a question ("can you tell me how…") then splits off only an order.
+_OPENER_ONLY = re.compile(_QUESTION_OPENERS, re.IGNORECASE)
+_RUN_ON_QUESTION_UNCASED = re.compile(rf"(?<=[a-z0-9)]) (?={_QUESTION_OPENERS} )", re.IGNORECASE)
 
 
 def split_statements(text: str) -> list[str]:
@@ -115,7 +119,14 @@ def split_statements(text: str) -> list[str]:
     found: list[str] = []
     for sentence in split_sentences(text):
         if is_question(sentence):
-            found.extend(part for part in _RUN_ON_QUESTION.split(sentence) if part.strip())
+            run_on = _RUN_ON_QUESTION if shows_case(sentence) else _RUN_ON_QUESTION_UNCASED
+            parts: list[str] = []
+            for part in run_on.split(sentence):
+                if parts and _OPENER_ONLY.fullmatch(parts[-1]):
+                    parts[-1] = f"{parts[-1]} {part}"  # "how" + "do I…": one question
+                elif part.strip():
+                    parts.append(part)
+            found.extend(parts)
         else:
             found.append(sentence)
     return found

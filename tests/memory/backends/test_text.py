@@ -66,6 +66,15 @@ def test_a_statement_run_into_a_question_is_split_off_it() -> None:
         "How do I share a calendar?",
     ]
     assert split_statements("Is it far? I moved.") == ["Is it far?", "I moved."]
+    # Typed without case, the question opens in lower case; "how do" stays one question.
+    assert split_statements("i updated my contact because i'm married lol how do i share it?") == [
+        "i updated my contact because i'm married lol",
+        "how do i share it?",
+    ]
+    assert split_statements("can you tell me how do i fix this?") == [
+        "can you tell me",
+        "how do i fix this?",
+    ]
 
 
 def test_names_are_learnt_from_cased_text_and_restored_in_text_typed_without_case() -> None:
