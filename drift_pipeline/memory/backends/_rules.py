@@ -433,6 +433,25 @@ _RULES: list[_Rule] = [
         _employer,
     ),
     (compile_ci(rf"^I\s+(?:have\s+)?{ADV}joined\s+(?P<v>.+)$"), _employer),
+    # The employer as the subject: "Pemberton Foods hired me", "Acme became my employer". Its
+    # name must be capitalised, so "they hired me" or "my sister hired me" name no employer.
+    (
+        re.compile(
+            r"^(?!(?:Nobody|No one|None|Nothing|It|This|That)\b)"
+            r"(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+(?:has\s+|have\s+)?"
+            r"(?:(?:just|finally|officially|now)\s+)?"
+            r"(?:[Hh]ired|[Rr]ecruited|took on|taken on|brought on)\s+me\b.*$"
+        ),
+        _employer,
+    ),
+    (
+        re.compile(
+            r"^(?!(?:Nobody|No one|None|Nothing|It|This|That)\b)"
+            r"(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+(?:has\s+become|became|is)\s+"
+            r"(?:now\s+|officially\s+)?my\s+(?:new\s+)?(?:employer|workplace|company)\b.*$"
+        ),
+        _employer,
+    ),
     (
         compile_ci(
             rf"^I\s+(?:have\s+)?{ADV}(?:got|gotten|landed|accepted|took|taken)\s+"

@@ -104,8 +104,9 @@ _QUESTION_OPENERS = (
     r"(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|Does|Did|Should|Any)"
 )
 _RUN_ON_QUESTION = re.compile(rf"(?<=[a-z0-9)]) (?={_QUESTION_OPENERS} )")
-# Typed without case, the question opens in lower case too ("i'm married lol how do i…?"); a
-# question word inside a question ("can you tell me how…") then splits off only an order.
+# Typed without case (no capital even at its opening), the question opens in lower case too
+# ("i'm married lol how do i…?"); a question word inside a question ("can you tell me how…")
+# then splits off only an order. A sentence that opens with a capital is cased.
 _OPENER_ONLY = re.compile(_QUESTION_OPENERS, re.IGNORECASE)
 _RUN_ON_QUESTION_UNCASED = re.compile(rf"(?<=[a-z0-9)]) (?={_QUESTION_OPENERS} )", re.IGNORECASE)
 
@@ -119,7 +120,8 @@ def split_statements(text: str) -> list[str]:
     found: list[str] = []
     for sentence in split_sentences(text):
         if is_question(sentence):
-            run_on = _RUN_ON_QUESTION if shows_case(sentence) else _RUN_ON_QUESTION_UNCASED
+            uncased = sentence[:1].islower() and not shows_case(sentence)
+            run_on = _RUN_ON_QUESTION_UNCASED if uncased else _RUN_ON_QUESTION
             parts: list[str] = []
             for part in run_on.split(sentence):
                 if parts and _OPENER_ONLY.fullmatch(parts[-1]):

@@ -467,3 +467,16 @@ def test_names_in_text_typed_without_case_are_read_with_the_case_the_memory_has_
         ("works at", "Ravelin Security"),
         ("lives in", "Wellington"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Truth be told, Pemberton Foods hired me a few days ago.", "works at Pemberton Foods"),
+        ("Acme became my employer last month.", "works at Acme"),
+    ],
+)
+def test_an_employer_named_as_the_subject(text: str, expected: str) -> None:
+    assert _facts(text) == [("works at", expected, False)]
+    assert _facts("My sister hired me.") == []
+    assert _facts("Nobody hired me.") == []

@@ -75,6 +75,10 @@ def test_a_statement_run_into_a_question_is_split_off_it() -> None:
         "can you tell me",
         "how do i fix this?",
     ]
+    # Opening with a capital, a sentence is cased: its lower-case question words are inside it.
+    assert split_statements("Like I said, can you explain what a pivot table does?") == [
+        "Like I said, can you explain what a pivot table does?"
+    ]
 
 
 def test_names_are_learnt_from_cased_text_and_restored_in_text_typed_without_case() -> None:
