@@ -165,16 +165,21 @@ class MCPBackend:
         server = self._servers.get(key)
         if server is None:
             server = MCPConnection(self._target(key), self.call_timeout)
+            try:
+                server.open()
+            except BaseException:
+                # Never kept: the next call starts the server afresh and says why it failed.
+                server.close()
+                raise
             self._servers[key] = server
-            server.open()
-            if self._mapping is None:
-                self._mapping = resolve_mapping(
-                    server.tools,
-                    self.store_config,
-                    self.search_config,
-                    self.snapshot_config,
-                    self.scope,
-                )
+        if self._mapping is None:
+            self._mapping = resolve_mapping(
+                server.tools,
+                self.store_config,
+                self.search_config,
+                self.snapshot_config,
+                self.scope,
+            )
         return server
 
     def connect(self) -> ToolMapping:

@@ -118,6 +118,7 @@ class MCPConnection:
         self._client: Client | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
 
@@ -164,10 +165,14 @@ class MCPConnection:
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self._task = asyncio.current_task()
         # No response cache: every call of a benchmark must reach the server.
         with contextlib.ExitStack() as files:
             errlog = files.enter_context(open(self.target.log, "a")) if self.target.log else None
-            async with Client(self._server(errlog), cache=None) as client:
+            async with (
+                contextlib.AsyncExitStack() as held,
+                Client(self._server(errlog, held), cache=None) as client,
+            ):
                 await self._serve_calls(client)
 
     async def _serve_calls(self, client: Client) -> None:
@@ -185,7 +190,8 @@ class MCPConnection:
         await self._stop.wait()
         self._client = None
 
-    def _server(self, errlog: TextIO | None) -> Any:
+    def _server(self, errlog: TextIO | None, held: contextlib.AsyncExitStack) -> Any:
+        """The SDK's transport to the server; what it needs closed afterwards goes on ``held``."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
@@ -194,9 +200,11 @@ class MCPConnection:
                 return self.target.url
             import httpx2
 
+            # The SDK leaves a client it is given open: closed with the session (``held``).
             http = httpx2.AsyncClient(
                 headers=dict(self.target.headers), timeout=httpx2.Timeout(30.0, read=300.0)
             )
+            held.push_async_callback(http.aclose)
             return streamable_http_client(self.target.url, http_client=http)
         program, *arguments = self.target.command
         # Started through the launcher: the kernel kills the server with this thread.
@@ -264,11 +272,18 @@ class MCPConnection:
             raise self._failed(tool, error) from error
 
     def close(self) -> None:
-        """End the session (a started server is asked to stop, then killed) and the thread."""
-        loop, stop, thread = self._loop, self._stop, self._thread
-        if loop is not None and stop is not None and not loop.is_closed():
+        """End the session (a started server is asked to stop, then killed) and the thread.
+
+        A session still starting (a server that never finished its handshake) is cancelled, so
+        its server is stopped too rather than left running beside the worker.
+        """
+        loop, stop, task, thread = self._loop, self._stop, self._task, self._thread
+        if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed in between
-                loop.call_soon_threadsafe(stop.set)
+                if self._client is None and task is not None:
+                    loop.call_soon_threadsafe(task.cancel)
+                elif stop is not None:
+                    loop.call_soon_threadsafe(stop.set)
         if thread is not None:
             thread.join(timeout=10)
 

@@ -165,6 +165,33 @@ def test_a_server_that_does_not_start_is_one_line_with_its_last_words(state_dir:
         load_backend("mcp", {**scripted(), "stor": "remember"})
 
 
+def test_a_server_that_fails_to_start_is_not_kept_and_says_why_on_every_call(
+    state_dir: Path,
+) -> None:
+    backend = MCPBackend(command=[sys.executable, "/nonexistent/server.py"])  # started lazily
+    try:
+        for _ in range(2):  # the second call starts it again rather than reusing a dead one
+            with pytest.raises(MCPCallError, match="failed to start"):
+                asyncio.run(backend.retrieve("s-1", "assistant", "Northwind"))
+        assert backend._servers == {}
+    finally:
+        backend.close()
+
+
+def test_a_server_that_never_answers_its_handshake_is_stopped(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("drift_pipeline.adapters.mcp_connection.CONNECT_TIMEOUT", 1.0)
+    tag = uuid.uuid4().hex
+    silent = [sys.executable, "-c", "import time; time.sleep(3600)", tag]
+    with pytest.raises(ValueError, match=r"did not answer within 1s"):
+        mcp_backend(command=silent)
+    deadline = time.monotonic() + 10
+    while running(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running(tag) == []
+
+
 def test_registered_lazily_with_what_it_needs() -> None:
     needs = backend_needs("mcp", {"url": "https://mem.example/mcp", "pass_env": ["MEM_KEY"]})
     assert needs.network
