@@ -47,13 +47,8 @@ from urllib.parse import urlsplit
 from drift_pipeline.memory import Message, TokenCounts
 from drift_pipeline.memory.backends import BackendNeeds, Package
 
-from .mcp_connection import (
-    MCPCallError,
-    MCPConnection,
-    ServerTarget,
-    command_of,
-    state_folder,
-)
+from ._state import state_folder
+from .mcp_connection import MCPCallError, MCPConnection, ServerTarget, command_of
 from .mcp_mapping import MCPMappingError, ToolMapping, fill, resolve_mapping
 
 __all__ = ["MCPBackend", "MCPSnapshotBackend", "mcp_backend", "mcp_needs"]

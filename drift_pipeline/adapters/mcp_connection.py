@@ -16,11 +16,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
 import json
-import os
 import sys
-import tempfile
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +29,13 @@ from .mcp_mapping import ToolInfo
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["MCPCallError", "MCPConnection", "ServerTarget", "result_text", "url_without_secrets"]
+__all__ = [
+    "MCPCallError",
+    "MCPConnection",
+    "ServerTarget",
+    "result_text",
+    "url_without_secrets",
+]
 
 _T = TypeVar("_T")
 CONNECT_TIMEOUT = 60.0
@@ -315,17 +318,3 @@ def command_of(value: str | Sequence[str]) -> tuple[str, ...]:
 
     parts = shlex.split(value) if isinstance(value, str) else [str(p) for p in value]
     return tuple(parts)
-
-
-@functools.cache
-def _scratch() -> str:
-    return tempfile.mkdtemp(prefix="drift-mcp-")
-
-
-def state_folder() -> str:
-    """The worker's own state folder (``DRIFT_STATE_DIR``), else a new temporary folder.
-
-    Never the current folder: a server's files (or a folder named like a package) must not
-    land in whatever folder the backend happens to be built in.
-    """
-    return os.environ.get("DRIFT_STATE_DIR") or _scratch()
