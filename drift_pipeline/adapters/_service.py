@@ -10,8 +10,9 @@
   call that still fails after the last attempt raises, with the service's own error.
 - **State across restarts.** A worker that is restarted (after a timeout or a crash) builds the
   adapter again; what the service holds survives, so the adapter keeps the names it created
-  (its workspace, users, agents) in a small JSON file in the worker's state folder and finds
-  them again.
+  (its workspace, users, agents) and what its reads depend on in a small JSON file in the
+  worker's state folder and finds them again. The file is opened in the worker, at first use:
+  an adapter built in a script and sent to the workers gets each replicate's own names.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from drift_pipeline.memory import TokenCounts
+
+from ._state import state_folder
 
 T = TypeVar("T")
 
@@ -174,24 +177,41 @@ class KeptNames:
     """Names an adapter created at its service, kept in the worker's state folder.
 
     A restarted worker builds the adapter afresh; the service still holds what the first
-    instance stored, so the new one must address the same workspace, users and agents.
+    instance stored, so the new one must address the same workspace, users and agents, and
+    know what its reads depend on (whom each agent has met). Outside a worker the folder is a
+    temporary one, never the current folder.
     """
 
     def __init__(self, adapter: str) -> None:
-        folder = Path(os.environ.get("DRIFT_STATE_DIR") or Path.cwd())
-        self._path = folder / f".{adapter}-names.json"
+        self._path = Path(state_folder()) / f".{adapter}-names.json"
         try:
-            self._names: dict[str, str] = json.loads(self._path.read_text(encoding="utf-8"))
+            self._names: dict[str, Any] = json.loads(self._path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self._names = {}
 
     def get(self, key: str) -> str | None:
         """The name kept under ``key``, if any."""
-        return self._names.get(key)
+        value = self._names.get(key)
+        return value if isinstance(value, str) else None
 
     def put(self, key: str, name: str) -> None:
         """Keep ``name`` under ``key`` (written at once, atomically)."""
         self._names[key] = name
+        self._write()
+
+    def members(self, key: str) -> list[str]:
+        """The names listed under ``key``, in the order added (empty if none)."""
+        value = self._names.get(key)
+        return [str(item) for item in value] if isinstance(value, list) else []
+
+    def add_member(self, key: str, name: str) -> None:
+        """Add ``name`` to the list under ``key`` (written at once, only when it is new)."""
+        listed = self.members(key)
+        if name not in listed:
+            self._names[key] = [*listed, name]
+            self._write()
+
+    def _write(self) -> None:
         partial = self._path.with_suffix(".partial")
         partial.write_text(json.dumps(self._names, sort_keys=True), encoding="utf-8")
         partial.replace(self._path)
@@ -291,9 +311,31 @@ class ServiceAdapter:
         self.queryable_limit_seconds = queryable_limit_seconds
         self.request_timeout = request_timeout
         self.retrying = Retrying(attempts, retry_delay)
-        self._names = KeptNames(self.service)
-        self.prefix = self._names.prefix(stem)
+        self._stem = stem
+        self._kept_names: KeptNames | None = None
         self._sdk_client: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy sent to a worker opens its own SDK client and finds its names in that worker's
+        # state folder (never in the folder of the process that built it).
+        state = dict(self.__dict__)
+        state.update(self._per_process())
+        return state
+
+    def _per_process(self) -> dict[str, Any]:
+        """Fields that belong to one process, as a copy in another process starts them."""
+        return {"_kept_names": None, "_sdk_client": None}
+
+    @property
+    def _names(self) -> KeptNames:
+        if self._kept_names is None:
+            self._kept_names = KeptNames(self.service)
+        return self._kept_names
+
+    @property
+    def prefix(self) -> str:
+        """The first part of every name the adapter creates: the stem and a random suffix."""
+        return self._names.prefix(self._stem)
 
     async def _kept(self, key: str, create: Callable[[], Awaitable[str]] | None) -> str | None:
         """The name kept under ``key``; else made by ``create`` (and kept), or ``None``."""

@@ -78,11 +78,16 @@ class HonchoMemory(ServiceAdapter):
         )
         self.read = read
         self.reasoning_level = reasoning_level
-        self.workspace = self.prefix
         self._peers: dict[str, Any] = {}
         self._added: set[str] = set()
-        # Whom each agent has met in its sessions: the peers its reads are about.
-        self._met: dict[str, list[str]] = {}
+
+    def _per_process(self) -> dict[str, Any]:
+        return {**super()._per_process(), "_peers": {}, "_added": set()}
+
+    @property
+    def workspace(self) -> str:
+        """The workspace's name: ``workspace``, the scenario and a random suffix."""
+        return self.prefix
 
     def _honcho(self) -> Any:
         if self._sdk_client is None:
@@ -108,10 +113,11 @@ class HonchoMemory(ServiceAdapter):
 
     async def store(self, session_id: str, messages: list[Message], *, entity_id: str) -> None:
         """Add the session's messages once; note whom ``entity_id`` met in it."""
-        met = self._met.setdefault(entity_id, [])
+        # Whom each agent has met: the peers its reads are about. Kept with the names, so a
+        # restarted worker still reads about everyone its agent met before the restart.
         for message in messages:
-            if message["speaker"] != entity_id and message["speaker"] not in met:
-                met.append(message["speaker"])
+            if message["speaker"] != entity_id:
+                self._names.add_member(f"met:{entity_id}", message["speaker"])
         if session_id in self._added or not messages:
             return  # the other agents of the session: its messages are already there
         from honcho.api_types import MessageCreateParams, SessionPeerConfig
@@ -157,7 +163,7 @@ class HonchoMemory(ServiceAdapter):
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """What ``entity_id``'s peer knows of each peer it met, as it answers ``query``."""
-        targets = self._met.get(entity_id, [])
+        targets = self._names.members(f"met:{entity_id}")
         if not targets or not query.strip():
             return ""  # it took part in no session yet: it knows nothing
         peer = await self._peer(entity_id)

@@ -184,6 +184,25 @@ def test_each_agent_reads_only_what_it_took_part_in(honcho: tuple[Loopback, Fake
     assert all(KEY not in p.read_text() for p in Path(memory._names._path).parent.iterdir())
 
 
+def test_a_restarted_worker_still_reads_about_everyone_its_agent_met(
+    honcho: tuple[Loopback, FakeHoncho],
+):
+    server, _ = honcho
+
+    async def before_the_restart() -> str:
+        memory = _adapter(server)
+        moved = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work")
+        await memory.store("s1", moved, entity_id="work")
+        await memory.wait_until_queryable("s1")
+        return memory.workspace
+
+    workspace = asyncio.run(before_the_restart())
+    # The worker is restarted (a timeout, a crash): the adapter is built again, as it is there.
+    again = _adapter(server)
+    assert again.workspace == workspace
+    assert "Lisbon" in asyncio.run(again.retrieve("s2", "work", "Where did the principal move?"))
+
+
 def test_the_context_read_returns_the_peers_representation(honcho: tuple[Loopback, FakeHoncho]):
     server, _ = honcho
     memory = _adapter(server, read="context")
