@@ -6,6 +6,8 @@ read, put on ``PYTHONPATH``) and run by pytest in a subprocess, as the vendor's 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -22,6 +24,13 @@ import drift_pipeline.memory.backends
 import drift_pipeline.pipeline
 import drift_pipeline.report
 import drift_pipeline.sources  # noqa: F401
+
+# The same for the packages other installed pytest plugins import while a run ends (hypothesis
+# in its terminal summary, anyio): imported afresh in each in-process run, every one of their
+# modules would be assert-rewritten and compiled again, several seconds of CPU per run.
+for _package in ("hypothesis", "anyio"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_package)
 
 pytest_plugins = ["pytester"]
 
