@@ -114,7 +114,8 @@ def serve(route: Callable[[Request], Reply]) -> Iterator[Loopback]:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state["server"] = Loopback(f"http://127.0.0.1:{httpd.server_address[1]}")
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits for the serving loop's next look (0.5 s by default).
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield state["server"]
