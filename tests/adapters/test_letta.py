@@ -17,9 +17,17 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.letta import LettaMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    gate_cell,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "letta-test-key-0123456789"
 
@@ -167,18 +175,6 @@ def test_under_the_gate_letta_is_a_cloud_arm_scoped_per_agent(
     letta: tuple[Loopback, FakeLetta], two_agent_world: tuple[Path, str]
 ):
     server, fake = letta
-    world, scenario = two_agent_world
-    cell = run_cell(
-        world,
-        scenario,
-        "short",
-        2,
-        Arm("letta", Gate("hard")),
-        options={"base_url": server.url, "poll_seconds": 0.01, "retry_delay": 0.01},
-        config=LoopConfig(call_timeout=20.0, protect=(world,), worker_env=("LETTA_API_KEY",)),
-    )
-    assert [e for e in cell.snapshots.column("error").to_pylist() if e] == [] and cell.valid
-    assert cell.deployment == "cloud" and cell.service["sdk_version"] == "1.12.1"
-    assert cell.time_to_queryable is not None
+    cell = gate_cell("letta", two_agent_world, {"base_url": server.url}, ("LETTA_API_KEY", KEY))
+    assert cell.service["sdk_version"] == "1.12.1"
     assert len(fake.agents) == 4  # two agents in each of two replicates
-    assert [c for c in cell.retrievals.column("context").to_pylist() if c]
