@@ -264,8 +264,8 @@ class ServiceAdapter:
     """What the adapters to memory services share: endpoint and key, retries, kept names, waits.
 
     A subclass names its service (``service``, and ``title`` as it is written), its SDK's
-    distribution (``sdk``) and the variables of its key and URL, and builds its SDK client on
-    first use into ``_sdk_client``.
+    distribution (``sdk``) and the variables of its key and URL, and builds its SDK client in
+    ``_new_client`` (called on first use by ``_client``).
 
     Args:
         base_url: The service's URL (default the URL variable, else ``default_url``).
@@ -336,6 +336,19 @@ class ServiceAdapter:
     def prefix(self) -> str:
         """The first part of every name the adapter creates: the stem and a random suffix."""
         return self._names.prefix(self._stem)
+
+    def _client(self) -> Any:
+        """The SDK's client, built on first use (in the worker, never sent to one)."""
+        if self._sdk_client is None:
+            self._sdk_client = self._new_client()
+        return self._sdk_client
+
+    def _new_client(self) -> Any:
+        """A new SDK client for ``base_url`` and ``request_timeout``, its own retries off.
+
+        Every retry is made, and recorded, by ``retrying``.
+        """
+        raise NotImplementedError
 
     async def _kept(self, key: str, create: Callable[[], Awaitable[str]] | None) -> str | None:
         """The name kept under ``key``; else made by ``create`` (and kept), or ``None``."""

@@ -89,24 +89,21 @@ class HonchoMemory(ServiceAdapter):
         """The workspace's name: ``workspace``, the scenario and a random suffix."""
         return self.prefix
 
-    def _honcho(self) -> Any:
-        if self._sdk_client is None:
-            from honcho import Honcho
+    def _new_client(self) -> Any:
+        from honcho import Honcho
 
-            # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._sdk_client = Honcho(
-                api_key=self._key,
-                base_url=self.base_url,
-                workspace_id=self.workspace,
-                timeout=self.request_timeout,
-                max_retries=0,
-            )
-        return self._sdk_client
+        return Honcho(
+            api_key=self._key,
+            base_url=self.base_url,
+            workspace_id=self.workspace,
+            timeout=self.request_timeout,
+            max_retries=0,
+        )
 
     async def _peer(self, peer_id: str) -> Any:
         peer = self._peers.get(peer_id)
         if peer is None:
-            honcho = self._honcho()
+            honcho = self._client()
             peer = await self.retrying(f"peer {peer_id}", lambda: honcho.aio.peer(peer_id))
             self._peers[peer_id] = peer
         return peer
@@ -122,7 +119,7 @@ class HonchoMemory(ServiceAdapter):
             return  # the other agents of the session: its messages are already there
         from honcho.api_types import MessageCreateParams, SessionPeerConfig
 
-        honcho = self._honcho()
+        honcho = self._client()
         roles = {m["speaker"]: m["role"] for m in messages}
         peers = [
             (speaker, SessionPeerConfig(observe_others=role == "assistant", observe_me=True))
@@ -150,7 +147,7 @@ class HonchoMemory(ServiceAdapter):
 
     async def wait_until_queryable(self, session_id: str) -> None:
         """Wait until the deriver has processed every message of the session."""
-        honcho = self._honcho()
+        honcho = self._client()
 
         async def drained() -> bool:
             status = await self.retrying(
