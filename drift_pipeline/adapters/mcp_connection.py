@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from .mcp_mapping import ToolInfo
+from .mcp_tools import ToolInfo
 
 if TYPE_CHECKING:
     from mcp import Client
