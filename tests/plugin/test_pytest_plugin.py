@@ -123,6 +123,8 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
         "vendor_memory:LineMemory",
         "--drift-backend",
         "vendor_memory:DegradedMemory",
+        "--drift-backend",
+        "vendor_memory:LineMemoryV2",  # not released yet: it cannot start
         "--horizon",
         "short",
         "--drift-min",
@@ -135,12 +137,18 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
         "vendor-a",
     )
     # The vendor's own test was deselected by -k like any test; vendor-b never ran.
-    result.assert_outcomes(passed=1, failed=1, deselected=3)
+    result.assert_outcomes(passed=1, failed=2, deselected=4)
     result.stdout.fnmatch_lines(
         [
             "*vendor-a[[]short-vendor_memory:DegradedMemory@hard[]]*",
             "*vendor_memory:DegradedMemory@hard:",
             "  mvot 0.* is below the minimum 0.1",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*vendor-a short vendor_memory:LineMemoryV2@hard: backend "
+            "vendor_memory:LineMemoryV2@hard could not start: *LineMemoryV2*"
         ]
     )
     assert "LineMemory@hard:" not in result.stdout.str()
