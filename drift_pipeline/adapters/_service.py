@@ -20,19 +20,16 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import importlib.metadata
-import json
 import os
-import secrets
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import httpx
 
 from drift_pipeline.memory import TokenCounts
 
-from ._state import state_folder
+from ._state import KeptNames
 
 T = TypeVar("T")
 
@@ -171,58 +168,6 @@ class Retrying:
         """The retries noted since the last drain (the harness records them as faults)."""
         notes, self.notes = self.notes, []
         return notes
-
-
-class KeptNames:
-    """Names an adapter created at its service, kept in the worker's state folder.
-
-    A restarted worker builds the adapter afresh; the service still holds what the first
-    instance stored, so the new one must address the same workspace, users and agents, and
-    know what its reads depend on (whom each agent has met). Outside a worker the folder is a
-    temporary one, never the current folder.
-    """
-
-    def __init__(self, adapter: str) -> None:
-        self._path = Path(state_folder()) / f".{adapter}-names.json"
-        try:
-            self._names: dict[str, Any] = json.loads(self._path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self._names = {}
-
-    def get(self, key: str) -> str | None:
-        """The name kept under ``key``, if any."""
-        value = self._names.get(key)
-        return value if isinstance(value, str) else None
-
-    def put(self, key: str, name: str) -> None:
-        """Keep ``name`` under ``key`` (written at once, atomically)."""
-        self._names[key] = name
-        self._write()
-
-    def members(self, key: str) -> list[str]:
-        """The names listed under ``key``, in the order added (empty if none)."""
-        value = self._names.get(key)
-        return [str(item) for item in value] if isinstance(value, list) else []
-
-    def add_member(self, key: str, name: str) -> None:
-        """Add ``name`` to the list under ``key`` (written at once, only when it is new)."""
-        listed = self.members(key)
-        if name not in listed:
-            self._names[key] = [*listed, name]
-            self._write()
-
-    def _write(self) -> None:
-        partial = self._path.with_suffix(".partial")
-        partial.write_text(json.dumps(self._names, sort_keys=True), encoding="utf-8")
-        partial.replace(self._path)
-
-    def prefix(self, stem: str) -> str:
-        """``stem`` plus a random suffix made once per worker's state (so runs never mix)."""
-        kept = self.get("prefix")
-        if kept is None:
-            kept = f"{stem}-{secrets.token_hex(4)}"
-            self.put("prefix", kept)
-        return kept
 
 
 async def poll(

@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 from drift_pipeline.memory import Message, TokenCounts
 from drift_pipeline.memory.backends import BackendNeeds, Package
 
-from ._state import state_folder
+from ._state import KeptNames, state_folder
 from .mcp_connection import MCPCallError, MCPConnection, ServerTarget, command_of
 from .mcp_mapping import MCPMappingError, ToolMapping, fill, resolve_mapping
 
@@ -131,15 +131,29 @@ class MCPBackend:
         self._servers: dict[str, MCPConnection] = {}
         self._mapping: ToolMapping | None = None
         self._stored: set[tuple[str, str]] = set()
-        self._entities: list[str] = []
+        self._kept: KeptNames | None = None
 
     # --- connections ----------------------------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
         # Connections are threads and processes: a copy starts its own.
         state = dict(self.__dict__)
-        state.update(_servers={}, _mapping=None, _stored=set(), _entities=[])
+        state.update(_servers={}, _mapping=None, _stored=set(), _kept=None)
         return state
+
+    def _names(self) -> KeptNames:
+        """What outlives this worker: the entities stored for so far.
+
+        A restarted worker's snapshot must still list every entity stored before the restart
+        (their memory outlives it where the server keeps it on disk).
+        """
+        if self._kept is None:
+            self._kept = KeptNames(self.name)
+        return self._kept
+
+    @property
+    def _entities(self) -> list[str]:
+        return self._names().members("entities")
 
     def _target(self, entity: str) -> ServerTarget:
         values = {"state_dir": state_folder(), "entity": entity}
@@ -258,8 +272,7 @@ class MCPBackend:
                     arguments = fill(call.arguments, {**session, "entity": entity})
                     await server.call(call.tool, arguments)
             self._stored.add((session_id, entity))
-            if entity not in self._entities:
-                self._entities.append(entity)
+            self._names().add_member("entities", entity)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """The search tool's text for ``query``, in ``entity_id``'s memory where scoped."""
@@ -298,19 +311,24 @@ class MCPSnapshotBackend(MCPBackend):
     """
 
     def snapshot(self) -> str:
-        """Everything the server holds, as its listing tool returns it."""
-        if not self._servers:
-            return ""
+        """Everything the server holds, as its listing tool returns it.
+
+        A server not running yet in this worker (an entity's, after a restart) is started.
+        """
+        entities = self._entities
+        if not entities:
+            return ""  # nothing stored yet
         mapping = self.connect()
         call = mapping.snapshot
         if call is None:
             raise MCPMappingError("mcp snapshot: the server has no tool that lists its memory")
         if self.scope != "process" and not call.uses("entity"):
-            return self._servers[""].call_blocking(call.tool, fill(call.arguments, {}), self._wait)
+            server = self._open("")
+            return server.call_blocking(call.tool, fill(call.arguments, {}), self._wait)
         # One listing per entity stored so far: from its own server, or by its argument.
         texts = []
-        for entity in self._entities:
-            server = self._servers[entity if self.scope == "process" else ""]
+        for entity in entities:
+            server = self._open(entity if self.scope == "process" else "")
             arguments = fill(call.arguments, {"entity": entity})
             texts.append(server.call_blocking(call.tool, arguments, self._wait))
         return "\n".join(texts)
