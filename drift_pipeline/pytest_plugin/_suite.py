@@ -145,6 +145,7 @@ class DriftSuite:
             loop=LoopConfig(
                 call_timeout=self.options.call_timeout,
                 max_fault_rate=self.options.max_fault_rate,
+                simulated_clock=self.options.simulated_clock,
             ),
             backend_options={k: dict(v) for k, v in self.options.backend_options.items()},
             keep_going=True,

@@ -133,6 +133,7 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
         "data",
         "--drift-output",
         "results/run.json",
+        "--drift-real-clock",
         "-k",
         "vendor-a",
     )
@@ -153,6 +154,8 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
     )
     assert "LineMemory@hard:" not in result.stdout.str()
     assert {p.name for p in (pytester.path / "data" / "probes").iterdir()} == {"scenario=vendor-a"}
+    manifest = json.loads((pytester.path / "data" / "_manifests" / "run.json").read_text())
+    assert manifest["simulated_clock"] is False
     record = json.loads((pytester.path / "results" / "run.json").read_text())
     assert [c["arm"] for c in record["cells"]] == [
         "vendor_memory:LineMemory@hard",
