@@ -259,6 +259,8 @@ class ServiceAdapter:
         self._stem = stem
         self._kept_names: KeptNames | None = None
         self._sdk_client: Any = None
+        # As the service reports it, once asked (where it has a way to say).
+        self.service_version = "unknown"
 
     def __getstate__(self) -> dict[str, Any]:
         # A copy sent to a worker opens its own SDK client and finds its names in that worker's
@@ -320,7 +322,7 @@ class ServiceAdapter:
         """Service, SDK and endpoint (no key), and the names the adapter created."""
         return {
             "service": self.service,
-            "service_version": "unknown",
+            "service_version": self.service_version,
             "sdk": self.sdk,
             "sdk_version": package_version(self.sdk),
             "endpoint": endpoint_text(self.base_url),

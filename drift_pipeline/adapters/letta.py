@@ -112,6 +112,9 @@ class LettaMemory(ServiceAdapter):
         if not messages:
             return
         letta = self._client()
+        if self.service_version == "unknown":  # the server's version, for the run record
+            health = await self.retrying("health", lambda: letta.health())
+            self.service_version = str(health.version) or "unknown"
         agent = await self._agent(entity_id, create=True)
         assert agent is not None
         last = ""

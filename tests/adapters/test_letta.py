@@ -1,9 +1,10 @@
 """The Letta adapter's wire behaviour, through the real client, against a loopback Letta.
 
 The fake server implements the v1 routes the adapter uses, with the shapes of the client's own
-types (``letta_client.types``): agent creation, archival-memory inserts (listed only after a
-short indexing delay, counted in looks), the archive's list and its search, each over one
-agent's own archive. Faults: 429 with ``Retry-After``, 500, an archive that never lists.
+types (``letta_client.types``): its health (the server's version), agent creation,
+archival-memory inserts (listed only after a short indexing delay, counted in looks), the
+archive's list and its search, each over one agent's own archive. Faults: 429 with
+``Retry-After``, 500, an archive that never lists.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ._loopback import (
 )
 
 KEY = "letta-test-key-0123456789"
+VERSION = "0.16.7"
 
 
 class FakeLetta:
@@ -44,6 +46,8 @@ class FakeLetta:
 
     def route(self, request: Request) -> Reply:
         path = request.path.strip("/").split("/")
+        if request.method == "GET" and path == ["v1", "health"]:
+            return Reply(200, {"status": "ok", "version": VERSION})
         if request.method == "POST" and path == ["v1", "agents"]:
             agent = f"agent-{len(self.agents)}"
             self.agents[agent] = request.body
@@ -177,4 +181,5 @@ def test_under_the_gate_letta_is_a_cloud_arm_scoped_per_agent(
     server, fake = letta
     cell = gate_cell("letta", two_agent_world, {"base_url": server.url}, ("LETTA_API_KEY", KEY))
     assert cell.service["sdk_version"] == "1.12.1"
+    assert cell.service["service_version"] == VERSION  # asked of the server during the run
     assert len(fake.agents) == 4  # two agents in each of two replicates
