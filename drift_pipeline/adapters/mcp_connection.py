@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import re
 import sys
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
@@ -33,6 +34,7 @@ __all__ = [
     "MCPCallError",
     "MCPConnection",
     "ServerTarget",
+    "command_without_secrets",
     "result_text",
     "url_without_secrets",
 ]
@@ -73,7 +75,32 @@ class ServerTarget:
 
     def describe(self) -> str:
         """The command or the URL (without credentials), for the run record."""
-        return url_without_secrets(self.url) if self.url else " ".join(self.command)
+        return url_without_secrets(self.url) if self.url else command_without_secrets(self.command)
+
+
+_SECRET_NAME = re.compile(r"key|token|secret|password|passwd|credential|auth", re.IGNORECASE)
+_REDACTED = "[redacted]"
+
+
+def command_without_secrets(command: Sequence[str]) -> str:
+    """``command`` as one line, the value of each secret-named flag or variable replaced.
+
+    ``--api-key VALUE``, ``--token=VALUE`` and ``API_KEY=VALUE`` keep their names; the values
+    become ``[redacted]`` (a key given on a command line would otherwise reach the run record).
+    """
+    shown: list[str] = []
+    hide_next = False
+    for part in command:
+        name, sep, _ = part.partition("=")
+        if hide_next:
+            shown.append(_REDACTED)
+            hide_next = False
+        elif sep and _SECRET_NAME.search(name):
+            shown.append(f"{name}={_REDACTED}")
+        else:
+            shown.append(part)
+            hide_next = part.startswith("-") and bool(_SECRET_NAME.search(part))
+    return " ".join(shown)
 
 
 def url_without_secrets(url: str) -> str:

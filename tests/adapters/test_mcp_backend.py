@@ -255,6 +255,12 @@ def test_a_server_over_streamable_http(
     )
 
 
+def test_a_key_on_the_servers_command_line_stays_out_of_the_record(state_dir: Path) -> None:
+    command = ["memsrv", "--api-key", "sk-live-1234", "--db=/m.db", "TOKEN=t0k3n-42", "-v"]
+    shown = MCPBackend(command=command).service_info()["endpoint"]
+    assert shown == "memsrv --api-key [redacted] --db=/m.db TOKEN=[redacted] -v"
+
+
 def run_under_the_gate(folder: Path, options: dict[str, Any]) -> DriftReport:
     """The ``mcp`` backend with ``options`` through the harness on the small scenario."""
     scenario = folder / "mcp-scripted-check.yaml"
