@@ -274,8 +274,8 @@ def run_under_the_gate(folder: Path, options: dict[str, Any]) -> DriftReport:
 def test_faults_under_the_gate_are_recorded_with_the_servers_error(tmp_path: Path) -> None:
     """A search that starts failing on question marks: the probes fault, the run goes on.
 
-    The faults begin after the first 25 calls of each server, past any check of the backend
-    before the run, so they fall on the run's own probes.
+    The faults begin after the first 25 calls of each server: the run's first sessions are
+    stored and read, then its calls with a question mark fail.
     """
     report = run_under_the_gate(tmp_path, scripted("error_on=?", "error_after=25"))
     cell = next(c for c in report.cells if c.arm.backend == "mcp")
