@@ -17,10 +17,11 @@ there (with ``scope: process``) starts one server per entity.
 
 What it measures and what it cannot:
 
-- **Scope.** A session goes into the memory of every entity that speaks in it. Where every
-  store call and the search carry ``{entity}`` the server keeps entities apart; with
-  ``scope: process`` each entity has a server of its own; otherwise every entity's memory is
-  searched together, the run record says so, and the Privacy probes measure what leaks.
+- **Scope.** A session goes into the memory of each agent the harness stores it for (every
+  assistant that speaks in it), once per agent. Where every store call and the search carry
+  ``{entity}`` the server keeps entities apart; with ``scope: process`` each entity has a
+  server of its own; otherwise every entity's memory is searched together, the run record
+  says so, and the Privacy probes measure what leaks.
 - **Time to queryable** is the store calls' time: MCP has no way to say that a write is still
   being processed, so a server that indexes in the background after answering may miss probes.
 - **Tokens.** MCP carries no token counts. A started server is given the harness's metered
@@ -229,20 +230,20 @@ class MCPBackend:
     async def store(
         self, session_id: str, messages: list[Message], *, entity_id: str | None = None
     ) -> None:
-        """Store the session into the memory of every entity that speaks in it.
+        """Store the session into ``entity_id``'s memory (else every speaker's).
 
-        ``entity_id`` (when the harness names whose memory it is) is added to them; a session
-        already stored for an entity is not stored for it again.
+        The harness names whose memory it is, once for each agent of the session; called
+        without ``entity_id``, the session goes into the memory of every entity that speaks in
+        it. A session already stored for an entity is not stored for it again.
         """
         if not messages:
             return
-        speakers = [m["speaker"] for m in messages]
-        if entity_id is not None:
-            speakers.append(entity_id)
-        scopes = list(dict.fromkeys(speakers))
+        speakers = list(dict.fromkeys(m["speaker"] for m in messages))
+        scopes = [entity_id] if entity_id is not None else speakers
         _, mapping = await self._server(scopes[0])
         if mapping.scope == "none":
-            scopes = scopes[:1]  # one shared memory: storing the session twice would double it
+            # One shared memory: the session goes in once, whoever it is stored for.
+            scopes = speakers[:1]
         lines = [f"{m['timestamp']} {m['speaker']}: {m['content']}" for m in messages]
         session = {
             "session_id": session_id,

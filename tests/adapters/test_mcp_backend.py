@@ -115,6 +115,11 @@ def test_guessed_tools_keep_each_entity_apart_and_snapshot_its_memory(scoped: MC
     # Stored into the memory of each speaker, once however often it is stored: both listed.
     asyncio.run(scoped.store("s-1", SESSION, entity_id="principal"))
     assert scoped.snapshot().count("I started at Northwind Traders") == 2
+    # Told whose memory it is (as the harness does, once per agent), only that one's.
+    later = [{**message, "content": f"{message['content']} (again)"} for message in SESSION]
+    asyncio.run(scoped.store("s-2", later, entity_id="assistant"))
+    assert scoped.snapshot().count("Traders last week. (again)") == 1
+    assert "(again)" not in asyncio.run(scoped.retrieve("s-2", "principal", "Northwind"))
 
 
 def test_a_tool_error_is_raised_with_the_servers_words(scoped: MCPBackend) -> None:
