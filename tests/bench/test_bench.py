@@ -73,12 +73,23 @@ checkpoints:
 """
 
 
+# The end-to-end steps (the suite command, the Dagster pairs) only need their plumbing shown:
+# one replicate, and for the suite two small worlds, which still run in two processes.
+ONE_REPLICATE = TINY_CANONICAL.replace("replicates: 2", "replicates: 1")
+SHORT_SUITE = ONE_REPLICATE.replace("  long: { sessions: 24, session_gap_days: 14 }\n", "").replace(
+    "after_session: 24", "after_session: 12"
+)
+
+
+def _suite(folder: Path, text: str) -> Path:
+    folder.mkdir()
+    (folder / "ua-baseline-001.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
-    folder = tmp_path / "suite"
-    folder.mkdir()
-    (folder / "ua-baseline-001.yaml").write_text(TINY_CANONICAL, encoding="utf-8")
-    return folder
+    return _suite(tmp_path / "suite", TINY_CANONICAL)
 
 
 def test_keys_are_exactly_the_issue_keys_in_order() -> None:
@@ -191,10 +202,9 @@ def test_run_bench_measures_only_what_it_is_asked(suite: Path, tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(
-    suite: Path, tmp_path: Path
-) -> None:
+def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
+    suite = _suite(tmp_path / "suite", ONE_REPLICATE)
     workspace = BenchWorkspace(suite, folder=tmp_path / "work")
     ratio = measure.dagster_overhead_ratio(workspace, pairs=1)
     assert math.isfinite(ratio) and ratio > 0
@@ -253,10 +263,9 @@ def test_the_floor_reads_each_world_s_transcripts_once(suite: Path, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(
-    suite: Path, tmp_path: Path
-) -> None:
+def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
+    suite = _suite(tmp_path / "suite", SHORT_SUITE)
     workspace = BenchWorkspace(suite, folder=tmp_path / "work")
     keys = {"suite_ratio", "suite_wall_s", "suite_floor_s"}
     report = run_bench(suite, keys, workspace=workspace)
