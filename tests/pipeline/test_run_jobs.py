@@ -11,8 +11,8 @@ from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import CellResult, RunOptions, run_benchmark
 from drift_pipeline.sources import ScenarioSource
 
-# Four worlds on two processes, so each process also runs a second world after its first; one
-# replicate each, since the processes split worlds, never replicates.
+# Four worlds on two processes, so a process runs more than one world; one replicate each,
+# since the processes split worlds, never replicates.
 SCENARIO = """\
 id: {id}
 seed: {seed}
