@@ -11,8 +11,12 @@ what a test checks.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from report.tiny_world import TinyRun
 
 # Records are signed with a throwaway key, never one written under the real home; direct runs
 # record nothing into a Dagster instance unless a test turns it on for itself.
@@ -45,3 +49,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     # A stable sort: the tests of one file stay together and in their own order.
     items.sort(key=place)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> TinyRun:
+    """``drift run`` of the report tests' tiny world, made once per test process."""
+    from report.tiny_world import TinyRun, run_tiny
+
+    folder = tmp_path_factory.mktemp("tiny-run")
+    result, summary = run_tiny(folder)
+    return TinyRun(folder, result.output, summary)
