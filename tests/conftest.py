@@ -1,4 +1,4 @@
-"""Collection order for the test command's workers: the longest files go out first.
+"""The whole suite's settings, its shared tiny run, and the order files go to the workers.
 
 ``scripts/test.sh`` hands whole files to two pytest-xdist workers in collection order, each
 worker taking the next file when it is nearly done. A long file handed out last runs on one
@@ -24,16 +24,21 @@ os.environ.setdefault("DRIFT_SIGNING_KEY", "11" * 32)
 os.environ.setdefault("DRIFT_DAGSTER_RECORD", "0")
 
 LONGEST_FIRST = (
-    "tests/bench/test_bench.py",
-    "tests/test_cli_run.py",
-    "tests/test_cli_failures.py",
     "tests/pipeline/test_sanity_arms.py",
+    "tests/test_cli_failures.py",
     "tests/defs/test_postgres_outage.py",
+    "tests/defs/test_web_ui.py",
+    "tests/test_cli_run.py",
+    "tests/bench/test_bench.py",
     "tests/defs/test_run_via_dagster.py",
-    "tests/test_cli_secrets.py",
+    "tests/defs/test_run_guards.py",
     "tests/storage/test_s3.py",
-    "tests/pipeline/test_run_jobs.py",
+    "tests/sources/test_replay_runs.py",
+    "tests/defs/test_definitions.py",
+    "tests/pipeline/test_harness.py",
+    "tests/pipeline/test_benchmark_checks.py",
     "tests/defs/test_cli_via_dagster.py",
+    "tests/test_cli_secrets.py",
 )
 """Test files by their measured duration, longest first."""
 
