@@ -11,6 +11,7 @@ import math
 import sys
 from pathlib import Path
 
+import dagster as dg
 import pytest
 from click.testing import CliRunner
 
@@ -172,6 +173,16 @@ def test_run_measured_reports_the_peak_of_the_child_and_its_workers(tmp_path: Pa
     assert nested.peak_rss_mb >= 200
 
 
+def test_run_measured_counts_the_cpu_of_the_workers_it_waited_for() -> None:
+    spin = "import time; t = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    worker = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {spin!r}], check=True)"
+    idle = run_measured([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    nested = run_measured([sys.executable, "-c", worker])
+    # The grandchild's 0.3 s of CPU counts; sleeping does not.
+    assert nested.cpu_s >= 0.3 > idle.cpu_s
+    assert idle.wall_s >= 0.3
+
+
 def test_run_measured_raises_with_the_output_tail(tmp_path: Path) -> None:
     log = tmp_path / "child.log"
     with pytest.raises(MeasuredFailure, match="boom"):
@@ -202,18 +213,37 @@ def test_run_bench_measures_only_what_it_is_asked(suite: Path, tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(tmp_path: Path) -> None:
+def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user's own instance, which the bench must leave alone; direct runs record as they do
+    # from a checkout.
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(user_home))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
     (tmp_path / "work").mkdir()
     suite = _suite(tmp_path / "suite", ONE_REPLICATE)
-    workspace = BenchWorkspace(suite, folder=tmp_path / "work")
+    lines: list[str] = []
+    workspace = BenchWorkspace(suite, folder=tmp_path / "work", log=lines.append)
     ratio = measure.dagster_overhead_ratio(workspace, pairs=1)
     assert math.isfinite(ratio) and ratio > 0
-    home = tmp_path / "work" / "dagster-home-0"
-    assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
-    # Dagster's own SQLite storages, in their default layout under DAGSTER_HOME.
-    runs = home / "history" / "runs"
-    assert (runs / "index.db").is_file() and len(list(runs.glob("*.db"))) > 1
+    for name in ("dagster-home-0", "direct-home-0"):
+        home = tmp_path / "work" / name
+        assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
+        # Dagster's own SQLite storages, in their default layout under DAGSTER_HOME.
+        assert (home / "history" / "runs" / "index.db").is_file(), name
+    # Both recorded the world's materializations; only the Dagster path made runs.
+    runs = {}
+    for name in ("dagster-home-0", "direct-home-0"):
+        with dg.DagsterInstance.from_config(str(tmp_path / "work" / name)) as instance:
+            assert instance.get_latest_materialization_event(dg.AssetKey("probes")), name
+            runs[name] = instance.get_runs_count()
+    assert runs["direct-home-0"] == 0 < runs["dagster-home-0"]
+    assert list(user_home.iterdir()) == []
     assert "1 worlds generated" in (tmp_path / "work" / "via-dagster-0.log").read_text()
+    (pair,) = [line for line in lines if line.startswith("dagster_overhead_ratio pair 1:")]
+    assert f"wall {ratio:.2f}, CPU " in pair and "s CPU), via Dagster" in pair
 
 
 def test_cli_bench_writes_json_and_exits_zero(suite: Path, tmp_path: Path) -> None:
