@@ -39,6 +39,7 @@ from typing import Any
 from drift_pipeline.tokens import LineCounter, encoding
 
 from ._deployment import deployment_of
+from ._entities import store_for_entities, takes_entity
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
 
@@ -153,6 +154,8 @@ class _Worker:
         # the harness killing and restarting it.
         self.deadline: float | None = None
         self.last_counts = {"write": 0, "read": 0}
+        # Whether the backend's store takes entity_id (read once, when it is built).
+        self.stores_per_entity = False
 
     def _counts(self) -> dict[str, Any]:
         """The backend's LLM token counters; a broken or impossible one is a recorded fault.
@@ -185,8 +188,13 @@ class _Worker:
                 f"timeout after {self.deadline:g}s; cancelled in the worker"
             ) from None
 
-    def store(self, session_id: str, messages: Any, send_snapshot: Any) -> dict[str, Any]:
+    def store(
+        self, session_id: str, messages: Any, send_snapshot: Any, entities: Any = None
+    ) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
+
+        ``entities``: the entities whose memory it goes into (see :mod:`._entities`), or
+        ``None`` to call ``store`` once.
 
         The size comes from the backend's ``storage_tokens()`` when it has one (see
         ``CountsOwnStorage``), else from counting ``snapshot()``. At a checkpoint the snapshot
@@ -196,7 +204,10 @@ class _Worker:
             raise RuntimeError("store before the backend was constructed")
         began = time.monotonic_ns()
         started = time.perf_counter()
-        self._run(self.backend.store(session_id, messages))
+        if entities is not None and self.stores_per_entity:
+            self._run(store_for_entities(self.backend, session_id, messages, entities))
+        else:
+            self._run(self.backend.store(session_id, messages))
         elapsed = (time.perf_counter() - started) * 1000
         # When the call ended on the token meter's clock: its model calls are booked to it.
         response: dict[str, Any] = {
@@ -255,6 +266,7 @@ class _Worker:
                 self.backend = unpack_backend(request["instance"], request["backend"])
             else:
                 self.backend = load_backend(request["backend"], request.get("options") or {})
+            self.stores_per_entity = takes_entity(self.backend.store)
             return {
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,
@@ -267,7 +279,12 @@ class _Worker:
         if self.backend is None:
             raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
-            return self.store(request["session_id"], request["messages"], request.get("snapshot"))
+            return self.store(
+                request["session_id"],
+                request["messages"],
+                request.get("snapshot"),
+                request.get("entities"),
+            )
         if op == "retrieve":
             began = time.monotonic_ns()
             started = time.perf_counter()
@@ -420,7 +437,9 @@ def _store_many(
             if item.get("op") == "retrieve":  # a read before a session (see _session_reads)
                 response = worker.handle(item)
             else:
-                response = worker.store(item["session_id"], item["messages"], item.get("snapshot"))
+                response = worker.store(
+                    item["session_id"], item["messages"], item.get("snapshot"), item.get("entities")
+                )
         except Exception as error:
             elapsed = (time.perf_counter() - started) * 1000
             response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}

@@ -31,6 +31,7 @@ from drift_pipeline.evaluation import (
 )
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
+from ._privacy import PRIVACY_SECTIONS, is_ranked, json_number, leak_lines, leaks_json
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
 from ._trust import VERIFIED, Verification, verify_rows
 
@@ -82,6 +83,10 @@ class ArmStanding:
 
     ``deployment``: where its backend runs (``local`` or ``cloud``, as it declares), and
     ``budget`` its p99 latencies against the spec's targets there (see :mod:`._budget`).
+
+    ``ranked``: ``False`` for a reference that exists to show one metric working (its backend
+    registered with ``ranked=False``): listed after the ranked arms with its Privacy only.
+    ``leaks``: the canaries it gave away, over its cells (see :mod:`._privacy`).
     """
 
     arm: str
@@ -99,6 +104,8 @@ class ArmStanding:
     llm_tokens: TokenAudit | None = None
     deployment: str = "local"
     budget: tuple[BudgetFigure, ...] = ()
+    ranked: bool = True
+    leaks: tuple[Any, ...] = ()
 
 
 NOT_MEASURED = "not measured"
@@ -243,10 +250,14 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 combined_audit(_llm_tokens(c) for c in cells_of_arm),
                 deployment=(deployment := _deployment(cells_of_arm)),
                 budget=arm_budget(cells_of_arm, deployment),
+                ranked=is_ranked(arm.backend),
+                leaks=tuple(leak for c in cells_of_arm for leak in getattr(c.metrics, "leaks", ())),
             )
         )
-    # Ranked arms first, best first; invalid ones after them, worst fault rate last.
-    result.sort(key=lambda s: (not s.valid, 0.0 if s.valid else s.fault_rate, _rank(s)))
+    # Ranked arms first, best first; references after them; invalid ones last, worst last.
+    result.sort(
+        key=lambda s: (not s.valid, not s.ranked, 0.0 if s.valid else s.fault_rate, _rank(s))
+    )
     return result
 
 
@@ -317,10 +328,17 @@ def render_leaderboard(
         (:func:`~._scoring.scoring_lines`).
 
     """
-    specs = metric_specs("headline")
+    # A figure only some worlds measure (Privacy) gets a column only where some arm has it.
+    specs = [
+        spec
+        for spec in metric_specs("headline")
+        if not spec.null_when_undefined or any(_row(s, spec.name).value is not None for s in rows)
+    ]
     header = ["arm", *(spec.label for spec in specs), *(["status"] if checked else [])]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
+        if not standing.ranked and spec.section not in PRIVACY_SECTIONS:
+            return "—"  # a reference for one metric: never ranked on capability
         if spec.name in standing.not_applicable:
             return NOT_APPLICABLE
         if spec.name in standing.not_measured:
@@ -329,7 +347,8 @@ def render_leaderboard(
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
     body = [
-        [s.arm + _token_mark(s), *(cell(s, spec) for spec in specs)]
+        [s.arm + _token_mark(s) + ("" if s.ranked else " (reference, not ranked)")]
+        + [cell(s, spec) for spec in specs]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
@@ -344,6 +363,7 @@ def render_leaderboard(
     )
     note += _cost_notes(rows, specs)
     note += _trust_notes(rows, checked or {})
+    note += leak_lines((s.arm, s.leaks) for s in rows)
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
     )
@@ -409,8 +429,12 @@ def _row(standing: ArmStanding, metric: str) -> MetricRow:
     return standing.rows.get(metric) or MetricRow(metric, None, None, None, None, 0)
 
 
-def _metric(row: MetricRow) -> dict[str, float | None] | None:
-    return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high}
+def _metric(row: MetricRow) -> dict[str, float | str | None] | None:
+    return {
+        "value": json_number(row.value),
+        "ci_low": json_number(row.ci_low),
+        "ci_high": json_number(row.ci_high),
+    }
 
 
 def _value(metrics: CellMetrics, name: str) -> float | None:
@@ -420,7 +444,7 @@ def _value(metrics: CellMetrics, name: str) -> float | None:
         return None
 
 
-def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | None] | None:
+def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | str | None] | None:
     try:
         row = metrics.get(spec.name)
     except KeyError:  # cells computed before the metric was registered
@@ -568,6 +592,10 @@ def summary_json(
     }
 
 
+def _privacy_metrics() -> frozenset[str]:
+    return frozenset(s.name for s in metric_specs("headline") if s.section in PRIVACY_SECTIONS)
+
+
 def horizon_order(horizon: str) -> tuple[int, str]:
     """Sort key of a horizon name: short, medium, long, then any other by name."""
     order = ("short", "medium", "long")
@@ -606,8 +634,17 @@ def arm_rows(
             # it by, exactly as the terminal leaderboard shows it.
             "valid": s.valid,
             "fault_rate": s.fault_rate,
-            "rank": rank if s.valid else None,
-            **{metric: _metric(row) if s.valid else None for metric, row in s.rows.items()},
+            # A reference for one metric (leaky_shared, for Privacy) is never ranked.
+            "ranked": s.ranked,
+            "rank": rank if s.valid and s.ranked else None,
+            **{
+                metric: _metric(row)
+                if s.valid and (s.ranked or metric in _privacy_metrics())
+                else None
+                for metric, row in s.rows.items()
+            },
+            # The canaries it gave away (another entity's private fact in its memory).
+            "leaks": leaks_json(s.leaks),
             "lps_modelled": s.lps_modelled,
             "not_applicable": sorted(s.not_applicable),
             "recall_by_subtype": {

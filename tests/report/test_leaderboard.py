@@ -23,6 +23,10 @@ SUITE_JSON = [
     "tes",
     "lps",
     "privacy",
+    "consistency",
+    "consistency_agreement",
+    "attribution",
+    "handoff_sessions",
     "drift_c",
     "drift_c_lift",
     "drift_e",
@@ -92,16 +96,19 @@ def test_the_suite_leaderboard_and_summary() -> None:
     assert list(summary["arms"][0])[3:] == [
         "valid",
         "fault_rate",
+        "ranked",
         "rank",
         "drift_c",
         "drift_c_lift",
         "drift_e",
+        "privacy",
         "mvot",
         "selectivity",
         "revision_accuracy",
         "action_alignment",
         "tes",
         "lps",
+        "leaks",
         "lps_modelled",
         "not_applicable",
         "recall_by_subtype",
@@ -135,12 +142,30 @@ def test_labels_come_from_the_registry() -> None:
 
 def test_a_suite_metric_can_leave_or_join_a_view() -> None:
     cells = _cells()
-    moved = replace(spec_of("lps"), headline=False), replace(spec_of("privacy"), headline=True)
+    joined = replace(spec_of("update_correctness"), headline=True)
+    moved = replace(spec_of("lps"), headline=False), joined
     with registered(*moved):
         header = _header(render_leaderboard(standings(cells)))
         arms = summary_json(cells, ["fixture-001"])["arms"]
-    assert header == [*SUITE_HEADER[:9], "Privacy"]
-    assert "lps" not in arms[0] and "privacy" in arms[0]
+    assert header == [*SUITE_HEADER[:9], "Update"]
+    assert "lps" not in arms[0] and "update_correctness" in arms[0]
+
+
+def test_privacy_has_a_column_beside_drift_c_only_where_some_arm_has_it() -> None:
+    # No canary in the world: no column (a single-principal leaderboard looks as it did).
+    assert "Privacy" not in _header(render_leaderboard(standings(_cells())))
+    with_canary = [
+        _Cell(
+            "fixture-001",
+            "short",
+            2,
+            Arm.parse(key),
+            compute_cell(d, answers(AMNESIAC), REFERENCE, "short", FAST),
+        )
+        for key, d in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm()))
+    ]
+    header = _header(render_leaderboard(standings(with_canary)))
+    assert header[:5] == ["arm", "DRIFT-C", "Lift", "DRIFT-E", "Privacy"]
 
 
 def test_an_example_metric_appears_by_its_registration_alone() -> None:

@@ -1,0 +1,67 @@
+"""Privacy beside the leaderboard: references never ranked, and the canaries each arm leaked.
+
+The Privacy Score stands beside DRIFT-C, never inside it (spec §7.5). A backend registered as
+a reference for one metric (``ranked=False``: ``leaky_shared``, which keeps one store for every
+entity) is listed after the ranked arms with its Privacy only. Under the table, one line per arm
+that leaked says how many canaries it gave away and shows the first; the JSON summary lists
+them all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from drift_pipeline.evaluation import Leak
+from drift_pipeline.memory.backends import backend_registration
+
+__all__ = ["PRIVACY_SECTIONS", "is_ranked", "json_number", "leak_lines", "leaks_json"]
+
+PRIVACY_SECTIONS = frozenset({"privacy"})
+"""The sections an unranked reference shows figures in."""
+
+
+def is_ranked(backend: str) -> bool:
+    """Whether a backend is ranked on capability (a registered reference may not be)."""
+    try:
+        return backend_registration(backend).ranked
+    except (KeyError, ValueError):  # an import path or an instance's name: ranked like any
+        return True
+
+
+def leak_lines(arms: Iterable[tuple[str, Sequence[Leak]]]) -> list[str]:
+    """One line per arm that leaked: how many canaries, and the first one."""
+    lines = []
+    for arm, leaks in arms:
+        if not leaks:
+            continue
+        first = leaks[0]
+        lines.append(
+            f"leaked canaries: {arm}: {len(leaks)} (first: replicate {first.replicate}, "
+            f"after session {first.checkpoint}, {first.rationale.split(';')[0]}: "
+            f"{first.recalled!r}); every leak in --json"
+        )
+    return lines
+
+
+def leaks_json(leaks: Sequence[Leak]) -> list[dict[str, Any]]:
+    """The leaked canaries of an arm, for inspection."""
+    return [
+        {
+            "replicate": leak.replicate,
+            "checkpoint": leak.checkpoint,
+            "probe_id": leak.probe_id,
+            "asker": leak.asker,
+            "recalled": leak.recalled,
+            "rationale": leak.rationale,
+        }
+        for leak in leaks
+    ]
+
+
+def json_number(value: float | None) -> float | str | None:
+    """A figure for JSON: an infinite one (a newcomer that never caught up) as ``"inf"``."""
+    if value is not None and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
