@@ -138,8 +138,10 @@ class _Prepared:
 # Per distinct context: many probes of a checkpoint read the same (long) text. Few entries,
 # since a full-context memory's text can be megabytes.
 @lru_cache(maxsize=32)
-def _prepare(context: str, names: frozenset[str]) -> _Prepared:
-    lines = tuple(segment(context, names))
+def _prepare(
+    context: str, names: frozenset[str], others: frozenset[str] = frozenset()
+) -> _Prepared:
+    lines = tuple(segment(context, names, others))
     folded = tuple(_fold(line.text) for line in lines)
     lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
     starts, at = [], 0
@@ -294,13 +296,13 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     if not present and scanned.records:
         # Records are read as rendered sentences ("weight_lb": 66 → "weight 66 lb"), where a
         # value may be spelled as it is not in the raw text.
-        rendered = _prepare(context, names).joined
+        rendered = _prepare(context, names, _names(probe.other_speakers)).joined
         present = [
             phrase for phrase in _phrases(probe.candidates) if _bounded_seen(phrase.key, rendered)
         ]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
-    prepared = _prepare(context, names)
+    prepared = _prepare(context, names, _names(probe.other_speakers))
     hits: dict[int, list[tuple[int, int, int, str]]] = {}
     for phrase in present:
         for start, end in _bounded_seen(phrase.key, prepared.joined):

@@ -75,12 +75,16 @@ def _date_prefix(text: str) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def _classify_head(head: str, names: frozenset[str]) -> Speaker:
+def _classify_head(
+    head: str, names: frozenset[str], others: frozenset[str] = frozenset()
+) -> Speaker:
     key = head.strip().lower().replace("’", "'")
     if key in SUBJECT_SPEAKERS or key in names:
         return "subject"
     if key in ASSISTANT_SPEAKERS:
         return "assistant"
+    if key in others:
+        return "other"  # another person of the world, by the name the memory gives them
     if key in NOTE_HEADS or _R["note-head-start"].match(key):
         return "note"
     words = re.findall(r"[\w']+", key)
@@ -98,18 +102,22 @@ def _classify_head(head: str, names: frozenset[str]) -> Speaker:
     return "note"
 
 
-def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
+def segment(
+    context: str, subject_names: frozenset[str], others: frozenset[str] = frozenset()
+) -> list[Line]:
     """The context's lines with speaker, dates and content (header lines only date others).
 
     Args:
         context: Retrieved memory text.
         subject_names: The subject's names, lower-cased.
+        others: Names of the other people of the world, lower-cased (a world with several):
+            a line headed by one is theirs, never a note about the subject.
     """
     lines: list[Line] = []
     section: str | None = None
     carried: str | None = None
     plan_list = False  # inside the items of a "Goals:" / "Plans:" list
-    for index, raw, continued in _turns(context, subject_names):
+    for index, raw, continued in _turns(context, subject_names, others):
         if not raw.strip():
             plan_list = False
             continue
@@ -142,7 +150,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                     who: Speaker = "note"
                     role = turn.group(1).strip().lower() if turn else ""
                     if turn and (role in SUBJECT_SPEAKERS or role in ASSISTANT_SPEAKERS):
-                        who = _classify_head(role, subject_names)
+                        who = _classify_head(role, subject_names, others)
                         text = text[turn.end() :]
                     else:
                         role = ""
@@ -176,7 +184,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                     if own is None and found:
                         own = found[0][2]
                     head = head[: tail.start()].strip()
-            speaker = _classify_head(head, subject_names)
+            speaker = _classify_head(head, subject_names, others)
             if speaker == "note" and not _is_label(head, subject_names):
                 head, speaker = "", "note"  # "Honestly: …" is text, not a head
             else:
@@ -241,7 +249,9 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
     return out
 
 
-def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
+def _turns(
+    context: str, names: frozenset[str], others: frozenset[str] = frozenset()
+) -> list[tuple[int, str, bool]]:
     """Each line of ``context``, split where a new speaker takes a turn on the same line.
 
     Returns (line index, text, whether it continues the line before) triples.
@@ -253,7 +263,7 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
             continue
         start = 0
         for match in _R["turn-break"].finditer(raw):
-            if _classify_head(match.group(1), names) not in ("subject", "assistant"):
+            if _classify_head(match.group(1), names, others) not in ("subject", "assistant"):
                 continue
             out.append((index, raw[start : match.start()], start > 0))
             start = match.end()
