@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from drift_pipeline import DriftHarness, DriftReport
+from drift_pipeline.memory import Arm, run_cell
 
 SCENARIO = """\
 id: peer-run-t
@@ -225,3 +226,23 @@ def test_each_session_goes_into_the_memory_of_each_asked_entity_that_attended_it
             if (replicate, entity) in askers
         )
         assert logged == expected
+
+
+def test_a_soft_gate_buffer_holds_only_the_asker_s_own_sessions(
+    run: tuple[DriftReport, Path],
+) -> None:
+    _, data = run
+    # The amnesiac keeps nothing: whatever a context holds comes from the soft-gate buffer.
+    cell = run_cell(data, "peer-run-t", "short", 2, Arm.parse("amnesiac@soft:6"))
+    probes = duckdb.sql(
+        f"select replicate, probe_id, probe_type, answer from read_parquet("
+        f"'{data}/probes/**/*.parquet', hive_partitioning=true)"
+    ).fetchall()
+    kind = {(r, p): (t, a) for r, p, t, a in probes}
+    contexts = cell.retrievals.select(["replicate", "probe_id", "context"]).to_pylist()
+    canaries = [row for row in contexts if kind[(row["replicate"], row["probe_id"])][0] == "canary"]
+    # The buffer is there (an entity that attended nothing yet has none)...
+    assert canaries and sum(bool(row["context"]) for row in contexts) > len(contexts) / 2
+    # ...and never holds a session the asker was absent from.
+    for row in canaries:
+        assert kind[(row["replicate"], row["probe_id"])][1] not in row["context"]
