@@ -149,11 +149,7 @@ def generate_user_assistant(
         spec.probes_per_checkpoint,
         id_prefix=f"{horizon}-r{replicate}-",
     )
-    probes: list[Probe] = []
-    previous = 0
-    for checkpoint in checkpoints_for(spec, horizon):
-        probes.extend(builder.checkpoint(checkpoint, previous))
-        previous = checkpoint.after_session
+    probes = builder.all_checkpoints(checkpoints_for(spec, horizon))
     audit_probes(probes, plans, turns)
     take_fallbacks = getattr(synthesizer, "take_fallbacks", None)
     fallbacks = tuple(take_fallbacks()) if take_fallbacks is not None else ()

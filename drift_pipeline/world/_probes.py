@@ -103,6 +103,15 @@ class ProbeBuilder:
             for index, probe in enumerate(self._sample(groups))
         ]
 
+    def all_checkpoints(self, checkpoints: Iterable[ResolvedCheckpoint]) -> list[Probe]:
+        """The probes of every checkpoint of a horizon, in order."""
+        probes: list[Probe] = []
+        previous = 0
+        for checkpoint in checkpoints:
+            probes.extend(self.checkpoint(checkpoint, previous))
+            previous = checkpoint.after_session
+        return probes
+
     def _sample(self, groups: dict[_Group, list[Probe]]) -> list[Probe]:
         """Round-robin over probe groups in a fixed order, each shuffled, up to the cap."""
         order = _group_order()

@@ -23,7 +23,7 @@ from .. import _peer_vocab as vocab
 from .._audit import audit_probes
 from .._events import plan_horizon
 from .._generate import GenerationUnsupported, WorldReplicate, _advance, _event_mentions
-from .._model import Fact, Probe
+from .._model import Fact
 from .._peer_model import Briefing, PeerWorld
 from .._probes import ProbeBuilder
 from .._profiles import build_profiles
@@ -128,11 +128,7 @@ def generate_multi_peer(
         peer=peer,
         principal=principal,
     )
-    probes: list[Probe] = []
-    previous = 0
-    for checkpoint in checkpoints:
-        probes.extend(builder.checkpoint(checkpoint, previous))
-        previous = checkpoint.after_session
+    probes = builder.all_checkpoints(checkpoints)
     audit_probes(probes, plans, turns)
     facts = [*state.facts, *_peer_facts(peer, len(state.facts))]
     return WorldReplicate(replicate, profiles, plans, turns, facts, probes, peer=peer)

@@ -15,12 +15,15 @@ from dataclasses import dataclass
 
 from drift_pipeline.textmatch import normalise, occurs_in
 
+from .._model import Probe
 from .._peer_model import Decision, PeerWorld
 from .._peer_vocab import DECISION_TOPICS
+from ._audit_rules import AuditEvidence
 from ._context import ProbeContext
 
 __all__ = [
     "DecisionLine",
+    "attended_decision",
     "called",
     "decision_lines",
     "latest_decision",
@@ -43,6 +46,21 @@ def topic_of(slot: str) -> tuple[str, tuple[str, ...]] | None:
     """The topic (words, values) of a decision probe's slot (``agreed/<topic>``), if any."""
     family, _, key = slot.partition("/")
     return DECISION_TOPICS.get(key) if family == "agreed" else None
+
+
+def attended_decision(probe: Probe, evidence: AuditEvidence) -> str | None:
+    """Why a decision probe is unfair at its first step: made too late, or not where the asker was.
+
+    Returns:
+        The reason, or ``None`` when the decision (the probe's ``event_session``) came before
+        the checkpoint in a session the asker attended.
+    """
+    session = probe.event_session
+    if session is None or session >= probe.checkpoint:
+        return "decision not made before the checkpoint"
+    if probe.asker not in evidence.plans[session].participants:
+        return "the asker did not attend the session of the decision"
+    return None
 
 
 def latest_decision(peer: PeerWorld, entity: str, topic: str, before: int) -> Decision | None:

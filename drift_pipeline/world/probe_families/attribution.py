@@ -19,7 +19,7 @@ from ._audit_rules import AuditEvidence
 from ._context import CheckpointFacts, ProbeContext
 from ._family import ProbeFamily
 from ._judging import PreparedContext, Verdict
-from ._peer import called, decision_lines, topic_of
+from ._peer import attended_decision, called, decision_lines, topic_of
 
 __all__ = ["ATTRIBUTION"]
 
@@ -76,11 +76,10 @@ def generate(context: ProbeContext, checkpoint: CheckpointFacts) -> Iterator[Pro
 
 def audit(probe: Probe, evidence: AuditEvidence) -> str | None:
     """The asker attended the session in which the proposer (and no one else) proposed it."""
+    unfair = attended_decision(probe, evidence)
+    if unfair is not None or probe.event_session is None:
+        return unfair
     session = probe.event_session
-    if session is None or session >= probe.checkpoint:
-        return "proposal not made before the checkpoint"
-    if probe.asker not in evidence.plans[session].participants:
-        return "the asker did not attend the session of the proposal"
     proposals = [
         turn
         for turn in evidence.by_session.get(session, ())

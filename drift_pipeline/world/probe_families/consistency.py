@@ -18,7 +18,7 @@ from ._audit_rules import AuditEvidence
 from ._context import CheckpointFacts, ProbeContext
 from ._family import ProbeFamily
 from ._judging import PreparedContext, Verdict
-from ._peer import decision_lines, latest_decision, topic_of
+from ._peer import attended_decision, decision_lines, latest_decision, topic_of
 
 __all__ = ["CONSISTENCY", "GROUP_TAG"]
 
@@ -75,11 +75,10 @@ def audit(probe: Probe, evidence: AuditEvidence) -> str | None:
     turn of a later session the asker attended (before the checkpoint) states another value
     of the topic.
     """
+    unfair = attended_decision(probe, evidence)
+    if unfair is not None or probe.event_session is None:
+        return unfair
     session = probe.event_session
-    if session is None or session >= probe.checkpoint:
-        return "decision not made before the checkpoint"
-    if probe.asker not in evidence.plans[session].participants:
-        return "the asker did not attend the session of the decision"
     stated = [
         turn
         for turn in evidence.by_session.get(session, ())
