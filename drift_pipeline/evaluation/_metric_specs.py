@@ -50,8 +50,7 @@ them, the capability and efficiency scores (spec §7.1-§7.8), Privacy, the mult
 (consistency, attribution, hand-over), token costs, latencies."""
 
 VIEW_SECTIONS: Final[Mapping[MetricView, tuple[MetricSection, ...]]] = {
-    # Privacy stands beside DRIFT-C, never inside it (spec §7.5).
-    "headline": ("composite", "privacy", "capability"),
+    "headline": ("composite", "capability"),
     "json": ("capability", "privacy", "multi_peer", "composite"),
     "compare": ("composite", "capability", "privacy", "multi_peer", "latency", "cost"),
     "metadata": ("capability", "composite", "privacy", "multi_peer", "cost", "latency"),

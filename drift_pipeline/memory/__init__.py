@@ -1,15 +1,16 @@
 """Phase 02, the memory loop: the backend protocol, the budget gate, isolated workers.
 
-Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
-system implements; :class:`HasSnapshot` and :class:`CountsOwnStorage` optionally),
-:class:`Gate` and :class:`Arm` (what is being compared; a gate variant is a
-:class:`GateStrategy` registered with :func:`register_gate`), :func:`run_cell` (one arm over one
-world; :class:`LoopTiming` is what it measured of itself); :func:`pack_backend` readies a
-backend object for its workers (:class:`BackendInstance`); :func:`check_isolation` starts one
-sandboxed worker before a run (:class:`IsolationError` when it cannot). The agent reads memory
-before every session (:data:`READ_POLICIES`: at its start or before every user turn), a reader
-model timing its first token where the run has one (:class:`FirstToken`); a backend declares
-where it runs (:data:`DEPLOYMENTS`) with a ``deployment`` attribute.
+Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory system
+implements; :class:`HasSnapshot` and :class:`CountsOwnStorage` optionally), :class:`Gate` and
+:class:`Arm` (what is being compared; a gate variant is a :class:`GateStrategy` registered with
+:func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
+measured of itself); :func:`pack_backend` readies a backend object for its workers
+(:class:`BackendInstance`); a cell's faults by call kind are a :class:`FaultSummary`;
+:func:`check_isolation` starts one sandboxed worker before a run (:class:`IsolationError` when
+it cannot). The agent reads memory before every session (:data:`READ_POLICIES`: at its start or
+before every user turn), a reader model timing its first token where the run has one
+(:class:`FirstToken`); a backend declares where it runs (:data:`DEPLOYMENTS`) with a
+``deployment`` attribute.
 """
 
 import importlib
@@ -23,6 +24,7 @@ from ._protocol import (
     IngestsAsynchronously,
     MemoryBackend,
     Message,
+    RecordsRetries,
     TokenCounts,
 )
 
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
     from ._deployment import DEPLOYMENTS
+    from ._fault_summary import FaultedCall, FaultSummary
     from ._first_token import FirstToken
     from ._gates import (
         GATE_ENTRY_POINT_GROUP,
@@ -65,6 +68,8 @@ _LAZY = {
     "IsolationError": "_client",
     "check_isolation": "_client",
     "DEPLOYMENTS": "_deployment",
+    "FaultedCall": "_fault_summary",
+    "FaultSummary": "_fault_summary",
     "FirstToken": "_first_token",
     "READ_POLICIES": "_session_reads",
     "GATE_ENTRY_POINT_GROUP": "_gates",
@@ -112,6 +117,8 @@ __all__ = [
     "CountsOwnStorage",
     "DescribesService",
     "FaultShare",
+    "FaultSummary",
+    "FaultedCall",
     "FirstToken",
     "Gate",
     "GateRegistration",
@@ -125,6 +132,7 @@ __all__ = [
     "Message",
     "ReaderBuffer",
     "RecentTranscripts",
+    "RecordsRetries",
     "TokenCounts",
     "call_counts",
     "check_isolation",

@@ -399,10 +399,13 @@ def run_manifest(
         "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
+        # What adapters to services and libraries run against (DescribesService).
+        "services": {c.arm.backend: c.run.service for c in cells if c.run.service},
         "isolation": sorted({c.isolation for c in cells}),
         "reader": pins["reader"],
         "judge": pins["judge"],
         "call_timeout_s": options.loop.call_timeout,
+        "simulated_clock": options.loop.simulated_clock,
         "machine": {
             "python": platform.python_version(),
             "system": platform.system(),

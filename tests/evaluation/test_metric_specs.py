@@ -49,17 +49,17 @@ def test_suite_metrics_are_registered_once_in_row_order() -> None:
 
 
 def test_views_give_the_reports_their_columns() -> None:
-    # Privacy stands beside the composites (spec §7.5: reported, never inside DRIFT-C).
+    # Privacy is not a headline column: the leaderboard adds it beside DRIFT-C where a canary
+    # measured it (spec §7.5: reported, never inside DRIFT-C).
     capability = ["mvot", "selectivity", "revision_accuracy", "action_alignment", "tes", "lps"]
     composite = ["drift_c", "drift_c_lift", "drift_e"]
     peers = ["consistency", "consistency_agreement", "attribution", "handoff_sessions"]
-    headline = [*composite, "privacy", *capability]
+    headline = [*composite, *capability]
     assert _names("headline") == headline
     assert [metric_spec(n).label for n in headline] == [
         "DRIFT-C",
         "Lift",
         "DRIFT-E",
-        "Privacy",
         "MVOT",
         "Select.",
         "Revision",
@@ -94,7 +94,6 @@ def test_a_view_orders_by_section_then_registration() -> None:
         "drift_c_lift",
         "drift_e",
         "example_b",
-        "privacy",
         "mvot",
         "selectivity",
         "revision_accuracy",

@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 import pytest
 from evaluation.test_metrics import AMNESIAC, FAST, REFERENCE, amnesiac_arm, answers, arm
 from metric_registry import example_importable, example_spec, registered
+from probe_family_example import register_canary
 
 from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, compute_cell
 from drift_pipeline.evaluation import metric_spec as spec_of
@@ -101,13 +102,13 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "drift_c",
         "drift_c_lift",
         "drift_e",
-        "privacy",
         "mvot",
         "selectivity",
         "revision_accuracy",
         "action_alignment",
         "tes",
         "lps",
+        "privacy",  # null here: no canary probe
         "leaks",
         "lps_modelled",
         "not_applicable",
@@ -119,6 +120,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "verification",
         "scoring",
     ]
+    assert summary["arms"][0]["privacy"] is None
     assert summary["arms"][0]["lps_modelled"] is True
     assert summary["cells"][0]["lps_modelled"] is True
     # The amnesiac's lift over itself is exactly 0.
@@ -142,30 +144,12 @@ def test_labels_come_from_the_registry() -> None:
 
 def test_a_suite_metric_can_leave_or_join_a_view() -> None:
     cells = _cells()
-    joined = replace(spec_of("update_correctness"), headline=True)
-    moved = replace(spec_of("lps"), headline=False), joined
+    moved = replace(spec_of("lps"), headline=False), replace(spec_of("privacy"), headline=True)
     with registered(*moved):
         header = _header(render_leaderboard(standings(cells)))
         arms = summary_json(cells, ["fixture-001"])["arms"]
-    assert header == [*SUITE_HEADER[:9], "Update"]
-    assert "lps" not in arms[0] and "update_correctness" in arms[0]
-
-
-def test_privacy_has_a_column_beside_drift_c_only_where_some_arm_has_it() -> None:
-    # No canary in the world: no column (a single-principal leaderboard looks as it did).
-    assert "Privacy" not in _header(render_leaderboard(standings(_cells())))
-    with_canary = [
-        _Cell(
-            "fixture-001",
-            "short",
-            2,
-            Arm.parse(key),
-            compute_cell(d, answers(AMNESIAC), REFERENCE, "short", FAST),
-        )
-        for key, d in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm()))
-    ]
-    header = _header(render_leaderboard(standings(with_canary)))
-    assert header[:5] == ["arm", "DRIFT-C", "Lift", "DRIFT-E", "Privacy"]
+    assert header == [*SUITE_HEADER[:9], "Privacy"]
+    assert "lps" not in arms[0] and "privacy" in arms[0]
 
 
 def test_an_example_metric_appears_by_its_registration_alone() -> None:
@@ -232,3 +216,24 @@ def test_tes_is_the_geometric_mean_across_scenarios() -> None:
     cells = [base, _Cell("fixture-002", "short", 2, base.arm, other)]
     row = standings(cells)[0].rows["tes"]
     assert row.value == pytest.approx((tes.value or 0.0) * 10)
+
+
+def test_privacy_sits_beside_drift_c_where_a_canary_measured_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    register_canary(monkeypatch)
+    # The fixture's world with its canary probe: every view gains a Privacy figure.
+    cells = []
+    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
+        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    rows = standings(cells)
+    privacy = rows[0].rows["privacy"]
+    assert privacy.value is not None
+    header = _header(render_leaderboard(rows))
+    assert header[:3] == ["arm", "DRIFT-C", "Privacy"]
+    summary = summary_json(cells, ["fixture-001"])
+    assert summary["arms"][0]["privacy"]["value"] == pytest.approx(privacy.value)
+    assert summary["cells"][0]["metrics"]["privacy"]["value"] is not None
+    # Without the canary the column is gone, not shown empty.
+    assert "Privacy" not in _header(render_leaderboard(standings(_cells())))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._needs import BackendNeeds, LLMAccess
+from ._needs import BackendNeeds, LLMAccess, Package
 from ._registry import register_backend
 
 if TYPE_CHECKING:
@@ -102,3 +102,22 @@ register_backend(
 )
 # A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
 register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
+
+# Adapters to memory services (optional extras): imported only when named in a run.
+_ADAPTERS = "drift_pipeline.adapters"
+_SCENARIO = f"{_ADAPTERS}._service:scenario_defaults"
+for _name, _cls, _import, _env in (
+    ("honcho", "HonchoMemory", "honcho", ("HONCHO_API_KEY", "HONCHO_URL")),
+    ("zep", "ZepMemory", "zep_cloud", ("ZEP_API_KEY", "ZEP_URL")),
+    ("letta", "LettaMemory", "letta_client", ("LETTA_API_KEY", "LETTA_BASE_URL")),
+):
+    register_backend(
+        _name,
+        f"{_ADAPTERS}.{_name}:{_cls}",
+        needs=BackendNeeds(
+            network=True,
+            packages=(Package(_import, f"drift-pipeline[{_name}]"),),
+            env=_env,
+        ),
+        defaults=_SCENARIO,
+    )
