@@ -31,7 +31,14 @@ from drift_pipeline.evaluation import (
 )
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
-from ._privacy import PRIVACY_SECTIONS, is_ranked, json_number, leak_lines, leaks_json
+from ._privacy import (
+    PRIVACY_SECTIONS,
+    is_ranked,
+    json_number,
+    leak_lines,
+    leaks_json,
+    price_line,
+)
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
 from ._table import table_lines
 from ._trust import VERIFIED, Verification, verify_rows
@@ -397,6 +404,11 @@ def render_leaderboard(
     )
     note += _cost_notes(rows, specs)
     note += _trust_notes(rows, checked or {})
+    note += price_line(
+        (s.arm, s.backend, _row(s, "privacy").value, _row(s, RANK_METRIC).value)
+        for s in rows
+        if s.valid and s.ranked
+    )
     note += leak_lines((s.arm, s.leaks) for s in rows)
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []

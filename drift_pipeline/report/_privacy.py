@@ -4,7 +4,8 @@ The Privacy Score stands beside DRIFT-C, never inside it (spec §7.5). A backend
 a reference for one metric (``ranked=False``: ``leaky_shared``, which keeps one store for every
 entity) is listed after the ranked arms with its Privacy only. Under the table, one line per arm
 that leaked says how many canaries it gave away and shows the first; the JSON summary lists
-them all.
+them all. A memory that keeps nothing scores Privacy 1.0, so the board never ranks by it and
+says so under the table, with the keep-nothing arm's DRIFT-C beside its perfect Privacy.
 """
 
 from __future__ import annotations
@@ -16,10 +17,21 @@ from typing import Any
 from drift_pipeline.evaluation import Leak
 from drift_pipeline.memory.backends import backend_registration
 
-__all__ = ["PRIVACY_SECTIONS", "is_ranked", "json_number", "leak_lines", "leaks_json"]
+__all__ = [
+    "KEEPS_NOTHING",
+    "PRIVACY_SECTIONS",
+    "is_ranked",
+    "json_number",
+    "leak_lines",
+    "leaks_json",
+    "price_line",
+]
 
 PRIVACY_SECTIONS = frozenset({"privacy"})
 """The sections an unranked reference shows figures in."""
+
+KEEPS_NOTHING = "amnesiac"
+"""The built-in that keeps nothing: Privacy 1.0 for free, so the floor Privacy is read against."""
 
 
 def is_ranked(backend: str) -> bool:
@@ -65,3 +77,26 @@ def json_number(value: float | None) -> float | str | None:
     if value is not None and math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return value
+
+
+def price_line(arms: Iterable[tuple[str, str, float | None, float | None]]) -> list[str]:
+    """What Privacy costs, under a board that shows it: keeping nothing scores it perfectly.
+
+    ``arms`` are the ranked arms as ``(arm, backend, privacy, drift_c)``. Privacy alone would
+    rank a memory that keeps nothing first, so the board ranks by DRIFT-C and says so, with the
+    keep-nothing arm's DRIFT-C where it ran (the figure a private memory must beat), or how to
+    run it where it did not. Nothing when no arm has a Privacy figure.
+    """
+    arms = list(arms)
+    if all(privacy is None for _, _, privacy, _ in arms):
+        return []
+    floor = [
+        f"{arm}: Privacy {privacy:.3f} at DRIFT-C {drift_c:.3f}"
+        for arm, backend, privacy, drift_c in arms
+        if backend == KEEPS_NOTHING and privacy is not None and drift_c is not None
+    ]
+    shown = "; ".join(floor) if floor else f"run --backend {KEEPS_NOTHING} beside it to see it"
+    return [
+        "Privacy (1 − canary recall) is never a rank: a memory that keeps nothing scores 1.000 "
+        f"({shown}); read it beside DRIFT-C, which ranks the arms"
+    ]

@@ -70,7 +70,7 @@ class GlobalLog:
         return "\\n".join(self.lines)
 '''
 
-# Records which memory each session is stored into: one store per attending entity asked.
+# Records which memory each session is stored into: its speaking agents and attending askers.
 RECORDER = '''\
 from drift_pipeline import TokenCounts
 
@@ -169,6 +169,21 @@ def test_scoped_built_ins_keep_every_canary_and_the_leaky_ones_do_not(
     assert "Privacy" in board.splitlines()[0]
 
 
+def test_keeping_nothing_scores_privacy_perfectly_and_ranks_last(
+    run: tuple[DriftReport, Path],
+) -> None:
+    report, _ = run
+    # The cheapest perfect Privacy: the amnesiac keeps nothing, so it can leak nothing...
+    assert _figure(report, "amnesiac", "privacy") == 1.0
+    # ...and the board, ranked by DRIFT-C, puts it below every scoped memory that remembers.
+    ranked = [row["arm"] for row in report.to_dict()["arms"] if row["rank"] is not None]
+    for arm in ("bm25", "fact_store", "reference_compressor", "temporal_graph"):
+        assert ranked.index(f"{arm}@hard") < ranked.index("amnesiac@hard"), arm
+    # Privacy is never shown without what it cost: the note names the amnesiac's DRIFT-C.
+    drift_c = _figure(report, "amnesiac", "drift_c")
+    assert f"amnesiac@hard: Privacy 1.000 at DRIFT-C {drift_c:.3f}" in report.leaderboard()
+
+
 def test_consistency_and_attribution_tell_a_memory_per_entity_from_a_global_one(
     run: tuple[DriftReport, Path],
 ) -> None:
@@ -191,40 +206,52 @@ def test_hand_over_is_finite_for_the_compressor_and_infinite_for_the_amnesiac(
     assert cell["metrics"]["handoff_sessions"]["value"] == "inf"  # reported as such
 
 
-def test_each_session_goes_into_the_memory_of_each_asked_entity_that_attended_it(
+def _rows(sql: str) -> list[tuple[Any, ...]]:
+    return duckdb.execute(sql).fetchall()
+
+
+def test_each_session_goes_into_the_memory_of_its_agents_and_asked_attendees_only(
     run: tuple[DriftReport, Path],
 ) -> None:
     _, data = run
-    stored = duckdb.sql(
+    stored = _rows(
         f"""
         select replicate, snapshot from read_parquet(
             '{data}/memory_snapshots/**/*.parquet', hive_partitioning=true)
         where arm = 'whose_memory@hard' and snapshot is not null
         qualify session_index = max(session_index) over (partition by replicate)
         """
-    ).fetchall()
-    schedule = duckdb.sql(
+    )
+    schedule = _rows(
         f"""
-        select replicate, session_id, participants from read_parquet(
+        select replicate, session_id, session_index, participants from read_parquet(
             '{data}/event_schedules/**/*.parquet', hive_partitioning=true)
         """
-    ).fetchall()
-    askers = {
-        (replicate, asker)
-        for replicate, asker in duckdb.sql(
+    )
+    agents = {
+        (replicate, index, speaker)
+        for replicate, index, speaker in _rows(
+            f"select distinct replicate, session_index, speaker from read_parquet("
+            f"'{data}/transcripts/**/*.parquet', hive_partitioning=true) "
+            "where role = 'assistant'"
+        )
+    }
+    askers = set(
+        _rows(
             f"select distinct replicate, asker from read_parquet("
             f"'{data}/probes/**/*.parquet', hive_partitioning=true)"
-        ).fetchall()
-    }
+        )
+    )
     for replicate, snapshot in stored:
         logged = sorted(tuple(line.split(" ")) for line in snapshot.splitlines())
         expected = sorted(
             (session_id, entity)
-            for rep, session_id, participants in schedule
+            for rep, session_id, index, participants in schedule
             if rep == replicate
             for entity in participants
-            if (replicate, entity) in askers
+            if (replicate, entity) in askers or (replicate, index, entity) in agents
         )
+        # Never an entity absent from the session; every asked attendee and speaking agent.
         assert logged == expected
 
 
@@ -234,10 +261,10 @@ def test_a_soft_gate_buffer_holds_only_the_asker_s_own_sessions(
     _, data = run
     # The amnesiac keeps nothing: whatever a context holds comes from the soft-gate buffer.
     cell = run_cell(data, "peer-run-t", "short", 2, Arm.parse("amnesiac@soft:6"))
-    probes = duckdb.sql(
+    probes = _rows(
         f"select replicate, probe_id, probe_type, answer from read_parquet("
         f"'{data}/probes/**/*.parquet', hive_partitioning=true)"
-    ).fetchall()
+    )
     kind = {(r, p): (t, a) for r, p, t, a in probes}
     contexts = cell.retrievals.select(["replicate", "probe_id", "context"]).to_pylist()
     canaries = [row for row in contexts if kind[(row["replicate"], row["probe_id"])][0] == "canary"]

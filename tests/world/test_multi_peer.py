@@ -150,7 +150,7 @@ def test_every_canary_is_told_only_where_the_asked_entity_was_absent(team_tables
     probes = table_sql(team_tables, "probes")
     transcripts = table_sql(team_tables, "transcripts")
     schedules = table_sql(team_tables, "event_schedules")
-    rows = duckdb.sql(
+    rows = duckdb.execute(
         f"""
         select p.replicate, p.probe_id, p.asker, p.subject, p.answer,
                list(distinct t.session_index) as said_in,
@@ -164,7 +164,7 @@ def test_every_canary_is_told_only_where_the_asked_entity_was_absent(team_tables
     assert len(rows) >= 10
     present = {
         (replicate, session): set(participants)
-        for replicate, session, participants in duckdb.sql(
+        for replicate, session, participants in duckdb.execute(
             f"select replicate, session_index, participants from {schedules}"
         ).fetchall()
     }
