@@ -18,7 +18,7 @@ from drift_pipeline.evaluation import Leak
 from drift_pipeline.memory.backends import backend_registration
 
 __all__ = [
-    "KEEPS_NOTHING",
+    "KEEP_NOTHING_ARM",
     "PRIVACY_SECTIONS",
     "is_ranked",
     "json_number",
@@ -30,7 +30,7 @@ __all__ = [
 PRIVACY_SECTIONS = frozenset({"privacy"})
 """The sections an unranked reference shows figures in."""
 
-KEEPS_NOTHING = "amnesiac"
+KEEP_NOTHING_ARM = "amnesiac"
 """The built-in that keeps nothing: Privacy 1.0 for free, so the floor Privacy is read against."""
 
 
@@ -93,9 +93,9 @@ def price_line(arms: Iterable[tuple[str, str, float | None, float | None]]) -> l
     floor = [
         f"{arm}: Privacy {privacy:.3f} at DRIFT-C {drift_c:.3f}"
         for arm, backend, privacy, drift_c in arms
-        if backend == KEEPS_NOTHING and privacy is not None and drift_c is not None
+        if backend == KEEP_NOTHING_ARM and privacy is not None and drift_c is not None
     ]
-    shown = "; ".join(floor) if floor else f"run --backend {KEEPS_NOTHING} beside it to see it"
+    shown = "; ".join(floor) if floor else f"run --backend {KEEP_NOTHING_ARM} beside it to see it"
     return [
         "Privacy (1 − canary recall) is never a rank: a memory that keeps nothing scores 1.000 "
         f"({shown}); read it beside DRIFT-C, which ranks the arms"

@@ -79,6 +79,7 @@ class WhoseMemory:
     """Logs (session, entity) of every store; answers nothing."""
 
     name = "whose_memory"
+    keeps_nothing = True  # what it answers: nothing, on purpose
 
     def __init__(self):
         self.log = []
