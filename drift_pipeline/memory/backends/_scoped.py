@@ -69,7 +69,8 @@ class EntityScoped:
 
     inner: ClassVar[type[Any]]
     name: ClassVar[str]
-    version: ClassVar[str]
+    version: str
+    """The class's, or the instance's where the options change it (see ``__init__``)."""
 
     def __init__(self, **options: Any) -> None:
         # Built now, so options the backend refuses fail when the arm starts, not at its first
@@ -77,6 +78,9 @@ class EntityScoped:
         self._spare: Any = self.inner(**options)
         self._options = options
         self._memories: dict[str, Any] = {}
+        # Every memory is built with the same options, so the first one's version is theirs
+        # (a backend may name its configuration in it, as the LLM compressor names its model).
+        self.version = str(getattr(self._spare, "version", type(self).version))
 
     def __getattr__(self, name: str) -> Any:
         # An option of the backend's reads as its own (``budget_tokens``, ``top_k``); and the
@@ -168,7 +172,8 @@ class SharedStore:
 
     inner: ClassVar[type[Any]]
     name: ClassVar[str]
-    version: ClassVar[str]
+    version: str
+    """The class's, or the instance's where the options change it (see ``__init__``)."""
 
     def __init__(self, **options: Any) -> None:
         self._memory = self.inner(**options)
