@@ -80,6 +80,8 @@ CANARY = ProbeFamily(
 
 
 def register_canary(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Register :data:`CANARY` for one test (the registry is restored afterwards)."""
-    monkeypatch.setattr(_registry, "_FAMILIES", _registry._FAMILIES.copy())
+    """Register :data:`CANARY` in place of the built-in one for one test (then restored)."""
+    copy = _registry._FAMILIES.copy()
+    copy.unregister("canary")
+    monkeypatch.setattr(_registry, "_FAMILIES", copy)
     register_probe_family("canary", f"{__name__}:CANARY")

@@ -8,6 +8,7 @@ one module here defining its :class:`EntityTypeDef`, plus one registration below
 from ._registry import entity_types, get_entity_type, register_entity_type
 from ._types import (
     ActionFrame,
+    CanaryFrame,
     EntityTypeDef,
     EventTier,
     EventTypeDef,
@@ -30,6 +31,7 @@ __all__ = [
     "HUMAN",
     "TOOL_AGENT",
     "ActionFrame",
+    "CanaryFrame",
     "EntityTypeDef",
     "EventTier",
     "EventTypeDef",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -108,6 +109,35 @@ class EventTypeDef:
 
 
 @dataclass(frozen=True)
+class CanaryFrame:
+    """A private fact an entity of this type may disclose: a canary (spec §4.2).
+
+    A canary's value is drawn from ``parts`` (one item of each pool, formatted by ``form``) and
+    is unique in its world: no slot pool, decoy or routine template says it, so an entity that
+    never attended the session where it was said can only know it through a leak.
+
+    Attributes:
+        key: Short identifier (``locker_code``).
+        label: Human words for it, used in its question.
+        question: Asked of another entity, with ``{name}`` for the discloser's name.
+        statements: First-person sentences that disclose it, with ``{v}`` for the value.
+        parts: Pools the value's parts are drawn from.
+        form: How the parts make the value (``"{0}{1}{2}"``).
+    """
+
+    key: str
+    label: str
+    question: str
+    statements: tuple[str, ...]
+    parts: tuple[tuple[str, ...], ...]
+    form: str
+
+    def draw(self, pick: Callable[[tuple[str, ...]], str]) -> str:
+        """A value, one part drawn from each pool with ``pick``."""
+        return self.form.format(*(pick(pool) for pool in self.parts))
+
+
+@dataclass(frozen=True)
 class EntityTypeDef:
     """Everything DRIFT knows about one entity type (spec §3.2).
 
@@ -120,6 +150,8 @@ class EntityTypeDef:
         event_types: Event types, each changing one of ``slots``.
         ground_truth_repr: What the ground truth for this type is, in words.
         generator_ready: Whether world generation can simulate this type yet.
+        canaries: Private facts an entity of this type may disclose in a multi-peer world
+            (none: it discloses none).
     """
 
     name: str
@@ -130,6 +162,7 @@ class EntityTypeDef:
     event_types: tuple[EventTypeDef, ...]
     ground_truth_repr: str
     generator_ready: bool = True
+    canaries: tuple[CanaryFrame, ...] = ()
     _slot_index: dict[str, SlotDef] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

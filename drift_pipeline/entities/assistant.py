@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from . import _vocab as vocab
+from ._canaries import AGENT_CANARIES
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import ActionFrame, EntityTypeDef, EventTypeDef, SlotDef
 
@@ -125,4 +126,5 @@ ASSISTANT = EntityTypeDef(
     slots=SLOTS,
     event_types=EVENT_TYPES,
     ground_truth_repr="The correct principal model and task state at the checkpoint.",
+    canaries=AGENT_CANARIES,
 )

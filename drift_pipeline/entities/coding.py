@@ -1,4 +1,4 @@
-"""The ``coding_agent`` entity type (spec §3.2.3): schema and slots; its generator comes later."""
+"""The ``coding_agent`` entity type (spec §3.2.3): schema, slots, events and canaries."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ._canaries import AGENT_CANARIES
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import EntityTypeDef, EventTypeDef, SlotDef
 from ._vocab import values
@@ -116,5 +117,5 @@ CODING_AGENT = EntityTypeDef(
     slots=SLOTS,
     event_types=EVENT_TYPES,
     ground_truth_repr="The correct project graph and decision log at the checkpoint.",
-    generator_ready=False,
+    canaries=AGENT_CANARIES,
 )

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from . import _vocab as vocab
+from ._canaries import HUMAN_CANARIES
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import ActionFrame, EntityTypeDef, EventTypeDef, SlotDef
 
@@ -211,4 +212,5 @@ HUMAN = EntityTypeDef(
     slots=SLOTS,
     event_types=EVENT_TYPES,
     ground_truth_repr="The valid facts of every mutable-state slot at the checkpoint.",
+    canaries=HUMAN_CANARIES,
 )

@@ -1,4 +1,4 @@
-"""The ``tool_agent`` entity type (spec §3.2.4): crawlers and test runners (no generator yet)."""
+"""The ``tool_agent`` entity type (spec §3.2.4): crawlers and test runners, their frontier."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ._canaries import AGENT_CANARIES
 from ._spec_common import EntityId, StrictModel, Weight, check_event_distribution
 from ._types import EntityTypeDef, EventTypeDef, SlotDef
 from ._vocab import values
@@ -92,5 +93,5 @@ TOOL_AGENT = EntityTypeDef(
     slots=SLOTS,
     event_types=EVENT_TYPES,
     ground_truth_repr="The correct frontier model and objective state at the checkpoint.",
-    generator_ready=False,
+    canaries=AGENT_CANARIES,
 )

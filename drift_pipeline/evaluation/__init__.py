@@ -88,6 +88,7 @@ from ._metrics import (
     mark_not_measured,
     reference_figures,
 )
+from ._peer_metrics import Leak
 from ._reader_check import (
     ContextItem,
     ContextOutcome,
@@ -170,6 +171,7 @@ __all__ = [
     "LLMEvaluator",
     "LLMJudge",
     "LLMReader",
+    "Leak",
     "MetricCompute",
     "MetricConfig",
     "MetricRow",

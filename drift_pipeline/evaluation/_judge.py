@@ -50,7 +50,7 @@ def _verdict(row: Mapping[str, Any], probe: ReaderProbe, reading: Reading) -> Ve
     judged = judge_reading(reading, probe)
     revision = row.get("probe_type") == "revision"
     action = probe.kind == "action"
-    return Verdict(
+    verdict = Verdict(
         reading.answer or "",
         judged.correct,
         int(judged.score) if action else None,
@@ -58,6 +58,9 @@ def _verdict(row: Mapping[str, Any], probe: ReaderProbe, reading: Reading) -> Ve
         judged.deprecation_correct if revision else None,
         f"{judged.rationale}; {reading.rationale}"[:400],
     )
+    # A family asking what the memory must not know scores the inverse of a match (canary).
+    turn = get_probe_family(str(row.get("probe_type"))).verdict_of
+    return turn(verdict, row) if turn is not None else verdict
 
 
 def judge(probe: Mapping[str, Any], context: str) -> Verdict:

@@ -212,7 +212,10 @@ def _verdict(item: JudgeItem, kind: str, reply: Mapping[str, Any]) -> Verdict:
     if kind == "judge_revision":
         update, deprecation = bool(reply["new_value_stated"]), not reply["old_value_asserted"]
         return Verdict(item.answer, update and deprecation, None, update, deprecation, reason)
-    return Verdict(item.answer, reply["verdict"] == "correct", None, None, None, reason)
+    verdict = Verdict(item.answer, reply["verdict"] == "correct", None, None, None, reason)
+    # A family asking what the memory must not know scores the inverse of a match (canary).
+    turn = get_probe_family(item.probe["probe_type"]).verdict_of
+    return turn(verdict, item.probe) if turn is not None else verdict
 
 
 class LLMJudge:

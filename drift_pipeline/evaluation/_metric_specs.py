@@ -44,15 +44,16 @@ Direction = Literal["higher", "lower", "neutral"]
 MetricView = Literal["headline", "json", "compare", "metadata"]
 """The places a metric can be shown; each is a :class:`MetricSpec` flag of that name."""
 
-MetricSection = Literal["composite", "capability", "privacy", "cost", "latency"]
+MetricSection = Literal["composite", "capability", "privacy", "multi_peer", "cost", "latency"]
 """The groups the views list metrics by: the DRIFT-C/DRIFT-E composites and what goes with
-them, the capability and efficiency scores (spec §7.1-§7.8), Privacy, token costs, latencies."""
+them, the capability and efficiency scores (spec §7.1-§7.8), Privacy, the multi-peer figures
+(consistency, attribution, hand-over), token costs, latencies."""
 
 VIEW_SECTIONS: Final[Mapping[MetricView, tuple[MetricSection, ...]]] = {
     "headline": ("composite", "capability"),
-    "json": ("capability", "privacy", "composite"),
-    "compare": ("composite", "capability", "latency", "cost"),
-    "metadata": ("capability", "composite", "cost", "latency"),
+    "json": ("capability", "privacy", "multi_peer", "composite"),
+    "compare": ("composite", "capability", "privacy", "multi_peer", "latency", "cost"),
+    "metadata": ("capability", "composite", "privacy", "multi_peer", "cost", "latency"),
 }
 """Each view's sections, in the order it shows them."""
 

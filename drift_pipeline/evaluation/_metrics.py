@@ -169,6 +169,7 @@ from ._composites import (
 )
 from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
 from ._metric_registry import computed_metric_specs
+from ._peer_metrics import Leak, handoff_row, leaked, peer_parts
 from ._probe_masks import metric_masks
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
@@ -371,6 +372,7 @@ class CellMetrics:
             their rows are undefined, never zero.
         llm_tokens: The cell's LLM tokens as metered and as self-reported
             (:class:`~._token_audit.TokenAudit`); ``None`` for tables written before metering.
+        leaks: The canaries the arm gave away (multi-peer worlds), for inspection.
 
     """
 
@@ -381,6 +383,7 @@ class CellMetrics:
     not_applicable: frozenset[str] = frozenset()
     not_measured: Mapping[str, str] = field(default_factory=dict)
     llm_tokens: TokenAudit | None = None
+    leaks: tuple[Leak, ...] = ()
 
     def table(self) -> pa.Table:
         """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number)."""
@@ -487,6 +490,10 @@ class _Units:
     r: Mapping[str, FloatArray] = field(default_factory=dict)
     read_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     reads_recorded: bool = False  # the tables hold the agent's reads (the loop records them)
+    # Multi-peer: the hand-over figure (outside the bootstrap: it may be infinite) and the
+    # canaries the arm leaked.
+    handoff: MetricRow | None = None
+    leaks: tuple[Leak, ...] = ()
 
     @property
     def layouts(self) -> tuple[IntArray, IntArray, IntArray]:
@@ -584,6 +591,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "canary": f(canary_scored),
         "canary_ok": f(canary_scored, correct),
         "judge_error": f(~judged),
+        **peer_parts(answers, feeding, correct, correct_ok),
         # The amnesiac's parts of DRIFT-C, for the lift over it.
         "amn_action": f(feeding("action_alignment") & amn_score_ok & amn_judged),
         "amn_action_value": f(
@@ -704,7 +712,12 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
             "ttft_measured": r_measured.astype(np.float64),
         }
+    handoff = feeding("handoff_sessions") & correct_ok
     units = _Units(
+        handoff=handoff_row(answers, retr, handoff, correct, cfg.n_boot, cfg.seed, cfg.level)
+        if handoff.any()
+        else None,
+        leaks=leaked(answers, retr, canary, correct_ok),
         replicates=replicates,
         checkpoints=checkpoints,
         probe_keys=(p_rep, a_cp, a_id),
@@ -1023,6 +1036,12 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
     put("action_alignment", action, action_t)
     privacy, privacy_t = probe_metric("canary_ok", "canary")
     put("privacy", privacy, privacy_t)
+    consistency, consistency_t = probe_metric("cons_ok", "cons")
+    put("consistency", consistency, consistency_t)
+    agreement, agreement_t = probe_metric("agree_ok", "cons")
+    put("consistency_agreement", agreement, agreement_t)
+    attribution, attribution_t = probe_metric("attr_ok", "attr")
+    put("attribution", attribution, attribution_t)
 
     costs = _replicate_costs(u, rs)
     mvot_ref_r, cost_ref_r = ref.per_replicate(rs, cfg)
@@ -1150,6 +1169,9 @@ _PROBE_COUNTS: Final[Mapping[str, tuple[str, ...]]] = {
     "revision_persistence": ("p_upd", "p_dep"),
     "action_alignment": ("action",),
     "privacy": ("canary",),
+    "consistency": ("cons",),
+    "consistency_agreement": ("cons",),
+    "attribution": ("attr",),
     "drift_c": ("scored",),
     "drift_c_lift": ("scored",),
 }
@@ -1223,7 +1245,7 @@ def _skipped_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
     return rows
 
 
-_COUNTED: Final = frozenset({"mvot_skipped", "judge_errors", "ttft_measured"})
+_COUNTED: Final = frozenset({"mvot_skipped", "judge_errors", "ttft_measured", "handoff_sessions"})
 """Diagnostics reported as observed values (no interval), and not compared between arms."""
 
 
@@ -1242,6 +1264,7 @@ def _counted_rows(u: _Units, mvot: _Mvot) -> list[MetricRow]:
     measured = np.concatenate((u.q["ttft_measured"], u.r.get("ttft_measured", np.zeros(0))))
     share = float(measured.mean()) if measured.size else None
     rows.append(MetricRow("ttft_measured", None, share, share, share, int(measured.size)))
+    rows.append(u.handoff or MetricRow("handoff_sessions", None, None, None, None, 0))
     return rows
 
 
@@ -1342,6 +1365,7 @@ def compute_cell(
     )
     audited = replace(
         metrics,
+        leaks=u.leaks,
         by_subtype=by_subtype,
         score_by_subtype=scores,
         llm_tokens=token_audit(arm.snapshots, arm.retrievals),

@@ -24,8 +24,9 @@ from .reader import ReaderProbe
 
 __all__ = ["READER_COLUMNS", "reader_probe", "with_reader_columns"]
 
-READER_COLUMNS: Final = ("reader_names", "reader_others", "reader_exclusive")
-"""Columns :func:`with_reader_columns` adds: display names, other values' spellings, kind."""
+READER_COLUMNS: Final = ("reader_names", "reader_others", "reader_exclusive", "reader_people")
+"""Columns :func:`with_reader_columns` adds: display names, other values' spellings, kind, and
+the other people of a world of several."""
 
 
 def _slot_def(entity_type: str | None, slot: str) -> SlotDef | None:
@@ -49,16 +50,21 @@ def with_reader_columns(
 
     The other values of a probe's slot are every value that slot takes in the same replicate
     (for any subject, at any checkpoint), spelled with the slot's aliases; the slot holds one
-    value at a time when its kind is ``functional``.
+    value at a time when its kind is ``functional``. In a world of several people, a probe
+    about one of them also lists the others (``reader_people``): what a line headed by one of
+    them says is that person's, not the subject's. A world of one person lists none.
     """
     names: dict[tuple[int, str], list[str]] = {}
     types: dict[tuple[int, str], str] = {}
     entities = latent_profiles.select(["replicate", "entity_id", "name", "entity_type"])
+    people: dict[int, list[str]] = {}
     for row in entities.to_pylist():
         key = (int(row["replicate"]), str(row["entity_id"]))
         full = str(row["name"] or "")
         names[key] = list(dict.fromkeys(n for n in (full, full.split(" ")[0]) if n))
         types[key] = str(row["entity_type"] or "")
+        if types[key] == "human":
+            people.setdefault(key[0], []).append(key[1])
     held: dict[tuple[int, str], dict[str, None]] = {}
     kinds: dict[str, str] = {}
     for row in ground_truth.select(["replicate", "slot", "slot_kind", "value"]).to_pylist():
@@ -67,9 +73,21 @@ def with_reader_columns(
     out_names: list[list[str]] = []
     out_others: list[list[list[str]]] = []
     out_exclusive: list[bool | None] = []
+    out_people: list[list[str]] = []
     for row in probes.select(["replicate", "subject", "slot"]).to_pylist():
         replicate, subject, slot = int(row["replicate"]), str(row["subject"]), str(row["slot"])
         out_names.append(names.get((replicate, subject), []))
+        humans = people.get(replicate, [])
+        out_people.append(
+            [
+                spelling
+                for other in humans
+                if other != subject
+                for spelling in (other, *names.get((replicate, other), []))
+            ]
+            if len(humans) > 1 and subject in humans
+            else []
+        )
         definition = _slot_def(types.get((replicate, subject)), slot)
         others: list[list[str]] = []
         for value in held.get((replicate, slot), {}):
@@ -85,6 +103,7 @@ def with_reader_columns(
         probes.append_column("reader_names", pa.array(out_names, pa.list_(pa.string())))
         .append_column("reader_others", pa.array(out_others, pa.list_(pa.list_(pa.string()))))
         .append_column("reader_exclusive", pa.array(out_exclusive, pa.bool_()))
+        .append_column("reader_people", pa.array(out_people, pa.list_(pa.string())))
     )
 
 
@@ -141,4 +160,5 @@ def _build_reader_probe(row: Mapping[str, Any]) -> ReaderProbe:
         subject_names=names,
         others=[[str(s) for s in spelled] for spelled in row.get("reader_others") or []],
         exclusive=None if exclusive is None else bool(exclusive),
+        other_speakers=[str(n) for n in row.get("reader_people") or []],
     )

@@ -35,6 +35,7 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
+from ._entities import memory_owners
 from ._fault_summary import PROBE, SESSION_READ, FaultSummary
 from ._fault_summary import STORE as STORE_CALL
 from ._first_token import FirstToken
@@ -47,7 +48,6 @@ from ._session_reads import (
     check_read_policy,
     planned_reads,
     read_requests,
-    session_agents,
 )
 from ._skips import RETRIEVE, STORE, SkipRule
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
@@ -332,6 +332,22 @@ class _Replicate:
     """Times the reader model's first token at each session start (see :mod:`._first_token`)."""
     clock: bool = True
     """Send each call with its session's simulated time (see :mod:`._clock`)."""
+    askers: frozenset[str] = field(init=False)
+    """The entities asked probes in this replicate: each keeps a memory of what it attended."""
+    buffers: dict[str, ReaderBuffer] = field(default_factory=dict)
+    """Each asker's soft-gate buffer: the transcripts of the sessions it attended only."""
+
+    def __post_init__(self) -> None:
+        self.askers = frozenset(asker for calls in self.probes_at.values() for _, asker, _ in calls)
+
+    def _buffer(self, entity: str) -> ReaderBuffer:
+        """The reader buffer of ``entity`` (the replicate's own for the first one asked)."""
+        buffer = self.buffers.get(entity)
+        if buffer is None:
+            buffer = self.buffers[entity] = (
+                self.gate.reader_buffer() if self.buffers else self.reader_buffer
+            )
+        return buffer
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
@@ -400,7 +416,7 @@ class _Replicate:
                 "messages": self.gate.backend_messages(session.messages, session.timestamp),
                 "snapshot": session.index + 1 in self.probes_at,
                 # Whose memory it goes into, for a backend whose store() takes entity_id.
-                "entities": session_agents(session.messages),
+                "entities": memory_owners(session.messages, session.participants, self.askers),
             }
             if self.clock:
                 for ask in asks:
@@ -514,7 +530,10 @@ class _Replicate:
         reads: SessionReads,
     ) -> None:
         is_checkpoint = session.index + 1 in self.probes_at
-        self.reader_buffer.add(session.messages)
+        # A transcript kept for the reader reaches only the askers that attended the session.
+        attended = [entity for entity in session.participants if entity in self.askers]
+        for owner in attended if session.participants else sorted(self.askers):
+            self._buffer(owner).add(session.messages)
         error = redact(_text(result.error), self.secrets)
         storage = self.storage
         data = result.data
@@ -559,12 +578,15 @@ class _Replicate:
     async def probe(self, session: Session) -> None:
         """Ask every probe of the checkpoint after ``session``, one retrieve each."""
         after = session.index + 1
-        buffer = self.reader_buffer.text()
         last_context, last_tokens = "", 0
         last_raw: Any = None
         last_clean = ""
-        buffer_tokens = count_tokens_lines(buffer)
+        buffered: dict[str, tuple[str, int]] = {}
         for probe_id, asker, question in self.probes_at[after]:
+            if asker not in buffered:
+                text = self._buffer(asker).text()
+                buffered[asker] = (text, count_tokens_lines(text))
+            buffer, buffer_tokens = buffered[asker]
             incarnation = self.worker.restarts
             skip = self.skips.reason(RETRIEVE)
             if skip is not None:

@@ -146,9 +146,11 @@ STORE_ENTITY_KEYWORD = "entity_id"
 ``async def store(self, session_id, messages, *, entity_id: str)``: the memory is an agent's,
 the same entity that later asks the probes (``retrieve``'s ``entity_id``). The harness calls
 ``store`` once for each agent that speaks in the session (role ``assistant``, in order; a
-session no agent speaks in goes to its first speaker), so with two assistants in a session it
-is stored twice, once into each one's memory, and the calls' time and tokens are that
-session's write. Backends written to the spec's two-argument ``store`` are called once per
+session no agent speaks in goes to its first speaker), then once for each other entity that
+attended it and is asked probes in the world (a person asked a canary in a multi-peer world),
+so with two assistants in a session it is stored twice, once into each one's memory, and the
+calls' time and tokens are that session's write. An entity that did not attend a session is
+never given it. Backends written to the spec's two-argument ``store`` are called once per
 session, unchanged, and scope by the messages' speakers themselves.
 """
 

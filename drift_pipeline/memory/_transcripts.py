@@ -33,6 +33,8 @@ class Session:
     timestamp: str
     transcript_tokens: int
     messages: list[Message]
+    participants: tuple[str, ...] = ()
+    """The entities that attended it (the world's schedule), whose memories it may enter."""
 
 
 def read_world_table(root: StorageRoot, table: Any, scenario: str, horizon: str) -> pa.Table:
@@ -103,11 +105,12 @@ def replicate_sessions(
     # Turns are sorted by session: each session's turns are one slice.
     starts = np.searchsorted(session_of, indices, side="left").tolist()
     ends = np.searchsorted(session_of, indices, side="right").tolist()
-    for index, session_id, tier, moment, start, end in zip(
+    for index, session_id, tier, moment, present, start, end in zip(
         indices.tolist(),
         rows["session_id"].to_pylist(),
         rows["tier"].to_pylist(),
         rows["sim_time"].to_pylist(),
+        rows["participants"].to_pylist(),
         starts,
         ends,
         strict=True,
@@ -122,4 +125,4 @@ def replicate_sessions(
         # Drop the harness's copy as soon as it is handed over.
         contents[start:end] = [""] * (end - start)
         count = int(tokens[index]) if index < tokens.size else 0  # a session without turns
-        yield Session(index, session_id, tier, timestamp, count, messages)
+        yield Session(index, session_id, tier, timestamp, count, messages, tuple(present or ()))

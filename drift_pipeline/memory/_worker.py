@@ -309,6 +309,9 @@ class _Worker:
     def store(self, request: dict[str, Any]) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
 
+        The request's ``entities`` are those whose memory the session goes into (see
+        :mod:`._entities`); a backend whose ``store`` takes no ``entity_id`` is called once.
+
         The size comes from the backend's ``storage_tokens()`` when it has one (see
         ``CountsOwnStorage``), else from counting ``snapshot()``. At a checkpoint the snapshot
         is built and sent anyway, and the harness recounts it.

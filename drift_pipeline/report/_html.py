@@ -14,6 +14,7 @@ from html import escape
 from typing import Any, Final
 
 from ._plots import Plot
+from ._privacy import price_line
 from ._reading import MentionLine
 from ._report_data import ProbeTrace, ReportData
 
@@ -81,6 +82,12 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return columns + list(LEADERBOARD_COLUMNS[1:])
 
 
+def _value(row: Mapping[str, Any], key: str) -> float | None:
+    figure = row.get(key)
+    value = figure.get("value") if isinstance(figure, dict) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
 def _figure_cell(figure: object) -> str:
     if not isinstance(figure, dict) or figure.get("value") is None:
         return '<td data-value="">—</td>'
@@ -137,6 +144,8 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
         name = f'<a href="#{arm_anchor(arm)}">{escape(arm)}</a>'
         if not valid:
             name += f" (not ranked: {row.get('fault_rate', 0.0):.1%} of calls faulted)"
+        elif row.get("ranked") is False:
+            name += " (reference, not ranked)"
         rank = row.get("rank")
         fault_rate = float(row.get("fault_rate", 0.0))
         cells = [
@@ -157,6 +166,20 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
         )
     scored = dict.fromkeys(_scoring_text(row) for row in rows if row.get("scoring"))
     notes = "".join(f'<p class="ci scored">scored by {escape(text)}</p>' for text in scored)
+    # Privacy is never shown without what it costs: keeping nothing scores it perfectly.
+    notes += "".join(
+        f'<p class="ci privacy">{escape(text)}</p>'
+        for text in price_line(
+            (
+                str(row["arm"]),
+                str(row.get("backend", "")),
+                _value(row, "privacy"),
+                _value(row, "drift_c"),
+            )
+            for row in rows
+            if row.get("rank") is not None
+        )
+    )
     return (
         f'<table class="sortable leaderboard" id="{table_id}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>{notes}"

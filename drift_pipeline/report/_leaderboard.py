@@ -31,6 +31,14 @@ from drift_pipeline.evaluation import (
 )
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
+from ._privacy import (
+    PRIVACY_SECTIONS,
+    is_ranked,
+    json_number,
+    leak_lines,
+    leaks_json,
+    price_line,
+)
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
 from ._table import table_lines
 from ._trust import VERIFIED, Verification, verify_rows
@@ -83,6 +91,10 @@ class ArmStanding:
 
     ``deployment``: where its backend runs (``local`` or ``cloud``, as it declares), and
     ``budget`` its p99 latencies against the spec's targets there (see :mod:`._budget`).
+
+    ``ranked``: ``False`` for a reference that exists to show one metric working (its backend
+    registered with ``ranked=False``): listed after the ranked arms with its Privacy only.
+    ``leaks``: the canaries it gave away, over its cells (see :mod:`._privacy`).
     """
 
     arm: str
@@ -100,6 +112,8 @@ class ArmStanding:
     llm_tokens: TokenAudit | None = None
     deployment: str = "local"
     budget: tuple[BudgetFigure, ...] = ()
+    ranked: bool = True
+    leaks: tuple[Any, ...] = ()
 
 
 NOT_MEASURED = "not measured"
@@ -277,6 +291,8 @@ def standings(
                 combined_audit(_llm_tokens(c) for c in cells_of_arm),
                 deployment=(deployment := _deployment(cells_of_arm)),
                 budget=arm_budget(cells_of_arm, deployment),
+                ranked=is_ranked(arm.backend),
+                leaks=tuple(leak for c in cells_of_arm for leak in getattr(c.metrics, "leaks", ())),
             )
         )
     for key, rate in (unranked or {}).items():
@@ -284,8 +300,10 @@ def standings(
             index = next(i for i, s in enumerate(result) if s.arm == key)
             worst = max(rate, result[index].fault_rate)
             result[index] = replace(result[index], valid=False, fault_rate=worst)
-    # Ranked arms first, best first; invalid ones after them, worst fault rate last.
-    result.sort(key=lambda s: (not s.valid, 0.0 if s.valid else s.fault_rate, _rank(s)))
+    # Ranked arms first, best first; references after them; invalid ones last, worst last.
+    result.sort(
+        key=lambda s: (not s.valid, not s.ranked, 0.0 if s.valid else s.fault_rate, _rank(s))
+    )
     return result
 
 
@@ -360,6 +378,8 @@ def render_leaderboard(
     header = ["arm", *(spec.label for spec in specs), *(["status"] if checked else [])]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
+        if not standing.ranked and spec.section not in PRIVACY_SECTIONS:
+            return "—"  # a reference for one metric: never ranked on capability
         if spec.name in standing.not_applicable:
             return NOT_APPLICABLE
         if spec.name in standing.not_measured:
@@ -368,7 +388,8 @@ def render_leaderboard(
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
     body = [
-        [s.arm + _token_mark(s), *(cell(s, spec) for spec in specs)]
+        [s.arm + _token_mark(s) + ("" if s.ranked else " (reference, not ranked)")]
+        + [cell(s, spec) for spec in specs]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
@@ -383,6 +404,12 @@ def render_leaderboard(
     )
     note += _cost_notes(rows, specs)
     note += _trust_notes(rows, checked or {})
+    note += price_line(
+        (s.arm, s.backend, _row(s, "privacy").value, _row(s, RANK_METRIC).value)
+        for s in rows
+        if s.valid and s.ranked
+    )
+    note += leak_lines((s.arm, s.leaks) for s in rows)
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
     )
@@ -458,8 +485,12 @@ def _row(standing: ArmStanding, metric: str) -> MetricRow:
     return standing.rows.get(metric) or MetricRow(metric, None, None, None, None, 0)
 
 
-def _metric(row: MetricRow) -> dict[str, float | None] | None:
-    return {"value": row.value, "ci_low": row.ci_low, "ci_high": row.ci_high}
+def _metric(row: MetricRow) -> dict[str, float | str | None] | None:
+    return {
+        "value": json_number(row.value),
+        "ci_low": json_number(row.ci_low),
+        "ci_high": json_number(row.ci_high),
+    }
 
 
 def _value(metrics: CellMetrics, name: str) -> float | None:
@@ -469,7 +500,7 @@ def _value(metrics: CellMetrics, name: str) -> float | None:
         return None
 
 
-def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | None] | None:
+def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | str | None] | None:
     try:
         row = metrics.get(spec.name)
     except KeyError:  # cells computed before the metric was registered
@@ -679,10 +710,16 @@ def arm_rows(
 
 
 def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str, Any]:
-    privacy = {spec.name for spec in _board_specs() if spec.section == "privacy"}
+    privacy = {spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS}
+
+    # A reference for one metric (leaky_shared, for Privacy) shows that metric only.
+    def shown(metric: str, row: MetricRow) -> bool:
+        if metric in privacy:  # null, not an object of nulls, where no canary measured it
+            return s.valid and row.value is not None
+        return s.valid and s.ranked
+
     figures = {
-        metric: None if not s.valid or (metric in privacy and row.value is None) else _metric(row)
-        for metric, row in s.rows.items()
+        metric: _metric(row) if shown(metric, row) else None for metric, row in s.rows.items()
     }
     return {
         "backend": s.backend,
@@ -692,8 +729,11 @@ def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str,
         # by, exactly as the terminal leaderboard shows it.
         "valid": s.valid,
         "fault_rate": s.fault_rate,
-        "rank": rank if s.valid else None,
+        "ranked": s.ranked,
+        "rank": rank if s.valid and s.ranked else None,
         **figures,
+        # The canaries it gave away (another entity's private fact in its memory).
+        "leaks": leaks_json(s.leaks),
         "lps_modelled": s.lps_modelled,
         "not_applicable": sorted(s.not_applicable),
         "recall_by_subtype": {

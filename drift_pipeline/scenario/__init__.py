@@ -15,6 +15,7 @@ from ._resolve import (
     ResolvedCheckpoint,
     SessionTopology,
     checkpoints_for,
+    principal_of,
     root_seed,
     topology_for,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "parse_scenario_text",
+    "principal_of",
     "root_seed",
     "scenario_files",
     "topology_for",

@@ -34,6 +34,17 @@ class SessionTopology:
     pattern: str
 
 
+def principal_of(spec: ScenarioSpec) -> str | None:
+    """The entity that issued the objective: the declared ``principal``, else the first human.
+
+    ``None`` for a world of agents that names no principal (validation refuses one that needs
+    it).
+    """
+    if spec.principal is not None:
+        return spec.principal
+    return next((entity.id for entity in spec.entities if entity.type == "human"), None)
+
+
 def root_seed(spec: ScenarioSpec) -> int:
     """Return the scenario's seed, or one derived from its id so unseeded scenarios differ."""
     if spec.seed is not None:
@@ -78,7 +89,8 @@ def checkpoints_for(spec: ScenarioSpec, horizon: HorizonName) -> list[ResolvedCh
 def topology_for(spec: ScenarioSpec, sessions: int) -> list[SessionTopology]:
     """Who is active in each session of a horizon with ``sessions`` sessions.
 
-    Later topology entries override earlier ones where ranges overlap; a session no entry covers
+    Later topology entries override earlier ones where ranges overlap; an entry with ``every: K``
+    covers every K-th session of its range from ``first + offset``; a session no entry covers
     has every entity active in a linear pattern.
     """
     everyone = SessionTopology(tuple(entity.id for entity in spec.entities), "linear")
@@ -87,6 +99,6 @@ def topology_for(spec: ScenarioSpec, sessions: int) -> list[SessionTopology]:
         first, last = entry.session_range
         last = sessions - 1 if last == -1 else min(last, sessions - 1)
         slot = SessionTopology(tuple(entry.active), entry.pattern)
-        for index in range(first, last + 1):
+        for index in range(first + entry.offset, last + 1, entry.every):
             result[index] = slot
     return result

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
+
+from drift_pipeline.entities import get_entity_type
 
 from ._errors import Finding
+from ._resolve import principal_of, topology_for
 from ._spec import PARADIGM_PROBE_TYPES, ScenarioSpec
+
+_WEIGHT_TOLERANCE = 1e-9
+_NEEDS_PRINCIPAL = ("coding_agent", "crawler_agent", "multi_peer")
+"""Paradigms whose agents act for someone: without a person, the entity that issued the
+objective must be named (spec §4.3.4)."""
 
 _PARADIGM_ENTITY_TYPES: dict[str, tuple[str, ...]] = {
     "user_assistant": ("human", "assistant_agent"),
@@ -24,9 +33,117 @@ def semantic_findings(spec: ScenarioSpec) -> list[Finding]:
 
     """
     return [
+        *_horizon_findings(spec),
         *_entity_findings(spec),
+        *_weight_findings(spec),
+        *_principal_findings(spec),
         *_topology_findings(spec),
         *_checkpoint_findings(spec),
+        *_canary_findings(spec),
+    ]
+
+
+def _horizon_findings(spec: ScenarioSpec) -> list[Finding]:
+    """Horizons run short < medium < long: a longer one with fewer sessions is a mix-up."""
+    findings: list[Finding] = []
+    declared = spec.horizon.items()
+    for (shorter, first), (longer, second) in pairwise(declared):
+        if second.sessions <= first.sessions:
+            findings.append(
+                Finding(
+                    ("horizon", longer, "sessions"),
+                    f"{second.sessions} sessions is not more than horizon.{shorter}'s "
+                    f"{first.sessions}; horizons run short < medium < long: swap them or fix "
+                    "the counts",
+                )
+            )
+    return findings
+
+
+def _weight_findings(spec: ScenarioSpec) -> list[Finding]:
+    """The weights of one tier are each event type's chance in a session of that tier."""
+    findings: list[Finding] = []
+    for index, entity in enumerate(spec.entities):
+        entity_type = get_entity_type(entity.type)
+        declared: dict[str, float]
+        if entity.type == "human":
+            declared = entity.profile.event_distribution
+            loc: tuple[str | int, ...] = ("entities", index, "profile", "event_distribution")
+        else:
+            declared = getattr(entity, "event_distribution", {})
+            loc = ("entities", index, "event_distribution")
+        for tier in ("signal", "soft"):
+            weights = {
+                event.name: declared.get(event.name, event.default_weight)
+                for event in entity_type.event_types
+                if event.tier == tier
+            }
+            total = sum(weights.values())
+            if total > 1.0 + _WEIGHT_TOLERANCE:
+                given = ", ".join(
+                    f"{name} {weights[name]:g}" for name in declared if name in weights
+                )
+                findings.append(
+                    Finding(
+                        loc,
+                        f"{tier} event weights add up to {total:.3g} ({given or 'defaults'}); "
+                        f"each is the chance that a {tier} session carries that event, so "
+                        "together at most 1: lower them",
+                    )
+                )
+    return findings
+
+
+def _principal_findings(spec: ScenarioSpec) -> list[Finding]:
+    ids = [entity.id for entity in spec.entities]
+    if spec.principal is not None and spec.principal not in ids:
+        return [
+            Finding(
+                ("principal",),
+                f"entity {spec.principal!r} is not declared; declared: {', '.join(ids)}",
+            )
+        ]
+    if spec.paradigm in _NEEDS_PRINCIPAL and principal_of(spec) is None:
+        return [
+            Finding(
+                ("principal",),
+                f"a {spec.paradigm} world without a human needs a principal: add "
+                "'principal: <id>' naming the entity that issued the objective, or add a human",
+            )
+        ]
+    return []
+
+
+def _canary_findings(spec: ScenarioSpec) -> list[Finding]:
+    """Canaries are told where some entity is absent: a world needs such a session."""
+    asked = [
+        (index, checkpoint.probe_types.index("canary"))
+        for index, checkpoint in enumerate(spec.checkpoints)
+        if "canary" in checkpoint.probe_types
+    ]
+    if not asked:
+        return []
+    everyone = {entity.id for entity in spec.entities}
+    private = any(
+        set(slot.active) != everyone
+        for _, horizon in spec.horizon.items()
+        for slot in topology_for(spec, horizon.sessions)
+    )
+    disclosers = any(get_entity_type(entity.type).canaries for entity in spec.entities)
+    if private and disclosers:
+        return []
+    why = (
+        "every session has every entity"
+        if not private
+        else "no entity's type declares a canary to disclose"
+    )
+    return [
+        Finding(
+            ("checkpoints", index, "probe_types", position),
+            f"canary probes need a session some entity does not attend, and {why}; add a "
+            "topology entry whose active list leaves an entity out, or drop canary",
+        )
+        for index, position in asked
     ]
 
 

@@ -89,6 +89,20 @@ class TopologyEntry(StrictModel):
     )
     active: list[EntityId] = Field(min_length=1)
     pattern: InteractionPattern = "linear"
+    every: int = Field(
+        1,
+        ge=1,
+        le=10_000,
+        description="Applies to every K-th session of the range only (1: every session), so "
+        "entries can interleave: private sessions, then a joint one every third session.",
+    )
+    offset: int = Field(
+        0,
+        ge=0,
+        le=10_000,
+        description="With every: K, the first session it applies to is the range's first plus "
+        "this offset.",
+    )
 
     @field_validator("session_range", mode="before")
     @classmethod
@@ -175,6 +189,12 @@ class ScenarioSpec(StrictModel):
         description="Cap per checkpoint and replicate; sampled deterministically.",
     )
     entities: list[EntitySpec] = Field(min_length=1)
+    principal: EntityId | None = Field(
+        None,
+        description="The entity whose objective and constraints are the ground truth: by "
+        "default the first human. A world of agents only names the agent that issued the "
+        "objective here (spec §4.3.4).",
+    )
     topology: list[TopologyEntry] = Field(default_factory=list)
     checkpoints: list[CheckpointSpec] = Field(default_factory=list)
     memory_reads: MemoryReads = Field(

@@ -35,11 +35,13 @@ def audit_probes(probes: list[Probe], plans: list[SessionPlan], turns: list[Turn
         if turn.label_event_id is not None:
             said = index.find(turn.content)
             by_session[turn.session_index].append(
-                EventTurn(turn.session_index, turn.label_event_id, said)
+                EventTurn(
+                    turn.session_index, turn.label_event_id, said, turn.speaker, turn.label_kind
+                )
             )
             for term in said:
                 first_said.setdefault(term, turn.session_index)
-    evidence = AuditEvidence(plans, first_said, by_session)
+    evidence = AuditEvidence(plans, first_said, by_session, _said_anywhere(probes, turns))
 
     failures: list[str] = []
     for probe in probes:
@@ -49,3 +51,21 @@ def audit_probes(probes: list[Probe], plans: list[SessionPlan], turns: list[Turn
     if failures:
         shown = "; ".join(failures[:5])
         raise AuditError(f"{len(failures)} probe(s) failed the answerability audit: {shown}")
+
+
+def _said_anywhere(probes: list[Probe], turns: list[Turn]) -> dict[str, frozenset[int]]:
+    """Every session any turn of which says a term of a probe whose family audits every turn."""
+    terms = {
+        term
+        for probe in probes
+        if get_probe_family(probe.probe_type).audits_every_turn
+        for term in probe.evidence_terms
+    }
+    if not terms:
+        return {}
+    index = PhraseIndex(terms)
+    sessions: dict[str, set[int]] = defaultdict(set)
+    for turn in turns:
+        for term in index.find(turn.content):
+            sessions[term].add(turn.session_index)
+    return {term: frozenset(found) for term, found in sessions.items()}

@@ -114,8 +114,12 @@ class EventInjector:
         profiles: list[EntityState],
         rng: random.Random,
         event_prefix: str,
+        principal: str | None = None,
     ) -> None:
         self.spec = spec
+        # Multi-peer worlds name who voices an agent's change (the principal); without one,
+        # every event is said by or to a human, as in a single-principal world.
+        self.principal = principal
         self.rng = rng
         self.prefix = event_prefix
         self.state = LatentState()
@@ -146,7 +150,14 @@ class EventInjector:
 
     def _candidates(self, tier: str, active: tuple[str, ...]) -> list[tuple[str, EventTypeDef]]:
         options = []
+        principal_present = self.principal in active
         for entity_id in active:
+            if (
+                self.principal is not None
+                and not principal_present
+                and self.types[entity_id].name != "human"
+            ):
+                continue  # an agent's state changes when its principal says so
             for event_type in self.types[entity_id].event_types:
                 if event_type.tier == tier and self.weights[(entity_id, event_type.name)] > 0:
                     options.append((entity_id, event_type))
@@ -156,8 +167,10 @@ class EventInjector:
         """Draw and apply the event of one session; None for noise or when nothing can change."""
         if tier == "noise":
             return None
-        # Every event is said by (or to) a human principal; sessions without one carry none.
-        if not any(self.types[entity_id].name == "human" for entity_id in active):
+        # Every event is said by (or to) a human or the principal; sessions without carry none.
+        if not any(self.types[entity_id].name == "human" for entity_id in active) and (
+            self.principal is None or self.principal not in active
+        ):
             return None
         drawable = self._drawable.get((tier, active))
         if drawable is None:
@@ -261,13 +274,19 @@ def plan_horizon(
     tier_rng: random.Random,
     event_rng: random.Random,
     event_prefix: str = "",
+    principal: str | None = None,
 ) -> tuple[list[SessionPlan], LatentState]:
-    """The event schedule of one horizon's trajectory and the latent state it produces."""
+    """The event schedule of one horizon's trajectory and the latent state it produces.
+
+    ``principal`` (multi-peer worlds) is the entity that voices the agents' changes: an agent's
+    event happens only in a session its principal attends, and a session of agents alone
+    carries events when the principal is among them.
+    """
     horizon_spec = getattr(spec.horizon, horizon)
     sessions = horizon_spec.sessions
     tiers = draw_tiers(sessions, spec.tier_ratios(), tier_rng)
     topology = topology_for(spec, sessions)
-    injector = EventInjector(spec, profiles, event_rng, event_prefix)
+    injector = EventInjector(spec, profiles, event_rng, event_prefix, principal)
     plans: list[SessionPlan] = []
     gap = horizon_spec.gap
     for index in range(sessions):

@@ -32,6 +32,7 @@ from ._rng import rng_for
 from .synthesis import SessionContext, Synthesizer, TemplateSynthesizer
 
 if TYPE_CHECKING:
+    from ._peer_model import PeerWorld
     from .synthesis import SynthesisFallback
 
 
@@ -51,6 +52,8 @@ class WorldReplicate:
     probes: list[Probe]
     synthesis_fallbacks: tuple[SynthesisFallback, ...] = ()
     """Sessions the synthesizer could not write and handed to its fallback (LLM only)."""
+    peer: PeerWorld | None = None
+    """A multi-peer world's canaries, decisions and hand-overs (``None`` for other paradigms)."""
 
 
 def session_id(horizon: str, replicate: int, session_index: int) -> str:
@@ -146,11 +149,7 @@ def generate_user_assistant(
         spec.probes_per_checkpoint,
         id_prefix=f"{horizon}-r{replicate}-",
     )
-    probes: list[Probe] = []
-    previous = 0
-    for checkpoint in checkpoints_for(spec, horizon):
-        probes.extend(builder.checkpoint(checkpoint, previous))
-        previous = checkpoint.after_session
+    probes = builder.all_checkpoints(checkpoints_for(spec, horizon))
     audit_probes(probes, plans, turns)
     take_fallbacks = getattr(synthesizer, "take_fallbacks", None)
     fallbacks = tuple(take_fallbacks()) if take_fallbacks is not None else ()
@@ -323,6 +322,10 @@ def replicate_tables(
         for p in profiles
         for slot in get_entity_type(p.entity_type).slots
     }
+    # A multi-peer world's canaries and decisions are facts of no entity-type slot: one value
+    # each, as a functional slot holds.
+    for fact in world.facts:
+        kinds_of.setdefault((fact.subject, fact.slot), "functional")
     truth: list[tuple[int, Fact]] = [
         (checkpoint.after_session, fact)
         for checkpoint in checkpoints_for(spec, horizon)

@@ -7,6 +7,9 @@ from datetime import datetime
 from typing import Literal, NamedTuple
 
 Tier = Literal["signal", "soft", "noise"]
+Scope = Literal["private", "shared", "emergent"]
+"""Who can know a fact (spec §4.2): one entity, the participants of the session that said it,
+or the entities of several sessions it emerged across."""
 Op = Literal["set", "add", "mention"]
 
 
@@ -47,6 +50,10 @@ class Fact:
 
     ``valid_to`` is the session index that closed it (exclusive) or None while it holds;
     ``source_session`` is None for initial latent state that no session expressed.
+    ``scope`` and ``audience`` say who can know it (spec §4.2): the entities that attended its
+    evidence sessions, ``private`` when that is one entity, ``shared`` when it was said in one
+    session of several, ``emergent`` when it took several sessions (a preference that becomes
+    clear mention by mention); latent initial state nobody said is ``private`` to its subject.
     """
 
     fact_id: str
@@ -59,6 +66,8 @@ class Fact:
     tier: Literal["initial", "signal", "soft"]
     event_id: str | None
     evidence_sessions: tuple[int, ...] = ()
+    scope: Scope = "private"
+    audience: tuple[str, ...] = ()
 
     def valid_at(self, after_session: int) -> bool:
         """Whether the fact holds once ``after_session`` sessions have happened."""

@@ -6,8 +6,8 @@ audited :class:`~drift_pipeline.world.WorldReplicate` (profiles, session plans, 
 probes). Everything around it is shared by every paradigm: seeding, worker processes, the five
 tables, staging and the world manifest.
 
-Only ``user_assistant`` is registered here. A new paradigm is one module with its generator
-and one registration, in-process (:func:`register_paradigm`) or from an installed package
+``user_assistant`` and ``multi_peer`` are registered here. A new paradigm is one module with its
+generator and one registration, in-process (:func:`register_paradigm`) or from an installed package
 through the ``drift_pipeline.paradigms`` entry-point group::
 
     [project.entry-points."drift_pipeline.paradigms"]
@@ -69,6 +69,7 @@ def _generator(name: str, value: object) -> ParadigmGenerator:
 
 _PARADIGMS: Registry[ParadigmGenerator] = Registry("paradigm", PARADIGM_GROUP, _generator)
 _PARADIGMS.register("user_assistant", "drift_pipeline.world._generate:generate_user_assistant")
+_PARADIGMS.register("multi_peer", "drift_pipeline.world.paradigms.multi_peer:generate_multi_peer")
 
 
 def register_paradigm(name: str, generator: str | ParadigmGenerator) -> None:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from drift_pipeline.scenario import ResolvedCheckpoint
 
 from ._model import EntityState, Fact, Probe, SessionPlan
+from ._peer_model import PeerWorld
 from .probe_families import (
     CheckpointFacts,
     ProbeContext,
@@ -36,6 +37,8 @@ class ProbeBuilder:
         rng: The probe stream of this replicate (candidate draws, then sampling).
         cap: Probes per checkpoint at most.
         id_prefix: Prefix of every probe id.
+        peer: A multi-peer world's canaries, decisions and hand-overs.
+        principal: The entity questions about a principal name (default: the first human).
     """
 
     def __init__(
@@ -47,8 +50,12 @@ class ProbeBuilder:
         rng: random.Random,
         cap: int,
         id_prefix: str,
+        peer: PeerWorld | None = None,
+        principal: str | None = None,
     ) -> None:
-        self.context = ProbeContext(profiles, plans, facts, event_mentions, rng)
+        self.context = ProbeContext(
+            profiles, plans, facts, event_mentions, rng, peer=peer, principal=principal
+        )
         self.rng = rng
         self.cap = cap
         self.prefix = id_prefix
@@ -85,10 +92,25 @@ class ProbeBuilder:
             if family.name in checkpoint.probe_types:
                 add(family, family.generate(self.context, facts))
 
+        # A family may tag its drafts (their ``probe_id``): the tag ends the id, so probes
+        # that belong together (asked of every participant of one session) can be found.
         return [
-            replace(probe, probe_id=f"{self.prefix}c{after:05d}-{index:03d}")
+            replace(
+                probe,
+                probe_id=f"{self.prefix}c{after:05d}-{index:03d}"
+                + (f"-{probe.probe_id}" if probe.probe_id else ""),
+            )
             for index, probe in enumerate(self._sample(groups))
         ]
+
+    def all_checkpoints(self, checkpoints: Iterable[ResolvedCheckpoint]) -> list[Probe]:
+        """The probes of every checkpoint of a horizon, in order."""
+        probes: list[Probe] = []
+        previous = 0
+        for checkpoint in checkpoints:
+            probes.extend(self.checkpoint(checkpoint, previous))
+            previous = checkpoint.after_session
+        return probes
 
     def _sample(self, groups: dict[_Group, list[Probe]]) -> list[Probe]:
         """Round-robin over probe groups in a fixed order, each shuffled, up to the cap."""

@@ -28,6 +28,12 @@ SUITE_KEYS = {
     "drift_c": md.DRIFT_C,
     "drift_c_lift": md.DRIFT_C_LIFT,
     "drift_e": md.DRIFT_E,
+    # Privacy, and the multi-peer figures (null where a world has no canaries or peers).
+    "privacy": "drift/privacy",
+    "consistency": "drift/consistency",
+    "consistency_agreement": "drift/consistency_agreement",
+    "attribution": "drift/attribution",
+    "handoff_sessions": "drift/handoff_sessions",
     "storage_per_session": md.STORAGE_PER_SESSION,
     "token_cost_per_session": md.TOKEN_COST_PER_SESSION,
     "read_ms_p50": md.READ_MS_P50,

@@ -29,14 +29,24 @@ def test_the_four_types_are_registered_in_order():
         assert get_entity_type(name).name == name
 
 
-def test_only_human_and_assistant_can_be_generated_yet():
+def test_every_built_in_type_can_be_generated():
+    # Coding and tool agents are simulated in multi-peer worlds.
     ready = {t.name: t.generator_ready for t in entity_types()}
     assert ready == {
         "human": True,
         "assistant_agent": True,
-        "coding_agent": False,
-        "tool_agent": False,
+        "coding_agent": True,
+        "tool_agent": True,
     }
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_each_type_discloses_canaries_drawn_from_its_own_pools(name: str):
+    canaries = get_entity_type(name).canaries
+    assert canaries
+    for frame in canaries:
+        value = frame.draw(lambda pool: pool[0])
+        assert value and all("{v}" in s for s in frame.statements) and "{name}" in frame.question
 
 
 @pytest.mark.parametrize("name", BUILT_IN)

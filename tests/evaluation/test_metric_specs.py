@@ -49,8 +49,12 @@ def test_suite_metrics_are_registered_once_in_row_order() -> None:
 
 
 def test_views_give_the_reports_their_columns() -> None:
-    headline = ["drift_c", "drift_c_lift", "drift_e", "mvot", "selectivity", "revision_accuracy"]
-    headline += ["action_alignment", "tes", "lps"]
+    # Privacy is not a headline column: the leaderboard adds it beside DRIFT-C where a canary
+    # measured it (spec §7.5: reported, never inside DRIFT-C).
+    capability = ["mvot", "selectivity", "revision_accuracy", "action_alignment", "tes", "lps"]
+    composite = ["drift_c", "drift_c_lift", "drift_e"]
+    peers = ["consistency", "consistency_agreement", "attribution", "handoff_sessions"]
+    headline = [*composite, *capability]
     assert _names("headline") == headline
     assert [metric_spec(n).label for n in headline] == [
         "DRIFT-C",
@@ -63,18 +67,18 @@ def test_views_give_the_reports_their_columns() -> None:
         "TES",
         "LPS",
     ]
-    assert _names("json") == [*headline[3:], "privacy", "drift_c", "drift_c_lift", "drift_e"]
-    assert _names("compare") == [*headline, "read_ms_p99", "storage_per_session"]
+    assert _names("json") == [*capability, "privacy", *peers, *composite]
+    assert _names("compare") == [*composite, *capability, "read_ms_p99", "storage_per_session"]
     assert _names("metadata") == [
-        *headline[3:],
-        "drift_c",
-        "drift_c_lift",
-        "drift_e",
+        *capability,
+        *composite,
+        "privacy",
+        *peers,
         "storage_per_session",
         "token_cost_per_session",
         *(f"{kind}_ms_p{p}" for kind in ("read", "write") for p in (50, 95, 99)),
     ]
-    assert [s.name for s in metric_specs() if s.null_when_undefined] == ["privacy"]
+    assert [s.name for s in metric_specs() if s.null_when_undefined] == ["privacy", *peers]
     assert [s.name for s in metric_specs() if s.geometric] == ["tes"]
 
 

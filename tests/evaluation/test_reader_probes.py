@@ -94,3 +94,29 @@ def test_views_are_kept_per_row_and_equal_a_fresh_build() -> None:
     assert _reader_probes._row_key({"x": True}) != _reader_probes._row_key({"x": 1})
     # Rows that cannot be keyed safely are built every time, never kept.
     assert _reader_probes._row_key({**row, "extra": object()}) is None
+
+
+def test_in_a_world_of_several_people_another_person_s_words_are_theirs() -> None:
+    people = pa.Table.from_pylist(
+        [
+            {"replicate": 0, "entity_id": "rosa", "name": "Rosa Albescu", "entity_type": "human"},
+            {"replicate": 0, "entity_id": "tomas", "name": "Tomas Lund", "entity_type": "human"},
+            {"replicate": 0, "entity_id": "desk", "name": "Desk", "entity_type": "assistant_agent"},
+        ]
+    )
+    truth = pa.Table.from_pylist(
+        [
+            {"replicate": 0, "slot": "city", "slot_kind": "functional", "value": "Lisbon"},
+            {"replicate": 0, "slot": "city", "slot_kind": "functional", "value": "Porto"},
+        ]
+    )
+    probes = pa.Table.from_pylist(
+        [_probe(subject="rosa", question="Which city does Rosa live in now?")]
+    )
+    row = with_reader_columns(probes, people, truth).to_pylist()[0]
+    assert row["reader_people"] == ["tomas", "Tomas Lund", "Tomas"]
+    context = "[2027-01-04] rosa: I live in Lisbon now.\n[2027-01-06] tomas: I live in Porto now."
+    [verdict] = judge_all(pa.Table.from_pylist([row]), {(0, "p1"): context})["correct"]
+    assert verdict is True
+    # A world of one person lists nobody else: its readings are what they always were.
+    assert _world([_probe()]).column("reader_people").to_pylist() == [[]]

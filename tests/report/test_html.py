@@ -191,3 +191,26 @@ def test_the_plots_figures_are_the_json_summarys(page: tuple[Path, dict[str, Any
         for ability, key in (("revision", "revision_accuracy"), ("action", "action_alignment")):
             value = (row[key] or {}).get("value")
             assert abilities.get((row["arm"], ability)) == value
+
+
+def test_privacy_is_shown_with_what_keeping_nothing_costs(tmp_path: Path) -> None:
+    def row(arm: str, rank: int | None, drift_c: float | None, privacy: float) -> dict[str, Any]:
+        figure = None if drift_c is None else {"value": drift_c, "ci_low": None, "ci_high": None}
+        return {
+            "arm": f"{arm}@hard",
+            "backend": arm,
+            "rank": rank,
+            "ranked": rank is not None,
+            "drift_c": figure,
+            "privacy": {"value": privacy, "ci_low": None, "ci_high": None},
+        }
+
+    rows = [
+        row("bm25", 1, 0.61, 1.0),
+        row("amnesiac", 2, 0.08, 1.0),
+        row("leaky_shared", None, None, 0.25),
+    ]
+    record = {"leaderboard": rows, "horizons": {}, "signature": {}}
+    text = render_html(ReportData(tmp_path / "r.json", record, {}, [], [], [], [], [], {}), [], {})
+    assert "amnesiac@hard: Privacy 1.000 at DRIFT-C 0.080" in text
+    assert "leaky_shared@hard</a> (reference, not ranked)" in text

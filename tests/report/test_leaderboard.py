@@ -24,6 +24,10 @@ SUITE_JSON = [
     "tes",
     "lps",
     "privacy",
+    "consistency",
+    "consistency_agreement",
+    "attribution",
+    "handoff_sessions",
     "drift_c",
     "drift_c_lift",
     "drift_e",
@@ -93,6 +97,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
     assert list(summary["arms"][0])[3:] == [
         "valid",
         "fault_rate",
+        "ranked",
         "rank",
         "drift_c",
         "drift_c_lift",
@@ -104,6 +109,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "tes",
         "lps",
         "privacy",  # null here: no canary probe
+        "leaks",
         "lps_modelled",
         "not_applicable",
         "recall_by_subtype",
@@ -226,6 +232,14 @@ def test_privacy_sits_beside_drift_c_where_a_canary_measured_it(
     assert privacy.value is not None
     header = _header(render_leaderboard(rows))
     assert header[:3] == ["arm", "DRIFT-C", "Privacy"]
+    # Never Privacy without its price: keeping nothing scores it, as the amnesiac shows.
+    keeps_nothing = next(s for s in rows if s.backend == "amnesiac")
+    price = (
+        f"amnesiac@hard: Privacy {keeps_nothing.rows['privacy'].value:.3f} at DRIFT-C "
+        f"{keeps_nothing.rows['drift_c'].value:.3f}"
+    )
+    assert price in render_leaderboard(rows)
+    assert "run --backend amnesiac beside it" in render_leaderboard(standings(cells[:1]))
     summary = summary_json(cells, ["fixture-001"])
     assert summary["arms"][0]["privacy"]["value"] == pytest.approx(privacy.value)
     assert summary["cells"][0]["metrics"]["privacy"]["value"] is not None

@@ -62,7 +62,7 @@ def test_scenario_error_lines() -> None:
             "pattern: linear }",
             "pattern: linear, range: 3 }",
             "topology[0].range",
-            "session_range, active, pattern",
+            "session_range, active, pattern, every, offset",
         ),
         (
             "context_window: 200000",

@@ -101,7 +101,7 @@ def test_every_problem_of_a_file_is_reported_on_its_own_line(workdir: Path) -> N
         f"{file}: horizon: required field is missing",
         f"{file}:7: horizons: unknown key 'horizons'; allowed: id, version, description, "
         "paradigm, seed, replicates, horizon, noise_ratio, signal_ratio, soft_ratio, "
-        "soft_signal_mentions, probes_per_checkpoint, entities, topology, checkpoints, "
+        "soft_signal_mentions, probes_per_checkpoint, entities, principal, topology, checkpoints, "
         "memory_reads",
     ]
 

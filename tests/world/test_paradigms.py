@@ -33,8 +33,8 @@ def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Registry[Any]:
     return fresh
 
 
-def test_user_assistant_is_registered_lazily() -> None:
-    assert paradigm_names() == ["user_assistant"]
+def test_user_assistant_and_multi_peer_are_registered_lazily() -> None:
+    assert paradigm_names() == ["multi_peer", "user_assistant"]
     assert paradigm_generator("user_assistant") is generate_user_assistant
     assert paradigm_generator("coding_agent") is None
 
@@ -45,7 +45,7 @@ def test_an_unregistered_paradigm_is_one_line(tmp_path: Path) -> None:
         check_supported(spec)
     assert str(caught.value) == (
         "scenario test-coding-x: paradigm 'coding_agent' validates, but world generation "
-        "supports only user_assistant so far"
+        "supports only multi_peer, user_assistant so far"
     )
 
 
@@ -53,13 +53,12 @@ def test_a_registered_paradigm_passes_the_paradigm_check(tmp_path: Path) -> None
     spec = load_scenario(write_scenario(tmp_path, CODING)).spec
     register_paradigm("coding_agent", "drift_pipeline.world._generate:generate_user_assistant")
     try:
-        assert paradigm_names() == ["coding_agent", "user_assistant"]
-        # Past the paradigm, the entity types are checked: coding agents have no generator.
-        with pytest.raises(GenerationUnsupported, match="entity type 'coding_agent' has no"):
-            check_supported(spec)
+        assert paradigm_names() == ["coding_agent", "multi_peer", "user_assistant"]
+        # Past the paradigm, the entity types are checked: coding agents are simulated.
+        check_supported(spec)
     finally:
         unregister_paradigm("coding_agent")
-    assert paradigm_names() == ["user_assistant"]
+    assert paradigm_names() == ["multi_peer", "user_assistant"]
 
 
 def test_generation_goes_through_the_registered_generator(

@@ -62,6 +62,11 @@ def test_groups_are_sampled_rarest_family_first_then_in_declared_subtype_order()
         ("action", "preference_driven"),
         ("action", "constraint_aware"),
         ("action", "style_adaptive"),
+        # The multi-peer families, last.
+        ("canary", "private_fact"),
+        ("consistency", "shared_decision"),
+        ("attribution", "proposer"),
+        ("handoff", "caught_up"),
     ]
 
 

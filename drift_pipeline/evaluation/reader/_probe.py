@@ -214,6 +214,8 @@ class ReaderProbe:
         slot: The slot asked about.
         topic: Words the asserting sentence must contain, for slots whose values are shared
             across topics (a view on remote work is not a view on electric cars).
+        other_speakers: The names of the world's other people, in a world of several: what a
+            line headed by one of them says is theirs, not the subject's.
     """
 
     probe_id: str
@@ -230,6 +232,7 @@ class ReaderProbe:
     exclusive: bool = True
     slot: str = ""
     topic: tuple[str, ...] = ()
+    other_speakers: tuple[str, ...] = ()
 
     def role_of(self, value: str | None) -> Role | None:
         """The role of the candidate whose canonical text is ``value``."""
@@ -245,6 +248,7 @@ class ReaderProbe:
         others: Sequence[Sequence[str]] = (),
         exclusive: bool | None = None,
         topic: Sequence[str] | None = None,
+        other_speakers: Iterable[str] = (),
     ) -> ReaderProbe:
         """Build from a ``probes`` table row plus what the world knows beyond it.
 
@@ -259,6 +263,7 @@ class ReaderProbe:
                 the accumulating families (constraints, habits, preferences, completed tasks).
             topic: Words the asserting sentence must contain; by default, for an opinion slot
                 (``opinion/remote_work``), the words of its topic key.
+            other_speakers: The names of the world's other people (none in a world of one).
         """
         slot = str(row.get("slot") or "")
         family, _, key = slot.partition("/")
@@ -278,6 +283,7 @@ class ReaderProbe:
             "exclusive": exclusive,
             "slot": slot,
             "topic": tuple(word.lower() for word in topic if word),
+            "other_speakers": tuple(dict.fromkeys(s for s in other_speakers if s)),
         }
         if row.get("probe_type") == "action":
             options = tuple(

@@ -144,8 +144,10 @@ class _Prepared:
 # Per distinct context: many probes of a checkpoint read the same (long) text. Few entries,
 # since a full-context memory's text can be megabytes.
 @lru_cache(maxsize=32)
-def _prepare(context: str, names: frozenset[str]) -> _Prepared:
-    lines = tuple(segment(context, names))
+def _prepare(
+    context: str, names: frozenset[str], others: frozenset[str] = frozenset()
+) -> _Prepared:
+    lines = tuple(segment(context, names, others))
     folded = tuple(_fold(line.text) for line in lines)
     lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
     starts, at, running, latest = [], 0, [], ""
@@ -267,14 +269,15 @@ def read_context(context: str, probe: ReaderProbe) -> Reading:
     text, runs, records = _scan(context)
     phrases = _phrases(probe.candidates)
     present = [p for p in phrases if p.runs <= runs and _bounded_seen(p.key, text)]
-    names = _names(probe.subject_names)
+    names, others = _names(probe.subject_names), _names(probe.other_speakers)
     if not present and records:
         # Records are read as rendered sentences ("weight_lb": 66 → "weight 66 lb"), where a
         # value may be spelled as it is not in the raw text.
-        present = [p for p in phrases if _bounded_seen(p.key, _prepare(context, names).joined)]
+        rendered = _prepare(context, names, others).joined
+        present = [p for p in phrases if _bounded_seen(p.key, rendered)]
     if not present:
         return _conclude(probe, [], "no candidate value is mentioned")
-    prepared = _prepare(context, names)
+    prepared = _prepare(context, names, others)
     hits: dict[int, list[Hit]] = {}
     for given, key, _, owners in present:
         for start, end in _bounded_seen(key, prepared.joined):

@@ -68,13 +68,17 @@ _date_prefix = lru_cache(maxsize=4096)(parse_date)
 
 
 @lru_cache(maxsize=4096)
-def _classify_head(head: str, names: frozenset[str]) -> Speaker | None:
+def _classify_head(
+    head: str, names: frozenset[str], others: frozenset[str] = frozenset()
+) -> Speaker | None:
     """Who a line's head says speaks (``note`` for a label), or ``None`` when it is no head."""
     key = head.strip().lower().replace("’", "'")
     if key in _SUBJECTS or key in names:
         return "subject"
     if key in _ASSISTANTS:
         return "assistant"
+    if key in others:
+        return "other"  # another person of the world, by the name the memory gives them
     if key in _WORDS["note-heads"] or _R["note-head-start"].match(key):
         return "note"
     if "'s " in key:  # the subject's own label ("Ella's employer"), or a relation's line
@@ -91,18 +95,22 @@ def _classify_head(head: str, names: frozenset[str]) -> Speaker | None:
     return None  # "Honestly: …" is text, not a head
 
 
-def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
+def segment(
+    context: str, subject_names: frozenset[str], others: frozenset[str] = frozenset()
+) -> list[Line]:
     """The context's lines with speaker, dates and content (header lines only date others).
 
     Args:
         context: Retrieved memory text.
         subject_names: The subject's names, lower-cased.
+        others: Names of the other people of the world, lower-cased (a world with several):
+            a line headed by one is theirs, never a note about the subject.
     """
     lines: list[Line] = []
     section: str | None = None
     carried: str | None = None
     plan_list = False  # inside the items of a "Goals:" / "Plans:" list
-    for index, raw, continued in _turns(context, subject_names):
+    for index, raw, continued in _turns(context, subject_names, others):
         bullet = _R["bullet"].match(raw)
         plan_list = plan_list and raw.strip() != "" and (bool(bullet) or raw[:1] in " \t")
         if not raw.strip():
@@ -155,7 +163,7 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
                 if tail and (found or tail.group(0).strip()[:1] in "(["):
                     own = own or found
                     head = head[: tail.start()].strip()
-            classified = _classify_head(head, subject_names)
+            classified = _classify_head(head, subject_names, others)
             if classified is None:
                 head = ""
             else:
@@ -204,7 +212,9 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
     return out
 
 
-def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
+def _turns(
+    context: str, names: frozenset[str], others: frozenset[str] = frozenset()
+) -> list[tuple[int, str, bool]]:
     """Each line of ``context``, split where a new speaker takes a turn on the same line.
 
     Returns (line index, text, whether it continues the line before) triples.
@@ -214,7 +224,7 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
         start = 0
         if "|" in raw or "//" in raw:
             for match in _R["turn-break"].finditer(raw):
-                if _classify_head(match.group(1), names) in ("subject", "assistant"):
+                if _classify_head(match.group(1), names, others) in ("subject", "assistant"):
                     out.append((index, raw[start : match.start()], start > 0))
                     start = match.end()
         out.append((index, raw[start:], start > 0))

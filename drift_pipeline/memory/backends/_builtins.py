@@ -54,32 +54,46 @@ def full_context_defaults(source: WorldSource) -> dict[str, Any]:
     return {"budget_tokens": min(windows)} if windows else {}
 
 
+# Every built-in that keeps anything is built through the scoping layer (``scoped=True``): a
+# memory per entity, holding the sessions that entity attended, so none leaks one entity's
+# sessions to another whatever its own scope rules are.
 register_backend("amnesiac", f"{_PACKAGE}.amnesiac:AmnesiacBackend", default_arm=True)
-register_backend("bm25", f"{_PACKAGE}.bm25:BM25Backend", default_arm=True)
-register_backend("fact_store", f"{_PACKAGE}.fact_store:FactStoreBackend", default_arm=True)
+register_backend("bm25", f"{_PACKAGE}.bm25:BM25Backend", default_arm=True, scoped=True)
+register_backend(
+    "fact_store", f"{_PACKAGE}.fact_store:FactStoreBackend", default_arm=True, scoped=True
+)
 register_backend(
     "full_context",
     f"{_PACKAGE}.full_context:FullContextBackend",
     default_arm=True,
     defaults=full_context_defaults,
+    scoped=True,
 )
 register_backend(
     "reference_compressor",
     f"{_PACKAGE}.reference_compressor:ReferenceCompressor",
     default_arm=True,
     needs=reference_compressor_needs,
+    scoped=True,
 )
 register_backend(
-    "temporal_graph", f"{_PACKAGE}.temporal_graph:TemporalGraphBackend", default_arm=True
+    "temporal_graph",
+    f"{_PACKAGE}.temporal_graph:TemporalGraphBackend",
+    default_arm=True,
+    scoped=True,
 )
 # A floor, run by default and ranked with the references: every dated first-person user sentence.
-register_backend("sentence_log", f"{_PACKAGE}.sentence_log:SentenceLogBackend", default_arm=True)
+register_backend(
+    "sentence_log", f"{_PACKAGE}.sentence_log:SentenceLogBackend", default_arm=True, scoped=True
+)
 
 # Sanity arms: trivial strategies the metrics must rank low (never default arms).
-register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend")
-register_backend("tagged_buffer", f"{_PACKAGE}.sanity:TaggedBufferBackend")
-register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend")
-register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend")
+register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend", scoped=True)
+register_backend("tagged_buffer", f"{_PACKAGE}.sanity:TaggedBufferBackend", scoped=True)
+register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend", scoped=True)
+register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend", scoped=True)
+# One store for every entity: shows the Privacy Score catching a leak; never ranked.
+register_backend("leaky_shared", f"{_PACKAGE}.leaky_shared:LeakySharedBackend", ranked=False)
 # Any memory server over MCP (the `mcp` extra): options name the server and map the tools.
 register_backend(
     "mcp",

@@ -21,6 +21,7 @@ from drift_pipeline._lazy import Registry, RegistryError, describe_target, is_ta
 from drift_pipeline.memory._protocol import REQUIRED_METHODS, MemoryBackend
 
 from ._needs import BackendNeeds
+from ._scoped import entity_scoped
 
 if TYPE_CHECKING:
     from drift_pipeline.sources import WorldSource
@@ -64,6 +65,11 @@ class BackendRegistration:
             works them out from the constructor options.
         defaults: A ``DefaultsHook`` (or ``"module:function"``): options taken from the loaded
             scenario where the run's backend config gives none.
+        scoped: Built through the scoping layer (:func:`~._scoped.entity_scoped`): a memory
+            per entity, each holding the sessions that entity attended, for a backend class
+            written without scopes.
+        ranked: Ranked on capability. ``False`` for a reference that exists to show one metric
+            working (``leaky_shared``, for Privacy): listed with its figures, never ranked.
     """
 
     name: str
@@ -71,6 +77,8 @@ class BackendRegistration:
     default_arm: bool = False
     needs: BackendNeeds | NeedsHook | str = field(default_factory=BackendNeeds)
     defaults: DefaultsHook | str | None = None
+    scoped: bool = False
+    ranked: bool = True
 
     def __post_init__(self) -> None:
         _BACKENDS.check_name(self.name)
@@ -81,7 +89,15 @@ class BackendRegistration:
 
     def _identity(self) -> tuple[Any, ...]:
         # A class registered by object and by its import path is the same registration.
-        return (self.name, self.target_path, self.default_arm, self.needs, self.defaults)
+        return (
+            self.name,
+            self.target_path,
+            self.default_arm,
+            self.needs,
+            self.defaults,
+            self.scoped,
+            self.ranked,
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BackendRegistration):
@@ -102,9 +118,14 @@ class BackendRegistration:
         Raises:
             RegistryError: One line when its module or attribute cannot be found.
         """
-        if not isinstance(self.target, str):
-            return self.target
-        return _import_attribute(self.target, f"backend {self.name!r}")
+        target = (
+            self.target
+            if not isinstance(self.target, str)
+            else _import_attribute(self.target, f"backend {self.name!r}")
+        )
+        if self.scoped and inspect.isclass(target):
+            return cast(BackendFactory, entity_scoped(target))
+        return target
 
     def needs_for(self, options: Mapping[str, Any]) -> BackendNeeds:
         """What it needs when built with ``options``."""
@@ -152,6 +173,8 @@ def register_backend(
     default_arm: bool = ...,
     needs: BackendNeeds | NeedsHook | str = ...,
     defaults: DefaultsHook | str | None = ...,
+    scoped: bool = ...,
+    ranked: bool = ...,
 ) -> Callable[[_F], _F]: ...
 
 
@@ -163,6 +186,8 @@ def register_backend(
     default_arm: bool = ...,
     needs: BackendNeeds | NeedsHook | str = ...,
     defaults: DefaultsHook | str | None = ...,
+    scoped: bool = ...,
+    ranked: bool = ...,
 ) -> _F: ...
 
 
@@ -174,6 +199,8 @@ def register_backend(
     default_arm: bool = ...,
     needs: BackendNeeds | NeedsHook | str = ...,
     defaults: DefaultsHook | str | None = ...,
+    scoped: bool = ...,
+    ranked: bool = ...,
 ) -> BackendRegistration: ...
 
 
@@ -184,6 +211,8 @@ def register_backend(
     default_arm: bool = False,
     needs: BackendNeeds | NeedsHook | str | None = None,
     defaults: DefaultsHook | str | None = None,
+    scoped: bool = False,
+    ranked: bool = True,
 ) -> Any:
     """Register a backend under ``name``: its class (or factory), or lazily its import path.
 
@@ -198,6 +227,9 @@ def register_backend(
         default_arm: ``drift run`` runs it when no ``--backend`` is given.
         needs: What it needs (see :class:`BackendNeeds`), or a hook from options to needs.
         defaults: A hook from the loaded scenario to constructor options.
+        scoped: Build it through the scoping layer: one memory per entity (see
+            :class:`BackendRegistration`).
+        ranked: ``False`` for a reference never ranked on capability.
 
     Returns:
         The factory itself (decorator form: a decorator returning it); for an import path, the
@@ -212,11 +244,13 @@ def register_backend(
     _BACKENDS.check_name(name)
 
     def decorate(target: _F) -> _F:
-        _add(BackendRegistration(name, target, default_arm, declared, defaults))
+        _add(BackendRegistration(name, target, default_arm, declared, defaults, scoped, ranked))
         return target
 
     if isinstance(factory, str):
-        return _add(BackendRegistration(name, factory, default_arm, declared, defaults))
+        return _add(
+            BackendRegistration(name, factory, default_arm, declared, defaults, scoped, ranked)
+        )
     if factory is not None:
         return decorate(factory)
     return decorate

@@ -14,6 +14,7 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message
+from drift_pipeline.memory.backends._scoped import stored_owners
 
 __all__ = [
     "CaseModel",
@@ -73,8 +74,8 @@ def first_date(messages: Sequence[Message]) -> str:
 
 
 def session_speakers(messages: Iterable[Message]) -> frozenset[str]:
-    """Return the entity ids that spoke in a session (its scope)."""
-    return frozenset(message["speaker"] for message in messages)
+    """Return the entity ids that spoke in a session, and whoever it is stored for (its scope)."""
+    return frozenset(message["speaker"] for message in messages) | stored_owners()
 
 
 def render_turn(message: Message) -> str:

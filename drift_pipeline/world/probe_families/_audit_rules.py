@@ -8,7 +8,7 @@ reads :class:`AuditEvidence`. The rules most families share live here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._model import Probe, SessionPlan
 
@@ -23,11 +23,16 @@ class EventTurn:
         session: Its session index.
         event_id: The event it carries.
         said: The probes' terms its text contains.
+        speaker: Who says it.
+        kind: Its label kind (``event``, or in a multi-peer world ``canary``, ``decision``,
+            ``agree``, ``briefing``).
     """
 
     session: int
     event_id: str
     said: Set[str]
+    speaker: str = ""
+    kind: str = "event"
 
 
 @dataclass(frozen=True)
@@ -38,11 +43,14 @@ class AuditEvidence:
         plans: The session plans, by session index.
         first_said: Term → first session whose event turn says it.
         by_session: Session index → its event turns.
+        said_in: Term → every session whose turns (any turn, labelled or not) say it, for the
+            terms of families that audit every turn (``ProbeFamily.audits_every_turn``).
     """
 
     plans: list[SessionPlan]
     first_said: dict[str, int]
     by_session: dict[int, list[EventTurn]]
+    said_in: dict[str, frozenset[int]] = field(default_factory=dict)
 
     @property
     def never(self) -> int:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from drift_pipeline.entities import EntityTypeDef, SlotDef, Value, get_entity_type
 
 from .._model import EntityState, Fact, SessionPlan
+from .._peer_model import PeerWorld
 
 __all__ = ["CheckpointFacts", "ProbeContext"]
 
@@ -39,6 +40,9 @@ class ProbeContext:
         facts: Every latent fact, in fact order.
         event_mentions: First session whose event turn says each value text.
         rng: The probe stream of this replicate.
+        peer: A multi-peer world's canaries, decisions and hand-overs (``None`` elsewhere):
+            the multi-peer families generate from it.
+        principal: Whom ``{principal}`` in a question names (default: the first human).
     """
 
     def __init__(
@@ -48,12 +52,20 @@ class ProbeContext:
         facts: list[Fact],
         event_mentions: dict[str, int],
         rng: random.Random,
+        *,
+        peer: PeerWorld | None = None,
+        principal: str | None = None,
     ) -> None:
         self.profiles = {profile.entity_id: profile for profile in profiles}
         self.types: dict[str, EntityTypeDef] = {
             p.entity_id: get_entity_type(p.entity_type) for p in profiles
         }
-        self.principal = next((p for p in profiles if p.entity_type == "human"), profiles[0])
+        self.principal = (
+            self.profiles[principal]
+            if principal is not None
+            else next((p for p in profiles if p.entity_type == "human"), profiles[0])
+        )
+        self.peer = peer
         self.plans = plans
         self.facts = facts
         # Facts of each (subject, slot), in fact order: probes look them up for every candidate.
@@ -124,7 +136,8 @@ class ProbeContext:
         for entity_id in participants:
             if self.types[entity_id].name != "human":
                 return entity_id
-        return next(e for e, t in self.types.items() if t.name != "human")
+        # In a world of people alone, a person asks their own memory.
+        return next((e for e, t in self.types.items() if t.name != "human"), subject)
 
     def slot(self, fact: Fact) -> SlotDef:
         """The slot definition a fact fills."""

@@ -47,6 +47,12 @@ class ProbeFamily:
         careful_reader: Its probes ask what the memory says a value, a date, a yes/no or an
             action is, so the evaluation's careful reader reads them (and judges an LLM
             reader's answers the same way); ``judge`` then serves only families that opt out.
+        verdict_of: For a family whose question is whether the memory states a value it must
+            not know (canary), how the verdict on "the answer states the latent answer"
+            becomes the family's verdict, given the probe record; applied after the careful
+            reader's judge and the LLM judge alike. ``None``: that verdict is the family's.
+        audits_every_turn: Its audit reads every turn that says a probe's terms, not only the
+            turns carrying an event (:attr:`AuditEvidence.said_in`).
         asks_current: The subtypes whose answer is a slot's current value (``None``: every
             subtype). Their probes are not drawn for a slot that is unsettled at the checkpoint:
             the subject has mentioned a preference for it that has not yet become ground truth
@@ -66,6 +72,8 @@ class ProbeFamily:
     judge_prompt: str = "judge_answer"
     compares_with_amnesiac: bool = False
     careful_reader: bool = False
+    verdict_of: Callable[[Verdict, Mapping[str, Any]], Verdict] | None = None
+    audits_every_turn: bool = False
     asks_current: frozenset[str] | None = None
 
     def __post_init__(self) -> None:

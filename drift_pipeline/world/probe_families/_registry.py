@@ -40,6 +40,11 @@ _FAMILIES: Registry[ProbeFamily] = Registry("probe family", ENTRY_POINT_GROUP, _
 _FAMILIES.register("recall", "drift_pipeline.world.probe_families.recall:RECALL")
 _FAMILIES.register("action", "drift_pipeline.world.probe_families.action:ACTION")
 _FAMILIES.register("revision", "drift_pipeline.world.probe_families.revision:REVISION")
+# The multi-peer families (spec §6.2), after the others: their draws never move earlier ones'.
+_FAMILIES.register("canary", "drift_pipeline.world.probe_families.canary:CANARY")
+_FAMILIES.register("consistency", "drift_pipeline.world.probe_families.consistency:CONSISTENCY")
+_FAMILIES.register("attribution", "drift_pipeline.world.probe_families.attribution:ATTRIBUTION")
+_FAMILIES.register("handoff", "drift_pipeline.world.probe_families.handoff:HANDOFF")
 
 
 def register_probe_family(name: str, target: str) -> None:

@@ -130,7 +130,9 @@ def test_full_context_budget_defaults_to_the_smallest_assistant_window(small: Wo
         "budget_tokens": 9
     }
     backend = load_backend("full_context", resolve_backend_options("full_context", small))
-    assert isinstance(backend, FullContextBackend) and backend.budget_tokens == 32000
+    # Built through the scoping layer: each entity's memory is a FullContextBackend.
+    assert type(backend).inner is FullContextBackend  # type: ignore[attr-defined]
+    assert backend.budget_tokens == 32000  # type: ignore[attr-defined]
 
 
 def test_other_built_ins_and_import_paths_get_the_configured_options_only(small: WorldSource):

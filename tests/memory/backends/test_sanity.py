@@ -64,4 +64,4 @@ def test_they_are_registered_but_not_default_arms() -> None:
     names = {"recency_buffer", "tagged_buffer", "keyword_lines", "session_dates"}
     assert names <= set(backend_names())
     assert not names & set(default_backend_names())
-    assert get_backend_factory("session_dates") is SessionDatesBackend
+    assert get_backend_factory("session_dates").inner is SessionDatesBackend  # type: ignore[attr-defined]

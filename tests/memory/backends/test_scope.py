@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from drift_pipeline.memory._protocol import Message
-from drift_pipeline.memory.backends import load_backend
+from drift_pipeline.memory._protocol import MemoryBackend, Message
+from drift_pipeline.memory.backends import backend_names, backend_registration, load_backend
 
-from ._sessions import NOISE, PRINCIPAL, agent, ask, store_all, user
+from ._sessions import NOISE, PRINCIPAL, agent, ask, run, store_all, user
 
 REMEMBERING = ["full_context", "reference_compressor", "bm25", "fact_store", "temporal_graph"]
 QUESTION = "Where does the principal live and where does the principal work?"
@@ -51,3 +51,40 @@ def test_same_input_same_output(name: str) -> None:
     assert first.token_counts() == second.token_counts()
     for entity in ("assistant_a", "assistant_b", PRINCIPAL):
         assert ask(first, QUESTION, entity=entity) == ask(second, QUESTION, entity=entity)
+
+
+def _scoped_built_ins() -> list[str]:
+    return [name for name in backend_names() if backend_registration(name).scoped]
+
+
+def test_every_scoped_built_in_keeps_each_entity_to_the_sessions_it_was_given() -> None:
+    # As the harness stores a shared session: once per entity whose memory it enters. The
+    # private one goes to ana's memory only; ben, asked the same question, must not get it.
+    private = _session("2027-03-01", "desk", "I live in Reykjavik.")
+    shared = _session("2027-03-05", "desk", "I live in Oslo.")
+    names = _scoped_built_ins()
+    assert {"bm25", "fact_store", "sentence_log", "recency_buffer"} <= set(names)
+    shared_seen = set()
+    for name in names:
+        backend = load_backend(name, {})
+
+        async def go(backend: MemoryBackend = backend) -> None:
+            await backend.store("s1", private, entity_id="ana")  # type: ignore[call-arg]
+            for entity in ("ana", "ben"):
+                await backend.store("s2", shared, entity_id=entity)  # type: ignore[call-arg]
+
+        run(go())
+        seen_by_ben = ask(backend, QUESTION, entity="ben")
+        assert "Reykjavik" not in seen_by_ben, name
+        assert ask(backend, QUESTION, entity="outsider") == "", name
+        if "Oslo" in seen_by_ben:
+            shared_seen.add(name)
+    # Not a scope kept by storing nothing: the shared session reached ben's memory.
+    assert set(REMEMBERING) <= shared_seen
+
+
+def test_the_leaky_reference_hands_one_entity_s_session_to_another() -> None:
+    assert "leaky_shared" not in _scoped_built_ins()
+    backend = load_backend("leaky_shared", {})
+    run(backend.store("s1", _session("2027-03-01", "desk", "I live in Reykjavik.")))
+    assert "Reykjavik" in ask(backend, QUESTION, entity="ben")

@@ -54,4 +54,4 @@ def test_an_entity_sees_only_sessions_it_took_part_in() -> None:
 
 def test_it_is_a_default_arm_by_name() -> None:
     assert "sentence_log" in default_backend_names()
-    assert get_backend_factory("sentence_log") is SentenceLogBackend
+    assert get_backend_factory("sentence_log").inner is SentenceLogBackend  # type: ignore[attr-defined]

@@ -18,15 +18,21 @@ from drift_pipeline.world.probe_families import (
     register_probe_family,
 )
 
+MULTI_PEER = ("canary", "consistency", "attribution", "handoff")
+
 
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A registry of the built-in families only, restored after the test."""
-    monkeypatch.setattr(_registry, "_FAMILIES", _registry._FAMILIES.copy())
+    """The single-principal built-in families only (the example takes the canary's name)."""
+    copy = _registry._FAMILIES.copy()
+    for name in MULTI_PEER:
+        copy.unregister(name)
+    monkeypatch.setattr(_registry, "_FAMILIES", copy)
 
 
 def test_the_built_in_families_in_generation_order() -> None:
-    assert probe_family_names()[:3] == ("recall", "action", "revision")
+    # The multi-peer families come last: their draws never move the others' probes.
+    assert probe_family_names()[:7] == ("recall", "action", "revision", *MULTI_PEER)
     assert [family.name for family in probe_families()][:3] == ["recall", "action", "revision"]
 
 

@@ -11,6 +11,8 @@ statement: a system has to understand the clause to keep it, and the value is st
 
 from __future__ import annotations
 
+from ._agent_stems import AGENT_CONFIRM_PROMPTS, AGENT_STEMS, AGENT_TOPIC_WORDS
+
 STEMS: dict[str, tuple[tuple[str, str], ...]] = {
     "employer": (
         ("joined", "I joined {v} {when}"),
@@ -218,6 +220,7 @@ STEMS: dict[str, tuple[tuple[str, str], ...]] = {
         ("appreciate", "I appreciate it when you {v}"),
         ("my_way", "my way of working needs you to {v}"),
     ),
+    **AGENT_STEMS,
 }
 
 # Noun phrases for constraints: each contains one of the value's aliases.
@@ -260,6 +263,7 @@ CONFIRM_PROMPTS: dict[str, str] = {
     "habits": "It sounds like {v} is a regular thing for you now?",
     "preference": "Should I assume {v} from here on?",
     "workflow_preferences": "Do you want me to {v} every time?",
+    **AGENT_CONFIRM_PROMPTS,
 }
 
 # What a slot family's news is about, for lead-ins ("news on the work front").
@@ -276,4 +280,5 @@ TOPIC_WORDS: dict[str, str] = {
     "habits": "routine",
     "preference": "preferences",
     "workflow_preferences": "workflow",
+    **AGENT_TOPIC_WORDS,
 }
