@@ -95,7 +95,6 @@ def _echo_faults(cells: Sequence[CellResult]) -> None:
     bad return values shows its first fault instead.
     """
     from drift_pipeline.memory import FaultSummary
-    from drift_pipeline.memory._fault_summary import CALL_KINDS
 
     by_arm: dict[str, list[CellResult]] = {}
     for cell in cells:
@@ -110,7 +109,7 @@ def _echo_faults(cells: Sequence[CellResult]) -> None:
     for arm, faulting in by_arm.items():
         summary = FaultSummary.merged([cell.run.fault_summary for cell in faulting])
         calls = sum(cell.run.calls for cell in faulting)
-        kinds = ", ".join(f"{kind} {summary.faulted[kind]}" for kind in CALL_KINDS)
+        kinds = summary.by_kind()
         skipped = sum(summary.skipped.values())
         skips = f"; {skipped} of them skipped, not made" if skipped else ""
         retried = sum(summary.retried.values())

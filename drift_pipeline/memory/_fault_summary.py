@@ -67,6 +67,10 @@ class FaultSummary:
         """Faulted calls of every kind."""
         return sum(self.faulted.values())
 
+    def by_kind(self) -> str:
+        """The faulted calls per kind, every kind named: ``store 3, session_read 0, probe 1``."""
+        return ", ".join(f"{kind} {self.faulted[kind]}" for kind in CALL_KINDS)
+
     def add(
         self,
         kind: str,

@@ -883,9 +883,23 @@ def run_cell(
         max_fault_rate=config.max_fault_rate,
         deployment=deployment,
         fault_summary=FaultSummary.merged([r.tally for r in results]),
-        service=next((r.service for r in results if r.service), {}),
+        service=merged_service([r.service for r in results]),
         time_to_queryable=time_to_queryable(snapshot_rows["queryable_ms"]),
     )
+
+
+def merged_service(reports: list[dict[str, str]]) -> dict[str, str]:
+    """One description of what a cell's replicates ran against.
+
+    Each replicate's worker asks the backend on its own, so a service upgraded or a model
+    switched mid-cell shows: a key whose replicates disagree lists every value seen, in
+    replicate order, joined by `` | `` (one value when they agree).
+    """
+    seen: dict[str, dict[str, None]] = {}
+    for report in reports:
+        for key, value in report.items():
+            seen.setdefault(key, {})[value] = None
+    return {key: " | ".join(values) for key, values in seen.items()}
 
 
 def time_to_queryable(waits: list[float | None]) -> dict[str, float] | None:

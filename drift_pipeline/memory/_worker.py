@@ -14,7 +14,8 @@ response line per session, in order, each sent as soon as that session is stored
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "service"}`` (what ``service_info()`` says now; also sent
 at ``init``), ``{"op": "ping"}`` (no backend needed: answers with the isolation level),
-``{"op": "close"}``. An ``init`` may carry ``skips``, the harness's skip rule for the
+``{"op": "close"}`` (the backend's ``aclose()`` or ``close()`` is called first, if it has
+one). An ``init`` may carry ``skips``, the harness's skip rule for the
 replicate (see :mod:`._skips`), and ``clock``, true when calls will carry ``at`` (below); a
 store or retrieve of a kind it has cut off is answered
 ``{"ok": false, "skipped": true, "error": ...}`` without reaching the backend.
@@ -42,6 +43,7 @@ import inspect
 import operator
 import os
 import sys
+import sysconfig
 import time
 import traceback
 from collections.abc import Callable
@@ -66,6 +68,18 @@ MAX_CONTEXT_CHARS = 16 << 20
 MAX_SNAPSHOT_CHARS = 64 << 20
 """Longest ``snapshot()`` accepted (a keep-everything memory at the longest horizon is ~10 MB)."""
 _PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+# The standard library's folders (site-packages below them excluded, where a distribution puts
+# it there): a fault raised inside asyncio or json is placed at the caller that handed it bad
+# input, the line a person can act on.
+_STDLIB_DIRS = tuple(
+    dict.fromkeys(
+        os.path.join(os.path.realpath(path), "")
+        for path in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])
+    )
+)
+# How long a backend's close()/aclose() may take at the end of a replicate: the harness waits a
+# few seconds for the worker to exit before it kills it.
+_CLOSE_SECONDS = 3.0
 
 
 class CallTimedOut(Exception):
@@ -139,16 +153,25 @@ def _location(error: BaseException) -> str | None:
     """``file:line`` where ``error`` arose in the backend's code.
 
     The bad line of a syntax error, else the last frame of its traceback outside the import
-    machinery and this package (whose own checks name what is wrong without a line).
+    machinery, the standard library (asyncio's event loop, a parser handed bad text) and this
+    package (whose own checks name what is wrong without a line).
     """
     if isinstance(error, SyntaxError) and error.filename:
         return f"{error.filename}:{error.lineno}"
     frames = [
         frame
         for frame in traceback.extract_tb(error.__traceback__)
-        if not frame.filename.startswith(("<", _PACKAGE_DIR))
+        if not frame.filename.startswith(("<", _PACKAGE_DIR)) and not _in_stdlib(frame.filename)
     ]
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+
+
+def _in_stdlib(filename: str) -> bool:
+    """Whether ``filename`` is a module of the standard library (not an installed package)."""
+    path = os.path.realpath(filename)
+    if any(part in ("site-packages", "dist-packages") for part in path.split(os.sep)):
+        return False
+    return path.startswith(_STDLIB_DIRS)
 
 
 def error_line(error: BaseException) -> tuple[str, str | None]:
@@ -237,6 +260,25 @@ class _Worker:
         self.store_entity = False
         self.waits = False
         self.waiting = False  # inside wait_until_queryable (named by a timeout's error)
+
+    def close(self) -> None:
+        """Let the backend release what it holds (``aclose()`` or ``close()``, if it has one).
+
+        Called once when the replicate ends. A client that holds connections, a server process
+        or files open gets to shut them down cleanly instead of being killed. The call is
+        bounded (:data:`_CLOSE_SECONDS`) and its failure is printed on the worker's stderr, not
+        recorded as a fault: every scored call has already returned.
+        """
+        backend = self.backend
+        closer = getattr(backend, "aclose", None) or getattr(backend, "close", None)
+        if backend is None or not callable(closer):
+            return
+        try:
+            result = closer()
+            if inspect.isawaitable(result):
+                self.loop.run_until_complete(_bounded(result, _CLOSE_SECONDS))
+        except Exception as error:  # a backend's shutdown fault must not hide the run's results
+            print(f"{type(backend).__name__}.close(): {_one_line(error)}", file=sys.stderr)
 
     def _at(self, request: dict[str, Any]) -> None:
         """Move the clock to the simulated time of the call's session, if the harness sent one."""
@@ -564,6 +606,7 @@ def main() -> None:
         del line  # a batch's raw text must not outlive the parse
         op = request.get("op")
         if op == "close":
+            worker.close()
             protocol_out.write(b'{"ok": true, "ms": 0}\n')
             return
         if op == "store_many":

@@ -300,3 +300,12 @@ def test_a_failure_counting_transcript_tokens_is_raised_as_itself(
     monkeypatch.setattr(_loop, "transcript_tokens", broken)
     with pytest.raises(ValueError, match="cannot count"):
         _cell(world, "amnesiac")
+
+
+def test_a_cell_names_every_service_version_its_replicates_ran_against() -> None:
+    from drift_pipeline.memory._loop import merged_service
+
+    same = {"service": "zep", "version": "1.2"}
+    assert merged_service([same, dict(same), {}]) == same
+    upgraded = merged_service([same, {"service": "zep", "version": "1.3", "sdk": "zep-cloud 3"}])
+    assert upgraded == {"service": "zep", "version": "1.2 | 1.3", "sdk": "zep-cloud 3"}
