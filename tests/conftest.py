@@ -1,4 +1,4 @@
-"""Collection order for the test command's workers: the longest files go out first.
+"""The whole suite's settings, its shared tiny run, and the order files go to the workers.
 
 ``scripts/test.sh`` hands whole files to two pytest-xdist workers in collection order, each
 worker taking the next file when it is nearly done. A long file handed out last runs on one
@@ -11,8 +11,12 @@ what a test checks.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from report.tiny_world import TinyRun
 
 # Records are signed with a throwaway key, never one written under the real home; direct runs
 # record nothing into a Dagster instance unless a test turns it on for itself.
@@ -20,16 +24,21 @@ os.environ.setdefault("DRIFT_SIGNING_KEY", "11" * 32)
 os.environ.setdefault("DRIFT_DAGSTER_RECORD", "0")
 
 LONGEST_FIRST = (
-    "tests/bench/test_bench.py",
-    "tests/test_cli_run.py",
-    "tests/test_cli_failures.py",
     "tests/pipeline/test_sanity_arms.py",
+    "tests/test_cli_failures.py",
     "tests/defs/test_postgres_outage.py",
+    "tests/defs/test_web_ui.py",
+    "tests/test_cli_run.py",
+    "tests/bench/test_bench.py",
     "tests/defs/test_run_via_dagster.py",
-    "tests/test_cli_secrets.py",
+    "tests/defs/test_run_guards.py",
     "tests/storage/test_s3.py",
-    "tests/pipeline/test_run_jobs.py",
+    "tests/sources/test_replay_runs.py",
+    "tests/defs/test_definitions.py",
+    "tests/pipeline/test_harness.py",
+    "tests/pipeline/test_benchmark_checks.py",
     "tests/defs/test_cli_via_dagster.py",
+    "tests/test_cli_secrets.py",
 )
 """Test files by their measured duration, longest first."""
 
@@ -45,3 +54,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     # A stable sort: the tests of one file stay together and in their own order.
     items.sort(key=place)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> TinyRun:
+    """``drift run`` of the report tests' tiny world, made once per test process."""
+    from report.tiny_world import TinyRun, run_tiny
+
+    folder = tmp_path_factory.mktemp("tiny-run")
+    result, summary = run_tiny(folder)
+    return TinyRun(folder, result.output, summary)

@@ -20,6 +20,9 @@ class Measured:
 
     Attributes:
         wall_s: Wall time from start to exit.
+        cpu_s: User plus system CPU time of the child and every descendant it waited for
+            (backend workers included): unlike the wall time, it hardly moves with the load
+            other processes put on the machine.
         peak_rss_mb: Largest resident set of the child or any descendant it waited for
             (``ru_maxrss`` of the child's resource usage, which covers its reaped descendants:
             the largest *single* process, not a sum over processes).
@@ -28,6 +31,7 @@ class Measured:
     """
 
     wall_s: float
+    cpu_s: float
     peak_rss_mb: float
     returncode: int
     output_tail: str
@@ -49,7 +53,15 @@ code = subprocess.call(argv)
 wall = time.perf_counter() - started
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(report, "w") as handle:
-    json.dump({"wall_s": wall, "maxrss_kib": usage.ru_maxrss, "returncode": code}, handle)
+    json.dump(
+        {
+            "wall_s": wall,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "maxrss_kib": usage.ru_maxrss,
+            "returncode": code,
+        },
+        handle,
+    )
 """
 
 
@@ -107,7 +119,13 @@ def run_measured(
     if returncode != 0:
         raise MeasuredFailure(f"{' '.join(argv[:4])} … exited {returncode}\n{tail}")
     # Linux reports ru_maxrss in KiB.
-    return Measured(float(figures["wall_s"]), int(figures["maxrss_kib"]) / 1024.0, returncode, tail)
+    return Measured(
+        float(figures["wall_s"]),
+        float(figures["cpu_s"]),
+        int(figures["maxrss_kib"]) / 1024.0,
+        returncode,
+        tail,
+    )
 
 
 def _tail(path: Path | None, lines: int = 15) -> str:

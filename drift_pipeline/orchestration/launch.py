@@ -52,6 +52,7 @@ from .plan import CELL_LEVEL, WORLD_LEVEL, Stage, Step, plan_cells, stages
 from .project import project_assets, project_jobs
 from .resources import DriftStorage, MemoryLoop, ScenarioCatalog, default_catalog, default_storage
 from .selection import Selection, select, title
+from .sqlite_hold import hold_open
 
 QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 """Every event is in the instance (and the UI); the terminal gets warnings only."""
@@ -151,24 +152,27 @@ def execute(
     """
     jobs = {name: defs.resolve_job_def(name) for name in {s.job for s in steps}}
     runs = _with_reports_folded(defs, steps, jobs)
-    for index, (label, step, job, selection) in enumerate(runs, 1):
-        where = step.partition or "all cells"
-        if label != f"{step.job} {step.partition or ''}".rstrip():  # the reports rode along
-            where = f"{where} (with the reports)"
-        if log:
-            log(f"[{index}/{len(runs)}] {label}")
-        try:
-            result = job.execute_in_process(
-                instance=instance,
-                partition_key=step.partition,
-                asset_selection=selection,
-                raise_on_error=True,
-                run_config=QUIET_CONSOLE,
-            )
-        except Exception as error:
-            raise RuntimeError(f"{step.job} failed for {where}: {error}") from error
-        if not result.success:
-            raise RuntimeError(f"{step.job} failed for {where}")
+    with hold_open(instance) as held:
+        for index, (label, step, job, selection) in enumerate(runs, 1):
+            where = step.partition or "all cells"
+            if label != f"{step.job} {step.partition or ''}".rstrip():  # the reports rode along
+                where = f"{where} (with the reports)"
+            if log:
+                log(f"[{index}/{len(runs)}] {label}")
+            try:
+                with held.run() as run_id:
+                    result = job.execute_in_process(
+                        instance=instance,
+                        partition_key=step.partition,
+                        asset_selection=selection,
+                        raise_on_error=True,
+                        run_config=QUIET_CONSOLE,
+                        run_id=run_id,
+                    )
+            except Exception as error:
+                raise RuntimeError(f"{step.job} failed for {where}: {error}") from error
+            if not result.success:
+                raise RuntimeError(f"{step.job} failed for {where}")
 
 
 def _with_reports_folded(

@@ -73,12 +73,23 @@ checkpoints:
 """
 
 
+# The end-to-end steps (the suite command, the Dagster pairs) only need their plumbing shown:
+# one replicate, and for the suite two small worlds, which still run in two processes.
+ONE_REPLICATE = TINY_CANONICAL.replace("replicates: 2", "replicates: 1")
+SHORT_SUITE = ONE_REPLICATE.replace("  long: { sessions: 24, session_gap_days: 14 }\n", "").replace(
+    "after_session: 24", "after_session: 12"
+)
+
+
+def _suite(folder: Path, text: str) -> Path:
+    folder.mkdir()
+    (folder / "ua-baseline-001.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
-    folder = tmp_path / "suite"
-    folder.mkdir()
-    (folder / "ua-baseline-001.yaml").write_text(TINY_CANONICAL, encoding="utf-8")
-    return folder
+    return _suite(tmp_path / "suite", TINY_CANONICAL)
 
 
 def test_keys_are_exactly_the_issue_keys_in_order() -> None:
@@ -161,6 +172,16 @@ def test_run_measured_reports_the_peak_of_the_child_and_its_workers(tmp_path: Pa
     assert nested.peak_rss_mb >= 200
 
 
+def test_run_measured_counts_the_cpu_of_the_workers_it_waited_for() -> None:
+    spin = "import time; t = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    worker = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {spin!r}], check=True)"
+    idle = run_measured([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    nested = run_measured([sys.executable, "-c", worker])
+    # The grandchild's 0.3 s of CPU counts; sleeping does not.
+    assert nested.cpu_s >= 0.3 > idle.cpu_s
+    assert idle.wall_s >= 0.3
+
+
 def test_run_measured_raises_with_the_output_tail(tmp_path: Path) -> None:
     log = tmp_path / "child.log"
     with pytest.raises(MeasuredFailure, match="boom"):
@@ -191,19 +212,37 @@ def test_run_bench_measures_only_what_it_is_asked(suite: Path, tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(
-    suite: Path, tmp_path: Path
-) -> None:
+def test_dagster_overhead_runs_dagster_with_the_projects_dagster_yaml(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
-    workspace = BenchWorkspace(suite, folder=tmp_path / "work")
+    suite = _suite(tmp_path / "suite", ONE_REPLICATE)
+    lines: list[str] = []
+    workspace = BenchWorkspace(suite, folder=tmp_path / "work", log=lines.append)
     ratio = measure.dagster_overhead_ratio(workspace, pairs=1)
     assert math.isfinite(ratio) and ratio > 0
-    home = tmp_path / "work" / "dagster-home-0"
-    assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
+    # Each run had a fresh instance of its own, configured as the project's.
+    for name in ("dagster-home-0", "direct-home-0"):
+        home = tmp_path / "work" / name
+        assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
     # Dagster's own SQLite storages, in their default layout under DAGSTER_HOME.
-    runs = home / "history" / "runs"
+    runs = tmp_path / "work" / "dagster-home-0" / "history" / "runs"
     assert (runs / "index.db").is_file() and len(list(runs.glob("*.db"))) > 1
     assert "1 worlds generated" in (tmp_path / "work" / "via-dagster-0.log").read_text()
+    (pair,) = [line for line in lines if line.startswith("dagster_overhead_ratio pair 1:")]
+    assert f"wall {ratio:.2f}, CPU " in pair and "s CPU), via Dagster" in pair
+
+
+def test_each_measured_run_gets_a_fresh_instance_never_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "user-home"))
+    env = measure._fresh_instance(tmp_path / "direct-home-0")
+    home = Path(env["DAGSTER_HOME"])
+    assert home == (tmp_path / "direct-home-0").resolve()
+    assert [p.name for p in home.iterdir()] == ["dagster.yaml"]
+    assert (home / "dagster.yaml").read_text() == measure.PROJECT_DAGSTER_YAML.read_text()
+    # A folder an earlier run filled is never reused.
+    with pytest.raises(FileExistsError):
+        measure._fresh_instance(tmp_path / "direct-home-0")
 
 
 def test_cli_bench_writes_json_and_exits_zero(suite: Path, tmp_path: Path) -> None:
@@ -253,10 +292,9 @@ def test_the_floor_reads_each_world_s_transcripts_once(suite: Path, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(
-    suite: Path, tmp_path: Path
-) -> None:
+def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
+    suite = _suite(tmp_path / "suite", SHORT_SUITE)
     workspace = BenchWorkspace(suite, folder=tmp_path / "work")
     keys = {"suite_ratio", "suite_wall_s", "suite_floor_s"}
     report = run_bench(suite, keys, workspace=workspace)

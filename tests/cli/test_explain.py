@@ -6,16 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
-from report.tiny_world import invoke, run_tiny
+from report.tiny_world import TinyRun, invoke
 
 from drift_pipeline.pipeline import connect
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("explain")
-    run_tiny(base)
-    return base / "data"
+def folder(tiny_run: TinyRun) -> Path:
+    return tiny_run.folder / "data"
 
 
 def _probe(folder: Path, arm: str, correct: bool) -> dict[str, str]:

@@ -6,17 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from report.tiny_world import invoke, run_tiny
+from report.tiny_world import TinyRun, invoke
 
 from drift_pipeline.report import latest_record
 
 
 @pytest.fixture(scope="module")
-def record(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("verify")
-    output, summary = run_tiny(folder)
-    path = latest_record(folder / "data")
-    assert f"run record (signed): {path}" in output.output
+def record(tiny_run: TinyRun) -> Path:
+    summary = tiny_run.summary
+    path = latest_record(tiny_run.folder / "data")
+    assert f"run record (signed): {path}" in tiny_run.output
     # Every row of the JSON names the record it came from and how far to trust it.
     for row in (*summary["arms"], *(r for rows in summary["horizons"].values() for r in rows)):
         assert row["record"] == path.name

@@ -9,19 +9,23 @@ killed with ``pg_ctl stop -m immediate`` (no clean shutdown) while the run is wr
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import pytest
 
-from .conftest import PROJECT, PostgresServer, postgres_instance, write_tiny
+from drift_pipeline.memory import Arm
+from drift_pipeline.orchestration.launch import run_via_dagster
+
+from .conftest import PostgresServer, postgres_instance, write_tiny
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
-ARMS = ("--backend", "bm25", "--backend", "fact_store")
+BACKENDS = ("bm25", "fact_store")
+ARMS = tuple(option for name in BACKENDS for option in ("--backend", name))
 
 
 def _start(home: Path, scenario: Path, out: Path, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -63,13 +67,12 @@ def test_postgres_killed_mid_run_fails_in_one_line_and_a_rerun_resumes(
     home = tmp_path / "pg-home"
     postgres_instance(home, env, monkeypatch).dispose()  # an empty instance on the server
 
-    # The same run, never interrupted (its own instance on SQLite: storage does not matter).
-    clean_home = tmp_path / "clean-home"
-    clean_home.mkdir()
-    shutil.copy(PROJECT / "dagster.yaml", clean_home / "dagster.yaml")
-    clean = _start(clean_home, scenario, tmp_path / "clean", {})
-    _, stderr = clean.communicate(timeout=600)
-    assert clean.returncode == 0, stderr
+    # The same run, never interrupted, in this process (its own instance on SQLite: storage does
+    # not matter; the interrupted run and its rerun are the command itself).
+    (tmp_path / "clean-home").mkdir()
+    with dg.DagsterInstance.local_temp(str(tmp_path / "clean-home")) as clean_instance:
+        arms = [Arm.parse(f"{name}@hard") for name in BACKENDS]
+        run_via_dagster([scenario], arms, out=tmp_path / "clean", instance=clean_instance)
 
     out = tmp_path / "data"
     run = _start(home, scenario, out, env)

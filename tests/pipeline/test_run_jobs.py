@@ -11,10 +11,12 @@ from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import CellResult, RunOptions, run_benchmark
 from drift_pipeline.sources import ScenarioSource
 
+# Four worlds on two processes, so a process runs more than one world; one replicate each,
+# since the processes split worlds, never replicates.
 SCENARIO = """\
 id: {id}
 seed: {seed}
-replicates: 2
+replicates: 1
 paradigm: user_assistant
 horizon:
   short: {{ sessions: 12, session_gap_hours: 6 }}

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from drift_pipeline.report import PLOT_TITLES
-from report.tiny_world import invoke, run_tiny
+from report.tiny_world import TinyRun, invoke
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -27,9 +27,8 @@ FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("browser")
-    run_tiny(folder)
+def report_page(tmp_path_factory: pytest.TempPathFactory, tiny_run: TinyRun) -> Path:
+    folder = tiny_run.copy(tmp_path_factory.mktemp("browser"))
     result = invoke("report", str(folder / "data"))
     assert result.exit_code == 0, result.output
     return Path(result.output.strip())

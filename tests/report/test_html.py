@@ -13,7 +13,7 @@ import pytest
 from drift_pipeline.report import PLOT_TITLES, ProbeTrace
 from drift_pipeline.report._html import LEADERBOARD_COLUMNS, render_html
 from drift_pipeline.report._report_data import ReportData
-from report.tiny_world import invoke, run_tiny
+from report.tiny_world import TinyRun, invoke
 
 
 class _Cells(HTMLParser):
@@ -57,9 +57,11 @@ class _Cells(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    folder = tmp_path_factory.mktemp("html")
-    _, summary = run_tiny(folder)
+def page(
+    tmp_path_factory: pytest.TempPathFactory, tiny_run: TinyRun
+) -> tuple[Path, dict[str, Any]]:
+    folder = tiny_run.copy(tmp_path_factory.mktemp("html"))
+    summary = tiny_run.summary
     result = invoke("report", str(folder / "data"))
     assert result.exit_code == 0, result.output
     path = Path(result.output.strip())

@@ -7,6 +7,8 @@ floor, per-horizon rows, records, reports and drill-downs all have something to 
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +68,21 @@ def run_tiny(folder: Path, *extra: str) -> tuple[Result, dict[str, Any]]:
     result = run_world(folder, "--json", str(summary), *backends, *extra)
     assert result.exit_code == 0, result.output
     return result, json.loads(summary.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class TinyRun:
+    """A finished :func:`run_tiny`: the run is in ``folder/data``, with its output and summary.
+
+    The ``tiny_run`` fixture makes one per test process for every module that reads it; a module
+    that writes into a run folder works on a :meth:`copy`.
+    """
+
+    folder: Path
+    output: str
+    summary: dict[str, Any]
+
+    def copy(self, folder: Path) -> Path:
+        """The run's data folder copied to ``folder/data``; returns ``folder``."""
+        shutil.copytree(self.folder / "data", folder / "data")
+        return folder

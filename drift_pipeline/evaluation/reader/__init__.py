@@ -9,8 +9,15 @@ a reader on a labelled set of contexts, per category.
 """
 
 from ._dates import find_dates, find_relative, find_yearless, parse_date
-from ._lexicon import LEXICON_GROUPS, expand_phrases
-from ._probe import Candidate, ProbeKind, ReaderOption, ReaderProbe, Role
+from ._probe import (
+    LEXICON_GROUPS,
+    Candidate,
+    ProbeKind,
+    ReaderOption,
+    ReaderProbe,
+    Role,
+    expand_phrases,
+)
 from ._read import READER_NAME, READER_VERSION, Mention, Reading, read_context
 from ._verdict import ReadingVerdict, judge_reading, reading_from_answer
 

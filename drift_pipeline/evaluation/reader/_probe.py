@@ -1,23 +1,159 @@
-"""What the reader is told about a probe: the subject, the question and the candidate values."""
+"""What the reader is told about a probe: the subject, the question and the candidate values.
+
+Each value is looked for in all its phrasings: the probe's own aliases first, then the
+paraphrases a careful reader knows without being told, from the lexicon of the rules file ("NYC"
+is New York, "veggie" is vegetarian), the same amount in other units and spellings ("10 km" is
+"6.2 miles", "$2,000" is "two grand"), a long name's initials and a negative habit said of
+someone else. A lexicon group applies to a value when one of the value's phrases is in it
+(compared normalised). Groups are kept small and unambiguous on purpose: a phrase that could
+name two values of one slot ("LA", "Georgia") is left out, because a wrong paraphrase turns
+into a false accept.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
-from ._lexicon import expand_phrases
-from ._relative_time import answer_periods
+from drift_pipeline.textmatch import normalise
+
+from ._dates import answer_periods
 from ._rules import RULES
 
-__all__ = ["Candidate", "ProbeKind", "ReaderOption", "ReaderProbe", "Role"]
+__all__ = [
+    "LEXICON_GROUPS",
+    "Candidate",
+    "ProbeKind",
+    "ReaderOption",
+    "ReaderProbe",
+    "Role",
+    "expand_phrases",
+]
 
 ProbeKind = Literal["value", "yes_no", "temporal", "action"]
 Role = Literal["current", "deprecated", "decoy", "other", "option"]
 
-SET_SLOT_FAMILIES = RULES.words("set-slot-families")
+_R, _WORDS = RULES.patterns, RULES.word_sets
+LEXICON_GROUPS: tuple[tuple[str, ...], ...] = tuple(tuple(group) for group in RULES.spec.lexicon)
+"""The shipped groups (from the rules file), each a tuple of phrasings of one value."""
+_NUMBER_WORDS = RULES.rule("number-words").phrases or []
+# Units a careful reader converts: each with its spellings and its size in the first unit.
+_UNITS: tuple[tuple[str, tuple[str, ...], float], ...] = (
+    ("distance", ("km", "kilometres", "kilometers", "k"), 1.0),
+    ("distance", ("miles", "mi", "mile"), 1.609344),
+    ("weight", ("kg", "kilos", "kilograms"), 1.0),
+    ("weight", ("lb", "lbs", "pounds"), 0.45359237),
+    ("duration", ("minutes", "minute", "min", "mins"), 1.0),
+    ("duration", ("hours", "hour", "h", "hr", "hrs"), 60.0),
+)
+_CURRENCIES = {
+    "$": ("USD", ("dollars", "bucks")),
+    "€": ("EUR", ("euros",)),
+    "£": ("GBP", ("pounds", "quid", "sterling")),
+}
 
-TOPIC_FAMILIES = RULES.words("topic-families")
+
+def _unit_variants(phrase: str) -> list[str]:
+    """The same quantity in the other unit of its kind ("10 km" → "6.2 miles").
+
+    A converted amount is given to one decimal, and as a whole number only when that is
+    within 1% (so "6 miles" is not taken for 10 km, but "62 miles" is 100 km).
+    """
+    match = _R["quantity"].match(phrase)
+    own = next((u for u in _UNITS if match and match.group(2).lower() in u[1]), None)
+    if match is None or own is None:
+        return []
+    amount, variants = float(match.group(1)), []
+    if amount.is_integer() and amount <= 20:  # "2 km" is also "two kilometres"
+        word = _NUMBER_WORDS[int(amount)]
+        variants += [f"{word} {spelling}" for spelling in own[1] if spelling != "k"]
+    for kind, spellings, size in _UNITS:
+        if kind == own[0] and spellings != own[1]:
+            converted = amount * own[2] / size
+            numbers = {f"{converted:.1f}"}
+            if converted < 10:  # "45 minutes" is "0.75 hours", not "0.8"
+                numbers.add(f"{converted:.2f}".rstrip("0").rstrip("."))
+            if abs(converted - round(converted)) <= 0.01 * converted:
+                numbers.add(str(round(converted)))
+            variants += [f"{n} {s}" for n in sorted(numbers) for s in spellings if s != "k"]
+    return variants
+
+
+def _money_variants(phrase: str) -> list[str]:
+    """A sum of money in its other spellings ("$2,000" → "2000 dollars", "two grand", "2k")."""
+    match = _R["money"].match(phrase)
+    if not match:
+        return []
+    symbol, digits = match.group(1), match.group(2).replace(",", "")
+    amount, (code, words) = int(digits), _CURRENCIES[symbol]
+    plain, spoken = {digits, f"{amount:,}"}, set()
+    grand: list[str] = []  # "two grand" names the sum with no currency word after it
+    if amount % 1000 == 0:
+        plain.add(f"{amount // 1000}k")
+    if amount % 1000 == 0 and amount // 1000 <= 20:
+        thousands = amount // 1000
+        spoken.add(f"{_NUMBER_WORDS[thousands]} thousand")
+        grand = [f"{_NUMBER_WORDS[thousands]} grand", f"{thousands} grand"]
+    elif amount % 100 == 0 and amount // 100 <= 20:
+        spoken.add(f"{_NUMBER_WORDS[amount // 100]} hundred")
+        if amount > 1000:
+            plain.add(f"{amount / 1000:.1f}k")
+    variants = [f"{symbol}{p}" for p in sorted(plain)]
+    variants += [f"{p} {code}" for p in sorted(plain)] + [f"{code} {p}" for p in sorted(plain)]
+    variants += [f"{p} {word}" for word in words for p in sorted(plain | spoken)]
+    return variants + grand
+
+
+def _acronyms(phrase: str) -> list[str]:
+    """The initials of a name of three or more capitalised words ("National Health Service")."""
+    # Shorter initials are too often another name's.
+    words = [w for w in phrase.replace("-", " ").split() if w.lower() not in _WORDS["acronym-skip"]]
+    if len(words) < 3 or not all(w[:1].isupper() and w[1:2].islower() for w in words):
+        return []
+    return ["".join(w[0] for w in words)]
+
+
+def _third_person(phrase: str) -> list[str]:
+    """A first-person negative habit said of someone else ("don't eat meat": "never eats meat")."""
+    match = _R["plain-negative"].match(phrase.strip())
+    if not match:
+        return []
+    verb, rest = match.group(1), match.group(2)
+    verb_s = verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
+    return [f"doesn't {verb}{rest}", f"does not {verb}{rest}", f"never {verb_s}{rest}"]
+
+
+@lru_cache(maxsize=1)
+def _by_phrase() -> dict[str, tuple[str, ...]]:
+    index: dict[str, tuple[str, ...]] = {}
+    for group in LEXICON_GROUPS:
+        for phrase in group:
+            index[normalise(phrase)] = index.get(normalise(phrase), ()) + group
+    return index
+
+
+def expand_phrases(phrases: Iterable[str]) -> tuple[str, ...]:
+    """``phrases`` followed by every lexicon paraphrase of them, without duplicates, in order.
+
+    Args:
+        phrases: One value's spellings (its text and aliases).
+    """
+    seen: dict[str, str] = {}
+    given = [p for p in phrases if p and p.strip()]
+    for phrase in given + [o for p in given for o in _by_phrase().get(normalise(p), ())]:
+        seen.setdefault(normalise(phrase), phrase)
+    for phrase in [o for p in seen.values() for o in _third_person(p)]:
+        seen.setdefault(normalise(phrase), phrase)
+    # A sum of money is never a weight: "3000 pounds" beside "£3,000" is sterling.
+    money = any(_R["money"].match(p) for p in seen.values())
+    for phrase in list(seen.values()):
+        units = [] if money else _unit_variants(phrase)
+        for other in (*units, *_money_variants(phrase), *_acronyms(phrase)):
+            if normalise(other):
+                seen.setdefault(normalise(other), other)
+    return tuple(seen.values())
 
 
 @dataclass(frozen=True)
@@ -97,10 +233,7 @@ class ReaderProbe:
 
     def role_of(self, value: str | None) -> Role | None:
         """The role of the candidate whose canonical text is ``value``."""
-        for candidate in self.candidates:
-            if candidate.value == value:
-                return candidate.role
-        return None
+        return next((c.role for c in self.candidates if c.value == value), None)
 
     @classmethod
     def from_row(
@@ -128,23 +261,19 @@ class ReaderProbe:
                 (``opinion/remote_work``), the words of its topic key.
         """
         slot = str(row.get("slot") or "")
-        if exclusive is None:
-            exclusive = slot.split("/")[0] not in SET_SLOT_FAMILIES
-        names = tuple(dict.fromkeys([*subject_names, str(row.get("subject") or "")]))
         family, _, key = slot.partition("/")
+        if exclusive is None:
+            exclusive = family not in _WORDS["set-slot-families"]
         if topic is None:
-            topic = key.split("_") if family in TOPIC_FAMILIES and key else ()
+            topic = key.split("_") if family in _WORDS["topic-families"] and key else ()
         aliases = [str(a) for a in row.get("aliases") or []]
-        deprecated = [str(d) for d in row.get("deprecated") or []]
-        extra = [
-            *(c for d in decoys for c in _candidate(d, "decoy")),
-            *(c for o in others for c in _candidate(o, "other")),
-        ]
-        old = _candidate(deprecated, "deprecated")
+        old = _candidate([str(d) for d in row.get("deprecated") or []], "deprecated")
+        extra = [c for d in decoys for c in _candidate(d, "decoy")]
+        extra += [c for o in others for c in _candidate(o, "other")]
         common: dict[str, Any] = {
             "probe_id": str(row.get("probe_id") or ""),
             "question": str(row.get("question") or ""),
-            "subject_names": names,
+            "subject_names": tuple(dict.fromkeys([*subject_names, str(row.get("subject") or "")])),
             "answer": str(row.get("answer") or ""),
             "exclusive": exclusive,
             "slot": slot,
@@ -155,12 +284,10 @@ class ReaderProbe:
                 ReaderOption(str(o["text"]), tuple(o.get("terms") or ()), int(o["utility"]))
                 for o in row.get("options") or []
             )
-            candidates = [
-                c for index, o in enumerate(options) for c in _candidate(o.terms, "option", index)
-            ]
+            chosen = [c for n, o in enumerate(options) for c in _candidate(o.terms, "option", n)]
             return cls(
                 kind="action",
-                candidates=_dedupe((*candidates, *old, *extra)),
+                candidates=_dedupe((*chosen, *old, *extra)),
                 options=options,
                 correct_option=row.get("correct_option"),
                 default_option=row.get("default_option"),
@@ -174,8 +301,7 @@ class ReaderProbe:
         temporal = row.get("subtype") == "temporal"
         dates = answer_periods([common["answer"], *aliases]) if temporal else frozenset()
         if dates:
-            terms = [str(t) for t in row.get("evidence_terms") or []]
-            event = _candidate(terms, "current")
+            event = _candidate([str(t) for t in row.get("evidence_terms") or []], "current")
             return cls(
                 kind="temporal",
                 candidates=_dedupe((*event, *old, *extra)),
@@ -189,9 +315,9 @@ class ReaderProbe:
 
 def _candidate(spellings: Sequence[str], role: Role, option: int | None = None) -> list[Candidate]:
     """The value its first spelling names, with every phrasing of it (none without spellings)."""
-    if not spellings:
-        return []
-    return [Candidate(str(spellings[0]), role, expand_phrases(spellings), option)]
+    return (
+        [Candidate(str(spellings[0]), role, expand_phrases(spellings), option)] if spellings else []
+    )
 
 
 def _dedupe(candidates: Iterable[Candidate]) -> tuple[Candidate, ...]:
@@ -200,10 +326,8 @@ def _dedupe(candidates: Iterable[Candidate]) -> tuple[Candidate, ...]:
     claimed: set[str] = set()
     kept: list[Candidate] = []
     for candidate in candidates:
-        if candidate.value in seen_values:
-            continue
         phrases = tuple(p for p in candidate.phrases if p.lower() not in claimed)
-        if not phrases:
+        if candidate.value in seen_values or not phrases:
             continue
         seen_values.add(candidate.value)
         claimed.update(p.lower() for p in phrases)

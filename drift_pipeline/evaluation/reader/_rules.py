@@ -2,10 +2,11 @@
 
 The reader's algorithm stays in code; what it looks for is data. Each row of the rules file
 names a pattern (or a word list), the frame it signals, the side of the value it reads, how
-far and what ends its reach, with a one-line purpose and examples. A pattern is written in
-pieces joined with nothing, and ``{name}`` stands for one of the file's shared fragments.
-The file is validated with pydantic; a malformed row stops the reader with one line naming the
-rule and the field. The file's content hash is part of the reader's version.
+far and what ends its reach, the conditions it needs, with a one-line purpose and examples. A
+pattern is written in pieces joined with nothing, and ``{name}`` stands for one of the file's
+shared fragments (``{words:id}``: a word list's words). The file is validated with pydantic; a
+malformed row stops the reader with one line naming the rule and the field. The file's content
+hash is part of the reader's version.
 """
 
 from __future__ import annotations
@@ -20,32 +21,15 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = [
-    "RULES",
-    "Example",
-    "Rule",
-    "RuleFile",
-    "Rules",
-    "TimeWord",
-    "load_rules",
-]
+__all__ = ["RULES", "Example", "Rule", "RuleFile", "Rules", "TimeWord", "load_rules"]
 
-# Where a row reads: around the value in its clause, or in the wider text.
-_ClauseSide = Literal["before", "after", "either", "window", "mention", "tail", "later"]
-_WiderSide = Literal["sentence", "sentence_before", "next_sentence", "head", "next_lines"]
-Side = Literal[_ClauseSide, _WiderSide]
-# States of a mention that a row needs or excludes: of the value and its clause, of the words
-# around it, of the line and the question.
-_ValueState = Literal["negative-value", "presupposed", "still-now", "had-before", "today-after"]
-_ClauseState = Literal["clause-opens", "capitalised", "been-in-clause", "your-own", "open-quote"]
-_AfterState = Literal["time-ahead-after", "moved-to-right", "planned-before"]
-_LineState = Literal["instruction", "asked-place", "assistant", "other-speaker", "in-aside"]
-Condition = Literal[_ValueState, _ClauseState, _AfterState, _LineState]
 # The frames a rule can signal: counted (asserted, retracted, negated) or why a mention is not.
 _Counted = Literal["asserted", "retracted", "negated"]
 _NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "vague"]
 _NotTheirs = Literal["third_party", "not_about_subject", "generic_word", "other_topic"]
 FrameName = Literal[_Counted, _NotMeant, _NotTheirs]
+Condition = str | list[str]
+"""A state, ``pattern@side``, either with ``!`` before it, or a list of them (any one holds)."""
 
 
 class _Strict(BaseModel):
@@ -53,26 +37,27 @@ class _Strict(BaseModel):
 
 
 class Example(_Strict):
-    """One example of a rule, run by the tests.
+    """One example of a rule, run by the tests: a text its pattern reads, or a memory read whole.
 
     Attributes:
-        text: The text the pattern reads (the side of the value it looks at), for a pattern
-            example.
+        text: The text the pattern reads (the side of the value it looks at).
         matches: Whether the pattern finds something in ``text``, or exactly what it finds.
         context: A retrieved memory, for a reading example.
         value: The candidate value the reading example asks about.
+        aliases: Its other spellings ("Kestrel" for "Kestrel Aerospace").
         question: The probe's question (a reading example), about Rhiannon Price.
         kind: The probe's kind: a value, the date of an event (``value`` names the event),
             or whether something was ever said.
         slot: The probe's slot (a set-valued family such as ``constraint`` holds several).
         others: The slot's other values in the world (candidates the reader also looks for).
-        frame: The frame the reader gives the value's mention in ``context``.
+        frame: The frame the reader gives the value's mention in ``context``, by this rule.
     """
 
     text: str | None = None
     matches: bool | str = True
     context: str | None = None
     value: str | None = None
+    aliases: list[str] = []
     question: str = "Where does Rhiannon work now?"
     kind: Literal["value", "temporal", "yes_no"] = "value"
     slot: str = "employer"
@@ -93,14 +78,11 @@ class Alternative(_Strict):
 
     Attributes:
         p: The phrase (a regular expression).
-        unsaid: The phrase says the statement was never meant (a joke, a slip): what it takes
-            back was not said at all.
-        next_line: The phrase takes back a statement from the next line; false for phrases
-            that only ever appear in a same-line cue.
-        unit: For a phrase that tells a period from a day: how it counts (days, a week or
-            weekend, a weekday, the weekend after).
-        offset: How many units from the day (a count in the phrase multiplies it).
-        to: The far end of a span of days.
+        unsaid: The phrase says the statement was never meant (a joke, a slip).
+        next_line: The phrase takes back a statement from the next line (false: only ever
+            part of a same-line cue).
+        unit: For a phrase of an answer's period: how it counts (days, a week or weekend, a
+            weekday, the weekend after); offset: how many units from the day; to: the far end.
     """
 
     p: str
@@ -119,13 +101,9 @@ TimeUnit = Literal[
 class TimeWord(_Strict):
     """One row of a table of time words.
 
-    Attributes:
-        words: The words (a phrase, or several spellings of one), each read whole, in any case.
-        unit: The unit they name or count in.
-        offset: How many units from the day they are counted from (``-1`` the one before);
-            for a count word, the number; for a weekday or a month, its place (Monday 0,
-            January 1).
-        to: The far end of a span of offsets (a season's last month).
+    The words (each read whole, in any case), the unit they name or count in, how many units
+    from the day they point (a count word: the number; a weekday or a month: its place), and
+    the far end of a span (a season's last month).
     """
 
     words: str | list[str]
@@ -145,36 +123,24 @@ class Rule(_Strict):
     Attributes:
         id: The rule's name, as rationales cite it.
         purpose: One line: what the rule finds and why it matters.
-        note: More about a rule, where one line is not enough.
-        frame: The frame the rule signals; none for a part that other rules' code combines.
-        code: The row is a compound case: the reader's code decides it by combining the rows
-            it ``uses`` (a named case, so that rationales can cite it).
-        uses: The rows a compound case combines.
-        side: Which side of the value the rule reads (or several, tried in turn): the clause
-            ``before`` or ``after`` it, ``either`` (both), the ``window`` (before it, from the
-            previous value or agent), the sentence ``later`` than it up to the next value (when
-            it says anything), the ``sentence``, the ``sentence_before`` it, its
-            ``tail`` (up to the next ``;``), the ``next_sentence``, the ``mention`` with its
-            clause before and its tail, a line's ``head``, the ``next_lines``.
-        max_scope: How far the rule reaches, in words (or lines, for ``next_lines``): the
-            cue nearest the value counts, and only within that many words of it.
-        terminated_by: What ends its scope: a pattern rule's id (the cue must not be parted
-            from the value by it), or ``the next value``.
-        when: States of the mention the row needs (the value opens its stretch of the
-            clause, the question asks for a place, …).
-        unless: States of the mention in which the row does not apply (the value's own
-            wording negates, the sentence is an instruction, …).
-        needs: A pattern rule that must find something on the side before this row's own
-            pattern is tried: a quick test in front of a slow pattern.
+        note: More, where one line is not enough.
+        frame: The frame the row signals; none for a pattern or list that others use.
+        revises: For a ``revise`` row, the frames it may change (none: any).
+        side: Which text around the value the row reads (or several, tried in turn).
+        max_scope: How far the cue nearest the value reaches, in words (lines, for
+            ``next_lines``).
+        terminated_by: What must not part the cue from the value: a pattern rule's id, or
+            ``the next value``.
+        when: Conditions the row needs; unless: conditions in which it does not apply.
+        skip_agent: Read the side past the agent word it starts with ("i", "we'll").
+        skip_asked: A cue that names the relation the question asks about does not count.
+        cancel_pairs_in: A side where an even number of the row's cues cancel out.
         cue: How the rationale names the cue: ``{}`` is the words found.
         strip: Characters stripped from the words found (``true``: white space).
-        pattern: A regular expression, in pieces joined with nothing. A row with no pattern
-            (nor words) fires on its ``when`` states alone.
+        pattern: A regular expression, in pieces joined with nothing.
         ignore_case: Match without regard to case.
-        words: A word list (each piece split on spaces).
-        phrases: A list of phrases, each taken whole ("what if").
-        alternatives: Phrases of one rule, with what each says.
-        table: Time words with the unit they name and how far they point.
+        words, phrases, alternatives, table: A word list (pieces split on spaces), whole
+            phrases, phrases with what each says, or time words with their units.
         examples: At least one.
     """
 
@@ -182,14 +148,15 @@ class Rule(_Strict):
     purpose: str = Field(min_length=8)
     note: str | None = None
     frame: FrameName | None = None
-    code: bool = False
-    uses: list[str] = []
-    side: Side | list[Side] | None = None
+    revises: list[FrameName] = []
+    side: str | list[str] | None = None
     max_scope: int | None = Field(default=None, ge=1)
     terminated_by: str | None = None
     when: list[Condition] = []
     unless: list[Condition] = []
-    needs: str | None = None
+    skip_agent: bool = False
+    skip_asked: bool = False
+    cancel_pairs_in: str | None = None
     cue: str | None = None
     strip: bool | str = False
     pattern: str | list[str] | None = None
@@ -207,15 +174,13 @@ class Rule(_Strict):
 
     @model_validator(mode="after")
     def _one_body(self) -> Rule:
-        kinds = (self.pattern, self.words, self.phrases, self.alternatives, self.table)
-        bodies = len([b for b in kinds if b is not None])
-        if self.code and (bodies or self.frame is None or any(e.text for e in self.examples)):
-            raise ValueError("a compound case names its frame and reads contexts, with no body")
-        if bodies > 1 or (bodies == 0 and not self.when and not self.code):
+        bodies = [self.pattern, self.words, self.phrases, self.alternatives, self.table]
+        count = len([b for b in bodies if b is not None])
+        if count > 1 or (count == 0 and not (self.when or self.unless)):
             raise ValueError(
                 "a rule has one of pattern, words, phrases, alternatives, table (or only states)"
             )
-        if bodies == 0 and any(e.text is not None for e in self.examples):
+        if count == 0 and any(e.text is not None for e in self.examples):
             raise ValueError("a rule of states alone has reading examples (contexts)")
         if self.listed and any(e.text is None for e in self.examples):
             raise ValueError("a word list's examples are texts (a word in or out of the list)")
@@ -223,20 +188,31 @@ class Rule(_Strict):
 
 
 class RuleFile(_Strict):
-    """The rules file: version, order of the frame steps, fragments, rules and lexicon."""
+    """The rules file: version, frame steps, named conditions, fragments, rules and lexicon."""
 
     version: int
     order: list[str] = []
+    revise: list[str] = []
+    states: dict[str, list[Condition]] = {}
     fragments: dict[str, str | list[str]] = {}
     rules: list[Rule]
     lexicon: list[list[str]] = []
+
+
+def _patterns_named(conditions: list[Condition], states: dict[str, list[Condition]]) -> set[str]:
+    """The pattern rules that ``pattern@side`` conditions name, within named sets too."""
+    found: set[str] = set()
+    for item in conditions:
+        for one in [item] if isinstance(item, str) else item:
+            name, _, side = one.lstrip("!").partition("@")
+            found |= {name} if side else _patterns_named(states.get(name, []), {})
+    return found
 
 
 def _joined(text: str | list[str]) -> str:
     return text if isinstance(text, str) else "".join(text)
 
 
-# "{name}" is a fragment; "{words:id}" a word-list rule's words as alternatives, longest first.
 # The C loader, where PyYAML has it, reads the file five times faster (every process loads it).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRAGMENT = re.compile(r"\{(words:)?([a-z][a-z-]*)\}")
@@ -261,33 +237,28 @@ class Rules:
             if rule.id in self.by_id:
                 raise ValueError(f"{source}: rule {rule.id!r}: id: used twice")
             self.by_id[rule.id] = rule
-        for rule in spec.rules:
-            unknown = [used for used in rule.uses if used not in self.by_id]
+        for where, steps in (("order", spec.order), ("revise", spec.revise)):
+            unknown = [step for step in steps if step not in self.by_id]
             if unknown:
-                raise ValueError(f"{source}: rule {rule.id!r}: uses: no rule {unknown[0]!r}")
-        unknown = [step for step in spec.order if step not in self.by_id]
-        if unknown:
-            raise ValueError(f"{source}: order: no rule or compound case {unknown[0]!r}")
+                raise ValueError(f"{source}: {where}: no rule {unknown[0]!r}")
+        for rule in spec.rules:  # a condition's pattern must be a pattern row of this file
+            for name in _patterns_named([*rule.when, *rule.unless], spec.states):
+                if getattr(self.by_id.get(name), "pattern", None) is None:
+                    raise ValueError(f"{source}: rule {rule.id!r}: when: no pattern rule {name!r}")
         fragments = {name: _joined(text) for name, text in spec.fragments.items()}
         for rule in spec.rules:
             if rule.listed:
                 listed = sorted(self.words(rule.id), key=lambda w: (-len(w), w))
                 fragments[f"words:{rule.id}"] = "|".join(map(re.escape, listed))
-        self._fragments: dict[str, str] = {}
-        for name in fragments:
-            self._fragments[name] = self._expand(fragments[name], fragments)
+        self._fragments = {name: self._expand(text, fragments) for name, text in fragments.items()}
         self.patterns: dict[str, re.Pattern[str]] = {}
-        self._ids: dict[re.Pattern[str], str] = {}
         for rule in spec.rules:
             if rule.pattern is not None:
-                text = self._expand(_joined(rule.pattern), self._fragments)
+                flags = re.IGNORECASE if rule.ignore_case else 0
                 try:
-                    self.patterns[rule.id] = re.compile(
-                        text, re.IGNORECASE if rule.ignore_case else 0
-                    )
+                    self.patterns[rule.id] = re.compile(self.expand(_joined(rule.pattern)), flags)
                 except re.error as error:
                     raise ValueError(f"{source}: rule {rule.id!r}: pattern: {error}") from None
-                self._ids.setdefault(self.patterns[rule.id], rule.id)
         self.word_sets = {rule.id: self.words(rule.id) for rule in spec.rules if rule.listed}
         self.tables = {rule.id: tuple(rule.table) for rule in spec.rules if rule.table is not None}
 
@@ -298,6 +269,10 @@ class Rules:
             return match.group(0) if found is None else Rules._expand(found, fragments)
 
         return _FRAGMENT.sub(fragment, text)
+
+    def expand(self, text: str) -> str:
+        """``text`` with the file's fragments (``{name}``, ``{words:id}``) written out."""
+        return self._expand(text, self._fragments)
 
     def rule(self, rule_id: str) -> Rule:
         """The row named ``rule_id`` (``KeyError`` naming it when there is none)."""
@@ -312,10 +287,6 @@ class Rules:
             return self.patterns[rule_id]
         except KeyError:
             raise KeyError(f"{self.source}: no pattern rule {rule_id!r}") from None
-
-    def id_of(self, pattern: re.Pattern[str]) -> str:
-        """The id of the rule whose compiled pattern this is."""
-        return self._ids[pattern]
 
     def words(self, rule_id: str) -> frozenset[str]:
         """The word set of a word-list rule."""
@@ -339,10 +310,6 @@ class Rules:
         flags = re.IGNORECASE if rule.ignore_case else 0
         return re.compile(r"\b(?:" + "|".join(kept) + r")\b", flags)
 
-    def expand(self, text: str) -> str:
-        """``text`` with the file's fragments (``{name}``, ``{words:id}``) written out."""
-        return self._expand(text, self._fragments)
-
 
 def _where(error: ValidationError, raw: object, source: str) -> str:
     """One line for the first validation error: the rule's id and the field."""
@@ -350,11 +317,10 @@ def _where(error: ValidationError, raw: object, source: str) -> str:
     loc = list(first["loc"])
     where = ".".join(str(part) for part in loc) or "file"
     if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int) and isinstance(raw, dict):
-        rows = raw.get(str(loc[0]))
+        rows = raw.get("rules")
         row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
         rule_id = row.get("id", f"#{loc[1] + 1}") if isinstance(row, dict) else f"#{loc[1] + 1}"
-        field = ".".join(str(part) for part in loc[2:]) or "row"
-        where = f"rule {rule_id!r}: {field}"
+        where = f"rule {rule_id!r}: {'.'.join(str(part) for part in loc[2:]) or 'row'}"
     return f"{source}: {where}: {first['msg']}"
 
 
@@ -364,15 +330,11 @@ def load_rules(path: Path | None = None) -> Rules:
     Args:
         path: Another rules file, e.g. a draft under test.
 
-    Returns:
-        The compiled rules.
-
     Raises:
         ValueError: One line naming the rule and the field that is wrong.
     """
     if path is None:
-        data = files(__package__).joinpath("rules.yaml").read_bytes()
-        source = "rules.yaml"
+        data, source = files(__package__).joinpath("rules.yaml").read_bytes(), "rules.yaml"
     else:
         data, source = path.read_bytes(), str(path)
     try:

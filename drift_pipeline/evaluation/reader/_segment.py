@@ -20,20 +20,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ._dates import DATE_PATTERN, find_dates
+from ._dates import DATE_PATTERN, parse_date
 from ._records import render_record
 from ._rules import RULES
-
-_R = RULES.patterns
-_WORDS = RULES.word_sets
 
 __all__ = ["Line", "Speaker", "segment"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
-
-SUBJECT_SPEAKERS = RULES.words("subject-speakers")
-ASSISTANT_SPEAKERS = RULES.words("assistant-speakers")
-NOTE_HEADS = RULES.words("note-heads")
+_R, _WORDS = RULES.patterns, RULES.word_sets
+_SUBJECTS, _ASSISTANTS = _WORDS["subject-speakers"], _WORDS["assistant-speakers"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +44,7 @@ class Line:
         head: The label or speaker name that prefixed the line, lower-cased (may be empty).
         own_date: The date written on the line itself (leading date or a ``since`` date).
         section_date: The date of the header above the line, if any.
+        planned: The line is an item of a "Goals:" or "Plans:" list, or under such a head.
     """
 
     index: int
@@ -67,35 +63,32 @@ class Line:
         return self.own_date or self.section_date
 
 
-@lru_cache(maxsize=4096)
-def _date_prefix(text: str) -> str | None:
-    """The date a line starts with; transcripts repeat the same few, so it is read once."""
-    dates = find_dates(text)
-    return dates[0][2] if dates else None
+# Transcripts repeat the same few date prefixes and speaker heads: each is read once.
+_date_prefix = lru_cache(maxsize=4096)(parse_date)
 
 
 @lru_cache(maxsize=4096)
-def _classify_head(head: str, names: frozenset[str]) -> Speaker:
+def _classify_head(head: str, names: frozenset[str]) -> Speaker | None:
+    """Who a line's head says speaks (``note`` for a label), or ``None`` when it is no head."""
     key = head.strip().lower().replace("’", "'")
-    if key in SUBJECT_SPEAKERS or key in names:
+    if key in _SUBJECTS or key in names:
         return "subject"
-    if key in ASSISTANT_SPEAKERS:
+    if key in _ASSISTANTS:
         return "assistant"
-    if key in NOTE_HEADS or _R["note-head-start"].match(key):
+    if key in _WORDS["note-heads"] or _R["note-head-start"].match(key):
         return "note"
+    if "'s " in key:  # the subject's own label ("Ella's employer"), or a relation's line
+        owner, relation = key.split("'s ", 1)
+        mine = owner in names or owner in _SUBJECTS
+        return "note" if mine and not _R["relation-words"].search(relation) else "other"
     words = re.findall(r"[\w']+", key)
-    owner = key.split("'s ")[0] if "'s " in key else None
-    if owner is not None:
-        mine = owner in names or owner in SUBJECT_SPEAKERS
-        relation = re.search(_R["relation-words"], key.split("'s ", 1)[1])
-        return "note" if mine and not relation else "other"
     if any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words):
         return "note"
-    if len(words) == 1 and head[:1].isupper():
-        return "other"
-    if len(words) <= 2 and all(w[:1].isupper() for w in head.split()):
+    if (len(words) == 1 and head[:1].isupper()) or (
+        len(words) <= 2 and all(w[:1].isupper() for w in head.split())
+    ):
         return "other"  # "Tom Baker: …" is another person talking
-    return "note"
+    return None  # "Honestly: …" is text, not a head
 
 
 def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
@@ -110,48 +103,37 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
     carried: str | None = None
     plan_list = False  # inside the items of a "Goals:" / "Plans:" list
     for index, raw, continued in _turns(context, subject_names):
-        if not raw.strip():
-            plan_list = False
-            continue
-        at = 0
         bullet = _R["bullet"].match(raw)
-        listed = bool(bullet) or raw[:1] in (" ", "\t")
-        if plan_list and not listed:
-            plan_list = False
+        plan_list = plan_list and raw.strip() != "" and (bool(bullet) or raw[:1] in " \t")
+        if not raw.strip():
+            continue
         if _R["plan-header"].search(raw) and raw.rstrip().endswith(":"):
             plan_list = True
             continue
-        if bullet:
-            at = bullet.end()
+        at = bullet.end() if bullet else 0
         score = _R["score"].match(raw[at:])
-        if score:
-            at += score.end()
-        own: str | None = None
+        at += score.end() if score else 0
         # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
         leading = _R["leading-date"].match(raw[at:])
-        if leading:
-            own = _date_prefix(leading.group(0))
-            if own:
-                at += leading.end()
+        own = _date_prefix(leading.group(0)) if leading else None
+        at += leading.end() if leading and own else 0
         rest = raw[at:]
-        if rest.lstrip()[:1] in ("{", "[", "("):
-            records = render_record(rest)
-            if records is not None:
-                for text, date in records:
-                    turn = _R["head"].match(text)
-                    who: Speaker = "note"
-                    role = turn.group(1).strip().lower() if turn else ""
-                    if turn and (role in SUBJECT_SPEAKERS or role in ASSISTANT_SPEAKERS):
-                        who = _classify_head(role, subject_names)
-                        text = text[turn.end() :]
-                    else:
-                        role = ""
-                    lines.append(Line(index, text, at, raw, who, role, date or own, section))
-                continue
+        if rest.lstrip()[:1] in ("{", "[", "(") and (records := render_record(rest)) is not None:
+            for text, date in records:
+                turn = _R["head"].match(text)
+                role = turn.group(1).strip().lower() if turn else ""
+                who: Speaker = "subject" if role in _SUBJECTS else "assistant"
+                if turn and (role in _SUBJECTS or role in _ASSISTANTS):
+                    lines.append(
+                        Line(index, text[turn.end() :], at, raw, who, role, date or own, section)
+                    )
+                else:
+                    lines.append(Line(index, text, at, raw, "note", "", date or own, section))
+            continue
         if own is None:
-            inline = find_dates(rest)
+            inline = parse_date(rest)
             if inline and _R["header-words"].match(DATE_PATTERN.sub(" ", rest)):
-                section = inline[0][2]
+                section = inline
                 continue
         elif not rest.strip() or _R["header-words"].match(rest):
             section = own
@@ -164,35 +146,26 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
         if match:
             head = match.group(1).strip()
             head_date = _R["head-date"].search(head) if _R["digit"].search(head) else None
-            if head_date and own is None:
-                found = find_dates(head_date.group(0))
-                own = found[0][2] if found else None
-            if head_date:
+            if head_date:  # "Tess (2027-06-02): …"
+                own = own or parse_date(head_date.group(0))
                 head = head[: head_date.start()].strip() or head
-            elif _R["digit"].search(head):
+            elif _R["digit"].search(head):  # "Rafa • 21/04/2027: …", "Elodie (Mar 3): …"
                 tail = _R["head-tail"].search(head)
-                found = find_dates(tail.group(0)) if tail and tail.start() > 0 else []
+                found = parse_date(tail.group(0)) if tail and tail.start() > 0 else None
                 if tail and (found or tail.group(0).strip()[:1] in "(["):
-                    if own is None and found:
-                        own = found[0][2]
+                    own = own or found
                     head = head[: tail.start()].strip()
-            speaker = _classify_head(head, subject_names)
-            if speaker == "note" and not _is_label(head, subject_names):
-                head, speaker = "", "note"  # "Honestly: …" is text, not a head
+            classified = _classify_head(head, subject_names)
+            if classified is None:
+                head = ""
             else:
-                at += match.end()
+                speaker, at = classified, at + match.end()
                 rest = raw[at:]
-        if own is None and head:
-            head_dates = find_dates(head)  # "Memory 4 (2027-09-01): …" dates its line
-            own = head_dates[0][2] if head_dates else None
-        if own is None and continued:
-            own = carried  # a reply on the same line was said when the line was
+        own = own or (parse_date(head) if head else None)  # "Memory 4 (2027-09-01): …"
+        own = own or (carried if continued else None)  # a reply on the line said when it was
         carried = own
-        if own is None:
-            since = _R["since"].search(rest)
-            if since:
-                found = find_dates(since.group(0))
-                own = found[0][2] if found else None
+        since = _R["since"].search(rest) if own is None else None
+        own = own or (parse_date(since.group(0)) if since else None)
         planned = plan_list or bool(head and _R["plan-header"].search(head))
         lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section, planned))
     return lines
@@ -201,8 +174,9 @@ def segment(context: str, subject_names: frozenset[str]) -> list[Line]:
 def _joined_lines(context: str) -> list[tuple[int, str]]:
     """The context's lines, as (index, text), joined where one line continues another.
 
-    A JSON object spread over several lines is read as one line, and an indented qualifier line
-    is joined to the line it qualifies.
+    A JSON object spread over several lines is read as one line, a sentence wrapped onto the
+    next line ("…first day at Halvorsen was / Monday 16 …") is joined to it, and so is an
+    indented qualifier line ("  valid_at: 2021-10-01").
     """
     raw_lines = context.split("\n")
     out: list[tuple[int, str]] = []
@@ -211,8 +185,7 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
         raw = raw_lines[index]
         stripped = raw.strip()
         if stripped[:1] in ("{", "[") and stripped.count("{") > stripped.count("}"):
-            depth = stripped.count("{") - stripped.count("}")
-            end = index
+            depth, end = stripped.count("{") - stripped.count("}"), index
             while depth > 0 and end + 1 < len(raw_lines) and end - index < 60:
                 end += 1
                 depth += raw_lines[end].count("{") - raw_lines[end].count("}")
@@ -220,23 +193,13 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
                 out.append((index, " ".join(line.strip() for line in raw_lines[index : end + 1])))
                 index = end + 1
                 continue
-        if (
-            out
-            and _R["wrapped"].search(out[-1][1])
-            and raw.strip()
-            and not _R["new-item"].match(raw)
-        ):
-            # A sentence wrapped onto the next line: "…first day at Halvorsen was\nMonday 16 …".
-            last_index, last = out[-1]
-            out[-1] = (last_index, f"{last.rstrip()} {stripped}")
-            index += 1
-            continue
-        if out and _R["qualifier-line"].match(raw) and out[-1][1].strip():
-            last_index, last = out[-1]
-            out[-1] = (last_index, f"{last.rstrip().rstrip('.')} ({stripped})")
-            index += 1
-            continue
-        out.append((index, raw))
+        wrapped = out and _R["wrapped"].search(out[-1][1]) and stripped
+        if wrapped and not _R["new-item"].match(raw):
+            out[-1] = (out[-1][0], f"{out[-1][1].rstrip()} {stripped}")
+        elif out and _R["qualifier-line"].match(raw) and out[-1][1].strip():
+            out[-1] = (out[-1][0], f"{out[-1][1].rstrip().rstrip('.')} ({stripped})")
+        else:
+            out.append((index, raw))
         index += 1
     return out
 
@@ -248,29 +211,11 @@ def _turns(context: str, names: frozenset[str]) -> list[tuple[int, str, bool]]:
     """
     out: list[tuple[int, str, bool]] = []
     for index, raw in _joined_lines(context):
-        if "|" not in raw and "//" not in raw:
-            out.append((index, raw, False))
-            continue
         start = 0
-        for match in _R["turn-break"].finditer(raw):
-            if _classify_head(match.group(1), names) not in ("subject", "assistant"):
-                continue
-            out.append((index, raw[start : match.start()], start > 0))
-            start = match.end()
+        if "|" in raw or "//" in raw:
+            for match in _R["turn-break"].finditer(raw):
+                if _classify_head(match.group(1), names) in ("subject", "assistant"):
+                    out.append((index, raw[start : match.start()], start > 0))
+                    start = match.end()
         out.append((index, raw[start:], start > 0))
     return out
-
-
-def _is_label(head: str, names: frozenset[str]) -> bool:
-    key = head.strip().lower()
-    if (
-        key in NOTE_HEADS
-        or key in names
-        or key in SUBJECT_SPEAKERS
-        or _R["note-head-start"].match(key)
-    ):
-        return True
-    if "'s " in key:
-        return True
-    words = re.findall(r"[\w']+", key)
-    return any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words)

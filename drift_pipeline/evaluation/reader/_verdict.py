@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._dates import find_dates
+from ._dates import answer_period, find_dates, period_credited
 from ._probe import ReaderProbe
 from ._read import Reading, read_context
-from ._relative_time import answer_period, period_credited
 from ._rules import RULES
 
 _R = RULES.patterns

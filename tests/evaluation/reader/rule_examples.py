@@ -19,7 +19,9 @@ def _example_probe(example: Example) -> ReaderProbe:
         "subject": "principal",
         "question": example.question,
         "answer": "2027-05-03" if example.kind == "temporal" else example.value,
-        "aliases": ["2027-05-03"] if example.kind == "temporal" else [example.value],
+        "aliases": ["2027-05-03"]
+        if example.kind == "temporal"
+        else [example.value, *example.aliases],
         "slot": example.slot,
         "evidence_terms": [example.value] if example.kind == "temporal" else [],
     }

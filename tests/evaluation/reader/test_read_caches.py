@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drift_pipeline.evaluation import load_context_set
-from drift_pipeline.evaluation.reader import _read, read_context
+from drift_pipeline.evaluation.reader import _read, _scope, read_context
 
 
 def _clear() -> None:
@@ -13,10 +13,11 @@ def _clear() -> None:
     for cached in (
         _read._scan,
         _read._prepare,
-        _read._clauses_of,
-        _read._hedges_stripped,
-        _read._frame_of,
         _read._attached_dates,
+        _scope.split_clauses,
+        _scope.lowered,
+        _scope._ordered,
+        _scope.frame_of,
     ):
         cached.cache_clear()
 
@@ -34,10 +35,12 @@ def test_readings_with_kept_results_equal_readings_without(
     again = [read_context(context, probe) for context in contexts for probe in probes]
     with monkeypatch.context() as patch:
         patch.setattr(_read, "_bounded_seen", _read._bounded)
-        patch.setattr(_read, "_clauses_of", _read.split_clauses)
-        patch.setattr(_read, "_hedges_stripped", _read.strip_hedges)
-        patch.setattr(_read, "_frame_of", _read.frame_of)
         patch.setattr(_read, "_attached_dates", _read._attached_dates.__wrapped__)
+        patch.setattr(_read, "frame_of", _scope.frame_of.__wrapped__)
+        patch.setattr(_scope, "_ordered", _scope._ordered.__wrapped__)
+        for module in (_read, _scope):
+            patch.setattr(module, "split_clauses", _scope.split_clauses.__wrapped__)
+            patch.setattr(module, "lowered", _scope.lowered.__wrapped__)
         fresh = [read_context(context, probe) for context in contexts for probe in probes]
     assert kept == again == fresh
 

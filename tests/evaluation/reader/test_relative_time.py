@@ -13,7 +13,7 @@ from drift_pipeline.evaluation.reader import (
     read_context,
     reading_from_answer,
 )
-from drift_pipeline.evaluation.reader._relative_time import (
+from drift_pipeline.evaluation.reader._dates import (
     COARSEST_CREDITED_DAYS,
     Period,
     answer_period,

@@ -34,12 +34,13 @@ def test_every_example_of_every_rule_passes(rule_id: str, number: int, example: 
     assert example_failure(RULES, rule_id, example) is None
 
 
-def test_every_rule_and_compound_case_has_an_example_and_every_frame_rule_reads_one() -> None:
+def test_every_rule_has_an_example_and_every_frame_rule_reads_one() -> None:
     cases = RULES.spec.rules
     assert all(case.examples for case in cases)
-    assert len(cases) > 150  # the reader's cue chain, its parts and its compound cases
-    # Compound cases are checked by reading: their examples are contexts.
-    assert all(e.context for case in RULES.spec.rules if case.code for e in case.examples)
+    assert len(cases) > 150  # the reader's cue chain and its parts
+    # Every step that decides or revises a frame is checked by reading a context.
+    steps = [RULES.rule(name) for name in [*RULES.spec.order, *RULES.spec.revise]]
+    assert all(any(e.context for e in step.examples) for step in steps)
 
 
 def _edited(tmp_path: Path, old: str, new: str) -> Path:
@@ -112,13 +113,19 @@ def test_a_malformed_row_gives_one_line_naming_the_rule_and_the_field(tmp_path: 
         load_rules(broken)
 
 
-def test_a_compound_case_may_only_use_rules_that_exist(tmp_path: Path) -> None:
-    path = _edited(tmp_path, "uses: [ack]", "uses: [acknowledgement]")
-    with pytest.raises(ValueError, match=r"rule 'assistant-acknowledges': uses: no rule"):
+def test_a_condition_may_only_name_patterns_that_exist(tmp_path: Path) -> None:
+    path = _edited(tmp_path, "when: [object-pronoun@after]", "when: [object-pronown@after]")
+    with pytest.raises(ValueError, match=r"rule 'done-with-it': when: no pattern rule 'object-pr"):
         load_rules(path)
-    # A compound case is decided in code: a pattern of its own would never be read.
-    path = _edited(tmp_path, "uses: [ack]", "uses: [ack]\n    pattern: 'noted'")
-    with pytest.raises(ValueError, match=r"rule 'assistant-acknowledges': row: .*no body"):
+    # So must the conditions of a named set that a row uses.
+    path = _edited(
+        tmp_path, "    - first-person-subject@sentence_before\n", "    - first@nowhere\n"
+    )
+    load_rules(path)  # "first" is a pattern: the side is the engine's to check
+    path = _edited(
+        tmp_path, "    - first-person-subject@sentence_before\n", "    - firstt@before\n"
+    )
+    with pytest.raises(ValueError, match=r"rule 'question-mark': when: no pattern rule 'firstt'"):
         load_rules(path)
 
 
