@@ -43,7 +43,7 @@ __all__ = [
     "dated_by_first_mention",
     "decide",
     "extract_statements",
-    "is_sarcastic",
+    "insincere",
     "normalise_value",
     "predicate_hint",
     "slot_topics",
@@ -409,13 +409,7 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
     sentences = split_statements(text)
     if case is not None:
         sentences = [case.recase(sentence) for sentence in sentences]
-    skipped: set[int] = set()
-    for index, sentence in enumerate(sentences):
-        if _SARCASM.search(sentence):
-            skipped.add(index)
-            # A bare marker ("Yeah, right.", "🙄") mocks the sentence before it.
-            if len(_SARCASM.sub("", sentence).split()) <= 3:
-                skipped.add(index - 1)
+    skipped = insincere(sentences)
     facts: list[tuple[Fact, str]] = []
     for index, sentence in enumerate(sentences):
         if index in skipped or is_question(sentence):
@@ -587,9 +581,20 @@ def _clauses(sentence: str) -> list[str]:
     return [part for part in _CLAUSE_BREAK.split(sentence) if part and part.strip()]
 
 
-def is_sarcastic(sentence: str) -> bool:
-    """Whether a sentence mocks or takes itself back ("yeah, right", "I am joking", "/s")."""
-    return bool(_SARCASM.search(sentence.replace("’", "'")))
+def insincere(sentences: Sequence[str]) -> set[int]:
+    """The positions of the sentences that mock or take themselves back, in one message.
+
+    A sentence carrying a marker ("yeah, right", "I am joking") is one; so is the sentence
+    before a bare marker ("Yeah, right.", "🙄"), which mocks what was just said.
+    """
+    skipped: set[int] = set()
+    for index, sentence in enumerate(sentences):
+        plain = sentence.replace("’", "'")
+        if _SARCASM.search(plain):
+            skipped.add(index)
+            if index and len(_SARCASM.sub("", plain).split()) <= 3:
+                skipped.add(index - 1)
+    return skipped
 
 
 def _is_hypothetical(sentence: str) -> bool:

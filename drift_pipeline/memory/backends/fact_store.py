@@ -85,7 +85,8 @@ class FactStoreBackend:
     # them); a statement run into a question read; the speaker's name however it is asked for;
     # news of their health told by a doctor or clinic; one current health status; moves told as
     # settling in or saying goodbye; "when it comes to" in a question read as "about".
-    version: ClassVar[str] = "5"
+    # 6: a joke taken back with a typographic apostrophe ("I’m joking") is left out too.
+    version: ClassVar[str] = "6"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
@@ -35,7 +36,7 @@ from drift_pipeline.memory.backends._bm25_index import GrowableArray
 from drift_pipeline.memory.backends._extract import (
     REMARK_PREFIX,
     extract_statements,
-    is_sarcastic,
+    insincere,
     predicate_hint,
 )
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
@@ -50,6 +51,7 @@ from drift_pipeline.memory.backends._text import (
     strip_frames,
     terms,
 )
+from drift_pipeline.memory.backends._value_topics import value_topics
 
 if TYPE_CHECKING:
     from drift_pipeline.llm import LLMClient
@@ -62,9 +64,6 @@ __all__ = [
 ]
 
 SUMMARY_CAP_TOKENS = 512
-# The date line and "speaker: " prefixes are metadata, not content: they are not indexed (a
-# speaker's name would otherwise match every summary of every session they spoke in).
-_SPEAKER_AND_DATE = re.compile(r"(?m)^(?:\[[^\]\n]*\]$|[^:\n]{1,64}: )")
 # A user turn opening with a confirmation answers the assistant's question before it.
 _CONFIRMS = re.compile(
     r"\b(?:yes|yeah|yep|correct|exactly|that(?:'s| is) right|spot on|indeed|right you are)\b",
@@ -109,10 +108,28 @@ class _Candidate:
 @dataclass(frozen=True)
 class _Summary:
     session_id: str
-    date: str
+    header: str  # its date line
     text: str
-    tokens: int
     speakers: frozenset[str]
+
+
+def _units(lines: list[str]) -> list[list[str]]:
+    """A summary's lines in the units they are read in: one line, or a question and its answer.
+
+    "assistant: Should I assume flowing prose from here on?" / "principal: Correct." means what
+    the question says only beside the confirmation, so the two are never taken apart.
+    """
+    units: list[list[str]] = []
+    waiting: list[str] = []
+    for line in lines:
+        if is_question(line):
+            waiting.append(line)
+            continue
+        units.append([*waiting, line])
+        waiting = []
+    if waiting:
+        units.append(waiting)
+    return units
 
 
 def addresses_by_name(sentence: str) -> bool:
@@ -199,9 +216,11 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
                     )
                 )
         asked = []
-        for sentence in split_statements(message["content"]):
+        sentences = split_statements(message["content"])
+        mocked = insincere(sentences)
+        for number, sentence in enumerate(sentences):
             sentence_terms = frozenset(terms(sentence))
-            if is_question(sentence) or is_sarcastic(sentence) or not sentence_terms:
+            if is_question(sentence) or number in mocked or not sentence_terms:
                 continue
             candidates.append(
                 _Candidate(
@@ -225,10 +244,14 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
         chosen.append(address)
         covered |= address.terms
         room -= counts[address.position + 1]
-    while remaining and room >= _SMALLEST_LINE_TOKENS:
-        best = max(remaining, key=lambda c: (c.first_person, len(c.terms - covered), -c.position))
-        if not best.terms - covered:
+    while room >= _SMALLEST_LINE_TOKENS:
+        # A sentence adding nothing new is dropped, whoever speaks in it: a first-person
+        # repeat ("Let me know if anything is unclear.", said twice) must not end the choice
+        # before the sentences that say something else ("the movers unloaded in Porto").
+        remaining = [c for c in remaining if c.terms - covered]
+        if not remaining:
             break
+        best = max(remaining, key=lambda c: (c.first_person, len(c.terms - covered), -c.position))
         remaining.remove(best)
         cost = counts[best.position + 1]
         if cost > room:
@@ -259,13 +282,18 @@ def _cap(text: str, cap_tokens: int) -> str:
 
 
 class ReferenceCompressor:
-    """Keep one ≤512-token summary per session; retrieve the most relevant ones.
+    """Keep one ≤512-token summary per session; retrieve the parts most about the question.
+
+    What is kept is bounded: one summary per session of at most ``SUMMARY_CAP_TOKENS``, however
+    long the session, and nothing else (the transcript is gone once ``store()`` returns). What it
+    keeps is what it reports as storage: :meth:`snapshot` is the summaries, each counted once.
 
     Extractive (default): no model is called, so no write-side model tokens are charged. LLM
     (``summariser="llm"``): one real call per session, its actual tokens counted. Retrieval is
-    lexical either way (IDF-weighted overlap between query and summary, more recent first on
-    ties), needs no LLM, and returns whole summaries while they fit ``budget_tokens``. A summary
-    is visible to the speakers of its session only.
+    lexical either way and needs no LLM: a summary is read in units (a line, or an assistant's
+    question with the line that confirms it), and the units most about the question are
+    returned under their summaries' date lines while they fit ``budget_tokens`` (see
+    :meth:`retrieve`). A summary is visible to the speakers of its session only.
 
     Args:
         budget_tokens: Size of the returned context.
@@ -294,7 +322,11 @@ class ReferenceCompressor:
     # its speakers go by and without "when it comes to"; the summaries stating a fact on the
     # asked topic first, those whose facts share most with the question leading; fact_store's
     # extraction 5 for what a session states.
-    version: str = "7"
+    # 8: read by units of a summary (a line, or a question with the line that confirms it)
+    # rather than whole summaries, each unit under its summary's date line; units indexed with
+    # the facts they state and the kinds of preference the values they name belong to; a
+    # sentence adding no new word no longer ends a summary's selection.
+    version: str = "8"
 
     def __init__(
         self,
@@ -315,12 +347,17 @@ class ReferenceCompressor:
             )
         self.budget_tokens = budget_tokens
         self._summaries: list[_Summary] = []
-        self._index = AppendOnlyLexicalIndex()
-        self._stated = AppendOnlyLexicalIndex()  # per summary: the topics it states a fact of
+        self._header_tokens = array("q")  # per summary: its date line's tokens, for numpy
+        # A summary is read in units (a line, or a question with its confirmation): per unit,
+        # its text, its summary, its tokens (each line with its newline) and two indexes.
+        self._units: list[str] = []
+        self._unit_summary = array("i")
+        self._unit_tokens = array("q")
+        self._index = AppendOnlyLexicalIndex()  # what the unit is found by
+        self._stated = AppendOnlyLexicalIndex()  # the topics it states a fact of
         # per speaker: each value they stated a fact of their own with → that fact's topic words
         self._own_values: dict[str, dict[str, str]] = {}
-        self._summary_tokens = array("q")  # _Summary.tokens, for numpy
-        self._visible: dict[str, GrowableArray] = {}  # per entity: may it see summary i?
+        self._visible: dict[str, GrowableArray] = {}  # per entity: may it see unit i?
         self._storage = tokens.LineTally()
         self._write_tokens = 0
         # Which words are names, from how the text read so far capitalises them.
@@ -382,28 +419,67 @@ class ReferenceCompressor:
             summary = summarise_session(messages)
         if not summary:
             return
+        # Which words are names, learnt from the whole session (the assistant's replies too).
+        for message in messages:
+            self._case.learn(message["content"])
+        date = first_date(messages)
         assistants = {m["speaker"] for m in messages if m["role"] == "assistant"}
-        lines = summary.split("\n")
-        address_lines = {
-            number
-            for number, line in enumerate(lines)
-            if line.split(": ", 1)[0] in assistants and addresses_by_name(line.split(": ", 1)[-1])
-        }
-        # An address is indexed by its topic (a name), not its words: the listener's name is in
-        # most questions about them, and would pull every session that greets them to the top.
-        content = _SPEAKER_AND_DATE.sub(
-            "", "\n".join(line for n, line in enumerate(lines) if n not in address_lines)
+        header, *body = summary.split("\n")
+        number = len(self._summaries)
+        speakers = session_speakers(messages)
+        for unit in _units(body):
+            index_text, told_text = self._read_unit(unit, assistants, date)
+            position = self._index.add(index_text)
+            self._stated.add(told_text)
+            self._units.append("\n".join(unit))
+            self._unit_summary.append(number)
+            self._unit_tokens.append(sum(tokens.count_tokens(line + "\n") for line in unit))
+            for speaker in speakers:
+                visible = self._visible.get(speaker)
+                if visible is None:
+                    visible = self._visible[speaker] = GrowableArray(np.bool_)
+                visible.resize(position + 1)
+                visible.view()[position] = True
+        self._summaries.append(
+            _Summary(session_id=session_id, header=header, text=summary, speakers=speakers)
         )
-        # Indexed with the words of the topics it touches (those of the slot facts the session
-        # states, as fact_store indexes them, and of the topic words it uses), so a question in
-        # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
-        statements = extract_statements(messages, self._case)
-        for number in address_lines:
-            self._names.add(addressed_name(lines[number].split(": ", 1)[-1]).casefold())
+        self._header_tokens.append(tokens.count_tokens(header + "\n"))
+        self._storage.append(summary)
+
+    def _read_unit(self, unit: list[str], assistants: set[str], date: str) -> tuple[str, str]:
+        """The words a unit of a summary is found by, and the words of what it tells.
+
+        Indexed: its words (an address of someone by name aside: it is found by its topic), the
+        topics of the facts its speakers state in it (as fact_store indexes them) and of the
+        topic words it uses, and the kinds of preference the values it names belong to ("bullet
+        points" is a way to lay information out). Told: the topics of the facts of the
+        speaker's own it states, in the words of the facts themselves, and the kinds of the
+        values it names when it states anything of the speaker's own, or answers an
+        assistant's question with a confirmation.
+        """
+        said: list[tuple[str, str]] = [
+            (speaker, text) for speaker, _, text in (line.partition(": ") for line in unit)
+        ]
+        addresses = [
+            text for speaker, text in said if speaker in assistants and addresses_by_name(text)
+        ]
+        for text in addresses:
+            self._names.add(addressed_name(text).casefold())
+        content = " ".join(text for _, text in said if text not in addresses)
+        # What the unit states, read from its own lines (the summary is what is kept).
+        statements = extract_statements(
+            [
+                Message(
+                    speaker=speaker, role="user", content=self._case.recase(text), timestamp=date
+                )
+                for speaker, text in said
+                if speaker not in assistants
+            ]
+        )
         for statement in statements:
             if statement.predicate == _NAME_PREDICATE:
                 self._names.update(word.casefold() for word in statement.value.split())
-        # The topics the session states a fact of the speaker's own about (a move, a new job, a
+        # The topics the unit states a fact of the speaker's own about (a move, a new job, a
         # name), as opposed to merely touching them ("my sister signed a lease in Kyoto"); an
         # assistant addressing someone by name states what they are called.
         stated = {
@@ -411,16 +487,38 @@ class ReferenceCompressor:
             for statement in statements
             if not statement.predicate.startswith(REMARK_PREFIX)
         }
-        if address_lines:
+        if addresses:
             stated.add(predicate_hint(_NAME_PREDICATE))
-        # "I swapped Galway for Cork" names no topic, but Galway was the speaker's home: a
-        # change said of a value the same speaker stated before is a telling on its topic.
-        for number, line in enumerate(lines[1:], start=1):
-            speaker, _, said = line.partition(": ")
-            if number in address_lines or not _CHANGE.search(said):
+        stated |= self._changes(said, assistants)
+        for statement in statements:
+            if statement.value and not statement.predicate.startswith(REMARK_PREFIX):
+                hint = predicate_hint(statement.predicate)
+                if hint and len(statement.value) >= _SHORTEST_VALUE:
+                    values = self._own_values.setdefault(statement.subject, {})
+                    values[statement.value.casefold()] = hint
+        kinds = value_topics(content)
+        confirmed = len(said) > 1 and is_question(said[0][1])
+        facts = [s.text for s in statements if not s.predicate.startswith(REMARK_PREFIX)]
+        told_kinds = kinds if statements or confirmed else ""
+        topics = stated | {predicate_hint(statement.predicate) for statement in statements}
+        topics.add(predicate_hint(REMARK_PREFIX + content))
+        return (
+            " ".join([content, *sorted(topics), kinds]),
+            " ".join([*sorted(stated), *facts, told_kinds]),
+        )
+
+    def _changes(self, said: list[tuple[str, str]], assistants: set[str]) -> set[str]:
+        """Topics of values a speaker said before that their lines now say gave way.
+
+        "I swapped Galway for Cork" names no topic, but Galway was the speaker's home: a change
+        said of a value the same speaker stated before is a telling on its topic.
+        """
+        stated: set[str] = set()
+        for speaker, text in said:
+            if speaker in assistants or not _CHANGE.search(text):
                 continue
             known = self._own_values.setdefault(speaker, {})
-            folded = said.casefold()
+            folded = text.casefold()
             hints = {
                 hint
                 for value, hint in known.items()
@@ -429,53 +527,25 @@ class ReferenceCompressor:
             stated |= hints
             # What it gave way to ("Cork") is then the speaker's own value of that topic, so a
             # later "I swapped Cork for Oslo" is a telling too.
-            for name in _NAMED.findall(said):
+            for name in _NAMED.findall(text):
                 if len(hints) == 1 and name.casefold() not in known:
                     known[name.casefold()] = next(iter(hints))
-        for statement in statements:
-            if statement.value and not statement.predicate.startswith(REMARK_PREFIX):
-                hint = predicate_hint(statement.predicate)
-                if hint and len(statement.value) >= _SHORTEST_VALUE:
-                    values = self._own_values.setdefault(statement.subject, {})
-                    values[statement.value.casefold()] = hint
-        topics = stated | {predicate_hint(statement.predicate) for statement in statements}
-        topics.add(predicate_hint(REMARK_PREFIX + content))
-        position = self._index.add(" ".join([content, *sorted(topics)]))
-        # What it states, in the words of the facts themselves ("prefers metric units"), so that
-        # among many tellings of some preference, those of the asked one score highest.
-        facts = [s.text for s in statements if not s.predicate.startswith(REMARK_PREFIX)]
-        self._stated.add(" ".join([*sorted(stated), *facts]))
-        speakers = session_speakers(messages)
-        self._summaries.append(
-            _Summary(
-                session_id=session_id,
-                date=first_date(messages),
-                text=summary,
-                tokens=tokens.count_tokens(summary + "\n"),  # as joined to the next summary
-                speakers=speakers,
-            )
-        )
-        self._summary_tokens.append(self._summaries[-1].tokens)
-        self._storage.append(summary)
-        for speaker in speakers:
-            visible = self._visible.get(speaker)
-            if visible is None:
-                visible = self._visible[speaker] = GrowableArray(np.bool_)
-            visible.resize(position + 1)
-            visible.view()[position] = True
+        return stated
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
-        """Return the summaries sharing most words with ``query`` that ``entity_id`` may see.
+        """Return the lines of the summaries most about ``query`` that ``entity_id`` may see.
 
-        The summaries whose session states a fact of the speaker's own on the asked topic (a
-        move, a new employer, a name, a change of a value the speaker stated before) come first,
-        newest first: what is current is decided by the latest telling, and passing mentions of
-        the topic (someone else's move, a daydream) must not crowd it out. Then the other
-        summaries about the question (scoring at least half the best), newest first; then the
-        other matching summaries, best overlap first (newer on ties), then those sharing no word
-        with the query, newest first. The query is read without the names its speakers go by.
-        Whole summaries are taken in that order while they fit the budget (one that does not
-        fit is skipped, a smaller later one may be taken).
+        A summary is read in units: a line, or an assistant's question with the line that
+        confirms it. The units stating a fact of the speaker's own on the asked topic (a move,
+        a new employer, a name, a change of a value the speaker stated before, a value of the
+        asked kind of preference) come first, newest first: what is current is decided by the
+        latest telling, and passing mentions of the topic (someone else's move, a daydream)
+        must not crowd it out. Then the other units about the question (scoring at least half
+        the best), newest first; then the other matching units, best overlap first (newer on
+        ties), then those sharing no word with the query, newest first. The query is read
+        without the names its speakers go by. Units are taken in that order while they fit the
+        budget, each with the date line of its summary once; they are returned under their
+        dates, oldest summary first, each summary's lines in the order they were said.
         """
         visible = self._visible.get(entity_id)
         if visible is None:
@@ -486,24 +556,23 @@ class ReferenceCompressor:
         visible_positions = np.flatnonzero(shown)
         matched = scores[visible_positions] > 0
         candidates = visible_positions[matched]
-        # The summaries sharing no word with the query fill what is left, newest first: a change
-        # is often told in other words than the question's ("the movers came" for "where do
-        # they live"), and the newest summaries are where it was told.
         candidate_scores = scores[candidates]
-        # The summaries whose session states a fact on the asked topic come first, newest first:
-        # they are the tellings of what is current, and a question's other words ("want",
-        # "now") can rank chatter above them. Those whose facts share most with the question
-        # lead ("units" among the many tellings of some preference).
+        # The units stating a fact on the asked topic come first, newest first: they are the
+        # tellings of what is current, and a question's other words ("want", "now") can rank
+        # chatter above them. Those whose facts share most with the question lead ("units"
+        # among the many tellings of some preference).
         stated_scores = self._stated.scores(query)[candidates]
         telling = stated_scores > 0
         told = telling & (stated_scores >= _ABOUT_THE_QUESTION * stated_scores.max(initial=0.0))
-        # Then the rest of the summaries about the question (at least half the best score),
-        # newest first, ahead of the many passing mentions of the topic (someone else's move, a
+        # Then the rest of the units about the question (at least half the best score), newest
+        # first, ahead of the many passing mentions of the topic (someone else's move, a
         # daydream) that would otherwise fill the budget before an older telling.
         strong = ~telling & (
             candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
         )
         weak = candidates[~telling & ~strong]
+        # The units sharing no word with the query fill what is left, newest first: a change
+        # is often told in other words than the question's.
         order = np.concatenate(
             (
                 candidates[told][::-1],
@@ -513,20 +582,49 @@ class ReferenceCompressor:
                 visible_positions[~matched][::-1],
             )
         )
-        ranked_tokens = np.frombuffer(self._summary_tokens, dtype=np.int64)[order]
-        kept: list[str] = []
-        used = position = 0
+        return self._pack(order)
+
+    def _pack(self, order: npt.NDArray[np.intp]) -> str:
+        """Take units in ``order`` while they fit the budget; write them under their dates."""
+        unit_tokens = np.frombuffer(self._unit_tokens, dtype=np.int64)[order]
+        unit_summary = np.frombuffer(self._unit_summary, dtype=np.int32)[order]
+        # A unit of a summary not yet taken brings its date line.
+        header_tokens = np.frombuffer(self._header_tokens, dtype=np.int64)[unit_summary]
+        dated = np.zeros(len(self._summaries), dtype=np.bool_)
+        taken: list[int] = []
+        left = self.budget_tokens
+        position = 0
         while position < order.size:
-            # The next summary that still fits (pack_to_budget's rule, without a Python loop
-            # over the thousands that do not).
-            fits = np.flatnonzero(ranked_tokens[position:] <= self.budget_tokens - used)
-            if fits.size == 0:
-                break
-            position += int(fits[0])
-            kept.append(self._summaries[int(order[position])].text)
-            used += int(ranked_tokens[position])
+            summary = int(unit_summary[position])
+            price = int(unit_tokens[position]) + (
+                0 if dated[summary] else int(header_tokens[position])
+            )
+            if price > left:
+                # The next unit that fits at its price now (with its date line, or without as a
+                # further line of a summary already taken), without a Python loop over the
+                # thousands that do not.
+                prices = unit_tokens[position:] + np.where(
+                    dated[unit_summary[position:]], 0, header_tokens[position:]
+                )
+                fits = np.flatnonzero(prices <= left)
+                if fits.size == 0:
+                    break
+                position += int(fits[0])
+                continue
+            taken.append(int(order[position]))
+            dated[summary] = True
+            left -= price
             position += 1
-        return "\n".join(kept)
+        taken.sort()
+        lines: list[str] = []
+        current = -1
+        for unit in taken:
+            summary = self._unit_summary[unit]
+            if summary != current:
+                lines.append(self._summaries[summary].header)
+                current = summary
+            lines.append(self._units[unit])
+        return "\n".join(lines)
 
     def _topic_of(self, query: str) -> str:
         """The query without the names its speakers go by ("Where does Kit work now?" → work).

@@ -94,7 +94,8 @@ class TemporalGraphBackend:
     # quoted labels, the speaker's own state in a sentence someone else opens, wider topics).
     # 5: fact_store's extraction 5 (names in text typed without case, names however asked for,
     # health news from a doctor, one current health status, settling in and saying goodbye).
-    version: ClassVar[str] = "5"
+    # 6: fact_store's extraction 6 (a joke taken back with a typographic apostrophe left out).
+    version: ClassVar[str] = "6"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

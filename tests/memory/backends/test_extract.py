@@ -8,6 +8,7 @@ from drift_pipeline.memory.backends._extract import (
     Statement,
     decide,
     extract_statements,
+    insincere,
     predicate_hint,
     values_match,
 )
@@ -480,3 +481,11 @@ def test_an_employer_named_as_the_subject(text: str, expected: str) -> None:
     assert _facts(text) == [("works at", expected, False)]
     assert _facts("My sister hired me.") == []
     assert _facts("Nobody hired me.") == []
+
+
+def test_insincere_marks_a_mocking_sentence_and_what_a_bare_marker_mocks() -> None:
+    assert insincere(["I love Mondays.", "Yeah right.", "I live in Leeds."]) == {0, 1}
+    assert insincere(["I live in Leeds.", "Off to the Moon next spring, I’m joking."]) == {1}
+    # A bare marker opening a message mocks nothing before it.
+    assert insincere(["Yeah right.", "I live in Leeds."]) == {0}
+    assert insincere(["I live in Leeds."]) == set()

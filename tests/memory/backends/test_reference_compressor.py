@@ -81,41 +81,44 @@ def test_the_extractive_summariser_is_charged_no_model_call() -> None:
 
 
 def test_retrieve_returns_relevant_dated_summaries_within_budget() -> None:
+    sessions = [
+        chat("2027-03-14", "I work at Acme Corp as an engineer."),
+        chat("2027-04-01", "I adopted a greyhound called Biscuit."),
+        chat("2027-05-09", "I started a new job at Globex, still engineering."),
+    ]
     backend = ReferenceCompressor(budget_tokens=45)
-    store_all(
-        backend,
-        [
-            chat("2027-03-14", "I work at Acme Corp as an engineer."),
-            chat("2027-04-01", "I adopted a greyhound called Biscuit."),
-            chat("2027-05-09", "I started a new job at Globex, still engineering."),
-        ],
-    )
+    store_all(backend, sessions)
     text = ask(backend, "Where does the principal work?")
-    # "a new job" is indexed under work, so both work summaries come first, newest first.
-    assert text.split("\n")[0] == "[2027-05-09]"
-    assert "Globex" in text and "Acme Corp" in text
+    # "a new job" is indexed under work, so both work summaries are taken; they are written
+    # oldest first, so the reader meets the latest telling last.
+    assert text.index("Acme Corp") < text.index("Globex")
     assert "Biscuit" not in text
     assert tokens.count_tokens(text) <= 45
     assert ask(backend, "greyhound").startswith("[2027-04-01]\nprincipal: I adopted a greyhound")
     snapshot = backend.snapshot()
     assert snapshot.index("Acme") < snapshot.index("Biscuit") < snapshot.index("Globex")
+    # With room for one, the newest telling about work is the one taken.
+    narrow = ReferenceCompressor(budget_tokens=30)
+    store_all(narrow, sessions)
+    assert ask(narrow, "Where does the principal work?") == (
+        "[2027-05-09]\nprincipal: I started a new job at Globex, still engineering."
+    )
 
 
 def test_summaries_matching_no_query_word_fill_the_budget_newest_first() -> None:
-    backend = ReferenceCompressor(budget_tokens=45)
-    store_all(
-        backend,
-        [
-            chat("2027-03-14", "I adopted a greyhound called Biscuit."),
-            chat("2027-04-01", "The movers unloaded the last boxes in Porto."),
-            chat("2027-05-09", "I took up the cello."),
-        ],
-    )
+    sessions = [
+        chat("2027-03-14", "I adopted a greyhound called Biscuit."),
+        chat("2027-04-01", "The movers unloaded the last boxes in Porto."),
+        chat("2027-05-09", "I took up the cello."),
+    ]
+    backend = _stored(sessions, 45)
     text = ask(backend, "greyhound")
     assert text.split("\n")[0] == "[2027-03-14]"
     # What is left goes to the newest summary that shares no word with the question.
     assert "cello" in text and "Porto" not in text
-    assert ask(backend, "submarines").startswith("[2027-05-09]\nprincipal: I took up the cello")
+    assert ask(backend, "submarines").endswith("[2027-05-09]\nprincipal: I took up the cello.")
+    narrow = ask(_stored(sessions, 30), "submarines")
+    assert narrow == "[2027-05-09]\nprincipal: I took up the cello."
     assert ask(backend, "submarines", entity="stranger") == ""
 
 
@@ -188,16 +191,13 @@ def test_the_last_address_of_the_listener_by_name_is_kept() -> None:
 
 
 def test_a_session_addressing_the_listener_is_found_by_a_question_about_their_name() -> None:
-    backend = ReferenceCompressor(budget_tokens=200)
-    store_all(
-        backend,
-        [
-            chat("2027-03-14", "Please call me Rae."),
-            [agent("Sure, Robin.", "2027-04-01"), user("What time is it in Tokyo?", "2027-04-01")],
-        ],
-    )
-    text = ask(backend, "What does the principal want to be called?")
-    assert text.split("\n")[:2] == ["[2027-04-01]", "assistant: Sure, Robin."]
+    sessions = [
+        chat("2027-03-14", "Please call me Rae."),
+        [agent("Sure, Robin.", "2027-04-01"), user("What time is it in Tokyo?", "2027-04-01")],
+    ]
+    # With room for one line, the newest naming is taken, and the session's other line is not.
+    text = ask(_stored(sessions, 20), "What does the principal want to be called?")
+    assert text == "[2027-04-01]\nassistant: Sure, Robin."
 
 
 def test_a_telling_on_the_asked_topic_comes_before_newer_passing_mentions() -> None:
@@ -212,9 +212,9 @@ def test_a_telling_on_the_asked_topic_comes_before_newer_passing_mentions() -> N
     assert ask(backend, "Which city does the principal live in now?") == (
         "[2027-03-14]\nprincipal: We moved to Kyoto last month."
     )
-    roomy = _stored(sessions, 200)
-    text = ask(roomy, "Which city does the principal live in now?")
-    assert text.index("Kyoto") < text.index("Lisbon") < text.index("Wellington")
+    # Room for two: the daydream of a move is closer to the question than the sister's lease.
+    text = ask(_stored(sessions, 40), "Which city does the principal live in now?")
+    assert "Kyoto" in text and "Lisbon" in text and "Wellington" not in text
 
 
 def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
@@ -228,8 +228,11 @@ def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
     # "Galway" was the principal's home, so swapping it is a telling about where they live,
     # ahead of the newer sessions that only speak of homes.
     text = ask(backend, "Which city does the principal live in now?")
-    assert text.split("\n")[:2] == ["[2027-04-01]", "principal: I swapped Galway for Cork."]
+    assert "principal: I swapped Galway for Cork." in text
     assert "Wellington" not in text and "Lisbon" not in text
+    assert ask(_stored(sessions, 30), "Which city does the principal live in now?") == (
+        "[2027-04-01]\nprincipal: I swapped Galway for Cork."
+    )
     # The same words from someone who never said Galway was their home are no such telling.
     other = _stored(
         [sessions[0], chat("2027-04-01", "I swapped Galway for Cork.", speaker="x")], 40
@@ -238,7 +241,7 @@ def test_a_change_of_a_value_stated_before_is_a_telling_on_its_topic() -> None:
 
 
 def test_what_a_stated_value_gave_way_to_is_known_for_the_next_change() -> None:
-    backend = ReferenceCompressor(budget_tokens=40)
+    backend = ReferenceCompressor(budget_tokens=30)
     store_all(
         backend,
         [
@@ -250,7 +253,7 @@ def test_what_a_stated_value_gave_way_to_is_known_for_the_next_change() -> None:
         ],
     )
     text = ask(backend, "Which city does the principal live in now?")
-    assert text.split("\n")[:2] == ["[2027-05-09]", "principal: I swapped Cork for Oslo."]
+    assert text == "[2027-05-09]\nprincipal: I swapped Cork for Oslo."
 
 
 def test_a_statement_run_into_a_question_is_kept_in_the_summary() -> None:
@@ -302,3 +305,56 @@ def test_a_telling_leads_whatever_other_words_of_the_question_chatter_shares() -
     assert ask(backend, "What does the principal want to be called at school?") == (
         "[2027-03-14]\nprincipal: You can keep calling me Jo."
     )
+
+
+def test_read_takes_the_lines_about_the_question_not_whole_summaries() -> None:
+    sessions = [
+        chat(
+            "2027-03-14",
+            "I baked sourdough on Sunday.",
+            "The movers unloaded the last boxes in Porto, so we live in Porto now.",
+            "My nephew starts school in the autumn.",
+        ),
+        chat("2027-04-01", "I watered the ferns.", "I repainted the hallway green."),
+    ]
+    text = ask(_stored(sessions, 30), "Which city does the principal live in now?")
+    # The fact-bearing line comes with its session's date; the rest of that summary stays out.
+    assert text == (
+        "[2027-03-14]\n"
+        "principal: The movers unloaded the last boxes in Porto, so we live in Porto now."
+    )
+    # With room for everything, each summary's date line is written once, lines in said order.
+    whole = ask(_stored(sessions, 400), "Which city does the principal live in now?")
+    assert whole.count("[2027-03-14]") == 1
+    assert whole.index("sourdough") < whole.index("Porto") < whole.index("nephew")
+    assert whole.index("nephew") < whole.index("[2027-04-01]") < whole.index("ferns")
+
+
+def test_a_confirmed_question_is_read_with_its_confirmation() -> None:
+    session = [
+        agent("Should I use flowing prose rather than bullet points from here on?"),
+        user("Correct."),
+        user("I fed the cat."),
+        user("The plumber comes on Tuesday about the leaking tap."),
+    ]
+    text = ask(_stored([session], 30), "How does the principal like information laid out?")
+    # "Correct." says nothing alone: the question it confirms is taken with it, and the words
+    # of the kind of preference its values belong to ("laid out") find it.
+    assert text == (
+        "[2027-03-14]\n"
+        "assistant: Should I use flowing prose rather than bullet points from here on?\n"
+        "principal: Correct."
+    )
+
+
+def test_storage_is_the_summaries_alone_and_much_less_than_the_transcripts() -> None:
+    backend = ReferenceCompressor()
+    sessions = [_long_session(), chat("2027-04-01", "I work at Acme Corp.", "I fed the cat.")]
+    store_all(backend, sessions)
+    snapshot = backend.snapshot()
+    # What is kept is one capped summary per session, counted once however it is read.
+    assert snapshot == "\n".join(summarise_session(messages) for messages in sessions)
+    assert backend.storage_tokens() == tokens.count_tokens(snapshot)
+    assert backend.storage_tokens() <= len(sessions) * SUMMARY_CAP_TOKENS
+    transcript = sum(tokens.count_tokens(m["content"]) for s in sessions for m in s)
+    assert backend.storage_tokens() < transcript / 2
