@@ -134,13 +134,10 @@ def _count(text: str) -> int:
     return int(text) if text.isdigit() else _COUNTS[text.lower()]
 
 
-def _last_weekday(day: date, weekday: int) -> date:
-    """The latest ``weekday`` (Monday 0) strictly before ``day``."""
-    return day - timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
-
-
-def _next_weekday(day: date, weekday: int) -> date:
-    """The first ``weekday`` (Monday 0) strictly after ``day``."""
+def _weekday(day: date, weekday: int, back: bool) -> date:
+    """The nearest ``weekday`` (Monday 0) strictly before ``day`` (``back``), else after it."""
+    if back:
+        return day - timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
     return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
 
 
@@ -171,8 +168,7 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
             which = match.group("which").lower()
             if which == "on":
                 continue
-            step = _last_weekday if which == "last" else _next_weekday
-            day = step(base, _WEEKDAYS[match.group("weekday").lower()])
+            day = _weekday(base, _WEEKDAYS[match.group("weekday").lower()], which == "last")
         else:
             year, month, number = base.year, base.month, int(match.group("day"))
             if number < base.day:
@@ -286,7 +282,7 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
         elif match.group("few"):
             period = Period(day + timedelta(days=_FEW.offset), day + timedelta(days=_FEW.to or 0))
         else:
-            period = _day(_last_weekday(day, _WEEKDAYS[match.group("weekday").lower()]))
+            period = _day(_weekday(day, _WEEKDAYS[match.group("weekday").lower()], True))
         found.append((match.start(), match.end(), period.text()))
     return found
 
@@ -342,10 +338,9 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
     if row.unit in ("week", "weekend"):
         return _unit_period(row.unit, anchor, shift)
     if row.unit == "next-weekend":
-        saturday = _next_weekday(anchor, 5)
+        saturday = _weekday(anchor, 5, False)
         return Period(saturday, saturday + timedelta(days=1))
-    step = _last_weekday if shift < 0 else _next_weekday
-    return _day(step(anchor, _WEEKDAYS[groups["weekday"].lower()]))
+    return _day(_weekday(anchor, _WEEKDAYS[groups["weekday"].lower()], shift < 0))
 
 
 def _month_part(row: Alternative, month: Period) -> Period:
@@ -369,9 +364,8 @@ def _only_date(text: str) -> tuple[re.Match[str], Period, bool] | None:
         return None
     match, (_, _, iso) = found[0]
     day = date.fromisoformat(iso)
-    if any(match.group(form) for form in ("my", "ym", "mmy")):
-        return match, _month(day.year, day.month), False
-    return match, _day(day), any(match.group(f) for f in ("iso", "dmy", "mdy", "dots", "slash"))
+    month = any(match.group(form) for form in ("my", "ym", "mmy"))  # else one of the day forms
+    return match, _month(day.year, day.month) if month else _day(day), not month
 
 
 def answer_period(text: str) -> Period | None:

@@ -54,11 +54,9 @@ def _scalar(value: Any) -> str | None:
         return ", ".join(
             " ".join(str(v).translate(_GROUPING).split()) for v in value if v is not None
         )
-    return (
-        None
-        if isinstance(value, dict | list)
-        else " ".join(str(value).translate(_GROUPING).split())
-    )
+    if isinstance(value, dict | list):
+        return None
+    return " ".join(str(value).translate(_GROUPING).split())
 
 
 def _owner_of_key(key: str, owner: str) -> str | None:
