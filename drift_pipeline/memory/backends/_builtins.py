@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._needs import BackendNeeds, LLMAccess
+from ._needs import BackendNeeds, LLMAccess, Package
 from ._registry import register_backend
 
 if TYPE_CHECKING:
     from drift_pipeline.sources import WorldSource
 
-__all__ = ["COMPRESSOR_MODEL_ENV"]
+__all__ = ["COMPRESSOR_MODEL_ENV", "MEM0_MODEL_ENV"]
 
 COMPRESSOR_MODEL_ENV = "DRIFT_COMPRESSOR_MODEL"
 """Optional: the reference compressor's model, when it is not ``DRIFT_LLM_MODEL``."""
@@ -82,3 +82,27 @@ register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend")
 register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend")
 # A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
 register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
+
+# Adapters to memory services and libraries: optional extras, run when named, never by default.
+MEM0_MODEL_ENV = "DRIFT_MEM0_MODEL"
+"""Optional: the model Mem0 extracts facts with (``infer: true``), when not ``DRIFT_LLM_MODEL``."""
+
+_MEM0 = (Package("mem0", "drift-pipeline[mem0]"),)
+_MEM0_RAW = BackendNeeds(packages=_MEM0)
+_MEM0_INFER = BackendNeeds(
+    llm=LLMAccess(purpose="infer llm", model_variables=(MEM0_MODEL_ENV,)),
+    cache=True,
+    packages=_MEM0,
+)
+
+
+def mem0_needs(options: Mapping[str, Any]) -> BackendNeeds:
+    """Mem0 needs its SDK; with ``infer: true`` also a model (and a completion cache).
+
+    Args:
+        options: Its constructor options.
+    """
+    return _MEM0_INFER if options.get("infer") else _MEM0_RAW
+
+
+register_backend("mem0", "drift_pipeline.adapters.mem0:Mem0Backend", needs=mem0_needs)
