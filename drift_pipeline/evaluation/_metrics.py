@@ -166,7 +166,16 @@ from ._metric_registry import computed_metric_specs
 from ._probe_masks import metric_masks
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
-from ._token_audit import NO_SNAPSHOT, SNAPSHOT_METRICS, TokenAudit, storage_measured, token_audit
+from ._token_audit import (
+    NO_SNAPSHOT,
+    SNAPSHOT_METRICS,
+    TokenAudit,
+    storage_measured,
+    storage_trusted,
+    token_audit,
+    unreported_line,
+    unreported_reason,
+)
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
 """Modelled reader prefill: 20k context tokens per second, a locally served reader of the
@@ -592,8 +601,9 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     # Without snapshot() nothing of the memory is measured: no session counts as kept or not,
     # so Selectivity is not measured. Leaving a snapshot out must never raise a score, so the
     # cost and the composite take what keeping every session verbatim gives: each session's
-    # transcript as storage growth, and chance Selectivity (0.5) in DRIFT-C.
-    storage_known = storage_measured(snaps)
+    # transcript as storage growth, and chance Selectivity (0.5) in DRIFT-C. A snapshot that
+    # left out text the backend retrieved counts as none.
+    storage_known = storage_trusted(snaps, arm.retrievals)
     zeros = np.zeros(snaps.num_rows, dtype=np.float64)
     if storage_known:
         delta = _num(snaps, "storage_delta_tokens", "snapshots")
@@ -1325,6 +1335,9 @@ def compute_cell(
     )
     if not storage_measured(arm.snapshots):
         audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, NO_SNAPSHOT))
+    elif (hidden := unreported_line(arm.retrievals)) is not None:
+        reason = unreported_reason(hidden)
+        audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, reason))
     return mark_not_applicable(audited, not_applicable)
 
 
