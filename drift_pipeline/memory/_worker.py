@@ -12,8 +12,12 @@ object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}`
 response line per session, in order, each sent as soon as that session is stored; an item
 ``{"op": "retrieve", ...}`` among them is a read answered in its place, as a single retrieve),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
-``{"op": "snapshot"}``, ``{"op": "ping"}`` (no backend needed: answers with the isolation
-level), ``{"op": "close"}``.
+``{"op": "snapshot"}``, ``{"op": "describe"}`` (the backend's optional protocols and service, see
+:mod:`._capabilities`), ``{"op": "ping"}`` (no backend needed: answers with the isolation
+level), ``{"op": "close"}``. A store may carry ``entity_id``, the entity whose memory the
+session goes into, passed to a backend whose ``store`` takes it; a backend that ingests
+asynchronously is waited for after each store (``wait_until_queryable``), and the reply says
+how long that took (``queryable_ms``).
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
 backend's LLM token counters) and, on failure, ``error`` (one line). A store or retrieve that
 returned also has ``t0``/``t1``: when the backend call began and ended, in
@@ -38,6 +42,7 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
+from ._capabilities import capabilities, stores_for_entity
 from ._deployment import deployment_of
 from ._instance import unpack_backend
 from ._protocol import MemoryBackend
@@ -173,19 +178,22 @@ class _Worker:
         self.last_counts = good
         return dict(good)
 
-    def _run(self, value: Any) -> Any:
+    def _run(self, value: Any, spent: float = 0.0) -> Any:
+        """Await ``value`` within the call's deadline, less the ``spent`` seconds of the call."""
         if not inspect.isawaitable(value):
             return value
         if self.deadline is None:
             return self.loop.run_until_complete(value)
         try:
-            return self.loop.run_until_complete(_bounded(value, self.deadline))
+            return self.loop.run_until_complete(_bounded(value, max(0.0, self.deadline - spent)))
         except TimeoutError:
             raise CallTimedOut(
                 f"timeout after {self.deadline:g}s; cancelled in the worker"
             ) from None
 
-    def store(self, session_id: str, messages: Any, send_snapshot: Any) -> dict[str, Any]:
+    def store(
+        self, session_id: str, messages: Any, send_snapshot: Any, entity_id: Any = None
+    ) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
 
         The size comes from the backend's ``storage_tokens()`` when it has one (see
@@ -196,7 +204,10 @@ class _Worker:
             raise RuntimeError("store before the backend was constructed")
         began = time.monotonic_ns()
         started = time.perf_counter()
-        self._run(self.backend.store(session_id, messages))
+        if isinstance(entity_id, str) and stores_for_entity(self.backend):
+            self._run(self.backend.store(session_id, messages, entity_id=entity_id))  # type: ignore[call-arg]
+        else:
+            self._run(self.backend.store(session_id, messages))
         elapsed = (time.perf_counter() - started) * 1000
         # When the call ended on the token meter's clock: its model calls are booked to it.
         response: dict[str, Any] = {
@@ -205,6 +216,17 @@ class _Worker:
             "t0": began,
             "t1": time.monotonic_ns(),
         }
+        waits = getattr(self.backend, "wait_until_queryable", None)
+        if callable(waits):
+            # Asynchronous ingestion is counted, not hidden: a store is done once it can be read.
+            waited = time.perf_counter()
+            try:
+                # Within the call's one deadline: what store() left of it.
+                self._run(waits(session_id), (time.perf_counter() - started))
+            except Exception as error:
+                raise RuntimeError(f"wait_until_queryable(): {_one_line(error)}") from error
+            response["queryable_ms"] = (time.perf_counter() - waited) * 1000
+            response["t1"] = time.monotonic_ns()
         shows = getattr(self.backend, "snapshot", None)
         if not callable(shows):
             # A backend with the spec's three methods only: its storage is not measured.
@@ -267,7 +289,14 @@ class _Worker:
         if self.backend is None:
             raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
-            return self.store(request["session_id"], request["messages"], request.get("snapshot"))
+            return self.store(
+                request["session_id"],
+                request["messages"],
+                request.get("snapshot"),
+                request.get("entity_id"),
+            )
+        if op == "describe":
+            return {"ok": True, "ms": 0.0, "capabilities": capabilities(self.backend)}
         if op == "retrieve":
             began = time.monotonic_ns()
             started = time.perf_counter()
