@@ -9,7 +9,8 @@ backend object for its workers (:class:`BackendInstance`); :func:`check_isolatio
 sandboxed worker before a run (:class:`IsolationError` when it cannot). The agent reads memory
 before every session (:data:`READ_POLICIES`: at its start or before every user turn), a reader
 model timing its first token where the run has one (:class:`FirstToken`); a backend declares
-where it runs (:data:`DEPLOYMENTS`) with a ``deployment`` attribute.
+where it runs (:data:`DEPLOYMENTS`) with a ``deployment`` attribute. :func:`check_backend` is
+the conformance and health check an arm passes before it is scored (:class:`ConformanceReport`).
 """
 
 import importlib
@@ -29,6 +30,7 @@ from ._protocol import (
 if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
+    from ._conformance import ConformanceReport, check_backend, check_backend_async
     from ._deployment import DEPLOYMENTS
     from ._first_token import FirstToken
     from ._gates import (
@@ -64,6 +66,9 @@ _LAZY = {
     "CallResult": "_client",
     "IsolationError": "_client",
     "check_isolation": "_client",
+    "ConformanceReport": "_conformance",
+    "check_backend": "_conformance",
+    "check_backend_async": "_conformance",
     "DEPLOYMENTS": "_deployment",
     "FirstToken": "_first_token",
     "READ_POLICIES": "_session_reads",
@@ -109,6 +114,7 @@ __all__ = [
     "BackendWorker",
     "CallResult",
     "CellRun",
+    "ConformanceReport",
     "CountsOwnStorage",
     "DescribesService",
     "FaultShare",
@@ -127,6 +133,8 @@ __all__ = [
     "RecentTranscripts",
     "TokenCounts",
     "call_counts",
+    "check_backend",
+    "check_backend_async",
     "check_isolation",
     "gate_kinds",
     "pack_backend",

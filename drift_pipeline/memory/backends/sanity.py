@@ -139,6 +139,8 @@ class SessionDatesBackend(RecencyBufferBackend):
 
     name: ClassVar[str] = "session_dates"
     version: ClassVar[str] = "1"
+    # Only when sessions happened and who was there: nothing that was said.
+    keeps_nothing: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._lines = _Lines(None)
