@@ -17,6 +17,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,12 @@ from drift_pipeline.evaluation import ArmData
 from drift_pipeline.memory import Arm, BackendStartError, LoopConfig, check_isolation
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
+    ArmChecks,
     CellResult,
     RunOptions,
     RunResult,
     amnesiac_answers,
+    check_arms,
     load_arm,
     reuse_evaluations,
     run_manifest,
@@ -376,19 +379,25 @@ def run_via_dagster(
     with exclusive_root(target, "drift run --via dagster"):
         if settings.isolate:
             asyncio.run(check_isolation(list(target.protect_paths())))
+        # As in the direct run: an arm whose backend fails the conformance check is not run.
+        protected = replace(settings, protect=tuple(target.protect_paths()))
+        checks = check_arms(arms, scenarios, backend_options or {}, {}, protected)
         try:
-            return _run_locked(
+            result = _run_locked(
                 scenarios,
                 files,
                 imported,
-                arms,
+                [arm for arm in arms if arm.backend not in checks.failed],
                 horizons,
                 out,
                 settings,
                 backend_options,
                 instance,
                 log,
+                checks,
             )
+            result.requested = list(arms)
+            return result
         except InstanceUnavailable:
             raise
         except Exception as error:
@@ -413,6 +422,7 @@ def _run_locked(
     backend_options: dict[str, dict[str, Any]] | None,
     instance: dg.DagsterInstance | None,
     log: Callable[[str], None] | None,
+    checks: ArmChecks,
 ) -> RunResult:
     """:func:`run_via_dagster` once the output folder is held and isolation checked."""
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
@@ -482,13 +492,16 @@ def _run_locked(
         loop=settings,
         backend_options=backend_options or {},
     )
-    manifest = run_manifest(scenarios, options, cells)
+    manifest = run_manifest(scenarios, options, cells, checks=checks)
     with staged(root) as writer:
         writer.put_text(
             "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
         )
     return RunResult(
-        cells=[c for c in cells if c.reported], generated_worlds=len(regenerate), manifest=manifest
+        cells=[c for c in cells if c.reported],
+        generated_worlds=len(regenerate),
+        manifest=manifest,
+        checks=checks,
     )
 
 

@@ -48,6 +48,7 @@ from ._cells import (
     world_profiles,
     world_session_marks,
 )
+from ._checks import ArmChecks, check_arms
 from ._evaluators import (
     LLM_CACHE,
     EvaluationOptions,
@@ -111,6 +112,15 @@ class RunResult:
     llm_usage: dict[str, Any] = field(default_factory=dict)
     start_failures: list[str] = field(default_factory=list)
     """With ``keep_going``: one line per arm whose backend could not start (it has no rows)."""
+    checks: ArmChecks = field(default_factory=ArmChecks)
+    """The conformance check of each backend that is not a built-in (see :mod:`._checks`)."""
+    requested: list[Arm] = field(default_factory=list)
+    """The arms the run was asked for (those that failed the check included)."""
+
+    @property
+    def check_failures(self) -> list[str]:
+        """One line per requested arm not scored because its backend failed the check."""
+        return self.checks.failure_lines(self.requested)
 
     @property
     def faults(self) -> list[str]:
@@ -164,12 +174,22 @@ def _run_benchmark(
     if loop.isolate:
         # Before any world or cell: a machine where sandboxed workers cannot start stops here.
         asyncio.run(check_isolation(list(loop.protect)))
+    # Before anything is scored: an arm whose backend fails the conformance check is not run.
+    checks = check_arms(
+        options.arms, sources, options.backend_options, options.backend_instances, loop
+    )
+    requested = list(options.arms)
+    options = replace(options, arms=[a for a in options.arms if a.backend not in checks.failed])
     worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
     failures: list[str] = []
     try:
-        cells = _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
-        manifest = run_manifest(sources, options, cells, evaluator)
+        cells = (
+            _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
+            if options.arms
+            else []
+        )
+        manifest = run_manifest(sources, options, cells, evaluator, checks)
         usage = llm_usage(evaluator)
     finally:
         close_evaluator(evaluator)
@@ -183,6 +203,8 @@ def _run_benchmark(
         manifest=manifest,
         llm_usage=usage,
         start_failures=list(dict.fromkeys(failures)),
+        checks=checks,
+        requested=requested,
     )
 
 
@@ -386,15 +408,19 @@ def run_manifest(
     options: RunOptions,
     cells: Sequence[CellResult],
     evaluator: Evaluator | None = None,
+    checks: ArmChecks | None = None,
 ) -> dict[str, Any]:
     """What produced a run's tables: code, inputs, seeds, backends, isolation, reader, judge.
 
     Deliberately free of wall-clock time and absolute paths, so reruns are comparable. The
     reader and judge are pinned: name and version, or for a model its name, endpoint host and
-    prompt sha256 (never a key).
+    prompt sha256 (never a key). Backends that are not built-ins add their conformance verdict
+    and the service and SDK they say they run against (``conformance``).
     """
     pins = (evaluator or ContextEvaluator()).pins()
+    extra = {"conformance": checks.manifest()} if checks is not None and checks.reports else {}
     return {
+        **extra,
         "drift_pipeline": package_version("drift-pipeline"),
         "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),

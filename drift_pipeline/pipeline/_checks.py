@@ -1,0 +1,99 @@
+"""Before a run scores anything: the conformance check of every arm that is not a built-in.
+
+An arm whose backend fails it is not run; the run says why in one line and ends with the
+invalid-arm status. What the arms that passed run against (their service descriptions) goes
+into the run manifest.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from drift_pipeline.memory import (
+    Arm,
+    BackendInstance,
+    ConformanceReport,
+    LoopConfig,
+    check_backend,
+)
+from drift_pipeline.memory.backends import backend_needs, built_in, resolve_backend_options
+from drift_pipeline.sources import WorldSource
+
+__all__ = ["ArmChecks", "check_arms"]
+
+
+@dataclass
+class ArmChecks:
+    """The conformance reports of a run's checked backends, by backend."""
+
+    reports: dict[str, ConformanceReport] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> frozenset[str]:
+        """The backends that failed: none of their arms runs."""
+        return frozenset(name for name, report in self.reports.items() if not report.passed)
+
+    def failure_lines(self, arms: Sequence[Arm]) -> list[str]:
+        """One line per arm not scored, with its backend's reason."""
+        failed = self.failed
+        return [
+            f"{arm.key}: not scored: failed the conformance check: "
+            f"{self.reports[arm.backend].reason}"
+            for arm in arms
+            if arm.backend in failed
+        ]
+
+    def manifest(self) -> dict[str, Any]:
+        """What the manifest records: each checked backend's verdict and the service it names.
+
+        No timings: a manifest must read the same on a rerun.
+        """
+        return {
+            name: {
+                "passed": report.passed,
+                "reason": report.reason,
+                "service": dict(report.capabilities.get("service") or {}),
+            }
+            for name, report in sorted(self.reports.items())
+        }
+
+
+def check_arms(
+    arms: Sequence[Arm],
+    sources: Sequence[WorldSource],
+    backend_options: dict[str, dict[str, Any]],
+    backend_instances: dict[str, BackendInstance],
+    loop: LoopConfig,
+) -> ArmChecks:
+    """Check, once each, the backends of ``arms`` that are not built-ins.
+
+    Each is built with the options the run gives it on the first source (a backend object from
+    its packed instance), in a worker sandboxed like the run's, with the same timeout and the
+    variables its declared needs pass in.
+
+    Raises:
+        ValueError: One line: a backend whose options cannot be resolved (a missing package,
+            an unset model variable).
+    """
+    checks = ArmChecks()
+    for backend in dict.fromkeys(arm.backend for arm in arms):
+        instance = backend_instances.get(backend)
+        if instance is None and built_in(backend):
+            continue
+        if instance is not None:
+            options = instance.worker_options()
+        else:
+            options = resolve_backend_options(backend, sources[0], backend_options.get(backend))
+        env = backend_needs(backend, options).worker_env
+        checks.reports[backend] = check_backend(
+            backend,
+            options,
+            call_timeout=loop.call_timeout,
+            isolate=loop.isolate,
+            protect=loop.protect,
+            env={name: os.environ[name] for name in env if name in os.environ},
+        )
+    return checks

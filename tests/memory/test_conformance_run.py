@@ -1,0 +1,96 @@
+"""``drift run`` checks arms that are not built-ins first, and watches snapshots while it scores.
+
+One run, as a user starts it (a subprocess, the backends on ``PYTHONPATH``): a built-in, a
+backend that stores nothing, one whose snapshot hides what it retrieves, and an honest one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.plugins import _support
+
+pytestmark = pytest.mark.slow  # a whole run through the sandbox
+
+DRIFT = str(Path(sys.executable).with_name("drift"))
+PLUGIN = "plugins.conformance"
+FORGETFUL, UNDER, HONEST = (
+    f"{PLUGIN}:{name}" for name in ("Forgetful", "UnderReporting", "Honest")
+)
+
+
+@dataclass(frozen=True)
+class Finished:
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+    summary: dict[str, Any]
+
+    def query(self, sql: str, *params: object) -> list[dict[str, Any]]:
+        return _support.query(self.out, sql, *params)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+    folder = tmp_path_factory.mktemp("conformance-run")
+    scenario = _support.write_scenario(folder / "scenarios", "conformance-run-t")
+    out, summary = folder / "data", folder / "summary.json"
+    arms = [arg for backend in ("bm25", FORGETFUL, UNDER, HONEST) for arg in ("--backend", backend)]
+    done = subprocess.run(
+        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *arms],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(_support.PLUGINS_ROOT)},
+        timeout=300,
+    )
+    payload = json.loads(summary.read_text()) if summary.exists() else {}
+    return Finished(done.returncode, done.stdout, done.stderr, out, payload)
+
+
+def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(finished: Finished) -> None:
+    assert finished.code == 5, finished.stderr
+    refused = [line for line in finished.stderr.splitlines() if "conformance" in line]
+    assert refused == [
+        f"{FORGETFUL}@hard: not scored: failed the conformance check: it stores nothing: the "
+        "fact stored for conformance-ana was not returned to conformance-ana ('What is the "
+        "harbour pass code?') once queryable, nor 2s later"
+    ]
+    arms = {row["arm"] for row in finished.query("select distinct arm from {memory_snapshots}")}
+    assert arms == {"reference_compressor@hard", "bm25@hard", f"{UNDER}@hard", f"{HONEST}@hard"}
+    conformance = json.loads((finished.out / "_manifests" / "run.json").read_text())["conformance"]
+    assert set(conformance) == {FORGETFUL, UNDER, HONEST}  # built-ins are not checked
+    assert not conformance[FORGETFUL]["passed"] and conformance[HONEST]["passed"]
+    assert conformance[HONEST]["service"]["sdk_version"] == "0.1"
+    assert f"{HONEST}: passed the conformance check" in finished.stdout
+
+
+def test_a_snapshot_that_hides_what_is_retrieved_marks_the_storage_under_reported(
+    finished: Finished,
+) -> None:
+    marked = finished.query(
+        "select arm, count(unreported) as n from {retrievals} group by arm order by arm"
+    )
+    assert {row["arm"]: row["n"] > 0 for row in marked} == {
+        "bm25@hard": False,
+        f"{HONEST}@hard": False,
+        "reference_compressor@hard": False,
+        f"{UNDER}@hard": True,
+    }
+    rows = {row["arm"]: row for row in finished.summary["arms"]}
+    reason = rows[f"{UNDER}@hard"]["not_measured"]["selectivity"]
+    assert reason.startswith("storage under-reported: retrieve() returned text its snapshot()")
+    assert "selectivity" not in rows[f"{HONEST}@hard"]["not_measured"]
+    assert rows[f"{UNDER}@hard"]["valid"]  # ranked, without the figures it hid
+    board = finished.stdout.splitlines()
+    under = next(line for line in board if line.startswith(f"{UNDER}@hard "))
+    honest = next(line for line in board if line.startswith(f"{HONEST}@hard "))
+    assert "under-reported" in under and "under-reported" not in honest
