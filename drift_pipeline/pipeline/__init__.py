@@ -29,7 +29,7 @@ from ._cells import (
     world_profiles,
     world_session_marks,
 )
-from ._checks import ArmChecks, check_arms
+from ._checks import CHECK_ENV, ArmChecks, check_arms
 from ._evaluators import (
     JUDGE_MODEL_ENV,
     LLM_CACHE,
@@ -61,6 +61,7 @@ from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
     "ABLATIONS_FILE",
+    "CHECK_ENV",
     "EVALUATION_TABLES",
     "JUDGE_MODEL_ENV",
     "LLM_CACHE",

@@ -418,7 +418,8 @@ def run_manifest(
     and the service and SDK they say they run against (``conformance``).
     """
     pins = (evaluator or ContextEvaluator()).pins()
-    extra = {"conformance": checks.manifest()} if checks is not None and checks.reports else {}
+    checked = checks is not None and (checks.reports or checks.unchecked)
+    extra = {"conformance": checks.manifest()} if checks is not None and checked else {}
     return {
         **extra,
         "drift_pipeline": package_version("drift-pipeline"),

@@ -22,6 +22,7 @@ from llm_server import TEST_API_KEY, FakeOpenAIServer
 from memory.plugins import _support
 
 from drift_pipeline.memory import Arm, LoopConfig, run_cell
+from drift_pipeline.pipeline import CHECK_ENV
 
 pytestmark = pytest.mark.slow  # whole cells through the sandbox
 
@@ -57,7 +58,7 @@ def medium(tmp_path_factory: pytest.TempPathFactory) -> Finished:
         [*command, "--out", str(out), "--json", str(summary)],
         capture_output=True,
         text=True,
-        env=os.environ.copy(),
+        env={**os.environ, CHECK_ENV: "1"},  # as a user's run: checked first
         timeout=600,
     )
     payload = json.loads(summary.read_text()) if summary.exists() else {}

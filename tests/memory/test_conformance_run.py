@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from drift_pipeline.pipeline import CHECK_ENV
 from memory.plugins import _support
 
 pytestmark = pytest.mark.slow  # a whole run through the sandbox
@@ -49,7 +50,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
         [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *arms],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(_support.PLUGINS_ROOT)},
+        env={**os.environ, "PYTHONPATH": str(_support.PLUGINS_ROOT), CHECK_ENV: "1"},
         timeout=300,
     )
     payload = json.loads(summary.read_text()) if summary.exists() else {}
