@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 from drift_pipeline.memory import Message, TokenCounts
 from drift_pipeline.memory.backends._text import message_date, render_turn
-from drift_pipeline.tokens import LineTally
+from drift_pipeline.tokens import LineTally, count_tokens
 
 if TYPE_CHECKING:
     from mem0 import Memory
@@ -213,7 +213,12 @@ class Mem0Backend:
                 if self.infer
                 else "none: raw messages (infer=False)"
             ),
-            "token_counts": "as the model endpoint reports them" if self.infer else "no model",
+            "token_counts": (
+                f"as the model endpoint reports them ({self._unreported_calls} calls without "
+                "usage counted with cl100k_base)"
+                if self.infer
+                else "no model calls"
+            ),
         }
 
     def close(self) -> None:
@@ -274,16 +279,31 @@ class Mem0Backend:
         temporary.replace(path)
 
     def _count_usage(self, llm: Any, response: Any, params: Any) -> None:
-        """Mem0's response callback: add the tokens the endpoint reported for one call."""
+        """Mem0's response callback: add the tokens the endpoint reported for one call.
+
+        An endpoint that reports no usage is not taken to have spent nothing: the request's
+        messages and the reply are counted with the package's tokenizer instead (as the meter
+        counts them), and :meth:`service_info` says how many calls were counted so.
+        """
         usage = getattr(response, "usage", None)
-        if usage is None:
+        tokens = int(getattr(usage, "total_tokens", 0) or 0) if usage is not None else 0
+        if usage is None or tokens == 0:
             self._unreported_calls += 1
-            return
-        tokens = int(getattr(usage, "total_tokens", 0) or 0)
+            tokens = _counted(params, response)
         if self._storing:
             self._write_tokens += tokens
         else:
             self._read_tokens += tokens
+
+
+def _counted(params: Any, response: Any) -> int:
+    """Tokens of one call's messages and reply, counted here (the endpoint reported none)."""
+    messages = params.get("messages", []) if isinstance(params, dict) else []
+    texts = [str(message.get("content") or "") for message in messages]
+    choices = getattr(response, "choices", None) or []
+    if choices:
+        texts.append(str(getattr(choices[0].message, "content", "") or ""))
+    return sum(count_tokens(text) for text in texts)
 
 
 def _state_folder(path: str | None) -> Path:

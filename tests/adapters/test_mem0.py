@@ -25,7 +25,7 @@ from drift_pipeline.memory import (
     Message,
 )
 from drift_pipeline.memory.backends import backend_needs, load_backend
-from drift_pipeline.tokens import count_tokens_lines
+from drift_pipeline.tokens import count_tokens, count_tokens_lines
 
 
 def _turn(speaker: str, text: str, day: int, role: str = "user") -> Message:
@@ -242,3 +242,19 @@ def test_rate_limits_and_server_errors_are_retried_then_raised(
         _store_all(backend, SESSIONS[3:])
     assert extraction.chat_requests == 6
     assert "4471" not in backend.snapshot()
+
+
+def test_an_endpoint_without_usage_is_counted_not_taken_as_zero(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(_extract, api_key=TEST_API_KEY, include_usage=False) as server:
+        monkeypatch.setenv("DRIFT_LLM_API_KEY", TEST_API_KEY)
+        backend = _inferring(server, tmp_path / "m")
+        _store_all(backend, SESSIONS[2:3])
+        body = server.requests[0]
+    expected = sum(count_tokens(m["content"]) for m in body["messages"])
+    expected += count_tokens(_extract(body["messages"], body))
+    assert backend.token_counts().write == expected > 0
+    assert (
+        "(1 calls without usage counted with cl100k_base)" in backend.service_info()["token_counts"]
+    )
