@@ -9,15 +9,12 @@ and makes it fail.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from finished_run import FinishedRun, drift_run
 from llm_server import TEST_API_KEY, FakeOpenAIServer
 from memory.plugins import _support
 
@@ -26,46 +23,25 @@ from drift_pipeline.pipeline import CHECK_ENV
 
 pytestmark = pytest.mark.slow  # whole cells through the sandbox
 
-DRIFT = str(Path(sys.executable).with_name("drift"))
 CANONICAL = Path(__file__).resolve().parents[2] / "scenarios" / "ua-instruction-revision-005.yaml"
 STRONGEST = "unprivileged-user+mount-namespace"
 
 
-@dataclass(frozen=True)
-class Finished:
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-    summary: dict[str, Any]
-
-    def query(self, sql: str, *params: object) -> list[dict[str, Any]]:
-        return _support.query(self.out, sql, *params)
-
-    def manifest(self) -> dict[str, Any]:
-        return json.loads((self.out / "_manifests" / "run.json").read_text())  # type: ignore[no-any-return]
-
-
 @pytest.fixture(scope="module")
-def medium(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+def medium(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     folder = tmp_path_factory.mktemp("mem0-medium")
     one = re.sub(r"^replicates: \d+", "replicates: 1", CANONICAL.read_text(), flags=re.M)
     scenario = folder / CANONICAL.name
     scenario.write_text(one, encoding="utf-8")
-    out, summary = folder / "data", folder / "summary.json"
-    command = [DRIFT, "run", str(scenario), "--horizon", "medium", "--backend", "mem0"]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--json", str(summary)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, CHECK_ENV: "1"},  # as a user's run: checked first
-        timeout=600,
+    # As a user's run: the arm is checked before it is scored.
+    return drift_run(
+        scenario, folder, ["--horizon", "medium", "--backend", "mem0"], {CHECK_ENV: "1"}
     )
-    payload = json.loads(summary.read_text()) if summary.exists() else {}
-    return Finished(done.returncode, done.stdout, done.stderr, out, payload)
 
 
-def test_a_canonical_medium_world_runs_through_mem0_to_a_leaderboard_row(medium: Finished) -> None:
+def test_a_canonical_medium_world_runs_through_mem0_to_a_leaderboard_row(
+    medium: FinishedRun,
+) -> None:
     assert medium.code == 0, medium.stderr[-3000:]
     row = next(r for r in medium.summary["arms"] if r["arm"] == "mem0@hard")
     assert row["valid"] and row["fault_rate"] == 0.0
@@ -77,7 +53,7 @@ def test_a_canonical_medium_world_runs_through_mem0_to_a_leaderboard_row(medium:
     assert "embedder sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)" in medium.stdout
 
 
-def test_it_ran_sandboxed_and_recorded_like_a_built_in(medium: Finished) -> None:
+def test_it_ran_sandboxed_and_recorded_like_a_built_in(medium: FinishedRun) -> None:
     manifest = medium.manifest()
     assert manifest["isolation"] == [STRONGEST]  # the reference arm's and Mem0's, alike
     service = manifest["conformance"]["mem0"]["service"]

@@ -7,57 +7,34 @@ backend that stores nothing, one whose snapshot hides what it retrieves, and an 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
+from finished_run import FinishedRun, drift_run
 
 from drift_pipeline.pipeline import CHECK_ENV
 from memory.plugins import _support
 
 pytestmark = pytest.mark.slow  # a whole run through the sandbox
 
-DRIFT = str(Path(sys.executable).with_name("drift"))
 PLUGIN = "plugins.conformance"
 FORGETFUL, UNDER, HONEST = (
     f"{PLUGIN}:{name}" for name in ("Forgetful", "UnderReporting", "Honest")
 )
 
 
-@dataclass(frozen=True)
-class Finished:
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-    summary: dict[str, Any]
-
-    def query(self, sql: str, *params: object) -> list[dict[str, Any]]:
-        return _support.query(self.out, sql, *params)
-
-
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+def finished(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     folder = tmp_path_factory.mktemp("conformance-run")
     scenario = _support.write_scenario(folder / "scenarios", "conformance-run-t")
-    out, summary = folder / "data", folder / "summary.json"
     arms = [arg for backend in ("bm25", FORGETFUL, UNDER, HONEST) for arg in ("--backend", backend)]
-    done = subprocess.run(
-        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *arms],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(_support.PLUGINS_ROOT), CHECK_ENV: "1"},
-        timeout=300,
+    return drift_run(
+        scenario, folder, arms, {"PYTHONPATH": str(_support.PLUGINS_ROOT), CHECK_ENV: "1"}
     )
-    payload = json.loads(summary.read_text()) if summary.exists() else {}
-    return Finished(done.returncode, done.stdout, done.stderr, out, payload)
 
 
-def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(finished: Finished) -> None:
+def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(
+    finished: FinishedRun,
+) -> None:
     assert finished.code == 5, finished.stderr
     refused = [line for line in finished.stderr.splitlines() if "conformance" in line]
     assert refused == [
@@ -75,7 +52,7 @@ def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(finished
 
 
 def test_a_snapshot_that_hides_what_is_retrieved_marks_the_storage_under_reported(
-    finished: Finished,
+    finished: FinishedRun,
 ) -> None:
     marked = finished.query(
         "select arm, count(unreported) as n from {retrievals} group by arm order by arm"
