@@ -17,6 +17,14 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" -eq 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 fi
+
+# --- Node.js and npm for the MCP server tests (tests/adapters/test_mcp_server_memory.py) --------
+# Their fixture installs the reference MCP memory server from npm, pinned by
+# tests/fixtures/mcp_memory_server/package-lock.json, into .venv; it needs node and npm.
+if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+fi
 # ------------------------------------------------------------------------------------------------
 
 source scripts/bootstrap.sh

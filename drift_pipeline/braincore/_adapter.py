@@ -164,7 +164,9 @@ class DriftBackendAdapter:
     whose text occurs in it, in the order they occur there, each with its id; when none occurs
     verbatim (a backend that rewrites what it keeps), the whole context is one item. The
     context's own size stands: ``top_k`` is not applied.
-    ``storage_bytes`` is the UTF-8 size of the backend's snapshot.
+    ``storage_bytes`` is the UTF-8 size of the backend's snapshot; a backend without
+    ``snapshot()`` (the spec's three methods only) has no measured footprint
+    (:attr:`measures_storage` is false) and is reported as not measured, never as zero.
 
     Args:
         backend: The backend (``drift_pipeline.memory.backends.load_backend`` builds one by name).
@@ -223,8 +225,19 @@ class DriftBackendAdapter:
         found.sort(key=lambda f: (f[0], f[1]))
         return [dict(item) for _, _, item in found]
 
+    @property
+    def measures_storage(self) -> bool:
+        """Whether the backend shows what it holds (``snapshot()``), so its size can be read."""
+        return callable(getattr(self.backend, "snapshot", None))
+
     def storage_bytes(self) -> int:
-        """UTF-8 bytes of the backend's snapshot."""
+        """UTF-8 bytes of the backend's snapshot.
+
+        Raises:
+            BrainCoreError: The backend has no ``snapshot()`` (see :attr:`measures_storage`).
+        """
+        if not self.measures_storage:
+            raise BrainCoreError(f"backend {self.name!r} has no snapshot(): storage not measured")
         return len(str(self.backend.snapshot()).encode("utf-8"))
 
     def close(self) -> None:

@@ -105,7 +105,7 @@ def braincore_command(
     )
     for metric, figure in overall.items():
         if figure.value is None:
-            shown = "n/a"
+            shown = "not measured" if metric == "storage_bytes" else "n/a"
         elif metric == "storage_bytes":
             shown = f"{figure.value:.0f}"
         else:

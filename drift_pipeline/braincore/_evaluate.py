@@ -48,7 +48,9 @@ class BrainCoreResult:
         embedding_model: The model behind ``semantic_placeholder_score`` (name, package,
             version, sha256).
         scores: Every query's scores, in dataset order.
-        storage_bytes: ``storage_bytes()`` after the last record.
+        storage_bytes: ``storage_bytes()`` after the last record; ``None`` when the adapter
+            cannot measure it (a DRIFT backend without ``snapshot()``): reported as not
+            measured, never as zero.
     """
 
     adapter: str
@@ -56,19 +58,18 @@ class BrainCoreResult:
     top_k: int
     embedding_model: Mapping[str, str]
     scores: tuple[QueryScore, ...]
-    storage_bytes: int
+    storage_bytes: int | None
 
     def figures(self, query_type: str | None = None) -> dict[str, MetricFigure]:
         """The six metrics over every query (``None``) or the queries of one type."""
         chosen = [s for s in self.scores if query_type is None or s.query_type == query_type]
         figures = {m: aggregate(chosen, m) for m in METRICS if m != "storage_bytes"}
         # The footprint belongs to the whole memory, not to a subset of its queries.
-        storage = float(self.storage_bytes)
-        figures["storage_bytes"] = (
-            MetricFigure(storage, storage, storage, 1)
-            if query_type is None
-            else MetricFigure(None, None, None, 0)
-        )
+        if query_type is None and self.storage_bytes is not None:
+            storage = float(self.storage_bytes)
+            figures["storage_bytes"] = MetricFigure(storage, storage, storage, 1)
+        else:
+            figures["storage_bytes"] = MetricFigure(None, None, None, 0)
         return {m: figures[m] for m in METRICS}
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,8 +170,11 @@ def evaluate(
                     "expected a list of dicts"
                 )
             scores.append(score_query(index, record, query, returned, elapsed))
-    returned_size = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)
-    stored = _byte_count(returned_size)
+    stored: int | None = None
+    # A DRIFT backend seen through the adapter may have no snapshot to size: not measured.
+    if getattr(adapter, "measures_storage", True):
+        returned_size = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)
+        stored = _byte_count(returned_size)
     if similarity is None:
         from drift_pipeline.embedding import sentence_embedder
 

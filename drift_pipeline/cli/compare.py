@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,7 +14,7 @@ from .common import (
     load_sources,
     parse_arms,
 )
-from .errors import CommandError
+from .errors import EXIT_BACKEND_START, EXIT_ISOLATION, CommandError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 @click.option("--backend-a", required=True, metavar="NAME|module:Class")
 @click.option("--backend-b", required=True, metavar="NAME|module:Class")
 @click.option("--gate", default="hard", show_default=True, help="Gate of both arms.")
+@click.option(
+    "--backend-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="YAML mapping backend name → constructor options (an adapter's service or server), "
+    "for the arms run here.",
+)
 @HORIZON_OPTION
 @OUT_OPTION
 @CALL_TIMEOUT_OPTION
@@ -36,17 +43,30 @@ def command(
     backend_a: str,
     backend_b: str,
     gate: str,
+    backend_config: Path | None,
     horizons: tuple[HorizonName, ...],
     out: StorageRoot,
     call_timeout: float,
 ) -> None:
     """Paired differences A − B per metric, with 95% intervals, on the same probes.
 
-    Shows every metric registered with a compare position, in that order.
+    Shows every metric registered with a compare position, in that order. A and B are
+    registered names (built-ins and adapters such as mcp, mem0) or package.module:Class.
 
     Reads the cells of a finished run under --out; arms not run yet are run first.
     """
-    compare_exec(scenario, backend_a, backend_b, gate, horizons, out, call_timeout)
+    from .run_inputs import backend_config as read_backend_config
+
+    compare_exec(
+        scenario,
+        backend_a,
+        backend_b,
+        gate,
+        horizons,
+        out,
+        call_timeout,
+        read_backend_config(backend_config),
+    )
 
 
 def compare_exec(
@@ -57,15 +77,19 @@ def compare_exec(
     horizons: Sequence[HorizonName],
     out: StorageRoot,
     call_timeout: float,
+    backend_options: dict[str, dict[str, Any]] | None = None,
 ) -> None:
     """Run the arms missing under ``out``, then print A − B per world and metric.
 
+    ``backend_options`` are the constructor options per backend name of the arms run here.
+
     Raises:
         CommandError: Invalid input, the same arm twice, or cells that cannot be compared
-            (read by the LLM reader) (exit 2).
+            (read by the LLM reader) (exit 2); no sandbox here (3); a backend that could not
+            start (4).
     """
     from drift_pipeline.keys import CellKey
-    from drift_pipeline.memory import LoopConfig
+    from drift_pipeline.memory import BackendStartError, IsolationError, LoopConfig
     from drift_pipeline.pipeline import (
         RunOptions,
         cell_exists,
@@ -85,15 +109,19 @@ def compare_exec(
     wanted = [world.horizon for world in worlds]
     missing = [arm for arm in (a, b) for w in worlds if not cell_exists(out, CellKey(w, arm.key))]
     if missing or not all(world_is_current(out, source, h) for h in wanted):
-        run_benchmark(
-            opened,
-            RunOptions(
-                arms=sorted(set(missing) or {a, b}, key=arms.index),
-                horizons=tuple(wanted),
-                out=out,
-                loop=LoopConfig(call_timeout=call_timeout),
-            ),
+        options = RunOptions(
+            arms=sorted(set(missing) or {a, b}, key=arms.index),
+            horizons=tuple(wanted),
+            out=out,
+            loop=LoopConfig(call_timeout=call_timeout),
+            backend_options=dict(backend_options or {}),
         )
+        try:
+            run_benchmark(opened, options)
+        except IsolationError as error:
+            raise CommandError(str(error), EXIT_ISOLATION) from error
+        except BackendStartError as error:
+            raise CommandError(str(error), EXIT_BACKEND_START) from error
     click.echo(f"{source.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
     for world in worlds:
         try:

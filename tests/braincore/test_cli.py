@@ -245,3 +245,50 @@ def test_an_adapter_failing_mid_run_names_the_query_and_writes_nothing(
         f"{tiny_dataset}:2: query 'q4': the adapter's retrieve raised KeyError: 'no index'"
     )
     assert not output.exists() and list(tmp_path.glob(".run.json*")) == []
+
+
+THREE_METHODS = '''
+from drift_pipeline.memory import TokenCounts
+
+
+class ThreeMethods:
+    """The spec's interface and nothing more: no snapshot() to size."""
+
+    def __init__(self):
+        self.lines = []
+
+    async def store(self, session_id, messages):
+        self.lines.extend(m["content"] for m in messages)
+
+    async def retrieve(self, session_id, entity_id, query):
+        return "\\n".join(self.lines)
+
+    def token_counts(self):
+        return TokenCounts()
+'''
+
+
+def test_a_backend_without_snapshot_has_its_storage_not_measured(
+    tmp_path: Path, tiny_dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "three_methods_backend.py").write_text(THREE_METHODS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    output = tmp_path / "three.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            "braincore",
+            "--backend",
+            "three_methods_backend:ThreeMethods",
+            "--dataset",
+            str(tiny_dataset),
+            "--output",
+            str(output),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    overall = json.loads(output.read_text())["metrics"]["overall"]
+    # Scored like any backend, its footprint unknown rather than zero.
+    assert overall["exact_match"]["value"] is not None
+    assert overall["storage_bytes"]["value"] is None
+    assert "storage_bytes: not measured" in result.output

@@ -80,6 +80,12 @@ register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend")
 register_backend("tagged_buffer", f"{_PACKAGE}.sanity:TaggedBufferBackend")
 register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend")
 register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend")
+# Any memory server over MCP (the `mcp` extra): options name the server and map the tools.
+register_backend(
+    "mcp",
+    "drift_pipeline.adapters.mcp_backend:mcp_backend",
+    needs="drift_pipeline.adapters.mcp_backend:mcp_needs",
+)
 # A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
 register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
 
