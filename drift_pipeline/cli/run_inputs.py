@@ -60,6 +60,7 @@ def run_options(
         backend_config(backend_config_file), braincore_adapter, arms
     )
     check_compressor(backend_options, opened[0], via)
+    check_arm_options(arms, backend_options, opened[0])
     return opened, RunOptions(
         arms=arms,
         horizons=tuple(horizons),
@@ -135,6 +136,19 @@ def braincore_options(
     except BrainCoreError as error:
         raise CommandError(str(error)) from error
     return {**backend_options, "braincore": fixed}
+
+
+def check_arm_options(
+    arms: Sequence[Arm], backend_options: dict[str, dict[str, Any]], source: WorldSource
+) -> None:
+    """Every arm's backend can be given its options (a model it needs has its endpoint set)."""
+    from drift_pipeline.pipeline import backend_options_for
+
+    for arm in arms:
+        try:
+            backend_options_for(arm, source, backend_options)
+        except ValueError as error:
+            raise CommandError(str(error)) from error
 
 
 def check_compressor(

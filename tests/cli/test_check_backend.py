@@ -55,3 +55,19 @@ def test_an_unknown_backend_or_a_missing_model_variable_is_bad_input(
     assert unset.stderr.strip() == (
         "mem0 infer llm: DRIFT_LLM_BASE_URL is not set (or give llm_base_url in the backend config)"
     )
+
+
+def test_drift_run_refuses_an_adapter_without_its_model_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for variable in ("DRIFT_LLM_BASE_URL", "DRIFT_LLM_MODEL", "DRIFT_MEM0_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+    config = tmp_path / "backends.yaml"
+    config.write_text("mem0: {infer: true}\n", encoding="utf-8")
+    scenario = _support.write_scenario(tmp_path / "scenarios", "mem0-unset-t")
+    out = tmp_path / "data"
+    arguments = ["run", str(scenario), "--backend", "mem0", "--backend-config", str(config)]
+    result = CliRunner().invoke(main, [*arguments, "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("mem0 infer llm: DRIFT_LLM_BASE_URL is not set")
+    assert not out.exists()
