@@ -133,18 +133,23 @@ class Mem0Backend:
     async def store(
         self, session_id: str, messages: list[Message], *, entity_id: str | None = None
     ) -> None:
-        """Add the session to the memory of every entity that took part in it."""
+        """Add the session to the memory of every entity that took part in it.
+
+        The harness calls once per agent that speaks in the session: the first call stores it
+        for every speaker, and the others find nothing left to add.
+        """
         owners = {message["speaker"] for message in messages}
         if entity_id is not None:
             owners.add(entity_id)
+        due = sorted(owner for owner in owners if (owner, session_id) not in self._stored)
+        if not due:
+            return
         said = [message for message in messages if message["content"].strip()]
         if said:
             self._memory.embedding_model.prime([message["content"] for message in said])
         self._storing = True
         try:
-            for owner in sorted(owners):
-                if (owner, session_id) in self._stored:
-                    continue  # stored for this entity already (the harness called per entity)
+            for owner in due:
                 self._remember_entity(owner)
                 added = self._add(session_id, said, owner)
                 self._stored.add((owner, session_id))

@@ -83,9 +83,9 @@ if TYPE_CHECKING:
     type=click.IntRange(min=0),
     default=5,
     show_default=True,
-    help="After this many faulted calls in a row (a cell's replicates counted together), the "
-    "arm's remaining calls in that world are recorded as skipped instead of being made "
-    "(0: never skip).",
+    help="After this many faulted calls of one kind (store, retrieve) in a row in one "
+    "replicate, that replicate's remaining calls of that kind are recorded as skipped instead "
+    "of being made (0: never skip).",
 )
 @click.option(
     "--max-fault-rate",
@@ -93,8 +93,14 @@ if TYPE_CHECKING:
     default=0.05,
     show_default=True,
     help="Share of a cell's calls that may fault or be skipped; past it the arm is invalid "
-    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}), and "
-    "its remaining calls there are skipped.",
+    f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}); a "
+    "replicate whose faults of one kind alone pass it skips its remaining calls of that kind.",
+)
+@click.option(
+    "--real-clock",
+    is_flag=True,
+    help="Backends' clocks read the real time; by default, during each store and retrieve, "
+    "time.time(), datetime.now() and the like read the simulated time of its session.",
 )
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
@@ -167,6 +173,7 @@ def command(
     call_timeout: float,
     max_consecutive_faults: int,
     max_fault_rate: float,
+    real_clock: bool,
     fail_on_error: bool,
     backend_config: Path | None,
     braincore_adapter: str | None,
@@ -199,6 +206,7 @@ def command(
         max_fault_rate=max_fault_rate,
         jobs=jobs,
         keep_going=keep_going,
+        simulated_clock=not real_clock,
     )
     started = time.perf_counter()
     result = run_exec(sources, opened, options, via)

@@ -39,6 +39,7 @@ def run_options(
     max_consecutive_faults: int,
     max_fault_rate: float,
     jobs: int,
+    simulated_clock: bool = True,
     keep_going: bool,
 ) -> tuple[list[WorldSource], RunOptions]:
     """The opened sources and the run's options, every input checked before anything runs.
@@ -70,6 +71,7 @@ def run_options(
             isolate=isolate,
             max_consecutive_faults=max_consecutive_faults,
             max_fault_rate=max_fault_rate,
+            simulated_clock=simulated_clock,
         ),
         backend_options=backend_options,
         evaluation=evaluation,

@@ -12,11 +12,8 @@ import click
 from .errors import EXIT_BACKEND_START, EXIT_FAILURE, EXIT_INVALID_ARM
 
 if TYPE_CHECKING:
-    from drift_pipeline.pipeline import RunOptions, RunResult
+    from drift_pipeline.pipeline import CellResult, RunOptions, RunResult
     from drift_pipeline.sources import WorldSource
-
-FAULTS_SHOWN = 20
-"""Faults listed by name; the rest are counted (every one is in the tables)."""
 
 
 def report_run(
@@ -62,13 +59,8 @@ def report_run(
         click.echo(describe())
     if result.llm_usage:
         _echo_llm_usage(result)
-    for fault in result.faults[:FAULTS_SHOWN]:
-        click.echo(f"  fault: {fault}")
-    if len(result.faults) > FAULTS_SHOWN:
-        click.echo(
-            f"  … and {len(result.faults) - FAULTS_SHOWN} more "
-            "(column `error` of memory_snapshots / retrievals)"
-        )
+    _echo_faults(result.cells)
+    _echo_time_to_queryable(result.cells)
     payload = summary_json(result.cells, [source.id for source in opened], limit, audits)
     record = record_run(options.out, payload, result.manifest)
     if record is not None:
@@ -104,16 +96,83 @@ def report_run(
 
 
 def _echo_checks(result: RunResult) -> None:
-    """Each checked backend that passed: its check's figures and what it runs against."""
+    """Each checked backend that passed: its check's figures and what it ran against."""
+    services = result.manifest.get("services") or {}
     for name, report in sorted(result.checks.reports.items()):
         if not report.passed:
             continue  # said on stderr at the end, with the arms it kept from being scored
         click.echo(report.line())
-        service = dict(report.capabilities.get("service") or {})
+        service = services.get(name) or {}
         if service:
             click.echo(
                 f"  {name} runs: " + "; ".join(f"{k} {v}" for k, v in sorted(service.items()))
             )
+
+
+def _echo_faults(cells: Sequence[CellResult]) -> None:
+    """Per faulting arm: its name, faults by call kind, and the first exception with its place.
+
+    The first exception is the first fault (in world, replicate and call order) raised in the
+    backend's own code or a library it calls; an arm whose faults are all timeouts, crashes or
+    bad return values shows its first fault instead.
+    """
+    from drift_pipeline.memory import FaultSummary
+    from drift_pipeline.memory._fault_summary import CALL_KINDS
+
+    by_arm: dict[str, list[CellResult]] = {}
+    for cell in cells:
+        if cell.faults:  # faulted calls, retries, refused model calls
+            by_arm.setdefault(cell.arm.key, []).append(cell)
+    if not by_arm:
+        return
+    click.echo(
+        f"faults in {len(by_arm)} arm(s) (each one is in the `error` columns of "
+        "memory_snapshots and retrievals, and in the cell manifests):"
+    )
+    for arm, faulting in by_arm.items():
+        summary = FaultSummary.merged([cell.run.fault_summary for cell in faulting])
+        calls = sum(cell.run.calls for cell in faulting)
+        kinds = ", ".join(f"{kind} {summary.faulted[kind]}" for kind in CALL_KINDS)
+        skipped = sum(summary.skipped.values())
+        skips = f"; {skipped} of them skipped, not made" if skipped else ""
+        retried = sum(summary.retried.values())
+        if retried:
+            skips += f"; {retried} retries after the service refused"
+        click.echo(
+            f"  {arm}: {summary.total} of {calls} calls faulted in {len(faulting)} "
+            f"world(s) ({kinds}{skips})"
+        )
+        first = _first_fault(faulting)
+        if first is not None:
+            click.echo(f"    {first}")
+        for other in summary.other[:1]:
+            click.echo(f"    also: {other}")
+
+
+def _echo_time_to_queryable(cells: Sequence[CellResult]) -> None:
+    """Per cell of a backend that ingests asynchronously: how long its stores took to be found."""
+    waited = [cell for cell in cells if cell.run.time_to_queryable]
+    if not waited:
+        return
+    click.echo("time to queryable after each store (asynchronous ingestion, waited for):")
+    for cell in waited:
+        figures = cell.run.time_to_queryable or {}
+        click.echo(
+            f"  {cell.arm.key} on {cell.scenario}/{cell.horizon}: p50 {figures['p50']:.1f} ms, "
+            f"p95 {figures['p95']:.1f} ms, max {figures['max']:.1f} ms over "
+            f"{int(figures['sessions'])} sessions (column queryable_ms of memory_snapshots)"
+        )
+
+
+def _first_fault(cells: Sequence[CellResult]) -> str | None:
+    """The first exception raised in the backend's code over ``cells``, else their first fault."""
+    firsts = (("first exception", "first_exception"), ("first fault", "first_error"))
+    for label, attribute in firsts:
+        for cell in cells:
+            call = getattr(cell.run.fault_summary, attribute)
+            if call is not None:
+                return f"{label} ({cell.scenario}/{cell.horizon}, {call.describe()})"
+    return None
 
 
 def _echo_llm_usage(result: RunResult) -> None:

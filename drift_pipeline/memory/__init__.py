@@ -1,16 +1,17 @@
 """Phase 02, the memory loop: the backend protocol, the budget gate, isolated workers.
 
-Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory
-system implements; :class:`HasSnapshot` and :class:`CountsOwnStorage` optionally),
-:class:`Gate` and :class:`Arm` (what is being compared; a gate variant is a
-:class:`GateStrategy` registered with :func:`register_gate`), :func:`run_cell` (one arm over one
-world; :class:`LoopTiming` is what it measured of itself); :func:`pack_backend` readies a
-backend object for its workers (:class:`BackendInstance`); :func:`check_isolation` starts one
-sandboxed worker before a run (:class:`IsolationError` when it cannot). The agent reads memory
-before every session (:data:`READ_POLICIES`: at its start or before every user turn), a reader
-model timing its first token where the run has one (:class:`FirstToken`); a backend declares
-where it runs (:data:`DEPLOYMENTS`) with a ``deployment`` attribute. :func:`check_backend` is
-the conformance and health check an arm passes before it is scored (:class:`ConformanceReport`).
+Public API: :class:`MemoryBackend`, :class:`Message`, :class:`TokenCounts` (what a memory system
+implements; :class:`HasSnapshot` and :class:`CountsOwnStorage` optionally), :class:`Gate` and
+:class:`Arm` (what is being compared; a gate variant is a :class:`GateStrategy` registered with
+:func:`register_gate`), :func:`run_cell` (one arm over one world; :class:`LoopTiming` is what it
+measured of itself); :func:`pack_backend` readies a backend object for its workers
+(:class:`BackendInstance`); a cell's faults by call kind are a :class:`FaultSummary`;
+:func:`check_isolation` starts one sandboxed worker before a run (:class:`IsolationError` when
+it cannot). The agent reads memory before every session (:data:`READ_POLICIES`: at its start or
+before every user turn), a reader model timing its first token where the run has one
+(:class:`FirstToken`); a backend declares where it runs (:data:`DEPLOYMENTS`) with a
+``deployment`` attribute. :func:`check_backend` is the conformance and health check an arm
+passes before it is scored (:class:`ConformanceReport`).
 """
 
 import importlib
@@ -24,6 +25,7 @@ from ._protocol import (
     IngestsAsynchronously,
     MemoryBackend,
     Message,
+    RecordsRetries,
     TokenCounts,
 )
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
     from ._conformance import ConformanceReport, check_backend, check_backend_async
     from ._deployment import DEPLOYMENTS
+    from ._fault_summary import FaultedCall, FaultSummary
     from ._first_token import FirstToken
     from ._gates import (
         GATE_ENTRY_POINT_GROUP,
@@ -70,6 +73,8 @@ _LAZY = {
     "check_backend": "_conformance",
     "check_backend_async": "_conformance",
     "DEPLOYMENTS": "_deployment",
+    "FaultedCall": "_fault_summary",
+    "FaultSummary": "_fault_summary",
     "FirstToken": "_first_token",
     "READ_POLICIES": "_session_reads",
     "GATE_ENTRY_POINT_GROUP": "_gates",
@@ -118,6 +123,8 @@ __all__ = [
     "CountsOwnStorage",
     "DescribesService",
     "FaultShare",
+    "FaultSummary",
+    "FaultedCall",
     "FirstToken",
     "Gate",
     "GateRegistration",
@@ -131,6 +138,7 @@ __all__ = [
     "Message",
     "ReaderBuffer",
     "RecentTranscripts",
+    "RecordsRetries",
     "TokenCounts",
     "call_counts",
     "check_backend",

@@ -13,7 +13,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,12 +155,14 @@ class BackendWorker:
         self.isolation = "not-started"
         self.version = ""
         self.deployment = "local"
+        self.service: dict[str, str] = {}
         self.restarts = 0
         # After a fault the worker is killed at once but started again only when the next call
         # needs it: a cell cut off at that fault never pays for a restart it would not use.
         self._start_pending = False
-        # Set by interrupt(): the error of the call that was waiting when the worker was killed.
-        self._interrupted: str | None = None
+        # More fields of every (re)start's init, as they stand then: the replicate's skip rule
+        # (see _skips), whether the clock is simulated (see _clock).
+        self.init_extra: Callable[[], dict[str, Any]] | None = None
         # The worker sends a retrieve's text once and then "same as last time" (see _worker).
         self._last_context: str | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -195,6 +197,8 @@ class BackendWorker:
             "options": self.options,
             "deadline": worker_deadline(self.call_timeout),
         }
+        if self.init_extra is not None:
+            init.update(self.init_extra())
         if self._instance is not None:
             # The packed object goes over the protocol pipe: the worker, another user in its
             # own mount namespace, needs no file of the harness's to read it from.
@@ -204,6 +208,8 @@ class BackendWorker:
             self.isolation = str(result.data.get("isolation", "process"))
             self.version = str(result.data.get("version", ""))
             self.deployment = str(result.data.get("deployment", "local"))
+            service = result.data.get("service")
+            self.service = dict(service) if isinstance(service, dict) else {}
         return result
 
     async def _launch(self) -> None:
@@ -255,7 +261,7 @@ class BackendWorker:
         started = time.perf_counter()
         process = self._process
         if process is None or process.returncode is not None:
-            return CallResult(False, 0.0, 0.0, {}, self._interrupted or "worker is not running")
+            return CallResult(False, 0.0, 0.0, {}, "worker is not running")
         try:
             timeout = self._timeout(request)
             line = await asyncio.wait_for(self._exchange(process, request), timeout)
@@ -282,6 +288,15 @@ class BackendWorker:
             await self._kill()
             return self._fault(started, waited, f"worker exited during start (exit {code})")
         return self._with_context(await self._reply(started, line))
+
+    async def describe(self) -> None:
+        """Ask the backend what it runs against again (a lazily connected service knows more)."""
+        if self._process is None or self._process.returncode is not None:
+            return
+        result = await self.call({"op": "service"})
+        service = result.data.get("service") if result.ok else None
+        if isinstance(service, dict) and service:
+            self.service = {str(k): str(v) for k, v in service.items()}
 
     def _with_context(self, result: CallResult) -> CallResult:
         """A retrieve's text: the worker sends "same as last time" instead of repeating it."""
@@ -310,9 +325,7 @@ class BackendWorker:
             process = self._process
             if process is None or process.returncode is not None:
                 for _ in sessions[position:]:
-                    yield CallResult(
-                        False, 0.0, 0.0, {}, self._interrupted or "worker is not running"
-                    )
+                    yield CallResult(False, 0.0, 0.0, {}, "worker is not running")
                 return
             payload: list[dict[str, Any]] | None = sessions[position:]
             while position < len(sessions):
@@ -368,11 +381,6 @@ class BackendWorker:
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
         """Turn one reply line into a result; a dead or garbled worker restarts."""
-        if not line and self._interrupted is not None:
-            # Killed by interrupt(): its calls are no longer wanted, so no restart either.
-            waited = _ms_since(started)
-            await self._kill()
-            return self._fault(started, waited, self._interrupted)
         if not line:
             waited = _ms_since(started)
             code = await self._exit_code()
@@ -443,25 +451,6 @@ class BackendWorker:
         if not result.ok:
             # Could not even come back: leave it stopped; every later call is a recorded fault.
             await self._kill()
-
-    def interrupt(self, reason: str) -> None:
-        """Kill the worker at once, from outside its own calls.
-
-        The call waiting fails with ``reason`` instead of running into its timeout, and no
-        fresh worker is started. Synchronous (a signal), so that the loop can stop every
-        replicate's worker the moment the cell it belongs to is cut off.
-        """
-        self._interrupted = reason
-        self._start_pending = False
-        process = self._process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-
-    async def abandon(self) -> None:
-        """Kill the worker now, whatever it is doing (its calls are no longer wanted)."""
-        self._start_pending = False
-        await self._kill()
 
     async def close(self) -> None:
         """Stop the worker and remove its folders."""

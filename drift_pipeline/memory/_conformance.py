@@ -35,6 +35,8 @@ from drift_pipeline.tokens import count_tokens_lines
 from ._client import BackendWorker
 from ._honesty import SnapshotIndex
 from ._protocol import Message
+from ._secrets import arm_secrets, redact
+from ._session_reads import session_agents
 
 __all__ = ["CHECK_ENTITIES", "ConformanceReport", "check_backend", "check_backend_async"]
 
@@ -89,8 +91,9 @@ class ConformanceReport:
         backend: The backend checked (a registered name or ``module:Class``).
         reason: One line saying why it failed; ``None`` when it passed.
         checks: Each check's outcome by name (``None``: not reached after an earlier failure).
-        capabilities: The optional protocols it implements and the service it describes (the
-            worker's ``describe`` answer; empty when it did not start).
+        capabilities: The optional protocols it implements (each a bool: what its worker
+            ``declares`` at start), the ``service`` it describes and its ``version``; empty
+            when it did not start.
         queryable_ms: Time from each store's return until it was queryable (0 for a backend
             that reports nothing: queryable once ``store`` returns).
         read_ms: Time inside each ``retrieve``.
@@ -242,7 +245,8 @@ async def check_backend_async(
         run.reason = str(failure)
     finally:
         await worker.close()
-    return run.report()
+    # Keys it was given stay out of the report, as they stay out of a run's records.
+    return run.report(arm_secrets(options or {}, (env or {}).keys()))
 
 
 class _Run:
@@ -263,16 +267,21 @@ class _Run:
         self.last_store: dict[str, Any] = {}
         self.keeps_nothing = False
 
-    def report(self) -> ConformanceReport:
+    def report(self, secrets: Sequence[str]) -> ConformanceReport:
+        capabilities = dict(self.capabilities)
+        if "service" in capabilities:
+            capabilities["service"] = {
+                key: redact(value, secrets) or "" for key, value in capabilities["service"].items()
+            }
         return ConformanceReport(
             self.spec,
-            self.reason,
+            redact(self.reason, secrets),
             self.checks,
-            self.capabilities,
+            capabilities,
             tuple(self.queryable_ms),
             tuple(self.read_ms),
             self.worker.isolation if self.checks["starts"] else "",
-            tuple(self.notes),
+            tuple(redact(note, secrets) or "" for note in self.notes),
         )
 
     async def all(self) -> None:
@@ -293,18 +302,20 @@ class _Run:
     # --- the checks ---------------------------------------------------------------------------
 
     async def start(self) -> None:
+        # A service_info() that fails or says something unprintable fails the start, as in a run.
         started = await self.worker.start()
         if not started.ok:
             raise _Failed(f"it could not start: {started.error}")
-        described = await self.worker.call({"op": "describe"})
-        if not described.ok:
-            raise _Failed(f"the worker could not describe it: {described.error}")
-        self.capabilities = dict(described.data.get("capabilities") or {})
+        self.capabilities = {
+            **dict(started.data.get("declares") or {}),
+            "service": dict(self.worker.service),
+            "version": self.worker.version,
+        }
         self.keeps_nothing = bool(self.capabilities.get("keeps_nothing"))
 
     async def round_trip(self) -> None:
         said, asked, token = _FACT_A
-        await self.store(_A, [_message(_A, said)], "a fact")
+        await self.store(_A, said, "a fact")
         if self.keeps_nothing:
             # A declared baseline (the amnesiac): its declaration is what is checked.
             if await self.finds(_A, asked, token):
@@ -316,7 +327,7 @@ class _Run:
 
     async def scope(self) -> None:
         said, asked, token = _FACT_B
-        await self.store(_B, [_message(_B, said)], "a second entity's fact")
+        await self.store(_B, said, "a second entity's fact")
         if not self.keeps_nothing and not await self.finds(_B, asked, token):
             raise _Failed(await self.not_found(_B, asked, token, "a second entity's fact"))
         for entity, question, other, owner in (
@@ -333,11 +344,11 @@ class _Run:
 
     async def awkward(self) -> None:
         filler = " ".join(f"word{n % 97}" for n in range(_LONG_WORDS))
-        await self.store(_A, [_message(_A, "")], "an empty message")
-        await self.store(_A, [_message(_A, f"{filler} {_LONG_FACT}")], "a very long message")
+        await self.store(_A, "", "an empty message")
+        await self.store(_A, f"{filler} {_LONG_FACT}", "a very long message")
         said, asked, token = _UNICODE
         # The last store also brings back the snapshot and the backend's own count of it.
-        self.last_store = await self.store(_A, [_message(_A, said)], "a non-ASCII message", True)
+        self.last_store = await self.store(_A, said, "a non-ASCII message", True)
         context = await self.read(_A, asked)
         if self.keeps_nothing:
             return
@@ -359,10 +370,10 @@ class _Run:
     async def declared(self) -> None:
         for question in _READS:
             await self.read(_A, question)
+        # Asked again, as a run asks at a replicate's end: a lazily connected service knows more.
+        await self.worker.describe()
+        self.capabilities["service"] = dict(self.worker.service)
         declared = self.capabilities
-        service = dict(declared.get("service") or {})
-        if "error" in service and declared.get("describes_service"):
-            raise _Failed(f"service_info() failed: {service['error']}")
         if not declared.get("snapshot"):
             self.notes.append("no snapshot(): its Selectivity and storage will be not measured")
             return
@@ -388,13 +399,16 @@ class _Run:
         return f"conformance-{self.sessions:02d}"
 
     async def store(
-        self, entity: str, messages: list[Message], what: str, snapshot: bool = False
+        self, entity: str, said: str, what: str, snapshot: bool = False
     ) -> dict[str, Any]:
+        """Store one message ``entity`` said, in a session of its own."""
+        messages = [_message(entity, said)]
         request = {
             "op": "store",
             "session_id": self._session(),
             "messages": messages,
-            "entity_id": entity,
+            # Whose memory it goes into, worked out as a run does (the one speaker, here).
+            "entities": session_agents(messages),
             "snapshot": snapshot,
         }
         result = await self.worker.call(request)

@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +35,8 @@ from drift_pipeline.tokens import LineCounter, count_tokens_lines
 
 from ._arms import Arm
 from ._client import BackendWorker, CallResult
+from ._fault_summary import PROBE, SESSION_READ, FaultSummary
+from ._fault_summary import STORE as STORE_CALL
 from ._first_token import FirstToken
 from ._gates import GateStrategy, ReaderBuffer
 from ._honesty import SnapshotIndex
@@ -46,7 +48,9 @@ from ._session_reads import (
     check_read_policy,
     planned_reads,
     read_requests,
+    session_agents,
 )
+from ._skips import RETRIEVE, STORE, SkipRule
 from ._transcripts import Session, read_world_table, replicate_sessions, transcript_tokens
 from ._worker_cache import collect_worker_cache, seed_worker_cache
 
@@ -92,15 +96,15 @@ class LoopConfig:
             LLM key of a backend that calls a model); empty for every other arm.
         worker_cache: A folder copied into each worker's ``llm_cache`` and merged back after
             (see :mod:`._worker_cache`); ``None`` for backends that call no model.
-        max_consecutive_faults: After this many faulted calls in a row (counted over the
-            cell's calls as they complete, all replicates together), the arm's remaining calls
-            in the world are recorded as skipped instead of being made (0: never skip), so a
-            backend that hangs on every call costs a few timeouts, not one per call or per
-            replicate.
+        max_consecutive_faults: After this many faulted calls of one kind (store, retrieve) in
+            a row in one replicate, that replicate's remaining calls of that kind are recorded
+            as skipped instead of being made (0: never skip), so a backend that hangs on every
+            call costs a few timeouts per replicate, not one per call (see :mod:`._skips`).
         max_fault_rate: The share of a cell's calls that may fault (or be skipped) before the
-            cell is invalid: reported with its fault rate, never ranked. Once more of the
-            cell's planned calls than this share have faulted, the cell is invalid whatever
-            follows, and its remaining calls are recorded as skipped too.
+            cell is invalid: reported with its fault rate, never ranked. Once one replicate's
+            faulted calls of one kind alone exceed this share of the cell's planned calls, the
+            cell is invalid whatever follows, and that replicate's remaining calls of that
+            kind are recorded as skipped too.
         meter: Run the cell's token meter (see :mod:`._metering`): the workers' model calls go
             through it and are charged as metered. Off: the workers get no meter, and each
             backend is charged what its own ``token_counts()`` reports.
@@ -109,6 +113,9 @@ class LoopConfig:
         first_token: The reader model that answers each opening message over what the
             session-start read returned, its first token timed (see :mod:`._first_token`);
             ``None``: no reader model, TTFRT at session start is modelled.
+        simulated_clock: During each store and retrieve the backend's clocks (``time.time``,
+            ``datetime.now``…) read the simulated time of the session (see :mod:`._clock`);
+            off: they read the real time.
     """
 
     call_timeout: float = 30.0
@@ -122,6 +129,7 @@ class LoopConfig:
     meter: bool = True
     reads: str = DEFAULT_READ_POLICY
     first_token: FirstToken | None = None
+    simulated_clock: bool = True
 
     def __post_init__(self) -> None:
         check_read_policy(self.reads)
@@ -171,9 +179,11 @@ class LoopTiming:
         backend = np.asarray(snapshots["write_ms"], dtype=np.float64)
         loop = np.asarray(snapshots["write_round_trip_ms"], dtype=np.float64)
         session_reads = np.asarray([sum(ms) for ms in snapshots["session_read_ms"]], np.float64)
+        # Waits until queryable are the backend's time too (a mean of its stores'), not the loop's.
+        waits = np.asarray([ms or 0.0 for ms in snapshots["queryable_ms"]], np.float64)
         reads = np.sort(np.asarray(retrievals["read_ms"], dtype=np.float64))
         sessions = int(backend.size)
-        extra_us = (loop - backend - session_reads) * 1000
+        extra_us = (loop - backend - session_reads - waits) * 1000
         rank = math.ceil(0.99 * reads.size) - 1
         return cls(
             wall_s=wall_s,
@@ -225,6 +235,13 @@ class CellRun(FaultShare):
     max_fault_rate: float = MAX_FAULT_RATE
     deployment: str = "local"
     """Where the backend runs, as it declares (``local`` or ``cloud``): its latency budget."""
+    service: dict[str, str] = field(default_factory=dict)
+    """What the backend says it runs against (``DescribesService``): service, SDK, versions."""
+    time_to_queryable: dict[str, float] | None = None
+    """For a backend that ingests asynchronously: ``p50``, ``p95``, ``max`` (ms) and
+    ``sessions`` of ``queryable_ms`` over its answered stores; ``None`` for one that does not."""
+    fault_summary: FaultSummary = field(default_factory=FaultSummary)
+    """The faults by call kind and the first errors, for a person to act on."""
 
 
 def call_counts(snapshots: pa.Table, retrievals: pa.Table) -> tuple[int, int]:
@@ -281,50 +298,6 @@ class _Rows:
 
 
 @dataclass
-class _CellFaults:
-    """The fault count an arm's replicates share in one world, and when to stop calling.
-
-    Two cut-offs, both for the whole cell (every replicate, including those not started yet):
-    ``limit`` faults in a row, and more faults than the cell's fault-rate limit allows over all
-    its planned calls (from then on the cell is invalid whatever its remaining calls do, so
-    waiting for them would only cost time).
-    """
-
-    limit: int
-    budget: float
-    """Faulted calls the cell may have and stay valid: ``max_fault_rate`` × planned calls."""
-    in_a_row: int = 0
-    faulted: int = 0
-    skipping: str | None = None
-    """Once set, the error recorded for every remaining call of the cell (none is made)."""
-    workers: set[BackendWorker] = field(default_factory=set)
-    """The started workers of the cell's replicates: interrupted when the cell is cut off."""
-
-    def count(self, ok: bool) -> None:
-        """Count one completed call; past a cut-off, the rest of the cell is skipped."""
-        if ok:
-            self.in_a_row = 0
-            return
-        self.in_a_row += 1
-        self.faulted += 1
-        if self.skipping is not None:
-            return
-        if self.limit and self.in_a_row >= self.limit:
-            self.skipping = f"skipped: {self.limit} consecutive faults before this call"
-        elif self.faulted > self.budget:
-            self.skipping = (
-                f"skipped: {self.faulted} faulted calls already put the cell past its "
-                "fault-rate limit"
-            )
-        else:
-            return
-        # The other replicates' calls in flight are not waited for either (a hung one would
-        # cost its whole timeout): they end at once, recorded as skipped.
-        for worker in self.workers:
-            worker.interrupt(self.skipping)
-
-
-@dataclass
 class _Replicate:
     """The state of one replicate's walk through its sessions."""
 
@@ -342,8 +315,10 @@ class _Replicate:
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
-    cell: _CellFaults = field(default_factory=lambda: _CellFaults(0, math.inf))
-    """Shared by the cell's replicates (see :class:`_CellFaults`)."""
+    skips: SkipRule = field(default_factory=SkipRule)
+    """When this replicate stops making calls of a kind (see :mod:`._skips`)."""
+    tally: FaultSummary = field(default_factory=FaultSummary)
+    """This replicate's faults by call kind, and its first errors."""
     secrets: tuple[str, ...] = ()
     """Keys the worker was given: replaced in every recorded line (see :mod:`._secrets`)."""
     meter: MeterAccount | None = None
@@ -358,6 +333,8 @@ class _Replicate:
     """The snapshot reported after the last checkpoint's store (``None``: none to check)."""
     honesty: SnapshotIndex = field(default_factory=SnapshotIndex)
     """Which retrieved lines the checkpoint's snapshot accounts for (see :mod:`._honesty`)."""
+    clock: bool = True
+    """Send each call with its session's simulated time (see :mod:`._clock`)."""
 
     def _metered(self, result: CallResult) -> int:
         """The metered tokens of the calls booked to one backend call (see ``MeterAccount``)."""
@@ -370,13 +347,26 @@ class _Replicate:
         self.refused += booked.refused
         return booked.total
 
-    @property
-    def skipping(self) -> str | None:
-        """The error every remaining call records once the cell is cut off, else ``None``."""
-        return self.cell.skipping
+    def _retried(self, kind: str, call: str, result: CallResult) -> None:
+        """Record the retries an adapter made during one call (``RecordsRetries``) as faults."""
+        for note in result.data.get("retries") or ():
+            line = redact(_text(note), self.secrets)
+            self.faults.append(f"replicate {self.replicate} {call}: retried: {line}")
+            self.tally.retried[kind] += 1
 
-    def _count_fault(self, ok: bool) -> None:
-        self.cell.count(ok)
+    def _tally(self, kind: str, call: str, result: CallResult, error: str) -> None:
+        """Count a faulted call in the replicate's summary (and its list of faults)."""
+        self.faults.append(f"replicate {self.replicate} {call}: {error}")
+        skipped = bool(result.data.get("skipped"))
+        where = result.data.get("where") if not skipped else None
+        self.tally.add(
+            kind,
+            self.replicate,
+            call,
+            error,
+            skipped=skipped,
+            where=str(where) if where is not None else None,
+        )
 
     def _counter_fault(self, data: dict[str, Any], write_now: int, read_now: int) -> str | None:
         """What is wrong with the token counters a reply carries, if anything.
@@ -408,22 +398,28 @@ class _Replicate:
         reads_before: list[list[dict[str, Any]]] = []
         for session in run:
             asks = read_requests(session.session_id, session.messages, self.read_policy)
+            store: dict[str, Any] = {
+                "session_id": session.session_id,
+                "messages": self.gate.backend_messages(session.messages, session.timestamp),
+                "snapshot": session.index + 1 in self.probes_at,
+                # Whose memory it goes into, for a backend whose store() takes entity_id.
+                "entities": session_agents(session.messages),
+            }
+            if self.clock:
+                for ask in asks:
+                    ask["at"] = session.timestamp
+                store["at"] = session.timestamp
             reads_before.append(asks)
             requests += asks
-            requests.append(
-                {
-                    "session_id": session.session_id,
-                    "messages": self.gate.backend_messages(session.messages, session.timestamp),
-                    "snapshot": session.index + 1 in self.probes_at,
-                }
-            )
+            requests.append(store)
         mark = started
         incarnation = self.worker.restarts
-        results = self.worker.store_many(requests) if self.skipping is None else None
+        # Calls of a kind cut off mid-run are answered as skipped by the worker itself.
+        results = None if self.skips.stopped else self.worker.store_many(requests)
         for session, asks in zip(run, reads_before, strict=True):
             reads = SessionReads()
             for number, ask in enumerate(asks):
-                answer, results = await self._next_result(results)
+                answer, results = await self._next_result(results, RETRIEVE)
                 context = await self._record_read(session, answer, reads)
                 if number == 0 and self.first_token is not None and context is not None:
                     reads.ttft_ms = await asyncio.to_thread(
@@ -432,7 +428,7 @@ class _Replicate:
                 if self.worker.restarts != incarnation:
                     self.write_total = self.read_total = 0
                     incarnation = self.worker.restarts
-            result, results = await self._next_result(results)
+            result, results = await self._next_result(results, STORE)
             snapshot = (
                 _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
             )
@@ -463,19 +459,13 @@ class _Replicate:
             await results.aclose()
 
     async def _next_result(
-        self, results: AsyncGenerator[CallResult, None] | None
+        self, results: AsyncGenerator[CallResult, None] | None, kind: str
     ) -> tuple[CallResult, AsyncGenerator[CallResult, None] | None]:
-        """The next reply of a run, or a skipped call once the cell is cut off."""
-        if results is not None and self.skipping is not None:
-            # The limit was reached inside this run: the worker may still be busy with (or
-            # stuck on) the calls sent; it is not waited for.
-            await results.aclose()
-            await self.worker.abandon()
-            results = None
+        """The next reply of a run (a call of ``kind``), or a skip when none was sent."""
         if results is None:
-            return CallResult(False, 0.0, 0.0, {}, self.skipping), None
+            return _skipped(self.skips.reason(kind)), None
         result = await anext(results)
-        self._count_fault(result.ok)
+        self.skips.count(kind, result.ok)
         return result, results
 
     async def _record_read(
@@ -493,13 +483,15 @@ class _Replicate:
                 if len(context) > _RECOUNT_INLINE_CHARS
                 else count_tokens_lines(context)
             )
-        error, reported = self._record_retrieve(answer, f"retrieve before {session.session_id}")
+        error, reported = self._record_retrieve(
+            answer, f"retrieve before {session.session_id}", SESSION_READ
+        )
         reads.add(
             answer.backend_ms, answer.round_trip_ms, tokens, self._metered(answer), reported, error
         )
         return context if answer.ok else None
 
-    def _record_retrieve(self, answer: CallResult, what: str) -> tuple[str | None, int]:
+    def _record_retrieve(self, answer: CallResult, what: str, kind: str) -> tuple[str | None, int]:
         """A retrieve's error (kept as a fault of ``what``) and the LLM read tokens it reports.
 
         Advances the replicate's read counter to what the reply carries.
@@ -512,7 +504,8 @@ class _Replicate:
             self.secrets,
         )
         if error:
-            self.faults.append(f"replicate {self.replicate} {what}: {error}")
+            self._tally(kind, what, answer, error)
+        self._retried(kind, what, answer)
         reported = max(0, read_now - self.read_total)
         self.read_total = max(self.read_total, read_now)
         return error, reported
@@ -544,7 +537,8 @@ class _Replicate:
         error = redact(_join(error, self._counter_fault(data, write_now, read_now)), self.secrets)
         self.read_total = max(self.read_total, read_now)
         if error:
-            self.faults.append(f"replicate {self.replicate} store {session.session_id}: {error}")
+            self._tally(STORE_CALL, f"store {session.session_id}", result, error)
+        self._retried(STORE_CALL, f"store {session.session_id}", result)
         self.rows.snapshot(
             replicate=self.replicate,
             session_index=session.index,
@@ -552,6 +546,7 @@ class _Replicate:
             tier=session.tier,
             transcript_tokens=session.transcript_tokens,
             write_ms=result.backend_ms,
+            queryable_ms=data.get("queryable_ms") if result.ok else None,
             write_tokens=0,  # charged at the end of the cell (see _metering.charge)
             metered_write_tokens=self._metered(result),
             reported_write_tokens=max(0, write_now - self.write_total),
@@ -579,20 +574,20 @@ class _Replicate:
             self.honesty.update(self.checkpoint_snapshot)
         for probe_id, asker, question in self.probes_at[after]:
             incarnation = self.worker.restarts
-            if self.skipping is not None:
-                answer = CallResult(False, 0.0, 0.0, {}, self.skipping)
+            skip = self.skips.reason(RETRIEVE)
+            if skip is not None:
+                answer = _skipped(skip)
             else:
-                answer = await self.worker.call(
-                    {
-                        "op": "retrieve",
-                        "session_id": session.session_id,
-                        "entity_id": asker,
-                        "query": question,
-                    }
-                )
-                self._count_fault(answer.ok)
-                if self.skipping is not None:
-                    await self.worker.abandon()
+                ask = {
+                    "op": "retrieve",
+                    "session_id": session.session_id,
+                    "entity_id": asker,
+                    "query": question,
+                }
+                if self.clock:
+                    ask["at"] = session.timestamp
+                answer = await self.worker.call(ask)
+                self.skips.count(RETRIEVE, answer.ok)
             raw = answer.data.get("context") if answer.ok else None
             if raw is not last_raw:  # "same as last time" replies hand back the same object
                 last_raw, last_clean = raw, _text(raw) or ""
@@ -611,7 +606,7 @@ class _Replicate:
                 context = last_context
             else:
                 last_context, last_tokens = context, count_tokens_lines(context)
-            answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}")
+            answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}", PROBE)
             self.rows.retrieval(
                 replicate=self.replicate,
                 checkpoint=after,
@@ -641,28 +636,10 @@ async def _run_replicate(
     probes_at: dict[int, list[tuple[str, str, str]]],
     rows: _Rows,
     progress: ProgressHook | None,
-    cell: _CellFaults,
+    skips: SkipRule,
     metering: CellMeter | None = None,
-) -> tuple[str, str, list[str], str]:
+) -> _ReplicateOutcome:
     gate = arm.gate.strategy()
-    if cell.skipping is not None:
-        # The cell was cut off before this replicate began: its calls are recorded as
-        # skipped without starting a worker.
-        return await _skip_replicate(
-            _Replicate(
-                arm,
-                _NoWorker(),
-                replicate,
-                probes_at,
-                rows,
-                progress,
-                gate,
-                gate.reader_buffer(),
-                cell=cell,
-                read_policy=config.reads,
-            ),
-            await sessions_ready(),
-        )
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
     account = None
     if metering is not None:
@@ -682,14 +659,16 @@ async def _run_replicate(
         progress,
         gate,
         gate.reader_buffer(),
-        cell=cell,
+        skips=skips,
         # The meter's key is no secret of the user's, but it differs between runs: a line that
         # quoted it would make the tables differ too.
         secrets=arm_secrets(options, config.worker_env) + ((account.key,) if account else ()),
         meter=account,
         read_policy=config.reads,
         first_token=config.first_token,
+        clock=config.simulated_clock,
     )
+    worker.init_extra = lambda: {"skips": skips.state(), "clock": config.simulated_clock}
     try:
         started = await worker.start()
     except BaseException:
@@ -703,9 +682,6 @@ async def _run_replicate(
     worker_cache = config.worker_cache if metering is None else None
     if worker_cache is not None:
         seed_worker_cache(worker_cache, worker)
-    if cell.skipping is not None:
-        worker.interrupt(cell.skipping)  # cut off while it started
-    cell.workers.add(worker)
     try:
         sessions = await sessions_ready()
         run: list[Session] = []
@@ -722,17 +698,27 @@ async def _run_replicate(
             run_started = time.perf_counter()
         if run:
             await state.store_run(run, run_started)
+        if worker.service:
+            await worker.describe()
     finally:
         isolation, version, deployment = worker.isolation, worker.version, worker.deployment
         if worker_cache is not None:
             collect_worker_cache(worker, worker_cache)
-        cell.workers.discard(worker)
-        if state.skipping is not None:
-            # Cut off (perhaps by another replicate): no goodbye to wait for.
-            await worker.abandon()
         await worker.close()
     _book_the_rest(state)
-    return isolation, version, state.faults, deployment
+    service = {key: redact(value, state.secrets) or "" for key, value in worker.service.items()}
+    return _ReplicateOutcome(isolation, version, state.faults, deployment, state.tally, service)
+
+
+class _ReplicateOutcome(NamedTuple):
+    """What a replicate's run says besides its rows."""
+
+    isolation: str
+    version: str
+    faults: list[str]
+    deployment: str
+    tally: FaultSummary
+    service: dict[str, str]
 
 
 def _book_the_rest(state: _Replicate) -> None:
@@ -745,41 +731,16 @@ def _book_the_rest(state: _Replicate) -> None:
     if rest.total and column:
         column[-1] += rest.total
     if state.refused:
-        state.faults.append(
+        refused = (
             f"replicate {state.replicate}: {state.refused} model call(s) refused: {NO_UPSTREAM}"
         )
+        state.faults.append(refused)
+        state.tally.other.append(refused)
 
 
-class _NoWorker(BackendWorker):
-    """Stands in for a worker never started: a replicate of a cell already cut off.
-
-    Only what a skipped call touches is there (the restart count, abandoning); no process,
-    folder or uid is ever taken.
-    """
-
-    def __init__(self) -> None:  # no folders, process or uid: BackendWorker.__init__ unused
-        self.restarts = 0
-
-    async def abandon(self) -> None:
-        """Nothing runs."""
-
-
-async def _skip_replicate(
-    state: _Replicate, sessions: Iterator[Session]
-) -> tuple[str, str, list[str], str]:
-    """Record every call of a replicate as skipped (the cell was cut off before it began)."""
-    run: list[Session] = []
-    started = time.perf_counter()
-    for session in sessions:
-        run.append(session)
-        if session.index + 1 in state.probes_at:
-            await state.store_run(run, started)
-            run = []
-            await state.probe(session)
-            started = time.perf_counter()
-    if run:
-        await state.store_run(run, started)
-    return "", "", state.faults, ""
+def _skipped(reason: str | None) -> CallResult:
+    """A call not made: its kind is cut off in this replicate (see :mod:`._skips`)."""
+    return CallResult(False, 0.0, 0.0, {"skipped": True}, reason or "skipped")
 
 
 def run_cell(
@@ -829,18 +790,18 @@ def run_cell(
     planned = pc.sum(pc.less(schedule["replicate"], replicates)).as_py() or 0
     planned += sum(len(calls) for probes_at in per_replicate for calls in probes_at.values())
     planned += planned_reads(schedule, transcripts, replicates, config.reads)
-    faults = _CellFaults(config.max_consecutive_faults, config.max_fault_rate * planned)
+    budget = config.max_fault_rate * planned
     metering = (
         start_cell_meter(arm.backend, options or {}, config.worker_cache) if config.meter else None
     )
 
-    async def run_all() -> list[tuple[str, str, list[str], str]]:
+    async def run_all() -> list[_ReplicateOutcome]:
         limit = asyncio.Semaphore(max(1, config.concurrency))
         # The transcripts' tokens are counted (tiktoken works outside the GIL) while the
         # workers start; each replicate waits for the counts only once its worker is up.
         counting = asyncio.ensure_future(asyncio.to_thread(transcript_tokens, transcripts))
 
-        async def one(replicate: int) -> tuple[str, str, list[str], str]:
+        async def one(replicate: int) -> _ReplicateOutcome:
             async def sessions_ready() -> Iterator[Session]:
                 tokens = await counting
                 return replicate_sessions(
@@ -860,7 +821,7 @@ def run_cell(
                     per_replicate[replicate],
                     rows[replicate],
                     progress,
-                    faults,
+                    SkipRule(config.max_consecutive_faults, budget),
                     metering,
                 )
 
@@ -914,7 +875,31 @@ def run_cell(
         faulted_calls=faulted_calls,
         max_fault_rate=config.max_fault_rate,
         deployment=deployment,
+        fault_summary=FaultSummary.merged([r.tally for r in results]),
+        service=next((r.service for r in results if r.service), {}),
+        time_to_queryable=time_to_queryable(snapshot_rows["queryable_ms"]),
     )
+
+
+def time_to_queryable(waits: list[float | None]) -> dict[str, float] | None:
+    """Nearest-rank p50 and p95, and the largest, of a cell's waits until queryable (ms).
+
+    ``None`` when no store of the cell was waited for (a backend that does not ingest
+    asynchronously, or one whose every store faulted).
+    """
+    measured = np.sort(np.asarray([ms for ms in waits if ms is not None], dtype=np.float64))
+    if not measured.size:
+        return None
+
+    def rank(share: float) -> float:
+        return float(measured[max(0, math.ceil(share * measured.size) - 1)])
+
+    return {
+        "p50": rank(0.50),
+        "p95": rank(0.95),
+        "max": float(measured[-1]),
+        "sessions": float(measured.size),
+    }
 
 
 _CELL_CONSTANTS = ("scenario", "horizon", "arm", "backend", "gate")

@@ -9,11 +9,16 @@ from typing import Protocol, TypedDict, runtime_checkable
 class Message(TypedDict):
     """One turn of a session as a memory system sees it: nothing but the text and who said it.
 
+    These four keys are all a message has; a session is a list of them in the order spoken.
+
     Attributes:
-        speaker: Entity id of the author (``principal``, ``assistant``…).
+        speaker: Entity id of the author, as the scenario names it (``principal``,
+            ``assistant``, ``work_assistant``…); the same id a probe's ``entity_id`` uses.
         role: ``user`` for humans, ``assistant`` for agents, ``tool`` for tool output.
-        content: The message text.
-        timestamp: Simulated time of the session, ISO 8601 (``2027-03-14T09:00:00``).
+        content: The message text, written in the speaker's own voice.
+        timestamp: Simulated time of the session, ISO 8601 without a zone
+            (``2027-03-14T09:00:00``); every message of a session has the same one. During the
+            call the backend's clocks read it too, unless the run turned that off.
     """
 
     speaker: str
@@ -120,12 +125,31 @@ class IngestsAsynchronously(Protocol):
         ...
 
 
+@runtime_checkable
+class RecordsRetries(Protocol):
+    """Optional: an adapter that retries a service's refusals says so after every call.
+
+    Retries are not hidden: after each ``store`` and ``retrieve`` the harness takes the notes
+    (one line each, e.g. ``add messages: HTTP 429; retry 1 of 3 after 0.5s``) and records them
+    as faults of that call, in the run's fault list and the cell's fault summary. A call that
+    succeeded after retries still counts as answered (it is not a faulted call).
+    """
+
+    def drain_retries(self) -> list[str]:
+        """The retries made since the last time this was called."""
+        ...
+
+
 STORE_ENTITY_KEYWORD = "entity_id"
 """A backend whose ``store`` takes this keyword is told whose memory the session goes into.
 
-``async def store(self, session_id, messages, *, entity_id: str)``: in a single-principal world
-it is the principal; in a multi-peer world the harness stores a session once per entity that
-attended it. Backends written to the spec's two-argument ``store`` keep working unchanged.
+``async def store(self, session_id, messages, *, entity_id: str)``: the memory is an agent's,
+the same entity that later asks the probes (``retrieve``'s ``entity_id``). The harness calls
+``store`` once for each agent that speaks in the session (role ``assistant``, in order; a
+session no agent speaks in goes to its first speaker), so with two assistants in a session it
+is stored twice, once into each one's memory, and the calls' time and tokens are that
+session's write. Backends written to the spec's two-argument ``store`` are called once per
+session, unchanged, and scope by the messages' speakers themselves.
 """
 
 

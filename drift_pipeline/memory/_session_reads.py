@@ -65,10 +65,21 @@ def check_read_policy(policy: str) -> None:
 
 def _principal(messages: list[Message]) -> str:
     """Who consults memory: the session's agent (its first assistant speaker), else its first."""
-    for message in messages:
-        if message["role"] == "assistant":
-            return str(message["speaker"])
-    return str(messages[0]["speaker"]) if messages else ""
+    agents = session_agents(messages)
+    return agents[0] if agents else ""
+
+
+def session_agents(messages: list[Message]) -> list[str]:
+    """The entities whose memory a session goes into: every agent that speaks in it.
+
+    The speakers whose role is ``assistant``, in order of first appearance; a session in which
+    no agent speaks goes to its first speaker (as its reads do), one without messages to
+    nobody.
+    """
+    agents = list(dict.fromkeys(m["speaker"] for m in messages if m["role"] == "assistant"))
+    if agents or not messages:
+        return [str(agent) for agent in agents]
+    return [str(messages[0]["speaker"])]
 
 
 def read_requests(session_id: str, messages: list[Message], policy: str) -> list[dict[str, Any]]:

@@ -12,14 +12,19 @@ object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}`
 response line per session, in order, each sent as soon as that session is stored; an item
 ``{"op": "retrieve", ...}`` among them is a read answered in its place, as a single retrieve),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
-``{"op": "snapshot"}``, ``{"op": "describe"}`` (the backend's optional protocols and service, see
-:mod:`._capabilities`), ``{"op": "ping"}`` (no backend needed: answers with the isolation
-level), ``{"op": "close"}``. A store may carry ``entity_id``, the entity whose memory the
-session goes into, passed to a backend whose ``store`` takes it; a backend that ingests
-asynchronously is waited for after each store (``wait_until_queryable``), and the reply says
-how long that took (``queryable_ms``).
+``{"op": "snapshot"}``, ``{"op": "service"}`` (what ``service_info()`` says now; also sent
+at ``init``, with ``declares``: which optional protocols the backend implements, see
+:func:`declared`), ``{"op": "ping"}`` (no backend needed: answers with the isolation level),
+``{"op": "close"}``. An ``init`` may carry ``skips``, the harness's skip rule for the
+replicate (see :mod:`._skips`), and ``clock``, true when calls will carry ``at`` (below); a
+store or retrieve of a kind it has cut off is answered
+``{"ok": false, "skipped": true, "error": ...}`` without reaching the backend.
+A store or retrieve may carry ``at``, the simulated time of its session (ISO 8601): the
+worker's clocks read it during the call (see :mod:`._clock`).
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
-backend's LLM token counters) and, on failure, ``error`` (one line). A store or retrieve that
+backend's LLM token counters) and, on failure, ``error`` (one line) and, for an exception
+raised in the backend's code or a library it calls, ``where`` (``file:line``, also at the end
+of ``error``). A store or retrieve that
 returned also has ``t0``/``t1``: when the backend call began and ended, in
 ``time.monotonic_ns()`` (the token meter's clock: see :mod:`drift_pipeline.llm._meter`). A
 backend without ``snapshot()`` answers stores with ``storage_tokens`` null.
@@ -42,10 +47,11 @@ from typing import Any
 
 from drift_pipeline.tokens import LineCounter, encoding
 
-from ._capabilities import capabilities, stores_for_entity
+from ._clock import SimulatedClock
 from ._deployment import deployment_of
 from ._instance import unpack_backend
-from ._protocol import MemoryBackend
+from ._protocol import KEEPS_NOTHING, STORE_ENTITY_KEYWORD, MemoryBackend
+from ._skips import OP_KIND, SkipRule
 
 _PIPE_BYTES = 1 << 20
 MAX_COUNT = 2**53
@@ -59,6 +65,69 @@ _PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 class CallTimedOut(Exception):
     """A backend coroutine that outran the worker's own deadline and was cancelled."""
+
+
+class NeverQueryable(Exception):
+    """A backend's ``wait_until_queryable()`` raised: what it stored never became findable."""
+
+
+async def _awaited(value: Any) -> Any:
+    """``value``, awaited if it is awaitable (a backend method written without ``async``)."""
+    return await value if inspect.isawaitable(value) else value
+
+
+def service_of(backend: object) -> dict[str, str]:
+    """What ``backend`` says it runs against (:class:`DescribesService`), ``{}`` if it says nothing.
+
+    Raises:
+        TypeError: ``service_info()`` returned something other than a mapping of short strings.
+    """
+    describe = getattr(backend, "service_info", None)
+    if not callable(describe):
+        return {}
+    info = describe()
+    if isinstance(info, dict):
+        # None (not known yet) reads "unknown"; numbers and flags read as they print.
+        info = {k: "unknown" if v is None else v for k, v in info.items()}
+        info = {k: str(v) if isinstance(v, int | float) else v for k, v in info.items()}
+    if not isinstance(info, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and len(k) <= 100 and len(v) <= 500
+        for k, v in info.items()
+    ):
+        raise TypeError(
+            f"service_info() returned {info!r:.80}, expected a dict of short strings to strings"
+        )
+    return {k: _printable(v) for k, v in info.items()}
+
+
+def declared(backend: object) -> dict[str, bool]:
+    """The optional protocols ``backend`` implements (see :mod:`._protocol`), by name.
+
+    ``stores_for_entity`` (its ``store`` takes the entity), ``asynchronous``
+    (``wait_until_queryable``), ``snapshot``, ``counts_own_storage`` (``storage_tokens``),
+    ``describes_service`` and ``keeps_nothing`` (a baseline that remembers nothing said).
+    """
+    store = getattr(backend, "store", None)
+    return {
+        "stores_for_entity": callable(store) and takes_keyword(store, STORE_ENTITY_KEYWORD),
+        "asynchronous": callable(getattr(backend, "wait_until_queryable", None)),
+        "snapshot": callable(getattr(backend, "snapshot", None)),
+        "counts_own_storage": callable(getattr(backend, "storage_tokens", None)),
+        "describes_service": callable(getattr(backend, "service_info", None)),
+        "keeps_nothing": getattr(backend, KEEPS_NOTHING, False) is True,
+    }
+
+
+def takes_keyword(method: Any, name: str) -> bool:
+    """Whether ``method`` accepts the keyword argument ``name`` (by name, not ``**kwargs``)."""
+    try:
+        parameter = inspect.signature(method).parameters.get(name)
+    except (TypeError, ValueError):  # no introspectable signature
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def _one_line(error: BaseException) -> str:
@@ -95,16 +164,30 @@ def _location(error: BaseException) -> str | None:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
-def start_error_line(error: BaseException) -> str:
-    """One line for a backend that could not be built: the error, its cause and where it arose."""
+def error_line(error: BaseException) -> tuple[str, str | None]:
+    """One line for a backend's fault: the error, its cause and where it arose; and that place.
+
+    The place is ``file:line`` in the backend's own code or a library it calls (``None`` for a
+    timeout, and for a fault the harness's own checks found).
+    """
     text = _one_line(error)
+    if isinstance(error, CallTimedOut):  # its chain ends in asyncio's cancellation machinery
+        return text, None
     origin = _origin(error)
     if origin is not error:
         cause = _one_line(origin)
         if cause not in text:
             text = f"{text} (caused by {cause})"
     where = _location(origin)
-    return f"{text} at {_printable(where)}" if where else text
+    if where is None:
+        return text, None
+    where = _printable(where)
+    return f"{text} at {where}", where
+
+
+def start_error_line(error: BaseException) -> str:
+    """One line for a backend that could not be built: the error, its cause and where it arose."""
+    return error_line(error)[0]
 
 
 def _printable(text: str) -> str:
@@ -158,6 +241,21 @@ class _Worker:
         # the harness killing and restarting it.
         self.deadline: float | None = None
         self.last_counts = {"write": 0, "read": 0}
+        self.clock = SimulatedClock()
+        # The harness's skip rule for this replicate, as it stood at this (re)start: calls of
+        # a kind it cuts off are answered as skipped without reaching the backend.
+        self.skips = SkipRule()
+        # What the backend declares (see _protocol): its store takes the entity whose memory a
+        # session goes into; it ingests asynchronously (waited for after every store).
+        self.store_entity = False
+        self.waits = False
+        self.waiting = False  # inside wait_until_queryable (named by a timeout's error)
+
+    def _at(self, request: dict[str, Any]) -> None:
+        """Move the clock to the simulated time of the call's session, if the harness sent one."""
+        at = request.get("at")
+        if at is not None:
+            self.clock.advance(str(at))
 
     def _counts(self) -> dict[str, Any]:
         """The backend's LLM token counters; a broken or impossible one is a recorded fault.
@@ -178,22 +276,50 @@ class _Worker:
         self.last_counts = good
         return dict(good)
 
-    def _run(self, value: Any, spent: float = 0.0) -> Any:
-        """Await ``value`` within the call's deadline, less the ``spent`` seconds of the call."""
+    def _run(self, value: Any) -> Any:
         if not inspect.isawaitable(value):
             return value
         if self.deadline is None:
             return self.loop.run_until_complete(value)
         try:
-            return self.loop.run_until_complete(_bounded(value, max(0.0, self.deadline - spent)))
+            return self.loop.run_until_complete(_bounded(value, self.deadline))
         except TimeoutError:
+            during = " while waiting until queryable" if self.waiting else ""
+            self.waiting = False
             raise CallTimedOut(
-                f"timeout after {self.deadline:g}s; cancelled in the worker"
+                f"timeout after {self.deadline:g}s{during}; cancelled in the worker"
             ) from None
 
-    def store(
-        self, session_id: str, messages: Any, send_snapshot: Any, entity_id: Any = None
-    ) -> dict[str, Any]:
+    async def _store_and_wait(
+        self, session_id: str, messages: Any, entities: list[str]
+    ) -> float | None:
+        """Store a session for each entity whose memory it is, then wait until it is queryable.
+
+        Returns the wait in ms (``None`` for a backend that does not ingest asynchronously).
+        One coroutine, so the worker's deadline covers the stores and the wait together.
+        """
+        assert self.backend is not None
+        if self.store_entity:  # a session without messages goes into nobody's memory
+            for entity in entities:
+                await _awaited(
+                    self.backend.store(session_id, messages, **{STORE_ENTITY_KEYWORD: entity})
+                )
+        else:
+            await _awaited(self.backend.store(session_id, messages))
+        if not self.waits:
+            return None
+        started = time.perf_counter()
+        # Left set if the deadline cancels the wait: the timeout's error then says so.
+        self.waiting = True
+        try:
+            await _awaited(self.backend.wait_until_queryable(session_id))  # type: ignore[attr-defined]
+        except Exception as error:
+            self.waiting = False
+            raise NeverQueryable(f"wait_until_queryable(): {_one_line(error)}") from error
+        self.waiting = False
+        return (time.perf_counter() - started) * 1000
+
+    def store(self, request: dict[str, Any]) -> dict[str, Any]:
         """Store one session; report the time inside ``store()`` and the storage size after it.
 
         The size comes from the backend's ``storage_tokens()`` when it has one (see
@@ -202,31 +328,28 @@ class _Worker:
         """
         if self.backend is None:
             raise RuntimeError("store before the backend was constructed")
+        session_id, messages = request["session_id"], request["messages"]
+        send_snapshot = request.get("snapshot")
+        self._at(request)
         began = time.monotonic_ns()
         started = time.perf_counter()
-        if isinstance(entity_id, str) and stores_for_entity(self.backend):
-            self._run(self.backend.store(session_id, messages, entity_id=entity_id))  # type: ignore[call-arg]
+        queryable_ms: float | None = None
+        if self.store_entity or self.waits:
+            queryable_ms = self._run(
+                self._store_and_wait(session_id, messages, request.get("entities") or [])
+            )
         else:
             self._run(self.backend.store(session_id, messages))
-        elapsed = (time.perf_counter() - started) * 1000
-        # When the call ended on the token meter's clock: its model calls are booked to it.
+        elapsed = (time.perf_counter() - started) * 1000 - (queryable_ms or 0.0)
+        # When the call ended on the token meter's clock: its model calls are booked to it
+        # (those of the background processing waited for too).
         response: dict[str, Any] = {
             "ok": True,
             "ms": elapsed,
             "t0": began,
             "t1": time.monotonic_ns(),
+            "queryable_ms": queryable_ms,
         }
-        waits = getattr(self.backend, "wait_until_queryable", None)
-        if callable(waits):
-            # Asynchronous ingestion is counted, not hidden: a store is done once it can be read.
-            waited = time.perf_counter()
-            try:
-                # Within the call's one deadline: what store() left of it.
-                self._run(waits(session_id), (time.perf_counter() - started))
-            except Exception as error:
-                raise RuntimeError(f"wait_until_queryable(): {_one_line(error)}") from error
-            response["queryable_ms"] = (time.perf_counter() - waited) * 1000
-            response["t1"] = time.monotonic_ns()
         shows = getattr(self.backend, "snapshot", None)
         if not callable(shows):
             # A backend with the spec's three methods only: its storage is not measured.
@@ -271,33 +394,38 @@ class _Worker:
             encoding()
             deadline = request.get("deadline")
             self.deadline = float(deadline) if isinstance(deadline, int | float) else None
+            if request.get("skips") is not None:
+                self.skips = SkipRule.from_state(request["skips"])
+            if request.get("clock"):
+                self.clock.prepare()  # its import would otherwise fall in the first call's time
             started = time.perf_counter()
             if request.get("instance") is not None:
                 # Unpickled here, after isolation: the instance's code runs in the sandbox only.
                 self.backend = unpack_backend(request["instance"], request["backend"])
             else:
                 self.backend = load_backend(request["backend"], request.get("options") or {})
+            declares = declared(self.backend)
+            self.store_entity = declares["stores_for_entity"]
+            self.waits = declares["asynchronous"]
             return {
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,
                 "version": str(getattr(self.backend, "version", "")),
                 "deployment": deployment_of(self.backend),
+                "service": service_of(self.backend),
+                "declares": declares,
                 **self._counts(),
             }
         if op == "ping":  # the harness checking that isolation starts, before any backend
             return {"ok": True, "ms": 0.0}
+        if op == "service":  # asked again at the end: a service connected lazily knows more now
+            return {"ok": True, "ms": 0.0, "service": service_of(self.backend)}
         if self.backend is None:
             raise RuntimeError(f"{op} before the backend was constructed")
         if op == "store":
-            return self.store(
-                request["session_id"],
-                request["messages"],
-                request.get("snapshot"),
-                request.get("entity_id"),
-            )
-        if op == "describe":
-            return {"ok": True, "ms": 0.0, "capabilities": capabilities(self.backend)}
+            return self.store(request)
         if op == "retrieve":
+            self._at(request)
             began = time.monotonic_ns()
             started = time.perf_counter()
             context = self._run(
@@ -358,6 +486,49 @@ class _Worker:
             return {"ok": True, "ms": 0.0, "snapshot": _printable(snapshot), **self._counts()}
         raise ValueError(f"unknown op {op!r}")
 
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The response to one request, a backend's exception contained as a fault.
+
+        A store or retrieve of a kind the skip rule has cut off is answered as skipped without
+        a call; every other one is counted by the rule, as the harness counts it.
+        """
+        op = request.get("op")
+        kind = OP_KIND.get(str(op))
+        if kind is not None:
+            reason = self.skips.reason(kind)
+            if reason is not None:
+                self.skips.count(kind, False)
+                return {"ok": False, "ms": 0.0, "error": reason, "skipped": True, **self._counts()}
+        started = time.perf_counter()
+        try:
+            response = self.handle(request)
+        except Exception as error:
+            # The time the call took before it raised still counts as its latency.
+            elapsed = (time.perf_counter() - started) * 1000
+            message, where = error_line(error)
+            response = {"ok": False, "ms": elapsed, "error": message, **self._counts()}
+            if where is not None:
+                response["where"] = where
+            if op == "init":
+                response["start_error"] = True
+        if kind is not None:
+            self.skips.count(kind, bool(response["ok"]))
+            retries = self._retries()
+            if retries:
+                response["retries"] = retries
+        return response
+
+    def _retries(self) -> list[str]:
+        """The retries the backend made during the last call (``RecordsRetries``), as lines."""
+        drain = getattr(self.backend, "drain_retries", None)
+        if not callable(drain):
+            return []
+        try:
+            notes = drain()
+            return [_printable(str(note))[:500] for note in notes][:100]
+        except Exception as error:  # a broken report is itself noted, not a crash
+            return [f"drain_retries(): {_one_line(error)}"]
+
 
 def _widen_pipes(*descriptors: int) -> None:
     """Give the protocol pipes room for a whole run of sessions or a large snapshot.
@@ -411,14 +582,7 @@ def main() -> None:
             continue
         started = time.perf_counter()
         try:
-            response = worker.handle(request)
-        except Exception as error:
-            # The time the call took before it raised still counts as its latency.
-            elapsed = (time.perf_counter() - started) * 1000
-            message = start_error_line(error) if op == "init" else _one_line(error)
-            response = {"ok": False, "ms": elapsed, "error": message, **worker._counts()}
-            if op == "init":
-                response["start_error"] = True
+            response = worker.answer(request)
         except BaseException as error:  # SystemExit from a backend's module: not a crash
             if op != "init":
                 raise
@@ -444,15 +608,8 @@ def _store_many(
     sessions.reverse()  # pop() from the end hands them over in order, each dropped as it goes
     while sessions:
         item = sessions.pop()
-        started = time.perf_counter()
-        try:
-            if item.get("op") == "retrieve":  # a read before a session (see _session_reads)
-                response = worker.handle(item)
-            else:
-                response = worker.store(item["session_id"], item["messages"], item.get("snapshot"))
-        except Exception as error:
-            elapsed = (time.perf_counter() - started) * 1000
-            response = {"ok": False, "ms": elapsed, "error": _one_line(error), **worker._counts()}
+        item.setdefault("op", "store")  # else a read before a session (see _session_reads)
+        response = worker.answer(item)
         del item
         respond(response)
 

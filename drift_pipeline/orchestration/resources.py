@@ -187,10 +187,12 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
         isolate: Sandbox the backends (off only for debugging; recorded in the manifest).
         concurrency: Replicates run at once.
         backend_options: Constructor options per backend name.
-        max_consecutive_faults: Faulted calls in a row after which the arm's remaining calls
-            in the world are recorded as skipped (0: never skip).
+        max_consecutive_faults: Faulted calls of one kind in a row in a replicate after which
+            its remaining calls of that kind are recorded as skipped (0: never skip).
         max_fault_rate: Share of a cell's calls that may fault or be skipped; past it the cell
             is invalid (reported with its fault rate, never ranked).
+        simulated_clock: Backends' clocks read each session's simulated time during its
+            calls (off: the real time).
     """
 
     call_timeout: float = Field(default=30.0, description="Seconds before a call is a fault.")
@@ -201,12 +203,16 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
     )
     max_consecutive_faults: int = Field(
         default=LoopConfig.max_consecutive_faults,
-        description="Faulted calls in a row before an arm's remaining calls in a world are "
-        "skipped (0: never).",
+        description="Faulted calls of one kind in a row in a replicate before its remaining "
+        "calls of that kind are skipped (0: never).",
     )
     max_fault_rate: float = Field(
         default=LoopConfig.max_fault_rate,
         description="Share of a cell's calls that may fault or be skipped before it is invalid.",
+    )
+    simulated_clock: bool = Field(
+        default=LoopConfig.simulated_clock,
+        description="Backends' clocks read each session's simulated time during its calls.",
     )
 
     def config(self, root: StorageRoot) -> LoopConfig:
@@ -218,4 +224,5 @@ class MemoryLoop(dg.ConfigurableResource):  # type: ignore[type-arg]
             self.concurrency,
             max_consecutive_faults=self.max_consecutive_faults,
             max_fault_rate=self.max_fault_rate,
+            simulated_clock=self.simulated_clock,
         )

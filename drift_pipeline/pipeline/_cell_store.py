@@ -34,7 +34,14 @@ from drift_pipeline.evaluation import (
     scoring_from_answers,
 )
 from drift_pipeline.keys import CellKey, WorldKey
-from drift_pipeline.memory import MAX_FAULT_RATE, Arm, CellRun, FaultShare, call_counts
+from drift_pipeline.memory import (
+    MAX_FAULT_RATE,
+    Arm,
+    CellRun,
+    FaultShare,
+    FaultSummary,
+    call_counts,
+)
 from drift_pipeline.scenario import HorizonName
 from drift_pipeline.sources import WorldSource
 from drift_pipeline.storage import (
@@ -138,6 +145,9 @@ def stage_cell_run(writer: StagedWrite, world: WorldKey, run: CellRun) -> None:
         "backend_version": run.backend_version,
         "deployment": run.deployment,
         "faults": run.faults,
+        "fault_summary": run.fault_summary.to_json(),
+        "service": run.service,
+        "time_to_queryable_ms": run.time_to_queryable,
         "max_fault_rate": run.max_fault_rate,
     }
     writer.put_text(
@@ -178,6 +188,9 @@ def load_cell_run(root: StorageRoot, cell: CellKey) -> CellRun:
         calls=calls,
         faulted_calls=faulted_calls,
         max_fault_rate=_fault_limit(manifest),
+        fault_summary=FaultSummary.from_json(manifest.get("fault_summary")),
+        service={str(k): str(v) for k, v in (manifest.get("service") or {}).items()},
+        time_to_queryable=manifest.get("time_to_queryable_ms"),
     )
 
 
@@ -282,6 +295,9 @@ def stored_result(
         calls=calls,
         faulted_calls=faulted_calls,
         max_fault_rate=_fault_limit(manifest),
+        fault_summary=FaultSummary.from_json(manifest.get("fault_summary")),
+        service={str(k): str(v) for k, v in (manifest.get("service") or {}).items()},
+        time_to_queryable=manifest.get("time_to_queryable_ms"),
     )
     return CellResult(
         scenario=source.id,

@@ -1,8 +1,8 @@
 """Before a run scores anything: the conformance check of every arm that is not a built-in.
 
 An arm whose backend fails it is not run; the run says why in one line and ends with the
-invalid-arm status. What the arms that passed run against (their service descriptions) goes
-into the run manifest.
+invalid-arm status. Each checked backend's verdict goes into the run manifest (what it runs
+against is there too, under ``services``, as every cell reports it).
 """
 
 from __future__ import annotations
@@ -54,20 +54,16 @@ class ArmChecks:
         ]
 
     def manifest(self) -> dict[str, Any]:
-        """What the manifest records: each checked backend's verdict and the service it names.
+        """What the manifest records: each checked backend's verdict.
 
         No timings: a manifest must read the same on a rerun.
         """
         verdicts: dict[str, Any] = {
-            name: {
-                "passed": report.passed,
-                "reason": report.reason,
-                "service": dict(report.capabilities.get("service") or {}),
-            }
+            name: {"passed": report.passed, "reason": report.reason}
             for name, report in self.reports.items()
         }
         for name in self.unchecked:
-            verdicts[name] = {"passed": None, "reason": _UNCHECKED, "service": {}}
+            verdicts[name] = {"passed": None, "reason": _UNCHECKED}
         return dict(sorted(verdicts.items()))
 
 

@@ -129,11 +129,14 @@ class DriftHarness:
         backend_options: Constructor options per backend name, for backends given by name
             (a backend object is already constructed).
         call_timeout: Seconds before a store/retrieve call is recorded as a timeout.
-        max_consecutive_faults: After this many faulted calls in a row, an arm's remaining
-            calls in that world are recorded as skipped instead of being made (0: never).
+        max_consecutive_faults: After this many faulted calls of one kind (store, retrieve)
+            in a row in one replicate, its remaining calls of that kind are recorded as
+            skipped instead of being made (0: never).
         max_fault_rate: Share of a cell's calls that may fault or be skipped; past it the cell
-            is invalid (``valid`` is false, its fault rate is listed instead of a rank) and
-            its remaining calls are skipped.
+            is invalid (``valid`` is false, its fault rate is listed instead of a rank), and a
+            replicate whose faults of one kind alone pass it skips the rest of that kind.
+        simulated_clock: During each store and retrieve the backend's clocks read the
+            simulated time of its session (default); ``False``: the real time.
         jobs: Worlds run at once, each in its own process; latencies are then measured under
             that load. Above 1, a script must guard its run with ``if __name__ == "__main__":``
             (the processes are spawned, which re-imports the script).
@@ -174,6 +177,7 @@ class DriftHarness:
         call_timeout: float = 30.0,
         max_consecutive_faults: int = LoopConfig.max_consecutive_faults,
         max_fault_rate: float = LoopConfig.max_fault_rate,
+        simulated_clock: bool = True,
         jobs: int = 1,
         isolate: bool = True,
         reader: ReaderName = "context",
@@ -216,6 +220,7 @@ class DriftHarness:
                 isolate=isolate,
                 max_consecutive_faults=max_consecutive_faults,
                 max_fault_rate=max_fault_rate,
+                simulated_clock=simulated_clock,
             ),
             backend_options={k: dict(v) for k, v in (backend_options or {}).items()},
             evaluation=evaluation,

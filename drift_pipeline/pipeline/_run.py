@@ -415,7 +415,7 @@ def run_manifest(
     Deliberately free of wall-clock time and absolute paths, so reruns are comparable. The
     reader and judge are pinned: name and version, or for a model its name, endpoint host and
     prompt sha256 (never a key). Backends that are not built-ins add their conformance verdict
-    and the service and SDK they say they run against (``conformance``).
+    (``conformance``); adapters, the service and SDK they say they run against (``services``).
     """
     pins = (evaluator or ContextEvaluator()).pins()
     checked = checks is not None and (checks.reports or checks.unchecked)
@@ -426,10 +426,13 @@ def run_manifest(
         "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
+        # What adapters to services and libraries run against (DescribesService).
+        "services": {c.arm.backend: c.run.service for c in cells if c.run.service},
         "isolation": sorted({c.isolation for c in cells}),
         "reader": pins["reader"],
         "judge": pins["judge"],
         "call_timeout_s": options.loop.call_timeout,
+        "simulated_clock": options.loop.simulated_clock,
         "machine": {
             "python": platform.python_version(),
             "system": platform.system(),

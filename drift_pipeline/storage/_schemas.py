@@ -197,6 +197,10 @@ MEMORY_SNAPSHOTS = TableDef(
             pa.field("transcript_tokens", pa.int64(), nullable=False),
             pa.field("write_ms", pa.float64(), nullable=False),
             pa.field("write_round_trip_ms", pa.float64(), nullable=False),
+            # For a backend that ingests asynchronously: how long after store() returned what
+            # it stored became findable (its wait_until_queryable()); null for one that does
+            # not declare that (found at once) and for a faulted store.
+            pa.field("queryable_ms", pa.float64()),
             # LLM tokens charged to the store: the metered ones, or the backend's own report
             # when no call of the cell went through the meter (the two columns below).
             pa.field("write_tokens", pa.int64(), nullable=False),

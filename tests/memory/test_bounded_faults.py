@@ -54,28 +54,54 @@ def _errors(cell: CellRun) -> list[list[str | None]]:
     return [[error for *_, error in sorted(calls[r], key=lambda c: c[:2])] for r in sorted(calls)]
 
 
-def test_a_backend_that_hangs_on_every_call_costs_a_few_timeouts_not_one_per_call(world: Path):
+def _kinds(cell: CellRun) -> list[list[tuple[str, str | None]]]:
+    """Per replicate, ``(kind, error)`` of every call in the order made."""
+    calls: dict[int, list[tuple[int, int, str, str | None]]] = {}
+    for row in cell.snapshots.to_pylist():
+        mine = calls.setdefault(row["replicate"], [])
+        index = row["session_index"]
+        mine += [(index, 0, "retrieve", error) for error in row["session_read_errors"]]
+        mine.append((index, 1, "store", row["error"]))
+    for row in cell.retrievals.to_pylist():
+        calls.setdefault(row["replicate"], []).append(
+            (row["checkpoint"] - 1, 2, "retrieve", row["error"])
+        )
+    return [[(kind, e) for *_, kind, e in sorted(calls[r], key=lambda c: c[:2])] for r in calls]
+
+
+def test_a_backend_that_hangs_on_every_call_costs_a_few_timeouts_per_replicate(world: Path):
     fine, fine_wall = _cell(world, "Fine")
     assert not fine.faults
     hung, hung_wall = _cell(world, "HangsAlways")
-    # Every call has its row: the first LIMIT timed out (cancelled in the worker, which was not
-    # killed), every later one is recorded as skipped without being made.
+    # Every call has its row: in each replicate the first LIMIT calls of each kind timed out
+    # (cancelled in the worker, which was not killed), every later one is recorded as skipped
+    # without being made.
     assert hung.snapshots.num_rows == fine.snapshots.num_rows
     assert hung.retrievals.num_rows == fine.retrievals.num_rows
     timeout = "timeout after 0.45s; cancelled in the worker"
-    skipped = f"skipped: {LIMIT} consecutive faults before this call"
-    timed_out = 0
-    for errors in _errors(hung):
-        # Each replicate: a few timeouts, then only skips (never a call made after the cut).
-        made = [e for e in errors if e and e.startswith(timeout)]
-        assert errors == [*made, *[skipped] * (len(errors) - len(made))], errors
-        timed_out += len(made)
-    # The faults in a row are counted over the cell, not per replicate: LIMIT timeouts in all,
-    # plus at most one per other replicate that was already waiting when the cell was cut off.
-    assert LIMIT <= timed_out <= LIMIT + _support.REPLICATES - 1, timed_out
+    # On a loaded machine the worker's answer can miss the harness's own deadline by a hair:
+    # that call is a timeout too, with the worker restarted (and given the same rule).
+    late = "timeout after 0.5s; worker restarted"
+    for calls in _kinds(hung):
+        for kind in ("store", "retrieve"):
+            errors = [e for k, e in calls if k == kind]
+            skipped = (
+                f"skipped: {LIMIT} consecutive {kind} faults in this replicate before this call"
+            )
+            assert all(e in (timeout, late) for e in errors[:LIMIT]), errors
+            assert errors[LIMIT:] == [skipped] * (len(errors) - LIMIT), errors
     assert set(hung.retrievals.column("context").to_pylist()) == {""}
-    # Replicates run at once: about LIMIT / REPLICATES timeouts on top of the fault-free cost.
-    assert hung_wall < 2 * fine_wall + LIMIT * TIMEOUT, (hung_wall, fine_wall)
+    # Replicates run at once, each costing 2 × LIMIT timeouts on top of the fault-free cost.
+    assert hung_wall < 2 * fine_wall + 2 * LIMIT * TIMEOUT + 2, (hung_wall, fine_wall)
+    summary = hung.fault_summary
+    assert summary.faulted == {
+        "store": _support.REPLICATES * _support.SESSIONS,
+        "read before a session": _support.REPLICATES * _support.SESSIONS,
+        "probe": hung.retrievals.num_rows,
+    }
+    assert summary.total - sum(summary.skipped.values()) == 2 * LIMIT * _support.REPLICATES
+    assert summary.first_error is not None and summary.first_error.error in (timeout, late)
+    assert summary.first_error.replicate == 0 and summary.first_exception is None
 
 
 def test_hangs_between_answers_are_cancelled_in_the_worker_and_never_add_up_to_a_skip(
@@ -98,18 +124,37 @@ def test_without_a_limit_every_call_is_still_made(world: Path):
     assert not any(e.startswith("skipped") for errors in _errors(cell) for e in errors if e)
 
 
-def test_past_the_fault_rate_limit_the_rest_of_the_cell_is_skipped(world: Path):
+def test_past_the_fault_rate_limit_a_replicate_stops_making_calls_of_the_kind_that_faults(
+    world: Path,
+):
     fine, _ = _cell(world, "Fine")
     planned = fine.calls
-    cell, _ = _cell(world, "HangsOneInFive")
-    errors = [e for errors in _errors(cell) for e in errors]
-    made = [e for e in errors if e and not e.startswith("skipped")]
-    skips = [e for e in errors if e and e.startswith("skipped")]
-    # Cut off at the first fault past 5% of the planned calls (the others in flight then
-    # still complete): the cell is invalid whatever its remaining calls would have done.
-    assert int(0.05 * planned) < len(made) <= int(0.05 * planned) + _support.REPLICATES
-    assert skips and set(skips) == {
-        f"skipped: {int(0.05 * planned) + 1} faulted calls already put the cell past its "
-        "fault-rate limit"
-    }
+    # A limit low enough that one replicate's faults of one kind pass it (every fifth call
+    # hangs, alternately a read and a store).
+    rate = 0.02
+    budget = int(rate * planned)
+    cell, _ = _cell(world, "HangsOneInFive", max_fault_rate=rate)
+    cut_off = 0
+    for calls in _kinds(cell):
+        for kind in ("store", "retrieve"):
+            errors = [e for k, e in calls if k == kind]
+            faulted = [e for e in errors if e and not e.startswith("skipped")]
+            skips = {e for e in errors if e and e.startswith("skipped")}
+            if not skips:  # this kind never faulted past the budget in this replicate
+                assert len(faulted) <= budget
+                continue
+            # Cut off at its first fault past the budget: from then on the cell is invalid
+            # whatever this replicate's remaining calls of that kind would have done.
+            cut_off += 1
+            assert len(faulted) == budget + 1, (kind, errors)
+            first_skip = next(n for n, e in enumerate(errors) if e and e.startswith("skipped"))
+            assert all(e and e.startswith("skipped") for e in errors[first_skip:])
+            assert skips == {
+                f"skipped: {budget + 1} faulted {kind} calls in this replicate already put the "
+                "cell past its fault-rate limit"
+            }
+    assert cut_off
     assert not cell.valid and cell.calls == planned
+    # That a rerun skips the same calls is checked where faults do not depend on timing
+    # (tests/memory/test_actionable_faults.py): a hang the harness times out first restarts the
+    # worker, which shifts this backend's one-in-five pattern.

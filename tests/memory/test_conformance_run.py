@@ -44,11 +44,15 @@ def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(
     ]
     arms = {row["arm"] for row in finished.query("select distinct arm from {memory_snapshots}")}
     assert arms == {"reference_compressor@hard", "bm25@hard", f"{UNDER}@hard", f"{HONEST}@hard"}
-    conformance = json.loads((finished.out / "_manifests" / "run.json").read_text())["conformance"]
+    manifest = json.loads((finished.out / "_manifests" / "run.json").read_text())
+    conformance = manifest["conformance"]
     assert set(conformance) == {FORGETFUL, UNDER, HONEST}  # built-ins are not checked
     assert not conformance[FORGETFUL]["passed"] and conformance[HONEST]["passed"]
-    assert conformance[HONEST]["service"]["sdk_version"] == "0.1"
+    # What it runs against is recorded once, by the run's cells, not again by the check.
+    assert manifest["services"][HONEST]["sdk_version"] == "0.1"
+    assert FORGETFUL not in manifest["services"]
     assert f"{HONEST}: passed the conformance check" in finished.stdout
+    assert f"  {HONEST} runs: sdk_version 0.1; service a log kept" in finished.stdout
 
 
 def test_a_snapshot_that_hides_what_is_retrieved_marks_the_storage_under_reported(

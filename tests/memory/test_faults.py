@@ -14,7 +14,7 @@ import pytest
 from drift_pipeline.memory import Arm, BackendWorker, CellRun, Gate, LoopConfig, _client, run_cell
 from drift_pipeline.storage import PART_FILE, PROBES, partition_dir
 
-from .plugins import _support
+from .plugins import _support, faulty
 from .plugins.crasher import EXIT_CODE
 
 T = TypeVar("T")
@@ -65,12 +65,21 @@ def retrieve(worker: BackendWorker, query: str = "where?") -> Any:
 # --- one call at a time, at the worker boundary -------------------------------------------
 
 
+def _raise_line() -> int:
+    """The line of the planned failure's ``raise`` in the faulty backend's source."""
+    lines = Path(faulty.__file__).read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if "raise RuntimeError(" in line)
+
+
 def test_a_raising_store_is_a_recorded_fault_and_the_worker_carries_on():
     async def body(worker: BackendWorker) -> None:
         results = [await store(worker, f"short-r0-s{i:05d}") for i in range(6)]
         errors = [r.error for r in results]
-        assert errors[2] == "RuntimeError: planned failure on store call 3"
-        assert errors[5] == "RuntimeError: planned failure on store call 6"
+        # Each error names where it was raised in the backend's code, at the end of its line.
+        where = f"{Path(faulty.__file__)}:{_raise_line()}"
+        assert errors[2] == f"RuntimeError: planned failure on store call 3 at {where}"
+        assert errors[5] == f"RuntimeError: planned failure on store call 6 at {where}"
+        assert results[2].data["where"] == where
         assert [e for i, e in enumerate(errors) if i not in (2, 5)] == [None] * 4
         assert worker.restarts == 0  # an exception is not a reason to restart
         # The backend's prints went to stderr, not into the protocol: every reply parsed.

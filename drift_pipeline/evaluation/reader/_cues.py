@@ -34,14 +34,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ._rules import RULES, FrameName, Rule
 
 __all__ = ["Frame", "MentionContext", "frame_of", "split_clauses", "strip_hedges"]
 
-# What a rule can signal, and "other_topic", which only the compound cases decide.
-Frame = Literal[FrameName, "other_topic"]
+Frame = FrameName
+"""What a rule can signal ("other_topic" only a compound case decides)."""
 
 _R = RULES.patterns
 _HEDGE, _CLAUSE_BREAK, _SENTENCE_END = _R["hedge"], _R["clause-break"], _R["sentence-end"]
@@ -304,37 +304,45 @@ _AFTER_STATES = {"time-ahead-after", "moved-to-right"}
 
 
 def _row(rule: Rule) -> _Step:
-    """The step that applies one row: its pattern on its side, within its scope."""
+    """The step that applies one row: its pattern on its side, within its scope.
+
+    A row without a pattern fires when its states hold, and names its cue.
+    """
     sides = [rule.side] if isinstance(rule.side, str) else list(rule.side or ())
     if rule.frame is None or not sides or any(side not in _SIDES for side in sides):
         raise ValueError(f"{RULES.source}: rule {rule.id!r}: side: not a side a rule can read")
     readers: list[Callable[[_View], str]] = [_SIDES[side] for side in sides]
     if rule.terminated_by == _NEXT_VALUE and sides == ["after"]:
         readers = [attrgetter("own_after")]
+    unless = [_CONDITIONS[name] for name in rule.unless]
+    when = [_CONDITIONS[name] for name in rule.when]
+    frame, cue, strip, rule_id = rule.frame, rule.cue, rule.strip, rule.id
     if rule.pattern is None:
-        return _states_only(rule)
-    pattern = RULES.pattern(rule.id)
+        if cue is None:
+            raise ValueError(
+                f"{RULES.source}: rule {rule_id!r}: cue: a row of states names its cue"
+            )
+        decision: Decision = (frame, cue, rule_id)
+        return lambda v: (
+            None if any(f(v) for f in unless) or not all(f(v) for f in when) else decision
+        )
+    pattern = RULES.pattern(rule_id)
     scoped = rule.max_scope is not None or rule.terminated_by not in (None, _NEXT_VALUE)
     stop = RULES.pattern(rule.terminated_by) if scoped and rule.terminated_by else None
     limit = rule.max_scope
     needs = RULES.pattern(rule.needs) if rule.needs else None
     looks_left = sides[0] in ("before", "sentence_before", "window")
-    unless = [_CONDITIONS[name] for name in rule.unless]
-    when = [_CONDITIONS[name] for name in rule.when]
-    frame, cue, strip, rule_id = rule.frame, rule.cue, rule.strip, rule.id
-
-    def within(gap: str) -> bool:
-        if stop and stop.search(gap):
-            return False
-        return limit is None or len(gap.split()) <= limit
 
     def nearest(text: str) -> re.Match[str] | None:
-        # The cue nearest the value governs it; one further away has a longer gap still.
-        if looks_left:
-            match = _last(pattern, text)
-            return match if match and within(text[match.end() :]) else None
-        match = pattern.search(text)
-        return match if match and within(text[: match.start()]) else None
+        # The cue nearest the value governs it (one further away has a longer gap still),
+        # when nothing that ends its scope parts them and the gap is within its reach.
+        match = _last(pattern, text) if looks_left else pattern.search(text)
+        if match is None:
+            return None
+        gap = text[match.end() :] if looks_left else text[: match.start()]
+        if (stop and stop.search(gap)) or (limit is not None and len(gap.split()) > limit):
+            return None
+        return match
 
     search = nearest if scoped else pattern.search
 
@@ -363,22 +371,6 @@ def _row(rule: Rule) -> _Step:
         return decide(v, match) if match else None
 
     return step if len(readers) > 1 or needs else one_side
-
-
-def _states_only(rule: Rule) -> _Step:
-    """The step of a row without a pattern: it fires when its states hold."""
-    when, unless = [_CONDITIONS[n] for n in rule.when], [_CONDITIONS[n] for n in rule.unless]
-    if rule.cue is None:
-        raise ValueError(f"{RULES.source}: rule {rule.id!r}: cue: a row of states names its cue")
-    assert rule.frame is not None  # _row checks it
-    decision: Decision = (rule.frame, rule.cue, rule.id)
-
-    def step(v: _View) -> Decision | None:
-        if any(skip(v) for skip in unless) or not all(need(v) for need in when):
-            return None
-        return decision
-
-    return step
 
 
 _Step = Callable[["_View"], Decision | None]
@@ -622,7 +614,7 @@ def frame_of(mention: MentionContext) -> Decision:
     The steps of the rules file's ``order`` are tried in turn and the first that decides
     names the frame: a row is applied by its pattern, side, scope and terminator; a
     compound case, which combines rows, by its code here. A rule id names a row of the rules
-    file or a compound case (listed in the file's ``compound`` section).
+    file: a pattern row or a compound case (a row marked ``code``).
     """
     view = _View(mention)
     for step in _STEPS if view.after else _CLOSING_STEPS:

@@ -11,7 +11,7 @@ a year is read only where the line's own date gives the year (:func:`find_yearle
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 
 from ._rules import RULES
 
@@ -24,6 +24,8 @@ __all__ = [
     "find_relative",
     "find_yearless",
     "iso_day",
+    "last_weekday",
+    "next_weekday",
     "parse_date",
 ]
 
@@ -66,6 +68,16 @@ def _from_match(match: re.Match[str]) -> str | None:
     named = match.group(month)
     number = named if named.isdigit() else _MONTHS[named.lower()]
     return iso_day(match.group(year), number, match.group(day) if day else "1")
+
+
+def last_weekday(day: date, weekday: int) -> date:
+    """The latest ``weekday`` (Monday 0) strictly before ``day``."""
+    return day - timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
+
+
+def next_weekday(day: date, weekday: int) -> date:
+    """The first ``weekday`` (Monday 0) strictly after ``day``."""
+    return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
 
 
 def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
@@ -119,13 +131,11 @@ def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
         if match.group("weekday"):
             target = _WEEKDAYS[match.group("weekday").lower()]
             which = match.group("which").lower()
-            if which == "last":
-                shift = -((base.weekday() - target - 1) % 7 + 1)
-            elif which == "on":
+            if which == "on":
                 continue  # "on Sunday" may be the last one or the next: not read
-            else:  # "this coming Tuesday", "next Tuesday", "this Tuesday": the next one
-                shift = (target - base.weekday() - 1) % 7 + 1
-            found.append((match.start(), match.end(), date.fromordinal(base.toordinal() + shift)))
+            # "this coming Tuesday", "next Tuesday", "this Tuesday": the next one
+            step = last_weekday if which == "last" else next_weekday
+            found.append((match.start(), match.end(), step(base, target)))
             continue
         day = int(match.group("day"))
         year, month = base.year, base.month

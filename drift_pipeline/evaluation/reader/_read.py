@@ -276,10 +276,6 @@ def read_context(context: str, probe: ReaderProbe) -> Reading:
     Returns:
         The reading: the current answer (or ``None``), its support and a rationale.
     """
-    return _read(context, probe)
-
-
-def _read(context: str, probe: ReaderProbe) -> Reading:
     if not context.strip() or not probe.candidates:
         return _conclude(probe, [], "the memory is empty" if not context.strip() else "")
     # Pre-filter: a phrase can only occur if all its runs are runs of the text, and only
@@ -313,8 +309,7 @@ def _read(context: str, probe: ReaderProbe) -> Reading:
     mentions: list[Mention] = []
     for line_number in sorted(hits):
         for mention in _line_mentions(prepared, line_number, hits[line_number], probe, names):
-            mentions.append(_answered(prepared, line_number, mention))
-    mentions = [_corrected_restatement(prepared, m, hits) for m in mentions]
+            mentions.append(_replied(prepared, mention, hits))
     mentions.extend(_taken_back(prepared, mentions, hits))
     if probe.kind == "temporal":
         mentions.extend(_redated(prepared, mentions, hits, probe.event_value or ""))
@@ -436,7 +431,11 @@ def _line_mentions(
         # The topic may be named in the sentence or the one before ("I changed my mind about
         # remote work. I'm undecided.").
         before = max((s for s, e in sentences if e <= s_start), default=s_start)
-        if frame == "asserted" and probe.topic and not _on_topic(lower[before:s_end], probe):
+        if (
+            frame == "asserted"
+            and probe.topic
+            and not set(probe.topic) <= _runs_of(lower[before:s_end])
+        ):
             frame, cue, rule = "other_topic", "a view on another topic", "other-topic"
         known = line.own_date or line.section_date or prepared.running_dates[number]
         # A line stamped with a date that cannot be read in full ("03/05/2027") still gives
@@ -631,28 +630,6 @@ def _taken_back(
     return found
 
 
-def _corrected_restatement(
-    prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]
-) -> Mention:
-    """An assistant's restatement that the subject corrects in the next line does not count.
-
-    "assistant: Since you're in Oslo, … / user: lol I'm in Bergen actually": Oslo was never the
-    subject's.
-    """
-    if mention.frame != "asserted" or not mention.cue.startswith("assistant"):
-        return mention
-    number = mention.order[1]
-    if number + 1 >= len(prepared.lines):
-        return mention
-    reply = prepared.lines[number + 1]
-    if reply.speaker != "subject" or not _R["corrects"].search(prepared.lower[number + 1]):
-        return mention
-    owner = next((h[2] for h in hits.get(number, []) if h[0] <= mention.order[2] < h[1] + 1), None)
-    if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
-        return mention  # the reply names the same value again: it speaks for itself
-    return replace(mention, frame="aside", cue="corrected by the subject's reply", rule="corrects")
-
-
 def _dates_in(
     text: str, known: str, year: str = "", more: Literal["", "ordinal", "period"] = "ordinal"
 ) -> list[tuple[int, int, str]]:
@@ -739,25 +716,41 @@ def _redated(
     return found
 
 
-def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
-    """An assistant's question about the subject, taken as the subject's reply takes it.
+def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Any]]) -> Mention:
+    """An assistant's line about the subject, as the subject's reply on the next line takes it.
 
     "assistant: So you're in Leeds now? / user: yep" states Leeds, dated by the reply;
-    "… / user: no, Cardiff" denies it.
+    "… / user: no, Cardiff" denies it. A restatement the reply corrects ("assistant: Since
+    you're in Oslo, … / user: lol I'm in Bergen actually") was never the subject's, unless the
+    reply names the same value again: then it speaks for itself.
     """
-    line = prepared.lines[number]
+    restated = mention.frame == "asserted" and mention.cue.startswith("assistant")
+    number = mention.order[1]
+    if not (restated or mention.frame == "question") or number + 1 >= len(prepared.lines):
+        return mention  # most mentions: nothing the next line can change
+    if prepared.lines[number + 1].speaker != "subject":
+        return mention
+    reply, asked, text = (
+        prepared.lines[number + 1],
+        prepared.lower[number],
+        prepared.lower[number + 1],
+    )
+    if restated:
+        if not _R["corrects"].search(text):
+            return mention
+        at = mention.order[2]
+        owner = next((h[2] for h in hits.get(number, []) if h[0] <= at < h[1] + 1), None)
+        if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
+            return mention
+        return replace(
+            mention, frame="aside", cue="corrected by the subject's reply", rule="corrects"
+        )
     if (
         mention.frame != "question"
-        or line.speaker != "assistant"
-        or number + 1 >= len(prepared.lines)
+        or prepared.lines[number].speaker != "assistant"
+        or not (_R["you-word"].search(asked) or _R["ack"].search(asked))
     ):
         return mention
-    reply = prepared.lines[number + 1]
-    asked = prepared.lower[number]
-    if reply.speaker != "subject" or not (_R["you-word"].search(asked) or _R["ack"].search(asked)):
-        return mention
-    text = prepared.lower[number + 1]
-    date = reply.own_date or reply.section_date or mention.order[0]
     start = mention.order[2]
     if _R["commute-to"].search(asked, max(0, start - 40), start):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
@@ -767,7 +760,7 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
             frame="asserted",
             cue="the subject confirms the assistant's question",
             rule="yes-reply",
-            order=(date, number + 1, 0),
+            order=(reply.own_date or reply.section_date or mention.order[0], number + 1, 0),
             attached_date=reply.own_date or mention.attached_date,
         )
     if _R["no-reply"].search(text):
@@ -778,10 +771,6 @@ def _answered(prepared: _Prepared, number: int, mention: Mention) -> Mention:
             rule="no-reply",
         )
     return mention
-
-
-def _on_topic(sentence: str, probe: ReaderProbe) -> bool:
-    return set(probe.topic) <= _runs_of(sentence)
 
 
 @lru_cache(maxsize=4096)

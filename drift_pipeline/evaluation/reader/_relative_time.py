@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
 
-from ._dates import DATE_PATTERN, count_of, find_dates
+from ._dates import DATE_PATTERN, count_of, find_dates, last_weekday, next_weekday
 from ._rules import RULES, Alternative, TimeUnit, TimeWord
 
 __all__ = [
@@ -185,16 +185,6 @@ def _unit_period(unit: Unit, day: date, shift: int) -> Period:
     return _season_from(unit, day, shift)
 
 
-def _last_weekday(day: date, weekday: int) -> date:
-    """The latest ``weekday`` strictly before ``day``."""
-    return day - timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
-
-
-def _next_weekday(day: date, weekday: int) -> date:
-    """The first ``weekday`` strictly after ``day``."""
-    return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
-
-
 _FIXED = RELATIVE_WORDS
 _WORDS = RULES.pattern("time-words")
 
@@ -221,7 +211,7 @@ def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
         elif match.group("few"):
             period = Period(day - timedelta(days=FEW_DAYS[1]), day - timedelta(days=FEW_DAYS[0]))
         else:
-            period = _day(_last_weekday(day, WEEKDAYS[match.group("weekday").lower()]))
+            period = _day(last_weekday(day, WEEKDAYS[match.group("weekday").lower()]))
         found.append((match.start(), match.end(), period.text()))
     return found
 
@@ -263,15 +253,13 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
     if row.unit == "day":
         last = shift if row.to is None else row.to
         return Period(anchor + timedelta(days=shift), anchor + timedelta(days=last))
-    if row.unit == "week":
-        return _week(anchor, shift)
-    if row.unit == "weekend":
-        return _weekend(anchor, shift)
+    if row.unit in ("week", "weekend"):
+        return _unit_period(row.unit, anchor, shift)
     if row.unit == "next-weekend":
-        saturday = _next_weekday(anchor, 5)
+        saturday = next_weekday(anchor, 5)
         return Period(saturday, saturday + timedelta(days=1))
     weekday = WEEKDAYS[groups["weekday"].lower()]
-    step = _last_weekday if shift < 0 else _next_weekday
+    step = last_weekday if shift < 0 else next_weekday
     return _day(step(anchor, weekday))
 
 

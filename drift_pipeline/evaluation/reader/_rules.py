@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 __all__ = [
     "RULES",
-    "Compound",
     "Example",
     "Rule",
     "RuleFile",
@@ -45,7 +44,7 @@ Condition = Literal[_ValueState, _ClauseState, _AfterState, _LineState]
 # The frames a rule can signal: counted (asserted, retracted, negated) or why a mention is not.
 _Counted = Literal["asserted", "retracted", "negated"]
 _NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "vague"]
-_NotTheirs = Literal["third_party", "not_about_subject", "generic_word"]
+_NotTheirs = Literal["third_party", "not_about_subject", "generic_word", "other_topic"]
 FrameName = Literal[_Counted, _NotMeant, _NotTheirs]
 
 
@@ -147,7 +146,10 @@ class Rule(_Strict):
         id: The rule's name, as rationales cite it.
         purpose: One line: what the rule finds and why it matters.
         note: More about a rule, where one line is not enough.
-        frame: The frame the rule signals; none for a part that compound code combines.
+        frame: The frame the rule signals; none for a part that other rules' code combines.
+        code: The row is a compound case: the reader's code decides it by combining the rows
+            it ``uses`` (a named case, so that rationales can cite it).
+        uses: The rows a compound case combines.
         side: Which side of the value the rule reads (or several, tried in turn): the clause
             ``before`` or ``after`` it, ``either`` (both), the ``window`` (before it, from the
             previous value or agent), the sentence ``later`` than it up to the next value (when
@@ -180,6 +182,8 @@ class Rule(_Strict):
     purpose: str = Field(min_length=8)
     note: str | None = None
     frame: FrameName | None = None
+    code: bool = False
+    uses: list[str] = []
     side: Side | list[Side] | None = None
     max_scope: int | None = Field(default=None, ge=1)
     terminated_by: str | None = None
@@ -205,7 +209,9 @@ class Rule(_Strict):
     def _one_body(self) -> Rule:
         kinds = (self.pattern, self.words, self.phrases, self.alternatives, self.table)
         bodies = len([b for b in kinds if b is not None])
-        if bodies > 1 or (bodies == 0 and not self.when):
+        if self.code and (bodies or self.frame is None or any(e.text for e in self.examples)):
+            raise ValueError("a compound case names its frame and reads contexts, with no body")
+        if bodies > 1 or (bodies == 0 and not self.when and not self.code):
             raise ValueError(
                 "a rule has one of pattern, words, phrases, alternatives, table (or only states)"
             )
@@ -216,39 +222,14 @@ class Rule(_Strict):
         return self
 
 
-class Compound(_Strict):
-    """A case decided in code, by several rows together: named so that rationales can cite it.
-
-    Attributes:
-        id: The case's name.
-        purpose: One line: what decides it.
-        frame: The frame it gives.
-        uses: The rows it combines.
-        examples: At least one reading example.
-    """
-
-    id: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
-    purpose: str = Field(min_length=8)
-    frame: FrameName | Literal["other_topic"]
-    uses: list[str] = []
-    examples: list[Example] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _read_examples(self) -> Compound:
-        if any(e.context is None for e in self.examples):
-            raise ValueError("a compound case's examples are contexts")
-        return self
-
-
 class RuleFile(_Strict):
-    """The rules file: version, order of the frame steps, fragments, rules, lexicon, compounds."""
+    """The rules file: version, order of the frame steps, fragments, rules and lexicon."""
 
     version: int
     order: list[str] = []
     fragments: dict[str, str | list[str]] = {}
     rules: list[Rule]
     lexicon: list[list[str]] = []
-    compound: list[Compound] = []
 
 
 def _joined(text: str | list[str]) -> str:
@@ -276,18 +257,15 @@ class Rules:
     def __init__(self, spec: RuleFile, source: str, digest: str) -> None:
         self.source, self.digest, self.spec = source, digest, spec
         self.by_id: dict[str, Rule] = {}
-        self.compound = {case.id: case for case in spec.compound}
         for rule in spec.rules:
-            if rule.id in self.by_id or rule.id in self.compound:
+            if rule.id in self.by_id:
                 raise ValueError(f"{source}: rule {rule.id!r}: id: used twice")
             self.by_id[rule.id] = rule
-        for case in spec.compound:
-            unknown = [used for used in case.uses if used not in self.by_id]
+        for rule in spec.rules:
+            unknown = [used for used in rule.uses if used not in self.by_id]
             if unknown:
-                raise ValueError(f"{source}: rule {case.id!r}: uses: no rule {unknown[0]!r}")
-        unknown = [
-            step for step in spec.order if step not in self.by_id and step not in self.compound
-        ]
+                raise ValueError(f"{source}: rule {rule.id!r}: uses: no rule {unknown[0]!r}")
+        unknown = [step for step in spec.order if step not in self.by_id]
         if unknown:
             raise ValueError(f"{source}: order: no rule or compound case {unknown[0]!r}")
         fragments = {name: _joined(text) for name, text in spec.fragments.items()}
@@ -365,28 +343,13 @@ class Rules:
         """``text`` with the file's fragments (``{name}``, ``{words:id}``) written out."""
         return self._expand(text, self._fragments)
 
-    def matcher(self, rule_id: str) -> Callable[[str], re.Match[str] | bool | None]:
-        """How a rule's pattern examples are tried: a search, or membership of a word list."""
-        rule = self.rule(rule_id)
-        if rule.listed:
-            words = self.words(rule_id)
-            return lambda text: text in words
-        if rule.alternatives is not None:
-            return self.alternation(rule_id, lambda a: True).search
-        return self.pattern(rule_id).search
-
 
 def _where(error: ValidationError, raw: object, source: str) -> str:
     """One line for the first validation error: the rule's id and the field."""
     first = error.errors()[0]
     loc = list(first["loc"])
     where = ".".join(str(part) for part in loc) or "file"
-    if (
-        len(loc) >= 2
-        and loc[0] in ("rules", "compound")
-        and isinstance(loc[1], int)
-        and isinstance(raw, dict)
-    ):
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int) and isinstance(raw, dict):
         rows = raw.get(str(loc[0]))
         row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
         rule_id = row.get("id", f"#{loc[1] + 1}") if isinstance(row, dict) else f"#{loc[1] + 1}"

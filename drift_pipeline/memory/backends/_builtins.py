@@ -89,7 +89,41 @@ register_backend(
 # A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
 register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
 
-# Adapters to memory services and libraries: optional extras, run when named, never by default.
+# Adapters to memory services and libraries (optional extras): imported only when named in a
+# run, never a default arm.
+_ADAPTERS = "drift_pipeline.adapters"
+_SCENARIO = f"{_ADAPTERS}._service:scenario_defaults"
+register_backend(
+    "honcho",
+    f"{_ADAPTERS}.honcho:HonchoMemory",
+    needs=BackendNeeds(
+        network=True,
+        packages=(Package("honcho", "drift-pipeline[honcho]"),),
+        env=("HONCHO_API_KEY", "HONCHO_URL"),
+    ),
+    defaults=_SCENARIO,
+)
+register_backend(
+    "zep",
+    f"{_ADAPTERS}.zep:ZepMemory",
+    needs=BackendNeeds(
+        network=True,
+        packages=(Package("zep_cloud", "drift-pipeline[zep]"),),
+        env=("ZEP_API_KEY", "ZEP_URL"),
+    ),
+    defaults=_SCENARIO,
+)
+register_backend(
+    "letta",
+    f"{_ADAPTERS}.letta:LettaMemory",
+    needs=BackendNeeds(
+        network=True,
+        packages=(Package("letta_client", "drift-pipeline[letta]"),),
+        env=("LETTA_API_KEY", "LETTA_BASE_URL"),
+    ),
+    defaults=_SCENARIO,
+)
+
 MEM0_MODEL_ENV = "DRIFT_MEM0_MODEL"
 """Optional: the model Mem0 extracts facts with (``infer: true``), when not ``DRIFT_LLM_MODEL``."""
 
@@ -111,4 +145,4 @@ def mem0_needs(options: Mapping[str, Any]) -> BackendNeeds:
     return _MEM0_INFER if options.get("infer") else _MEM0_RAW
 
 
-register_backend("mem0", "drift_pipeline.adapters.mem0:Mem0Backend", needs=mem0_needs)
+register_backend("mem0", f"{_ADAPTERS}.mem0:Mem0Backend", needs=mem0_needs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from drift_pipeline.evaluation.reader import ReaderProbe, read_context
-from drift_pipeline.evaluation.reader._rules import Compound, Example, Rule, Rules
+from drift_pipeline.evaluation.reader._rules import Example, Rules
 
 __all__ = ["example_failure", "failing_examples"]
 
@@ -35,7 +35,14 @@ def example_failure(rules: Rules, rule_id: str, example: Example) -> str | None:
     frame decided by this rule.
     """
     if example.text is not None:
-        found = rules.matcher(rule_id)(example.text)
+        rule = rules.rule(rule_id)
+        found: re.Match[str] | bool | None
+        if rule.listed:  # a word list: is the text one of its words
+            found = example.text in rules.words(rule_id)
+        elif rule.alternatives is not None:
+            found = rules.alternation(rule_id).search(example.text)
+        else:
+            found = rules.pattern(rule_id).search(example.text)
         got = found.group(0) if isinstance(found, re.Match) else bool(found)
         wanted = example.matches
         ok = bool(got) == wanted if isinstance(wanted, bool) else got == wanted
@@ -51,8 +58,7 @@ def example_failure(rules: Rules, rule_id: str, example: Example) -> str | None:
 def failing_examples(rules: Rules) -> list[str]:
     """Every example of every rule and compound case that does not pass, one line each."""
     failures = []
-    cases: list[Rule | Compound] = [*rules.spec.rules, *rules.spec.compound]
-    for rule in cases:
+    for rule in rules.spec.rules:
         for example in rule.examples:
             failure = example_failure(rules, rule.id, example)
             if failure:

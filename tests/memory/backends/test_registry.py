@@ -111,8 +111,8 @@ def _one_line_error(spec: str, options: dict[str, object] | None = None) -> str:
 
 
 def test_unknown_name_lists_the_known_ones() -> None:
-    message = _one_line_error("zep")
-    assert "unknown backend 'zep'" in message
+    message = _one_line_error("no_such_memory")
+    assert "unknown backend 'no_such_memory'" in message
     for name in BUILT_IN:
         assert name in message
     assert "package.module:ClassName" in message

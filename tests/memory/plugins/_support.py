@@ -7,10 +7,15 @@ horizon and two replicates, so a whole cell runs in a second or two.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.world import generate_worlds
@@ -93,3 +98,22 @@ def query(root: Path, sql: str, *params: object) -> list[dict[str, Any]]:
         result = con.execute(expanded, list(params))
         names = [column[0] for column in result.description]
         return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+
+
+@contextmanager
+def outside_module(name: str, text: str) -> Iterator[Path]:
+    """A module written outside the repository, as a user's would be, importable by workers.
+
+    It goes into a world-readable folder under /tmp (a sandboxed worker runs as another user)
+    that is put on the path for the ``with`` block and removed after it.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="drift-user-module-", dir="/tmp"))
+    try:
+        os.chmod(folder, 0o755)
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        os.chmod(folder / f"{name}.py", 0o644)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.syspath_prepend(str(folder))
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
