@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import CALL_TIMEOUT_OPTION, json_option
+from .common import CALL_TIMEOUT_OPTION, REAL_CLOCK_OPTION, json_option
 from .errors import EXIT_INVALID_ARM, EXIT_ISOLATION, CommandError
 from .run_inputs import backend_config
 
@@ -27,6 +27,13 @@ if TYPE_CHECKING:
     help="YAML mapping backend name → constructor options (as drift run takes it).",
 )
 @CALL_TIMEOUT_OPTION
+@REAL_CLOCK_OPTION
+@click.option(
+    "--allow-leak",
+    is_flag=True,
+    help="Accept a backend that keeps entities' memories together: the leak is reported "
+    "instead of failing the check (as drift run --allow-leak NAME).",
+)
 @json_option("Write the report as JSON to this file.")
 @click.option(
     "--no-isolation",
@@ -38,22 +45,31 @@ def command(
     backend: str,
     backend_config: Path | None,
     call_timeout: float,
+    real_clock: bool,
+    allow_leak: bool,
     json_path: Path | None,
     no_isolation: bool,
 ) -> None:
     """Check that a memory backend can be scored, in the sandbox a run uses.
 
-    A fact stored for one entity must come back to it once the backend reports it queryable,
-    and never to another entity; empty, very long and non-ASCII messages must be stored without
-    a fault; its declared capabilities (entity-scoped store, asynchronous ingestion, snapshot,
-    its own storage count, token counters) are read and tried. Prints time-to-queryable and
-    read latency p50/p95. `drift run` runs the same check first for every arm that is not a
-    built-in.
+    A fact a user tells one agent must come back to it once the backend reports it queryable,
+    and never to another agent (unless --allow-leak); empty, very long and non-ASCII messages
+    must be stored without a fault; its declared capabilities (entity-scoped store,
+    asynchronous ingestion, snapshot, its own storage count, token counters) are read and
+    tried. Prints time-to-queryable and read latency p50/p95. `drift run` runs the same check
+    first for every arm that is not a built-in.
 
     Exit 0 when it passes; 5 with one line saying why it does not (the status of an arm that is
     not scored); 2 for an unknown backend or bad options; 3 when the sandbox cannot start here.
     """
-    report = check_backend_exec(backend, backend_config, call_timeout, not no_isolation)
+    report = check_backend_exec(
+        backend,
+        backend_config,
+        call_timeout,
+        not no_isolation,
+        simulated_clock=not real_clock,
+        allow_leak=allow_leak,
+    )
     for line in report.lines():
         click.echo(line)
     if json_path is not None:
@@ -64,7 +80,13 @@ def command(
 
 
 def check_backend_exec(
-    backend: str, config_file: Path | None, call_timeout: float, isolate: bool
+    backend: str,
+    config_file: Path | None,
+    call_timeout: float,
+    isolate: bool,
+    *,
+    simulated_clock: bool = True,
+    allow_leak: bool = False,
 ) -> ConformanceReport:
     """Resolve the backend's options as a run would (without a world), then check it.
 
@@ -99,4 +121,6 @@ def check_backend_exec(
         call_timeout=call_timeout,
         isolate=isolate,
         env={name: os.environ[name] for name in env if name in os.environ},
+        simulated_clock=simulated_clock,
+        allow_leak=allow_leak,
     )

@@ -71,8 +71,9 @@ def report_run(
         # The Dagster path materialises its assets itself; a direct run reports its own.
         record_in_dagster(options.out, result, payload, audits, record)
     if json_path is not None:
-        if result.checks.reports:
-            payload["conformance"] = {n: r.to_json() for n, r in result.checks.reports.items()}
+        conformance = result.conformance_summary()
+        if conformance:
+            payload["conformance"] = conformance
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     invalid = [cell for cell in result.cells if not cell.valid]

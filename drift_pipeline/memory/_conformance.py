@@ -4,9 +4,12 @@ An adapter that silently stores nothing, leaks one entity's memory to another or
 write readable would otherwise rank as a bad memory (or a good one). :func:`check_backend`
 starts the backend in the same sandboxed worker a run uses, with the same options, and:
 
-1. **round trip**: stores a fact for entity A and, once the backend reports it queryable (at
-   once for a backend without ``wait_until_queryable``), retrieves it for A;
-2. **scope**: stores a fact for entity B, which must reach B and never A (nor A's fact B);
+1. **round trip**: stores a session in which a user tells agent A a fact and, once the backend
+   reports it queryable (at once for a backend without ``wait_until_queryable``), retrieves it
+   as A;
+2. **scope**: stores a session in which the same user tells agent B another fact, which must
+   reach B and never A (nor A's fact B), unless the user allowed this backend to leak: then
+   the leak is reported, and a run records it and scores the arm (Privacy measures the leak);
 3. **awkward messages**: stores an empty message, a very long one and a non-ASCII one without a
    fault, and finds the non-ASCII fact unchanged;
 4. **declared capabilities**: which optional protocols it implements (entity-scoped store,
@@ -14,9 +17,12 @@ starts the backend in the same sandboxed worker a run uses, with the same option
    token counters work, and that its own storage count matches its snapshot;
 5. **latency**: time-to-queryable of each store, and read latency p50/p95 over a few reads.
 
-The first failure is the report's one-line reason; the figures are reported either way.
-``drift check-backend NAME`` prints the report, and ``drift run`` checks every arm that is not
-a built-in before it scores anything.
+Sessions have the shape of a run's (a user speaking to an agent, the agent asking its memory),
+are stored for each agent that speaks in them as a run stores them, and, with the simulated
+clock on (as in a run), at the simulated time of their messages. The first failure is the
+report's one-line reason; the figures are reported either way. ``drift check-backend NAME``
+prints the report, and ``drift run`` checks every arm that is not a built-in before it scores
+anything.
 """
 
 from __future__ import annotations
@@ -34,16 +40,26 @@ from drift_pipeline.tokens import count_tokens_lines
 
 from ._client import BackendWorker
 from ._honesty import SnapshotIndex
+from ._metering import start_cell_meter
 from ._protocol import Message
 from ._secrets import arm_secrets, redact
 from ._session_reads import session_agents
 
-__all__ = ["CHECK_ENTITIES", "ConformanceReport", "check_backend", "check_backend_async"]
+__all__ = [
+    "CHECK_ENTITIES",
+    "CHECK_USER",
+    "ConformanceReport",
+    "check_backend",
+    "check_backend_async",
+]
 
 CHECK_ENTITIES = ("conformance-ana", "conformance-ben")
-"""The two entities the check stores facts for (A, then B)."""
+"""The two agents whose memories the check stores facts into (A, then B)."""
+CHECK_USER = "conformance-user"
+"""The user who tells both agents their facts (one person, as in a world with two assistants)."""
 _A, _B = CHECK_ENTITIES
 _WHEN = "2031-04-02T10:00:00"
+_REPLY = "Noted."
 
 
 class _Fact(NamedTuple):
@@ -77,7 +93,7 @@ _LONG_FACT = f"I always lock my bicycle with the code {_LONG_TOKEN}."
 _READS = (
     "What is the harbour pass code?",
     "Where is the café?",
-    "What did ana say?",
+    "What did the user tell you?",
     "harbour",
     "Tell me everything you remember.",
 )
@@ -100,6 +116,11 @@ class ConformanceReport:
         isolation: The sandbox the backend ran in.
         notes: What a user should know that does not fail it (a snapshot that does not hold
             what was retrieved, a long message whose end was not found).
+        leak: How it leaks across entities, in one line, when it does and the user allowed it
+            (``allow_leak``); a leak not allowed is the ``reason`` instead.
+        leak_allowed: Whether the user allowed this backend to leak across entities.
+        start_error: Why it could not be built, when it could not (a run reports such an arm
+            as a backend that could not start, not as a check it failed).
     """
 
     backend: str
@@ -110,6 +131,9 @@ class ConformanceReport:
     read_ms: tuple[float, ...] = ()
     isolation: str = ""
     notes: tuple[str, ...] = ()
+    leak: str | None = None
+    leak_allowed: bool = False
+    start_error: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -137,16 +161,21 @@ class ConformanceReport:
             if self.capabilities.get("asynchronous")
             else "queryable once store() returns"
         )
+        leaks = (
+            f"; {self.leak}, allowed: Privacy measures the leak" if self.leak is not None else ""
+        )
         return (
             f"{self.backend}: passed the conformance check ({queryable}, read p50 "
-            f"{self.read_p50_ms():.1f} ms, p95 {self.read_p95_ms():.1f} ms)"
+            f"{self.read_p50_ms():.1f} ms, p95 {self.read_p95_ms():.1f} ms{leaks})"
         )
 
     def lines(self) -> list[str]:
         """The report for a terminal: the verdict, each check, the capabilities, the notes."""
         shown = {True: "pass", False: "FAIL", None: "not reached"}
         out = [self.line()]
-        out += [f"  {name}: {shown[outcome]}" for name, outcome in self.checks.items()]
+        for name, outcome in self.checks.items():
+            leaked = name == "scope" and self.leak is not None
+            out.append(f"  {name}: {'leaks (allowed)' if leaked else shown[outcome]}")
         declared = self.capabilities
         if declared:
             flags = ("stores_for_entity", "asynchronous", "snapshot", "counts_own_storage")
@@ -174,6 +203,8 @@ class ConformanceReport:
             "read_ms_p95": _finite(self.read_p95_ms()),
             "isolation": self.isolation,
             "notes": list(self.notes),
+            "leak": self.leak,
+            "leak_allowed": self.leak_allowed,
         }
 
 
@@ -194,6 +225,8 @@ def check_backend(
     protect: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
     settle_s: float = 2.0,
+    simulated_clock: bool = True,
+    allow_leak: bool = False,
 ) -> ConformanceReport:
     """Run the conformance check on one backend, in its own sandboxed worker.
 
@@ -206,6 +239,11 @@ def check_backend(
         env: Variables of the harness passed into its worker (a model's key).
         settle_s: How long a fact that was not found at once is looked for again, to tell a
             backend that stores nothing from one that ingests asynchronously without saying so.
+        simulated_clock: The backend's clocks read the sessions' simulated time during its
+            calls, as in a run (``False``: as ``drift run --real-clock``).
+        allow_leak: The user accepts that this backend keeps entities' memories together: a
+            fact that reaches another entity is reported (``report.leak``) instead of failing
+            the check. Off by default: a store that leaks across entities is refused.
 
     Returns:
         The report; ``report.passed`` says whether it may be scored and ``report.reason``
@@ -220,6 +258,8 @@ def check_backend(
             protect=protect,
             env=env,
             settle_s=settle_s,
+            simulated_clock=simulated_clock,
+            allow_leak=allow_leak,
         )
     )
 
@@ -233,29 +273,55 @@ async def check_backend_async(
     protect: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
     settle_s: float = 2.0,
+    simulated_clock: bool = True,
+    allow_leak: bool = False,
 ) -> ConformanceReport:
     """:func:`check_backend` inside a running event loop (same arguments and result)."""
-    worker = BackendWorker(
-        spec, dict(options or {}), list(protect), call_timeout, isolate, dict(env or {})
-    )
-    run = _Run(spec, worker, settle_s)
+    # Its model calls go through a token meter, as in a run: a backend that calls a model
+    # through the endpoint its worker is given finds one, and the user's key stays here.
+    metering = start_cell_meter(spec, dict(options or {}))
+    account = metering.account(f"{spec}#conformance")
+    passed = {**dict(env or {}), **metering.environment(account)}
+    worker = BackendWorker(spec, metering.options, list(protect), call_timeout, isolate, passed)
+    if simulated_clock:
+        worker.init_extra = lambda: {"clock": True}
+    run = _Run(spec, worker, settle_s, simulated_clock, allow_leak)
     try:
         await run.all()
     except _Failed as failure:
         run.reason = str(failure)
     finally:
         await worker.close()
-    # Keys it was given stay out of the report, as they stay out of a run's records.
-    return run.report(arm_secrets(options or {}, (env or {}).keys()))
+        spent = account.book()
+        metering.close()
+    if spent.calls or spent.refused:
+        run.notes.append(
+            f"its model calls during the check: {spent.calls} through the meter, "
+            f"{spent.total} tokens, {spent.refused} refused (no endpoint configured)"
+        )
+    # Keys it was given stay out of the report, as they stay out of a run's records (the
+    # meter's key too: it differs between runs).
+    return run.report((*arm_secrets(options or {}, (env or {}).keys()), account.key))
 
 
 class _Run:
     """The state of one check: the worker, what was measured, how far it got."""
 
-    def __init__(self, spec: str, worker: BackendWorker, settle_s: float) -> None:
+    def __init__(
+        self,
+        spec: str,
+        worker: BackendWorker,
+        settle_s: float,
+        clock: bool,
+        allow_leak: bool,
+    ) -> None:
         self.spec = spec
         self.worker = worker
         self.settle_s = settle_s
+        self.clock = clock
+        self.allow_leak = allow_leak
+        self.leak: str | None = None
+        self.start_error: str | None = None
         self.checks: dict[str, bool | None] = dict.fromkeys(CHECKS)
         self.capabilities: dict[str, Any] = {}
         self.queryable_ms: list[float] = []
@@ -282,6 +348,9 @@ class _Run:
             tuple(self.read_ms),
             self.worker.isolation if self.checks["starts"] else "",
             tuple(redact(note, secrets) or "" for note in self.notes),
+            redact(self.leak, secrets),
+            self.allow_leak,
+            redact(self.start_error, secrets),
         )
 
     async def all(self) -> None:
@@ -305,7 +374,8 @@ class _Run:
         # A service_info() that fails or says something unprintable fails the start, as in a run.
         started = await self.worker.start()
         if not started.ok:
-            raise _Failed(f"it could not start: {started.error}")
+            self.start_error = started.error or "unknown error"
+            raise _Failed(f"it could not start: {self.start_error}")
         self.capabilities = {
             **dict(started.data.get("declares") or {}),
             "service": dict(self.worker.service),
@@ -337,10 +407,16 @@ class _Run:
         ):
             context = await self.read(entity, question)
             if other.casefold() in context.casefold():
-                raise _Failed(
+                leak = (
                     f"it leaks across entities: a fact stored for {owner} ({other}) was "
                     f"returned to {entity}"
                 )
+                if not self.allow_leak:
+                    raise _Failed(leak)
+                self.leak = leak
+                return
+        if self.allow_leak:
+            self.notes.append("it was allowed to leak across entities, and no leak was seen")
 
     async def awkward(self) -> None:
         filler = " ".join(f"word{n % 97}" for n in range(_LONG_WORDS))
@@ -399,18 +475,23 @@ class _Run:
         return f"conformance-{self.sessions:02d}"
 
     async def store(
-        self, entity: str, said: str, what: str, snapshot: bool = False
+        self, agent: str, said: str, what: str, snapshot: bool = False
     ) -> dict[str, Any]:
-        """Store one message ``entity`` said, in a session of its own."""
-        messages = [_message(entity, said)]
+        """Store a session of its own in which the user tells ``agent`` what is ``said``."""
+        messages: list[Message] = [
+            {"speaker": CHECK_USER, "role": "user", "content": said, "timestamp": _WHEN},
+            {"speaker": agent, "role": "assistant", "content": _REPLY, "timestamp": _WHEN},
+        ]
         request = {
             "op": "store",
             "session_id": self._session(),
             "messages": messages,
-            # Whose memory it goes into, worked out as a run does (the one speaker, here).
+            # Whose memory it goes into, worked out as a run does: the agent that speaks.
             "entities": session_agents(messages),
             "snapshot": snapshot,
         }
+        if self.clock:
+            request["at"] = _WHEN
         result = await self.worker.call(request)
         if not result.ok:
             error = result.error or "unknown error"
@@ -432,6 +513,8 @@ class _Run:
             "entity_id": entity,
             "query": question,
         }
+        if self.clock:
+            request["at"] = _WHEN
         result = await self.worker.call(request)
         if not result.ok:
             raise _Failed(f"retrieve for {entity} failed: {result.error}")
@@ -464,10 +547,6 @@ class _Run:
             f"it stores nothing: {what} stored for {entity} was not returned to {entity} "
             f"({question!r}) once queryable, nor {self.settle_s:g}s later"
         )
-
-
-def _message(speaker: str, content: str) -> Message:
-    return {"speaker": speaker, "role": "user", "content": content, "timestamp": _WHEN}
 
 
 def _folded(text: str) -> str:

@@ -328,6 +328,7 @@ def run_via_dagster(
     backend_options: dict[str, dict[str, Any]] | None = None,
     instance: dg.DagsterInstance | None = None,
     log: Callable[[str], None] | None = None,
+    allow_leaks: Sequence[str] = (),
 ) -> RunResult:
     """Run the benchmark through Dagster; same tables and figures as ``run_benchmark``.
 
@@ -343,6 +344,8 @@ def run_via_dagster(
         backend_options: Constructor options per backend name.
         instance: Dagster instance; default ``DagsterInstance.get()`` (``DAGSTER_HOME``).
         log: Called with one line per run started.
+        allow_leaks: Backends the conformance check lets leak across entities (as
+            ``RunOptions.allow_leaks``).
 
     Returns:
         The reported cells (recomputed from the stored tables, equal to what the assets wrote),
@@ -381,7 +384,10 @@ def run_via_dagster(
             asyncio.run(check_isolation(list(target.protect_paths())))
         # As in the direct run: an arm whose backend fails the conformance check is not run.
         protected = replace(settings, protect=tuple(target.protect_paths()))
-        checks = check_arms(arms, scenarios, backend_options or {}, {}, protected)
+        checks = check_arms(arms, scenarios, backend_options or {}, {}, protected, allow_leaks)
+        unstarted = checks.start_failures(arms)
+        if unstarted:  # as a Dagster run stops on a backend that cannot start
+            raise unstarted[0]
         try:
             result = _run_locked(
                 scenarios,

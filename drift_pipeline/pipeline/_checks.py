@@ -1,20 +1,24 @@
 """Before a run scores anything: the conformance check of every arm that is not a built-in.
 
 An arm whose backend fails it is not run; the run says why in one line and ends with the
-invalid-arm status. Each checked backend's verdict goes into the run manifest (what it runs
-against is there too, under ``services``, as every cell reports it).
+invalid-arm status. A backend that keeps entities' memories together fails it too, unless the
+run allows that backend to leak (``RunOptions.allow_leaks``, ``drift run --allow-leak NAME``):
+it is then scored, its Privacy probes measuring the leak. Each checked backend's verdict, the
+leak it showed and whether leaking was allowed go into the run manifest (what it runs against
+is there too, under ``services``, as every cell reports it).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from drift_pipeline.memory import (
     Arm,
     BackendInstance,
+    BackendStartError,
     ConformanceReport,
     LoopConfig,
     check_backend,
@@ -37,6 +41,8 @@ class ArmChecks:
     reports: dict[str, ConformanceReport] = field(default_factory=dict)
     unchecked: tuple[str, ...] = ()
     """Backends that would have been checked, had the check not been turned off."""
+    allowed_leaks: tuple[str, ...] = ()
+    """Backends the run allowed to leak across entities (recorded even when unchecked)."""
 
     @property
     def failed(self) -> frozenset[str]:
@@ -44,14 +50,30 @@ class ArmChecks:
         return frozenset(name for name, report in self.reports.items() if not report.passed)
 
     def failure_lines(self, arms: Sequence[Arm]) -> list[str]:
-        """One line per arm not scored, with its backend's reason."""
+        """One line per arm not scored because its backend failed the check once started."""
         failed = self.failed
         return [
             f"{arm.key}: not scored: failed the conformance check: "
             f"{self.reports[arm.backend].reason}"
             for arm in arms
-            if arm.backend in failed
+            if arm.backend in failed and self.reports[arm.backend].start_error is None
         ]
+
+    def start_failures(self, arms: Sequence[Arm]) -> list[BackendStartError]:
+        """The arms whose backend could not even be built for the check.
+
+        A run reports them as it reports any backend that cannot start (one line, its own exit
+        status; with ``keep_going`` the other arms run), not as a check they failed.
+        """
+        return [
+            BackendStartError(arm.key, error)
+            for arm in arms
+            if (error := self._start_error(arm.backend)) is not None
+        ]
+
+    def _start_error(self, backend: str) -> str | None:
+        report = self.reports.get(backend)
+        return report.start_error if report is not None else None
 
     def manifest(self) -> dict[str, Any]:
         """What the manifest records: each checked backend's verdict.
@@ -59,11 +81,21 @@ class ArmChecks:
         No timings: a manifest must read the same on a rerun.
         """
         verdicts: dict[str, Any] = {
-            name: {"passed": report.passed, "reason": report.reason}
+            name: {
+                "passed": report.passed,
+                "reason": report.reason,
+                "leak": report.leak,
+                "leak_allowed": report.leak_allowed,
+            }
             for name, report in self.reports.items()
         }
         for name in self.unchecked:
-            verdicts[name] = {"passed": None, "reason": _UNCHECKED}
+            verdicts[name] = {
+                "passed": None,
+                "reason": _UNCHECKED,
+                "leak": None,
+                "leak_allowed": name in self.allowed_leaks,
+            }
         return dict(sorted(verdicts.items()))
 
 
@@ -73,26 +105,29 @@ def check_arms(
     backend_options: dict[str, dict[str, Any]],
     backend_instances: dict[str, BackendInstance],
     loop: LoopConfig,
+    allow_leaks: Collection[str] = (),
 ) -> ArmChecks:
     """Check, once each, the backends of ``arms`` that are not built-ins.
 
     With ``DRIFT_BACKEND_CHECK=0`` none is checked (see :data:`CHECK_ENV`). Each is built with
     the options the run gives it on the first source (a backend object from
-    its packed instance), in a worker sandboxed like the run's, with the same timeout and the
-    variables its declared needs pass in.
+    its packed instance), in a worker sandboxed like the run's, with the same timeout, clock
+    and the variables its declared needs pass in. A backend named in ``allow_leaks`` may keep
+    entities' memories together (the leak is recorded, not refused).
 
     Raises:
         ValueError: One line: a backend whose options cannot be resolved (a missing package,
             an unset model variable).
     """
-    checks = ArmChecks()
     due = [
         backend
         for backend in dict.fromkeys(arm.backend for arm in arms)
         if backend in backend_instances or not built_in(backend)
     ]
+    allowed = tuple(backend for backend in due if backend in allow_leaks)
     if os.environ.get(CHECK_ENV, "1").strip() == "0":
-        return ArmChecks(unchecked=tuple(due))
+        return ArmChecks(unchecked=tuple(due), allowed_leaks=allowed)
+    checks = ArmChecks(allowed_leaks=allowed)
     for backend in due:
         instance = backend_instances.get(backend)
         if instance is not None:
@@ -107,5 +142,7 @@ def check_arms(
             isolate=loop.isolate,
             protect=loop.protect,
             env={name: os.environ[name] for name in env if name in os.environ},
+            simulated_clock=loop.simulated_clock,
+            allow_leak=backend in allowed,
         )
     return checks

@@ -84,6 +84,9 @@ class RunOptions:
         keep_going: An arm whose backend cannot start is skipped (no rows) and listed in
             ``RunResult.start_failures`` while the other arms run; otherwise the run stops
             with :class:`~drift_pipeline.memory.BackendStartError`.
+        allow_leaks: Backends the conformance check lets keep entities' memories together
+            (scored, the leak recorded in the manifest; see :mod:`._checks`). Any other backend
+            that leaks across entities is not scored.
     """
 
     arms: list[Arm]
@@ -96,6 +99,7 @@ class RunOptions:
     jobs: int = 1
     backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
     keep_going: bool = False
+    allow_leaks: tuple[str, ...] = ()
 
 
 @dataclass
@@ -121,6 +125,10 @@ class RunResult:
     def check_failures(self) -> list[str]:
         """One line per requested arm not scored because its backend failed the check."""
         return self.checks.failure_lines(self.requested)
+
+    def conformance_summary(self) -> dict[str, Any]:
+        """Each checked backend's check report, as the JSON summary holds it (figures in ms)."""
+        return {name: report.to_json() for name, report in sorted(self.checks.reports.items())}
 
     @property
     def faults(self) -> list[str]:
@@ -176,13 +184,22 @@ def _run_benchmark(
         asyncio.run(check_isolation(list(loop.protect)))
     # Before anything is scored: an arm whose backend fails the conformance check is not run.
     checks = check_arms(
-        options.arms, sources, options.backend_options, options.backend_instances, loop
+        options.arms,
+        sources,
+        options.backend_options,
+        options.backend_instances,
+        loop,
+        options.allow_leaks,
     )
     requested = list(options.arms)
+    # A backend that could not even be built for the check is a backend that cannot start.
+    unstarted = checks.start_failures(requested)
+    if unstarted and not options.keep_going:
+        raise unstarted[0]
     options = replace(options, arms=[a for a in options.arms if a.backend not in checks.failed])
     worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
-    failures: list[str] = []
+    failures = [str(error) for error in unstarted]
     try:
         cells = (
             _run_worlds(root, worlds, options, loop, evaluator, progress, failures)

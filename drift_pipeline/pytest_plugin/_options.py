@@ -44,6 +44,8 @@ class GateOptions:
         data: Storage root of the tables (None: a temporary folder, removed afterwards).
         call_timeout: Seconds before a backend call is recorded as a timeout.
         max_fault_rate: Share of a cell's calls that may fault before it fails.
+        allow_leaks: Backends the conformance check may find keeping entities' memories
+            together (their tests run, the leak recorded; see ``drift run --allow-leak``).
     """
 
     sources: tuple[str, ...]
@@ -58,6 +60,7 @@ class GateOptions:
     data: Path | None
     call_timeout: float
     max_fault_rate: float
+    allow_leaks: tuple[str, ...] = ()
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -137,6 +140,14 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption("--drift-call-timeout", type=float, default=30.0, metavar="SECONDS")
     group.addoption("--drift-max-fault-rate", type=float, default=0.05, metavar="SHARE")
+    group.addoption(
+        "--drift-allow-leak",
+        action="append",
+        default=[],
+        metavar="NAME|module:Class",
+        help="Let this --drift-backend keep entities' memories together (repeatable): the "
+        "conformance check reports the leak instead of failing its tests.",
+    )
 
 
 def read_options(config: pytest.Config) -> GateOptions:
@@ -157,6 +168,10 @@ def read_options(config: pytest.Config) -> GateOptions:
         raise pytest.UsageError("--drift-scenarios needs --drift-backend NAME|module:Class")
     for backend in backends:
         _check_backend(backend)
+    allow_leaks = tuple(dict.fromkeys(config.getoption("drift_allow_leak")))
+    for name in allow_leaks:
+        if name not in backends:
+            raise pytest.UsageError(f"--drift-allow-leak {name}: not one of the --drift-backend")
     thresholds = _thresholds(config, known)
     baseline = _path(config.getoption("drift_baseline"), "--drift-baseline", must_exist=True)
     listed = config.getoption("drift_baseline_metrics")
@@ -189,6 +204,7 @@ def read_options(config: pytest.Config) -> GateOptions:
         data=_path(config.getoption("drift_data"), "--drift-data"),
         call_timeout=timeout,
         max_fault_rate=rate,
+        allow_leaks=allow_leaks,
     )
 
 

@@ -148,6 +148,7 @@ class DriftSuite:
             ),
             backend_options={k: dict(v) for k, v in self.options.backend_options.items()},
             keep_going=True,
+            allow_leaks=self.options.allow_leaks,
         )
         worlds = [(source, h) for source in sources for h in horizons]
         try:
@@ -156,9 +157,9 @@ class DriftSuite:
             for source, horizon in worlds:
                 self.runs[(source.id, horizon)] = WorldRun(error=str(error))
             return
-        # Arms that could not start, and (where the harness checks backends before a run)
-        # arms whose backend failed that check: one line each, naming the arm.
-        lines = [*result.start_failures, *getattr(result, "check_failures", ())]
+        # Arms that could not start, and arms whose backend failed the conformance check: one
+        # line each, naming the arm.
+        lines = [*result.start_failures, *result.check_failures]
         by_id = {source.id: source for source in sources}
         for source, horizon in worlds:
             run = self.runs.setdefault((source.id, horizon), WorldRun())

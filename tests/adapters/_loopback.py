@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from drift_pipeline.memory import Message
+from drift_pipeline.memory import ConformanceReport, Message, check_backend
 
 
 @dataclass
@@ -166,3 +166,22 @@ async def scoping_answers(memory: Any) -> dict[str, str]:
         "stranger": ("stranger", "Where did the principal move?"),
     }
     return {name: await memory.retrieve("s2", agent, q) for name, (agent, q) in asks.items()}
+
+
+def passes_the_check(
+    backend: str, options: dict[str, Any], key_variable: str, key: str
+) -> ConformanceReport:
+    """Run the conformance check on a service adapter as ``drift run`` would, and see it pass.
+
+    The adapter runs in the sandboxed worker with the service's key passed in; it must keep
+    the two agents' facts apart, wait until each session is queryable, and keep its key out of
+    the report.
+    """
+    report = check_backend(backend, options, call_timeout=20.0, env={key_variable: key})
+    assert report.passed, report.reason
+    assert report.leak is None
+    declared = report.capabilities
+    assert declared["stores_for_entity"] and declared["asynchronous"]
+    assert len(report.queryable_ms) == 5 and report.read_ms
+    assert key not in json.dumps(report.to_json())
+    return report

@@ -21,7 +21,16 @@ import pytest
 from drift_pipeline.adapters.honcho import HonchoMemory
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    passes_the_check,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "hk-test-0123456789abcdef"
 NOW = "2027-01-04T09:00:00Z"
@@ -301,3 +310,18 @@ def test_under_the_gate_honcho_is_a_cloud_arm_with_its_waits_retries_and_version
     contexts = [c for c in cell.retrievals.column("context").to_pylist() if c]
     assert contexts  # the agents found what their sessions held
     assert KEY not in json.dumps(cell.faults) + json.dumps(cell.service)
+
+
+def test_it_passes_the_conformance_check_a_run_starts_with(honcho: tuple[Loopback, FakeHoncho]):
+    server, fake = honcho
+    report = passes_the_check(
+        "honcho",
+        {"base_url": server.url, "poll_seconds": 0.01, "retry_delay": 0.01},
+        "HONCHO_API_KEY",
+        KEY,
+    )
+    assert report.capabilities["service"]["service"] == "honcho"
+    # Each agent's peer learned its own fact, from the user it met: nothing of the other's.
+    learned = {observer: lines for (_, observer, _), lines in fake.derived.items()}
+    assert "QUIVER-7318" in " ".join(learned["conformance-ana"])
+    assert "QUIVER-7318" not in " ".join(learned["conformance-ben"])

@@ -19,7 +19,16 @@ import pytest
 from drift_pipeline.adapters.letta import LettaMemory
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    passes_the_check,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "letta-test-key-0123456789"
 
@@ -182,3 +191,15 @@ def test_under_the_gate_letta_is_a_cloud_arm_scoped_per_agent(
     assert cell.time_to_queryable is not None
     assert len(fake.agents) == 4  # two agents in each of two replicates
     assert [c for c in cell.retrievals.column("context").to_pylist() if c]
+
+
+def test_it_passes_the_conformance_check_a_run_starts_with(letta: tuple[Loopback, FakeLetta]):
+    server, fake = letta
+    report = passes_the_check(
+        "letta",
+        {"base_url": server.url, "poll_seconds": 0.01, "retry_delay": 0.01},
+        "LETTA_API_KEY",
+        KEY,
+    )
+    assert report.capabilities["service"]["service"] == "letta"
+    assert len(fake.agents) == 2  # an agent (and its own archive) per agent of the check

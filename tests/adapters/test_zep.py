@@ -19,7 +19,16 @@ import pytest
 from drift_pipeline.adapters.zep import ZepMemory
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    passes_the_check,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "z_test_key_0123456789"
 
@@ -211,3 +220,15 @@ def test_under_the_gate_zep_is_a_cloud_arm_scoped_per_agent(
     # Two agents and two replicates: four users, each with its own graph.
     assert len(fake.users) == 4 and len({u["user_id"] for u in fake.users.values()}) == 4
     assert [c for c in cell.retrievals.column("context").to_pylist() if c]
+
+
+def test_it_passes_the_conformance_check_a_run_starts_with(zep: tuple[Loopback, FakeZep]):
+    server, fake = zep
+    report = passes_the_check(
+        "zep",
+        {"base_url": f"{server.url}/api/v4", "poll_seconds": 0.01, "retry_delay": 0.01},
+        "ZEP_API_KEY",
+        KEY,
+    )
+    assert report.capabilities["service"]["service"] == "zep"
+    assert len(fake.users) == 2  # a user (and its own graph) per agent of the check

@@ -8,9 +8,11 @@ non-ASCII text), each with a one-line reason, and pass an honest one and every b
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 
 import pytest
+from llm_server import FakeOpenAIServer
 
 from drift_pipeline.memory import ConformanceReport, check_backend, check_backend_async
 from drift_pipeline.memory.backends import backend_names, built_in
@@ -98,3 +100,40 @@ def test_passes_every_built_in() -> None:
     amnesiac = reports[names.index("amnesiac")]
     assert amnesiac.capabilities["keeps_nothing"]
     assert any("keeps nothing" in note for note in amnesiac.notes)
+
+
+def test_a_backend_that_calls_a_model_goes_through_a_meter_as_in_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "sk-test-conformance-upstream-1414"
+    with FakeOpenAIServer(api_key=key) as server:
+        monkeypatch.setenv("DRIFT_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("DRIFT_LLM_API_KEY", key)
+        report = check_backend(f"{PLUGIN}:ModelNotes")
+        calls = len(server.requests)
+        sent = set(server.authorization)
+    assert report.passed, report.reason
+    assert calls == 5  # one per stored session, forwarded with the user's key
+    assert sent == {f"Bearer {key}"}
+    assert any("its model calls during the check: 5 through the meter" in n for n in report.notes)
+    assert key not in json.dumps(report.to_json())
+
+
+def test_without_an_endpoint_the_model_calls_are_refused_and_the_check_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DRIFT_LLM_BASE_URL", raising=False)
+    report = check_backend(f"{PLUGIN}:ModelNotes")
+    assert report.reason is not None
+    assert report.reason.startswith("storing a fact failed: ")
+    assert "DRIFT_LLM_BASE_URL" in report.reason
+
+
+def test_a_key_the_backend_quotes_stays_out_of_the_report() -> None:
+    key = "sk-test-conformance-option-2718"
+    report = check_backend(f"{PLUGIN}:KeyQuoter", {"api_key": key})
+    assert report.reason is not None
+    assert report.reason.startswith(
+        "storing a fact failed: PermissionError: key [redacted] was refused at "
+    )
+    assert key not in json.dumps(report.to_json())

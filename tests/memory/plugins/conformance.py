@@ -2,7 +2,8 @@
 
 Each wrong one fails in a way the check (or the run's snapshot honesty) must name: storing
 nothing, leaking between entities, never becoming queryable, showing a write late without
-saying so, folding accents away, and hiding what it keeps from its snapshot.
+saying so, folding accents away, and hiding what it keeps from its snapshot. ``ModelNotes`` is
+honest and calls a model through the endpoint its worker is given, as a run gives it one.
 """
 
 from __future__ import annotations
@@ -107,3 +108,34 @@ class UnderReporting(Honest):
 
     def snapshot(self) -> str:
         return "\n".join(self.shown)
+
+
+class ModelNotes(Honest):
+    """Keeps what a model makes of each session, asked through ``OPENAI_BASE_URL``."""
+
+    async def store(
+        self, session_id: str, messages: list[Message], *, entity_id: str | None = None
+    ) -> None:
+        import openai
+
+        said = "\n".join(message["content"] for message in messages)
+        reply = openai.OpenAI(max_retries=0).chat.completions.create(
+            model="notes-model", messages=[{"role": "user", "content": said[:2000]}]
+        )
+        note = str(reply.choices[0].message.content)
+        for owner in {entity_id} if entity_id else {m["speaker"] for m in messages}:
+            self.lines.append((owner, note.replace("\n", " ")))
+            self.written.append(time.monotonic())
+
+
+class KeyQuoter(Honest):
+    """Refuses every store, quoting the key it was given (as a client's auth error may)."""
+
+    def __init__(self, api_key: str) -> None:
+        super().__init__()
+        self.api_key = api_key
+
+    async def store(
+        self, session_id: str, messages: list[Message], *, entity_id: str | None = None
+    ) -> None:
+        raise PermissionError(f"key {self.api_key} was refused")
