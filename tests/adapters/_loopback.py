@@ -183,5 +183,6 @@ def passes_the_check(
     declared = report.capabilities
     assert declared["stores_for_entity"] and declared["asynchronous"]
     assert len(report.queryable_ms) == 5 and report.read_ms
+    assert declared["service"]["service"] == backend
     assert key not in json.dumps(report.to_json())
     return report

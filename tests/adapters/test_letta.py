@@ -195,11 +195,10 @@ def test_under_the_gate_letta_is_a_cloud_arm_scoped_per_agent(
 
 def test_it_passes_the_conformance_check_a_run_starts_with(letta: tuple[Loopback, FakeLetta]):
     server, fake = letta
-    report = passes_the_check(
+    passes_the_check(
         "letta",
         {"base_url": server.url, "poll_seconds": 0.01, "retry_delay": 0.01},
         "LETTA_API_KEY",
         KEY,
     )
-    assert report.capabilities["service"]["service"] == "letta"
     assert len(fake.agents) == 2  # an agent (and its own archive) per agent of the check

@@ -224,11 +224,10 @@ def test_under_the_gate_zep_is_a_cloud_arm_scoped_per_agent(
 
 def test_it_passes_the_conformance_check_a_run_starts_with(zep: tuple[Loopback, FakeZep]):
     server, fake = zep
-    report = passes_the_check(
+    passes_the_check(
         "zep",
         {"base_url": f"{server.url}/api/v4", "poll_seconds": 0.01, "retry_delay": 0.01},
         "ZEP_API_KEY",
         KEY,
     )
-    assert report.capabilities["service"]["service"] == "zep"
     assert len(fake.users) == 2  # a user (and its own graph) per agent of the check
