@@ -14,9 +14,11 @@ import gzip
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import tiktoken
 
@@ -27,11 +29,13 @@ __all__ = [
     "ENCODING_NAME",
     "LineCounter",
     "LineTally",
+    "Splice",
     "count_line_tokens",
     "count_tokens",
     "count_tokens_batch",
     "count_tokens_lines",
     "encoding",
+    "splice_of",
     "truncate_tail",
 ]
 
@@ -78,19 +82,21 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
-def count_tokens_batch(texts: list[str]) -> list[int]:
-    """Count the tokens of many texts at once (tiktoken parallelises the batch)."""
-    if not texts:
-        return []
-    return [len(ids) for ids in encoding().encode_ordinary_batch(texts)]
+def count_tokens_batch(texts: Iterable[str]) -> list[int]:
+    """Count the tokens of each of many texts (equal to :func:`count_tokens` on each).
+
+    One encoder call per text, on the calling thread. tiktoken's own batch encoder hands every
+    text to a thread pool as a task of its own: for the short texts counted here (a turn, a
+    snapshot line) the hand-offs cost several times the encoding, and even for texts of
+    thousands of words the pool spends more processor time in all than this loop does.
+    """
+    encode = encoding().encode_ordinary
+    return [len(encode(text)) if text else 0 for text in texts]
 
 
-# Token counts of snapshot lines (each with its line break). A plain dict, emptied when full:
-# membership tests let a large recount find its misses and encode them in one parallel batch.
+# Token counts of snapshot lines (each with its line break). A plain dict, emptied when full.
 _LINE_CACHE: dict[str, int] = {}
 _LINE_CACHE_LIMIT = 200_000
-# Below this many uncounted lines, one encode call per line is cheaper than starting a batch.
-_BATCH_FROM = 256
 
 
 def _remember(piece: str, count: int) -> int:
@@ -129,20 +135,59 @@ def count_tokens_lines(text: str) -> int:
         return 0
     pieces = [line + "\n" for line in text.split("\n")]
     pieces[-1] = pieces[-1][:-1]
-    missing = [piece for piece in set(pieces) if piece not in _LINE_CACHE]
-    if len(missing) >= _BATCH_FROM:
-        # tiktoken encodes a batch on several threads, outside the GIL.
-        for piece, count in zip(missing, count_tokens_batch(missing), strict=True):
-            _remember(piece, count)
     return sum(map(_piece_tokens, pieces))
+
+
+class Splice(NamedTuple):
+    """How a text reuses the end of an earlier one: ``head + previous[keep_from:] + tail``."""
+
+    head: str
+    """What comes before the kept part: nothing, or the text's first line with its break."""
+    keep_from: int
+    """Where the kept part begins in the earlier text (the start of one of its lines)."""
+    tail: str
+    """What comes after it."""
+
+
+# Characters of the earlier text's end looked for in the new one.
+_ANCHOR_CHARS = 256
+
+
+def splice_of(previous: str, text: str) -> Splice | None:
+    """``text`` as a :class:`Splice` of ``previous``, or ``None`` when it is not one.
+
+    A memory that hands back its newest lines within a budget answers each time with the
+    previous answer's lines less a few old ones (the first of them perhaps cut inside the line),
+    and new ones after: one :class:`Splice` of it. The kept part must end where ``previous``
+    ends and begin at the start of one of its lines; in ``text`` it begins at the start or
+    after the first line. Costs a search and a comparison over the texts (in C), no
+    per-line work.
+    """
+    if not previous or not text:
+        return None
+    anchor = previous[-_ANCHOR_CHARS:]
+    found = text.find(anchor)
+    if found < 0:
+        return None
+    end = found + len(anchor)
+    first_break = text.find("\n", 0, found)
+    starts = (0,) if first_break < 0 else (0, first_break + 1)
+    for start in starts:
+        keep_from = len(previous) - (end - start)
+        if keep_from < 0 or (keep_from and previous[keep_from - 1] != "\n"):
+            continue
+        if text[start:end] == previous[keep_from:]:
+            return Splice(text[:start], keep_from, text[end:])
+    return None
 
 
 class LineCounter:
     """:func:`count_tokens_lines` for a text that is recounted after each change.
 
-    When the new text extends the previous one (an append-only memory), only the appended part
-    and the line it continues are counted, so recounting a growing snapshot after every session
-    costs what was added, not the snapshot's size.
+    When the new text is a :class:`Splice` of the previous one (an append-only memory's
+    snapshot; a budgeted memory's answer that drops old lines and adds new ones), only the
+    lines dropped, the lines added and the line the additions continue are counted, so
+    recounting after every session costs what changed, not the text's size.
     """
 
     def __init__(self) -> None:
@@ -150,17 +195,25 @@ class LineCounter:
         self._count = 0
 
     def count(self, text: str) -> int:
-        """Token count of ``text``, reusing the previous count when ``text`` extends it."""
+        """Token count of ``text``, reusing the previous count where ``text`` keeps its end."""
         previous = self._text
         if previous and len(text) >= len(previous) and text.startswith(previous):
+            splice: Splice | None = Splice("", 0, text[len(previous) :])
+        else:
+            splice = splice_of(previous, text)
+        if splice is None or 2 * splice.keep_from > len(previous):
+            total = count_tokens_lines(text)  # less than half kept: counting anew is as cheap
+        else:
+            head, keep_from, tail = splice
+            # The kept part starts a line of both texts, so the lines before it count apart.
+            kept = self._count - count_tokens_lines(previous[:keep_from])
             last_line = previous[previous.rfind("\n") + 1 :]
             total = (
-                self._count
+                count_tokens_lines(head)
+                + kept
                 - count_tokens_lines(last_line)
-                + count_tokens_lines(last_line + text[len(previous) :])
+                + count_tokens_lines(last_line + tail)
             )
-        else:
-            total = count_tokens_lines(text)
         self._text, self._count = text, total
         return total
 

@@ -19,6 +19,7 @@ from drift_pipeline.tokens import (
     count_tokens_batch,
     count_tokens_lines,
     encoding,
+    splice_of,
     truncate_tail,
 )
 
@@ -43,8 +44,16 @@ def test_special_token_text_is_counted_as_plain_text():
 
 
 def test_batch_counts_equal_single_counts():
-    texts = ["hello world", "", "Northwind Traders signed the offer.", "héllo wörld " * 20]
+    texts = [
+        "hello world",
+        "",
+        "Northwind Traders signed the offer.",
+        "héllo wörld " * 20,
+        "a lone surrogate \ud800 is counted as a replacement",
+        "long " * 5000,
+    ]
     assert count_tokens_batch(texts) == [count_tokens(text) for text in texts]
+    assert count_tokens_batch(iter(texts)) == count_tokens_batch(texts)  # any iterable
 
 
 def test_truncate_tail_keeps_the_most_recent_tokens():
@@ -94,12 +103,12 @@ def _line_wise(text: str) -> int:
     return sum(count_tokens(line + "\n") for line in lines[:-1]) + count_tokens(lines[-1])
 
 
-def test_line_wise_counts_follow_the_definition_for_small_and_batched_texts():
+def test_line_wise_counts_follow_the_definition_for_small_and_many_line_texts():
     rng = random.Random(3)
     for _ in range(200):
         text = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 12)))
         assert count_tokens_lines(text) == _line_wise(text)
-    # Enough unseen lines to be encoded as one batch, then counted again from the cache.
+    # Many unseen lines, then counted again from the cache.
     big = "\n".join(f"line {i} says something about {i * 7}." for i in range(1000))
     tokens._LINE_CACHE.clear()
     assert count_tokens_lines(big) == _line_wise(big) == count_tokens_lines(big)
@@ -125,3 +134,48 @@ def test_line_counter_reuses_a_prefix_and_recounts_a_rewrite():
     texts = ["I moved.", "I moved.\nTo Porto.", "I moved.\nTo Porto. Then", "Rewritten.\n\nAll."]
     for text in texts:
         assert counter.count(text) == count_tokens_lines(text)
+
+
+def _window(lines: list[str], budget: int) -> str:
+    """The newest ``budget`` characters of the joined lines, the oldest line cut at the front."""
+    text = "\n".join(lines)
+    return text[-budget:]
+
+
+def test_a_sliding_window_is_a_splice_of_the_previous_one_and_counts_exactly():
+    rng = random.Random(7)
+    lines: list[str] = []
+    counter, previous = LineCounter(), ""
+    spliced = 0
+    for session in range(300):
+        lines += [
+            f"[day {session}] {rng.choice(PIECES)} said {rng.randrange(10**6)}." for _ in range(3)
+        ]
+        text = _window(lines, 2_000)
+        splice = splice_of(previous, text)
+        if splice is not None:
+            spliced += 1
+            assert splice.head + previous[splice.keep_from :] + splice.tail == text
+            assert splice.head == "" or splice.head.endswith("\n")
+        assert counter.count(text) == _line_wise(text)
+        previous = text
+    assert spliced > 250  # once the window is full, each answer keeps most of the last
+
+
+def test_splices_are_exact_or_absent_on_any_pair_of_texts():
+    rng = random.Random(11)
+    cut_inside = 0
+    for _ in range(2_000):
+        previous = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 400)))
+        cut = rng.randrange(0, len(previous) + 1)
+        head = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 3)))
+        tail = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 6)))
+        text = rng.choice([head + previous[cut:] + tail, previous[cut:], head + tail, previous])
+        splice = splice_of(previous, text)
+        if splice is not None:
+            assert splice.head + previous[splice.keep_from :] + splice.tail == text
+            cut_inside += splice.keep_from > 0
+        counter = LineCounter()
+        counter.count(previous)
+        assert counter.count(text) == _line_wise(text)
+    assert cut_inside > 100  # the counter's incremental path was taken, not only recounts

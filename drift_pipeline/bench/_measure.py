@@ -16,8 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from drift_pipeline.keys import WorldKey
 from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 from drift_pipeline.pipeline import amnesiac_answers, backend_options_for, evaluate_cell
@@ -110,10 +108,12 @@ def amnesiac_cell(ws: BenchWorkspace) -> tuple[float, float]:
     :mod:`drift_pipeline.tokens` (best of three: it is the physical minimum).
 
     Loop overhead per session: the mean over sessions of the store call's round trip minus the
-    time inside the backend's ``store()``, in µs, i.e. (wall time of the store phase − time
-    inside ``store()``) ÷ sessions. The mean, not the median: it includes the rare expensive
-    sessions (checkpoints, with their snapshot recount) and is what adds up into a run's wall
-    time. The amnesiac's ``store()`` costs next to nothing, so this is the harness's own cost.
+    time inside the backend's ``store()`` and inside the ``retrieve()`` of the agent's read
+    before it, in µs, i.e. (wall time of the store phase − time inside the backend) ÷ sessions
+    (:attr:`~drift_pipeline.memory.LoopTiming.overhead_us_per_session`). The mean, not the
+    median: it includes the rare expensive sessions (checkpoints, with their snapshot recount)
+    and is what adds up into a run's wall time. The amnesiac's ``store()`` and ``retrieve()``
+    cost next to nothing, so this is the harness's own cost.
     """
     loaded, root = ws.long_world()
     spec = loaded.spec
@@ -124,10 +124,8 @@ def amnesiac_cell(ws: BenchWorkspace) -> tuple[float, float]:
     probes, amnesiac = amnesiac_answers(root, WorldKey(spec.id, LONG))
     evaluate_cell(ScenarioSource(loaded), LONG, run, probes, amnesiac, None)
     harness = time.perf_counter() - started
-    round_trip = np.asarray(run.snapshots.column("write_round_trip_ms").to_numpy(), dtype=float)
-    inside = np.asarray(run.snapshots.column("write_ms").to_numpy(), dtype=float)
-    overhead_us = float(np.mean(round_trip - inside)) * 1000.0
-    return harness / floor, overhead_us
+    assert run.timing is not None  # run_cell always measures itself
+    return harness / floor, run.timing.overhead_us_per_session
 
 
 def read_p99_and_scaling(

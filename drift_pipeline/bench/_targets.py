@@ -16,16 +16,38 @@ BUILT_INS = (
 """The six built-in reference backends, in the order the table lists them."""
 
 
-SUITE_RATIO_TARGET = 92.0
-"""The suite's wall time as a multiple of its floor measured in the same run: the figure
-measured on the canonical suite when the ratio replaced the absolute target, which no later
-change may raise.
+SUITE_RATIO_TARGET = 320.0
+"""The suite's wall time as a multiple of its floor measured in the same run.
+
+The floor counts tokens with one encoder call per text, which takes 3.5× less processor time
+over the suite's 22 worlds than tiktoken's thread-pooled batch it replaced (2.0 s against 7.0 s,
+measured alternately in the same minutes), so every ratio against it grew by about that much.
+The target is the one measured on the canonical suite when the ratio replaced the absolute
+target (92) on the earlier floor, carried over to this floor (92 × 3.5 ≈ 320): the suite may
+not get slower relative to reading its input than it was then. One full ``drift bench`` on this
+code, on the 2-core machine at a host load near 20, measured 261.5 (a 2,634 s suite over a
+10.1 s floor).
 
 It is large because the floor is small: reading and counting the suite's transcripts takes
 seconds, while every cell pays fixed costs the floor has none of (four sandboxed worker
 starts, the reference memory once per world, judging, the bootstrap). The ratio still moves
 with the host's load, less than the wall time does: the floor is read after the suite, so a
-load that changes between the two moves it."""
+load that changes between the two moves it, and a loaded host inflates the single-threaded
+floor more than the suite (the run above: floor wall 5× its processor time)."""
+
+FLOOR_RATIO_TARGET = 12.0
+"""One amnesiac long cell (loop, probes, judging, metrics) as a multiple of reading and counting
+its transcripts once.
+
+The floor of the canonical long world costs 3.9× less processor time since token counts are
+one encoder call per text (0.22 s against 0.87 s, measured alternately), so the earlier target
+(3.0, on the earlier floor) is 3.0 × 3.9 ≈ 12 on this one. One full ``drift bench`` on this code
+at a host load near 20 measured 5.56; a quieter host gives a larger ratio, since load inflates
+the single-threaded floor more than the cell's four concurrent replicates."""
+
+LOOP_OVERHEAD_TARGET_US = 150.0
+"""What the memory loop may add to the backend's own time per session, the agent's read of
+memory before each session included (its handling, not its time inside ``retrieve()``)."""
 
 
 @dataclass(frozen=True)
@@ -73,14 +95,15 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "loop_overhead_us_per_session",
         "µs",
-        300,
+        LOOP_OVERHEAD_TARGET_US,
         "max",
-        "memory loop with isolation on, minus the backend's own time, per session",
+        "memory loop with isolation on, minus the backend's own time (its store and the "
+        "agent's read before it), per session",
     ),
     Target(
         "floor_ratio",
         "×",
-        3.0,
+        FLOOR_RATIO_TARGET,
         "max",
         "one amnesiac long-horizon cell (loop + probes + scoring) ÷ reading and counting its "
         "transcripts once",

@@ -13,16 +13,22 @@ from .errors import CommandError
 @click.argument("run_folder", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--probe", "probe_id", required=True, metavar="ID", help="The probe's id.")
 @click.option("--arm", required=True, metavar="NAME", help="The arm, e.g. fact_store@hard.")
-def command(run_folder: Path, probe_id: str, arm: str) -> None:
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Print each memory snapshot whole (default: its lines about the probe's values).",
+)
+def command(run_folder: Path, probe_id: str, arm: str, full: bool) -> None:
     """Explain one probe for one arm: stored memory, retrieved context, answer and verdict.
 
     Prints what the arm stored after each evidence session, what retrieve returned, the
-    reader's answer, the verdict and why (the rule that decided it).
+    reader's answer, the verdict and why: the rationale, then every mention of a candidate
+    value line by line, counted or ignored (as a question, a hypothetical …) with its rule id.
     """
-    explain_exec(run_folder, probe_id, arm)
+    explain_exec(run_folder, probe_id, arm, full)
 
 
-def explain_exec(run_folder: Path, probe_id: str, arm: str) -> None:
+def explain_exec(run_folder: Path, probe_id: str, arm: str, full: bool = False) -> None:
     """Print the probe's drill-down for the arm.
 
     Raises:
@@ -48,4 +54,4 @@ def explain_exec(run_folder: Path, probe_id: str, arm: str) -> None:
         raise CommandError(
             f"--probe {probe_id}: {arm} answered no probe of that id in {run_folder}"
         )
-    click.echo(render_traces(traces))
+    click.echo(render_traces(traces, full))

@@ -20,22 +20,12 @@ def stored_audits(
     Generated worlds re-run the generator's audit, imported ones their importer's (the same
     audit the Dagster path runs as an asset check).
     """
-    from drift_pipeline.keys import WorldKey
-    from drift_pipeline.pipeline import audit_stored_evidence, audit_stored_world
+    from drift_pipeline.orchestration.report_metadata import world_audits
     from drift_pipeline.storage import StorageRoot
 
-    root = StorageRoot.from_url(out)
-    kinds = {source.id: source.kind for source in opened}
-    audits: dict[str, str | None] = {}
-    for cell in result.cells:
-        world = WorldKey.of(cell.scenario, cell.horizon)
-        name = f"{cell.scenario}/{cell.horizon}"
-        if name in audits:
-            continue
-        generated = kinds.get(cell.scenario) == "scenario"
-        audit = audit_stored_world if generated else audit_stored_evidence
-        audits[name] = audit(root, world).failure
-    return audits
+    kinds = {source.id: source.kind == "scenario" for source in opened}
+    worlds = [(cell.scenario, cell.horizon) for cell in result.cells]
+    return world_audits(StorageRoot.from_url(out), worlds, lambda scenario: kinds.get(scenario))
 
 
 def record_run(
@@ -45,14 +35,22 @@ def record_run(
 
     Returns:
         The record's path, or ``None`` for a root that is not a local folder.
+
+    Raises:
+        CommandError: The record cannot be dated or signed (exit 2).
     """
-    from drift_pipeline.report import build_record, sign, write_record
+    from drift_pipeline.report import RecordError, build_record, sign, write_record
     from drift_pipeline.storage import StorageRoot
+
+    from .errors import CommandError
 
     root = StorageRoot.from_url(out)
     if root.local_path is None:
         return None
-    return write_record(root.local_path, sign(build_record(summary, manifest)))
+    try:
+        return write_record(root.local_path, sign(build_record(summary, manifest)))
+    except RecordError as error:  # a bad DRIFT_RECORD_TIME or signing key
+        raise CommandError(f"{error} (the run's tables are written; no record)") from error
 
 
 def record_in_dagster(

@@ -280,7 +280,7 @@ BUILTIN_METRICS: Final[tuple[MetricSpec, ...]] = (
         label="TC",
         unit="tokens",
         direction="lower",
-        description="TC = W + S_delta + R × Q_rate",
+        description="TC = W + S_delta + (R + context) × Q_rate, R and context per agent read",
         section="cost",
         metadata=True,
     ),

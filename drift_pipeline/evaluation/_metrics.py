@@ -78,9 +78,15 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   (S_delta), ``read_llm_tokens_per_retrieve`` (R), ``read_tokens_per_retrieve`` (context size),
   ``token_cost_per_session`` TC = W + S_delta + (R + context) × Q_rate: everything the system
   makes a model read (its own model calls, its storage growth, the context handed to the reader
-  per query). n = sessions (retrievals for reads). W and R are the ``write_tokens`` and
-  ``llm_read_tokens`` columns: the tokens the harness's meter counted (or, for a backend none of
-  whose calls reached the meter, its own report; see :mod:`._token_audit`).
+  per query). In TC, R and context are measured on the agent's reads before each session (or
+  user turn): per read, the LLM tokens charged inside it (``session_metered_read_tokens``, or
+  ``session_reported_read_tokens`` when the cell is self-reported) plus the tokens of the text
+  it returned (``session_read_tokens``), averaged over the replicate's reads; the R and context
+  figures reported on their own are the probes' retrieves'. Tables without the agent's reads
+  take the probes' retrieves for both. n = sessions (retrievals for reads). W and R are the
+  ``write_tokens`` and ``llm_read_tokens`` columns: the tokens the harness's meter counted (or,
+  for a backend none of whose calls reached the meter, its own report; see
+  :mod:`._token_audit`).
 - Without ``snapshot()`` (``storage_tokens`` null) Selectivity, its parts and the storage
   figures are not measured (``CellMetrics.not_measured``, with the reason). So that leaving the
   snapshot out never raises a score, DRIFT-C counts Selectivity at chance
@@ -168,6 +174,7 @@ from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
 from ._token_audit import (
     NO_SNAPSHOT,
+    SELF_REPORTED,
     SNAPSHOT_METRICS,
     TokenAudit,
     storage_measured,
@@ -482,6 +489,7 @@ class _Units:
     # The agent's reads before each session: per read, its values and its session's unit.
     r: Mapping[str, FloatArray] = field(default_factory=dict)
     read_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    reads_recorded: bool = False  # the tables hold the agent's reads (the loop records them)
 
     @property
     def layouts(self) -> tuple[IntArray, IntArray, IntArray]:
@@ -683,7 +691,10 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "error": _errors(retr),
         "ttft_measured": was_measured.astype(np.float64),
     }
-    s["reads"], read_rows, r = _session_reads(snaps, cfg)
+    audit = token_audit(snaps, retr)
+    s["reads"], read_rows, r = _session_reads(
+        snaps, cfg, self_reported=audit is not None and audit.source == SELF_REPORTED
+    )
     if read_rows.size:
         # Measured at a session start where the run has a reader model, else modelled.
         r_measured = np.isfinite(r["ttft"])
@@ -697,21 +708,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
             "ttft_measured": r_measured.astype(np.float64),
         }
-    q_rate = np.bincount(s_rep, weights=s["reads"], minlength=n_rep) / n_sessions
-    q_calls = np.bincount(q_rep, minlength=n_rep).astype(np.float64)
-    per_call = np.zeros(n_rep)
-    np.divide(
-        np.bincount(q_rep, weights=q["llm_read_tokens"] + read_tokens, minlength=n_rep),
-        q_calls,
-        out=per_call,
-        where=q_calls > 0,
-    )
-    tc = (
-        np.bincount(s_rep, weights=s["write_tokens"], minlength=n_rep) / n_sessions
-        + np.bincount(s_rep, weights=delta, minlength=n_rep) / n_sessions
-        + q_rate * per_call
-    )
-    return _Units(
+    units = _Units(
         replicates=replicates,
         checkpoints=checkpoints,
         probe_keys=(p_rep, a_cp, a_id),
@@ -724,21 +721,27 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         s=s,
         q=q,
         c_mem=c_mem,
-        tc=tc,
+        tc=np.zeros(n_rep),
         storage_known=storage_known,
         r=r,
         read_rows=read_rows,
+        reads_recorded="session_read_ms" in snaps.column_names,
     )
+    identity = identity_resample(n_rep, units.layouts)
+    return replace(units, tc=_replicate_costs(units, identity)["tc"][0])
 
 
 def _session_reads(
-    snaps: pa.Table, cfg: MetricConfig
+    snaps: pa.Table, cfg: MetricConfig, self_reported: bool = False
 ) -> tuple[FloatArray, IntArray, dict[str, FloatArray]]:
     """Reads per session, each read's session row, and each read's latency and tokens.
 
     Tables without the loop's session reads count ``cfg.q_rate`` reads per session, with no
-    read of their own to time. ``ttft`` is the reader model's measured time to first token
-    after a session's first read (``session_start_ttft_ms``), NaN where none was measured.
+    read of their own to time. ``tokens`` are those of the text a read returned, ``llm`` the
+    LLM tokens charged inside it: metered, or the backend's report when the cell's figures
+    are self-reported (see :mod:`._token_audit`). ``ttft`` is the reader model's measured
+    time to first token after a session's first read (``session_start_ttft_ms``), NaN where
+    none was measured.
     """
     if "session_read_ms" not in snaps.column_names:
         return np.full(snaps.num_rows, cfg.q_rate), np.zeros(0, dtype=np.int64), {}
@@ -746,7 +749,11 @@ def _session_reads(
     counts = np.asarray(pc.list_value_length(latency).fill_null(0).to_numpy(), dtype=np.int64)
     rows = np.repeat(np.arange(snaps.num_rows, dtype=np.int64), counts)
     values = {}
-    for name, column in (("read_ms", latency), ("tokens", snaps.column("session_read_tokens"))):
+    charged = "session_reported_read_tokens" if self_reported else "session_metered_read_tokens"
+    columns = [("read_ms", latency), ("tokens", snaps.column("session_read_tokens"))]
+    if charged in snaps.column_names:
+        columns.append(("llm", snaps.column(charged)))
+    for name, column in columns:
         flat = pc.list_flatten(column).to_numpy(zero_copy_only=False)
         values[name] = np.asarray(flat, dtype=np.float64)
         if values[name].shape != rows.shape or not np.isfinite(values[name]).all():
@@ -760,6 +767,7 @@ def _session_reads(
         if bool(np.any(ttft[np.isfinite(ttft)] < 0)):
             raise ValueError("snapshots.session_start_ttft_ms must be >= 0")
     values["ttft"] = ttft
+    values.setdefault("llm", np.zeros(rows.size))
     return counts.astype(np.float64), rows, values
 
 
@@ -845,18 +853,27 @@ def _replicate_costs(u: _Units, rs: Resample) -> dict[str, FloatArray]:
     calls = group_sums(wq, None, u.retrieval_groups)
     reads = _replicate_rate(wq, u.q["llm_read_tokens"], u.retrieval_groups)
     context = _replicate_rate(wq, u.q["read_tokens"], u.retrieval_groups)
-    # A replicate without retrievals spends no read tokens (rather than being undefined).
-    reads_or_zero = np.where(calls > 0, reads, 0.0)
-    context_or_zero = np.where(calls > 0, context, 0.0)
+    if u.reads_recorded:
+        # What each of the agent's own reads hands over: the LLM tokens spent inside it and
+        # the text it returns. Its reads go with their sessions in a resample.
+        wr = ws[:, u.read_rows]
+        groups = Groups.of(u.session_keys[0][u.read_rows], len(u.replicates))
+        made = group_sums(wr, None, groups)
+        per_read = _replicate_rate(wr, u.r["llm"] + u.r["tokens"], groups)
+    else:
+        # Tables without the agent's reads: the probes' retrieves stand in for them.
+        made, per_read = calls, reads + context
+    # A replicate without reads spends no read tokens (rather than being undefined).
+    per_read = np.where(made > 0, per_read, 0.0)
     return {
         "write": write,
         "delta": delta,
         "reads": reads,
         "context": context,
         "q_rate": q_rate,
-        # Everything the system makes a model read: its own calls, what it stores, and the
-        # context it hands the reader on every query.
-        "tc": write + delta + q_rate * (reads_or_zero + context_or_zero),
+        # Everything the system makes a model read: its own calls, what it stores, and what
+        # it hands over on every query the agent makes.
+        "tc": write + delta + q_rate * per_read,
     }
 
 

@@ -150,6 +150,17 @@ class MeterBooking:
         """Prompt and completion tokens together."""
         return self.prompt_tokens + self.completion_tokens
 
+    def __add__(self, other: MeterBooking) -> MeterBooking:
+        return MeterBooking(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.refused + other.refused,
+            self.failed + other.failed,
+        )
+
+
+_NO_BOOKING = MeterBooking()
 
 NO_UPSTREAM = (
     f"the token meter has no LLM endpoint to forward to: set {BASE_URL_ENV} (and "
@@ -196,6 +207,11 @@ class MeterAccount:
         to that session's write cost and calls inside ``retrieve()`` to that read; a call made
         between two (a background thread's) goes to the next one.
         """
+        if not self._pending:
+            # Nothing to take, and nothing can be missed: a call is recorded before its reply
+            # ends, so before the backend call that made it returns. Most backend calls make
+            # no model call, and this runs after every one of them.
+            return _NO_BOOKING
         with self._lock:
             if until_ns is None:
                 taken, self._pending = self._pending, []
@@ -204,7 +220,7 @@ class MeterAccount:
                 if taken:
                     self._pending = [c for c in self._pending if c.arrived_ns > until_ns]
         if not taken:
-            return MeterBooking()
+            return _NO_BOOKING
         return MeterBooking(
             calls=len(taken),
             prompt_tokens=sum(c.tokens.prompt_tokens for c in taken),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import _wire
 from ._instance import INSTANCE_OPTION
 from ._uids import UID_BASE, UID_SPAN, UidLease, lease_uid
 
@@ -25,6 +26,9 @@ from ._uids import UID_BASE, UID_SPAN, UidLease, lease_uid
 # data root, cloud credentials) is scrubbed.
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ")
 _MAX_LINE = 256 * 1024 * 1024
+# Bytes taken from the worker's output at a time: every reply line already there is then split
+# off without waiting (see BackendWorker._read_line).
+_READ_CHUNK = 1 << 20
 # Sessions per store_many message: a small first one gets the worker going (see _send_and_read).
 _FIRST_MESSAGE_SESSIONS = 8
 _MESSAGE_SESSIONS = 64
@@ -163,8 +167,12 @@ class BackendWorker:
         # More fields of every (re)start's init, as they stand then: the replicate's skip rule
         # (see _skips), whether the clock is simulated (see _clock).
         self.init_extra: Callable[[], dict[str, Any]] | None = None
-        # The worker sends a retrieve's text once and then "same as last time" (see _worker).
+        # The last retrieve text the worker sent: it sends "same as last time", or what changed
+        # (see _take_context).
         self._last_context: str | None = None
+        # What the worker wrote that is not handed out yet: whole reply lines, and the start of
+        # the next one (see _read_line).
+        self._inbox = bytearray()
         self._process: asyncio.subprocess.Process | None = None
         self._base = Path(tempfile.mkdtemp(prefix="drift-worker-", dir=_worker_parent()))
         self.state_dir = self._base / "state"
@@ -215,6 +223,7 @@ class BackendWorker:
     async def _launch(self) -> None:
         """Start the sandbox launcher, which isolates itself and then becomes the worker."""
         self._last_context = None  # a fresh worker has sent nothing yet
+        self._inbox.clear()
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0 and self.isolate:
             os.chmod(self._base, 0o755)
@@ -287,7 +296,7 @@ class BackendWorker:
             code = await self._exit_code()
             await self._kill()
             return self._fault(started, waited, f"worker exited during start (exit {code})")
-        return self._with_context(await self._reply(started, line))
+        return await self._reply(started, line)
 
     async def describe(self) -> None:
         """Ask the backend what it runs against again (a lazily connected service knows more)."""
@@ -298,14 +307,31 @@ class BackendWorker:
         if isinstance(service, dict) and service:
             self.service = {str(k): str(v) for k, v in service.items()}
 
-    def _with_context(self, result: CallResult) -> CallResult:
-        """A retrieve's text: the worker sends "same as last time" instead of repeating it."""
-        data = result.data
+    def _take_context(self, data: dict[str, Any]) -> None:
+        """A retrieve's text, from what the worker sent in its place when it repeats itself.
+
+        The worker sends "same as last time", or a splice of the last text it sent (see
+        :func:`~drift_pipeline.tokens.splice_of`): a memory that answers with its newest lines
+        then costs the pipe what changed, not its whole answer, at every read.
+
+        Raises:
+            ValueError: A splice that does not fit the last text (a garbled reply).
+        """
         if data.pop("same_context", False):
             data["context"] = self._last_context or ""
-        elif isinstance(data.get("context"), str):
+            return
+        splice = data.pop("context_splice", None)
+        if splice is not None:
+            last = self._last_context or ""
+            match splice:
+                case [int(length), str(head), int(keep_from), str(tail)] if (
+                    length == len(last) and 0 <= keep_from <= length
+                ):
+                    data["context"] = head + last[keep_from:] + tail
+                case _:
+                    raise ValueError("a context splice that does not fit the last context")
+        if isinstance(data.get("context"), str):
             self._last_context = data["context"]
-        return result
 
     async def store_many(self, sessions: list[dict[str, Any]]) -> AsyncGenerator[CallResult, None]:
         """Store a run of sessions with one request; yield one result per session, in order.
@@ -331,9 +357,13 @@ class BackendWorker:
             while position < len(sessions):
                 started = time.perf_counter()
                 try:
-                    # asyncio.timeout, not wait_for: no extra task per store.
-                    async with asyncio.timeout(self.call_timeout):
-                        line = await self._send_and_read(process, payload)
+                    # A reply already received needs no waiting, so no timeout either: the
+                    # worker usually runs ahead of the harness by several replies.
+                    line = self._buffered_line() if payload is None else None
+                    if line is None:
+                        # asyncio.timeout, not wait_for: no extra task per store.
+                        async with asyncio.timeout(self.call_timeout):
+                            line = await self._send_and_read(process, payload)
                 except TimeoutError:
                     waited = _ms_since(started)
                     await self._restart()
@@ -353,7 +383,7 @@ class BackendWorker:
                     position += 1
                     break
                 payload = None  # sent: later replies of this run only need reading
-                result = self._with_context(await self._reply(started, line))
+                result = await self._reply(started, line)
                 position += 1
                 yield result
                 if not result.ok and self._process is not process:
@@ -373,11 +403,45 @@ class BackendWorker:
             start, size = 0, _FIRST_MESSAGE_SESSIONS
             while start < len(sessions):
                 part = sessions[start : start + size]
-                process.stdin.write(json.dumps({"op": "store_many", "sessions": part}).encode())
+                process.stdin.write(_wire.dumps({"op": "store_many", "sessions": part}))
                 process.stdin.write(b"\n")
                 await process.stdin.drain()
                 start, size = start + size, _MESSAGE_SESSIONS
-        return await process.stdout.readline()
+        return await self._read_line(process)
+
+    def _buffered_line(self) -> bytes | None:
+        """The next reply line if it has arrived whole (with its line break), else ``None``."""
+        inbox = self._inbox
+        end = inbox.find(b"\n")
+        if end < 0:
+            return None
+        line = bytes(inbox[: end + 1])
+        del inbox[: end + 1]
+        return line
+
+    async def _read_line(self, process: asyncio.subprocess.Process) -> bytes:
+        """The next reply line, waiting for it as long as it takes (the caller times out).
+
+        The worker's output is read in large chunks, so replies that arrive together are split
+        here without a wait each. At the end of the output: what is left (maybe a partial line,
+        which does not parse), or ``b""``.
+
+        Raises:
+            ValueError: The line is longer than the harness accepts.
+        """
+        assert process.stdout is not None
+        while True:
+            line = self._buffered_line()
+            if line is not None:
+                return line
+            if len(self._inbox) > _MAX_LINE:
+                raise ValueError("reply line over the harness's limit")
+            chunk = await process.stdout.read(_READ_CHUNK)
+            if not chunk:
+                rest = bytes(self._inbox)
+                self._inbox.clear()
+                return rest
+            self._inbox += chunk
 
     async def _reply(self, started: float, line: bytes) -> CallResult:
         """Turn one reply line into a result; a dead or garbled worker restarts."""
@@ -387,9 +451,10 @@ class BackendWorker:
             await self._restart()
             return self._fault(started, waited, f"worker crashed (exit {code}); worker restarted")
         try:
-            data = json.loads(line)
+            data = _wire.loads(line)
             if not isinstance(data, dict):
                 raise ValueError("not an object")
+            self._take_context(data)
         except ValueError:
             waited = _ms_since(started)
             await self._restart()
@@ -404,12 +469,13 @@ class BackendWorker:
             return max(self.call_timeout, START_TIMEOUT)
         return self.call_timeout
 
-    @staticmethod
-    async def _exchange(process: asyncio.subprocess.Process, request: dict[str, Any]) -> bytes:
+    async def _exchange(
+        self, process: asyncio.subprocess.Process, request: dict[str, Any]
+    ) -> bytes:
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(json.dumps(request).encode() + b"\n")
         await process.stdin.drain()
-        return await process.stdout.readline()
+        return await self._read_line(process)
 
     def _fault(self, started: float, waited_ms: float, error: str) -> CallResult:
         return CallResult(False, waited_ms, _ms_since(started), {}, error)

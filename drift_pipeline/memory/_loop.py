@@ -315,6 +315,8 @@ class _Replicate:
     write_total: int = 0
     read_total: int = 0
     recounter: LineCounter = field(default_factory=LineCounter)
+    read_counter: LineCounter = field(default_factory=LineCounter)
+    """Counts what reads return: a memory's answer mostly repeats its last one."""
     skips: SkipRule = field(default_factory=SkipRule)
     """When this replicate stops making calls of a kind (see :mod:`._skips`)."""
     tally: FaultSummary = field(default_factory=FaultSummary)
@@ -479,9 +481,9 @@ class _Replicate:
         tokens = 0
         if context:
             tokens = (
-                await asyncio.to_thread(count_tokens_lines, context)
+                await asyncio.to_thread(self.read_counter.count, context)
                 if len(context) > _RECOUNT_INLINE_CHARS
-                else count_tokens_lines(context)
+                else self.read_counter.count(context)
             )
         error, reported = self._record_retrieve(
             answer, f"retrieve before {session.session_id}", SESSION_READ
@@ -605,7 +607,7 @@ class _Replicate:
             if context == last_context:
                 context = last_context
             else:
-                last_context, last_tokens = context, count_tokens_lines(context)
+                last_context, last_tokens = context, self.read_counter.count(context)
             answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}", PROBE)
             self.rows.retrieval(
                 replicate=self.replicate,

@@ -107,7 +107,8 @@ def charge(
 
     Args:
         snapshots: The cell's store rows, with ``metered_write_tokens`` and
-            ``reported_write_tokens``.
+            ``reported_write_tokens`` (and the agent's reads before each session, in
+            ``session_metered_read_tokens`` and ``session_reported_read_tokens``).
         retrievals: Its retrieve rows, with ``metered_read_tokens`` and
             ``reported_read_tokens``.
 
@@ -116,6 +117,10 @@ def charge(
     """
     metered = sum(snapshots["metered_write_tokens"]) + sum(retrievals["metered_read_tokens"])
     reported = sum(snapshots["reported_write_tokens"]) + sum(retrievals["reported_read_tokens"])
+    # Every call counts, the reads before sessions too: the cell is self-reported exactly when
+    # its audit says so (see evaluation's TokenAudit).
+    metered += sum(map(sum, snapshots.get("session_metered_read_tokens", ())))
+    reported += sum(map(sum, snapshots.get("session_reported_read_tokens", ())))
     if metered == 0 and reported > 0:
         return list(snapshots["reported_write_tokens"]), list(retrievals["reported_read_tokens"])
     return list(snapshots["metered_write_tokens"]), list(retrievals["metered_read_tokens"])

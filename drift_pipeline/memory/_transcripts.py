@@ -54,8 +54,9 @@ def _in_order(table: pa.Table, keys: list[str]) -> pa.Table:
 def transcript_tokens(transcripts: pa.Table) -> dict[int, npt.NDArray[np.int64]]:
     """Tokens of each session's transcript, per replicate (indexed by session index).
 
-    Counted once per world and process: each message on its own, summed per session, with
-    tiktoken's batch encoder; later arms of the same world reuse the counts.
+    Counted once per world and process: each message on its own (see
+    :func:`~drift_pipeline.tokens.count_tokens_batch`), summed per session; later arms of the
+    same world reuse the counts.
     """
     columns = ["replicate", "session_index", "content"]
     key = table_fingerprint(transcripts, columns)

@@ -21,6 +21,10 @@ store or retrieve of a kind it has cut off is answered
 ``{"ok": false, "skipped": true, "error": ...}`` without reaching the backend.
 A store or retrieve may carry ``at``, the simulated time of its session (ISO 8601): the
 worker's clocks read it during the call (see :mod:`._clock`).
+A retrieve that returned text answers with ``context``, or, when the text repeats this
+worker's previous answer, ``same_context`` (the same text again) or ``context_splice``
+``[previous length, head, keep from, tail]`` (``head + previous[keep_from:] + tail``: see
+:func:`drift_pipeline.tokens.splice_of`).
 Every response has ``ok``, ``ms`` (time inside the backend call), ``write``/``read`` (the
 backend's LLM token counters) and, on failure, ``error`` (one line) and, for an exception
 raised in the backend's code or a library it calls, ``where`` (``file:line``, also at the end
@@ -36,7 +40,6 @@ import asyncio
 import contextlib
 import fcntl
 import inspect
-import json
 import operator
 import os
 import sys
@@ -45,8 +48,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from drift_pipeline.tokens import LineCounter, encoding
+from drift_pipeline.tokens import LineCounter, encoding, splice_of
 
+from . import _wire
 from ._clock import SimulatedClock
 from ._deployment import deployment_of
 from ._instance import unpack_backend
@@ -54,6 +58,8 @@ from ._protocol import KEEPS_NOTHING, STORE_ENTITY_KEYWORD, MemoryBackend
 from ._skips import OP_KIND, SkipRule
 
 _PIPE_BYTES = 1 << 20
+# Answers at least this long are sent as a splice of the previous answer when they are one.
+_SPLICE_FROM = 4096
 MAX_COUNT = 2**53
 """Largest token count (or storage size) a backend may report: a table column holds int64."""
 MAX_CONTEXT_CHARS = 16 << 20
@@ -448,7 +454,7 @@ class _Worker:
                     "error": f"retrieve() returned {len(context)} characters, over the "
                     f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
                 }
-            if not _is_utf8(context):
+            if not context.isascii() and not _is_utf8(context):
                 return {
                     "ok": False,
                     "ms": elapsed,
@@ -466,15 +472,16 @@ class _Worker:
                     "same_context": True,
                     **self._counts(),
                 }
-            self.last_context = context
-            return {
-                "ok": True,
-                "ms": elapsed,
-                "t0": began,
-                "t1": ended,
-                "context": context,
-                **self._counts(),
-            }
+            response = {"ok": True, "ms": elapsed, "t0": began, "t1": ended, **self._counts()}
+            last, self.last_context = self.last_context, context
+            # A memory that answers with its newest lines repeats most of its last answer:
+            # only the lines it dropped and added cross the pipe.
+            splice = splice_of(last, context) if last and len(context) >= _SPLICE_FROM else None
+            if last is None or splice is None:
+                response["context"] = context
+            else:
+                response["context_splice"] = [len(last), *splice]
+            return response
         if op == "snapshot":
             shows = getattr(self.backend, "snapshot", None)
             if not callable(shows):
@@ -562,7 +569,7 @@ def main() -> None:
 
     def respond(response: dict[str, Any]) -> None:
         response["isolation"] = os.environ.get("DRIFT_ISOLATION", "process")
-        protocol_out.write(json.dumps(response).encode() + b"\n")
+        protocol_out.write(_wire.dumps(response) + b"\n")
 
     while True:
         while b"\n" not in buffer:
@@ -571,7 +578,7 @@ def main() -> None:
                 return
             buffer += chunk
         line, _, buffer = buffer.partition(b"\n")
-        request = json.loads(line)
+        request = _wire.loads(line)
         del line  # a batch's raw text must not outlive the parse
         op = request.get("op")
         if op == "close":

@@ -2,10 +2,12 @@
 
 After a direct run every asset it wrote gets an ``AssetMaterialization`` (reported without a
 run, :meth:`dagster.DagsterInstance.report_runless_asset_event`) under the same asset key,
-partition and metadata vocabulary as the Dagster path: world tables, reference memory and
-baselines per world; memory, answers, metrics and cost curve per cell; the leaderboard and
-cost curves once, the leaderboard with its table and plots. The answerability audit is
-reported as the ``probes`` check's evaluation.
+partition and metadata as the Dagster path (figures read back from the stored tables): world
+tables, reference memory and baselines per world; memory, answers, metrics and cost curve per
+cell; the leaderboard and cost curves once, with their tables and plots (see
+:mod:`.report_metadata`). The checks are evaluated too: the answerability audit on ``probes``,
+one row per session and the gate's lineage on the memory assets, and the leaderboard's trust
+checks. The report assets carry data provenance, so they show as up to date.
 
 The instance is the one ``DAGSTER_HOME`` names, else ``.dagster_home`` in the folder the run
 was started from when it holds a ``dagster.yaml`` (the project root, as the README sets it
@@ -14,7 +16,6 @@ up); with neither, nothing is recorded. ``DRIFT_DAGSTER_RECORD=0`` turns recordi
 
 from __future__ import annotations
 
-import base64
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,18 +30,11 @@ from drift_pipeline.pipeline import REFERENCE_ARM, CellResult
 
 from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
+from .checks import GATE_LINEAGE, ROWS_PER_SESSION, gate_lineage_violations
 from .partitions import cell_partition_key, register_partitions
+from .report_metadata import cost_curves_metadata, leaderboard_metadata, trust_checks
 
-__all__ = [
-    "FAULT_RATE_CHECK",
-    "LEADERBOARD_CHECKS",
-    "RECORD_ENV",
-    "SANITY_CHECK",
-    "direct_run_instance",
-    "leaderboard_metadata",
-    "record_direct_run",
-    "trust_checks",
-]
+__all__ = ["RECORD_ENV", "direct_run_instance", "record_direct_run"]
 
 RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
 """``0`` turns the recording of direct runs off."""
@@ -54,6 +48,17 @@ WORLD_TABLE_NAMES: Final = (
     "ground_truth",
     "probes",
 )
+LEADERBOARD_DEPS: Final = (
+    "cell_metrics",
+    "probe_answers",
+    "memory_snapshots",
+    "retrievals",
+    "probes",
+    REFERENCE_MEMORY,
+    WORLD_BASELINES,
+)
+"""The ``leaderboard`` asset's upstream assets (its data provenance names each)."""
+COST_CURVES_DEPS: Final = (CELL_COST_CURVE, WORLD_BASELINES)
 
 
 def direct_run_instance() -> dg.DagsterInstance | None:
@@ -68,12 +73,144 @@ def direct_run_instance() -> dg.DagsterInstance | None:
     return None
 
 
-def _counts(con: duckdb.DuckDBPyConnection, table: str, by: str) -> dict[tuple[Any, ...], int]:
-    views = {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
-    if table not in views:
-        return {}
-    rows = con.execute(f"select {by}, count(*) from {table} group by all").fetchall()
-    return {tuple(row[:-1]): int(row[-1]) for row in rows}
+def _views(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
+
+
+Figures = dict[tuple[str, ...], dict[str, Any]]
+"""Metadata figures by (scenario, horizon) or (scenario, horizon, arm)."""
+
+
+def _grouped(con: duckdb.DuckDBPyConnection, sql: str, keys: int) -> Figures:
+    """Rows of ``sql`` by their first ``keys`` columns, each as a dict of the remaining ones."""
+    relation = con.execute(sql)
+    names = [d[0] for d in relation.description][keys:]
+    return {
+        tuple(str(v) for v in row[:keys]): dict(zip(names, row[keys:], strict=True))
+        for row in relation.fetchall()
+    }
+
+
+_PERCENTILES: Final = ", ".join(
+    f"quantile_cont({{column}}, {q / 100}) as {{column}}_p{q}" for q in (50, 95, 99)
+)
+
+
+def _world_figures(con: duckdb.DuckDBPyConnection, views: set[str]) -> dict[str, Figures]:
+    """Each world table's figures per world, as the world asset reports them."""
+    queries = {
+        "latent_profiles": "count(distinct entity_id) as entities",
+        "event_schedules": "count(event_id) as events",
+        "transcripts": "count(*) as turns",
+        "ground_truth": "count(*) as facts",
+        "probes": "count(*) as probes, count(distinct checkpoint) as checkpoints",
+    }
+    out: dict[str, Figures] = {}
+    for table, own in queries.items():
+        if table not in views:
+            out[table] = {}
+            continue
+        out[table] = _grouped(
+            con,
+            f"select scenario, horizon, count(*) as rows, count(distinct replicate) as replicates, "
+            f"{own} from {table} group by all",
+            2,
+        )
+    if "event_schedules" in views:
+        sessions = _grouped(
+            con,
+            "select scenario, horizon, count(distinct session_index) as sessions "
+            "from event_schedules group by all",
+            2,
+        )
+        for figures in out.values():
+            for world, values in figures.items():
+                values.update(sessions.get(world, {}))
+    return out
+
+
+def _cell_figures(con: duckdb.DuckDBPyConnection, views: set[str]) -> dict[str, Figures]:
+    """Each cell's memory and retrieval figures, as the memory assets report them."""
+    out: dict[str, Figures] = {"memory_snapshots": {}, "retrievals": {}, "storage": {}}
+    if "memory_snapshots" in views:
+        out["memory_snapshots"] = _grouped(
+            con,
+            "select scenario, horizon, arm, count(*) as rows, "
+            "count(distinct replicate) as replicates, count(distinct session_index) as sessions, "
+            "sum(transcript_tokens) as transcript_tokens, sum(write_tokens) as write_tokens, "
+            # Calls and faults as the loop counts them: stores, and the reads before them.
+            "count(*) + sum(session_reads) as calls, count(error) + "
+            "sum(list_aggregate(session_read_errors, 'count')) as faulted, "
+            f"{_PERCENTILES.format(column='write_ms')} from memory_snapshots group by all",
+            3,
+        )
+        # Storage after each replicate's last session, averaged; unmeasured if any is null.
+        out["storage"] = _grouped(
+            con,
+            "select scenario, horizon, arm, "
+            "case when count(*) = count(final) then avg(final) end as storage_tokens from ("
+            "select scenario, horizon, arm, replicate, storage_tokens as final "
+            "from memory_snapshots qualify row_number() over (partition by scenario, horizon, "
+            "arm, replicate order by session_index desc) = 1) group by all",
+            3,
+        )
+    if "retrievals" in views:
+        out["retrievals"] = _grouped(
+            con,
+            "select scenario, horizon, arm, count(*) as rows, avg(read_tokens) as read_tokens, "
+            "sum(llm_read_tokens) as llm_read_tokens, "
+            "count(*) filter (where error is not null and error <> '') as read_faults, "
+            "count(error) as faulted, "
+            f"{_PERCENTILES.format(column='read_ms')} from retrievals group by all",
+            3,
+        )
+    return out
+
+
+def _faults(
+    figures: Mapping[str, Figures], key: tuple[str, ...], limit: float
+) -> tuple[int, float, bool]:
+    """Faulted calls, fault rate and validity of a cell from its stored tables."""
+    snap = figures["memory_snapshots"].get(key, {})
+    reads = figures["retrievals"].get(key, {})
+    calls = int(snap.get("calls") or 0) + int(reads.get("rows") or 0)
+    faulted = int(snap.get("faulted") or 0) + int(reads.get("faulted") or 0)
+    rate = faulted / calls if calls else 0.0
+    return faulted, rate, rate <= limit
+
+
+def _memory_values(
+    cell: CellResult | None,
+    figures: Mapping[str, Figures],
+    key: tuple[str, ...],
+    limit: float,
+) -> dict[str, Any]:
+    snap = figures["memory_snapshots"].get(key, {})
+    reads = figures["retrievals"].get(key, {})
+    faults, fault_rate, valid = (
+        _faults(figures, key, limit)
+        if cell is None
+        else (len(cell.faults), cell.fault_rate, cell.valid)
+    )
+    return {
+        md.ROWS: snap.get("rows"),
+        md.REPLICATES: snap.get("replicates"),
+        md.SESSIONS: snap.get("sessions"),
+        md.TRANSCRIPT_TOKENS: snap.get("transcript_tokens"),
+        md.WRITE_TOKENS: snap.get("write_tokens"),
+        md.STORAGE_TOKENS: figures["storage"].get(key, {}).get("storage_tokens"),
+        md.WRITE_MS_P50: snap.get("write_ms_p50"),
+        md.WRITE_MS_P95: snap.get("write_ms_p95"),
+        md.WRITE_MS_P99: snap.get("write_ms_p99"),
+        md.FAULTS: faults,
+        md.VALID: valid,
+        md.FAULT_RATE: fault_rate,
+        md.READ_TOKENS: reads.get("read_tokens"),
+        md.LLM_READ_TOKENS: reads.get("llm_read_tokens"),
+        md.READ_MS_P50: reads.get("read_ms_p50"),
+        md.READ_MS_P95: reads.get("read_ms_p95"),
+        md.READ_MS_P99: reads.get("read_ms_p99"),
+    }
 
 
 def _figure(cell: CellResult, metric: str) -> float | None:
@@ -83,97 +220,131 @@ def _figure(cell: CellResult, metric: str) -> float | None:
         return None
 
 
+def _event(
+    asset: str, partition: str | None, values: Mapping[str, Any], keys: Sequence[str]
+) -> dg.AssetMaterialization:
+    return dg.AssetMaterialization(
+        asset_key=asset,
+        partition=partition,
+        metadata={
+            # The figures of the asset's own vocabulary (the world tables share one dict).
+            **md.numeric({k: v for k, v in values.items() if k in keys}, keys),
+            RECORDED_BY: dg.MetadataValue.text("drift run"),
+        },
+    )
+
+
+def _rows_check(
+    asset: str, partition: str, rows: int | None, sessions: int | None, replicates: int
+) -> dg.AssetCheckEvaluation:
+    """The ``rows_per_session`` check: one stored row per session and replicate."""
+    expected = None if sessions is None else sessions * replicates
+    return dg.AssetCheckEvaluation(
+        check_name=ROWS_PER_SESSION,
+        asset_key=dg.AssetKey(asset),
+        partition=partition,
+        passed=rows is not None and rows == expected,
+        description=f"{rows} rows for {sessions} sessions × {replicates} replicates",
+        metadata={"rows": rows or 0, "expected": expected or 0},
+    )
+
+
 def _cell_events(
-    cell: CellResult, counts: Mapping[str, Mapping[tuple[Any, ...], int]]
-) -> list[dg.AssetMaterialization]:
+    cell: CellResult, figures: Mapping[str, Figures], lineage: str | None
+) -> list[dg.AssetMaterialization | dg.AssetCheckEvaluation]:
     key = (cell.scenario, cell.horizon, cell.arm.key)
-    partition = cell_partition_key(CellKey(WorldKey.of(cell.scenario, cell.horizon), cell.arm.key))
-    faults = len(cell.faults)
-    answers = cell.answers
-    correct = [c for c in answers.column("correct").to_pylist() if c is not None]
-    curve = cell.cost_curve
-    cumulative = curve.column("cumulative_tokens").to_pylist() if curve.num_rows else []
-    final_mvot = curve.column("mvot_so_far").to_pylist()[-1] if curve.num_rows else None
-    figures = {
-        "memory_snapshots": md.numeric(
-            {
-                md.ROWS: counts["memory_snapshots"].get(key),
-                md.REPLICATES: cell.replicates,
-                md.FAULTS: faults,
-                md.VALID: cell.valid,
-                md.FAULT_RATE: cell.fault_rate,
-            },
-            md.MEMORY_SNAPSHOTS_KEYS,
-        ),
-        "retrievals": md.numeric(
-            {md.ROWS: counts["retrievals"].get(key), md.REPLICATES: cell.replicates},
-            md.RETRIEVALS_KEYS,
-        ),
-        "probe_answers": md.numeric(
-            {
-                md.ROWS: answers.num_rows,
-                md.PROBES: len(set(answers.column("probe_id").to_pylist())),
-                md.ACCURACY: sum(correct) / len(correct) if correct else None,
-            },
-            md.PROBE_ANSWERS_KEYS,
-        ),
-        "cell_metrics": md.numeric(
-            {
-                md.ROWS: counts["cell_metrics"].get(key),
-                md.VALID: cell.valid,
-                md.FAULT_RATE: cell.fault_rate,
-                **{key_: _figure(cell, name) for name, key_ in md.HEADLINE_METRICS.items()},
-            },
-            md.CELL_METRICS_KEYS,
-        ),
-        CELL_COST_CURVE: md.numeric(
-            {
-                md.ROWS: curve.num_rows,
-                md.CHECKPOINTS: curve.num_rows,
-                md.FINAL_CUMULATIVE_TOKENS: cumulative[-1] if cumulative else None,
-                md.FINAL_MVOT: final_mvot,
-            },
-            md.CELL_COST_CURVE_KEYS,
-        ),
+    partition = str(cell_partition_key(CellKey(WorldKey.of(*key[:2]), cell.arm.key)))
+    values = _memory_values(cell, figures, key, cell.run.max_fault_rate)
+    reads = figures["retrievals"].get(key, {})
+    answers = figures["answers"].get(key, {})
+    curve = figures["curves"].get(key, {})
+    answered = {
+        md.ROWS: answers.get("rows"),
+        md.PROBES: answers.get("probes"),
+        md.ACCURACY: answers.get("accuracy"),
+        md.MEAN_SCORE: answers.get("mean_score"),
+    }
+    metrics = {
+        md.ROWS: figures["metric_rows"].get(key, {}).get("rows"),
+        md.VALID: cell.valid,
+        md.FAULT_RATE: cell.fault_rate,
+        **{key_: _figure(cell, name) for name, key_ in md.HEADLINE_METRICS.items()},
+    }
+    curve_values = {
+        md.ROWS: curve.get("rows"),
+        md.CHECKPOINTS: curve.get("rows"),
+        md.FINAL_CUMULATIVE_TOKENS: curve.get("final_tokens"),
+        md.FINAL_MVOT: curve.get("final_mvot"),
     }
     return [
-        dg.AssetMaterialization(
-            asset_key=asset,
-            partition=str(partition),
-            metadata={**values, RECORDED_BY: dg.MetadataValue.text("drift run")},
-        )
-        for asset, values in figures.items()
+        _event("memory_snapshots", partition, values, md.MEMORY_SNAPSHOTS_KEYS),
+        _event(
+            "retrievals",
+            partition,
+            {**values, md.ROWS: reads.get("rows"), md.FAULTS: reads.get("read_faults")},
+            md.RETRIEVALS_KEYS,
+        ),
+        _event("probe_answers", partition, answered, md.PROBE_ANSWERS_KEYS),
+        _event("cell_metrics", partition, metrics, md.CELL_METRICS_KEYS),
+        _event(CELL_COST_CURVE, partition, curve_values, md.CELL_COST_CURVE_KEYS),
+        _rows_check(
+            "memory_snapshots",
+            partition,
+            values[md.ROWS],
+            values[md.SESSIONS],
+            cell.replicates,
+        ),
+        dg.AssetCheckEvaluation(
+            check_name=GATE_LINEAGE,
+            asset_key=dg.AssetKey("memory_snapshots"),
+            partition=partition,
+            passed=lineage is None,
+            severity=dg.AssetCheckSeverity.ERROR,
+            description=lineage or "transcripts reach evaluation only through the gate",
+        ),
     ]
 
 
 def _world_events(
     world: WorldKey,
     con: duckdb.DuckDBPyConnection,
-    counts: Mapping[str, Mapping[tuple[Any, ...], int]],
-) -> list[dg.AssetMaterialization]:
+    tables: Mapping[str, Figures],
+    reference: tuple[float, Mapping[str, Figures]],
+) -> list[dg.AssetMaterialization | dg.AssetCheckEvaluation]:
     key = (world.source_id, world.horizon)
-    events = [
-        dg.AssetMaterialization(
-            asset_key=table,
-            partition=world.partition_key,
-            metadata={
-                **md.numeric({md.ROWS: counts[table].get(key)}, md.WORLD_TABLE_KEYS[table]),
-                RECORDED_BY: dg.MetadataValue.text("drift run"),
-            },
+    events: list[dg.AssetMaterialization | dg.AssetCheckEvaluation] = []
+    memory = reference[1]["memory_snapshots"].get((*key, REFERENCE_ARM.key), {})
+    for table in WORLD_TABLE_NAMES:
+        values = tables[table].get(key, {})
+        own = {
+            md.ROWS: values.get("rows"),
+            md.REPLICATES: values.get("replicates"),
+            md.SESSIONS: values.get("sessions"),
+            md.ENTITIES: values.get("entities"),
+            md.EVENTS: values.get("events"),
+            md.TURNS: values.get("turns"),
+            # Counted by the memory loop per session: the same count as the world asset's.
+            md.TRANSCRIPT_TOKENS: memory.get("transcript_tokens"),
+            md.FACTS: values.get("facts"),
+            md.PROBES: values.get("probes"),
+            md.CHECKPOINTS: values.get("checkpoints"),
+        }
+        events.append(_event(table, world.partition_key, own, md.WORLD_TABLE_KEYS[table]))
+    limit = reference[0]
+    values = _memory_values(None, reference[1], (*key, REFERENCE_ARM.key), limit)
+    if values[md.ROWS] is not None:
+        events.append(
+            _event(REFERENCE_MEMORY, world.partition_key, values, md.REFERENCE_MEMORY_KEYS)
         )
-        for table in WORLD_TABLE_NAMES
-    ]
-    ref_rows = counts["memory_snapshots"].get((*key, REFERENCE_ARM.key))
-    events.append(
-        dg.AssetMaterialization(
-            asset_key=REFERENCE_MEMORY,
-            partition=world.partition_key,
-            metadata={
-                **md.numeric({md.ROWS: ref_rows}, md.REFERENCE_MEMORY_KEYS),
-                RECORDED_BY: dg.MetadataValue.text("drift run"),
-            },
+        events.append(
+            _rows_check(
+                REFERENCE_MEMORY,
+                world.partition_key,
+                values[md.ROWS],
+                values[md.SESSIONS],
+                int(values[md.REPLICATES] or 0),
+            )
         )
-    )
     found = dict(
         con.execute(
             "select metric, value from cell_metrics where scenario = ? and horizon = ? "
@@ -181,130 +352,40 @@ def _world_events(
             [world.source_id, world.horizon, REFERENCE_ARM.key],
         ).fetchall()
     )
-    probes = counts["probes"].get(key)
     baseline = {
-        md.PROBES: probes,
+        md.PROBES: tables["probes"].get(key, {}).get("rows"),
         md.AMNESIAC_ERROR_RATE: found.get("error_rate_amnesiac"),
         md.REFERENCE_STORAGE_PER_SESSION: found.get("storage_per_session"),
         md.MVOT: found.get("mvot"),
         md.DRIFT_C: found.get("drift_c"),
+        md.FAULTS: values[md.FAULTS],
     }
-    events.append(
-        dg.AssetMaterialization(
-            asset_key=WORLD_BASELINES,
-            partition=world.partition_key,
-            metadata={
-                **md.numeric(baseline, md.WORLD_BASELINES_KEYS),
-                RECORDED_BY: dg.MetadataValue.text("drift run"),
-            },
-        )
-    )
+    events.append(_event(WORLD_BASELINES, world.partition_key, baseline, md.WORLD_BASELINES_KEYS))
     return events
 
 
-SANITY_CHECK: Final = "sanity_arms"
-"""Check on ``leaderboard``: every sanity arm scored well below the reference arms."""
-FAULT_RATE_CHECK: Final = "fault_rate_validity"
-"""Check on ``leaderboard``: no arm faulted past the run's limit anywhere (else it is unranked)."""
-LEADERBOARD_CHECKS: Final = (SANITY_CHECK, FAULT_RATE_CHECK)
+def _provenance(instance: dg.DagsterInstance, deps: Sequence[str]) -> dict[str, str]:
+    """Data provenance tags naming each upstream asset's latest event at this point.
 
-
-def trust_checks(summary: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
-    """The leaderboard's checks from its JSON rows: (check name, passed, description).
-
-    Sanity passes when every row's sanity check passed (not when no sanity arm ran); the
-    fault-rate check when every row is valid.
+    Without them Dagster takes any registered partition never materialised (an ablation arm
+    the run did not run) as new input and shows the report assets unsynced; with them a
+    report asset is stale only once an upstream partition is materialised after it.
     """
-    rows = list(summary.get("arms", []))
-    sanity = [(row.get("verification") or {}).get("checks", {}).get("sanity") for row in rows]
-    reasons = sorted(
-        {
-            line
-            for row in rows
-            for line in (row.get("verification") or {}).get("reasons", [])
-            if "sanity" in line
-        }
+    from dagster._core.definitions.data_version import (
+        CODE_VERSION_TAG,
+        DEFAULT_DATA_VERSION,
+        INPUT_DATA_VERSION_TAG_PREFIX,
+        INPUT_EVENT_POINTER_TAG_PREFIX,
     )
-    invalid = [
-        f"{row['arm']} ({row.get('fault_rate', 0.0):.1%} of calls faulted)"
-        for row in rows
-        if not row.get("valid", True)
-    ]
-    return [
-        (
-            SANITY_CHECK,
-            bool(rows) and all(value is True for value in sanity),
-            "; ".join(reasons) or "every sanity arm lost by the required margin",
-        ),
-        (
-            FAULT_RATE_CHECK,
-            not invalid,
-            ("not ranked: " + ", ".join(invalid)) if invalid else "every arm under the limit",
-        ),
-    ]
 
-
-def _png_markdown(title: str, spec: Mapping[str, Any]) -> str:
-    import vl_convert as vlc
-
-    png = vlc.vegalite_to_png(dict(spec), scale=1)
-    return f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
-
-
-def leaderboard_metadata(
-    summary: Mapping[str, Any], plots: Sequence[Any], record: Path | None, cells: int
-) -> dict[str, Any]:
-    """The leaderboard asset's metadata: figures, the board as a table, its plots, the record."""
-    rows = list(summary.get("arms", []))
-    columns = ("rank", "arm", "drift_c", "mvot", "selectivity", "tes", "valid", "status")
-
-    def cell(row: Mapping[str, Any], column: str) -> str:
-        if column == "status":
-            return str((row.get("verification") or {}).get("status"))
-        value = row.get(column)
-        if isinstance(value, dict):
-            figure = value.get("value")
-            return (
-                "—"
-                if figure is None
-                else f"{figure:.3f} [{value['ci_low']:.3f}, {value['ci_high']:.3f}]"
-            )
-        return "—" if value is None else str(value)
-
-    table = "\n".join(
-        [
-            "| " + " | ".join(columns) + " |",
-            "|" + "---|" * len(columns),
-            *("| " + " | ".join(cell(row, c) for c in columns) + " |" for row in rows),
-        ]
-    )
-    best = next(
-        (row["drift_c"]["value"] for row in rows if row.get("valid") and row.get("drift_c")), None
-    )
-    metadata: dict[str, Any] = {
-        **md.numeric(
-            {
-                md.CELLS: cells,
-                md.ARMS: len(rows),
-                md.WORLDS: len({(c["scenario"], c["horizon"]) for c in summary.get("cells", [])}),
-                md.INVALID_CELLS: sum(
-                    1 for c in summary.get("cells", []) if not c.get("valid", True)
-                ),
-                md.BEST_DRIFT_C: best,
-            },
-            md.LEADERBOARD_KEYS,
-        ),
-        "leaderboard": dg.MetadataValue.md(table),
-        "record": dg.MetadataValue.text(record.name if record else "none"),
-        RECORDED_BY: dg.MetadataValue.text("drift run"),
-    }
-    for plot in plots:
-        if plot.name in ("cost_curve", "mvot_by_horizon"):
-            metadata[f"plot_{plot.name}"] = dg.MetadataValue.md(
-                _png_markdown(plot.title, plot.spec)
-            )
-            metadata[f"plot_{plot.name}_vega"] = dg.MetadataValue.json(plot.spec)
-    return metadata
+    tags = {CODE_VERSION_TAG: "drift run"}
+    for dep in deps:
+        records = instance.fetch_materializations(dg.AssetKey(dep), limit=1).records
+        if not records:
+            continue
+        tags[f"{INPUT_DATA_VERSION_TAG_PREFIX}/{dep}"] = DEFAULT_DATA_VERSION.value
+        tags[f"{INPUT_EVENT_POINTER_TAG_PREFIX}/{dep}"] = str(records[0].storage_id)
+    return tags
 
 
 def record_direct_run(
@@ -315,13 +396,15 @@ def record_direct_run(
     audits: Mapping[str, str | None],
     record: Path | None,
 ) -> int:
-    """Report every asset a direct run wrote as materialised on ``instance``.
+    """Report every asset a direct run wrote as materialised on ``instance``, with its checks.
 
     Returns:
-        The number of events reported.
+        The number of events reported (materialisations and check evaluations).
     """
     from drift_pipeline.pipeline import connect
     from drift_pipeline.report import gather, report_plots
+
+    from .project import project_assets
 
     worlds = list(dict.fromkeys(WorldKey.of(c.scenario, c.horizon) for c in cells))
     arms = list(
@@ -329,13 +412,35 @@ def record_direct_run(
     )
     register_partitions(instance, worlds, arms)
     con = connect(folder)
-    counts = {table: _counts(con, table, "scenario, horizon") for table in WORLD_TABLE_NAMES} | {
-        table: _counts(con, table, "scenario, horizon, arm")
-        for table in ("memory_snapshots", "retrievals", "cell_metrics")
+    views = _views(con)
+    tables = _world_figures(con, views)
+    figures = _cell_figures(con, views)
+    per_cell = {
+        "metric_rows": ("cell_metrics", "count(*) as rows"),
+        "answers": (
+            "probe_answers",
+            "count(*) as rows, count(distinct probe_id) as probes, "
+            "avg(cast(correct as double)) as accuracy, avg(score) as mean_score",
+        ),
+        "curves": (
+            "cost_curves",
+            "count(*) as rows, arg_max(cumulative_tokens, checkpoint) as final_tokens, "
+            "arg_max(mvot_so_far, checkpoint) as final_mvot",
+        ),
     }
+    for name, (table, columns) in per_cell.items():
+        figures[name] = (
+            _grouped(con, f"select scenario, horizon, arm, {columns} from {table} group by all", 3)
+            if table in views
+            else {}
+        )
+    # The run's fault-rate limit (the reference memory is held to it like any arm).
+    limit = max((c.run.max_fault_rate for c in cells), default=0.05)
+    violations = gate_lineage_violations(project_assets())
+    lineage = "; ".join(violations) or None
     events: list[dg.AssetMaterialization | dg.AssetCheckEvaluation] = []
     for world in worlds:
-        events += _world_events(world, con, counts)
+        events += _world_events(world, con, tables, (limit, figures))
         failure = audits.get(f"{world.source_id}/{world.horizon}")
         events.append(
             dg.AssetCheckEvaluation(
@@ -348,33 +453,36 @@ def record_direct_run(
         )
     for cell in cells:
         if cell.arm.key != REFERENCE_ARM.key:
-            events += _cell_events(cell, counts)
-    plots = report_plots(gather(folder, con, record)) if record is not None else []
-    events.append(
-        dg.AssetMaterialization(
-            asset_key="leaderboard",
-            metadata=leaderboard_metadata(summary, plots, record, len(cells)),
-        )
-    )
-    events.append(
-        dg.AssetMaterialization(
-            asset_key="cost_curves",
-            metadata={
-                **md.numeric({md.ARMS: len(arms), md.WORLDS: len(worlds)}, md.COST_CURVES_KEYS),
-                RECORDED_BY: dg.MetadataValue.text("drift run"),
-            },
-        )
-    )
-    events += [
-        dg.AssetCheckEvaluation(
-            check_name=name,
-            asset_key=dg.AssetKey("leaderboard"),
-            passed=passed,
-            description=description,
-            severity=dg.AssetCheckSeverity.WARN,
-        )
-        for name, passed, description in trust_checks(summary)
-    ]
+            events += _cell_events(cell, figures, lineage)
     for event in events:
         instance.report_runless_asset_event(event)
-    return len(events)
+    plots = report_plots(gather(folder, con, record)) if record is not None else []
+    curves, _, _ = cost_curves_metadata(con)
+    reports: list[dg.AssetMaterialization | dg.AssetCheckEvaluation] = [
+        dg.AssetMaterialization(
+            asset_key="leaderboard",
+            metadata={
+                **leaderboard_metadata(cells, summary, plots, record, 0, audits),
+                RECORDED_BY: dg.MetadataValue.text("drift run"),
+            },
+            tags=_provenance(instance, LEADERBOARD_DEPS),
+        ),
+        dg.AssetMaterialization(
+            asset_key="cost_curves",
+            metadata={**curves, RECORDED_BY: dg.MetadataValue.text("drift run")},
+            tags=_provenance(instance, COST_CURVES_DEPS),
+        ),
+        *(
+            dg.AssetCheckEvaluation(
+                check_name=name,
+                asset_key=dg.AssetKey("leaderboard"),
+                passed=passed,
+                description=description,
+                severity=dg.AssetCheckSeverity.WARN,
+            )
+            for name, passed, description in trust_checks(summary)
+        ),
+    ]
+    for event in reports:
+        instance.report_runless_asset_event(event)
+    return len(events) + len(reports)

@@ -20,6 +20,7 @@ from ._leaderboard import (
 from ._page import REPORT_FILE, REPORTS_FOLDER, write_report
 from ._plots import PLOT_TITLES, Plot, export_plots, report_plots
 from ._records import (
+    RECORD_TIME_ENV,
     RECORDS_FOLDER,
     SIGNING_KEY_ENV,
     TREND_COLUMNS,
@@ -29,12 +30,14 @@ from ._records import (
     list_records,
     load_record,
     record_problems,
+    record_time,
     sign,
     trend_rows,
     write_record,
 )
 from ._report_data import ProbeTrace, ReportData, gather, probe_traces
 from ._scoring import EXACT_PATH_LINE, cell_scoring, scoring_json, scoring_lines
+from ._table import table_lines
 from ._trust import SANITY_ARMS, SANITY_MARGIN, Verification, verify_rows
 from ._world_summary import render_world_summaries
 
@@ -45,6 +48,7 @@ __all__ = [
     "PLOT_TITLES",
     "RANK_METRIC",
     "RECORDS_FOLDER",
+    "RECORD_TIME_ENV",
     "REPORTS_FOLDER",
     "REPORT_FILE",
     "SANITY_ARMS",
@@ -71,6 +75,7 @@ __all__ = [
     "load_record",
     "probe_traces",
     "record_problems",
+    "record_time",
     "render_board",
     "render_budget",
     "render_leaderboard",
@@ -85,6 +90,7 @@ __all__ = [
     "sign",
     "standings",
     "summary_json",
+    "table_lines",
     "trend_rows",
     "verifications",
     "verify_rows",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._budget import budget_from_json, budget_lines
 from ._leaderboard import (
     _Cell,
     horizon_order,
@@ -18,6 +19,7 @@ from ._leaderboard import (
     standings,
     verifications,
 )
+from ._table import table_lines
 
 __all__ = ["render_board", "render_record_board"]
 
@@ -60,6 +62,16 @@ def render_record_board(record: Mapping[str, Any]) -> str:
         blocks.append(f"{COMPOSITE_TITLE}:\n{_record_table(record['leaderboard'])}")
     else:
         blocks.append(_record_table(record["leaderboard"]))
+    # The latency budget, where the record's rows carry one (an arm's, over all horizons).
+    budget = budget_lines(
+        [
+            (str(row["arm"]), *budget_from_json(row["budget"]))
+            for row in record["leaderboard"]
+            if (row.get("budget") or {}).get("figures")
+        ]
+    )
+    if budget:
+        blocks.append("\n".join(budget))
     scoring = record.get("scoring", [])
     who = "; ".join(f"reader {s['reader']}, judge {s['judge']}" for s in scoring)
     commit = record.get("code", {}).get("commit", "unknown")
@@ -95,8 +107,4 @@ def _record_table(rows: Sequence[Mapping[str, Any]]) -> str:
             name += f" (not ranked: {row.get('fault_rate', 0.0):.1%} of calls faulted)"
         status = dict(row.get("verification") or {}).get("status", "unverified")
         body.append([name, *(_figure(row.get(key)) for _, key in RECORD_COLUMNS), status])
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
-    return "\n".join(lines)
+    return "\n".join(table_lines(header, body))

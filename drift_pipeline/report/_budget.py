@@ -16,11 +16,14 @@ from typing import Any, Final, Protocol
 
 from drift_pipeline.evaluation import CellMetrics
 
+from ._table import table_lines
+
 __all__ = [
     "BUDGET_FIGURES",
     "BUDGET_TARGETS_MS",
     "BudgetFigure",
     "arm_budget",
+    "budget_from_json",
     "budget_json",
     "budget_lines",
 ]
@@ -115,15 +118,8 @@ def budget_lines(
     body = [[arm, deployment, *map(_cell_text, figures)] for arm, deployment, figures in arms]
     modelled = any(f.modelled for _, _, figures in arms for f in figures)
     note = ["m: from a modelled reader TTFT (no measured reader)"] if modelled else []
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in body]
-        return [*lines, *(["", *note] if note else [])]
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in body]
-    return [*lines, *note]
+    lines = table_lines(header, body, markdown)
+    return [*lines, *(["", *note] if markdown and note else note)]
 
 
 def budget_json(deployment: str, figures: Sequence[BudgetFigure]) -> dict[str, Any]:
@@ -141,3 +137,18 @@ def budget_json(deployment: str, figures: Sequence[BudgetFigure]) -> dict[str, A
             for f in figures
         },
     }
+
+
+def budget_from_json(budget: Mapping[str, Any]) -> tuple[str, tuple[BudgetFigure, ...]]:
+    """An arm's deployment and budget figures back from :func:`budget_json` (a record's row)."""
+    figures = budget.get("figures") or {}
+    return str(budget.get("deployment", "local")), tuple(
+        BudgetFigure(
+            name,
+            None if not figures[name].get("measured") else figures[name].get("p99_ms"),
+            float(figures[name]["target_ms"]),
+            bool(figures[name].get("modelled")),
+        )
+        for name, _, _ in BUDGET_FIGURES
+        if name in figures
+    )

@@ -20,8 +20,14 @@ def _clip(text: str, lines: int = SNAPSHOT_LINES) -> list[str]:
     return [*shown[:lines], f"… and {len(shown) - lines} more lines"]
 
 
-def render_trace(trace: ProbeTrace) -> str:
-    """One probe answered by one arm: question, stored memory, retrieved context, verdict."""
+def render_trace(trace: ProbeTrace, full: bool = False) -> str:
+    """One probe answered by one arm: question, stored memory, retrieved context, verdict.
+
+    Args:
+        trace: The probe's trace.
+        full: Print each memory snapshot too (by default only its lines about the probe's
+            values).
+    """
     lines = [
         f"{trace.arm} · {trace.scenario}/{trace.horizon} replicate {trace.replicate} · "
         f"probe {trace.probe_id} ({trace.probe_type}:{trace.subtype}) at checkpoint "
@@ -38,8 +44,16 @@ def render_trace(trace: ProbeTrace) -> str:
         if stored["snapshot_session"] is None:
             lines.append("    no snapshot (the backend takes none)")
             continue
-        lines.append(f"    memory at checkpoint session {stored['snapshot_session']}:")
-        lines += [f"      {line}" for line in _clip(stored["snapshot"] or "")]
+        snapshot = stored["snapshot"] or ""
+        about = stored.get("about") or []
+        lines.append(
+            f"    memory at the checkpoint after session {stored['snapshot_session']} "
+            f"({len(snapshot.splitlines())} lines); its lines about the asked values:"
+        )
+        lines += [f"      {m.describe()}" for m in about] or ["      none"]
+        if full:
+            lines.append("    the whole memory:")
+            lines += [f"      {line}" for line in _clip(snapshot)]
     lines += ["", "retrieve returned:"]
     lines += [f"  {line}" for line in _clip(trace.retrieved or "(nothing)")]
     lines += [
@@ -49,9 +63,12 @@ def render_trace(trace: ProbeTrace) -> str:
         f"why: {trace.rationale}",
         f"reader: {trace.reader}",
     ]
+    if trace.mentions or trace.reread:
+        lines += ["", f"line by line ({trace.reread}):"]
+        lines += [f"  {m.describe()}" for m in trace.mentions] or ["  no candidate value mentioned"]
     return "\n".join(lines)
 
 
-def render_traces(traces: Sequence[ProbeTrace]) -> str:
+def render_traces(traces: Sequence[ProbeTrace], full: bool = False) -> str:
     """Several traces (one per world and replicate holding the probe), separated by a rule."""
-    return ("\n" + "-" * 60 + "\n").join(render_trace(t) for t in traces)
+    return ("\n" + "-" * 60 + "\n").join(render_trace(t, full) for t in traces)

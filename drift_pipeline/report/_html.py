@@ -14,6 +14,7 @@ from html import escape
 from typing import Any, Final
 
 from ._plots import Plot
+from ._reading import MentionLine
 from ._report_data import ProbeTrace, ReportData
 
 __all__ = ["LEADERBOARD_COLUMNS", "arm_anchor", "render_html"]
@@ -41,6 +42,7 @@ th.sorted-desc::after{content:" ▼"}tr.invalid td{color:#999}
 .ci{color:#777;font-size:.85em}td.reasons{max-width:22em}pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;max-height:22em;
 overflow:auto}section.probe{border-left:3px solid #ccc;padding-left:1em;margin:1em 0}
 .correct{color:#176a2c}.incorrect{color:#b00020}figure{margin:1em 0}
+li.counted{color:#176a2c}li.ignored{color:#777}
 """
 _SCRIPT: Final = """
 document.querySelectorAll('table.sortable').forEach(function(table){
@@ -107,6 +109,10 @@ def _scoring_text(row: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _scorers(row: Mapping[str, Any]) -> str:
+    return "; ".join(f"{s.get('reader')}, {s.get('judge')}" for s in row.get("scoring") or [])
+
+
 def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: str) -> str:
     columns = _columns(rows)
     head = "".join(
@@ -141,16 +147,19 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
             f'<td data-value="{status}" class="{status} reasons" title="{escape(reasons)}">{status}'
             + (f'<br><span class="ci">{escape(reasons)}</span>' if reasons else "")
             + "</td>",
-            f"<td>{escape(_scoring_text(row))}</td>",
+            # Who scored it, short; the measured figures in its tooltip and under the table.
+            f'<td title="{escape(_scoring_text(row))}">{escape(_scorers(row))}</td>',
             f"<td>{escape(str(row.get('record', record_name)))}</td>",
         ]
         body.append(
             f'<tr class="{"valid" if valid else "invalid"}" data-arm="{escape(arm)}">'
             f"{''.join(cells)}</tr>"
         )
+    scored = dict.fromkeys(_scoring_text(row) for row in rows if row.get("scoring"))
+    notes = "".join(f'<p class="ci scored">scored by {escape(text)}</p>' for text in scored)
     return (
         f'<table class="sortable leaderboard" id="{table_id}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f"<tbody>{''.join(body)}</tbody></table>{notes}"
     )
 
 
@@ -173,8 +182,10 @@ def _budget(rows: Sequence[Mapping[str, Any]]) -> str:
                 f'<td data-value="{f["p99_ms"]!r}">{f["p99_ms"]:.1f}{mark} {verdict} '
                 f"(&lt; {f.get('target_ms'):.0f})</td>"
             )
+        arm = escape(str(row["arm"]))
         lines.append(
-            f"<tr><td>{escape(str(row['arm']))}</td><td>{escape(str(budget.get('deployment')))}</td>{''.join(cells)}</tr>"
+            f'<tr data-arm="{arm}"><td data-value="{arm}">{arm}</td>'
+            f"<td>{escape(str(budget.get('deployment')))}</td>{''.join(cells)}</tr>"
         )
     if not lines:
         return ""
@@ -182,7 +193,7 @@ def _budget(rows: Sequence[Mapping[str, Any]]) -> str:
     head = "<tr>" + "".join(f"<th>{label}</th>" for label in labels) + "</tr>"
     return (
         "<h2 id='budget'>Latency budget (spec §7.8)</h2><p>m: from a modelled reader TTFT.</p>"
-        f'<table class="sortable budget"><thead>{head}</thead>'
+        f'<table class="sortable budget" id="budget-table"><thead>{head}</thead>'
         f"<tbody>{''.join(lines)}</tbody></table>"
     )
 
@@ -200,18 +211,34 @@ def _clipped(text: str) -> str:
     return f"{shown}\n… and {rest} more lines (drift explain prints more)"
 
 
+def _mention_list(mentions: Sequence[MentionLine], css: str) -> str:
+    items = "".join(
+        f'<li class="{"counted" if m.counted else "ignored"}">{escape(m.describe())}</li>'
+        for m in mentions
+    )
+    return f'<ul class="{css}">{items or "<li>none</li>"}</ul>'
+
+
 def _trace(trace: ProbeTrace) -> str:
     stored = "".join(
         f"<li>evidence session {s['session']}: "
         f"{'?' if s['stored_tokens'] is None else s['stored_tokens']} tokens stored; "
         + (
-            f"memory at checkpoint session {s['snapshot_session']}:"
-            f"<pre>{_clipped(s['snapshot'] or '')}</pre>"
+            f"memory at the checkpoint after session {s['snapshot_session']}, its lines about the "
+            f"asked values:{_mention_list(s.get('about') or [], 'memory-lines')}"
+            f"<details><summary>the whole memory</summary>"
+            f"<pre>{_clipped(s['snapshot'] or '')}</pre></details>"
             if s["snapshot_session"] is not None
             else "no snapshot (the backend takes none)"
         )
         + "</li>"
         for s in trace.stored
+    )
+    reading = (
+        f"<p><b>line by line</b> <span class='ci'>({escape(trace.reread)})</span></p>"
+        + _mention_list(trace.mentions, "reading")
+        if trace.mentions or trace.reread
+        else ""
     )
     return (
         f'<section class="probe" id="{trace.anchor}"><h4>{escape(trace.probe_id)} · '
@@ -225,6 +252,7 @@ def _trace(trace: ProbeTrace) -> str:
         f"<p><b>reader's answer</b> {escape(trace.answer)}<br><b>verdict</b> {trace.verdict}: "
         f"<span class='rationale'>{escape(trace.rationale)}</span><br>"
         f"<span class='ci'>reader {escape(str(trace.reader))}</span></p>"
+        f"{reading}"
         f'<p><a href="#{arm_anchor(trace.arm)}">back to {escape(trace.arm)}</a> · '
         '<a href="#leaderboard">back to the leaderboard</a></p></section>'
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,6 +33,7 @@ from drift_pipeline.evaluation import (
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
 from ._scoring import cell_scoring, distinct, scoring_json, scoring_lines
+from ._table import table_lines
 from ._trust import VERIFIED, Verification, verify_rows
 
 RANK_METRIC = "drift_c"
@@ -189,10 +190,43 @@ def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRo
     return summarise(metric, None, value, draws, n), Sample(value, draws, n)
 
 
-def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
+def _board_specs() -> tuple[MetricSpec, ...]:
+    """The headline metrics, then the privacy ones (shown only where some cell measured them)."""
+    headline = metric_specs("headline")
+    shown = {spec.name for spec in headline}
+    privacy = tuple(
+        spec
+        for spec in metric_specs("json")
+        if spec.section == "privacy" and spec.name not in shown
+    )
+    return (*headline, *privacy)
+
+
+def unranked_arms(cells: Sequence[_Cell]) -> dict[str, float]:
+    """Arms with a cell past the run's fault-rate limit, with their worst cell's fault rate.
+
+    Such an arm is not ranked anywhere: not over all horizons, not in any horizon's table, and
+    no summary gives it a figure.
+    """
+    out: dict[str, float] = {}
+    for cell in cells:
+        if not _cell_valid(cell):
+            key = cell.arm.key
+            out[key] = max(out.get(key, 0.0), _cell_fault_rate(cell))
+    return out
+
+
+def standings(
+    cells: Sequence[_Cell], unranked: Mapping[str, float] | None = None
+) -> list[ArmStanding]:
     """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios.
 
     A metric that asks for it (TES) takes the geometric mean over scenarios.
+
+    Args:
+        cells: The cells to aggregate.
+        unranked: Arms to leave unranked with the given fault rate although their cells here
+            are valid (their cells elsewhere in the run were not; see :func:`unranked_arms`).
     """
     by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
     arms: dict[str, Any] = {}
@@ -207,7 +241,7 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
     result = []
     for key, scenarios in by_arm.items():
         rows: dict[str, MetricRow] = {}
-        for spec in metric_specs("headline"):
+        for spec in _board_specs():
             metric = spec.name
             per_scenario = [
                 _combine_horizons(
@@ -246,6 +280,11 @@ def standings(cells: Sequence[_Cell]) -> list[ArmStanding]:
                 budget=arm_budget(cells_of_arm, deployment),
             )
         )
+    for key, rate in (unranked or {}).items():
+        if key in valid:
+            index = next(i for i, s in enumerate(result) if s.arm == key)
+            worst = max(rate, result[index].fault_rate)
+            result[index] = replace(result[index], valid=False, fault_rate=worst)
     # Ranked arms first, best first; invalid ones after them, worst fault rate last.
     result.sort(key=lambda s: (not s.valid, 0.0 if s.valid else s.fault_rate, _rank(s)))
     return result
@@ -318,7 +357,7 @@ def render_leaderboard(
         (:func:`~._scoring.scoring_lines`).
 
     """
-    specs = metric_specs("headline")
+    specs = _shown_specs(rows)
     header = ["arm", *(spec.label for spec in specs), *(["status"] if checked else [])]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
@@ -350,18 +389,25 @@ def render_leaderboard(
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
     )
+    lines = table_lines(header, body, markdown)
     if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
         # Markdown joins plain lines into one paragraph: the scoring lines become a list.
         items = [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in scored]
         return "\n".join([*lines, *(["", *note] if note else []), *(["", *items] if items else [])])
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
     budget_table = render_budget(rows) if budget else ""
     return "\n".join([*lines, *note, *(["", budget_table] if budget_table else []), *scored])
+
+
+def _shown_specs(rows: Sequence[ArmStanding]) -> tuple[MetricSpec, ...]:
+    """The headline columns, with each privacy figure beside DRIFT-C where a ranked arm has it."""
+    headline = metric_specs("headline")
+    measured = [
+        spec
+        for spec in _board_specs()[len(headline) :]
+        if any(s.valid and _row(s, spec.name).value is not None for s in rows)
+    ]
+    first = 1 if headline and headline[0].name == RANK_METRIC else 0
+    return (*headline[:first], *measured, *headline[first:])
 
 
 def _trust_notes(rows: Sequence[ArmStanding], checked: Mapping[str, Verification]) -> list[str]:
@@ -383,7 +429,10 @@ def render_budget(rows: Sequence[ArmStanding], markdown: bool = False) -> str:
     reports it as metadata of its own.
     """
     return "\n".join(
-        budget_lines([(s.arm, s.deployment, s.budget) for s in rows if s.budget], markdown)
+        # An unranked arm shows no figure at all, its latencies included.
+        budget_lines(
+            [(s.arm, s.deployment, s.budget) for s in rows if s.budget and s.valid], markdown
+        )
     )
 
 
@@ -468,11 +517,7 @@ def render_subtype_recall(rows: Sequence[ArmStanding], kind: str = "recall") -> 
             shown = "—" if row is None or row.value is None else _interval(row)
             cells.append(shown if row is None else f"{shown} n={row.n}")
         body.append([s.arm, *cells])
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join(lines)
+    return "\n".join(table_lines(header, body))
 
 
 def _interval(row: MetricRow) -> str:
@@ -506,57 +551,12 @@ def summary_json(
         and measured figures (:func:`~._scoring.scoring_json`).
 
     """
-    json_specs = metric_specs("json")
-    out_cells = []
-    for cell in cells:
-        m = cell.metrics
-        metrics: dict[str, Any] = {spec.name: _json_figure(m, spec) for spec in json_specs}
-
-        def pct(prefix: str, metrics_: CellMetrics = m) -> dict[str, float | None]:
-            return {p: metrics_.get(f"{prefix}_{p}").value for p in ("p50", "p95", "p99")}
-
-        out_cells.append(
-            {
-                "scenario": cell.scenario,
-                "horizon": cell.horizon,
-                "backend": cell.arm.backend,
-                "gate": str(cell.arm.gate),
-                "arm": cell.arm.key,
-                "replicates": cell.replicates,
-                "metrics": metrics,
-                "latency_ms": {
-                    "read": pct("read_ms"),
-                    "write": pct("write_ms"),
-                    "ttfrt": pct("ttfrt_ms"),
-                    "dialectic": pct("dialectic_ms"),
-                },
-                "tokens": {
-                    "write": m.get("write_tokens_per_session").value,
-                    "storage_per_session": m.get("storage_per_session").value,
-                    "read_per_query": m.get("read_tokens_per_retrieve").value,
-                },
-                "faults": len(cell.faults),
-                # Over the run's limit of faulted or skipped calls: not ranked anywhere.
-                "valid": _cell_valid(cell),
-                "reader": cell_scoring(cell).reader,
-                "judge": cell_scoring(cell).judge,
-                "fault_rate": _cell_fault_rate(cell),
-                # Answers whose reader or judge call failed (left out of every metric), and
-                # the share of TTFRTs from a measured reader TTFT (0: modelled).
-                "judge_errors": _value(m, "judge_errors"),
-                "ttft_measured": _value(m, "ttft_measured"),
-                "lps_modelled": _lps_modelled(m),
-                # Figures the world's data cannot support (null above, never zero).
-                "not_applicable": sorted(_not_applicable(cell)),
-                "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
-                # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
-                "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
-                # Figures the backend gave no way to measure, with why (null above, never zero).
-                "not_measured": _not_measured(cell),
-                # LLM tokens as metered and as the backend reported them.
-                "llm_tokens": _audit_json(_llm_tokens(cell)),
-            }
-        )
+    unranked = unranked_arms(cells)
+    # A cell of an unranked arm keeps who it is and its faults, and no figure at all.
+    out_cells = [
+        {**_cell_json(cell), **UNRANKED_CELL} if cell.arm.key in unranked else _cell_json(cell)
+        for cell in cells
+    ]
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     return {
         "scenario": ",".join(scenario_ids),
@@ -564,10 +564,78 @@ def summary_json(
         "cells": out_cells,
         "arms": arm_rows(cells, max_fault_rate, audits),
         "horizons": {
-            h: arm_rows([c for c in cells if c.horizon == h], max_fault_rate, audits)
+            h: arm_rows([c for c in cells if c.horizon == h], max_fault_rate, audits, unranked)
             for h in horizons
         },
         "scoring": scoring_json(cell_scoring(cell) for cell in cells),
+    }
+
+
+UNRANKED_CELL: dict[str, Any] = {
+    "metrics": None,
+    "latency_ms": None,
+    "tokens": None,
+    # Not valid in any cell: the arm faulted past the limit somewhere (this cell's own share
+    # of faulted calls is its fault_rate).
+    "valid": False,
+    "judge_errors": None,
+    "ttft_measured": None,
+    "lps_modelled": None,
+    "recall_by_subtype": {},
+    "score_by_subtype": {},
+    "llm_tokens": None,
+}
+"""What a cell of an unranked arm shows instead of its figures."""
+
+
+def _cell_json(cell: _Cell) -> dict[str, Any]:
+    """One cell of the JSON summary: its identity, figures, latencies, tokens and faults."""
+    json_specs = metric_specs("json")
+    m = cell.metrics
+    metrics: dict[str, Any] = {spec.name: _json_figure(m, spec) for spec in json_specs}
+
+    def pct(prefix: str, metrics_: CellMetrics = m) -> dict[str, float | None]:
+        return {p: metrics_.get(f"{prefix}_{p}").value for p in ("p50", "p95", "p99")}
+
+    return {
+        "scenario": cell.scenario,
+        "horizon": cell.horizon,
+        "backend": cell.arm.backend,
+        "gate": str(cell.arm.gate),
+        "arm": cell.arm.key,
+        "replicates": cell.replicates,
+        "metrics": metrics,
+        "latency_ms": {
+            "read": pct("read_ms"),
+            "write": pct("write_ms"),
+            "ttfrt": pct("ttfrt_ms"),
+            "dialectic": pct("dialectic_ms"),
+        },
+        "tokens": {
+            "write": m.get("write_tokens_per_session").value,
+            "storage_per_session": m.get("storage_per_session").value,
+            "read_per_query": m.get("read_tokens_per_retrieve").value,
+        },
+        "faults": len(cell.faults),
+        # Over the run's limit of faulted or skipped calls: not ranked anywhere.
+        "valid": _cell_valid(cell),
+        "reader": cell_scoring(cell).reader,
+        "judge": cell_scoring(cell).judge,
+        "fault_rate": _cell_fault_rate(cell),
+        # Answers whose reader or judge call failed (left out of every metric), and
+        # the share of TTFRTs from a measured reader TTFT (0: modelled).
+        "judge_errors": _value(m, "judge_errors"),
+        "ttft_measured": _value(m, "ttft_measured"),
+        "lps_modelled": _lps_modelled(m),
+        # Figures the world's data cannot support (null above, never zero).
+        "not_applicable": sorted(_not_applicable(cell)),
+        "recall_by_subtype": _subtype_figures(_by_subtype(cell)),
+        # The graded score (LoCoMo's token F1 under an LLM reader; else as recall).
+        "score_by_subtype": _subtype_figures(_by_subtype(cell, "score")),
+        # Figures the backend gave no way to measure, with why (null above, never zero).
+        "not_measured": _not_measured(cell),
+        # LLM tokens as metered and as the backend reported them.
+        "llm_tokens": _audit_json(_llm_tokens(cell)),
     }
 
 
@@ -578,9 +646,13 @@ def horizon_order(horizon: str) -> tuple[int, str]:
 
 
 def horizon_standings(cells: Sequence[_Cell]) -> dict[str, list[ArmStanding]]:
-    """The standings of each horizon on its own (short, medium, long, then others)."""
+    """The standings of each horizon on its own (short, medium, long, then others).
+
+    An arm unranked anywhere in ``cells`` is unranked in every horizon's table.
+    """
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
-    return {h: standings([c for c in cells if c.horizon == h]) for h in horizons}
+    unranked = unranked_arms(cells)
+    return {h: standings([c for c in cells if c.horizon == h], unranked) for h in horizons}
 
 
 def verifications(
@@ -596,41 +668,55 @@ def arm_rows(
     cells: Sequence[_Cell],
     max_fault_rate: float | None = None,
     audits: dict[str, str | None] | None = None,
+    unranked: Mapping[str, float] | None = None,
 ) -> list[dict[str, Any]]:
-    """The JSON leaderboard rows of ``cells``: one per arm, ranked arms first, best first."""
-    ranked = standings(cells)
+    """The JSON leaderboard rows of ``cells``: one per arm, ranked arms first, best first.
+
+    An unranked arm (past the fault-rate limit in some cell of ``cells``, or named in
+    ``unranked``) has ``valid: false``, no rank and no figure: every metric, the per-subtype
+    figures, its tokens and its latency budget are null or empty.
+    """
+    ranked = standings(cells, unranked)
     checked = verify_rows(ranked, max_fault_rate, audits)
-    return [
-        {
-            "backend": s.backend,
-            "gate": s.gate,
-            "arm": s.arm,
-            # An arm past the fault-rate limit is not ranked: no rank and no figures to rank
-            # it by, exactly as the terminal leaderboard shows it.
-            "valid": s.valid,
-            "fault_rate": s.fault_rate,
-            "rank": rank if s.valid else None,
-            **{metric: _metric(row) if s.valid else None for metric, row in s.rows.items()},
-            "lps_modelled": s.lps_modelled,
-            "not_applicable": sorted(s.not_applicable),
-            "recall_by_subtype": {
-                name.removeprefix("recall:"): _figure_with_n(row)
-                for name, row in s.by_subtype.items()
-            },
-            "score_by_subtype": {
-                name.removeprefix("score:"): _figure_with_n(row)
-                for name, row in s.score_by_subtype.items()
-            },
-            # Figures its backend gave no way to measure, with why; its LLM tokens as metered
-            # and as reported.
-            "not_measured": dict(s.not_measured),
-            "llm_tokens": _audit_json(s.llm_tokens),
-            # Its p99 latencies against the spec's targets where it runs (pass, fail or
-            # not measured).
-            "budget": budget_json(s.deployment, s.budget),
-            # How far to trust the row: sanity arms, fault rate, audit; and who scored it.
-            "verification": checked[s.arm].to_json(),
-            "scoring": scoring_json(s.scorings),
-        }
-        for rank, s in enumerate(ranked, start=1)
-    ]
+    return [_arm_row(s, rank, checked[s.arm]) for rank, s in enumerate(ranked, start=1)]
+
+
+def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str, Any]:
+    privacy = {spec.name for spec in _board_specs() if spec.section == "privacy"}
+    figures = {
+        metric: None if not s.valid or (metric in privacy and row.value is None) else _metric(row)
+        for metric, row in s.rows.items()
+    }
+    return {
+        "backend": s.backend,
+        "gate": s.gate,
+        "arm": s.arm,
+        # An arm past the fault-rate limit is not ranked: no rank and no figures to rank it
+        # by, exactly as the terminal leaderboard shows it.
+        "valid": s.valid,
+        "fault_rate": s.fault_rate,
+        "rank": rank if s.valid else None,
+        **figures,
+        "lps_modelled": s.lps_modelled,
+        "not_applicable": sorted(s.not_applicable),
+        "recall_by_subtype": {
+            name.removeprefix("recall:"): _figure_with_n(row)
+            for name, row in s.by_subtype.items()
+            if s.valid
+        },
+        "score_by_subtype": {
+            name.removeprefix("score:"): _figure_with_n(row)
+            for name, row in s.score_by_subtype.items()
+            if s.valid
+        },
+        # Figures its backend gave no way to measure, with why; its LLM tokens as metered
+        # and as reported.
+        "not_measured": dict(s.not_measured),
+        "llm_tokens": _audit_json(s.llm_tokens) if s.valid else None,
+        # Its p99 latencies against the spec's targets where it runs (pass, fail or
+        # not measured).
+        "budget": budget_json(s.deployment, s.budget) if s.valid else None,
+        # How far to trust the row: sanity arms, fault rate, audit; and who scored it.
+        "verification": verification.to_json(),
+        "scoring": scoring_json(s.scorings),
+    }

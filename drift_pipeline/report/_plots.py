@@ -20,6 +20,7 @@ PLOT_TITLES: Final = {
     "error_curve": "Error rate per checkpoint (learning and forgetting)",
     "probe_accuracy": "Accuracy per probe type and subtype",
     "abilities": "Abilities per arm (recall, revision, action, privacy where measured, efficiency)",
+    "session_reads": "Read latency and read tokens against stored sessions (mean per bin)",
     "drift_c_trend": "DRIFT-C across records",
 }
 """Plot name → its title, in the order the page shows them."""
@@ -127,6 +128,33 @@ def report_plots(data: ReportData) -> list[Plot]:
             .facet(facet=alt.Facet("arm:N"), columns=4)
         )
         plots.append(Plot("abilities", chart.to_dict()))
+    if data.session_reads:
+        measures = (("read_ms", "read latency (ms)"), ("read_tokens", "tokens returned"))
+        long = [
+            {
+                **{k: row[k] for k in ("arm", "horizon", "sessions_stored")},
+                "measure": label,
+                "value": row[key],
+            }
+            for row in data.session_reads
+            for key, label in measures
+        ]
+        chart = (
+            alt.Chart(_data(long))
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("sessions_stored:Q", title="sessions stored before the read"),
+                y=alt.Y("value:Q", title=None),
+                color=alt.Color("arm:N"),
+            )
+            .properties(width=260, height=160)
+            .facet(
+                row=alt.Row("measure:N", title=None),
+                column=alt.Column("horizon:N", sort=HORIZONS),
+            )
+            .resolve_scale(y="independent")
+        )
+        plots.append(Plot("session_reads", chart.to_dict()))
     trend = [r for r in data.trend if r["horizon"] == "all" and r["drift_c"] is not None]
     if trend:
         chart = (

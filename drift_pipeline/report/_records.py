@@ -25,6 +25,7 @@ from typing import Any, Final
 
 __all__ = [
     "RECORDS_FOLDER",
+    "RECORD_TIME_ENV",
     "SIGNING_KEY_ENV",
     "TREND_COLUMNS",
     "RecordError",
@@ -33,6 +34,7 @@ __all__ = [
     "list_records",
     "load_record",
     "record_problems",
+    "record_time",
     "row_digest",
     "sign",
     "signing_key_path",
@@ -42,6 +44,9 @@ __all__ = [
 
 RECORDS_FOLDER: Final = "_records/leaderboards"
 """Where a run folder keeps its leaderboard records."""
+RECORD_TIME_ENV: Final = "DRIFT_RECORD_TIME"
+"""The time a record is dated (ISO 8601, e.g. ``2026-03-02T09:00:00Z``) instead of now: for
+backfilling a nightly series, for reproducible records, and for tests of a series of runs."""
 SIGNING_KEY_ENV: Final = "DRIFT_SIGNING_KEY"
 """The signing key's seed (64 hex digits); without it, the key in the configuration folder."""
 RECORD_FORMAT: Final = 1
@@ -52,6 +57,25 @@ _TIME_FORMAT: Final = "%Y%m%dT%H%M%SZ"
 
 class RecordError(ValueError):
     """A record that cannot be read, or a signing key that cannot be used (one line)."""
+
+
+def record_time() -> datetime:
+    """When a record made now is dated: ``$DRIFT_RECORD_TIME`` if set, else the current time.
+
+    Raises:
+        RecordError: The variable is not an ISO 8601 time.
+    """
+    text = os.environ.get(RECORD_TIME_ENV, "").strip()
+    if not text:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise RecordError(
+            f"{RECORD_TIME_ENV}={text!r}: not an ISO 8601 time (e.g. 2026-03-02T09:00:00Z)"
+        ) from None
+    # A time without a zone is taken as UTC, the zone every record is written in.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def signing_key_path() -> Path:
@@ -135,9 +159,13 @@ def build_record(
             horizon rows and ``scoring``.
         manifest: The run manifest: scenarios with their hashes, backends, machine, reader,
             judge, isolation.
-        created: The record's time (UTC; now when not given).
+        created: The record's time (default: :func:`record_time`, now unless
+            ``$DRIFT_RECORD_TIME`` says otherwise).
+
+    Raises:
+        RecordError: ``$DRIFT_RECORD_TIME`` is not a time.
     """
-    when = (created or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    when = (created or record_time()).astimezone(UTC).replace(microsecond=0)
     return {
         "format": RECORD_FORMAT,
         "created": when.isoformat().replace("+00:00", "Z"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ._reading import MentionLine, Rereader
 from ._records import latest_record, load_record, trend_rows
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class ProbeTrace:
             taken at checkpoints only), with that checkpoint's session.
         retrieved: What ``retrieve`` returned for the probe (the reader's whole context).
         rationale: Why the verdict: the line that counted and the rule id that decided.
+        mentions: The reader's reading again, line by line: each mention of a candidate
+            value in what it read, counted or ignored, with the cue and rule id (empty for a
+            family scored by its own rule judge).
+        reread: Who read it again, and whether that reading gives the stored answer.
     """
 
     scenario: str
@@ -54,6 +59,8 @@ class ProbeTrace:
     correct: bool | None
     rationale: str
     reader: str | None
+    mentions: tuple[MentionLine, ...] = ()
+    reread: str = ""
 
     @property
     def anchor(self) -> str:
@@ -80,6 +87,7 @@ class ReportData:
     probe_accuracy: list[dict[str, Any]]
     abilities: list[dict[str, Any]]
     traces: dict[str, list[ProbeTrace]] = field(default_factory=dict)
+    session_reads: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _rows(
@@ -127,18 +135,52 @@ def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = N
             "select arm, probe_type, subtype, avg(cast(correct as double)) as accuracy, "
             "count(correct) as n from probe_answers group by all order by all",
         )
+    reads = _session_reads(con) if "session_reads" in views else []
+    # An arm that is not ranked has no figure anywhere, its curves and charts included.
+    unranked = {str(row["arm"]) for row in loaded["leaderboard"] if not row.get("valid", True)}
+
+    def ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [row for row in rows if row["arm"] not in unranked]
+
     return ReportData(
         record_path=path,
         record=loaded,
         manifest=manifest,
         trend=trend_rows(folder),
-        cost_curve=cost,
-        error_curve=error,
-        probe_accuracy=accuracy,
-        abilities=_abilities(con, loaded["leaderboard"], views),
+        cost_curve=ranked(cost),
+        error_curve=ranked(error),
+        probe_accuracy=ranked(accuracy),
+        abilities=ranked(_abilities(con, loaded["leaderboard"], views)),
         traces={arm: probe_traces(con, arm, limit=DRILL_DOWN_PROBES) for arm in arms}
         if {"probe_answers", "probes", "retrievals"} <= views
         else {},
+        session_reads=ranked(reads),
+    )
+
+
+SESSION_READ_BINS: Final = 20
+"""Bins of stored sessions per horizon the read curves are averaged over (the view has a row
+per read: hundreds of thousands on the canonical suite)."""
+
+
+def _session_reads(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Read latency and read tokens of the agent's session reads against sessions stored.
+
+    Per arm and horizon, the reads are binned by how many sessions were stored before them
+    (:data:`SESSION_READ_BINS` bins per horizon); each bin gives the mean and p95 read latency,
+    the mean tokens returned and the reads counted. Faulted reads are left out.
+    """
+    return _rows(
+        con,
+        "with r as (select arm, horizon, sessions_stored, read_ms, read_tokens "
+        "from session_reads where error is null), "
+        "w as (select horizon, greatest(ceil((max(sessions_stored) + 1) / ?), 1) as width "
+        "from r group by horizon) "
+        "select arm, horizon, cast(floor(sessions_stored / width) * width as integer) "
+        "as sessions_stored, avg(read_ms) as read_ms, quantile_cont(read_ms, 0.95) "
+        "as read_ms_p95, avg(read_tokens) as read_tokens, count(*) as reads "
+        "from r join w using (horizon) group by all order by arm, horizon, sessions_stored",
+        [float(SESSION_READ_BINS)],
     )
 
 
@@ -237,10 +279,18 @@ def probe_traces(
         + (f" limit {int(limit)}" if limit is not None else ""),
         params,
     )
-    return [_trace(con, row) for row in answers]
+    rereader = Rereader(con)
+    reading = rereader.available()
+    return [_trace(con, row, rereader if reading else None) for row in answers]
 
 
-def _trace(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any]) -> ProbeTrace:
+MEMORY_LINES_SHOWN: Final = 12
+"""Lines of a memory snapshot about the probe's values shown per evidence session."""
+
+
+def _trace(
+    con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], rereader: Rereader | None
+) -> ProbeTrace:
     evidence = tuple(int(s) for s in row["evidence_sessions"] or ())
     sessions = _rows(
         con,
@@ -248,20 +298,35 @@ def _trace(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any]) -> ProbeTrace
         "where scenario = ? and horizon = ? and replicate = ? and arm = ? order by session_index",
         [row["scenario"], row["horizon"], row["replicate"], row["arm"]],
     )
+    view = (
+        rereader.probe(row["scenario"], row["horizon"], int(row["replicate"]), row["probe_id"])
+        if rereader is not None
+        else None
+    )
+    about: dict[int, tuple[MentionLine, ...]] = {}
     stored = []
     for session in evidence:
         delta = next((s for s in sessions if s["session_index"] == session), None)
         snap = next(
             (s for s in sessions if s["session_index"] >= session and s["checkpoint"]), None
         )
+        if view is not None and snap is not None and snap["session_index"] not in about:
+            text = snap["snapshot"] or ""
+            found = Rereader.mentions(Rereader.read(text, view), text)
+            # One entry per line of memory, however many values it names.
+            lines = {m.line: m for m in found}
+            about[snap["session_index"]] = tuple(lines.values())[:MEMORY_LINES_SHOWN]
         stored.append(
             {
                 "session": session,
                 "stored_tokens": None if delta is None else delta["storage_delta_tokens"],
                 "snapshot_session": None if snap is None else snap["session_index"],
                 "snapshot": None if snap is None else snap["snapshot"],
+                # The memory's lines about the probe's values (the careful reader's mentions).
+                "about": [] if snap is None else list(about.get(snap["session_index"], ())),
             }
         )
+    mentions, reread = _reread(view, row)
     return ProbeTrace(
         scenario=row["scenario"],
         horizon=row["horizon"],
@@ -280,4 +345,27 @@ def _trace(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any]) -> ProbeTrace
         correct=row["correct"],
         rationale=row["rationale"],
         reader=row["reader"],
+        mentions=mentions,
+        reread=reread,
+    )
+
+
+def _reread(view: Any, row: Mapping[str, Any]) -> tuple[tuple[MentionLine, ...], str]:
+    """The reading of the probe again, and a line saying who read it and if it agrees."""
+    if view is None:
+        return (), "scored by its probe family's own rule (see the rationale)"
+    from drift_pipeline.evaluation import JUDGE_ID
+
+    stored = str(row["reader"] or "")
+    # The careful reader read the retrieved context; an LLM reader's answer is read instead.
+    by_context = stored.startswith("context@")
+    text = str(row["context"] or "") if by_context else str(row["answer"] or "")
+    reading = Rereader.read(text, view, answer=not by_context)
+    mentions = Rereader.mentions(reading, text)
+    what = "the retrieved context" if by_context else "the reader's answer"
+    if by_context and stored != JUDGE_ID:
+        return mentions, f"{what} read again by {JUDGE_ID}; the verdict was by {stored}"
+    agrees = (reading.answer or "") == (row["answer"] or "")
+    return mentions, f"{what} read again by {JUDGE_ID}" + (
+        "" if agrees else f"; it now answers {reading.answer!r}"
     )

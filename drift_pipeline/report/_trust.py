@@ -108,8 +108,8 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
             continue
         if value > best - SANITY_MARGIN:
             failures.append(
-                f"sanity arm {row.arm} came within {SANITY_MARGIN:.2f} DRIFT-C of {best_name} "
-                f"({value:.3f} vs {best:.3f})"
+                f"sanity arm {row.arm} did not stay {SANITY_MARGIN:.2f} DRIFT-C below "
+                f"{best_name} ({value:.3f} vs {best:.3f})"
             )
         imitated = references.get(SANITY_ARMS[row.backend])
         if imitated is not None and value >= imitated:

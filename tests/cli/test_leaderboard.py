@@ -1,12 +1,15 @@
-"""``drift leaderboard`` prints a stored board again; two runs a day apart both make the trend."""
+"""``drift leaderboard`` prints a stored board again; two runs a day apart both make the trend.
+
+"A day apart" is the records' dates, set with ``DRIFT_RECORD_TIME`` (the documented clock of
+records), not a day of waiting.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-import time_machine
-from report.tiny_world import invoke, run_tiny
+from report.tiny_world import invoke, run_tiny, run_world
 
 from drift_pipeline.report import list_records
 
@@ -14,9 +17,10 @@ from drift_pipeline.report import list_records
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("board")
-    with time_machine.travel("2026-03-01 09:00:00+00:00", tick=True):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DRIFT_RECORD_TIME", "2026-03-01T09:00:00Z")
         first, _ = run_tiny(base)
-    with time_machine.travel("2026-03-02 09:00:00+00:00", tick=True):
+        patch.setenv("DRIFT_RECORD_TIME", "2026-03-02T09:00:00Z")
         run_tiny(base, "--backend", "bm25")
     # The terminal board of the run: one table per horizon, then the composite.
     text = first.output
@@ -26,7 +30,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_each_record_is_printed_again(folder: Path):
     first, second = list_records(folder)
-    assert first.name.startswith("20260301T09") and second.name.startswith("20260302T09")
+    assert first.name.startswith("20260301T090000Z-")
+    assert second.name.startswith("20260302T090000Z-")
     latest = invoke("leaderboard", str(folder))
     assert latest.exit_code == 0 and latest.output.startswith(f"record {second.name}\n")
     assert "bm25@hard" in latest.output
@@ -60,3 +65,28 @@ def test_a_missing_record_or_folder_exits_2(folder: Path, tmp_path: Path):
     assert invoke("leaderboard", str(folder), "--record", "nope.json").exit_code == 2
     empty = invoke("leaderboard", str(tmp_path))
     assert empty.exit_code == 2 and "no leaderboard record" in empty.output
+
+
+def test_the_report_plots_both_records(folder: Path):
+    from drift_pipeline.pipeline import connect
+    from drift_pipeline.report import gather, report_plots
+
+    page = invoke("report", str(folder))
+    assert page.exit_code == 0, page.output
+    assert 'id="plot-drift_c_trend"' in Path(page.output.strip()).read_text(encoding="utf-8")
+    plots = {p.name: p for p in report_plots(gather(folder, connect(folder)))}
+    points = plots["drift_c_trend"].spec["data"]["values"]
+    fact_store = sorted(p["created"] for p in points if p["arm"] == "fact_store@hard")
+    assert fact_store == ["2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z"]
+
+
+def test_a_record_time_that_is_not_a_time_is_one_line(tmp_path: Path):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DRIFT_RECORD_TIME", "yesterday")
+        result = run_world(tmp_path, "--horizon", "short", "--backend", "amnesiac")
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (
+        "DRIFT_RECORD_TIME='yesterday': not an ISO 8601 time (e.g. 2026-03-02T09:00:00Z) "
+        "(the run's tables are written; no record)"
+    )
+    assert not (tmp_path / "data" / "_records").exists()

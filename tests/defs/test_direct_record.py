@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,9 @@ import pytest
 from report.tiny_world import ARMS, run_tiny
 
 from drift_pipeline.defs.assets.world import ANSWERABILITY
-from drift_pipeline.orchestration.direct_record import LEADERBOARD_CHECKS, direct_run_instance
+from drift_pipeline.orchestration.direct_record import direct_run_instance
 from drift_pipeline.orchestration.project import project_assets
+from drift_pipeline.orchestration.report_metadata import LEADERBOARD_CHECKS
 
 from .conftest import PROJECT
 
@@ -27,7 +29,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         patch.setenv("DAGSTER_HOME", str(home))
         patch.setenv("DRIFT_DAGSTER_RECORD", "1")
         result, summary = run_tiny(base)
-    assert "recorded in the Dagster instance:" in result.output
+    # Its own line ("not recorded in the Dagster instance: …" would be a failure).
+    assert re.search(r"^recorded in the Dagster instance: \d+ asset events$", result.output, re.M)
     return home, summary
 
 
@@ -47,7 +50,7 @@ def test_every_asset_of_the_run_shows_as_materialised(recorded: tuple[Path, dict
         metadata = event.asset_materialization.metadata
         best = next(row for row in summary["arms"] if row["valid"])["drift_c"]["value"]
         assert metadata["drift/best_drift_c"].value == pytest.approx(best)
-        assert "| rank | arm | drift_c |" in str(metadata["leaderboard"].value)
+        assert "| arm | DRIFT-C |" in str(metadata["leaderboard"].value)
         assert str(metadata["plot_cost_curve"].value).startswith("![Token cost curve")
         assert "data:image/png;base64," in str(metadata["plot_mvot_by_horizon"].value)
         cell = instance.get_latest_materialization_event(dg.AssetKey("cell_metrics"))
@@ -59,6 +62,16 @@ def test_every_asset_of_the_run_shows_as_materialised(recorded: tuple[Path, dict
         assert check, "the answerability audit was not reported"
         assert all(record.status.value == "SUCCEEDED" for record in check.values()), check
         # The leaderboard's trust checks, evaluated as its rows' verification says.
+        # The memory assets' checks too: nothing in the UI is left "not evaluated".
+        memory_checks = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [
+                dg.AssetCheckKey(dg.AssetKey("memory_snapshots"), "rows_per_session"),
+                dg.AssetCheckKey(dg.AssetKey("memory_snapshots"), "gate_lineage"),
+                dg.AssetCheckKey(dg.AssetKey("reference_memory"), "rows_per_session"),
+            ]
+        )
+        assert len(memory_checks) == 3
+        assert all(record.status.value == "SUCCEEDED" for record in memory_checks.values())
         trust = instance.event_log_storage.get_latest_asset_check_execution_by_key(
             [dg.AssetCheckKey(dg.AssetKey("leaderboard"), name) for name in LEADERBOARD_CHECKS]
         )
@@ -77,3 +90,32 @@ def test_recording_is_off_with_the_switch_or_without_an_instance(
     monkeypatch.delenv("DAGSTER_HOME")
     monkeypatch.chdir(tmp_path)  # no .dagster_home here
     assert direct_run_instance() is None
+
+
+def test_every_figure_of_the_dagster_path_is_reported(
+    recorded: tuple[Path, dict[str, Any]],
+):
+    home, _ = recorded
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        world = "report-tiny/short"
+        for table in ("latent_profiles", "transcripts", "probes", "reference_memory"):
+            event = instance.get_latest_materialization_event(dg.AssetKey(table))
+            assert event is not None and event.asset_materialization is not None
+            values = {k: v.value for k, v in event.asset_materialization.metadata.items()}
+            # Every key the Dagster path reports has a figure (none left null).
+            assert [k for k, v in values.items() if v is None] == [], (table, values)
+        cell = f"fact_store@hard|{world}"
+        for table in ("memory_snapshots", "retrievals", "probe_answers", "cell_cost_curve"):
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(dg.AssetKey(table), asset_partitions=[cell]), limit=1
+            ).records
+            materialization = records[0].asset_materialization
+            assert materialization is not None
+            values = {k: v.value for k, v in materialization.metadata.items()}
+            assert [k for k, v in values.items() if v is None] == [], (table, values)
+        leaderboard = instance.get_latest_materialization_event(dg.AssetKey("leaderboard"))
+        assert leaderboard is not None and leaderboard.asset_materialization is not None
+        metadata = leaderboard.asset_materialization.metadata
+        assert "| status |" in str(metadata["leaderboard"].value)  # with the rows' status
+        assert "budget (spec §7.8, p99 ms)" in str(metadata["budget"].value)
+        assert str(metadata["plot_session_reads"].value).startswith("![Read latency")

@@ -24,7 +24,13 @@ from drift_pipeline.orchestration.launch import build_definitions, run_via_dagst
 from drift_pipeline.orchestration.partitions import register_partitions
 from drift_pipeline.orchestration.resources import DriftStorage, MemoryLoop, ScenarioCatalog
 from drift_pipeline.pipeline import CellResult, RunOptions, RunResult, run_benchmark, stored_cells
-from drift_pipeline.report import EXACT_PATH_LINE, render_leaderboard, standings
+from drift_pipeline.report import (
+    EXACT_PATH_LINE,
+    latest_record,
+    load_record,
+    render_leaderboard,
+    standings,
+)
 from drift_pipeline.sources import ScenarioSource
 from drift_pipeline.storage import COST_CURVES, PROBE_ANSWERS, WORLD_TABLES, glob
 
@@ -188,6 +194,9 @@ def test_the_leaderboard_asset_names_its_reader_and_judge(runs: dict[str, Any]) 
     assert metadata[md.READER_ACCURACY].value == pytest.approx(others.accuracy)
     assert metadata[md.READER_FALSE_ACCEPT_RATE].value == pytest.approx(others.false_accept_rate)
     assert EXACT_PATH_LINE in str(metadata["leaderboard"].value)
+    # The board's record: every row's verification rests on the worlds' answerability audit.
+    record = load_record(latest_record(runs["folder"] / "dagster"))
+    assert all(row["verification"]["checks"]["audit"] is True for row in record["leaderboard"])
 
 
 @pytest.mark.slow

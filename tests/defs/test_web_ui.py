@@ -278,8 +278,12 @@ def test_materialize_a_world_partition_from_the_ui(serve: Any, tmp_path: Path) -
     # The project's dagster.yaml turns the first-visit community dialog off: a fresh instance
     # opens without it, nothing marked seen.
     assert _graphql(server.url, "{ shouldShowNux }")["shouldShowNux"] is False
-    # A direct run into the served folder and instance: its assets show as materialised.
+    # A direct run into the served folder and instance: its assets show as materialised, and
+    # the reports up to date though arms the run did not run have partitions.
     _direct_run(server)
+    nodes = _graphql(server.url, "{ assetNodes { assetKey { path } staleStatus } }")
+    status = {"/".join(n["assetKey"]["path"]): n["staleStatus"] for n in nodes["assetNodes"]}
+    assert status["leaderboard"] == status["cost_curves"] == "FRESH", status
     profile = Path(tempfile.mkdtemp(prefix="drift-chromium-"))
     try:
         with sync_playwright() as playwright:
@@ -321,30 +325,30 @@ def _materialize_world(page: Page, server: Server) -> str:
     """From the asset graph, launch the world assets of ``WORLD``; return the run's id prefix."""
     # The global asset graph shows the project's groups ...
     page.goto(f"{server.url}/asset-groups")
-    expect(page.get_by_text("Global asset lineage").first).to_be_visible()
+    expect(page.get_by_text("Global asset lineage").first).to_be_visible(timeout=UI_TIMEOUT_MS)
     for group in ("world", "memory", "evaluation", "report"):
-        expect(page.get_by_text(group, exact=True).first).to_be_visible()
+        expect(page.get_by_text(group, exact=True).first).to_be_visible(timeout=UI_TIMEOUT_MS)
 
     # ... and the world group its five assets (in the list: the group's graph also draws the
     # links to its downstream groups, and leaves nodes outside the viewport undrawn).
     page.goto(f"{server.url}/locations/{LOCATION}/asset-groups/world")
     page.get_by_role("tab", name="List").click()
     for asset in WORLD_ASSETS:
-        expect(page.get_by_text(asset, exact=True).first).to_be_visible()
+        expect(page.get_by_text(asset, exact=True).first).to_be_visible(timeout=UI_TIMEOUT_MS)
     page.get_by_role("tab", name="Lineage").click()
 
     page.get_by_role("button", name="Materialize all").click()
     dialog = page.get_by_role("dialog").filter(has_text="Launch runs to materialize")
-    expect(dialog).to_contain_text("Launch runs to materialize 5 assets")
+    expect(dialog).to_contain_text("Launch runs to materialize 5 assets", timeout=UI_TIMEOUT_MS)
     dialog.get_by_text("Select a partition or create one").click()
     page.get_by_role("menuitem").filter(has_text=WORLD.partition_key).click()
     page.keyboard.press("Escape")  # close the partition list, not the dialog
-    expect(dialog).to_contain_text("1 partition")
+    expect(dialog).to_contain_text("1 partition", timeout=UI_TIMEOUT_MS)
     dialog.get_by_role("button", name="Launch 1 run").click()
-    expect(dialog).to_be_hidden()
+    expect(dialog).to_be_hidden(timeout=UI_TIMEOUT_MS)
 
     launched = page.get_by_text(re.compile(r"^Launched run [0-9a-f]{8}$")).first
-    expect(launched).to_be_visible()
+    expect(launched).to_be_visible(timeout=UI_TIMEOUT_MS)
     prefix: str = launched.inner_text().split()[-1]
     # To the run through the Runs list (the toast's View button is gone after a few seconds).
     page.goto(f"{server.url}/runs")
@@ -355,7 +359,9 @@ def _materialize_world(page: Page, server: Server) -> str:
     status = page.get_by_text(re.compile(r"^(Success|Failure|Canceled)$")).first
     expect(status).to_be_visible(timeout=RUN_TIMEOUT_MS)
     assert status.inner_text() == "Success", f"run {prefix}: {status.inner_text()}"
-    expect(page.get_by_text(f"partition: {WORLD.partition_key}", exact=True).first).to_be_visible()
+    expect(page.get_by_text(f"partition: {WORLD.partition_key}", exact=True).first).to_be_visible(
+        timeout=UI_TIMEOUT_MS
+    )
     return prefix
 
 
@@ -366,11 +372,11 @@ def _read_metadata(page: Page, server: Server, run_prefix: str) -> tuple[int, in
     page.goto(f"{server.url}/assets/transcripts?view=events&partition={partition}")
     expect(
         page.get_by_text(f"Partition {WORLD.partition_key} materialized in run {run_prefix}").first
-    ).to_be_visible()
+    ).to_be_visible(timeout=UI_TIMEOUT_MS)
 
     def value(key: str) -> int:
         row = page.get_by_role("row").filter(has=page.get_by_text(key, exact=True)).first
-        expect(row).to_be_visible()
+        expect(row).to_be_visible(timeout=UI_TIMEOUT_MS)
         return int(row.get_by_role("cell").nth(1).inner_text().strip().replace(",", ""))
 
     return value("dagster/row_count"), value("drift/sessions")
@@ -388,20 +394,28 @@ def _direct_run(server: Server) -> None:
     argv += [arg for arm in DIRECT_ARMS for arg in ("--backend", arm)]
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "recorded in the Dagster instance:" in done.stdout, done.stdout
+    # Its own line ("not recorded in the Dagster instance: …" would be a failure).
+    assert re.search(r"^recorded in the Dagster instance: \d+ asset events$", done.stdout, re.M), (
+        done.stdout
+    )
 
 
 def _check_direct_run(page: Page, server: Server, shots: Path) -> None:
     """The UI shows what the direct run wrote: no dialog, leaderboard and cell materialised."""
     page.goto(f"{server.url}/assets/leaderboard")
-    expect(page.get_by_text("Latest materialization").first).to_be_visible()
-    # No dialog over the page (the community sign-up is off in dagster.yaml).
-    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_text("Latest materialization").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    # No dialog over the page (the community sign-up is off in dagster.yaml), and the board
+    # is not flagged unsynced by the partitions of arms the run did not run.
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=UI_TIMEOUT_MS)
+    expect(page.get_by_text("Unsynced")).to_have_count(0)
     page.screenshot(path=str(shots / "leaderboard-asset.png"), full_page=True)
     page.goto(f"{server.url}/assets/leaderboard?view=events")
-    expect(page.get_by_text("drift/best_drift_c", exact=True).first).to_be_visible()
-    expect(page.get_by_text("plot_cost_curve", exact=True).first).to_be_visible()
+    expect(page.get_by_text("drift/best_drift_c", exact=True).first).to_be_visible(
+        timeout=UI_TIMEOUT_MS
+    )
+    for key in ("plot_cost_curve", "plot_session_reads", "budget"):
+        expect(page.get_by_text(key, exact=True).first).to_be_visible(timeout=UI_TIMEOUT_MS)
     partition = urllib.parse.quote(f"fact_store@hard|{WORLD.partition_key}", safe="")
     page.goto(f"{server.url}/assets/cell_metrics?view=events&partition={partition}")
-    expect(page.get_by_text("drift/drift_c", exact=True).first).to_be_visible()
+    expect(page.get_by_text("drift/drift_c", exact=True).first).to_be_visible(timeout=UI_TIMEOUT_MS)
     page.screenshot(path=str(shots / "cell-metrics-asset.png"), full_page=True)

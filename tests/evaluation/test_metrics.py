@@ -789,3 +789,88 @@ def test_lift_is_drift_c_over_the_amnesiacs_on_the_same_probes(cell: CellMetrics
     assert value(cell, "drift_c_lift") == pytest.approx(value(cell, "drift_c") - baseline)
     own = compute_cell(amnesiac_arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
     assert own.get("drift_c_lift")[2:5] == (0.0, 0.0, 0.0)
+
+
+# The agent's reads before each session: per session, per read (text tokens, metered LLM
+# tokens, reported LLM tokens). rep0 reads once a session; rep1 skips two sessions and reads
+# twice before one, so its Q_rate is 3 / 4.
+SESSION_READS: dict[int, list[list[tuple[int, int, int]]]] = {
+    0: [[(10, 0, 0)], [(20, 4, 4)], [(30, 0, 0)], [(40, 0, 0)]],
+    1: [[], [(50, 0, 0), (70, 6, 6)], [(60, 0, 0)], []],
+}
+
+
+def with_session_reads(
+    table: pa.Table, reads: dict[int, list[list[tuple[int, int, int]]]], metered: bool = True
+) -> pa.Table:
+    """``table`` (snapshots) with the agent's reads, and the meter's columns beside them."""
+    per_session = [session for rep in sorted(reads) for session in reads[rep]]
+    lists = {
+        "session_read_ms": [[1.0] * len(session) for session in per_session],
+        "session_read_tokens": [[r[0] for r in session] for session in per_session],
+        "session_metered_read_tokens": [[r[1] for r in session] for session in per_session],
+        "session_reported_read_tokens": [[r[2] for r in session] for session in per_session],
+    }
+    for name, values in lists.items():
+        kind = pa.list_(pa.float64() if name.endswith("_ms") else pa.int64())
+        table = table.append_column(name, pa.array(values, kind))
+    write = table.column("write_tokens")
+    zeros = pa.array([0] * table.num_rows, pa.int64())
+    table = table.append_column("metered_write_tokens", write if metered else zeros)
+    return table.append_column("reported_write_tokens", write)
+
+
+def metered_retrievals(metered: bool = True) -> pa.Table:
+    table = retrievals()
+    llm = table.column("llm_read_tokens")
+    zeros = pa.array([0] * table.num_rows, pa.int64())
+    table = table.append_column("metered_read_tokens", llm if metered else zeros)
+    return table.append_column("reported_read_tokens", llm)
+
+
+def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
+    # rep0: 45 write + 21 storage + 1 read a session × (10 + 20 + 4 + 30 + 40) / 4 = 92;
+    # rep1: 45 + 11.75 + 3/4 × (50 + 70 + 6 + 60) / 3 = 103.25. The probes' retrieves (100
+    # context and 2 LLM tokens each) do not enter.
+    expected = (92 + 103.25) / 2
+    cells = {}
+    for metered in (True, False):
+        data = ArmData(
+            answers(ARM),
+            with_session_reads(snapshots(SESSIONS), SESSION_READS, metered),
+            metered_retrievals(metered),
+        )
+        cells[metered] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    for cell in cells.values():
+        assert value(cell, "q_rate") == pytest.approx((1 + 0.75) / 2)
+        assert value(cell, "token_cost_per_session") == pytest.approx(expected)
+        assert value(cell, "session_read_tokens_per_read") == pytest.approx((25 + 60) / 2)
+        # The probes' own figures are reported as before.
+        assert value(cell, "read_tokens_per_retrieve") == 100.0
+
+
+def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
+    """Metered tokens are charged; a report the meter contradicts is not what TC counts."""
+    inflated = {
+        rep: [[(t, m, 1000) for t, m, _ in session] for session in sessions]
+        for rep, sessions in SESSION_READS.items()
+    }
+    data = ArmData(
+        answers(ARM), with_session_reads(snapshots(SESSIONS), inflated), metered_retrievals()
+    )
+    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)
+    # Nothing metered anywhere and a report of its own: the report is charged, every read.
+    unmetered = {
+        rep: [[(t, 0, 1000) for t, _, _ in session] for session in sessions]
+        for rep, sessions in SESSION_READS.items()
+    }
+    data = ArmData(
+        answers(ARM),
+        with_session_reads(snapshots(SESSIONS), unmetered, metered=False),
+        metered_retrievals(metered=False),
+    )
+    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    rep0 = 45 + 21 + (10 + 20 + 30 + 40 + 4 * 1000) / 4
+    rep1 = 45 + 11.75 + 0.75 * (50 + 70 + 60 + 3 * 1000) / 3
+    assert value(cell, "token_cost_per_session") == pytest.approx((rep0 + rep1) / 2)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+from drift_pipeline.report import PLOT_TITLES
 from report.tiny_world import invoke, run_tiny
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -54,14 +55,15 @@ def test_the_report_shows_its_table_plots_and_drill_down(report_page: Path, tmp_
             header.click()
             assert table.locator("tbody tr").last.get_attribute("data-arm") == first_arm
             page.screenshot(path=str(tmp_path / "leaderboard.png"))
-            # A plot is drawn: an inline SVG with marks, with a size on the page.
-            plot = page.locator("#plot-cost_curve svg")
-            expect(plot).to_be_visible()
-            box = plot.bounding_box()
-            assert box is not None and box["width"] > 200 and box["height"] > 100
-            assert plot.locator("path").count() > 5
-            plot.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / "plot.png"))
+            # Every plot is drawn: an inline SVG with marks, with a size on the page.
+            for name in PLOT_TITLES:
+                plot = page.locator(f"#plot-{name} svg")
+                expect(plot).to_be_visible()
+                box = plot.bounding_box()
+                assert box is not None and box["width"] > 200 and box["height"] > 80, name
+                assert plot.locator("path").count() > 3, name
+                plot.scroll_into_view_if_needed()
+                page.screenshot(path=str(tmp_path / f"plot-{name}.png"))
             # From the leaderboard to the arm, then to a probe and its verdict.
             table.locator(f'a[href="#arm-{first_arm.replace("@", "_")}"]').click()
             arm = page.locator(f"section#arm-{first_arm.replace('@', '_')}")
@@ -71,6 +73,9 @@ def test_the_report_shows_its_table_plots_and_drill_down(report_page: Path, tmp_
             expect(probe).to_be_in_viewport()
             expect(probe).to_contain_text("retrieve returned")
             expect(probe.locator(".rationale")).not_to_be_empty()
+            # Why, line by line: the mentions the reader counted (and any it ignored).
+            expect(probe.locator("ul.reading li.counted").first).to_contain_text("rule ")
+            expect(probe).to_contain_text("its lines about the asked values")
             page.screenshot(path=str(tmp_path / "drill-down.png"))
         finally:
             browser.close()

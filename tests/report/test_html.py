@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from drift_pipeline.report import PLOT_TITLES, ProbeTrace
-from drift_pipeline.report._html import render_html
+from drift_pipeline.report._html import LEADERBOARD_COLUMNS, render_html
 from drift_pipeline.report._report_data import ReportData
 from report.tiny_world import invoke, run_tiny
 
@@ -29,7 +29,8 @@ class _Cells(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
-        if tag == "table" and "leaderboard" in (found.get("class") or ""):
+        kinds = (found.get("class") or "").split()
+        if tag == "table" and ("leaderboard" in kinds or "budget" in kinds):
             self._table, self._head = str(found["id"]), []
             self.tables[self._table] = {}
         elif self._table and tag == "th":
@@ -66,7 +67,12 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
     return path, summary
 
 
-LABELS = {"drift_c": "DRIFT-C", "mvot": "MVOT", "selectivity": "Selectivity", "tes": "TES"}
+BUDGET_LABELS = {
+    "read": "Read p99 ms",
+    "write": "Write p99 ms",
+    "ttfrt": "TTFRT p99 ms",
+    "dialectic": "Dialectic p99 ms",
+}
 
 
 def test_the_page_numbers_equal_the_json_summary(page: tuple[Path, dict[str, Any]]):
@@ -76,16 +82,25 @@ def test_the_page_numbers_equal_the_json_summary(page: tuple[Path, dict[str, Any
     tables = {"leaderboard-all": summary["arms"]} | {
         f"leaderboard-{h}": rows for h, rows in summary["horizons"].items()
     }
-    assert set(parser.tables) == set(tables)
+    assert set(parser.tables) == {*tables, "budget-table"}
     for table, rows in tables.items():
         shown = parser.tables[table]
         assert list(shown) == [row["arm"] for row in rows]  # same arms, same order
         for row in rows:
-            assert shown[row["arm"]]["rank"] == str(row["rank"])
-            assert shown[row["arm"]]["status"] == row["verification"]["status"]
-            for key, label in LABELS.items():
+            cells = shown[row["arm"]]
+            assert cells["rank"] == str(row["rank"])
+            assert cells["status"] == row["verification"]["status"]
+            assert cells["fault rate"] == repr(row["fault_rate"])
+            # Every figure column, exactly the JSON's value (the text shows it rounded).
+            for key, label in LEADERBOARD_COLUMNS:
                 value = (row[key] or {}).get("value")
-                assert shown[row["arm"]][label] == ("" if value is None else repr(value))
+                assert cells[label] == ("" if value is None else repr(value)), (table, label)
+    budget = parser.tables["budget-table"]
+    assert list(budget) == [row["arm"] for row in summary["arms"] if row["budget"]]
+    for row in summary["arms"]:
+        for figure, label in BUDGET_LABELS.items():
+            p99 = row["budget"]["figures"][figure]["p99_ms"]
+            assert budget[row["arm"]][label] == ("" if p99 is None else repr(p99))
 
 
 def test_the_page_is_self_contained_and_draws_every_plot(page: tuple[Path, dict[str, Any]]):
@@ -145,3 +160,32 @@ def test_a_privacy_figure_sits_beside_drift_c(tmp_path: Path):
     assert text.index(">DRIFT-C<") < text.index(">Privacy score<") < text.index(">Lift<")
     assert 'data-value="0.9"' in text
     assert f'href="#{trace.anchor}"' in text and f'id="{trace.anchor}"' in text
+
+
+def test_the_plots_figures_are_the_json_summarys(page: tuple[Path, dict[str, Any]]):
+    from drift_pipeline.pipeline import connect
+    from drift_pipeline.report import gather, report_plots
+
+    path, summary = page
+    folder = path.parent.parent
+    plots = {plot.name: plot for plot in report_plots(gather(folder, connect(folder)))}
+    # The SVG written beside the page is this very spec drawn.
+    assert set(plots) == set(PLOT_TITLES)
+    mvot = {
+        (p["horizon"], p["arm"]): p["value"]
+        for p in plots["mvot_by_horizon"].spec["data"]["values"]
+    }
+    expected = {
+        (horizon, row["arm"]): row["mvot"]["value"]
+        for horizon, rows in summary["horizons"].items()
+        for row in rows
+        if row["mvot"] and row["mvot"]["value"] is not None
+    }
+    assert mvot == expected
+    abilities = {
+        (p["arm"], p["ability"]): p["value"] for p in plots["abilities"].spec["data"]["values"]
+    }
+    for row in summary["arms"]:
+        for ability, key in (("revision", "revision_accuracy"), ("action", "action_alignment")):
+            value = (row[key] or {}).get("value")
+            assert abilities.get((row["arm"], ability)) == value

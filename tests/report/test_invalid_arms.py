@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from evaluation.test_metrics import FAST, REFERENCE, amnesiac_arm, arm
 
-from drift_pipeline.evaluation import CellMetrics, compute_cell
+from drift_pipeline.evaluation import CellMetrics, compute_cell, metric_specs
 from drift_pipeline.memory import Arm
-from drift_pipeline.report import render_leaderboard, standings, summary_json
+from drift_pipeline.report import render_board, render_leaderboard, standings, summary_json
 from report.test_leaderboard import _amnesiac, _arm
 
 
@@ -83,3 +83,47 @@ def test_cells_without_call_counts_are_taken_as_valid():
     stored = _Stored(cell.scenario, cell.horizon, 2, cell.arm, cell.metrics)
     assert standings([stored])[0].valid
     assert summary_json([stored], ["fixture-001"])["cells"][0]["valid"] is True
+
+
+def _two_horizons() -> list[_Cell]:
+    """fact_store past the limit at the medium horizon only; every other cell valid."""
+    out = []
+    for horizon in ("short", "medium"):
+        for cell in _cells(0.2 if horizon == "medium" else None):
+            cell.horizon = horizon
+            out.append(cell)
+    return out
+
+
+def _no_figure(row: dict[str, object]) -> None:
+    names = [spec.name for spec in metric_specs("headline")]
+    assert all(row[name] is None for name in names)
+    assert row["recall_by_subtype"] == row["score_by_subtype"] == {}
+    assert row["budget"] is None and row["llm_tokens"] is None and row["privacy"] is None
+
+
+def test_an_arm_past_the_limit_in_one_cell_is_unranked_in_every_summary_with_no_figure():
+    cells = _two_horizons()
+    payload = summary_json(cells, ["fixture-001"], 0.05)
+    lists = {"arms": payload["arms"], **payload["horizons"]}
+    assert set(lists) == {"arms", "short", "medium"}
+    for name, rows in lists.items():
+        row = next(r for r in rows if r["arm"] == "fact_store@hard")
+        assert (row["valid"], row["rank"], row["fault_rate"]) == (False, None, 0.2), name
+        assert row["verification"]["checks"]["fault_rate"] is False
+        _no_figure(row)
+        # The other arm is ranked, first, in every list.
+        assert [r["arm"] for r in rows] == ["amnesiac@hard", "fact_store@hard"]
+    # Each of its cells too, the valid short one included, keeping its own fault rate.
+    for cell in payload["cells"]:
+        if cell["arm"] == "fact_store@hard":
+            assert cell["valid"] is False and cell["metrics"] is None, cell["horizon"]
+            assert cell["latency_ms"] is None and cell["tokens"] is None
+            assert cell["fault_rate"] == (0.2 if cell["horizon"] == "medium" else 0.0)
+        else:
+            assert cell["valid"] is True and cell["metrics"]["drift_c"]["value"] is not None
+    # The terminal: not ranked in both horizon tables, and no budget row for it.
+    board = render_board(cells, 0.05)
+    assert board.count("fact_store@hard (not ranked: 20.0% of calls faulted)") == 3
+    budget = board.split("budget (spec §7.8, p99 ms)")[1]
+    assert "fact_store@hard" not in budget.split("scored by")[0]

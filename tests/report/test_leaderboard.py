@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 import pytest
 from evaluation.test_metrics import AMNESIAC, FAST, REFERENCE, amnesiac_arm, answers, arm
 from metric_registry import example_importable, example_spec, registered
+from probe_family_example import register_canary
 
 from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, compute_cell
 from drift_pipeline.evaluation import metric_spec as spec_of
@@ -102,6 +103,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "action_alignment",
         "tes",
         "lps",
+        "privacy",  # null here: no canary probe
         "lps_modelled",
         "not_applicable",
         "recall_by_subtype",
@@ -112,6 +114,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "verification",
         "scoring",
     ]
+    assert summary["arms"][0]["privacy"] is None
     assert summary["arms"][0]["lps_modelled"] is True
     assert summary["cells"][0]["lps_modelled"] is True
     # The amnesiac's lift over itself is exactly 0.
@@ -207,3 +210,24 @@ def test_tes_is_the_geometric_mean_across_scenarios() -> None:
     cells = [base, _Cell("fixture-002", "short", 2, base.arm, other)]
     row = standings(cells)[0].rows["tes"]
     assert row.value == pytest.approx((tes.value or 0.0) * 10)
+
+
+def test_privacy_sits_beside_drift_c_where_a_canary_measured_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    register_canary(monkeypatch)
+    # The fixture's world with its canary probe: every view gains a Privacy figure.
+    cells = []
+    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
+        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    rows = standings(cells)
+    privacy = rows[0].rows["privacy"]
+    assert privacy.value is not None
+    header = _header(render_leaderboard(rows))
+    assert header[:3] == ["arm", "DRIFT-C", "Privacy"]
+    summary = summary_json(cells, ["fixture-001"])
+    assert summary["arms"][0]["privacy"]["value"] == pytest.approx(privacy.value)
+    assert summary["cells"][0]["metrics"]["privacy"]["value"] is not None
+    # Without the canary the column is gone, not shown empty.
+    assert "Privacy" not in _header(render_leaderboard(standings(_cells())))

@@ -29,7 +29,7 @@ def test_a_sanity_arm_within_the_margin_leaves_every_row_unverified():
     checked = verify_rows(rows, 0.05, PASSED)
     assert {v.status for v in checked.values()} == {"unverified"}
     assert checked["fact_store@hard"].reasons == (
-        "sanity arm sentence_log@hard came within 0.10 DRIFT-C of fact_store (0.650 vs 0.700)",
+        "sanity arm sentence_log@hard did not stay 0.10 DRIFT-C below fact_store (0.650 vs 0.700)",
     )
     assert checked["fact_store@hard"].checks == {"sanity": False, "fault_rate": True, "audit": True}
 

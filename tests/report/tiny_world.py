@@ -51,14 +51,18 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-def run_tiny(folder: Path, *extra: str) -> tuple[Result, dict[str, Any]]:
-    """``drift run`` of the tiny world into ``folder/data``, with its JSON summary."""
+def run_world(folder: Path, *args: str) -> Result:
+    """``drift run`` of the tiny world into ``folder/data`` with ``args`` (any exit status)."""
     folder.mkdir(parents=True, exist_ok=True)
     scenario = folder / "report-tiny.yaml"
     scenario.write_text(SCENARIO, encoding="utf-8")
+    return invoke("run", str(scenario), "--out", str(folder / "data"), *args)
+
+
+def run_tiny(folder: Path, *extra: str) -> tuple[Result, dict[str, Any]]:
+    """``drift run`` of the tiny world with :data:`ARMS` into ``folder/data``, and its summary."""
     summary = folder / "summary.json"
     backends = [arg for name in ARMS for arg in ("--backend", name)]
-    args = ["run", str(scenario), "--out", str(folder / "data"), "--json", str(summary)]
-    result = invoke(*args, *backends, *extra)
+    result = run_world(folder, "--json", str(summary), *backends, *extra)
     assert result.exit_code == 0, result.output
     return result, json.loads(summary.read_text(encoding="utf-8"))
