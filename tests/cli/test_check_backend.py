@@ -41,6 +41,22 @@ def test_a_backend_that_fails_exits_5_with_the_reason_on_its_first_line() -> Non
     assert "  scope: FAIL" in result.stdout and "  capabilities: not reached" in result.stdout
 
 
+def test_a_leak_the_user_accepts_passes_and_is_reported(tmp_path: Path) -> None:
+    report = tmp_path / "check.json"
+    args = ["check-backend", f"{PLUGIN}:Leaky", "--allow-leak", "--json", str(report)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"{PLUGIN}:Leaky: passed the conformance check (")
+    assert first.endswith(
+        "; it leaks across entities: a fact stored for conformance-ben (OSPREY-2264) was "
+        "returned to conformance-ana, allowed: Privacy measures the leak)"
+    )
+    assert "  scope: leaks (allowed)" in result.stdout.splitlines()
+    figures = json.loads(report.read_text())
+    assert figures["leak_allowed"] and figures["leak"].startswith("it leaks across entities")
+
+
 def test_an_unknown_backend_or_a_missing_model_variable_is_bad_input(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
