@@ -167,11 +167,11 @@ def test_with_keep_going_the_other_arms_complete_and_the_status_still_says_so(tm
 
 
 def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_path: Path):
-    flaky = unchecked(
+    faulting = unchecked(
         "flaky:OneInFive",
         "fails one store in five and keeps nothing; how a run ranks a faulting arm is tested",
     )
-    run = drift_run(tmp_path, "--backend", "flaky:OneInFive", "--backend", "bm25", env=flaky)
+    run = drift_run(tmp_path, "--backend", "flaky:OneInFive", "--backend", "bm25", env=faulting)
     assert run.code == EXIT_INVALID_ARM, run.stderr
     board = run.stdout.split("\n\n")[0].splitlines()
     assert board[2].startswith("bm25@hard ")
@@ -188,7 +188,7 @@ def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_
     again = drift_run(
         tmp_path / "again",
         *("--backend", "flaky:OneInFive", "--max-fault-rate", "0.5"),
-        env=flaky,
+        env=faulting,
     )
     assert again.code == 0, again.stderr
     assert "not ranked" not in again.stdout
