@@ -9,13 +9,15 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from finished_run import FinishedRun as Run
+from finished_run import drift_run as finished_run
+from helpers import unchecked
 from memory.plugins import _support
 from memory.plugins.crasher import EXIT_CODE
 
@@ -35,42 +37,16 @@ FAULTY = "plugins.faulty:FaultyBackend"
 CRASHER = "plugins.crasher:CrashOnce"
 
 
-@dataclass
-class Run:
-    """One finished ``drift run``: exit code, output, storage root, JSON summary."""
-
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-    summary: dict[str, Any]
-
-    def query(self, sql: str, *params: object) -> list[dict[str, Any]]:
-        return _support.query(self.out, sql, *params)
-
-    def manifest(self) -> dict[str, Any]:
-        return json.loads((self.out / "_manifests" / "run.json").read_text())  # type: ignore[no-any-return]
-
-
-def drift_run(folder: Path, *args: str, scenario_id: str = "cli-loop-t") -> Run:
+def drift_run(
+    folder: Path,
+    *args: str,
+    scenario_id: str = "cli-loop-t",
+    env: Mapping[str, str] | None = None,
+) -> Run:
     """Run ``drift run`` on the test scenario with plugins importable and secrets set."""
     scenario = _support.write_scenario(folder / "scenarios", scenario_id)
-    out = folder / "data"
-    summary = folder / "summary.json"
-    env = {
-        **os.environ,
-        **SECRETS,
-        "PYTHONPATH": str(_support.PLUGINS_ROOT),
-    }
-    done = subprocess.run(
-        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    payload = json.loads(summary.read_text()) if summary.exists() else {}
-    return Run(done.returncode, done.stdout, done.stderr, out, payload)
+    plugins = {"PYTHONPATH": str(_support.PLUGINS_ROOT)}
+    return finished_run(scenario, folder, args, {**SECRETS, **plugins, **(env or {})})
 
 
 def drift_run_in_process(
@@ -208,6 +184,11 @@ def faults_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         *("--call-timeout", "2", "--fail-on-error"),
         # Every call is made, however many fault: the recording of each is what is checked.
         *("--max-fault-rate", "1"),
+        env=unchecked(
+            f"{FAULTY} and {CRASHER}",
+            "the first raises on some calls and the second kills its worker once; how a run "
+            "records their faults is what is tested",
+        ),
     )
 
 
@@ -305,7 +286,11 @@ def test_other_arms_are_intact_next_to_a_faulty_one(faults_run: Run, plugin_run:
 
 def test_without_fail_on_error_a_faulty_run_exits_0(tmp_path: Path):
     # Within the fault-rate limit (here: any rate), faults are data and the run succeeds.
-    run = drift_run(tmp_path, "--backend", FAULTY, "--call-timeout", "2", "--max-fault-rate", "1")
+    run = drift_run(
+        tmp_path,
+        *("--backend", FAULTY, "--call-timeout", "2", "--max-fault-rate", "1"),
+        env=unchecked(FAULTY, "faults on purpose; that the run still exits 0 is tested"),
+    )
     assert run.code == 0, run.stderr
     assert "Traceback" not in run.stderr
     assert " 0 faults" not in run.stdout and f"  {FAULTY}@hard: " in run.stdout

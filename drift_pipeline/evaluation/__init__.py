@@ -118,10 +118,13 @@ from ._token_audit import (
     GAP_SHOWN,
     NO_SNAPSHOT,
     SNAPSHOT_METRICS,
+    UNDER_REPORTED,
     TokenAudit,
     combined_audit,
     storage_measured,
+    storage_trusted,
     token_audit,
+    unreported_line,
 )
 
 __all__ = [
@@ -153,6 +156,7 @@ __all__ = [
     "READER_COLUMNS",
     "RETRACTION_MARKERS",
     "SNAPSHOT_METRICS",
+    "UNDER_REPORTED",
     "VIEW_SECTIONS",
     "ArmData",
     "CellInputs",
@@ -229,11 +233,13 @@ __all__ = [
     "session_marks",
     "shipped_figures",
     "storage_measured",
+    "storage_trusted",
     "subtype_recall",
     "summarise",
     "token_audit",
     "token_efficiency_score",
     "unregister_metric",
+    "unreported_line",
     "with_reader_columns",
     "write_shipped_figures",
 ]

@@ -10,7 +10,8 @@ measured of itself); :func:`pack_backend` readies a backend object for its worke
 it cannot). The agent reads memory before every session (:data:`READ_POLICIES`: at its start or
 before every user turn), a reader model timing its first token where the run has one
 (:class:`FirstToken`); a backend declares where it runs (:data:`DEPLOYMENTS`) with a
-``deployment`` attribute.
+``deployment`` attribute. :func:`check_backend` is the conformance and health check an arm
+passes before it is scored (:class:`ConformanceReport`).
 """
 
 import importlib
@@ -31,6 +32,7 @@ from ._protocol import (
 if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
+    from ._conformance import ConformanceReport, check_backend, check_backend_async
     from ._deployment import DEPLOYMENTS
     from ._fault_summary import FaultedCall, FaultSummary
     from ._first_token import FirstToken
@@ -67,6 +69,9 @@ _LAZY = {
     "CallResult": "_client",
     "IsolationError": "_client",
     "check_isolation": "_client",
+    "ConformanceReport": "_conformance",
+    "check_backend": "_conformance",
+    "check_backend_async": "_conformance",
     "DEPLOYMENTS": "_deployment",
     "FaultedCall": "_fault_summary",
     "FaultSummary": "_fault_summary",
@@ -114,6 +119,7 @@ __all__ = [
     "BackendWorker",
     "CallResult",
     "CellRun",
+    "ConformanceReport",
     "CountsOwnStorage",
     "DescribesService",
     "FaultShare",
@@ -135,6 +141,8 @@ __all__ = [
     "RecordsRetries",
     "TokenCounts",
     "call_counts",
+    "check_backend",
+    "check_backend_async",
     "check_isolation",
     "gate_kinds",
     "pack_backend",

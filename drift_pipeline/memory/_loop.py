@@ -40,6 +40,7 @@ from ._fault_summary import PROBE, SESSION_READ, FaultSummary
 from ._fault_summary import STORE as STORE_CALL
 from ._first_token import FirstToken
 from ._gates import GateStrategy, ReaderBuffer
+from ._honesty import SnapshotIndex
 from ._metering import CellMeter, charge, start_cell_meter
 from ._secrets import arm_secrets, redact
 from ._session_reads import (
@@ -330,6 +331,10 @@ class _Replicate:
     """When the agent reads memory before a session is stored (see :mod:`._session_reads`)."""
     first_token: FirstToken | None = None
     """Times the reader model's first token at each session start (see :mod:`._first_token`)."""
+    checkpoint_snapshot: str | None = None
+    """The snapshot reported after the last checkpoint's store (``None``: none to check)."""
+    honesty: SnapshotIndex = field(default_factory=SnapshotIndex)
+    """Which retrieved lines the checkpoint's snapshot accounts for (see :mod:`._honesty`)."""
     clock: bool = True
     """Send each call with its session's simulated time (see :mod:`._clock`)."""
     askers: frozenset[str] = field(init=False)
@@ -445,6 +450,8 @@ class _Replicate:
             snapshot = (
                 _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
             )
+            if session.index + 1 in self.probes_at:
+                self.checkpoint_snapshot = snapshot if result.ok else None
             recount = None
             if snapshot is not None:
                 # A long snapshot is recounted on a thread (tiktoken runs outside the GIL), so
@@ -582,6 +589,9 @@ class _Replicate:
         last_raw: Any = None
         last_clean = ""
         buffered: dict[str, tuple[str, int]] = {}
+        unreported: str | None = None
+        if self.checkpoint_snapshot is not None:
+            self.honesty.update(self.checkpoint_snapshot)
         for probe_id, asker, question in self.probes_at[after]:
             if asker not in buffered:
                 text = self._buffer(asker).text()
@@ -605,6 +615,12 @@ class _Replicate:
             raw = answer.data.get("context") if answer.ok else None
             if raw is not last_raw:  # "same as last time" replies hand back the same object
                 last_raw, last_clean = raw, _text(raw) or ""
+                # Checked before the gate appends anything: only the backend's own text.
+                unreported = (
+                    self.honesty.unreported(last_clean)
+                    if raw is not None and self.checkpoint_snapshot is not None
+                    else None
+                )
             context = last_clean
             if buffer:
                 context = f"{context}\n\n{buffer}" if context else buffer
@@ -629,6 +645,7 @@ class _Replicate:
                 reported_read_tokens=reported,
                 soft_buffer_tokens=buffer_tokens,
                 error=answer_error,
+                unreported=unreported,
             )
             if self.worker.restarts != incarnation:
                 self.write_total = self.read_total = 0

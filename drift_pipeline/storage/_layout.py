@@ -118,12 +118,13 @@ class StagedWrite:
 
     def _make_stage(self) -> None:
         # Writers in other processes (``drift run --jobs``) may remove the shared, empty
-        # ``.staging`` folder between its creation and this writer's folder inside it: try again.
+        # ``.staging`` folder between its creation and this writer's folder inside it, or
+        # between pathlib finding it exists and checking that it is a folder: try again.
         for _ in range(20):
             try:
                 self.stage.mkdir(parents=True, exist_ok=True)
                 return
-            except FileNotFoundError:
+            except (FileNotFoundError, FileExistsError):
                 continue
         self.stage.mkdir(parents=True, exist_ok=True)
 

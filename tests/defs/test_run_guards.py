@@ -16,6 +16,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+from helpers import unchecked
 
 from drift_pipeline.memory import Arm, IsolationError
 from drift_pipeline.orchestration import metadata as md
@@ -84,7 +85,15 @@ def flaky_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.syspath_prepend(str(_modules(folder / "modules")))
         sqlite_home(folder / "home", monkeypatch)
-        result = run_via_dagster([scenario], [BM25, FLAKY_ARM], out=folder / "data")
+        # Off for this run only: the module's other tests run checked.
+        with pytest.MonkeyPatch.context() as for_this_run:
+            unchecked(
+                FLAKY_ARM.backend,
+                "fails one store in five and keeps nothing; how Dagster marks and ranks its "
+                "invalid cell is tested",
+                for_this_run,
+            )
+            result = run_via_dagster([scenario], [BM25, FLAKY_ARM], out=folder / "data")
         with dg.DagsterInstance.get() as instance:
             yield {"result": result, "instance": instance, "out": folder / "data"}
 
@@ -246,6 +255,5 @@ def test_a_backend_that_cannot_start_is_one_line_and_exit_4_through_dagster(
         f"never closed (broken_syntax.py, line 2)) at {modules}/broken_syntax.py:2 "
         "(no rows written for it)"
     ], done.stderr
-    # The world's own memory run (the reference compressor) landed; the broken arm has no row.
-    arms = {p.name for p in (tmp_path / "data").glob("memory_snapshots/*/*/arm=*")}
-    assert arms == {"arm=reference_compressor@hard"}
+    # Found by the conformance check before any Dagster run: nothing was written.
+    assert not list((tmp_path / "data").glob("memory_snapshots/*/*/arm=*"))
