@@ -114,9 +114,13 @@ from ._reader_probes import READER_COLUMNS, reader_probe, with_reader_columns
 from ._selectivity import CONTENT_KEPT, content_kept, session_marks
 from ._subtypes import pooled_subtype_rows, subtype_recall
 from ._token_audit import (
+    COST_BOUNDS,
+    COST_NOT_MEASURED,
     GAP_SHOWN,
     NO_SNAPSHOT,
     SNAPSHOT_METRICS,
+    UNKNOWN_MODEL_TOKENS,
+    Bound,
     TokenAudit,
     combined_audit,
     storage_measured,
@@ -128,6 +132,8 @@ __all__ = [
     "ANSWER_TABLE_COLUMNS",
     "CHECK_CATEGORIES",
     "CONTENT_KEPT",
+    "COST_BOUNDS",
+    "COST_NOT_MEASURED",
     "DEFAULT_CONTEXT_CAP_TOKENS",
     "DRIFT_C_WEIGHTS",
     "DRIFT_E_WEIGHTS",
@@ -152,8 +158,10 @@ __all__ = [
     "READER_COLUMNS",
     "RETRACTION_MARKERS",
     "SNAPSHOT_METRICS",
+    "UNKNOWN_MODEL_TOKENS",
     "VIEW_SECTIONS",
     "ArmData",
+    "Bound",
     "CellInputs",
     "CellMetrics",
     "CheckItem",

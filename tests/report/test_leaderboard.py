@@ -93,6 +93,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
     assert list(summary["arms"][0])[3:] == [
         "valid",
         "fault_rate",
+        "ranked",
         "rank",
         "drift_c",
         "drift_c_lift",
@@ -104,12 +105,15 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "tes",
         "lps",
         "privacy",  # null here: no canary probe
+        "token_cost_per_session",
         "lps_modelled",
         "not_applicable",
         "recall_by_subtype",
         "score_by_subtype",
         "not_measured",
         "llm_tokens",
+        "bounds",
+        "cost_note",
         "budget",
         "verification",
         "scoring",
