@@ -1,26 +1,26 @@
 """Model calls a backend makes around the harness's meter, seen from inside its worker.
 
-The harness hands every worker its meter's address (``OPENAI_BASE_URL``), and counts what goes
+The harness hands every worker its meter's address (``OPENAI_BASE_URL``) and counts what goes
 through it. A backend given its own key and URL (a library configured for a hosted model, a
 local model server it started itself) calls past the meter, and nothing in the meter shows it.
-So the worker watches the two ways Python code speaks HTTP, and counts each request to a model
-API (:data:`MODEL_ENDPOINTS`, by the path's ending) sent anywhere but the meter:
-
-- ``http.client`` (``urllib``, ``requests``, ``urllib3``): its ``http.client.send`` audit event
-  carries the request line;
-- ``httpx`` (the ``openai``, ``anthropic`` and most newer SDKs): its transports' request
-  handlers, wrapped as soon as the module is loaded.
+So the worker watches what its process writes to the network, below every HTTP client
+(``httpx`` and its forks, ``requests``, ``urllib``, ``aiohttp``, plain or over TLS): the first
+bytes of an HTTP/1 request name its method and path, and a request to a model API
+(:data:`MODEL_ENDPOINTS`, by the path's ending) sent anywhere but the meter is counted.
 
 Such calls leave the arm's model spend unknown unless its ``token_counts()`` covers them (see
 :mod:`._charging`). A memory service's own models, on its servers, are out of any worker's
-sight: adapters declare those (``models_outside_meter``). Code that opens its own sockets is not
-seen either; what this catches is the common case, a model client pointed elsewhere.
+sight: adapters declare those (``models_outside_meter``). Requests in HTTP/2 frames (their
+headers are compressed) and code writing through sockets of its own C extensions are not
+seen; what this catches is the common case, a model client pointed elsewhere.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import sys
+import socket
+import ssl
 from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -32,9 +32,9 @@ MODEL_ENDPOINTS: Final = (
     "/chat/completions",
     "/completions",
     "/embeddings",
-    "/responses",
-    # Anthropic.
-    "/messages",
+    "/v1/responses",
+    # Anthropic (only its own path: a service's API may well have messages of its own).
+    "/v1/messages",
     # Google Gemini.
     ":generateContent",
     ":streamGenerateContent",
@@ -48,23 +48,33 @@ MODEL_ENDPOINTS: Final = (
 )
 """How the path of a request to a model API ends (a query string aside)."""
 
-_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+_METHODS: Final = (b"POST ", b"GET ", b"PUT ")
+"""How a request that can call a model starts."""
+
+_LOOPBACK_NAMES: Final = {"localhost": "127.0.0.1"}
 
 
 def is_model_path(path: str) -> bool:
     """Whether an HTTP request path (or absolute URL) is a call to a model API."""
-    return path.split("?", 1)[0].rstrip("/").endswith(MODEL_ENDPOINTS)
+    return urlsplit(path).path.rstrip("/").endswith(MODEL_ENDPOINTS)
 
 
-def _address(url: str) -> tuple[str, int] | None:
-    parts = urlsplit(url)
-    if not parts.hostname:
+def _request_path(data: Any) -> str | None:
+    """The path an HTTP/1 request's first bytes name, or ``None`` for anything else."""
+    if not isinstance(data, bytes | bytearray | memoryview):
         return None
-    return parts.hostname.lower(), parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
+    head = bytes(data[:2048])
+    if not head.startswith(_METHODS):
+        return None
+    line = head.split(b"\r\n", 1)[0]
+    parts = line.split(b" ")
+    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+        return None
+    return parts[1].decode("latin-1")
 
 
 class UnmeteredCalls:
-    """Counts a worker's requests to model APIs that do not go to its meter.
+    """Counts a process's requests to model APIs that do not go to its meter.
 
     Args:
         meter_url: The meter's URL (``None``: the worker has no meter, and every model call
@@ -72,81 +82,70 @@ class UnmeteredCalls:
     """
 
     def __init__(self, meter_url: str | None) -> None:
-        self.meter = _address(meter_url) if meter_url else None
+        parts = urlsplit(meter_url) if meter_url else None
+        host = (parts.hostname or "").lower() if parts else ""
+        self.meter = (
+            (_LOOPBACK_NAMES.get(host, host), parts.port or 80)
+            if parts is not None and parts.scheme == "http"
+            else None
+        )
         self.count = 0
-        self._wrapped = False
 
     @classmethod
     def from_environment(cls) -> UnmeteredCalls:
         """The watcher of this worker's meter, as the harness set ``OPENAI_BASE_URL``."""
         return cls(os.environ.get("OPENAI_BASE_URL") or None)
 
-    def install(self) -> None:
-        """Start watching (once per process: an audit hook cannot be removed)."""
-        sys.addaudithook(self._audit)
-
     def take(self) -> int:
         """The calls seen since the last time this was asked."""
         seen, self.count = self.count, 0
         return seen
 
-    def _seen(self, host: str | None, port: int | None, path: str) -> None:
-        if not is_model_path(path):
+    def _plain(self, sock: socket.socket, data: Any) -> None:
+        path = _request_path(data)
+        if path is None or not is_model_path(path):
             return
-        if self.meter is not None and host is not None and (host.lower(), port) == self.meter:
+        try:
+            peer = sock.getpeername()
+        except OSError:
+            peer = None
+        if self.meter is not None and isinstance(peer, tuple) and peer[:2] == self.meter:
             return
         self.count += 1
 
-    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        # A hook that raises would fail the backend's own operation: the watch never does.
-        try:
-            if event == "http.client.send":
-                self._request_line(*args[:2])
-            elif not self._wrapped:
-                self._wrap_httpx()
-        except Exception:  # the watch must never break the backend
-            pass
+    def _encrypted(self, data: Any) -> None:
+        # The meter speaks plain HTTP on loopback: a request over TLS never goes to it.
+        path = _request_path(data)
+        if path is not None and is_model_path(path):
+            self.count += 1
 
-    def _request_line(self, connection: Any, data: Any) -> None:
-        """A request's first bytes: ``METHOD PATH HTTP/1.1`` (a body's bytes are not one)."""
-        if not isinstance(data, bytes | bytearray) or b" HTTP/1." not in data[:8192]:
-            return
-        line = bytes(data[: data.find(b"\r\n")]).decode("latin-1")
-        method, _, rest = line.partition(" ")
-        target = rest.rsplit(" ", 1)[0]
-        if not method.isupper() or not target:
-            return
-        if "://" in target:  # through a proxy: the request names the whole URL
-            address = _address(target)
-            host, port = address if address else (None, None)
-            self._seen(host, port, urlsplit(target).path)
-            return
-        host = getattr(connection, "host", None)
-        port = getattr(connection, "port", None)
-        self._seen(str(host) if host else None, port if isinstance(port, int) else None, target)
+    def install(self) -> None:
+        """Watch every socket write of this process (once per process; never undone)."""
+        watch_plain, watch_encrypted = self._plain, self._encrypted
 
-    def _wrap_httpx(self) -> None:
-        """Wrap httpx's transports once the module that defines them has loaded."""
-        module = sys.modules.get("httpx._transports.default")
-        if module is None or not hasattr(module, "AsyncHTTPTransport"):
-            return
-        self._wrapped = True
-        watch = self._seen
+        def plain(method: Callable[..., Any]) -> Callable[..., Any]:
+            def write(sock: socket.socket, data: Any, *args: Any) -> Any:
+                _quietly(watch_plain, sock, data)
+                return method(sock, data, *args)
 
-        def seen(request: Any) -> None:
-            url = request.url
-            watch(url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 80), url.path)
+            return write
 
-        sync: Callable[..., Any] = module.HTTPTransport.handle_request
-        asynchronous: Callable[..., Any] = module.AsyncHTTPTransport.handle_async_request
+        def encrypted(method: Callable[..., Any]) -> Callable[..., Any]:
+            def write(channel: Any, data: Any, *args: Any) -> Any:
+                _quietly(watch_encrypted, data)
+                return method(channel, data, *args)
 
-        def handle_request(transport: Any, request: Any) -> Any:
-            seen(request)
-            return sync(transport, request)
+            return write
 
-        async def handle_async_request(transport: Any, request: Any) -> Any:
-            seen(request)
-            return await asynchronous(transport, request)
+        # Plain sockets (asyncio's transports write through them too); TLS over a socket
+        # (its sendall writes through its send); TLS over memory, as asyncio and anyio do it.
+        socket.socket.send = plain(socket.socket.send)  # type: ignore[method-assign]
+        socket.socket.sendall = plain(socket.socket.sendall)  # type: ignore[method-assign]
+        ssl.SSLSocket.send = encrypted(ssl.SSLSocket.send)  # type: ignore[method-assign]
+        ssl.SSLObject.write = encrypted(ssl.SSLObject.write)  # type: ignore[method-assign]
 
-        module.HTTPTransport.handle_request = handle_request
-        module.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+def _quietly(watch: Callable[..., None], *args: Any) -> None:
+    """Run a watch; it must never fail the backend's own write (one it cannot read is let be)."""
+    with contextlib.suppress(Exception):
+        watch(*args)
