@@ -12,6 +12,7 @@ from drift_pipeline.evaluation import (
     NO_SNAPSHOT,
     UNKNOWN_MODEL_TOKENS,
     ArmData,
+    CellMetrics,
     TokenAudit,
     compute_cell,
 )
@@ -26,8 +27,15 @@ def _with(table: pa.Table, **columns: object) -> pa.Table:
     for name, values in columns.items():
         if name in table.column_names:
             table = table.drop_columns([name])
-        table = table.append_column(name, pa.array(values))  # type: ignore[arg-type]
+        table = table.append_column(name, pa.array(values))
     return table
+
+
+def _figure(metrics: CellMetrics, name: str) -> float:
+    """A whole-cell figure that must be defined."""
+    value = metrics.get(name).value
+    assert value is not None, name
+    return value
 
 
 TRANSCRIPT_TOKENS = 400
@@ -128,12 +136,12 @@ def test_without_a_snapshot_selectivity_and_storage_are_not_measured_never_zero(
     per_session = TRANSCRIPT_TOKENS - (
         sum(snaps.column("storage_delta_tokens").to_pylist()) / snaps.num_rows
     )
-    cost = metrics.get("token_cost_per_session").value
-    assert cost == pytest.approx(measured.metrics.get("token_cost_per_session").value + per_session)
-    assert per_session > 0 and cost > measured.metrics.get("token_cost_per_session").value
+    cost = _figure(metrics, "token_cost_per_session")
+    assert cost == pytest.approx(_figure(measured.metrics, "token_cost_per_session") + per_session)
+    assert per_session > 0 and cost > _figure(measured.metrics, "token_cost_per_session")
     measured_selectivity = measured.metrics.get("selectivity").value
     assert measured_selectivity is not None and measured_selectivity > UNSEEN_SELECTIVITY
-    assert metrics.get("drift_c").value < measured.metrics.get("drift_c").value
+    assert _figure(metrics, "drift_c") < _figure(measured.metrics, "drift_c")
     text = render_leaderboard(standings([cell, measured]))
     header = text.splitlines()[0]
     assert _row(text, "three@hard")[header.index("Select.") :].startswith("not measured")
@@ -205,8 +213,8 @@ def test_an_unknown_spend_is_never_ranked_above_a_known_one() -> None:
     assert m_unknown.bounds["token_cost_per_session"] == "lower"
     for name in ("mvot", "drift_c", "drift_c_lift"):
         assert m_unknown.bounds[name] == "upper"
-        assert m_unknown.get(name).value >= m_known.get(name).value, name
-    assert m_unknown.get("drift_c").value > m_known.get("drift_c").value
+        assert _figure(m_unknown, name) >= _figure(m_known, name), name
+    assert _figure(m_unknown, "drift_c") > _figure(m_known, "drift_c")
     for name in ("tes", "drift_e"):
         assert m_unknown.get(name).value is None
         assert m_unknown.not_measured[name] == UNKNOWN_MODEL_TOKENS
