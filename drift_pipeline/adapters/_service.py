@@ -16,8 +16,9 @@
   is known.
 - **State across restarts.** A worker that is restarted (after a timeout or a crash) builds the
   adapter again; what the service holds survives, so the adapter keeps the names it created
-  (its workspace, users, agents) in a small JSON file in the worker's state folder and finds
-  them again.
+  (its workspace, users, agents) and what its reads depend on in a small JSON file in the
+  worker's state folder and finds them again. The file is opened in the worker, at first use:
+  an adapter built in a script and sent to the workers gets each replicate's own names.
 """
 
 from __future__ import annotations
@@ -25,17 +26,16 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import importlib.metadata
-import json
 import os
-import secrets
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import httpx
 
 from drift_pipeline.memory import TokenCounts
+
+from ._state import KeptNames
 
 T = TypeVar("T")
 
@@ -176,41 +176,6 @@ class Retrying:
         return notes
 
 
-class KeptNames:
-    """Names an adapter created at its service, kept in the worker's state folder.
-
-    A restarted worker builds the adapter afresh; the service still holds what the first
-    instance stored, so the new one must address the same workspace, users and agents.
-    """
-
-    def __init__(self, adapter: str) -> None:
-        folder = Path(os.environ.get("DRIFT_STATE_DIR") or Path.cwd())
-        self._path = folder / f".{adapter}-names.json"
-        try:
-            self._names: dict[str, str] = json.loads(self._path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self._names = {}
-
-    def get(self, key: str) -> str | None:
-        """The name kept under ``key``, if any."""
-        return self._names.get(key)
-
-    def put(self, key: str, name: str) -> None:
-        """Keep ``name`` under ``key`` (written at once, atomically)."""
-        self._names[key] = name
-        partial = self._path.with_suffix(".partial")
-        partial.write_text(json.dumps(self._names, sort_keys=True), encoding="utf-8")
-        partial.replace(self._path)
-
-    def prefix(self, stem: str) -> str:
-        """``stem`` plus a random suffix made once per worker's state (so runs never mix)."""
-        kept = self.get("prefix")
-        if kept is None:
-            kept = f"{stem}-{secrets.token_hex(4)}"
-            self.put("prefix", kept)
-        return kept
-
-
 async def poll(
     what: str,
     done: Callable[[], Awaitable[bool]],
@@ -250,8 +215,8 @@ class ServiceAdapter:
     """What the adapters to memory services share: endpoint and key, retries, kept names, waits.
 
     A subclass names its service (``service``, and ``title`` as it is written), its SDK's
-    distribution (``sdk``) and the variables of its key and URL, and builds its SDK client on
-    first use into ``_sdk_client``.
+    distribution (``sdk``) and the variables of its key and URL, and builds its SDK client in
+    ``_new_client`` (called on first use by ``_client``).
 
     Args:
         base_url: The service's URL (default the URL variable, else ``default_url``).
@@ -299,9 +264,46 @@ class ServiceAdapter:
         self.queryable_limit_seconds = queryable_limit_seconds
         self.request_timeout = request_timeout
         self.retrying = Retrying(attempts, retry_delay)
-        self._names = KeptNames(self.service)
-        self.prefix = self._names.prefix(stem)
+        self._stem = stem
+        self._kept_names: KeptNames | None = None
         self._sdk_client: Any = None
+        # As the service reports it, once asked (where it has a way to say).
+        self.service_version = "unknown"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy sent to a worker opens its own SDK client and finds its names in that worker's
+        # state folder (never in the folder of the process that built it).
+        state = dict(self.__dict__)
+        state.update(self._per_process())
+        return state
+
+    def _per_process(self) -> dict[str, Any]:
+        """Fields that belong to one process, as a copy in another process starts them."""
+        return {"_kept_names": None, "_sdk_client": None}
+
+    @property
+    def _names(self) -> KeptNames:
+        if self._kept_names is None:
+            self._kept_names = KeptNames(self.service)
+        return self._kept_names
+
+    @property
+    def prefix(self) -> str:
+        """The first part of every name the adapter creates: the stem and a random suffix."""
+        return self._names.prefix(self._stem)
+
+    def _client(self) -> Any:
+        """The SDK's client, built on first use (in the worker, never sent to one)."""
+        if self._sdk_client is None:
+            self._sdk_client = self._new_client()
+        return self._sdk_client
+
+    def _new_client(self) -> Any:
+        """A new SDK client for ``base_url`` and ``request_timeout``, its own retries off.
+
+        Every retry is made, and recorded, by ``retrying``.
+        """
+        raise NotImplementedError
 
     async def _kept(self, key: str, create: Callable[[], Awaitable[str]] | None) -> str | None:
         """The name kept under ``key``; else made by ``create`` (and kept), or ``None``."""
@@ -328,7 +330,7 @@ class ServiceAdapter:
         """Service, SDK and endpoint (no key), and the names the adapter created."""
         return {
             "service": self.service,
-            "service_version": "unknown",
+            "service_version": self.service_version,
             "sdk": self.sdk,
             "sdk_version": package_version(self.sdk),
             "endpoint": endpoint_text(self.base_url),

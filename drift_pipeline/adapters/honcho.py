@@ -78,45 +78,48 @@ class HonchoMemory(ServiceAdapter):
         )
         self.read = read
         self.reasoning_level = reasoning_level
-        self.workspace = self.prefix
         self._peers: dict[str, Any] = {}
         self._added: set[str] = set()
-        # Whom each agent has met in its sessions: the peers its reads are about.
-        self._met: dict[str, list[str]] = {}
 
-    def _honcho(self) -> Any:
-        if self._sdk_client is None:
-            from honcho import Honcho
+    def _per_process(self) -> dict[str, Any]:
+        return {**super()._per_process(), "_peers": {}, "_added": set()}
 
-            # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._sdk_client = Honcho(
-                api_key=self._key,
-                base_url=self.base_url,
-                workspace_id=self.workspace,
-                timeout=self.request_timeout,
-                max_retries=0,
-            )
-        return self._sdk_client
+    @property
+    def workspace(self) -> str:
+        """The workspace's name: ``workspace``, the scenario and a random suffix."""
+        return self.prefix
+
+    def _new_client(self) -> Any:
+        from honcho import Honcho
+
+        return Honcho(
+            api_key=self._key,
+            base_url=self.base_url,
+            workspace_id=self.workspace,
+            timeout=self.request_timeout,
+            max_retries=0,
+        )
 
     async def _peer(self, peer_id: str) -> Any:
         peer = self._peers.get(peer_id)
         if peer is None:
-            honcho = self._honcho()
+            honcho = self._client()
             peer = await self.retrying(f"peer {peer_id}", lambda: honcho.aio.peer(peer_id))
             self._peers[peer_id] = peer
         return peer
 
     async def store(self, session_id: str, messages: list[Message], *, entity_id: str) -> None:
         """Add the session's messages once; note whom ``entity_id`` met in it."""
-        met = self._met.setdefault(entity_id, [])
+        # Whom each agent has met: the peers its reads are about. Kept with the names, so a
+        # restarted worker still reads about everyone its agent met before the restart.
         for message in messages:
-            if message["speaker"] != entity_id and message["speaker"] not in met:
-                met.append(message["speaker"])
+            if message["speaker"] != entity_id:
+                self._names.add_member(f"met:{entity_id}", message["speaker"])
         if session_id in self._added or not messages:
             return  # the other agents of the session: its messages are already there
         from honcho.api_types import MessageCreateParams, SessionPeerConfig
 
-        honcho = self._honcho()
+        honcho = self._client()
         roles = {m["speaker"]: m["role"] for m in messages}
         peers = [
             (speaker, SessionPeerConfig(observe_others=role == "assistant", observe_me=True))
@@ -144,7 +147,7 @@ class HonchoMemory(ServiceAdapter):
 
     async def wait_until_queryable(self, session_id: str) -> None:
         """Wait until the deriver has processed every message of the session."""
-        honcho = self._honcho()
+        honcho = self._client()
 
         async def drained() -> bool:
             status = await self.retrying(
@@ -157,7 +160,7 @@ class HonchoMemory(ServiceAdapter):
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """What ``entity_id``'s peer knows of each peer it met, as it answers ``query``."""
-        targets = self._met.get(entity_id, [])
+        targets = self._names.members(f"met:{entity_id}")
         if not targets or not query.strip():
             return ""  # it took part in no session yet: it knows nothing
         peer = await self._peer(entity_id)

@@ -78,22 +78,19 @@ class LettaMemory(ServiceAdapter):
         self.results = results
         self._last: dict[str, list[tuple[str, str]]] = {}  # session -> (agent id, passage id)
 
-    def _letta(self) -> Any:
-        if self._sdk_client is None:
-            from letta_client import AsyncLetta
+    def _new_client(self) -> Any:
+        from letta_client import AsyncLetta
 
-            # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._sdk_client = AsyncLetta(
-                api_key=self._key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.request_timeout,
-            )
-        return self._sdk_client
+        return AsyncLetta(
+            api_key=self._key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.request_timeout,
+        )
 
     async def _agent(self, entity_id: str, create: bool) -> str | None:
         """The id of the Letta agent that is ``entity_id``'s memory (created on first store)."""
-        letta = self._letta()
+        letta = self._client()
 
         async def new_agent() -> str:
             agent = await self.retrying(
@@ -114,7 +111,10 @@ class LettaMemory(ServiceAdapter):
         """Insert the session into ``entity_id``'s archival memory, a passage per message."""
         if not messages:
             return
-        letta = self._letta()
+        letta = self._client()
+        if self.service_version == "unknown":  # the server's version, for the run record
+            health = await self.retrying("health", lambda: letta.health())
+            self.service_version = str(health.version) or "unknown"
         agent = await self._agent(entity_id, create=True)
         assert agent is not None
         last = ""
@@ -135,7 +135,7 @@ class LettaMemory(ServiceAdapter):
 
     async def wait_until_queryable(self, session_id: str) -> None:
         """Wait until each agent's archive lists the session's last passage."""
-        letta = self._letta()
+        letta = self._client()
         for agent, passage in self._last.pop(session_id, []):
 
             async def listed(agent: str = agent, passage: str = passage) -> bool:
@@ -152,7 +152,7 @@ class LettaMemory(ServiceAdapter):
         agent = await self._agent(entity_id, create=False)
         if agent is None or not query.strip():
             return ""  # it took part in no session yet: it knows nothing
-        letta = self._letta()
+        letta = self._client()
         found = await self.retrying(
             f"search archive as {entity_id}",
             lambda: letta.agents.passages.search(agent, query=query, top_k=self.results),

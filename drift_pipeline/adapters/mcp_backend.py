@@ -17,10 +17,11 @@ there (with ``scope: process``) starts one server per entity.
 
 What it measures and what it cannot:
 
-- **Scope.** A session goes into the memory of every entity that speaks in it. Where every
-  store call and the search carry ``{entity}`` the server keeps entities apart; with
-  ``scope: process`` each entity has a server of its own; otherwise every entity's memory is
-  searched together, the run record says so, and the Privacy probes measure what leaks.
+- **Scope.** A session goes into the memory of each agent the harness stores it for (every
+  assistant that speaks in it), once per agent. Where every store call and the search carry
+  ``{entity}`` the server keeps entities apart; with ``scope: process`` each entity has a
+  server of its own; otherwise every entity's memory is searched together, the run record
+  says so, and the Privacy probes measure what leaks.
 - **Time to queryable** is the store calls' time: MCP has no way to say that a write is still
   being processed, so a server that indexes in the background after answering may miss probes.
 - **Tokens.** MCP carries no token counts. A started server is given the harness's metered
@@ -47,13 +48,8 @@ from urllib.parse import urlsplit
 from drift_pipeline.memory import Message, TokenCounts
 from drift_pipeline.memory.backends import BackendNeeds, Package
 
-from .mcp_connection import (
-    MCPCallError,
-    MCPConnection,
-    ServerTarget,
-    command_of,
-    state_folder,
-)
+from ._state import KeptNames, state_folder
+from .mcp_connection import MCPCallError, MCPConnection, ServerTarget, command_of
 from .mcp_mapping import MCPMappingError, ToolMapping, fill, resolve_mapping
 
 __all__ = ["MCPBackend", "MCPSnapshotBackend", "mcp_backend", "mcp_needs"]
@@ -149,15 +145,29 @@ class MCPBackend:
         self._servers: dict[str, MCPConnection] = {}
         self._mapping: ToolMapping | None = None
         self._stored: set[tuple[str, str]] = set()
-        self._entities: list[str] = []
+        self._kept: KeptNames | None = None
 
     # --- connections ----------------------------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
         # Connections are threads and processes: a copy starts its own.
         state = dict(self.__dict__)
-        state.update(_servers={}, _mapping=None, _stored=set(), _entities=[])
+        state.update(_servers={}, _mapping=None, _stored=set(), _kept=None)
         return state
+
+    def _names(self) -> KeptNames:
+        """What outlives this worker: the entities stored for so far.
+
+        A restarted worker's snapshot must still list every entity stored before the restart
+        (their memory outlives it where the server keeps it on disk).
+        """
+        if self._kept is None:
+            self._kept = KeptNames(self.name)
+        return self._kept
+
+    @property
+    def _entities(self) -> list[str]:
+        return self._names().members("entities")
 
     def _target(self, entity: str) -> ServerTarget:
         values = {"state_dir": state_folder(), "entity": entity}
@@ -178,16 +188,21 @@ class MCPBackend:
         server = self._servers.get(key)
         if server is None:
             server = MCPConnection(self._target(key), self.call_timeout)
+            try:
+                server.open()
+            except BaseException:
+                # Never kept: the next call starts the server afresh and says why it failed.
+                server.close()
+                raise
             self._servers[key] = server
-            server.open()
-            if self._mapping is None:
-                self._mapping = resolve_mapping(
-                    server.tools,
-                    self.store_config,
-                    self.search_config,
-                    self.snapshot_config,
-                    self.scope,
-                )
+        if self._mapping is None:
+            self._mapping = resolve_mapping(
+                server.tools,
+                self.store_config,
+                self.search_config,
+                self.snapshot_config,
+                self.scope,
+            )
         return server
 
     def connect(self) -> ToolMapping:
@@ -228,20 +243,20 @@ class MCPBackend:
     async def store(
         self, session_id: str, messages: list[Message], *, entity_id: str | None = None
     ) -> None:
-        """Store the session into the memory of every entity that speaks in it.
+        """Store the session into ``entity_id``'s memory (else every speaker's).
 
-        ``entity_id`` (when the harness names whose memory it is) is added to them; a session
-        already stored for an entity is not stored for it again.
+        The harness names whose memory it is, once for each agent of the session; called
+        without ``entity_id``, the session goes into the memory of every entity that speaks in
+        it. A session already stored for an entity is not stored for it again.
         """
         if not messages:
             return
-        speakers = [m["speaker"] for m in messages]
-        if entity_id is not None:
-            speakers.append(entity_id)
-        scopes = list(dict.fromkeys(speakers))
+        speakers = list(dict.fromkeys(m["speaker"] for m in messages))
+        scopes = [entity_id] if entity_id is not None else speakers
         _, mapping = await self._server(scopes[0])
         if mapping.scope == "none":
-            scopes = scopes[:1]  # one shared memory: storing the session twice would double it
+            # One shared memory: the session goes in once, whoever it is stored for.
+            scopes = speakers[:1]
         lines = [f"{m['timestamp']} {m['speaker']}: {m['content']}" for m in messages]
         session = {
             "session_id": session_id,
@@ -271,8 +286,7 @@ class MCPBackend:
                     arguments = fill(call.arguments, {**session, "entity": entity})
                     await server.call(call.tool, arguments)
             self._stored.add((session_id, entity))
-            if entity not in self._entities:
-                self._entities.append(entity)
+            self._names().add_member("entities", entity)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """The search tool's text for ``query``, in ``entity_id``'s memory where scoped."""
@@ -312,19 +326,24 @@ class MCPSnapshotBackend(MCPBackend):
     """
 
     def snapshot(self) -> str:
-        """Everything the server holds, as its listing tool returns it."""
-        if not self._servers:
-            return ""
+        """Everything the server holds, as its listing tool returns it.
+
+        A server not running yet in this worker (an entity's, after a restart) is started.
+        """
+        entities = self._entities
+        if not entities:
+            return ""  # nothing stored yet
         mapping = self.connect()
         call = mapping.snapshot
         if call is None:
             raise MCPMappingError("mcp snapshot: the server has no tool that lists its memory")
         if self.scope != "process" and not call.uses("entity"):
-            return self._servers[""].call_blocking(call.tool, fill(call.arguments, {}), self._wait)
+            server = self._open("")
+            return server.call_blocking(call.tool, fill(call.arguments, {}), self._wait)
         # One listing per entity stored so far: from its own server, or by its argument.
         texts = []
-        for entity in self._entities:
-            server = self._servers[entity if self.scope == "process" else ""]
+        for entity in entities:
+            server = self._open(entity if self.scope == "process" else "")
             arguments = fill(call.arguments, {"entity": entity})
             texts.append(server.call_blocking(call.tool, arguments, self._wait))
         return "\n".join(texts)

@@ -16,23 +16,28 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
 import json
-import os
+import re
 import sys
-import tempfile
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from .mcp_mapping import ToolInfo
+from .mcp_tools import ToolInfo
 
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["MCPCallError", "MCPConnection", "ServerTarget", "result_text", "url_without_secrets"]
+__all__ = [
+    "MCPCallError",
+    "MCPConnection",
+    "ServerTarget",
+    "command_without_secrets",
+    "result_text",
+    "url_without_secrets",
+]
 
 _T = TypeVar("_T")
 CONNECT_TIMEOUT = 60.0
@@ -70,7 +75,32 @@ class ServerTarget:
 
     def describe(self) -> str:
         """The command or the URL (without credentials), for the run record."""
-        return url_without_secrets(self.url) if self.url else " ".join(self.command)
+        return url_without_secrets(self.url) if self.url else command_without_secrets(self.command)
+
+
+_SECRET_NAME = re.compile(r"key|token|secret|password|passwd|credential|auth", re.IGNORECASE)
+_REDACTED = "[redacted]"
+
+
+def command_without_secrets(command: Sequence[str]) -> str:
+    """``command`` as one line, the value of each secret-named flag or variable replaced.
+
+    ``--api-key VALUE``, ``--token=VALUE`` and ``API_KEY=VALUE`` keep their names; the values
+    become ``[redacted]`` (a key given on a command line would otherwise reach the run record).
+    """
+    shown: list[str] = []
+    hide_next = False
+    for part in command:
+        name, sep, _ = part.partition("=")
+        if hide_next:
+            shown.append(_REDACTED)
+            hide_next = False
+        elif sep and _SECRET_NAME.search(name):
+            shown.append(f"{name}={_REDACTED}")
+        else:
+            shown.append(part)
+            hide_next = part.startswith("-") and bool(_SECRET_NAME.search(part))
+    return " ".join(shown)
 
 
 def url_without_secrets(url: str) -> str:
@@ -118,6 +148,7 @@ class MCPConnection:
         self._client: Client | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
 
@@ -164,10 +195,14 @@ class MCPConnection:
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self._task = asyncio.current_task()
         # No response cache: every call of a benchmark must reach the server.
         with contextlib.ExitStack() as files:
             errlog = files.enter_context(open(self.target.log, "a")) if self.target.log else None
-            async with Client(self._server(errlog), cache=None) as client:
+            async with (
+                contextlib.AsyncExitStack() as held,
+                Client(self._server(errlog, held), cache=None) as client,
+            ):
                 await self._serve_calls(client)
 
     async def _serve_calls(self, client: Client) -> None:
@@ -185,7 +220,8 @@ class MCPConnection:
         await self._stop.wait()
         self._client = None
 
-    def _server(self, errlog: TextIO | None) -> Any:
+    def _server(self, errlog: TextIO | None, held: contextlib.AsyncExitStack) -> Any:
+        """The SDK's transport to the server; what it needs closed afterwards goes on ``held``."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
@@ -194,9 +230,11 @@ class MCPConnection:
                 return self.target.url
             import httpx2
 
+            # The SDK leaves a client it is given open: closed with the session (``held``).
             http = httpx2.AsyncClient(
                 headers=dict(self.target.headers), timeout=httpx2.Timeout(30.0, read=300.0)
             )
+            held.push_async_callback(http.aclose)
             return streamable_http_client(self.target.url, http_client=http)
         program, *arguments = self.target.command
         # Started through the launcher: the kernel kills the server with this thread.
@@ -264,11 +302,18 @@ class MCPConnection:
             raise self._failed(tool, error) from error
 
     def close(self) -> None:
-        """End the session (a started server is asked to stop, then killed) and the thread."""
-        loop, stop, thread = self._loop, self._stop, self._thread
-        if loop is not None and stop is not None and not loop.is_closed():
+        """End the session (a started server is asked to stop, then killed) and the thread.
+
+        A session still starting (a server that never finished its handshake) is cancelled, so
+        its server is stopped too rather than left running beside the worker.
+        """
+        loop, stop, task, thread = self._loop, self._stop, self._task, self._thread
+        if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed in between
-                loop.call_soon_threadsafe(stop.set)
+                if self._client is None and task is not None:
+                    loop.call_soon_threadsafe(task.cancel)
+                elif stop is not None:
+                    loop.call_soon_threadsafe(stop.set)
         if thread is not None:
             thread.join(timeout=10)
 
@@ -300,17 +345,3 @@ def command_of(value: str | Sequence[str]) -> tuple[str, ...]:
 
     parts = shlex.split(value) if isinstance(value, str) else [str(p) for p in value]
     return tuple(parts)
-
-
-@functools.cache
-def _scratch() -> str:
-    return tempfile.mkdtemp(prefix="drift-mcp-")
-
-
-def state_folder() -> str:
-    """The worker's own state folder (``DRIFT_STATE_DIR``), else a new temporary folder.
-
-    Never the current folder: a server's files (or a folder named like a package) must not
-    land in whatever folder the backend happens to be built in.
-    """
-    return os.environ.get("DRIFT_STATE_DIR") or _scratch()

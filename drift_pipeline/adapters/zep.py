@@ -77,22 +77,19 @@ class ZepMemory(ServiceAdapter):
         self.results = results
         self._tasks: dict[str, list[str]] = {}
 
-    def _zep(self) -> Any:
-        if self._sdk_client is None:
-            from zep_cloud import AsyncZep
+    def _new_client(self) -> Any:
+        from zep_cloud import AsyncZep
 
-            # max_retries=0: every retry is made (and recorded) by self.retrying.
-            self._sdk_client = AsyncZep(
-                api_key=self._key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.request_timeout,
-            )
-        return self._sdk_client
+        return AsyncZep(
+            api_key=self._key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.request_timeout,
+        )
 
     async def _user(self, entity_id: str, create: bool) -> str | None:
         """The uuid of the Zep user that is ``entity_id``'s memory (created on first store)."""
-        zep = self._zep()
+        zep = self._client()
 
         async def new_user() -> str:
             user = await self.retrying(
@@ -113,7 +110,7 @@ class ZepMemory(ServiceAdapter):
             return
         from zep_cloud import AddMessage
 
-        zep = self._zep()
+        zep = self._client()
         user = await self._user(entity_id, create=True)
         thread = await self.retrying(
             f"create thread {session_id} for {entity_id}",
@@ -141,7 +138,7 @@ class ZepMemory(ServiceAdapter):
 
     async def wait_until_queryable(self, session_id: str) -> None:
         """Wait until every ingestion task of the session has succeeded."""
-        zep = self._zep()
+        zep = self._client()
         for task_uuid in self._tasks.pop(session_id, []):
 
             async def done(task_uuid: str = task_uuid) -> bool:
@@ -158,7 +155,7 @@ class ZepMemory(ServiceAdapter):
         user = await self._user(entity_id, create=False)
         if user is None or not query.strip():
             return ""  # it took part in no session yet: it knows nothing
-        zep = self._zep()
+        zep = self._client()
         page = await self.retrying(
             f"search edges as {entity_id}",
             lambda: zep.graph.search_edges(

@@ -133,7 +133,13 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    # An HTTP date is measured against the response's own Date where it has one: in a backend's
+    # worker this process's clock reads the session's simulated time during a call.
+    try:
+        now = parsedate_to_datetime(headers["date"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        now = time.time()
+    return max(0.0, when.timestamp() - now)
 
 
 def _response_format(json_schema: Mapping[str, Any]) -> dict[str, Any]:

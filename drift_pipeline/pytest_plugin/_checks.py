@@ -107,10 +107,15 @@ def _baseline_problems(suite: DriftSuite, world: SourceWorld, cell: CellResult) 
     if record.content_hash != world.source.content_hash:
         return [f"  the scenario changed since the baseline in {where}; make a new baseline"]
     scoring = cell_scoring(cell)
-    if (record.reader, record.judge) != (scoring.reader, scoring.judge) or not scoring.offline:
+    if (record.reader, record.judge) != (scoring.reader, scoring.judge):
         return [
             f"  the baseline was read by {record.reader} / {record.judge}, this run by "
             f"{scoring.reader} / {scoring.judge}: make a new baseline with this version"
+        ]
+    if not scoring.offline:
+        return [
+            f"  this run was read by {scoring.reader} / {scoring.judge}, whose verdicts can "
+            "differ between runs: a baseline is compared only under the offline reader"
         ]
     diff = _paired(suite, world, cell, record)
     directions = {spec.name: spec.direction for spec in metric_specs()}

@@ -44,6 +44,7 @@ class GateOptions:
         data: Storage root of the tables (None: a temporary folder, removed afterwards).
         call_timeout: Seconds before a backend call is recorded as a timeout.
         max_fault_rate: Share of a cell's calls that may fault before it fails.
+        simulated_clock: Backends' clocks read each session's simulated time during its calls.
     """
 
     sources: tuple[str, ...]
@@ -58,6 +59,7 @@ class GateOptions:
     data: Path | None
     call_timeout: float
     max_fault_rate: float
+    simulated_clock: bool = True
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -137,6 +139,12 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption("--drift-call-timeout", type=float, default=30.0, metavar="SECONDS")
     group.addoption("--drift-max-fault-rate", type=float, default=0.05, metavar="SHARE")
+    group.addoption(
+        "--drift-real-clock",
+        action="store_true",
+        help="Backends' clocks read the real time (as drift run --real-clock); by default they "
+        "read the simulated time of each call's session.",
+    )
 
 
 def read_options(config: pytest.Config) -> GateOptions:
@@ -189,6 +197,7 @@ def read_options(config: pytest.Config) -> GateOptions:
         data=_path(config.getoption("drift_data"), "--drift-data"),
         call_timeout=timeout,
         max_fault_rate=rate,
+        simulated_clock=not config.getoption("drift_real_clock"),
     )
 
 

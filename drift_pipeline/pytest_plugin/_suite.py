@@ -116,8 +116,8 @@ class DriftSuite:
     def _run_selected(self, session: pytest.Session) -> None:
         """Run the selected worlds: one run per set of horizons, each with its selected arms.
 
-        One run checks each backend once (the conformance check of ``drift run``) and makes
-        its worlds together; sources asked for the same horizons share it.
+        Sources asked for the same horizons and arms share one run, which makes their worlds
+        together.
         """
         selected = {id(item) for item in session.items}
         wanted: dict[str, tuple[WorldSource, dict[str, list[Arm]]]] = {}
@@ -145,6 +145,7 @@ class DriftSuite:
             loop=LoopConfig(
                 call_timeout=self.options.call_timeout,
                 max_fault_rate=self.options.max_fault_rate,
+                simulated_clock=self.options.simulated_clock,
             ),
             backend_options={k: dict(v) for k, v in self.options.backend_options.items()},
             keep_going=True,
@@ -156,14 +157,16 @@ class DriftSuite:
             for source, horizon in worlds:
                 self.runs[(source.id, horizon)] = WorldRun(error=str(error))
             return
-        # Arms that could not start, and (where the harness checks backends before a run)
-        # arms whose backend failed that check: one line each, naming the arm.
-        lines = [*result.start_failures, *getattr(result, "check_failures", ())]
+        # Arms that could not start: one line each, ``backend ARM could not start: …``.
         by_id = {source.id: source for source in sources}
         for source, horizon in worlds:
             run = self.runs.setdefault((source.id, horizon), WorldRun())
             for arm in arms:
-                said = [line for line in lines if arm.key in line or arm.backend in line]
+                said = [
+                    line
+                    for line in result.start_failures
+                    if line.startswith(f"backend {arm.key} could not start")
+                ]
                 if said:
                     run.failures[arm.key] = said[0]
         for cell in result.cells:

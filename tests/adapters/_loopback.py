@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from drift_pipeline.memory import Message
+from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, Message, run_cell
 
 
 @dataclass
@@ -114,7 +115,8 @@ def serve(route: Callable[[Request], Reply]) -> Iterator[Loopback]:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state["server"] = Loopback(f"http://127.0.0.1:{httpd.server_address[1]}")
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits for the serving loop's next look (0.5 s by default).
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield state["server"]
@@ -166,3 +168,32 @@ async def scoping_answers(memory: Any) -> dict[str, str]:
         "stranger": ("stranger", "Where did the principal move?"),
     }
     return {name: await memory.retrieve("s2", agent, q) for name, (agent, q) in asks.items()}
+
+
+def gate_cell(
+    backend: str, world: tuple[Path, str], options: dict[str, Any], key: tuple[str, str]
+) -> CellRun:
+    """The adapter by name under the gate on the two-agent world (fixture ``two_agent_world``).
+
+    Checks what every service adapter's cell must show: no faulted call, a valid cloud arm, its
+    waits until queryable measured, the agents finding what their sessions held, and the key
+    (``key``: its variable and value, passed into the worker) in no record of the cell.
+    """
+    root, scenario = world
+    variable, value = key
+    cell = run_cell(
+        root,
+        scenario,
+        "short",
+        2,
+        Arm(backend, Gate("hard")),
+        options={"poll_seconds": 0.01, "retry_delay": 0.01, **options},
+        config=LoopConfig(call_timeout=20.0, protect=(root,), worker_env=(variable,)),
+    )
+    assert [e for e in cell.snapshots.column("error").to_pylist() if e] == [] and cell.valid
+    assert cell.deployment == "cloud" and cell.service["service"] == backend
+    assert cell.time_to_queryable is not None
+    assert cell.time_to_queryable["sessions"] == cell.snapshots.num_rows
+    assert [c for c in cell.retrievals.column("context").to_pylist() if c]
+    assert value not in json.dumps(cell.faults) + json.dumps(cell.service)
+    return cell

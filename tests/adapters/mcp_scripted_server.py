@@ -6,8 +6,8 @@
 
 Faults, from ``SCRIPTED_MCP_FAULTS`` (comma-separated):
 - ``error_on=TEXT``: a call whose text or query contains TEXT answers with a tool error (with
-  ``error_after=N``, only once N calls have been answered: a health check made before a run
-  passes, the run's own calls fault);
+  ``error_after=N``, only once N calls have been answered: a library that starts failing
+  part-way through a run);
 - ``crash_after=N``: the process exits during its N-th ``remember``;
 - ``hang_on=TEXT``: a ``recall`` whose query contains TEXT never answers (others still do).
 """

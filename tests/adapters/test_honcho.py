@@ -19,9 +19,17 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.honcho import HonchoMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    gate_cell,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "hk-test-0123456789abcdef"
 NOW = "2027-01-04T09:00:00Z"
@@ -184,6 +192,25 @@ def test_each_agent_reads_only_what_it_took_part_in(honcho: tuple[Loopback, Fake
     assert all(KEY not in p.read_text() for p in Path(memory._names._path).parent.iterdir())
 
 
+def test_a_restarted_worker_still_reads_about_everyone_its_agent_met(
+    honcho: tuple[Loopback, FakeHoncho],
+):
+    server, _ = honcho
+
+    async def before_the_restart() -> str:
+        memory = _adapter(server)
+        moved = session("2027-01-10T09:00:00", "I moved to Lisbon for work.", "work")
+        await memory.store("s1", moved, entity_id="work")
+        await memory.wait_until_queryable("s1")
+        return memory.workspace
+
+    workspace = asyncio.run(before_the_restart())
+    # The worker is restarted (a timeout, a crash): the adapter is built again, as it is there.
+    again = _adapter(server)
+    assert again.workspace == workspace
+    assert "Lisbon" in asyncio.run(again.retrieve("s2", "work", "Where did the principal move?"))
+
+
 def test_the_context_read_returns_the_peers_representation(honcho: tuple[Loopback, FakeHoncho]):
     server, _ = honcho
     memory = _adapter(server, read="context")
@@ -279,25 +306,8 @@ def test_under_the_gate_honcho_is_a_cloud_arm_with_its_waits_retries_and_version
     honcho: tuple[Loopback, FakeHoncho], two_agent_world: tuple[Path, str]
 ):
     server, _ = honcho
-    world, scenario = two_agent_world
     server.refuse("POST", r"/messages$", Reply(429, {"detail": "slow down"}, {"retry-after": "0"}))
-    cell = run_cell(
-        world,
-        scenario,
-        "short",
-        2,
-        Arm("honcho", Gate("hard")),
-        options={"base_url": server.url, "poll_seconds": 0.01, "retry_delay": 0.01},
-        config=LoopConfig(call_timeout=20.0, protect=(world,), worker_env=("HONCHO_API_KEY",)),
-    )
-    errors = [e for e in cell.snapshots.column("error").to_pylist() if e]
-    assert errors == [] and cell.valid
-    assert cell.deployment == "cloud"
-    assert cell.time_to_queryable is not None
-    assert cell.time_to_queryable["sessions"] == cell.snapshots.num_rows
-    assert cell.service["service"] == "honcho" and cell.service["sdk_version"] == "2.7.0"
+    cell = gate_cell("honcho", two_agent_world, {"base_url": server.url}, ("HONCHO_API_KEY", KEY))
+    assert cell.service["sdk_version"] == "2.7.0"
     assert [f for f in cell.faults if "retried: add messages" in f]
     assert cell.fault_summary.retried["store"] == 1
-    contexts = [c for c in cell.retrievals.column("context").to_pylist() if c]
-    assert contexts  # the agents found what their sessions held
-    assert KEY not in json.dumps(cell.faults) + json.dumps(cell.service)

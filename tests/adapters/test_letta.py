@@ -1,9 +1,10 @@
 """The Letta adapter's wire behaviour, through the real client, against a loopback Letta.
 
 The fake server implements the v1 routes the adapter uses, with the shapes of the client's own
-types (``letta_client.types``): agent creation, archival-memory inserts (listed only after a
-short indexing delay, counted in looks), the archive's list and its search, each over one
-agent's own archive. Faults: 429 with ``Retry-After``, 500, an archive that never lists.
+types (``letta_client.types``): its health (the server's version), agent creation,
+archival-memory inserts (listed only after a short indexing delay, counted in looks), the
+archive's list and its search, each over one agent's own archive. Faults: 429 with
+``Retry-After``, 500, an archive that never lists.
 """
 
 from __future__ import annotations
@@ -17,11 +18,20 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.letta import LettaMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    gate_cell,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "letta-test-key-0123456789"
+VERSION = "0.16.7"
 
 
 class FakeLetta:
@@ -36,6 +46,8 @@ class FakeLetta:
 
     def route(self, request: Request) -> Reply:
         path = request.path.strip("/").split("/")
+        if request.method == "GET" and path == ["v1", "health"]:
+            return Reply(200, {"status": "ok", "version": VERSION})
         if request.method == "POST" and path == ["v1", "agents"]:
             agent = f"agent-{len(self.agents)}"
             self.agents[agent] = request.body
@@ -167,18 +179,7 @@ def test_under_the_gate_letta_is_a_cloud_arm_scoped_per_agent(
     letta: tuple[Loopback, FakeLetta], two_agent_world: tuple[Path, str]
 ):
     server, fake = letta
-    world, scenario = two_agent_world
-    cell = run_cell(
-        world,
-        scenario,
-        "short",
-        2,
-        Arm("letta", Gate("hard")),
-        options={"base_url": server.url, "poll_seconds": 0.01, "retry_delay": 0.01},
-        config=LoopConfig(call_timeout=20.0, protect=(world,), worker_env=("LETTA_API_KEY",)),
-    )
-    assert [e for e in cell.snapshots.column("error").to_pylist() if e] == [] and cell.valid
-    assert cell.deployment == "cloud" and cell.service["sdk_version"] == "1.12.1"
-    assert cell.time_to_queryable is not None
+    cell = gate_cell("letta", two_agent_world, {"base_url": server.url}, ("LETTA_API_KEY", KEY))
+    assert cell.service["sdk_version"] == "1.12.1"
+    assert cell.service["service_version"] == VERSION  # asked of the server during the run
     assert len(fake.agents) == 4  # two agents in each of two replicates
-    assert [c for c in cell.retrievals.column("context").to_pylist() if c]

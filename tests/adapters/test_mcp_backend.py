@@ -115,6 +115,11 @@ def test_guessed_tools_keep_each_entity_apart_and_snapshot_its_memory(scoped: MC
     # Stored into the memory of each speaker, once however often it is stored: both listed.
     asyncio.run(scoped.store("s-1", SESSION, entity_id="principal"))
     assert scoped.snapshot().count("I started at Northwind Traders") == 2
+    # Told whose memory it is (as the harness does, once per agent), only that one's.
+    later = [{**message, "content": f"{message['content']} (again)"} for message in SESSION]
+    asyncio.run(scoped.store("s-2", later, entity_id="assistant"))
+    assert scoped.snapshot().count("Traders last week. (again)") == 1
+    assert "(again)" not in asyncio.run(scoped.retrieve("s-2", "principal", "Northwind"))
 
 
 def test_a_tool_error_is_raised_with_the_servers_words(scoped: MCPBackend) -> None:
@@ -163,6 +168,33 @@ def test_a_server_that_does_not_start_is_one_line_with_its_last_words(state_dir:
         MCPBackend()
     with pytest.raises(ValueError, match="rejects options"):
         load_backend("mcp", {**scripted(), "stor": "remember"})
+
+
+def test_a_server_that_fails_to_start_is_not_kept_and_says_why_on_every_call(
+    state_dir: Path,
+) -> None:
+    backend = MCPBackend(command=[sys.executable, "/nonexistent/server.py"])  # started lazily
+    try:
+        for _ in range(2):  # the second call starts it again rather than reusing a dead one
+            with pytest.raises(MCPCallError, match="failed to start"):
+                asyncio.run(backend.retrieve("s-1", "assistant", "Northwind"))
+        assert backend._servers == {}
+    finally:
+        backend.close()
+
+
+def test_a_server_that_never_answers_its_handshake_is_stopped(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("drift_pipeline.adapters.mcp_connection.CONNECT_TIMEOUT", 1.0)
+    tag = uuid.uuid4().hex
+    silent = [sys.executable, "-c", "import time; time.sleep(3600)", tag]
+    with pytest.raises(ValueError, match=r"did not answer within 1s"):
+        mcp_backend(command=silent)
+    deadline = time.monotonic() + 10
+    while running(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running(tag) == []
 
 
 def test_registered_lazily_with_what_it_needs() -> None:
@@ -228,6 +260,12 @@ def test_a_server_over_streamable_http(
     )
 
 
+def test_a_key_on_the_servers_command_line_stays_out_of_the_record(state_dir: Path) -> None:
+    command = ["memsrv", "--api-key", "sk-live-1234", "--db=/m.db", "TOKEN=t0k3n-42", "-v"]
+    shown = MCPBackend(command=command).service_info()["endpoint"]
+    assert shown == "memsrv --api-key [redacted] --db=/m.db TOKEN=[redacted] -v"
+
+
 def run_under_the_gate(folder: Path, options: dict[str, Any]) -> DriftReport:
     """The ``mcp`` backend with ``options`` through the harness on the small scenario."""
     scenario = folder / "mcp-scripted-check.yaml"
@@ -241,8 +279,8 @@ def run_under_the_gate(folder: Path, options: dict[str, Any]) -> DriftReport:
 def test_faults_under_the_gate_are_recorded_with_the_servers_error(tmp_path: Path) -> None:
     """A search that starts failing on question marks: the probes fault, the run goes on.
 
-    The faults begin after the first 25 calls of each server, past any check of the backend
-    before the run, so they fall on the run's own probes.
+    The faults begin after the first 25 calls of each server: the run's first sessions are
+    stored and read, then its calls with a question mark fail.
     """
     report = run_under_the_gate(tmp_path, scripted("error_on=?", "error_after=25"))
     cell = next(c for c in report.cells if c.arm.backend == "mcp")

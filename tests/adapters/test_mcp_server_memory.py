@@ -106,6 +106,14 @@ def test_scope_process_gives_each_entity_a_server_and_a_file_of_its_own(
     finally:
         backend.close()
     assert running(str(memory_server)) == []
+    # A restarted worker builds the backend again: its snapshot still lists the memory stored
+    # before, starting that entity's server from its file.
+    again = mcp_backend(**options(memory_server, env=own_file), scope="process")
+    try:
+        assert "My greyhound is Juno." in again.snapshot()
+    finally:
+        again.close()
+    assert running(str(memory_server)) == []
 
 
 def test_it_runs_under_the_gate_and_is_ranked(memory_server: Path, tmp_path: Path) -> None:

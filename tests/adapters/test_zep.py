@@ -17,9 +17,17 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.zep import ZepMemory
-from drift_pipeline.memory import Arm, Gate, LoopConfig, run_cell
 
-from ._loopback import Loopback, Reply, Request, scoping_answers, serve, session, words
+from ._loopback import (
+    Loopback,
+    Reply,
+    Request,
+    gate_cell,
+    scoping_answers,
+    serve,
+    session,
+    words,
+)
 
 KEY = "z_test_key_0123456789"
 
@@ -195,19 +203,8 @@ def test_under_the_gate_zep_is_a_cloud_arm_scoped_per_agent(
     zep: tuple[Loopback, FakeZep], two_agent_world: tuple[Path, str]
 ):
     server, fake = zep
-    world, scenario = two_agent_world
-    cell = run_cell(
-        world,
-        scenario,
-        "short",
-        2,
-        Arm("zep", Gate("hard")),
-        options={"base_url": f"{server.url}/api/v4", "poll_seconds": 0.01, "retry_delay": 0.01},
-        config=LoopConfig(call_timeout=20.0, protect=(world,), worker_env=("ZEP_API_KEY",)),
-    )
-    assert [e for e in cell.snapshots.column("error").to_pylist() if e] == [] and cell.valid
-    assert cell.deployment == "cloud" and cell.service["sdk_version"] == "4.0.1"
-    assert cell.time_to_queryable is not None
+    options = {"base_url": f"{server.url}/api/v4"}
+    cell = gate_cell("zep", two_agent_world, options, ("ZEP_API_KEY", KEY))
+    assert cell.service["sdk_version"] == "4.0.1"
     # Two agents and two replicates: four users, each with its own graph.
     assert len(fake.users) == 4 and len({u["user_id"] for u in fake.users.values()}) == 4
-    assert [c for c in cell.retrievals.column("context").to_pylist() if c]

@@ -140,6 +140,14 @@ def test_retry_after_is_honoured(
         ({"retry-after": "2"}, 2.0),
         ({"retry-after": "1.5", "retry-after-ms": "junk"}, 1.5),
         ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+        # Against the response's Date, not this process's clock (simulated in a worker).
+        (
+            {
+                "retry-after": "Wed, 21 Oct 2015 07:28:03 GMT",
+                "date": "Wed, 21 Oct 2015 07:28:00 GMT",
+            },
+            3.0,
+        ),
         ({"retry-after": "soon"}, None),
         ({}, None),
     ],

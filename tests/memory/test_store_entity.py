@@ -108,15 +108,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield base / "data"
 
 
-def _cell(world: Path, timeout: float = 20.0, **options: object) -> CellRun:
+def _cell(world: Path, timeout: float = 20.0, limit: int = 5, **options: object) -> CellRun:
+    config = LoopConfig(
+        call_timeout=timeout, protect=(world,), max_fault_rate=1.0, max_consecutive_faults=limit
+    )
     return run_cell(
-        world,
-        "entity-t",
-        "short",
-        2,
-        Arm(ARM, Gate("hard")),
-        options=dict(options),
-        config=LoopConfig(call_timeout=timeout, protect=(world,), max_fault_rate=1.0),
+        world, "entity-t", "short", 2, Arm(ARM, Gate("hard")), options=dict(options), config=config
     )
 
 
@@ -167,9 +164,11 @@ def test_a_store_that_never_becomes_queryable_is_a_fault_naming_the_wait(world: 
 
 
 def test_a_wait_that_outlasts_the_call_timeout_is_cancelled_and_named(world: Path):
-    cell = _cell(world, timeout=1.0, hang=True)
-    errors = {r["error"] for r in cell.snapshots.to_pylist()}
-    assert "timeout after 0.9s while waiting until queryable; cancelled in the worker" in errors
+    # One timed-out wait per replicate is enough to read its error; the rest are skipped.
+    cell = _cell(world, timeout=1.0, limit=1, hang=True)
+    errors = [r["error"] for r in cell.snapshots.to_pylist() if not r["error"].startswith("skip")]
+    waited = "timeout after 0.9s while waiting until queryable; cancelled in the worker"
+    assert len(errors) == 2 and waited in errors
 
 
 def test_the_run_reports_time_to_queryable_and_the_service(world: Path, tmp_path: Path):

@@ -6,6 +6,8 @@ read, put on ``PYTHONPATH``) and run by pytest in a subprocess, as the vendor's 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -23,6 +25,13 @@ import drift_pipeline.memory.backends
 import drift_pipeline.pipeline
 import drift_pipeline.report
 import drift_pipeline.sources  # noqa: F401
+
+# The same for the packages other installed pytest plugins import while a run ends (hypothesis
+# in its terminal summary, anyio): imported afresh in each in-process run, every one of their
+# modules would be assert-rewritten and compiled again, several seconds of CPU per run.
+for _package in ("hypothesis", "anyio"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_package)
 
 pytest_plugins = ["pytester"]
 
@@ -115,6 +124,8 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
         "vendor_memory:LineMemory",
         "--drift-backend",
         "vendor_memory:DegradedMemory",
+        "--drift-backend",
+        "vendor_memory:LineMemoryV2",  # not released yet: it cannot start
         "--horizon",
         "short",
         "--drift-min",
@@ -123,11 +134,12 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
         "data",
         "--drift-output",
         "results/run.json",
+        "--drift-real-clock",
         "-k",
         "vendor-a",
     )
     # The vendor's own test was deselected by -k like any test; vendor-b never ran.
-    result.assert_outcomes(passed=1, failed=1, deselected=3)
+    result.assert_outcomes(passed=1, failed=2, deselected=4)
     result.stdout.fnmatch_lines(
         [
             "*vendor-a[[]short-vendor_memory:DegradedMemory@hard[]]*",
@@ -135,8 +147,16 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
             "  mvot 0.* is below the minimum 0.1",
         ]
     )
+    result.stdout.fnmatch_lines(
+        [
+            "*vendor-a short vendor_memory:LineMemoryV2@hard: backend "
+            "vendor_memory:LineMemoryV2@hard could not start: *LineMemoryV2*"
+        ]
+    )
     assert "LineMemory@hard:" not in result.stdout.str()
     assert {p.name for p in (pytester.path / "data" / "probes").iterdir()} == {"scenario=vendor-a"}
+    manifest = json.loads((pytester.path / "data" / "_manifests" / "run.json").read_text())
+    assert manifest["simulated_clock"] is False
     record = json.loads((pytester.path / "results" / "run.json").read_text())
     assert [c["arm"] for c in record["cells"]] == [
         "vendor_memory:LineMemory@hard",

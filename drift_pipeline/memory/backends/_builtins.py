@@ -92,33 +92,18 @@ register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBacken
 # Adapters to memory services (optional extras): imported only when named in a run.
 _ADAPTERS = "drift_pipeline.adapters"
 _SCENARIO = f"{_ADAPTERS}._service:scenario_defaults"
-register_backend(
-    "honcho",
-    f"{_ADAPTERS}.honcho:HonchoMemory",
-    needs=BackendNeeds(
-        network=True,
-        packages=(Package("honcho", "drift-pipeline[honcho]"),),
-        env=("HONCHO_API_KEY", "HONCHO_URL"),
-    ),
-    defaults=_SCENARIO,
-)
-register_backend(
-    "zep",
-    f"{_ADAPTERS}.zep:ZepMemory",
-    needs=BackendNeeds(
-        network=True,
-        packages=(Package("zep_cloud", "drift-pipeline[zep]"),),
-        env=("ZEP_API_KEY", "ZEP_URL"),
-    ),
-    defaults=_SCENARIO,
-)
-register_backend(
-    "letta",
-    f"{_ADAPTERS}.letta:LettaMemory",
-    needs=BackendNeeds(
-        network=True,
-        packages=(Package("letta_client", "drift-pipeline[letta]"),),
-        env=("LETTA_API_KEY", "LETTA_BASE_URL"),
-    ),
-    defaults=_SCENARIO,
-)
+for _name, _cls, _import, _env in (
+    ("honcho", "HonchoMemory", "honcho", ("HONCHO_API_KEY", "HONCHO_URL")),
+    ("zep", "ZepMemory", "zep_cloud", ("ZEP_API_KEY", "ZEP_URL")),
+    ("letta", "LettaMemory", "letta_client", ("LETTA_API_KEY", "LETTA_BASE_URL")),
+):
+    register_backend(
+        _name,
+        f"{_ADAPTERS}.{_name}:{_cls}",
+        needs=BackendNeeds(
+            network=True,
+            packages=(Package(_import, f"drift-pipeline[{_name}]"),),
+            env=_env,
+        ),
+        defaults=_SCENARIO,
+    )

@@ -25,10 +25,16 @@ from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracte
 from drift_pipeline.memory.backends._stance import (
     choice_facts,
     implied_facts,
+    naming_facts,
     stance_fact,
     strip_hedges,
 )
-from drift_pipeline.memory.backends._text import is_question, message_date, split_sentences
+from drift_pipeline.memory.backends._text import (
+    CaseModel,
+    is_question,
+    message_date,
+    split_statements,
+)
 
 __all__ = [
     "REMARK_PREFIX",
@@ -112,6 +118,26 @@ _OWN_REPORT = re.compile(
     r"(?![^\"“”«»]*[\"“”«»])",
     re.IGNORECASE,
 )
+# Someone telling the speaker about the speaker: "the doctor says I am…", "the clinic confirmed
+# on Wednesday that I am…". Quoted words are someone's own, never the speaker's.
+_TOLD_OF_ME = re.compile(
+    r"^(?P<who>[^\"“”«»]{1,60}?)\s+(?:says|said|has said|tells me|told me|has told me|"
+    r"confirms|confirmed|has confirmed)(?:\s+(?:on|this|last|in)\s+\w+)?,?\s+(?:that\s+)?"
+    r"(?P<rest>(?:I|I'm|I've)\b[^\"“”«»]*)$",
+    re.IGNORECASE,
+)
+# Those whose word on the speaker's health is the record of it.
+_RECORD_KEEPER = re.compile(
+    r"\b(?:doctor|doctors|GP|clinic|hospital|surgery|physio\w*|therapist|specialist|consultant|"
+    r"nurse|dentist|surgeon|cardiologist|dermatologist|scan|scans|x-rays?|MRI|test results|"
+    r"blood tests?|results|tests?)\b",
+    re.IGNORECASE,
+)
+# Who heard it second-hand, or doubts it, is no source.
+_HEARSAY = re.compile(
+    r"\b(?:apparently|supposedly|allegedly|rumou?rs?|heard|claims?|claimed|I|joke|joking)\b",
+    re.IGNORECASE,
+)
 # Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
 _SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
@@ -172,6 +198,7 @@ _PREDICATE_HINTS = {
     "relationship status": "relationship partner married single dating engaged",
     "diet": "diet food eat meal",
     "age": "age old years",
+    "health": "health medical condition recovering",
 }
 _PREFIX_HINTS = (
     ("prefers ", "preference prefer"),
@@ -200,7 +227,7 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:mov(?:e|ed|ing)|relocat\w*|live|lives|lived|living|flat|apartment|house|home|"
-            r"city|town|neighbou?rhood|rent|commute|settled|landlord|lease|postcode|zip code|"
+            r"city|town|neighbou?rhood|rent|commute|settl\w*|landlord|lease|postcode|zip code|"
             r"movers|unpack\w*|registered|GP|council|local|residen\w*|address)\b",
             _PREDICATE_HINTS["lives in"],
         ),
@@ -327,11 +354,23 @@ def decide(current_value: str | None, statement: Statement) -> Operation:
     return Operation.UPDATE
 
 
-def extract_statements(messages: Sequence[Message]) -> list[Statement]:
-    """Return, in order, the facts the human speakers of a session state or withdraw."""
+def extract_statements(
+    messages: Sequence[Message], case: CaseModel | None = None
+) -> list[Statement]:
+    """Return, in order, the facts the human speakers of a session state or withdraw.
+
+    Args:
+        messages: One session.
+        case: The memory's model of which words are names. It learns from every message of the
+            session first (the assistant's replies included), then recases the sentences typed
+            without case ("i moved to lisbon") so that the rules see the names in them.
+    """
+    if case is not None:
+        for message in messages:
+            case.learn(message["content"])
     found: list[Statement] = []
     for speaker, content, date in _human_turns(messages):
-        for fact, said in _message_facts(content):
+        for fact, said in _message_facts(content, case):
             found.append(
                 Statement(
                     subject=speaker,
@@ -364,28 +403,12 @@ def _human_turns(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
     return turns
 
 
-# A question run on after a statement with its full stop missing ("I moved to Oslo Can you…?").
-_RUN_ON_QUESTION = re.compile(
-    r"(?<=[a-z0-9)]) (?=(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|"
-    r"Does|Did|Should|Any) )"
-)
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of a message, a question run on after a statement split off it."""
-    found: list[str] = []
-    for sentence in split_sentences(text):
-        if is_question(sentence):
-            found.extend(part for part in _RUN_ON_QUESTION.split(sentence) if part.strip())
-        else:
-            found.append(sentence)
-    return found
-
-
-def _message_facts(content: str) -> list[tuple[Fact, str]]:
+def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str]]:
     """The facts of one message, each with the sentence it was read from when that says more."""
     text = content.replace("’", "'").replace("‘", "'")
-    sentences = _sentences(text)
+    sentences = split_statements(text)
+    if case is not None:
+        sentences = [case.recase(sentence) for sentence in sentences]
     skipped: set[int] = set()
     for index, sentence in enumerate(sentences):
         if _SARCASM.search(sentence):
@@ -395,8 +418,20 @@ def _message_facts(content: str) -> list[tuple[Fact, str]]:
                 skipped.add(index - 1)
     facts: list[tuple[Fact, str]] = []
     for index, sentence in enumerate(sentences):
-        if index in skipped or is_question(sentence) or _is_reported(sentence):
+        if index in skipped or is_question(sentence):
             continue
+        if _is_reported(sentence):
+            told = _TOLD_OF_ME.match(sentence)
+            if (
+                told is None
+                or _HEARSAY.search(told.group("who"))
+                or not _RECORD_KEEPER.search(told.group("who"))
+            ):
+                continue
+            # "The doctor says I am recovering from pneumonia": news of the speaker's own health,
+            # told by whoever keeps the record of it; read as the speaker saying it. Anyone
+            # else's word about them ("he told me I am vegan") stays theirs.
+            sentence = told.group("rest")
         facts.extend(_sentence_facts(sentence))
     return facts
 
@@ -414,7 +449,7 @@ def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
     # A hedge that opens the sentence ("if I am honest", "I suppose") is no condition.
     sentence = strip_hedges(_FRAME.sub("", strip_hedges(_LEAD.sub("", sentence))))
     unframed = strip_hedges(_LEAD.sub("", strip_lead_ins(sentence)))
-    chosen = choice_facts(unframed)
+    chosen = choice_facts(unframed) or naming_facts(unframed) or naming_facts(sentence)
     if chosen:
         return [(fact, "") for fact in chosen]
     if _is_hypothetical(sentence):

@@ -52,6 +52,7 @@ _NOT_IMPERATIVE = word_set(
     """i we my our it it's this that there the a mind again ever heard knew thought seen been
     had happens happened fails works worked"""
 )
+_CONJUNCTION = compile_ci(r"^(?:but|and|so|yet|anyway)\b[\s,]*")
 _INSTRUCTION_BLOCKERS = compile_ci(r"\b(?:if|unless|maybe|might|someday|imagine|what if|perhaps)\b")
 
 
@@ -66,8 +67,9 @@ def instruction_fact(sentence: str) -> Fact | None:
     if _INSTRUCTION_BLOCKERS.search(sentence):
         return None
     parts = _REQUEST_CLAUSE.split(sentence)
-    if len(parts) > 1:
-        return instruction_fact(parts[-1])
+    if len(parts) > 1 and (found := instruction_fact(parts[-1])) is not None:
+        return found
+    # "From now on, please reply in Spanish": the clause before "please" was the frame.
     body = _INSTRUCTION_LEAD.sub("", sentence.strip().rstrip(".!")).strip()
     body = re.sub(r"[\s,]+please$", "", body, flags=re.IGNORECASE)
     body = _MODAL_BEFORE_POLARITY.sub("", body)
@@ -76,6 +78,9 @@ def instruction_fact(sentence: str) -> Fact | None:
         if match is None:
             continue
         action = _YOU_MODAL.sub("", strip_lead_ins(match.group("v").strip().rstrip(".!"))).strip()
+        # "Not sure I mentioned it, but I am based in Bologna from now on": what follows the
+        # conjunction says what the sentence is, here news of the speaker, no order.
+        action = _CONJUNCTION.sub("", action)
         if not action or first_word(action) in _NOT_IMPERATIVE:
             return None
         named = positive_facts(action)

@@ -262,6 +262,12 @@ def _routine(match: re.Match[str]) -> list[Fact]:
     return [Fact(f"habit {' '.join(rest_terms[:2])}", rest, rest, False)]
 
 
+# A person's health news is one story: the latest status ("recovering from knee surgery",
+# "managing asthma", "cleared after a check-up") is what holds now, so every status shares one
+# key and the newest replaces the one before.
+_HEALTH_KEY = "health"
+
+
 def _health(match: re.Match[str]) -> list[Fact]:
     condition = cut(match.group("v"), PHRASE_STOP)
     condition_terms = terms(condition)
@@ -274,7 +280,37 @@ def _health(match: re.Match[str]) -> list[Fact]:
         text = f"was diagnosed with {condition}"
     else:
         text = f"{verb} their {condition}"
-    return [Fact(f"health {' '.join(condition_terms[:2])}", condition, text, False)]
+    return [Fact(_HEALTH_KEY, condition, text)]
+
+
+_AMBIGUOUS_STATUS = frozenset(
+    {"managing", "living with", "dealing with", "coping with", "undergoing"}
+)
+_DETERMINERS = frozenset(
+    {"a", "an", "the", "my", "our", "his", "her", "their", "your", "this", "that", "these",
+     "those", "some", "two", "three", "several", "many", "lots", "all"}
+)  # fmt: skip
+
+
+def _health_status(match: re.Match[str]) -> list[Fact]:
+    """``I am recovering from X``, ``managing X``, ``living with X``: the current health status."""
+    status = re.sub(r"\s+", " ", match.group("verb").lower())
+    condition = cut(match.group("v"), PHRASE_STOP)
+    if not terms(condition) or word_count(condition) > 6 or first_word(condition) in NON_OBJECTS:
+        return []
+    # One manages a condition ("managing gout") but also a team or a stand ("managing the
+    # stand"): after those verbs a condition is named bare, without an article or a possessive.
+    if status in _AMBIGUOUS_STATUS and first_word(condition) in _DETERMINERS:
+        return []
+    value = f"{status} {condition}"
+    return [Fact(_HEALTH_KEY, value, f"is {value}")]
+
+
+def _health_cleared(match: re.Match[str]) -> list[Fact]:
+    """``I got a clean bill of health``, ``I have fully recovered``: no condition holds now."""
+    said = cut(match.group(0), PHRASE_STOP)
+    said = re.sub(r"^I\s+(?:have\s+|am\s+|was\s+)?", "", said, flags=re.IGNORECASE)
+    return [Fact(_HEALTH_KEY, said, f"health: {said}")]
 
 
 def _possession(match: re.Match[str]) -> list[Fact]:
@@ -397,6 +433,25 @@ _RULES: list[_Rule] = [
         _employer,
     ),
     (compile_ci(rf"^I\s+(?:have\s+)?{ADV}joined\s+(?P<v>.+)$"), _employer),
+    # The employer as the subject: "Pemberton Foods hired me", "Acme became my employer". Its
+    # name must be capitalised, so "they hired me" or "my sister hired me" name no employer.
+    (
+        re.compile(
+            r"^(?!(?:Nobody|No one|None|Nothing|It|This|That)\b)"
+            r"(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+(?:has\s+|have\s+)?"
+            r"(?:(?:just|finally|officially|now)\s+)?"
+            r"(?:[Hh]ired|[Rr]ecruited|took on|taken on|brought on)\s+me\b.*$"
+        ),
+        _employer,
+    ),
+    (
+        re.compile(
+            r"^(?!(?:Nobody|No one|None|Nothing|It|This|That)\b)"
+            r"(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+(?:has\s+become|became|is)\s+"
+            r"(?:now\s+|officially\s+)?my\s+(?:new\s+)?(?:employer|workplace|company)\b.*$"
+        ),
+        _employer,
+    ),
     (
         compile_ci(
             rf"^I\s+(?:have\s+)?{ADV}(?:got|gotten|landed|accepted|took|taken)\s+"
@@ -423,10 +478,16 @@ _RULES: list[_Rule] = [
     ),
     (compile_ci(rf"^(?:I|we)\s+{ADV}live\s+in\s+(?P<v>.+)$"), _location),
     (
-        compile_ci(rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located)\s+in\s+(?P<v>.+)$"),
+        compile_ci(
+            rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located|settling)\s+"
+            r"(?:down\s+)?(?:in|into)\s+(?P<v>.+)$"
+        ),
         _location,
     ),
-    (compile_ci(rf"^(?:I|we)\s+(?:have\s+)?{ADV}settled\s+(?:down\s+)?in\s+(?P<v>.+)$"), _location),
+    (
+        compile_ci(rf"^(?:I|we)\s+(?:have\s+)?{ADV}settled\s+(?:down\s+)?(?:in|into)\s+(?P<v>.+)$"),
+        _location,
+    ),
     (
         compile_ci(
             rf"^(?:I|we)\s+(?:have\s+)?{ADV}(?:bought|rented|found)\s+(?:a|an)\s+(?:\w+\s+)?"
@@ -486,6 +547,25 @@ _RULES: list[_Rule] = [
             r"(?P<topic>.+?)\s+(?P<cop>is|are|has become|have become|seems|seem)\s+(?P<v>.+)$"
         ),
         _belief,
+    ),
+    (
+        compile_ci(
+            rf"^I am\s+{ADV}(?P<verb>recovering from|managing|living with|dealing with|"
+            r"coping with|being treated for|in treatment for|undergoing|on medication for|"
+            r"in remission from|getting over|in rehab for|on the mend from)\s+(?P<v>.+)$"
+        ),
+        _health_status,
+    ),
+    (
+        compile_ci(
+            r"^I\s+(?:have\s+|am\s+|was\s+)?(?:just\s+|now\s+|finally\s+)?(?:got|been given|"
+            r"given|been)\s+(?:a\s+)?(?:clean bill of health|cleared|the all-clear|all clear)\b.*$"
+        ),
+        _health_cleared,
+    ),
+    (
+        compile_ci(r"^I\s+(?:have\s+)?(?:fully\s+|finally\s+|completely\s+)?recovered\b.*$"),
+        _health_cleared,
     ),
     (
         compile_ci(
@@ -578,7 +658,10 @@ _RETRACTION_REWRITES: list[tuple[re.Pattern[str], str]] = [
 _STOPPED = compile_ci(
     r"^I\s+(?:have\s+)?(?:just\s+)?(?:stopped|quit|given up|gave up|dropped)\s+(?P<v>.+)$"
 )
-_LEFT = compile_ci(r"^I\s+(?:have\s+)?(?:just\s+)?(?:left|resigned from)\s+(?P<v>.+)$")
+_LEFT = compile_ci(
+    r"^(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:left|resigned from|said goodbye to|"
+    r"bid farewell to|waved goodbye to|moved on from)\s+(?P<v>.+)$"
+)
 _MOVED_AWAY = compile_ci(
     r"^(?:I|we)\s+(?:have\s+)?(?:just\s+)?moved\s+(?:out of|away from)\s+(?P<v>.+)$"
 )

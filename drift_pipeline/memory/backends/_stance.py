@@ -28,13 +28,14 @@ from drift_pipeline.memory.backends._lexicon import (
     compile_ci,
     cut,
     first_word,
+    name_value,
     proper,
     word_count,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts
 from drift_pipeline.memory.backends._text import terms
 
-__all__ = ["choice_facts", "implied_facts", "stance_fact", "strip_hedges"]
+__all__ = ["choice_facts", "implied_facts", "naming_facts", "stance_fact", "strip_hedges"]
 
 _VIEW_NOUNS = r"(?:stance|view|views|position|opinion|take|feelings?|thinking|verdict)"
 _TOPIC = r"(?P<t>[^,;:.!?]{2,60}?)"
@@ -308,4 +309,46 @@ def choice_facts(sentence: str) -> list[Fact]:
         if not value or first_word(value) in NON_OBJECTS or word_count(value) > 6:
             continue
         return [fact for fact in positive_facts(f"I prefer {value}") if not fact.retraction]
+    return []
+
+
+# What the speaker asks to be called, however it is put: "you can keep calling me Jo", "I'd
+# rather be called Jo", "I want to be addressed as Dr. Lee", "drop the formal Priya, it's Bea".
+# "Would rather" and "want to" here state a standing wish, not a condition, so these are read
+# before the hypothetical test. The name itself must be capitalised ("call me back" is no name).
+_NAMING = [
+    compile_ci(r"(?:^|\s)(?<!not )(?<!never )(?:call|calling)\s+me\s+(?P<v>\S.*)$"),
+    compile_ci(
+        r"\b(?:be|being|get|getting)\s+(?:called|addressed as|known as|referred to as)\s+"
+        r"(?P<v>\S.*)$"
+    ),
+    compile_ci(r"^I\s+(?:now\s+)?(?:go|am going)\s+by\s+(?P<v>\S.*)$"),
+]
+_CONDITION = compile_ci(r"\b(?:if|unless|in case|suppose|supposing|imagine|what if)\b")
+# "…the formal Priya, it's Bea": a sentence about what to call the speaker that ends by giving
+# the name.
+_NAMING_CUE = compile_ci(r"\b(?:name|names|named|formal|nickname|call|calling|called|address)\b")
+_GIVEN_NAME = re.compile(
+    r"[,;:]\s*(?:[Ii]t is|[Ii]t's|[Jj]ust|[Ss]imply)\s+(?P<v>[A-Z][\w'-]*)"
+    r"(?:\s+(?:now|these days|from now on|going forward|please))?[.!]*$"
+)
+
+
+def naming_facts(sentence: str) -> list[Fact]:
+    """The name the speaker asks to be called by, as a ``name`` fact, or ``[]``.
+
+    Args:
+        sentence: One sincere sentence of the speaker, contractions expanded, lead-ins dropped.
+    """
+    text = sentence.strip()
+    for pattern in _NAMING:
+        match = pattern.search(text)
+        if match is None or _CONDITION.search(text[: match.start()]):
+            continue  # "if you ever call me Sam, …" asks for nothing
+        if value := name_value(match.group("v")):
+            return [Fact("name", value, f"goes by {value}")]
+    given = _GIVEN_NAME.search(text)
+    if given is not None and _NAMING_CUE.search(text[: given.start()]):
+        value = given.group("v")
+        return [Fact("name", value, f"goes by {value}")]
     return []

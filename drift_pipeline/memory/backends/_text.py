@@ -16,6 +16,7 @@ from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message
 
 __all__ = [
+    "CaseModel",
     "count_each",
     "first_date",
     "is_first_person",
@@ -26,7 +27,9 @@ __all__ = [
     "render_turn",
     "session_speakers",
     "split_sentences",
+    "split_statements",
     "stem",
+    "strip_frames",
     "terms",
 ]
 
@@ -96,6 +99,41 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+# A question run on after a statement with its full stop missing ("I moved to Oslo Can you…?").
+_QUESTION_OPENERS = (
+    r"(?:Can|Could|Would|Will|What|How|Why|Where|When|Which|Who|Is|Are|Do|Does|Did|Should|Any)"
+)
+_RUN_ON_QUESTION = re.compile(rf"(?<=[a-z0-9)]) (?={_QUESTION_OPENERS} )")
+# Typed without case (no capital even at its opening), the question opens in lower case too
+# ("i'm married lol how do i…?"); a question word inside a question ("can you tell me how…")
+# then splits off only an order. A sentence that opens with a capital is cased.
+_OPENER_ONLY = re.compile(_QUESTION_OPENERS, re.IGNORECASE)
+_RUN_ON_QUESTION_UNCASED = re.compile(rf"(?<=[a-z0-9)]) (?={_QUESTION_OPENERS} )", re.IGNORECASE)
+
+
+def split_statements(text: str) -> list[str]:
+    """Split text into sentences, a question run on after a statement split off it.
+
+    People often drop the full stop before a question ("I'm based in Tucson now How do I…?");
+    read as one sentence, the statement would be taken for part of the question.
+    """
+    found: list[str] = []
+    for sentence in split_sentences(text):
+        if is_question(sentence):
+            uncased = sentence[:1].islower() and not shows_case(sentence)
+            run_on = _RUN_ON_QUESTION_UNCASED if uncased else _RUN_ON_QUESTION
+            parts: list[str] = []
+            for part in run_on.split(sentence):
+                if parts and _OPENER_ONLY.fullmatch(parts[-1]):
+                    parts[-1] = f"{parts[-1]} {part}"  # "how" + "do I…": one question
+                elif part.strip():
+                    parts.append(part)
+            found.extend(parts)
+        else:
+            found.append(sentence)
+    return found
+
+
 def is_question(sentence: str) -> bool:
     """Return True when a sentence ends with a question mark (closing quotes ignored)."""
     return sentence.rstrip(" \t\"')]").endswith("?")
@@ -163,6 +201,20 @@ def terms(text: str) -> list[str]:
     return found
 
 
+# Phrases that only say "about" ("what does she prefer when it comes to units?"): their words
+# would otherwise count as content and match every sentence built on the same phrase.
+_ABOUT_FRAMES = re.compile(
+    r"\b(?:when it comes to|in terms of|with regards? to|in relation to|as far as|"
+    r"is concerned|are concerned|on the (?:subject|topic|matter|question) of|as regards)\b",
+    re.IGNORECASE,
+)
+
+
+def strip_frames(text: str) -> str:
+    """Drop phrases that only mean "about" (``when it comes to``, ``in terms of``) from a query."""
+    return _ABOUT_FRAMES.sub(" ", text)
+
+
 def pack_to_budget(lines: Iterable[tuple[str, int]], budget_tokens: int) -> list[str]:
     """Keep lines, in the given order, while their total stays within ``budget_tokens``.
 
@@ -187,3 +239,72 @@ def count_each(texts: Iterable[str]) -> list[int]:
 def line_tokens(line: str) -> int:
     """Count the tokens a line adds to a newline-joined text (the line plus its newline)."""
     return tokens.count_tokens(line + "\n")
+
+
+# A word in a position where any word is capitalised: the text's opening, or after an end
+# mark, a colon or an opening quote or bracket.
+_OPENING = re.compile(r"(?:^|[.!?:;\"“(\[]\s*)$")
+_CASED_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_FIRST_PERSON_I = frozenset({"i", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll"})
+
+
+class CaseModel:
+    """Which words are names, learnt from how the text a memory reads capitalises them.
+
+    Some people type everything in lower case ("i took the offer from ravelin"); there the names
+    a rule needs ("works at <Name>") cannot be told from ordinary words by their case. Text that
+    does use case (the same person on other days, the assistant's replies) shows which words are
+    names: a word is one when, away from the opening of a sentence, it is capitalised more often
+    than not. A sentence that shows no case of its own is then recased with those names before
+    the rules read it, as a truecaser would.
+    """
+
+    def __init__(self) -> None:
+        self._capitalised: dict[str, int] = {}
+        self._lower: dict[str, int] = {}
+
+    def learn(self, text: str) -> None:
+        """Count how each word inside a sentence of ``text`` is cased (case-blind text aside)."""
+        for sentence in split_sentences(text):
+            if not shows_case(sentence):
+                continue
+            for match in _CASED_WORD.finditer(sentence):
+                word = match.group(0)
+                folded = word.lower()
+                if folded in STOPWORDS or folded in _FIRST_PERSON_I or len(folded) < 3:
+                    continue
+                if _OPENING.search(sentence[: match.start()]):
+                    continue
+                counts = self._capitalised if word[0].isupper() else self._lower
+                counts[folded] = counts.get(folded, 0) + 1
+
+    def is_name(self, word: str) -> bool:
+        """Whether ``word`` (any case) has been seen capitalised more often than not."""
+        folded = word.lower()
+        return self._capitalised.get(folded, 0) > self._lower.get(folded, 0)
+
+    def recase(self, sentence: str) -> str:
+        """Capitalise the known names of a sentence that shows no case; others are left as is."""
+        if shows_case(sentence):
+            return sentence
+        return _CASED_WORD.sub(
+            lambda match: (
+                match.group(0)[0].upper() + match.group(0)[1:]
+                if self.is_name(match.group(0))
+                else match.group(0)
+            ),
+            sentence,
+        )
+
+
+def shows_case(sentence: str) -> bool:
+    """Whether a sentence capitalises any word but its first and the pronoun ``I``."""
+    for match in _CASED_WORD.finditer(sentence):
+        word = match.group(0)
+        if (
+            word[0].isupper()
+            and word.lower() not in _FIRST_PERSON_I
+            and not _OPENING.search(sentence[: match.start()])
+        ):
+            return True
+    return False

@@ -26,8 +26,10 @@ from drift_pipeline.memory.backends._extract import (
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
+    CaseModel,
     line_tokens,
     session_speakers,
+    strip_frames,
     terms,
 )
 
@@ -79,7 +81,11 @@ class FactStoreBackend:
     # 4: lines returned oldest first in the order said; a fact read from one clause shown with
     # its sentence; a remark of the speaker's own state in a sentence someone else opens is
     # kept; an employer or home restated after other news on its topic is dated anew.
-    version: ClassVar[str] = "4"
+    # 5: names found in text typed without case (from how the rest of the text capitalises
+    # them); a statement run into a question read; the speaker's name however it is asked for;
+    # news of their health told by a doctor or clinic; one current health status; moves told as
+    # settling in or saying goodbye; "when it comes to" in a question read as "about".
+    version: ClassVar[str] = "5"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:
@@ -96,17 +102,20 @@ class FactStoreBackend:
         self._shortest = sys.maxsize
         # (subject, slot dated by its first mention) -> latest date anything on its topic was set.
         self._topic_dates: dict[tuple[str, str], str] = {}
+        # Which words are names, from how the text read so far capitalises them.
+        self._case = CaseModel()
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Apply every statement of the session to the slots, in order."""
         speakers = session_speakers(messages)
-        for statement in extract_statements(messages):
+        for statement in extract_statements(messages, self._case):
             self._apply(statement, speakers)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return the facts ``entity_id`` knows, most relevant to ``query`` first."""
-        scores = self._index.scores(query)
+        # "When it comes to" only means "about": its words would match every remark using it.
+        scores = self._index.scores(strip_frames(query))
         named = set(terms(query))
         mentions: dict[str, bool] = {}
 

@@ -40,12 +40,14 @@ from drift_pipeline.memory.backends._extract import (
 )
 from drift_pipeline.memory.backends._lexical import AppendOnlyLexicalIndex
 from drift_pipeline.memory.backends._text import (
+    CaseModel,
     count_each,
     first_date,
     is_first_person,
     is_question,
     session_speakers,
-    split_sentences,
+    split_statements,
+    strip_frames,
     terms,
 )
 
@@ -85,7 +87,7 @@ _ADDRESS_WORDS = 8  # a longer sentence is about something else and merely names
 # Words saying one value gave way to another ("I swapped Galway for Cork").
 _CHANGE = re.compile(
     r"\b(?:swap\w*|switch\w*|trad(?:e|ed|ing)|replac\w*|exchang\w*|chang\w*|instead of|"
-    r"no longer|gave up|left|moved|traded)\b",
+    r"no longer|gave up|left|moved|traded|goodbye|farewell|settl\w*)\b",
     re.IGNORECASE,
 )
 # A capitalised name inside a sentence (not its first word): "Cork", "Osprey Analytics".
@@ -93,6 +95,7 @@ _NAMED = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*")
 _SHORTEST_VALUE = 3  # characters: a shorter value ("NY") matches too many words
 # The index words of a name fact, for a session whose assistant addresses someone by name.
 _NAME_PREDICATE = "name"
+_PUNCTUATION = ".,;:!?\"'()[]“”‘’"
 
 
 @dataclass(frozen=True)
@@ -114,14 +117,19 @@ class _Summary:
 
 def addresses_by_name(sentence: str) -> bool:
     """Whether a short sentence addresses its listener by name (``Sure, Kit.``, ``Hi Kit!``)."""
+    return bool(addressed_name(sentence))
+
+
+def addressed_name(sentence: str) -> str:
+    """The name a short sentence addresses its listener by (``Sure, Kit.`` → ``Kit``), or ``""``."""
     if len(sentence.split()) > _ADDRESS_WORDS:
-        return False
+        return ""
     match = _ADDRESS.search(sentence.strip())
     if match is None:
-        return False
+        return ""
     name = match.group("opening") or match.group("closing") or ""
     # The name itself must be capitalised (the pattern ignores case only for the greeting).
-    return name[:1].isupper() and name.lower() not in _NOT_NAMES
+    return name if name[:1].isupper() and name.lower() not in _NOT_NAMES else ""
 
 
 # Capitalised words that close or follow a greeting without being anyone's name.
@@ -164,7 +172,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
     addresses: set[int] = set()  # positions of every such address
     for message in messages:
         if message["role"] == "assistant":
-            sentences = split_sentences(message["content"])
+            sentences = split_statements(message["content"])
             asked = [s for s in sentences if is_question(s)]
             asker = message["speaker"]
             for sentence in sentences:
@@ -191,7 +199,7 @@ def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOK
                     )
                 )
         asked = []
-        for sentence in split_sentences(message["content"]):
+        for sentence in split_statements(message["content"]):
             sentence_terms = frozenset(terms(sentence))
             if is_question(sentence) or is_sarcastic(sentence) or not sentence_terms:
                 continue
@@ -282,7 +290,11 @@ class ReferenceCompressor:
     # among the summaries about the question, those whose session states a fact on the asked
     # topic first, newest first.
     # An instance attribute: the LLM summariser appends its model and prompt hash.
-    version: str = "6"
+    # 7: a statement run into a question kept in the summary; a query read without the names
+    # its speakers go by and without "when it comes to"; the summaries stating a fact on the
+    # asked topic first, those whose facts share most with the question leading; fact_store's
+    # extraction 5 for what a session states.
+    version: str = "7"
 
     def __init__(
         self,
@@ -311,6 +323,11 @@ class ReferenceCompressor:
         self._visible: dict[str, GrowableArray] = {}  # per entity: may it see summary i?
         self._storage = tokens.LineTally()
         self._write_tokens = 0
+        # Which words are names, from how the text read so far capitalises them.
+        self._case = CaseModel()
+        # The names the speakers go by (as the assistant addresses them, as they ask to be
+        # called), case-folded: in a question they say whom it is about, not what.
+        self._names: set[str] = set()
         self._client: LLMClient | None = None
         if summariser == "llm":
             self._client, self._prompt = self._llm(
@@ -380,7 +397,12 @@ class ReferenceCompressor:
         # Indexed with the words of the topics it touches (those of the slot facts the session
         # states, as fact_store indexes them, and of the topic words it uses), so a question in
         # other words ("where do they live?") finds "the movers unloaded the boxes in Porto".
-        statements = extract_statements(messages)
+        statements = extract_statements(messages, self._case)
+        for number in address_lines:
+            self._names.add(addressed_name(lines[number].split(": ", 1)[-1]).casefold())
+        for statement in statements:
+            if statement.predicate == _NAME_PREDICATE:
+                self._names.update(word.casefold() for word in statement.value.split())
         # The topics the session states a fact of the speaker's own about (a move, a new job, a
         # name), as opposed to merely touching them ("my sister signed a lease in Kyoto"); an
         # assistant addressing someone by name states what they are called.
@@ -419,7 +441,10 @@ class ReferenceCompressor:
         topics = stated | {predicate_hint(statement.predicate) for statement in statements}
         topics.add(predicate_hint(REMARK_PREFIX + content))
         position = self._index.add(" ".join([content, *sorted(topics)]))
-        self._stated.add(" ".join(sorted(stated)))
+        # What it states, in the words of the facts themselves ("prefers metric units"), so that
+        # among many tellings of some preference, those of the asked one score highest.
+        facts = [s.text for s in statements if not s.predicate.startswith(REMARK_PREFIX)]
+        self._stated.add(" ".join([*sorted(stated), *facts]))
         speakers = session_speakers(messages)
         self._summaries.append(
             _Summary(
@@ -442,19 +467,20 @@ class ReferenceCompressor:
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return the summaries sharing most words with ``query`` that ``entity_id`` may see.
 
-        The summaries about the question (scoring at least half the best) come first, newest
-        first: what is current is decided by the latest telling, and many older summaries of the
-        same topic would otherwise fill the budget before it. Among them, those whose session
-        states a fact of the speaker's own on the asked topic (a move, a new employer, a name, a
-        change of a value the speaker stated before) lead, so passing mentions of the topic
-        (someone else's move, a daydream) cannot crowd the telling out. Then the other matching
-        summaries, best overlap first (newer on ties), then those sharing no word with the query,
-        newest first. Whole summaries are taken in that order while they fit the budget (one that
-        does not fit is skipped, a smaller later one may be taken).
+        The summaries whose session states a fact of the speaker's own on the asked topic (a
+        move, a new employer, a name, a change of a value the speaker stated before) come first,
+        newest first: what is current is decided by the latest telling, and passing mentions of
+        the topic (someone else's move, a daydream) must not crowd it out. Then the other
+        summaries about the question (scoring at least half the best), newest first; then the
+        other matching summaries, best overlap first (newer on ties), then those sharing no word
+        with the query, newest first. The query is read without the names its speakers go by.
+        Whole summaries are taken in that order while they fit the budget (one that does not
+        fit is skipped, a smaller later one may be taken).
         """
         visible = self._visible.get(entity_id)
         if visible is None:
             return ""
+        query = self._topic_of(query)
         scores = self._index.scores(query)
         shown = visible.view()
         visible_positions = np.flatnonzero(shown)
@@ -464,16 +490,25 @@ class ReferenceCompressor:
         # is often told in other words than the question's ("the movers came" for "where do
         # they live"), and the newest summaries are where it was told.
         candidate_scores = scores[candidates]
-        strong = candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
-        weak = candidates[~strong]
-        # Among those, the summaries whose session states a fact on the asked topic come first:
-        # the tellings of what is current, not the many passing mentions of the topic (someone
-        # else's move, a daydream) that would otherwise fill the budget before an older telling.
-        telling = self._stated.scores(query)[candidates[strong]] > 0
+        # The summaries whose session states a fact on the asked topic come first, newest first:
+        # they are the tellings of what is current, and a question's other words ("want",
+        # "now") can rank chatter above them. Those whose facts share most with the question
+        # lead ("units" among the many tellings of some preference).
+        stated_scores = self._stated.scores(query)[candidates]
+        telling = stated_scores > 0
+        told = telling & (stated_scores >= _ABOUT_THE_QUESTION * stated_scores.max(initial=0.0))
+        # Then the rest of the summaries about the question (at least half the best score),
+        # newest first, ahead of the many passing mentions of the topic (someone else's move, a
+        # daydream) that would otherwise fill the budget before an older telling.
+        strong = ~telling & (
+            candidate_scores >= _ABOUT_THE_QUESTION * candidate_scores.max(initial=0.0)
+        )
+        weak = candidates[~telling & ~strong]
         order = np.concatenate(
             (
-                candidates[strong][telling][::-1],
-                candidates[strong][~telling][::-1],
+                candidates[told][::-1],
+                candidates[strong][::-1],
+                candidates[telling & ~told][::-1],
                 weak[np.lexsort((-weak, -scores[weak]))],
                 visible_positions[~matched][::-1],
             )
@@ -492,6 +527,28 @@ class ReferenceCompressor:
             used += int(ranked_tokens[position])
             position += 1
         return "\n".join(kept)
+
+    def _topic_of(self, query: str) -> str:
+        """The query without the names its speakers go by ("Where does Kit work now?" → work).
+
+        Phrases that only mean "about" ("when it comes to") are dropped too: their words would
+        match every sentence built on them, whatever it is about.
+
+        A question about someone names them, and their name is rare in the summaries, so it
+        would outweigh the words that say what is asked: every summary of a session that
+        happened to mention the name ("reply to Kit's email") would rank above the one that
+        told the news. A query of names alone is kept whole.
+        """
+        query = strip_frames(query)
+        if not self._names:
+            return query
+        kept = [
+            word
+            for word in query.split()
+            if re.sub(r"(?:'s|’s)$", "", word.strip(_PUNCTUATION)).casefold() not in self._names
+        ]
+        topic = " ".join(kept)
+        return topic if terms(topic) else query
 
     def token_counts(self) -> TokenCounts:
         """Summariser tokens, modelled or actual (write); retrieval is free (read 0)."""

@@ -25,8 +25,10 @@ from drift_pipeline.memory.backends._extract import (
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
+    CaseModel,
     line_tokens,
     session_speakers,
+    strip_frames,
     terms,
 )
 
@@ -90,7 +92,9 @@ class TemporalGraphBackend:
     # 3: fact_store's extraction 3 (stances keyed by topic, hedges, implied employer and home).
     # 4: fact_store's extraction 4 (more stance frames, news of pay, a desk or a local practice,
     # quoted labels, the speaker's own state in a sentence someone else opens, wider topics).
-    version: ClassVar[str] = "4"
+    # 5: fact_store's extraction 5 (names in text typed without case, names however asked for,
+    # health news from a doctor, one current health status, settling in and saying goodbye).
+    version: ClassVar[str] = "5"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:
@@ -109,17 +113,20 @@ class TemporalGraphBackend:
         self._recent: dict[int, None] = {}
         # No current-fact line is shorter than this: once less budget is left, none fits.
         self._shortest = sys.maxsize
+        # Which words are names, from how the text read so far capitalises them.
+        self._case = CaseModel()
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
         """Apply every statement of the session: add edges, close superseded ones."""
         speakers = session_speakers(messages)
-        for statement in extract_statements(messages):
+        for statement in extract_statements(messages, self._case):
             self._apply(statement, speakers)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Return current facts, then a few relevant superseded ones, that ``entity_id`` knew."""
-        scores = self._index.scores(query)
+        # "When it comes to" only means "about": its words would match every remark using it.
+        scores = self._index.scores(strip_frames(query))
         named = set(terms(query))
         mentions: dict[str, bool] = {}
 

@@ -11,6 +11,7 @@ from drift_pipeline.memory.backends._extract import (
     predicate_hint,
     values_match,
 )
+from drift_pipeline.memory.backends._text import CaseModel
 
 from ._sessions import agent, user
 
@@ -356,11 +357,14 @@ def test_a_name_an_employer_a_home_or_a_status_said_in_other_words(
 
 def test_a_lasting_state_dated_at_the_moment_is_kept_a_passing_day_is_not() -> None:
     [kept] = extract_statements([user("Health-wise, I'm managing gout at the moment.")])
-    # The framing names the topic, so it stays with the remark.
-    assert kept.text == "said: Health-wise, I am managing gout at the moment"
+    assert (kept.predicate, kept.text) == ("health", "is managing gout")
     assert extract_statements([user("Health-wise, my dad is managing gout at the moment.")]) == []
     assert "health" in predicate_hint(kept.predicate)
     assert extract_statements([user("I am managing the stand today.")]) == []
+    [remark] = extract_statements([user("Health-wise, my knee has been acting up a lot lately.")])
+    # The framing names the topic, so it stays with the remark.
+    assert remark.text == "said: Health-wise, my knee has been acting up a lot lately"
+    assert "health" in predicate_hint(remark.predicate)
 
 
 def test_what_the_speaker_reports_having_told_someone_is_said_of_themselves() -> None:
@@ -372,3 +376,107 @@ def test_what_the_speaker_reports_having_told_someone_is_said_of_themselves() ->
         'I told him "I am moving to Oslo" and laughed.',
     ):
         assert extract_statements([user(reported)]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("You can keep calling me Jo.", [("name", "goes by Jo", False)]),
+        ("Long story short, I'd rather be called Jo.", [("name", "goes by Jo", False)]),
+        ("I want to be addressed as Dr. Lee.", [("name", "goes by Dr. Lee", False)]),
+        ("Feel free to call me Kit, by the way.", [("name", "goes by Kit", False)]),
+        ("You can drop the formal Priya, it's Bea.", [("name", "goes by Bea", False)]),
+        ("Please don't call me Jo.", []),
+        ("If you ever call me Sam, I will scream.", []),
+        ("Call me back later.", []),
+    ],
+)
+def test_the_name_the_speaker_asks_for_however_it_is_put(
+    text: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "So, about that update: the doctor says I'm recovering from pneumonia.",
+            [("health", "is recovering from pneumonia", False)],
+        ),
+        ("My physio told me I'm managing asthma.", [("health", "is managing asthma", False)]),
+        (
+            "I'm managing type 2 diabetes these days.",
+            [("health", "is managing type 2 diabetes", False)],
+        ),
+        ("I was diagnosed with gout.", [("health", "was diagnosed with gout", False)]),
+        (
+            "I got a clean bill of health after a full check-up.",
+            [("health", "health: got a clean bill of health after a full check-up", False)],
+        ),
+        (
+            "I'm no longer recovering from pneumonia.",
+            [("health", "is recovering from pneumonia", True)],
+        ),
+        # Someone else's word about the speaker is theirs; a hedge makes it no record.
+        ("He told me I'm vegan.", []),
+        ("Apparently the doctor says I'm recovering from flu.", []),
+    ],
+)
+def test_health_news_is_one_current_status_told_by_the_speaker_or_their_doctor(
+    text: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    assert _facts(text) == expected
+
+
+def test_managing_or_living_with_something_named_with_an_article_is_no_health_news() -> None:
+    for text in ("I'm managing the new team.", "I'm living with my sister."):
+        assert all(predicate != "health" for predicate, _, _ in _facts(text))
+
+
+def test_a_move_told_as_saying_goodbye_and_settling_in() -> None:
+    assert _facts("Please note that I said goodbye to Asheville and I'm settling into Denver.") == [
+        ("works at", "Asheville", True),
+        ("lives in", "Asheville", True),
+        ("lives in", "lives in Denver", False),
+    ]
+    assert _facts("We settled into Porto last spring.") == [("lives in", "lives in Porto", False)]
+
+
+def test_news_that_ends_in_from_now_on_is_no_instruction() -> None:
+    assert _facts("Not sure I mentioned it, but I'm based in Bologna from now on.") == [
+        ("lives in", "lives in Bologna", False)
+    ]
+    assert _facts("From now on, please reply in Spanish.") == [
+        ("instruction respond in", "standing instruction: from now on, reply in Spanish", False)
+    ]
+
+
+def test_names_in_text_typed_without_case_are_read_with_the_case_the_memory_has_seen() -> None:
+    session = [
+        agent("Congratulations on the offer from Ravelin Security!"),
+        user("long story short, i took the offer from ravelin security."),
+        user("the movers unloaded the last boxes in wellington on monday."),
+    ]
+    assert [s.text for s in extract_statements(session)] == [
+        "said: I took the offer from ravelin security"
+    ]
+    case = CaseModel()
+    case.learn("Is Wellington cold in June?")
+    assert [(s.predicate, s.value) for s in extract_statements(session, case)] == [
+        ("works at", "Ravelin Security"),
+        ("lives in", "Wellington"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Truth be told, Pemberton Foods hired me a few days ago.", "works at Pemberton Foods"),
+        ("Acme became my employer last month.", "works at Acme"),
+    ],
+)
+def test_an_employer_named_as_the_subject(text: str, expected: str) -> None:
+    assert _facts(text) == [("works at", expected, False)]
+    assert _facts("My sister hired me.") == []
+    assert _facts("Nobody hired me.") == []

@@ -264,3 +264,27 @@ def test_a_home_restated_after_other_news_on_its_topic_is_dated_anew() -> None:
         ],
     )
     assert "[2027-05-02] principal: lives in Leeds" in backend.snapshot().split("\n")
+
+
+def test_the_latest_health_news_replaces_the_status_before_it() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I'm recovering from a broken wrist."),
+            chat("2027-05-02", "So, about that update: the doctor says I'm managing asthma."),
+        ],
+    )
+    assert backend.snapshot() == "[2027-05-02] principal: is managing asthma"
+
+
+def test_a_home_typed_without_case_is_read_with_the_case_seen_before() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I live in Leeds.", "Is Wellington cold in June?"),
+            chat("2027-05-02", "the movers unloaded the last boxes in wellington on monday"),
+        ],
+    )
+    assert backend.snapshot() == "[2027-05-02] principal: lives in Wellington"

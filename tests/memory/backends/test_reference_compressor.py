@@ -251,3 +251,54 @@ def test_what_a_stated_value_gave_way_to_is_known_for_the_next_change() -> None:
     )
     text = ask(backend, "Which city does the principal live in now?")
     assert text.split("\n")[:2] == ["[2027-05-09]", "principal: I swapped Cork for Oslo."]
+
+
+def test_a_statement_run_into_a_question_is_kept_in_the_summary() -> None:
+    summary = summarise_session(
+        [user("Ok so I'm based in Tucson from now on How do I share a calendar?")]
+    )
+    assert summary == "[2027-03-14]\nprincipal: Ok so I'm based in Tucson from now on"
+
+
+def test_a_question_is_read_by_its_topic_not_by_the_name_of_whom_it_asks_about() -> None:
+    sessions = [
+        [agent("Hi Kit!", "2027-03-01"), user("I work at Acme Corp.", "2027-03-01")],
+        chat("2027-03-14", "I served my notice at Acme and moved over to Globex at work."),
+        chat("2027-04-01", "Help me reply to Kit's email about the budget, Kit is my cousin."),
+        chat("2027-04-02", "Draft a note to Kit, another Kit, about the picnic."),
+    ]
+    backend = _stored(sessions, 60)
+    # "Kit" is rarer than "work" in the summaries; read as the topic, it would bring the two
+    # sessions that merely mention someone called Kit first and leave no room for the news.
+    text = ask(backend, "Where does Kit work now, when it comes to employers?")
+    assert "Globex" in text
+    assert "picnic" not in text
+
+
+def test_among_tellings_of_a_topic_the_one_about_the_question_leads() -> None:
+    sessions = [
+        chat("2027-03-14", "I prefer metric units."),
+        chat("2027-04-01", "I prefer phone calls."),
+        chat("2027-05-09", "I prefer window seats."),
+        chat("2027-06-02", "Convert metric units to imperial units and back to metric units."),
+    ]
+    backend = _stored(sessions, 20)
+    # Every session but the last tells a preference; the one whose fact shares the question's
+    # word leads, although the others are newer and the last shares more words.
+    assert ask(backend, "What does the principal prefer when it comes to units?") == (
+        "[2027-03-14]\nprincipal: I prefer metric units."
+    )
+
+
+def test_a_telling_leads_whatever_other_words_of_the_question_chatter_shares() -> None:
+    sessions = [
+        chat("2027-03-14", "You can keep calling me Jo."),
+        chat("2027-03-20", "I baked bread."),
+        chat("2027-03-28", "I watered the ferns."),
+        chat("2027-04-01", "Our school principal wants a new bell."),
+    ]
+    backend = _stored(sessions, 20)
+    # The newer session shares three of the question's words, the telling one.
+    assert ask(backend, "What does the principal want to be called at school?") == (
+        "[2027-03-14]\nprincipal: You can keep calling me Jo."
+    )

@@ -1,4 +1,5 @@
-"""Backends that hang: on every call, or on one call in five (awaiting, or blocking)."""
+"""Backends that hang: on every call, or on one call in five (awaiting, or blocking); and one
+that fails every call at once (faults that cost no wait)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,10 @@ class Fine(_Base):
     """Never hangs: the fault-free twin."""
 
     every = 10**9
+
+
+class RaisesAlways(_Base):
+    """Every store and retrieve raises at once."""
+
+    async def _maybe_hang(self) -> None:
+        raise RuntimeError("planned failure")
