@@ -18,6 +18,9 @@ import pytest
 # record nothing into a Dagster instance unless a test turns it on for itself.
 os.environ.setdefault("DRIFT_SIGNING_KEY", "11" * 32)
 os.environ.setdefault("DRIFT_DAGSTER_RECORD", "0")
+# The conformance check runs before every run's arms that are not built-ins, as for a user.
+# The tests that run a backend broken on purpose (to show how a run contains its faults) turn
+# it off for themselves, each saying which backend and why (see ``unchecked`` in helpers.py).
 
 LONGEST_FIRST = (
     "tests/bench/test_bench.py",

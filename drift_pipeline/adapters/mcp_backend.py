@@ -20,8 +20,11 @@ What it measures and what it cannot:
 - **Scope.** A session goes into the memory of each agent the harness stores it for (every
   assistant that speaks in it), once per agent. Where every store call and the search carry
   ``{entity}`` the server keeps entities apart; with ``scope: process`` each entity has a
-  server of its own; otherwise every entity's memory is searched together, the run record
-  says so, and the Privacy probes measure what leaks.
+  server of its own; otherwise (``none``) every entity shares one memory, stored once per
+  session, ``{entity}`` reading ``shared`` in every call, and the run record says so. The
+  conformance check refuses such a backend (what one agent was told reaches another) unless
+  the run allows it to leak (``drift run --allow-leak mcp``, recorded in the run manifest);
+  the Privacy probes then measure what leaks.
 - **Time to queryable** is the store calls' time: MCP has no way to say that a write is still
   being processed, so a server that indexes in the background after answering may miss probes.
 - **Tokens.** MCP carries no token counts. A started server is given the harness's metered
@@ -61,6 +64,8 @@ _ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 SNAPSHOT_WAIT = 120.0
 """Seconds ``snapshot()`` waits for the listing tool without a ``call_timeout`` of its own."""
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SHARED_ENTITY = "shared"
+"""What ``{entity}`` reads in every call when nothing keeps entities apart (scope ``none``)."""
 
 
 class MCPBackend:
@@ -247,7 +252,8 @@ class MCPBackend:
 
         The harness names whose memory it is, once for each agent of the session; called
         without ``entity_id``, the session goes into the memory of every entity that speaks in
-        it. A session already stored for an entity is not stored for it again.
+        it. A session already stored for an entity is not stored for it again. Without scope,
+        the one shared memory gets each session once.
         """
         if not messages:
             return
@@ -256,7 +262,7 @@ class MCPBackend:
         _, mapping = await self._server(scopes[0])
         if mapping.scope == "none":
             # One shared memory: the session goes in once, whoever it is stored for.
-            scopes = speakers[:1]
+            scopes = [SHARED_ENTITY]
         lines = [f"{m['timestamp']} {m['speaker']}: {m['content']}" for m in messages]
         session = {
             "session_id": session_id,
@@ -291,7 +297,8 @@ class MCPBackend:
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """The search tool's text for ``query``, in ``entity_id``'s memory where scoped."""
         server, mapping = await self._server(entity_id)
-        values = {"entity": entity_id, "session_id": session_id, "query": query}
+        scope = SHARED_ENTITY if mapping.scope == "none" else entity_id
+        values = {"entity": scope, "session_id": session_id, "query": query}
         return await server.call(mapping.search.tool, fill(mapping.search.arguments, values))
 
     def token_counts(self) -> TokenCounts:

@@ -304,7 +304,7 @@ def resolve_mapping(
         mode = "none"
         note = (
             f"{search_call.tool} takes no entity argument, so every entity's memory is "
-            "searched together (Privacy measures what leaks)"
+            "searched together (refused by the conformance check unless leaks are allowed)"
         )
     return ToolMapping(store_calls, search_call, snapshot_call, mode, note, tuple(guessed))
 

@@ -19,6 +19,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from drift_pipeline.embedding import (
+        EMBEDDING_MODEL,
+        EmbeddingModel,
+        SentenceEmbedder,
+        sentence_embedder,
+    )
+
     from ._adapter import BrainCoreAdapter, DriftBackendAdapter, absolute_adapter_spec, load_adapter
     from ._backend import BrainCoreBackend, caller_options
     from ._baseline import KeywordAdapter
@@ -32,7 +39,6 @@ if TYPE_CHECKING:
         load_dataset,
         parse_dataset,
     )
-    from ._embedding import EMBEDDING_MODEL, EmbeddingModel, SentenceEmbedder, sentence_embedder
     from ._evaluate import FORMAT_VERSION, BrainCoreResult, evaluate, write_result
     from ._metrics import METRICS, MetricFigure, QueryScore, aggregate, score_query
     from ._report import render_results, results_template_path
@@ -56,8 +62,8 @@ _EXPORTS = {
     "BrainCoreRecord": "_dataset",
     "BrainCoreResult": "_evaluate",
     "DriftBackendAdapter": "_adapter",
-    "EMBEDDING_MODEL": "_embedding",
-    "EmbeddingModel": "_embedding",
+    "EMBEDDING_MODEL": ".embedding",
+    "EmbeddingModel": ".embedding",
     "FORMAT_VERSION": "_evaluate",
     "KeywordAdapter": "_baseline",
     "METRICS": "_metrics",
@@ -66,7 +72,7 @@ _EXPORTS = {
     "QueryScore": "_metrics",
     "SYNTHETIC_RECORDS": "_synthetic",
     "SYNTHETIC_SEED": "_synthetic",
-    "SentenceEmbedder": "_embedding",
+    "SentenceEmbedder": ".embedding",
     "absolute_adapter_spec": "_adapter",
     "aggregate": "_metrics",
     "caller_options": "_backend",
@@ -78,14 +84,14 @@ _EXPORTS = {
     "render_results": "_report",
     "results_template_path": "_report",
     "score_query": "_metrics",
-    "sentence_embedder": "_embedding",
+    "sentence_embedder": ".embedding",
     "synthetic_dataset": "_synthetic",
     "synthetic_dataset_bytes": "_synthetic",
     "synthetic_dataset_path": "_synthetic",
     "write_result": "_evaluate",
     "write_synthetic_dataset": "_synthetic",
 }
-"""Public name → the private module defining it."""
+"""Public name → the private module defining it (``.embedding``: the package's own embedder)."""
 
 __all__ = [
     "EMBEDDING_MODEL",

@@ -176,7 +176,7 @@ def evaluate(
         returned_size = _call(f"{dataset.path}", "storage_bytes", adapter.storage_bytes)
         stored = _byte_count(returned_size)
     if similarity is None:
-        from ._embedding import sentence_embedder
+        from drift_pipeline.embedding import sentence_embedder
 
         embedder = sentence_embedder()
         similarity = embedder.similarity

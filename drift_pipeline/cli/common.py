@@ -81,6 +81,25 @@ CALL_TIMEOUT_OPTION = click.option(
 )
 """``--call-timeout`` without help (``drift run`` says more about it)."""
 
+REAL_CLOCK_OPTION = click.option(
+    "--real-clock",
+    is_flag=True,
+    help="Backends' clocks read the real time; by default, during each store and retrieve, "
+    "time.time(), datetime.now() and the like read the simulated time of its session.",
+)
+"""``--real-clock``: the backends' clocks are not moved to the sessions' simulated time."""
+
+ALLOW_LEAK_OPTION = click.option(
+    "--allow-leak",
+    "allow_leaks",
+    multiple=True,
+    metavar="NAME|module:Class",
+    help="Let this backend keep entities' memories together (repeatable): the conformance "
+    "check reports the leak instead of refusing the arm, the run manifest records it, and "
+    "the Privacy probes measure it.",
+)
+"""``--allow-leak NAME``: the user accepts a backend that leaks across entities (recorded)."""
+
 
 def json_option(help_text: str) -> Callable[[F], F]:
     """``--json FILE`` (into ``json_path``): where a command also writes its figures."""

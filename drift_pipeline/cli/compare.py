@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .common import (
+    ALLOW_LEAK_OPTION,
     CALL_TIMEOUT_OPTION,
     HORIZON_OPTION,
     OUT_OPTION,
     load_sources,
     parse_arms,
 )
-from .errors import EXIT_BACKEND_START, EXIT_ISOLATION, CommandError
+from .errors import EXIT_BACKEND_START, EXIT_INVALID_ARM, EXIT_ISOLATION, CommandError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 @HORIZON_OPTION
 @OUT_OPTION
 @CALL_TIMEOUT_OPTION
+@ALLOW_LEAK_OPTION
 def command(
     scenario: Path,
     backend_a: str,
@@ -47,13 +49,15 @@ def command(
     horizons: tuple[HorizonName, ...],
     out: StorageRoot,
     call_timeout: float,
+    allow_leaks: tuple[str, ...],
 ) -> None:
     """Paired differences A − B per metric, with 95% intervals, on the same probes.
 
     Shows every metric registered with a compare position, in that order. A and B are
     registered names (built-ins and adapters such as mcp, mem0) or package.module:Class.
 
-    Reads the cells of a finished run under --out; arms not run yet are run first.
+    Reads the cells of a finished run under --out; arms not run yet are run first, each
+    checked first as drift run checks it (exit 5 when one fails the conformance check).
     """
     from .run_inputs import backend_config as read_backend_config
 
@@ -66,6 +70,7 @@ def command(
         out,
         call_timeout,
         read_backend_config(backend_config),
+        allow_leaks,
     )
 
 
@@ -78,6 +83,7 @@ def compare_exec(
     out: StorageRoot,
     call_timeout: float,
     backend_options: dict[str, dict[str, Any]] | None = None,
+    allow_leaks: Sequence[str] = (),
 ) -> None:
     """Run the arms missing under ``out``, then print A − B per world and metric.
 
@@ -86,7 +92,7 @@ def compare_exec(
     Raises:
         CommandError: Invalid input, the same arm twice, or cells that cannot be compared
             (read by the LLM reader) (exit 2); no sandbox here (3); a backend that could not
-            start (4).
+            start (4); an arm that failed the conformance check (5).
     """
     from drift_pipeline.keys import CellKey
     from drift_pipeline.memory import BackendStartError, IsolationError, LoopConfig
@@ -115,13 +121,17 @@ def compare_exec(
             out=out,
             loop=LoopConfig(call_timeout=call_timeout),
             backend_options=dict(backend_options or {}),
+            allow_leaks=tuple(allow_leaks),
         )
         try:
-            run_benchmark(opened, options)
+            result = run_benchmark(opened, options)
         except IsolationError as error:
             raise CommandError(str(error), EXIT_ISOLATION) from error
         except BackendStartError as error:
             raise CommandError(str(error), EXIT_BACKEND_START) from error
+        if result.check_failures:
+            # Nothing to compare with an arm that was not scored: one line per such arm.
+            raise CommandError("\n".join(result.check_failures), EXIT_INVALID_ARM)
     click.echo(f"{source.id}: {a.key} − {b.key} (paired, 95% bootstrap intervals)")
     for world in worlds:
         try:

@@ -11,6 +11,7 @@ COMMANDS: dict[str, str] = {
     "backfill": "backfill",
     "bench": "bench",
     "braincore": "braincore",
+    "check-backend": "check_backend",
     "compare": "compare",
     "explain": "explain",
     "generate": "generate",

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .common import (
+    ALLOW_LEAK_OPTION,
     HORIZON_OPTION,
     OUT_OPTION,
+    REAL_CLOCK_OPTION,
     SOURCES_ARGUMENT,
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
@@ -96,12 +98,8 @@ if TYPE_CHECKING:
     f"there: listed with its fault rate, never ranked (exit status {EXIT_INVALID_ARM}); a "
     "replicate whose faults of one kind alone pass it skips its remaining calls of that kind.",
 )
-@click.option(
-    "--real-clock",
-    is_flag=True,
-    help="Backends' clocks read the real time; by default, during each store and retrieve, "
-    "time.time(), datetime.now() and the like read the simulated time of its session.",
-)
+@REAL_CLOCK_OPTION
+@ALLOW_LEAK_OPTION
 @click.option("--fail-on-error", is_flag=True, help="Exit 1 when any backend call faulted.")
 @click.option(
     "--backend-config",
@@ -174,6 +172,7 @@ def command(
     max_consecutive_faults: int,
     max_fault_rate: float,
     real_clock: bool,
+    allow_leaks: tuple[str, ...],
     fail_on_error: bool,
     backend_config: Path | None,
     braincore_adapter: str | None,
@@ -207,6 +206,7 @@ def command(
         jobs=jobs,
         keep_going=keep_going,
         simulated_clock=not real_clock,
+        allow_leaks=allow_leaks,
     )
     started = time.perf_counter()
     result = run_exec(sources, opened, options, via)

@@ -41,6 +41,7 @@ def run_options(
     jobs: int,
     simulated_clock: bool = True,
     keep_going: bool,
+    allow_leaks: Sequence[str] = (),
 ) -> tuple[list[WorldSource], RunOptions]:
     """The opened sources and the run's options, every input checked before anything runs.
 
@@ -61,6 +62,8 @@ def run_options(
         backend_config(backend_config_file), braincore_adapter, arms
     )
     check_compressor(backend_options, opened[0], via)
+    check_arm_options(arms, backend_options, opened[0])
+    check_allowed_leaks(arms, allow_leaks)
     return opened, RunOptions(
         arms=arms,
         horizons=tuple(horizons),
@@ -77,6 +80,7 @@ def run_options(
         synthesizer=synthesizer_for(synthesizer, out),
         jobs=jobs,
         keep_going=keep_going,
+        allow_leaks=tuple(dict.fromkeys(allow_leaks)),
     )
 
 
@@ -137,6 +141,34 @@ def braincore_options(
     except BrainCoreError as error:
         raise CommandError(str(error)) from error
     return {**backend_options, "braincore": fixed}
+
+
+def check_arm_options(
+    arms: Sequence[Arm], backend_options: dict[str, dict[str, Any]], source: WorldSource
+) -> None:
+    """Every arm's backend can be given its options (a model it needs has its endpoint set)."""
+    from drift_pipeline.pipeline import backend_options_for
+
+    for arm in arms:
+        try:
+            backend_options_for(arm, source, backend_options)
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+
+
+def check_allowed_leaks(arms: Sequence[Arm], allow_leaks: Sequence[str]) -> None:
+    """Every ``--allow-leak`` names the backend of an arm the conformance check would check."""
+    from drift_pipeline.memory.backends import built_in
+
+    backends = dict.fromkeys(arm.backend for arm in arms)
+    checked = [backend for backend in backends if not built_in(backend)]
+    for name in allow_leaks:
+        if name not in checked:
+            found = ", ".join(checked) or "none"
+            raise CommandError(
+                f"--allow-leak {name}: not a checked backend of this run (the package's own "
+                f"backends are never checked; checked here: {found})"
+            )
 
 
 def check_compressor(

@@ -28,8 +28,9 @@ def report_run(
     """Print the leaderboard, the run's totals, faults and invalid arms; write the JSON summary.
 
     Returns:
-        The exit status: 4 when a backend could not start, 1 with ``fail_on_error`` and any
-        fault, 5 when an arm is invalid somewhere, else 0.
+        The exit status: 4 when a backend could not start, 5 when an arm failed the
+        conformance check, 1 with ``fail_on_error`` and any fault, 5 when an arm is invalid
+        somewhere, else 0.
     """
     from drift_pipeline.report import render_board, render_subtype_recall, standings, summary_json
 
@@ -52,6 +53,7 @@ def report_run(
         f"{len(result.faults)} faults, isolation: {', '.join(result.manifest['isolation'])}, "
         f"{elapsed:.1f} s → {options.out}"
     )
+    _echo_checks(result)
     describe = getattr(options.synthesizer, "describe_usage", None)
     if result.generated_worlds and describe is not None:
         click.echo(describe())
@@ -69,6 +71,9 @@ def report_run(
         # The Dagster path materialises its assets itself; a direct run reports its own.
         record_in_dagster(options.out, result, payload, audits, record)
     if json_path is not None:
+        conformance = result.conformance_summary()
+        if conformance:
+            payload["conformance"] = conformance
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     invalid = [cell for cell in result.cells if not cell.valid]
@@ -80,11 +85,29 @@ def report_run(
         )
     for failure in result.start_failures:
         click.echo(f"{failure} (no rows written for it)", err=True)
+    for failure in result.check_failures:
+        click.echo(failure, err=True)
     if result.start_failures:
         return EXIT_BACKEND_START
+    if result.check_failures:
+        return EXIT_INVALID_ARM
     if fail_on_error and result.faults:
         return EXIT_FAILURE
     return EXIT_INVALID_ARM if invalid else 0
+
+
+def _echo_checks(result: RunResult) -> None:
+    """Each checked backend that passed: its check's figures and what it ran against."""
+    services = result.manifest.get("services") or {}
+    for name, report in sorted(result.checks.reports.items()):
+        if not report.passed:
+            continue  # said on stderr at the end, with the arms it kept from being scored
+        click.echo(report.line())
+        service = services.get(name) or {}
+        if service:
+            click.echo(
+                f"  {name} runs: " + "; ".join(f"{k} {v}" for k, v in sorted(service.items()))
+            )
 
 
 def _echo_faults(cells: Sequence[CellResult]) -> None:

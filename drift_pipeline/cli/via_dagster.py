@@ -54,6 +54,7 @@ def run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
                     loop=options.loop,
                     backend_options=options.backend_options,
                     log=lambda line: click.echo(line, file=terminal),
+                    allow_leaks=options.allow_leaks,
                 )
             except BaseException as error:  # reported or raised again below, once restored
                 failure = error

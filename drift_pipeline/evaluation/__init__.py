@@ -119,12 +119,15 @@ from ._token_audit import (
     GAP_SHOWN,
     NO_SNAPSHOT,
     SNAPSHOT_METRICS,
+    UNDER_REPORTED,
     UNKNOWN_MODEL_TOKENS,
     Bound,
     TokenAudit,
     combined_audit,
     storage_measured,
+    storage_trusted,
     token_audit,
+    unreported_line,
 )
 
 __all__ = [
@@ -158,6 +161,7 @@ __all__ = [
     "READER_COLUMNS",
     "RETRACTION_MARKERS",
     "SNAPSHOT_METRICS",
+    "UNDER_REPORTED",
     "UNKNOWN_MODEL_TOKENS",
     "VIEW_SECTIONS",
     "ArmData",
@@ -235,11 +239,13 @@ __all__ = [
     "session_marks",
     "shipped_figures",
     "storage_measured",
+    "storage_trusted",
     "subtype_recall",
     "summarise",
     "token_audit",
     "token_efficiency_score",
     "unregister_metric",
+    "unreported_line",
     "with_reader_columns",
     "write_shipped_figures",
 ]

@@ -187,7 +187,10 @@ from ._token_audit import (
     Bound,
     TokenAudit,
     storage_measured,
+    storage_trusted,
     token_audit,
+    unreported_line,
+    unreported_reason,
 )
 
 PREFILL_MS_PER_TOKEN: Final = 0.05
@@ -624,8 +627,9 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
     # Without snapshot() nothing of the memory is measured: no session counts as kept or not,
     # so Selectivity is not measured. Leaving a snapshot out must never raise a score, so the
     # cost and the composite take what keeping every session verbatim gives: each session's
-    # transcript as storage growth, and chance Selectivity (0.5) in DRIFT-C.
-    storage_known = storage_measured(snaps)
+    # transcript as storage growth, and chance Selectivity (0.5) in DRIFT-C. A snapshot that
+    # left out text the backend retrieved counts as none.
+    storage_known = storage_trusted(snaps, arm.retrievals)
     zeros = np.zeros(snaps.num_rows, dtype=np.float64)
     if storage_known:
         delta = _num(snaps, "storage_delta_tokens", "snapshots")
@@ -1369,6 +1373,9 @@ def compute_cell(
     audited = replace(metrics, by_subtype=by_subtype, score_by_subtype=scores, llm_tokens=audit)
     if not storage_measured(arm.snapshots):
         audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, NO_SNAPSHOT))
+    elif (hidden := unreported_line(arm.retrievals)) is not None:
+        reason = unreported_reason(hidden)
+        audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, reason))
     if not u.cost_known:
         audited = replace(
             mark_not_measured(audited, dict.fromkeys(COST_NOT_MEASURED, UNKNOWN_MODEL_TOKENS)),

@@ -18,6 +18,11 @@ Two honesty checks every view shows beside the figures:
   A backend without one has them reported as not measured, with :data:`NO_SNAPSHOT` as the
   reason, never as zero. So that hiding the memory never pays, its token cost counts every
   transcript as stored and DRIFT-C counts its Selectivity at chance.
+- **Snapshot honesty.** A snapshot is taken at its word only while what the backend retrieves
+  is in it: a retrieved line the checkpoint's snapshot did not account for (the loop records
+  it, see ``drift_pipeline.memory._honesty``) marks the cell's storage
+  :data:`UNDER_REPORTED`, and its storage figures and Selectivity are then treated exactly as
+  those of a backend without a snapshot.
 """
 
 from __future__ import annotations
@@ -39,13 +44,17 @@ __all__ = [
     "NO_SNAPSHOT",
     "SELF_REPORTED",
     "SNAPSHOT_METRICS",
+    "UNDER_REPORTED",
     "UNKNOWN",
     "UNKNOWN_MODEL_TOKENS",
     "Bound",
     "TokenAudit",
     "combined_audit",
     "storage_measured",
+    "storage_trusted",
     "token_audit",
+    "unreported_line",
+    "unreported_reason",
 ]
 
 GAP_SHOWN: Final = REPORT_TOLERANCE
@@ -66,6 +75,9 @@ NO_SNAPSHOT: Final = (
     "implement snapshot() to earn these figures"
 )
 """Why a backend without ``snapshot()`` has no :data:`SNAPSHOT_METRICS`."""
+
+UNDER_REPORTED: Final = "storage under-reported"
+"""How a cell whose retrieves returned text absent from its snapshot is marked."""
 
 METERED, SELF_REPORTED, UNKNOWN = TOKEN_SOURCES
 
@@ -313,6 +325,32 @@ def storage_measured(snapshots: pa.Table) -> bool:
     if "storage_tokens" not in snapshots.column_names:
         return True
     return int(snapshots.column("storage_tokens").null_count) == 0
+
+
+def unreported_line(retrievals: pa.Table) -> str | None:
+    """The first retrieved line a cell's snapshots did not account for; ``None`` when none.
+
+    Tables written before the check have no such column: nothing was found there.
+    """
+    if "unreported" not in retrievals.column_names:
+        return None
+    column = retrievals.column("unreported")
+    if column.null_count == len(column):
+        return None
+    return str(pc.drop_null(column)[0].as_py())
+
+
+def unreported_reason(line: str) -> str:
+    """Why a cell's storage figures and Selectivity are not measured once it under-reported."""
+    return (
+        f"{UNDER_REPORTED}: retrieve() returned text its snapshot() did not hold "
+        f"({line!r}), so what it keeps cannot be read or counted"
+    )
+
+
+def storage_trusted(snapshots: pa.Table, retrievals: pa.Table) -> bool:
+    """Whether a cell's storage counts and Selectivity stand: measured, and not under-reported."""
+    return storage_measured(snapshots) and unreported_line(retrievals) is None
 
 
 def combined_audit(audits: Iterable[TokenAudit | None]) -> TokenAudit | None:

@@ -13,6 +13,8 @@ before every user turn), a reader model timing its first token where the run has
 ``deployment`` attribute, and model calls the harness's meter cannot see with
 :data:`MODELS_OUTSIDE_METER`. :func:`token_source` is the rule that says which LLM tokens a
 cell is charged (:data:`TOKEN_SOURCES`: metered, self-reported or unknown).
+:func:`check_backend` is the conformance and health check an arm passes before it is scored
+(:class:`ConformanceReport`).
 """
 
 import importlib
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._charging import REPORT_TOLERANCE, TOKEN_SOURCES, token_source
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
+    from ._conformance import ConformanceReport, check_backend, check_backend_async
     from ._deployment import DEPLOYMENTS
     from ._fault_summary import FaultedCall, FaultSummary
     from ._first_token import FirstToken
@@ -74,6 +77,9 @@ _LAZY = {
     "REPORT_TOLERANCE": "_charging",
     "TOKEN_SOURCES": "_charging",
     "token_source": "_charging",
+    "ConformanceReport": "_conformance",
+    "check_backend": "_conformance",
+    "check_backend_async": "_conformance",
     "DEPLOYMENTS": "_deployment",
     "FaultedCall": "_fault_summary",
     "FaultSummary": "_fault_summary",
@@ -124,6 +130,7 @@ __all__ = [
     "BackendWorker",
     "CallResult",
     "CellRun",
+    "ConformanceReport",
     "CountsOwnStorage",
     "DescribesService",
     "FaultShare",
@@ -145,6 +152,8 @@ __all__ = [
     "RecordsRetries",
     "TokenCounts",
     "call_counts",
+    "check_backend",
+    "check_backend_async",
     "check_isolation",
     "gate_kinds",
     "pack_backend",

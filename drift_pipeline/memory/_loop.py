@@ -39,6 +39,7 @@ from ._fault_summary import PROBE, SESSION_READ, FaultSummary
 from ._fault_summary import STORE as STORE_CALL
 from ._first_token import FirstToken
 from ._gates import GateStrategy, ReaderBuffer
+from ._honesty import SnapshotIndex
 from ._metering import CellMeter, charge, start_cell_meter
 from ._secrets import arm_secrets, redact
 from ._session_reads import (
@@ -330,6 +331,10 @@ class _Replicate:
     """When the agent reads memory before a session is stored (see :mod:`._session_reads`)."""
     first_token: FirstToken | None = None
     """Times the reader model's first token at each session start (see :mod:`._first_token`)."""
+    checkpoint_snapshot: str | None = None
+    """The snapshot reported after the last checkpoint's store (``None``: none to check)."""
+    honesty: SnapshotIndex = field(default_factory=SnapshotIndex)
+    """Which retrieved lines the checkpoint's snapshot accounts for (see :mod:`._honesty`)."""
     clock: bool = True
     """Send each call with its session's simulated time (see :mod:`._clock`)."""
 
@@ -432,6 +437,8 @@ class _Replicate:
             snapshot = (
                 _text(result.data.get("snapshot")) if session.index + 1 in self.probes_at else None
             )
+            if session.index + 1 in self.probes_at:
+                self.checkpoint_snapshot = snapshot if result.ok else None
             recount = None
             if snapshot is not None:
                 # A long snapshot is recounted on a thread (tiktoken runs outside the GIL), so
@@ -577,7 +584,10 @@ class _Replicate:
         last_context, last_tokens = "", 0
         last_raw: Any = None
         last_clean = ""
+        unreported: str | None = None
         buffer_tokens = count_tokens_lines(buffer)
+        if self.checkpoint_snapshot is not None:
+            self.honesty.update(self.checkpoint_snapshot)
         for probe_id, asker, question in self.probes_at[after]:
             incarnation = self.worker.restarts
             skip = self.skips.reason(RETRIEVE)
@@ -597,6 +607,12 @@ class _Replicate:
             raw = answer.data.get("context") if answer.ok else None
             if raw is not last_raw:  # "same as last time" replies hand back the same object
                 last_raw, last_clean = raw, _text(raw) or ""
+                # Checked before the gate appends anything: only the backend's own text.
+                unreported = (
+                    self.honesty.unreported(last_clean)
+                    if raw is not None and self.checkpoint_snapshot is not None
+                    else None
+                )
             context = last_clean
             if buffer:
                 context = f"{context}\n\n{buffer}" if context else buffer
@@ -622,6 +638,7 @@ class _Replicate:
                 unmetered_calls=_unmetered(answer),
                 soft_buffer_tokens=buffer_tokens,
                 error=answer_error,
+                unreported=unreported,
             )
             if self.worker.restarts != incarnation:
                 self.write_total = self.read_total = 0

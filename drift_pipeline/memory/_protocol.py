@@ -180,6 +180,14 @@ session, unchanged, and scope by the messages' speakers themselves.
 """
 
 
+KEEPS_NOTHING = "keeps_nothing"
+"""A backend whose ``keeps_nothing`` attribute is ``True`` declares it remembers nothing said.
+
+Baselines such as ``amnesiac`` do so. The conformance check then verifies that its reads return
+none of what was stored, instead of refusing it as a memory that silently stores nothing.
+"""
+
+
 @runtime_checkable
 class DescribesService(Protocol):
     """Optional: an adapter to a memory service or library says what it runs against.

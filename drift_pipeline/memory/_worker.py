@@ -13,7 +13,8 @@ response line per session, in order, each sent as soon as that session is stored
 ``{"op": "retrieve", ...}`` among them is a read answered in its place, as a single retrieve),
 ``{"op": "retrieve", "session_id": ..., "entity_id": ..., "query": ...}``,
 ``{"op": "snapshot"}``, ``{"op": "service"}`` (what ``service_info()`` says now; also sent
-at ``init``), ``{"op": "ping"}`` (no backend needed: answers with the isolation level),
+at ``init``, with ``declares``: which optional protocols the backend implements, see
+:func:`declared`), ``{"op": "ping"}`` (no backend needed: answers with the isolation level),
 ``{"op": "close"}``. An ``init`` may carry ``skips``, the harness's skip rule for the
 replicate (see :mod:`._skips`), and ``clock``, true when calls will carry ``at`` (below); a
 store or retrieve of a kind it has cut off is answered
@@ -53,7 +54,7 @@ from . import _wire
 from ._clock import SimulatedClock
 from ._deployment import deployment_of, models_outside_meter_of
 from ._instance import unpack_backend
-from ._protocol import STORE_ENTITY_KEYWORD, MemoryBackend
+from ._protocol import KEEPS_NOTHING, STORE_ENTITY_KEYWORD, MemoryBackend
 from ._skips import OP_KIND, SkipRule
 from ._unmetered import UnmeteredCalls
 
@@ -104,6 +105,24 @@ def service_of(backend: object) -> dict[str, str]:
             f"service_info() returned {info!r:.80}, expected a dict of short strings to strings"
         )
     return {k: _printable(v) for k, v in info.items()}
+
+
+def declared(backend: object) -> dict[str, bool]:
+    """The optional protocols ``backend`` implements (see :mod:`._protocol`), by name.
+
+    ``stores_for_entity`` (its ``store`` takes the entity), ``asynchronous``
+    (``wait_until_queryable``), ``snapshot``, ``counts_own_storage`` (``storage_tokens``),
+    ``describes_service`` and ``keeps_nothing`` (a baseline that remembers nothing said).
+    """
+    store = getattr(backend, "store", None)
+    return {
+        "stores_for_entity": callable(store) and takes_keyword(store, STORE_ENTITY_KEYWORD),
+        "asynchronous": callable(getattr(backend, "wait_until_queryable", None)),
+        "snapshot": callable(getattr(backend, "snapshot", None)),
+        "counts_own_storage": callable(getattr(backend, "storage_tokens", None)),
+        "describes_service": callable(getattr(backend, "service_info", None)),
+        "keeps_nothing": getattr(backend, KEEPS_NOTHING, False) is True,
+    }
 
 
 def takes_keyword(method: Any, name: str) -> bool:
@@ -406,8 +425,9 @@ class _Worker:
                 self.backend = unpack_backend(request["instance"], request["backend"])
             else:
                 self.backend = load_backend(request["backend"], request.get("options") or {})
-            self.store_entity = takes_keyword(self.backend.store, STORE_ENTITY_KEYWORD)
-            self.waits = callable(getattr(self.backend, "wait_until_queryable", None))
+            declares = declared(self.backend)
+            self.store_entity = declares["stores_for_entity"]
+            self.waits = declares["asynchronous"]
             return {
                 "ok": True,
                 "ms": (time.perf_counter() - started) * 1000,
@@ -415,6 +435,7 @@ class _Worker:
                 "deployment": deployment_of(self.backend),
                 "models_outside_meter": models_outside_meter_of(self.backend),
                 "service": service_of(self.backend),
+                "declares": declares,
                 # Model calls made while it was built go with its first call's reply.
                 **self._token_counts(),
             }

@@ -17,6 +17,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,12 @@ from drift_pipeline.evaluation import ArmData
 from drift_pipeline.memory import Arm, BackendStartError, LoopConfig, check_isolation
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
+    ArmChecks,
     CellResult,
     RunOptions,
     RunResult,
     amnesiac_answers,
+    check_arms,
     load_arm,
     reuse_evaluations,
     run_manifest,
@@ -325,6 +328,7 @@ def run_via_dagster(
     backend_options: dict[str, dict[str, Any]] | None = None,
     instance: dg.DagsterInstance | None = None,
     log: Callable[[str], None] | None = None,
+    allow_leaks: Sequence[str] = (),
 ) -> RunResult:
     """Run the benchmark through Dagster; same tables and figures as ``run_benchmark``.
 
@@ -340,6 +344,8 @@ def run_via_dagster(
         backend_options: Constructor options per backend name.
         instance: Dagster instance; default ``DagsterInstance.get()`` (``DAGSTER_HOME``).
         log: Called with one line per run started.
+        allow_leaks: Backends the conformance check lets leak across entities (as
+            ``RunOptions.allow_leaks``).
 
     Returns:
         The reported cells (recomputed from the stored tables, equal to what the assets wrote),
@@ -376,19 +382,28 @@ def run_via_dagster(
     with exclusive_root(target, "drift run --via dagster"):
         if settings.isolate:
             asyncio.run(check_isolation(list(target.protect_paths())))
+        # As in the direct run: an arm whose backend fails the conformance check is not run.
+        protected = replace(settings, protect=tuple(target.protect_paths()))
+        checks = check_arms(arms, scenarios, backend_options or {}, {}, protected, allow_leaks)
+        unstarted = checks.start_failures(arms)
+        if unstarted:  # as a Dagster run stops on a backend that cannot start
+            raise unstarted[0]
         try:
-            return _run_locked(
+            result = _run_locked(
                 scenarios,
                 files,
                 imported,
-                arms,
+                [arm for arm in arms if arm.backend not in checks.failed],
                 horizons,
                 out,
                 settings,
                 backend_options,
                 instance,
                 log,
+                checks,
             )
+            result.requested = list(arms)
+            return result
         except InstanceUnavailable:
             raise
         except Exception as error:
@@ -413,6 +428,7 @@ def _run_locked(
     backend_options: dict[str, dict[str, Any]] | None,
     instance: dg.DagsterInstance | None,
     log: Callable[[str], None] | None,
+    checks: ArmChecks,
 ) -> RunResult:
     """:func:`run_via_dagster` once the output folder is held and isolation checked."""
     storage = DriftStorage(root=StorageRoot.from_url(out).url)
@@ -482,13 +498,16 @@ def _run_locked(
         loop=settings,
         backend_options=backend_options or {},
     )
-    manifest = run_manifest(scenarios, options, cells)
+    manifest = run_manifest(scenarios, options, cells, checks=checks)
     with staged(root) as writer:
         writer.put_text(
             "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
         )
     return RunResult(
-        cells=[c for c in cells if c.reported], generated_worlds=len(regenerate), manifest=manifest
+        cells=[c for c in cells if c.reported],
+        generated_worlds=len(regenerate),
+        manifest=manifest,
+        checks=checks,
     )
 
 

@@ -29,6 +29,7 @@ from ._cells import (
     world_profiles,
     world_session_marks,
 )
+from ._checks import CHECK_ENV, ArmChecks, check_arms
 from ._evaluators import (
     JUDGE_MODEL_ENV,
     LLM_CACHE,
@@ -60,6 +61,7 @@ from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
     "ABLATIONS_FILE",
+    "CHECK_ENV",
     "EVALUATION_TABLES",
     "JUDGE_MODEL_ENV",
     "LLM_CACHE",
@@ -68,6 +70,7 @@ __all__ = [
     "TEXT_COLUMNS",
     "Ablation",
     "AblationError",
+    "ArmChecks",
     "AuditOutcome",
     "CellResult",
     "DriftHarness",
@@ -83,6 +86,7 @@ __all__ = [
     "backend_options_for",
     "build_evaluator",
     "cell_exists",
+    "check_arms",
     "compare_stored",
     "connect",
     "ensure_worlds",

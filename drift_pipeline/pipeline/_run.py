@@ -48,6 +48,7 @@ from ._cells import (
     world_profiles,
     world_session_marks,
 )
+from ._checks import ArmChecks, check_arms
 from ._evaluators import (
     LLM_CACHE,
     EvaluationOptions,
@@ -83,6 +84,9 @@ class RunOptions:
         keep_going: An arm whose backend cannot start is skipped (no rows) and listed in
             ``RunResult.start_failures`` while the other arms run; otherwise the run stops
             with :class:`~drift_pipeline.memory.BackendStartError`.
+        allow_leaks: Backends the conformance check lets keep entities' memories together
+            (scored, the leak recorded in the manifest; see :mod:`._checks`). Any other backend
+            that leaks across entities is not scored.
     """
 
     arms: list[Arm]
@@ -95,6 +99,7 @@ class RunOptions:
     jobs: int = 1
     backend_instances: dict[str, BackendInstance] = field(default_factory=dict)
     keep_going: bool = False
+    allow_leaks: tuple[str, ...] = ()
 
 
 @dataclass
@@ -111,6 +116,19 @@ class RunResult:
     llm_usage: dict[str, Any] = field(default_factory=dict)
     start_failures: list[str] = field(default_factory=list)
     """With ``keep_going``: one line per arm whose backend could not start (it has no rows)."""
+    checks: ArmChecks = field(default_factory=ArmChecks)
+    """The conformance check of each backend that is not a built-in (see :mod:`._checks`)."""
+    requested: list[Arm] = field(default_factory=list)
+    """The arms the run was asked for (those that failed the check included)."""
+
+    @property
+    def check_failures(self) -> list[str]:
+        """One line per requested arm not scored because its backend failed the check."""
+        return self.checks.failure_lines(self.requested)
+
+    def conformance_summary(self) -> dict[str, Any]:
+        """Each checked backend's check report, as the JSON summary holds it (figures in ms)."""
+        return {name: report.to_json() for name, report in sorted(self.checks.reports.items())}
 
     @property
     def faults(self) -> list[str]:
@@ -164,12 +182,31 @@ def _run_benchmark(
     if loop.isolate:
         # Before any world or cell: a machine where sandboxed workers cannot start stops here.
         asyncio.run(check_isolation(list(loop.protect)))
+    # Before anything is scored: an arm whose backend fails the conformance check is not run.
+    checks = check_arms(
+        options.arms,
+        sources,
+        options.backend_options,
+        options.backend_instances,
+        loop,
+        options.allow_leaks,
+    )
+    requested = list(options.arms)
+    # A backend that could not even be built for the check is a backend that cannot start.
+    unstarted = checks.start_failures(requested)
+    if unstarted and not options.keep_going:
+        raise unstarted[0]
+    options = replace(options, arms=[a for a in options.arms if a.backend not in checks.failed])
     worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
-    failures: list[str] = []
+    failures = [str(error) for error in unstarted]
     try:
-        cells = _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
-        manifest = run_manifest(sources, options, cells, evaluator)
+        cells = (
+            _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
+            if options.arms
+            else []
+        )
+        manifest = run_manifest(sources, options, cells, evaluator, checks)
         usage = llm_usage(evaluator)
     finally:
         close_evaluator(evaluator)
@@ -183,6 +220,8 @@ def _run_benchmark(
         manifest=manifest,
         llm_usage=usage,
         start_failures=list(dict.fromkeys(failures)),
+        checks=checks,
+        requested=requested,
     )
 
 
@@ -386,15 +425,20 @@ def run_manifest(
     options: RunOptions,
     cells: Sequence[CellResult],
     evaluator: Evaluator | None = None,
+    checks: ArmChecks | None = None,
 ) -> dict[str, Any]:
     """What produced a run's tables: code, inputs, seeds, backends, isolation, reader, judge.
 
     Deliberately free of wall-clock time and absolute paths, so reruns are comparable. The
     reader and judge are pinned: name and version, or for a model its name, endpoint host and
-    prompt sha256 (never a key).
+    prompt sha256 (never a key). Backends that are not built-ins add their conformance verdict
+    (``conformance``); adapters, the service and SDK they say they run against (``services``).
     """
     pins = (evaluator or ContextEvaluator()).pins()
+    checked = checks is not None and (checks.reports or checks.unchecked)
+    extra = {"conformance": checks.manifest()} if checks is not None and checked else {}
     return {
+        **extra,
         "drift_pipeline": package_version("drift-pipeline"),
         "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),

@@ -45,6 +45,8 @@ class GateOptions:
         call_timeout: Seconds before a backend call is recorded as a timeout.
         max_fault_rate: Share of a cell's calls that may fault before it fails.
         simulated_clock: Backends' clocks read each session's simulated time during its calls.
+        allow_leaks: Backends the conformance check may find keeping entities' memories
+            together (their tests run, the leak recorded; see ``drift run --allow-leak``).
     """
 
     sources: tuple[str, ...]
@@ -60,6 +62,7 @@ class GateOptions:
     call_timeout: float
     max_fault_rate: float
     simulated_clock: bool = True
+    allow_leaks: tuple[str, ...] = ()
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -145,6 +148,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="Backends' clocks read the real time (as drift run --real-clock); by default they "
         "read the simulated time of each call's session.",
     )
+    group.addoption(
+        "--drift-allow-leak",
+        action="append",
+        default=[],
+        metavar="NAME|module:Class",
+        help="Let this --drift-backend keep entities' memories together (repeatable): the "
+        "conformance check reports the leak instead of failing its tests.",
+    )
 
 
 def read_options(config: pytest.Config) -> GateOptions:
@@ -165,6 +176,10 @@ def read_options(config: pytest.Config) -> GateOptions:
         raise pytest.UsageError("--drift-scenarios needs --drift-backend NAME|module:Class")
     for backend in backends:
         _check_backend(backend)
+    allow_leaks = tuple(dict.fromkeys(config.getoption("drift_allow_leak")))
+    for name in allow_leaks:
+        if name not in backends:
+            raise pytest.UsageError(f"--drift-allow-leak {name}: not one of the --drift-backend")
     thresholds = _thresholds(config, known)
     baseline = _path(config.getoption("drift_baseline"), "--drift-baseline", must_exist=True)
     listed = config.getoption("drift_baseline_metrics")
@@ -198,6 +213,7 @@ def read_options(config: pytest.Config) -> GateOptions:
         call_timeout=timeout,
         max_fault_rate=rate,
         simulated_clock=not config.getoption("drift_real_clock"),
+        allow_leaks=allow_leaks,
     )
 
 

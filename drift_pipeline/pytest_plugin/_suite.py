@@ -149,6 +149,7 @@ class DriftSuite:
             ),
             backend_options={k: dict(v) for k, v in self.options.backend_options.items()},
             keep_going=True,
+            allow_leaks=self.options.allow_leaks,
         )
         worlds = [(source, h) for source in sources for h in horizons]
         try:
@@ -157,15 +158,17 @@ class DriftSuite:
             for source, horizon in worlds:
                 self.runs[(source.id, horizon)] = WorldRun(error=str(error))
             return
-        # Arms that could not start: one line each, ``backend ARM could not start: …``.
+        # Arms that could not start (``backend ARM could not start: …``) and arms whose backend
+        # failed the conformance check (``ARM: not scored: …``): one line each.
+        lines = [*result.start_failures, *result.check_failures]
         by_id = {source.id: source for source in sources}
         for source, horizon in worlds:
             run = self.runs.setdefault((source.id, horizon), WorldRun())
             for arm in arms:
                 said = [
                     line
-                    for line in result.start_failures
-                    if line.startswith(f"backend {arm.key} could not start")
+                    for line in lines
+                    if line.startswith((f"backend {arm.key} could not start", f"{arm.key}: "))
                 ]
                 if said:
                     run.failures[arm.key] = said[0]

@@ -18,6 +18,7 @@ from drift_pipeline.evaluation import (
     GEOMETRIC_FLOOR,
     HORIZON_WEIGHTS,
     OFFLINE_SCORING,
+    UNDER_REPORTED,
     Bound,
     CellMetrics,
     MetricRow,
@@ -396,7 +397,9 @@ def render_leaderboard(
         if spec.name in standing.not_applicable:
             return NOT_APPLICABLE
         if spec.name in standing.not_measured:
-            return NOT_MEASURED
+            # A snapshot that hid retrieved text was measured and found wanting: say so.
+            reason = standing.not_measured[spec.name]
+            return "under-reported" if reason.startswith(UNDER_REPORTED) else NOT_MEASURED
         text = _fmt(_row(standing, spec.name), spec, standing.bounds.get(spec.name))
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 

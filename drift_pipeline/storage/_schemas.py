@@ -265,6 +265,10 @@ RETRIEVALS = TableDef(
             pa.field("unmetered_calls", pa.int64(), nullable=False),  # as in memory_snapshots
             pa.field("soft_buffer_tokens", pa.int64(), nullable=False),
             pa.field("error", pa.string()),
+            # The first line retrieve() returned that the checkpoint's snapshot() does not
+            # account for (storage under-reported); null when every line was in it, or when
+            # there was no snapshot to check against.
+            pa.field("unreported", pa.string()),
         ]
     ),
     ("scenario", "horizon", "arm"),

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, Message, run_cell
+from drift_pipeline.memory import (
+    Arm,
+    CellRun,
+    ConformanceReport,
+    Gate,
+    LoopConfig,
+    Message,
+    check_backend,
+    run_cell,
+)
 
 
 @dataclass
@@ -197,3 +206,24 @@ def gate_cell(
     assert [c for c in cell.retrievals.column("context").to_pylist() if c]
     assert value not in json.dumps(cell.faults) + json.dumps(cell.service)
     return cell
+
+
+def passes_the_check(
+    backend: str, options: dict[str, Any], key_variable: str, key: str
+) -> ConformanceReport:
+    """Run the conformance check on a service adapter as ``drift run`` would, and see it pass.
+
+    The adapter runs in the sandboxed worker with the service's key passed in; it must keep
+    the two agents' facts apart, wait until each session is queryable, and keep its key out of
+    the report.
+    """
+    fast = {"poll_seconds": 0.01, "retry_delay": 0.01, **options}
+    report = check_backend(backend, fast, call_timeout=20.0, env={key_variable: key})
+    assert report.passed, report.reason
+    assert report.leak is None
+    declared = report.capabilities
+    assert declared["stores_for_entity"] and declared["asynchronous"]
+    assert len(report.queryable_ms) == 5 and report.read_ms
+    assert declared["service"]["service"] == backend
+    assert key not in json.dumps(report.to_json())
+    return report

@@ -25,6 +25,7 @@ from ._loopback import (
     Reply,
     Request,
     gate_cell,
+    passes_the_check,
     scoping_answers,
     serve,
     session,
@@ -311,3 +312,17 @@ def test_under_the_gate_honcho_is_a_cloud_arm_with_its_waits_retries_and_version
     assert cell.service["sdk_version"] == "2.7.0"
     assert [f for f in cell.faults if "retried: add messages" in f]
     assert cell.fault_summary.retried["store"] == 1
+
+
+def test_it_passes_the_conformance_check_a_run_starts_with(honcho: tuple[Loopback, FakeHoncho]):
+    server, fake = honcho
+    passes_the_check(
+        "honcho",
+        {"base_url": server.url},
+        "HONCHO_API_KEY",
+        KEY,
+    )
+    # Each agent's peer learned its own fact, from the user it met: nothing of the other's.
+    learned = {observer: lines for (_, observer, _), lines in fake.derived.items()}
+    assert "QUIVER-7318" in " ".join(learned["conformance-ana"])
+    assert "QUIVER-7318" not in " ".join(learned["conformance-ben"])

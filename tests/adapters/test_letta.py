@@ -24,6 +24,7 @@ from ._loopback import (
     Reply,
     Request,
     gate_cell,
+    passes_the_check,
     scoping_answers,
     serve,
     session,
@@ -183,3 +184,14 @@ def test_under_the_gate_letta_is_a_cloud_arm_scoped_per_agent(
     assert cell.service["sdk_version"] == "1.12.1"
     assert cell.service["service_version"] == VERSION  # asked of the server during the run
     assert len(fake.agents) == 4  # two agents in each of two replicates
+
+
+def test_it_passes_the_conformance_check_a_run_starts_with(letta: tuple[Loopback, FakeLetta]):
+    server, fake = letta
+    passes_the_check(
+        "letta",
+        {"base_url": server.url},
+        "LETTA_API_KEY",
+        KEY,
+    )
+    assert len(fake.agents) == 2  # an agent (and its own archive) per agent of the check

@@ -29,7 +29,7 @@ from drift_pipeline.adapters.mcp_backend import (
     mcp_needs,
 )
 from drift_pipeline.adapters.mcp_connection import MCPCallError, url_without_secrets
-from drift_pipeline.memory import Message
+from drift_pipeline.memory import Message, check_backend
 from drift_pipeline.memory.backends import backend_needs, load_backend
 
 from .conftest import SCRIPTED_SERVER
@@ -266,6 +266,37 @@ def test_a_key_on_the_servers_command_line_stays_out_of_the_record(state_dir: Pa
     assert shown == "memsrv --api-key [redacted] --db=/m.db TOKEN=[redacted] -v"
 
 
+SHARED_MEMORY = {
+    "store": {"tool": "remember", "arguments": {"content": "{text}", "user_id": "everyone"}},
+    "search": {"tool": "recall", "arguments": {"query": "{query}", "user_id": "everyone"}},
+}
+"""A mapping that keeps every entity's memory in one: nothing carries ``{entity}``."""
+
+
+def test_the_check_passes_a_server_that_keeps_users_apart() -> None:
+    report = check_backend("mcp", scripted(), call_timeout=10.0)
+    assert report.passed, report.reason
+    assert report.capabilities["service"]["scope"].startswith("argument:")
+    assert report.leak is None and not report.leak_allowed
+
+
+def test_one_memory_for_every_entity_is_refused_unless_the_leak_is_allowed() -> None:
+    refused = check_backend("mcp", {**scripted(), **SHARED_MEMORY}, call_timeout=10.0)
+    assert refused.reason == (
+        "it leaks across entities: a fact stored for conformance-ben (OSPREY-2264) was "
+        "returned to conformance-ana"
+    )
+    allowed = check_backend(
+        "mcp", {**scripted(), **SHARED_MEMORY, "scope": "none"}, allow_leak=True
+    )
+    assert allowed.passed and allowed.leak_allowed
+    assert allowed.leak is not None and allowed.leak.startswith("it leaks across entities")
+    assert allowed.checks["scope"] is True
+    assert "allowed: Privacy measures the leak" in allowed.line()
+    assert "  scope: leaks (allowed)" in allowed.lines()
+    assert allowed.capabilities["service"]["scope"] == "none: turned off in the configuration"
+
+
 def run_under_the_gate(folder: Path, options: dict[str, Any]) -> DriftReport:
     """The ``mcp`` backend with ``options`` through the harness on the small scenario."""
     scenario = folder / "mcp-scripted-check.yaml"
@@ -280,7 +311,8 @@ def test_faults_under_the_gate_are_recorded_with_the_servers_error(tmp_path: Pat
     """A search that starts failing on question marks: the probes fault, the run goes on.
 
     The faults begin after the first 25 calls of each server: the run's first sessions are
-    stored and read, then its calls with a question mark fail.
+    stored and read, then its calls with a question mark fail. The conformance check before the
+    run, on a server of its own, makes fewer calls than that, and passes.
     """
     report = run_under_the_gate(tmp_path, scripted("error_on=?", "error_after=25"))
     cell = next(c for c in report.cells if c.arm.backend == "mcp")

@@ -64,7 +64,7 @@ def test_its_tools_are_recognised_and_the_guesses_recorded(
         )
         # Nothing keeps entities apart, so the session went into one shared memory, once.
         graph = json.loads(backend.snapshot())
-        assert [entity["name"] for entity in graph["entities"]] == ["principal"]
+        assert [entity["name"] for entity in graph["entities"]] == ["shared"]
         assert (tmp_path / "memory.jsonl").is_file()
     finally:
         backend.close()

@@ -23,6 +23,7 @@ from ._loopback import (
     Reply,
     Request,
     gate_cell,
+    passes_the_check,
     scoping_answers,
     serve,
     session,
@@ -208,3 +209,14 @@ def test_under_the_gate_zep_is_a_cloud_arm_scoped_per_agent(
     assert cell.service["sdk_version"] == "4.0.1"
     # Two agents and two replicates: four users, each with its own graph.
     assert len(fake.users) == 4 and len({u["user_id"] for u in fake.users.values()}) == 4
+
+
+def test_it_passes_the_conformance_check_a_run_starts_with(zep: tuple[Loopback, FakeZep]):
+    server, fake = zep
+    passes_the_check(
+        "zep",
+        {"base_url": f"{server.url}/api/v4"},
+        "ZEP_API_KEY",
+        KEY,
+    )
+    assert len(fake.users) == 2  # a user (and its own graph) per agent of the check

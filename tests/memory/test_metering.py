@@ -121,6 +121,9 @@ def _drift_run(folder: Path) -> Run:
             "PYTHONPATH": str(outside),
             "DRIFT_LLM_BASE_URL": server.base_url,
             "DRIFT_LLM_API_KEY": UPSTREAM_KEY,
+            # Both pool every entity's memory, as the spec's minimal shape does: the check
+            # would refuse them, and every call the endpoint sees is counted here.
+            **_support.UNCHECKED,
         }
         done = subprocess.run(
             [

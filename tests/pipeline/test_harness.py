@@ -16,6 +16,7 @@ from memory.plugins import _support
 
 from drift_pipeline import DriftHarness, DriftReport, Message, TokenCounts
 from drift_pipeline.memory import Arm, IsolationError
+from drift_pipeline.pipeline import CHECK_ENV
 from drift_pipeline.storage import RootBusy
 
 PLUGINS = Path(__file__).resolve().parent / "api_plugins"
@@ -28,24 +29,26 @@ LATENCY_METRICS = ("lps", "drift_e")
 
 
 class EchoMemory:
-    """Keeps every line; a module-level class of a test module, so it travels by value too."""
+    """Keeps every line with its session's speakers; a module-level class of a test module, so
+    it travels by value too. Answers with the asker's last lines."""
 
     name = "echo_memory"
 
-    def __init__(self, preloaded: list[str] | None = None) -> None:
-        self.lines = list(preloaded or [])
+    def __init__(self) -> None:
+        self.lines: list[tuple[frozenset[str], str]] = []
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
-        self.lines.extend(m["content"] for m in messages)
+        speakers = frozenset(m["speaker"] for m in messages)
+        self.lines.extend((speakers, m["content"]) for m in messages)
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
-        return "\n".join(self.lines[-8:])
+        return "\n".join([line for who, line in self.lines if entity_id in who][-8:])
 
     def token_counts(self) -> TokenCounts:
         return TokenCounts()
 
     def snapshot(self) -> str:
-        return "\n".join(self.lines)
+        return "\n".join(line for _, line in self.lines)
 
 
 class FailingStore(EchoMemory):
@@ -203,7 +206,12 @@ def test_run_awaits_inside_a_running_event_loop_without_blocking_it(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_faults_inside_an_instance_are_recorded_per_call_and_the_run_completes(tmp_path: Path):
+def test_faults_inside_an_instance_are_recorded_per_call_and_the_run_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # FailingStore raises on every third store: the check would refuse it, and how the run
+    # records each fault is what is tested.
+    monkeypatch.setenv(CHECK_ENV, "0")
     report = DriftHarness(
         backend=FailingStore(),
         scenario_path=SCENARIO,
@@ -351,7 +359,11 @@ def test_fault_limits_are_checked_in_one_line(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_a_cell_past_the_fault_limit_is_reported_invalid_and_not_ranked(tmp_path: Path):
+def test_a_cell_past_the_fault_limit_is_reported_invalid_and_not_ranked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # FailingStore faults on purpose (the check would refuse it): how the run ranks it is tested.
+    monkeypatch.setenv(CHECK_ENV, "0")
     # The 12-session horizon: a third of its stores fail, far past the default limit.
     report = DriftHarness(
         backend=[FailingStore(), EchoMemory()],

