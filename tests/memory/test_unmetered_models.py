@@ -1,8 +1,8 @@
 """Model spend the harness's meter cannot see, through ``drift run`` as users run it.
 
 Four backends live in a folder of the test's own (never in the repository). They are one memory
-(a summary of each session by a model, read back newest first) whose model is reached in four
-ways:
+(a summary of each session by a model, kept for the entity it is stored for and read back
+newest first) whose model is reached in four ways:
 
 - ``ThroughMeter`` calls it through the endpoint its worker is given (the harness's meter) and
   reports what it spent: the metered arm, ranked;
@@ -14,6 +14,8 @@ ways:
 - ``OverReporter`` calls through the meter and reports three times what it spent: its report
   is shown and charged (a report above the meter is never replaced by the smaller figure),
   marked self-reported, with the gap.
+
+Each passes the conformance check the run starts with, which says the same before any cell runs.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class _Summaries:
     model = "summary-model"
 
     def __init__(self):
-        self.notes = []
+        self.notes = {{}}
         self.client = None
         self.spent = {{"write": 0, "read": 0}}
 
@@ -76,19 +78,19 @@ class _Summaries:
         self.spent[phase] += reply.usage.total_tokens
         return reply.choices[0].message.content
 
-    async def store(self, session_id, messages):
+    async def store(self, session_id, messages, *, entity_id=None):
         text = " ".join(m["content"] for m in messages if m["role"] == "user")
-        self.notes.append(self._ask(text[:400], "write"))
+        self.notes.setdefault(entity_id, []).append(self._ask(text[:400], "write"))
 
     async def retrieve(self, session_id, entity_id, query):
         self._ask(query, "read")  # a re-ranking call, say
-        return "\\n".join(reversed(self.notes[-20:]))
+        return "\\n".join(reversed(self.notes.get(entity_id, [])[-20:]))
 
     def token_counts(self):
         return TokenCounts(write=self.spent["write"], read=self.spent["read"])
 
     def snapshot(self):
-        return "\\n".join(self.notes)
+        return "\\n".join(note for notes in self.notes.values() for note in notes)
 
 
 class ThroughMeter(_Summaries):
@@ -201,7 +203,14 @@ def test_a_backend_calling_its_model_around_the_meter_is_seen_and_never_ranked_a
     run: Run,
 ) -> None:
     assert run.code == 0, run.stdout
-    calls = sum(1 for body in run.own_requests if body["model"] == "around-model")
+    made = sum(1 for body in run.own_requests if body["model"] == "around-model")
+    # The conformance check, before the run, saw its calls around the meter and said so.
+    checked = run.summary["conformance"][AROUND]
+    assert checked["passed"] and checked["model_tokens"] == "unknown"
+    assert checked["unmetered_calls"] > 0
+    check_line = next(line for line in run.stdout.splitlines() if line.startswith(f"{AROUND}: "))
+    assert check_line.endswith("; model tokens unknown: a run will not rank it)")
+    calls = made - checked["unmetered_calls"]
     assert calls > 2 * SESSIONS  # its stores, the reads before sessions, the probes' retrieves
     # The worker saw every one of them go past the meter, booked to the call it was made in.
     seen = run.query(
@@ -245,6 +254,7 @@ def test_a_backend_calling_its_model_around_the_meter_is_seen_and_never_ranked_a
 
 
 def test_a_backend_that_says_its_tokens_are_unknown_is_marked_and_not_ranked(run: Run) -> None:
+    assert run.summary["conformance"][UNKNOWN]["model_tokens"] == "unknown"
     arm = run.arm(UNKNOWN)
     assert arm["llm_tokens"]["source"] == "unknown"
     assert arm["llm_tokens"]["reported"] is None  # unknown, never zero
@@ -276,6 +286,11 @@ def test_a_backend_that_says_its_tokens_are_unknown_is_marked_and_not_ranked(run
 
 
 def test_a_backend_reporting_more_than_the_meter_counted_is_charged_its_report(run: Run) -> None:
+    checked = run.summary["conformance"]
+    assert checked[OVER]["model_tokens"] == "self-reported"
+    assert checked[THROUGH]["model_tokens"] == "metered"
+    through = next(line for line in run.stdout.splitlines() if line.startswith(f"{THROUGH}: "))
+    assert through.startswith(f"{THROUGH}: passed") and "model tokens unknown" not in through
     arm = run.arm(OVER)
     tokens = arm["llm_tokens"]
     assert tokens["source"] == "self-reported" and tokens["gap_shown"]
