@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from drift_pipeline.entities import get_entity_type
+from drift_pipeline.pipeline import CHECK_ENV
 from drift_pipeline.scenario import HorizonName, LoadedScenario, load_scenario
 from drift_pipeline.storage import WORLD_TABLES
 from drift_pipeline.world import WorldSummary, generate_worlds
@@ -321,3 +322,25 @@ def write_entry_point(folder: Path, group: str, name: str, target: str) -> Path:
     )
     (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {target}\n", encoding="utf-8")
     return info
+
+
+def unchecked(
+    backend: str, why: str, monkeypatch: pytest.MonkeyPatch | None = None
+) -> dict[str, str]:
+    """Turn the conformance check off for a run whose ``backend`` is broken on purpose.
+
+    The check refuses such a backend before the run; the tests that show how a run contains
+    one (its faults recorded, its cell not ranked, its hung worker ended) need it to run. Every
+    other run in the tests is checked, as a user's is, and a test of the check itself never
+    calls this. ``backend`` and ``why`` (what it breaks, and what the test looks at instead)
+    are required so that each such run says so where it is made.
+
+    Returns:
+        The variable to add to a subprocess's environment; with ``monkeypatch``, it is also set
+        in this process (for an in-process run) until the test ends.
+    """
+    if not backend.strip() or not why.strip():
+        raise ValueError("unchecked: name the backend broken on purpose and why")
+    if monkeypatch is not None:
+        monkeypatch.setenv(CHECK_ENV, "0")
+    return {CHECK_ENV: "0"}

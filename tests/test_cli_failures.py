@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import unchecked
 from memory.plugins import _support
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
@@ -166,11 +167,11 @@ def test_with_keep_going_the_other_arms_complete_and_the_status_still_says_so(tm
 
 
 def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_path: Path):
-    # OneInFive fails one store in five and keeps nothing: the check would refuse it, and how
-    # a run ranks a faulting arm is what is tested.
-    run = drift_run(
-        tmp_path, "--backend", "flaky:OneInFive", "--backend", "bm25", env=_support.UNCHECKED
+    flaky = unchecked(
+        "flaky:OneInFive",
+        "fails one store in five and keeps nothing; how a run ranks a faulting arm is tested",
     )
+    run = drift_run(tmp_path, "--backend", "flaky:OneInFive", "--backend", "bm25", env=flaky)
     assert run.code == EXIT_INVALID_ARM, run.stderr
     board = run.stdout.split("\n\n")[0].splitlines()
     assert board[2].startswith("bm25@hard ")
@@ -187,7 +188,7 @@ def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_
     again = drift_run(
         tmp_path / "again",
         *("--backend", "flaky:OneInFive", "--max-fault-rate", "0.5"),
-        env=_support.UNCHECKED,
+        env=flaky,
     )
     assert again.code == 0, again.stderr
     assert "not ranked" not in again.stdout
@@ -351,9 +352,15 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
          f"slow_memory:{backend}", "--backend-config", str(config), "--call-timeout", "600"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        # Slow keeps nothing and Blocked hangs its worker: the check would refuse both, and
-        # what their workers do once the harness is killed is what is tested.
-        env={**os.environ, "PYTHONPATH": str(modules), **_support.UNCHECKED},
+        env={
+            **os.environ,
+            "PYTHONPATH": str(modules),
+            **unchecked(
+                f"slow_memory:{backend}",
+                "Slow keeps nothing and Blocked hangs its worker; what their workers do once "
+                "the harness is killed is what is tested",
+            ),
+        },
     )  # fmt: skip
     try:
         # Mid-cell: every replicate's worker is inside a store.

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import unchecked
 from memory.plugins import _support
 from memory.plugins.crasher import EXIT_CODE
 
@@ -214,9 +215,11 @@ def faults_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         *("--call-timeout", "2", "--fail-on-error"),
         # Every call is made, however many fault: the recording of each is what is checked.
         *("--max-fault-rate", "1"),
-        # FaultyBackend raises on some calls and CrashOnce kills its worker once: the check
-        # would refuse both, and how a run records their faults is what is tested.
-        env=_support.UNCHECKED,
+        env=unchecked(
+            f"{FAULTY} and {CRASHER}",
+            "the first raises on some calls and the second kills its worker once; how a run "
+            "records their faults is what is tested",
+        ),
     )
 
 
@@ -317,7 +320,7 @@ def test_without_fail_on_error_a_faulty_run_exits_0(tmp_path: Path):
     run = drift_run(
         tmp_path,
         *("--backend", FAULTY, "--call-timeout", "2", "--max-fault-rate", "1"),
-        env=_support.UNCHECKED,  # FaultyBackend faults on purpose: the run's handling is tested
+        env=unchecked(FAULTY, "faults on purpose; that the run still exits 0 is tested"),
     )
     assert run.code == 0, run.stderr
     assert "Traceback" not in run.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import unchecked
 from memory.plugins import _support
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
@@ -96,9 +97,11 @@ def _run(
             "PYTHONPATH": str(modules),
             "DRIFT_LLM_API_KEY": ENV_KEY,
             "DAGSTER_HOME": str(home),
-            # Leaky keeps nothing and faults quoting its key on purpose: the check would refuse
-            # it, and what the run's records say of those faults is what is searched for keys.
-            **_support.UNCHECKED,
+            **unchecked(
+                "leaky:Leaky",
+                "keeps nothing and faults quoting its key on purpose; what the run's records "
+                "say of those faults is what is searched for keys",
+            ),
         },
         timeout=300,
     )

@@ -43,6 +43,8 @@ class ArmChecks:
     """Backends that would have been checked, had the check not been turned off."""
     allowed_leaks: tuple[str, ...] = ()
     """Backends the run allowed to leak across entities (recorded even when unchecked)."""
+    arms: tuple[Arm, ...] = ()
+    """The arms whose backend was due for the check, whatever its verdict."""
 
     @property
     def failed(self) -> frozenset[str]:
@@ -74,6 +76,24 @@ class ArmChecks:
     def _start_error(self, backend: str) -> str | None:
         report = self.reports.get(backend)
         return report.start_error if report is not None else None
+
+    def not_scored(self) -> dict[str, str]:
+        """Each arm the check kept from being scored, by arm key, with why in one line.
+
+        The run manifest records it (``not_scored``), so an arm asked for and refused is
+        named there and not only missing from its ``arms``.
+        """
+        reasons: dict[str, str] = {}
+        for arm in self.arms:
+            report = self.reports.get(arm.backend)
+            if report is None or report.passed:
+                continue
+            reasons[arm.key] = (
+                f"could not start: {report.start_error}"
+                if report.start_error is not None
+                else f"failed the conformance check: {report.reason}"
+            )
+        return dict(sorted(reasons.items()))
 
     def manifest(self) -> dict[str, Any]:
         """What the manifest records: each checked backend's verdict.
@@ -128,9 +148,10 @@ def check_arms(
         if backend in backend_instances or not built_in(backend)
     ]
     allowed = tuple(backend for backend in due if backend in allow_leaks)
+    checked_arms = tuple(arm for arm in arms if arm.backend in due)
     if os.environ.get(CHECK_ENV, "1").strip() == "0":
-        return ArmChecks(unchecked=tuple(due), allowed_leaks=allowed)
-    checks = ArmChecks(allowed_leaks=allowed)
+        return ArmChecks(unchecked=tuple(due), allowed_leaks=allowed, arms=checked_arms)
+    checks = ArmChecks(allowed_leaks=allowed, arms=checked_arms)
     for backend in due:
         instance = backend_instances.get(backend)
         if instance is not None:

@@ -432,11 +432,15 @@ def run_manifest(
     Deliberately free of wall-clock time and absolute paths, so reruns are comparable. The
     reader and judge are pinned: name and version, or for a model its name, endpoint host and
     prompt sha256 (never a key). Backends that are not built-ins add their conformance verdict
-    (``conformance``); adapters, the service and SDK they say they run against (``services``).
+    (``conformance``), and each arm the check kept from being scored is named with why
+    (``not_scored``); adapters, the service and SDK they say they run against (``services``).
     """
     pins = (evaluator or ContextEvaluator()).pins()
     checked = checks is not None and (checks.reports or checks.unchecked)
     extra = {"conformance": checks.manifest()} if checks is not None and checked else {}
+    refused = checks.not_scored() if checks is not None else {}
+    if refused:
+        extra["not_scored"] = refused
     return {
         **extra,
         "drift_pipeline": package_version("drift-pipeline"),

@@ -16,6 +16,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+from helpers import unchecked
 
 from drift_pipeline.memory import Arm, IsolationError
 from drift_pipeline.orchestration import metadata as md
@@ -84,6 +85,12 @@ def flaky_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.syspath_prepend(str(_modules(folder / "modules")))
         sqlite_home(folder / "home", monkeypatch)
+        unchecked(
+            FLAKY_ARM.backend,
+            "fails one store in five and keeps nothing; how Dagster marks and ranks its "
+            "invalid cell is tested",
+            monkeypatch,
+        )
         result = run_via_dagster([scenario], [BM25, FLAKY_ARM], out=folder / "data")
         with dg.DagsterInstance.get() as instance:
             yield {"result": result, "instance": instance, "out": folder / "data"}

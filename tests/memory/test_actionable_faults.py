@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import unchecked
 
 from drift_pipeline.cli import main
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
-from drift_pipeline.pipeline import CHECK_ENV
 
 from .plugins import _support
 
@@ -154,9 +154,11 @@ def test_retrieve_faults_never_skip_stores_and_name_the_librarys_line(library: P
 def test_the_run_names_the_arm_its_faults_by_kind_and_the_real_exception(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    # Its search raises on every question: the check would refuse it, and what the run prints
-    # of its faults is what is tested.
-    monkeypatch.setenv(CHECK_ENV, "0")
+    unchecked(
+        ARM,
+        "its search raises on every question; what the run prints of its faults is tested",
+        monkeypatch,
+    )
     scenario = _support.write_scenario(tmp_path / "scenarios", "punct-cli-t")
     result = CliRunner().invoke(
         main,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import unchecked
 from llm_server import FakeOpenAIServer, echo_last_user, word_count
 
 from drift_pipeline.evaluation import NO_SNAPSHOT
@@ -121,9 +122,11 @@ def _drift_run(folder: Path) -> Run:
             "PYTHONPATH": str(outside),
             "DRIFT_LLM_BASE_URL": server.base_url,
             "DRIFT_LLM_API_KEY": UPSTREAM_KEY,
-            # Both pool every entity's memory, as the spec's minimal shape does: the check
-            # would refuse them, and every call the endpoint sees is counted here.
-            **_support.UNCHECKED,
+            **unchecked(
+                f"{CALLER} and {THREE}",
+                "both pool every entity's memory, as the minimal three-method shape does; "
+                "every call the model endpoint sees is what is counted",
+            ),
         }
         done = subprocess.run(
             [

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import unchecked
 from memory.plugins import _support
 
 from drift_pipeline import DriftHarness, DriftReport, Message, TokenCounts
 from drift_pipeline.memory import Arm, IsolationError
-from drift_pipeline.pipeline import CHECK_ENV
 from drift_pipeline.storage import RootBusy
 
 PLUGINS = Path(__file__).resolve().parent / "api_plugins"
@@ -209,9 +209,11 @@ def test_run_awaits_inside_a_running_event_loop_without_blocking_it(tmp_path: Pa
 def test_faults_inside_an_instance_are_recorded_per_call_and_the_run_completes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    # FailingStore raises on every third store: the check would refuse it, and how the run
-    # records each fault is what is tested.
-    monkeypatch.setenv(CHECK_ENV, "0")
+    unchecked(
+        "failing_store",
+        "raises on every third store; how the run records each fault is tested",
+        monkeypatch,
+    )
     report = DriftHarness(
         backend=FailingStore(),
         scenario_path=SCENARIO,
@@ -362,8 +364,11 @@ def test_fault_limits_are_checked_in_one_line(tmp_path: Path):
 def test_a_cell_past_the_fault_limit_is_reported_invalid_and_not_ranked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    # FailingStore faults on purpose (the check would refuse it): how the run ranks it is tested.
-    monkeypatch.setenv(CHECK_ENV, "0")
+    unchecked(
+        "failing_store",
+        "a third of its stores fail, past the fault limit; how the run ranks it is tested",
+        monkeypatch,
+    )
     # The 12-session horizon: a third of its stores fail, far past the default limit.
     report = DriftHarness(
         backend=[FailingStore(), EchoMemory()],

@@ -23,13 +23,6 @@ from drift_pipeline.world import generate_worlds
 PLUGINS_ROOT = Path(__file__).resolve().parent.parent
 """The folder to put on ``PYTHONPATH`` so that ``plugins.<module>:<Class>`` imports."""
 
-UNCHECKED = {"DRIFT_BACKEND_CHECK": "0"}
-"""The environment of a run whose backend is broken on purpose, to test how a run contains it.
-
-The conformance check would refuse such a backend before the run; every use says which backend
-and what it breaks. Every other run of these tests is checked, as a user's is.
-"""
-
 SESSIONS = 16
 REPLICATES = 2
 CHECKPOINTS = (8, 16)
