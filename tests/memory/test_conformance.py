@@ -133,12 +133,13 @@ def test_model_spend_is_judged_by_the_rule_a_run_charges_by(
 
         async def all_of_them() -> list[ConformanceReport]:
             around = {"url": own.base_url, "key": own_key}
-            return await asyncio.gather(
+            checks = (
                 check_backend_async(f"{PLUGIN}:ModelNotes"),
                 check_backend_async(f"{PLUGIN}:OwnModelNotes", around),
                 check_backend_async(f"{PLUGIN}:OwnModelNotes", {**around, "report": True}),
                 check_backend_async(f"{PLUGIN}:ServiceModels"),
             )
+            return list(await asyncio.gather(*checks))
 
         metered, around, reported, service = asyncio.run(all_of_them())
         own_calls = len(own.requests)
