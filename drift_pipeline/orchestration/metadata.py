@@ -272,10 +272,10 @@ def budget(
     }
 
 
-MODEL_TOKENS = "model_tokens"
+MODEL_TOKENS = "drift/model_tokens"
 """Text key of ``cell_metrics``: where its LLM tokens come from (``metered``, ``self-reported``,
 ``unknown``), with what is short where they are not metered."""
-COST_BOUNDS = "cost_bounds"
+COST_BOUNDS = "drift/cost_bounds"
 """Text key of ``cell_metrics``: the figures that are bounds (``mvot ≤``, ``token_cost_per_session
 ≥``…), where its model spend is unknown; ``none`` otherwise."""
 
@@ -301,6 +301,11 @@ def cost_metadata(metrics: CellMetrics) -> dict[str, dg.MetadataValue]:
         MODEL_TOKENS: dg.MetadataValue.text(source),
         COST_BOUNDS: dg.MetadataValue.text(bounds or "none"),
     }
+
+
+CELL_METRICS_TEXT_KEYS: tuple[str, ...] = (MODEL_TOKENS, COST_BOUNDS)
+"""The text keys the ``cell_metrics`` asset reports beside :data:`CELL_METRICS_KEYS` (see
+:func:`cost_metadata`)."""
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
