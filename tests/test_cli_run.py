@@ -10,12 +10,13 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from finished_run import FinishedRun as Run
+from finished_run import drift_run as finished_run
 from helpers import unchecked
 from memory.plugins import _support
 from memory.plugins.crasher import EXIT_CODE
@@ -36,23 +37,6 @@ FAULTY = "plugins.faulty:FaultyBackend"
 CRASHER = "plugins.crasher:CrashOnce"
 
 
-@dataclass
-class Run:
-    """One finished ``drift run``: exit code, output, storage root, JSON summary."""
-
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-    summary: dict[str, Any]
-
-    def query(self, sql: str, *params: object) -> list[dict[str, Any]]:
-        return _support.query(self.out, sql, *params)
-
-    def manifest(self) -> dict[str, Any]:
-        return json.loads((self.out / "_manifests" / "run.json").read_text())  # type: ignore[no-any-return]
-
-
 def drift_run(
     folder: Path,
     *args: str,
@@ -61,23 +45,8 @@ def drift_run(
 ) -> Run:
     """Run ``drift run`` on the test scenario with plugins importable and secrets set."""
     scenario = _support.write_scenario(folder / "scenarios", scenario_id)
-    out = folder / "data"
-    summary = folder / "summary.json"
-    env = {
-        **os.environ,
-        **SECRETS,
-        "PYTHONPATH": str(_support.PLUGINS_ROOT),
-        **(env or {}),
-    }
-    done = subprocess.run(
-        [DRIFT, "run", str(scenario), "--out", str(out), "--json", str(summary), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    payload = json.loads(summary.read_text()) if summary.exists() else {}
-    return Run(done.returncode, done.stdout, done.stderr, out, payload)
+    plugins = {"PYTHONPATH": str(_support.PLUGINS_ROOT)}
+    return finished_run(scenario, folder, args, {**SECRETS, **plugins, **(env or {})})
 
 
 def drift_run_in_process(

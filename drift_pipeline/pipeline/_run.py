@@ -201,10 +201,13 @@ def _run_benchmark(
     evaluator = build_evaluator(options.evaluation, root)
     failures = [str(error) for error in unstarted]
     try:
+        # Every arm asked for was refused: nothing is scored, so no world is run (a run asked
+        # for no arm still runs each world's own reference arm).
+        refused_all = bool(requested) and not options.arms
         cells = (
-            _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
-            if options.arms
-            else []
+            []
+            if refused_all
+            else _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
         )
         manifest = run_manifest(sources, options, cells, evaluator, checks)
         usage = llm_usage(evaluator)

@@ -62,9 +62,7 @@ def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(
     assert not conformance[FORGETFUL]["passed"] and conformance[HONEST]["passed"]
     # The refused arm is named, not only missing from the scored arms.
     assert f"{FORGETFUL}@hard" not in manifest["arms"]
-    assert manifest["not_scored"] == {
-        f"{FORGETFUL}@hard": refused[0].split(": not scored: ", 1)[1]
-    }
+    assert manifest["not_scored"] == {f"{FORGETFUL}@hard": refused[0].split(": not scored: ", 1)[1]}
     # What it runs against is recorded once, by the run's cells, not again by the check.
     assert manifest["services"][HONEST]["sdk_version"] == "0.1"
     assert FORGETFUL not in manifest["services"]
