@@ -8,6 +8,12 @@
   with exponential backoff (honouring ``Retry-After``), and notes each retry; the harness takes
   the notes after every call (``drain_retries``) and records them as that call's faults. A
   call that still fails after the last attempt raises, with the service's own error.
+- **Model tokens.** A service runs its own models (extraction, summaries, embeddings,
+  dialectic answers) on its own servers, where the harness's meter cannot see them, and none of
+  these services reports their tokens. So every adapter declares ``models_outside_meter`` and
+  reports its counts as unknown (``TokenCounts(write=None, read=None)``), never as zero: the
+  arm's token cost is then shown as a lower bound and it is not ranked against arms whose cost
+  is known.
 - **State across restarts.** A worker that is restarted (after a timeout or a crash) builds the
   adapter again; what the service holds survives, so the adapter keeps the names it created
   (its workspace, users, agents) and what its reads depend on in a small JSON file in the
@@ -224,6 +230,8 @@ class ServiceAdapter:
     """
 
     deployment = "cloud"
+    models_outside_meter = True
+    """The service's models run on its servers: the harness's meter never sees them."""
     service: ClassVar[str]
     title: ClassVar[str]
     sdk: ClassVar[str]
@@ -311,8 +319,8 @@ class ServiceAdapter:
         await poll(what, done, interval=self.poll_seconds, limit=self.queryable_limit_seconds)
 
     def token_counts(self) -> TokenCounts:
-        """The service does not report its models' tokens: none counted (unknown, see info)."""
-        return TokenCounts()
+        """Unknown: the service does not report its models' tokens (never read as zero)."""
+        return TokenCounts(write=None, read=None)
 
     def drain_retries(self) -> list[str]:
         """The retries made since the last call (recorded by the harness as faults)."""
@@ -327,5 +335,6 @@ class ServiceAdapter:
             "sdk_version": package_version(self.sdk),
             "endpoint": endpoint_text(self.base_url),
             "names": self.prefix,
-            "llm_tokens": "not reported by the service (unknown, not zero)",
+            "llm_tokens": "unknown: the service's models run outside the harness's meter and "
+            "it reports none of their tokens",
         }

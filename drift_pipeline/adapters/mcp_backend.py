@@ -93,6 +93,11 @@ class MCPBackend:
         call_timeout: Seconds one tool call may take (default: the harness's per-call timeout).
         deployment: ``local`` or ``cloud``; default ``local`` for a started server or a loopback
             URL, ``cloud`` for any other URL.
+        models_outside_meter: Whether the server calls models the harness's meter cannot see.
+            Default: no for a started server (it gets the worker's metered endpoint, so its
+            calls are counted), yes for a server reached by URL (the harness did not start it,
+            so nothing routes its model calls through the meter); say ``false`` for a server
+            that calls no model. Its token cost is otherwise unknown (a lower bound, not ranked).
     """
 
     name: ClassVar[str] = "mcp"
@@ -113,6 +118,7 @@ class MCPBackend:
         scope: Literal["auto", "process", "none"] = "auto",
         call_timeout: float | None = None,
         deployment: Literal["local", "cloud"] | None = None,
+        models_outside_meter: bool | None = None,
     ) -> None:
         if (command is None) == (url is None):
             raise ValueError("mcp: give exactly one of command (a stdio server) or url")
@@ -134,6 +140,13 @@ class MCPBackend:
         self._wait = call_timeout or SNAPSHOT_WAIT
         host = urlsplit(self.url).hostname if self.url else None
         self.deployment = deployment or ("cloud" if host and host not in _LOOPBACK else "local")
+        if models_outside_meter is not None and not isinstance(models_outside_meter, bool):
+            raise ValueError(
+                f"mcp: models_outside_meter is {models_outside_meter!r:.40}, expected true or false"
+            )
+        self.models_outside_meter = (
+            bool(self.url) if models_outside_meter is None else models_outside_meter
+        )
         self._servers: dict[str, MCPConnection] = {}
         self._mapping: ToolMapping | None = None
         self._stored: set[tuple[str, str]] = set()
@@ -289,8 +302,8 @@ class MCPBackend:
         return await server.call(mapping.search.tool, fill(mapping.search.arguments, values))
 
     def token_counts(self) -> TokenCounts:
-        """Zero: MCP reports no tokens (a started server's metered calls are counted instead)."""
-        return TokenCounts()
+        """Unknown: MCP carries no token counts (a started server's calls are metered)."""
+        return TokenCounts(write=None, read=None)
 
     def service_info(self) -> dict[str, str]:
         """The server, the SDK and the mapping in use, for the run record (no secrets)."""
@@ -303,7 +316,8 @@ class MCPBackend:
             "transport": "streamable-http" if self.url else "stdio",
             "endpoint": server.target.describe() if server else _describe(self),
             "protocol_version": server.protocol_version if server else "unknown",
-            "token_counts": "not reported over MCP; a started server's metered calls counted",
+            "token_counts": "not reported over MCP; a started server's metered calls counted"
+            + ("; the server's own model calls are unknown" if self.models_outside_meter else ""),
         }
         if self._mapping is not None:
             info.update(self._mapping.describe())

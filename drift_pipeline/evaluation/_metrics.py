@@ -85,8 +85,13 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   figures reported on their own are the probes' retrieves'. Tables without the agent's reads
   take the probes' retrieves for both. n = sessions (retrievals for reads). W and R are the
   ``write_tokens`` and ``llm_read_tokens`` columns: the tokens the harness's meter counted (or,
-  for a backend none of whose calls reached the meter, its own report; see
+  for a backend that reports more than the meter counted, its own report; see
   :mod:`._token_audit`).
+- A cell whose model spend is unknown (its models run where the meter cannot see them, and it
+  does not report their tokens) knows its cost only in part: TC, W and R are lower bounds;
+  MVOT is its upper bound per replicate (the figure on the known cost where the memory beats
+  the amnesiac, 0 where it does not), DRIFT-C and its lift follow from it as upper bounds
+  (``CellMetrics.bounds``); TES and DRIFT-E are not measured.
 - Without ``snapshot()`` (``storage_tokens`` null) Selectivity, its parts and the storage
   figures are not measured (``CellMetrics.not_measured``, with the reason). So that leaving the
   snapshot out never raises a score, DRIFT-C counts Selectivity at chance
@@ -174,9 +179,13 @@ from ._probe_masks import metric_masks
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
 from ._token_audit import (
+    COST_BOUNDS,
+    COST_NOT_MEASURED,
     NO_SNAPSHOT,
     SELF_REPORTED,
     SNAPSHOT_METRICS,
+    UNKNOWN_MODEL_TOKENS,
+    Bound,
     TokenAudit,
     storage_measured,
     storage_trusted,
@@ -376,6 +385,9 @@ class CellMetrics:
         llm_tokens: The cell's LLM tokens as metered and as self-reported
             (:class:`~._token_audit.TokenAudit`); ``None`` for tables written before metering.
         leaks: The canaries the arm gave away (multi-peer worlds), for inspection.
+        bounds: Figures that are bounds rather than values, each with the side it bounds: a
+            cell whose model spend is unknown has its cost-dependent figures computed on the
+            part that is known (:data:`~._token_audit.COST_BOUNDS`). Empty otherwise.
 
     """
 
@@ -387,10 +399,15 @@ class CellMetrics:
     not_measured: Mapping[str, str] = field(default_factory=dict)
     llm_tokens: TokenAudit | None = None
     leaks: tuple[Leak, ...] = ()
+    bounds: Mapping[str, Bound] = field(default_factory=dict)
 
     def table(self) -> pa.Table:
-        """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number)."""
-        return metric_rows_table(self.rows)
+        """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number).
+
+        Its ``bound`` column says which rows are bounds (``lower`` or ``upper``; null: a value).
+        """
+        bound = [self.bounds.get(row.metric) for row in self.rows]
+        return metric_rows_table(self.rows).append_column("bound", pa.array(bound, pa.string()))
 
     def get(self, metric: str, checkpoint: int | None = None) -> MetricRow:
         """The row of one metric at one checkpoint (``None`` = whole cell).
@@ -489,6 +506,7 @@ class _Units:
     tc: FloatArray  # (R,) token cost per session: what the system makes a model read
     computed: Mapping[str, ComputedRate] = field(default_factory=dict)  # registered metrics
     storage_known: bool = True  # the backend reported its memory (snapshot())
+    cost_known: bool = True  # no model spend the meter could not see is left unreported
     # The agent's reads before each session: per read, its values and its session's unit.
     r: Mapping[str, FloatArray] = field(default_factory=dict)
     read_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -736,6 +754,7 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         c_mem=c_mem,
         tc=np.zeros(n_rep),
         storage_known=storage_known,
+        cost_known=audit is None or audit.cost_known,
         r=r,
         read_rows=read_rows,
         reads_recorded="session_read_ms" in snaps.column_names,
@@ -1017,8 +1036,14 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
         return replicate_mean(per_rep, m), replicate_mean(per_cp, m)
 
     mv = _replicate_mvot(u, rs, ref.storage)
-    mvot = replicate_mean(mv.per_replicate, m)
-    put("mvot", mvot, replicate_mean(mv.terms, m))
+    if u.cost_known:
+        put("mvot", mvot := replicate_mean(mv.per_replicate, m), replicate_mean(mv.terms, m))
+    else:
+        # A model spend the harness cannot see: the cost factor on the known cost is at least
+        # the true one, so the most MVOT can be is the figure on it where the memory beats the
+        # amnesiac, and 0 where it does not (an unbounded spend shrinks the term to 0).
+        mvot = replicate_mean(np.maximum(mv.per_replicate, 0.0), m)
+        put("mvot", mvot, replicate_mean(np.maximum(mv.terms, 0.0), m))
 
     def session_metric(num: str, den: str) -> FloatArray:
         groups = u.session_groups
@@ -1367,18 +1392,24 @@ def compute_cell(
         if "score" in arm.answers.column_names
         else {}
     )
+    audit = token_audit(arm.snapshots, arm.retrievals)
     audited = replace(
         metrics,
         leaks=u.leaks,
         by_subtype=by_subtype,
         score_by_subtype=scores,
-        llm_tokens=token_audit(arm.snapshots, arm.retrievals),
+        llm_tokens=audit,
     )
     if not storage_measured(arm.snapshots):
         audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, NO_SNAPSHOT))
     elif (hidden := unreported_line(arm.retrievals)) is not None:
         reason = unreported_reason(hidden)
         audited = mark_not_measured(audited, dict.fromkeys(SNAPSHOT_METRICS, reason))
+    if not u.cost_known:
+        audited = replace(
+            mark_not_measured(audited, dict.fromkeys(COST_NOT_MEASURED, UNKNOWN_MODEL_TOKENS)),
+            bounds=dict(COST_BOUNDS),
+        )
     return mark_not_applicable(audited, not_applicable)
 
 
@@ -1479,7 +1510,13 @@ def compare_arms(
     point = fn(identity)
     mvot = _replicate_mvot(ua, identity, ref.storage)
     names = (*METRICS, *ua.computed)
-    return _assemble(point, _bootstrap(fn, ua, cfg, point), _counts(ua, mvot), cfg, [], names)
+    compared = _assemble(point, _bootstrap(fn, ua, cfg, point), _counts(ua, mvot), cfg, [], names)
+    unknown = [side for side, units in (("A", ua), ("B", ub)) if not units.cost_known]
+    if not unknown:
+        return compared
+    # Two bounds, or a bound and a value, make no difference anyone can read.
+    reason = f"arm {' and '.join(unknown)}: {UNKNOWN_MODEL_TOKENS}"
+    return mark_not_measured(compared, dict.fromkeys((*COST_BOUNDS, *COST_NOT_MEASURED), reason))
 
 
 def reference_figures(

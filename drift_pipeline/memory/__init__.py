@@ -10,14 +10,18 @@ measured of itself); :func:`pack_backend` readies a backend object for its worke
 it cannot). The agent reads memory before every session (:data:`READ_POLICIES`: at its start or
 before every user turn), a reader model timing its first token where the run has one
 (:class:`FirstToken`); a backend declares where it runs (:data:`DEPLOYMENTS`) with a
-``deployment`` attribute. :func:`check_backend` is the conformance and health check an arm
-passes before it is scored (:class:`ConformanceReport`).
+``deployment`` attribute, and model calls the harness's meter cannot see with
+:data:`MODELS_OUTSIDE_METER`. :func:`token_source` is the rule that says which LLM tokens a
+cell is charged (:data:`TOKEN_SOURCES`: metered, self-reported or unknown).
+:func:`check_backend` is the conformance and health check an arm passes before it is scored
+(:class:`ConformanceReport`).
 """
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._protocol import (
+    MODELS_OUTSIDE_METER,
     STORE_ENTITY_KEYWORD,
     CountsOwnStorage,
     DescribesService,
@@ -31,6 +35,7 @@ from ._protocol import (
 
 if TYPE_CHECKING:
     from ._arms import Arm, Gate
+    from ._charging import REPORT_TOLERANCE, TOKEN_SOURCES, token_source
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
     from ._conformance import ConformanceReport, check_backend, check_backend_async
     from ._deployment import DEPLOYMENTS
@@ -69,6 +74,9 @@ _LAZY = {
     "CallResult": "_client",
     "IsolationError": "_client",
     "check_isolation": "_client",
+    "REPORT_TOLERANCE": "_charging",
+    "TOKEN_SOURCES": "_charging",
+    "token_source": "_charging",
     "ConformanceReport": "_conformance",
     "check_backend": "_conformance",
     "check_backend_async": "_conformance",
@@ -111,8 +119,11 @@ __all__ = [
     "DEPLOYMENTS",
     "GATE_ENTRY_POINT_GROUP",
     "MAX_FAULT_RATE",
+    "MODELS_OUTSIDE_METER",
     "READ_POLICIES",
+    "REPORT_TOLERANCE",
     "STORE_ENTITY_KEYWORD",
+    "TOKEN_SOURCES",
     "Arm",
     "BackendInstance",
     "BackendStartError",
@@ -148,5 +159,6 @@ __all__ = [
     "pack_backend",
     "register_gate",
     "run_cell",
+    "token_source",
     "transcript_tokens",
 ]

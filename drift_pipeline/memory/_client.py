@@ -159,6 +159,8 @@ class BackendWorker:
         self.isolation = "not-started"
         self.version = ""
         self.deployment = "local"
+        # Whether the backend declares model calls its meter cannot see (see _deployment).
+        self.models_outside_meter = False
         self.service: dict[str, str] = {}
         self.restarts = 0
         # After a fault the worker is killed at once but started again only when the next call
@@ -216,6 +218,7 @@ class BackendWorker:
             self.isolation = str(result.data.get("isolation", "process"))
             self.version = str(result.data.get("version", ""))
             self.deployment = str(result.data.get("deployment", "local"))
+            self.models_outside_meter = result.data.get("models_outside_meter") is True
             service = result.data.get("service")
             self.service = dict(service) if isinstance(service, dict) else {}
         return result

@@ -15,6 +15,11 @@ starts the backend in the same sandboxed worker a run uses, with the same option
 4. **declared capabilities**: which optional protocols it implements (entity-scoped store,
    asynchronous ingestion, snapshot, its own storage count, a service description), that its
    token counters work, and that its own storage count matches its snapshot;
+   **model tokens**: whether its models run where the meter cannot see them (declared, or model
+   API calls its worker saw go around the meter) and whether its ``token_counts()`` covers them:
+   the check says, by the rule a run charges with (:func:`._charging.token_source`), whether a
+   run will know its model spend. An unknown spend does not fail the check (a run shows such an
+   arm's figures as bounds and does not rank it), but the report says so before anything runs;
 5. **latency**: time-to-queryable of each store, and read latency p50/p95 over a few reads.
 
 Sessions have the shape of a run's (a user speaking to an agent, the agent asking its memory),
@@ -38,7 +43,8 @@ from typing import Any, NamedTuple
 
 from drift_pipeline.tokens import count_tokens_lines
 
-from ._client import BackendWorker
+from ._charging import UNKNOWN, token_source
+from ._client import BackendWorker, CallResult
 from ._honesty import SnapshotIndex
 from ._metering import start_cell_meter
 from ._protocol import Message
@@ -121,6 +127,10 @@ class ConformanceReport:
         leak_allowed: Whether the user allowed this backend to leak across entities.
         start_error: Why it could not be built, when it could not (a run reports such an arm
             as a backend that could not start, not as a check it failed).
+        model_tokens: Where a run would take its LLM tokens from, judged on the check's calls
+            (one of ``memory.TOKEN_SOURCES``: ``metered``, ``self-reported`` or ``unknown``);
+            empty when it did not start.
+        unmetered_calls: Requests to model APIs its worker saw go anywhere but the meter.
     """
 
     backend: str
@@ -134,6 +144,8 @@ class ConformanceReport:
     leak: str | None = None
     leak_allowed: bool = False
     start_error: str | None = None
+    model_tokens: str = ""
+    unmetered_calls: int = 0
 
     @property
     def passed(self) -> bool:
@@ -164,9 +176,12 @@ class ConformanceReport:
         leaks = (
             f"; {self.leak}, allowed: Privacy measures the leak" if self.leak is not None else ""
         )
+        unknown = (
+            "; model tokens unknown: a run will not rank it" if self.model_tokens == UNKNOWN else ""
+        )
         return (
             f"{self.backend}: passed the conformance check ({queryable}, read p50 "
-            f"{self.read_p50_ms():.1f} ms, p95 {self.read_p95_ms():.1f} ms{leaks})"
+            f"{self.read_p50_ms():.1f} ms, p95 {self.read_p95_ms():.1f} ms{leaks}{unknown})"
         )
 
     def lines(self) -> list[str]:
@@ -178,13 +193,23 @@ class ConformanceReport:
             out.append(f"  {name}: {'leaks (allowed)' if leaked else shown[outcome]}")
         declared = self.capabilities
         if declared:
-            flags = ("stores_for_entity", "asynchronous", "snapshot", "counts_own_storage")
+            flags = (
+                "stores_for_entity",
+                "asynchronous",
+                "snapshot",
+                "counts_own_storage",
+                "models_outside_meter",
+            )
             out.append(
                 "  declares: "
                 + ", ".join(f"{flag} {'yes' if declared.get(flag) else 'no'}" for flag in flags)
             )
+            if "token_counts" in declared:
+                out.append(f"  token counts: {declared['token_counts']}")
             for key, value in sorted(dict(declared.get("service") or {}).items()):
                 out.append(f"  service {key}: {value}")
+        if self.model_tokens:
+            out.append(f"  model tokens: {self.model_tokens}")
         out += [f"  note: {note}" for note in self.notes]
         if self.isolation:
             out.append(f"  isolation: {self.isolation}")
@@ -205,6 +230,8 @@ class ConformanceReport:
             "notes": list(self.notes),
             "leak": self.leak,
             "leak_allowed": self.leak_allowed,
+            "model_tokens": self.model_tokens or None,
+            "unmetered_calls": self.unmetered_calls,
         }
 
 
@@ -299,6 +326,8 @@ async def check_backend_async(
             f"its model calls during the check: {spent.calls} through the meter, "
             f"{spent.total} tokens, {spent.refused} refused (no endpoint configured)"
         )
+    if run.checks["starts"]:
+        run.judge_model_tokens(spent.total)
     # Keys it was given stay out of the report, as they stay out of a run's records (the
     # meter's key too: it differs between runs).
     return run.report((*arm_secrets(options or {}, (env or {}).keys()), account.key))
@@ -332,6 +361,13 @@ class _Run:
         self.sessions = 0
         self.last_store: dict[str, Any] = {}
         self.keeps_nothing = False
+        # The backend's own token counts at start and after its last call (None: it said it
+        # does not know), and the model calls its worker saw go around the meter.
+        self.counts_at_start: int | None = 0
+        self.counts_now: int | None = 0
+        self.counts_unknown = False
+        self.unmetered = 0
+        self.model_tokens = ""
 
     def report(self, secrets: Sequence[str]) -> ConformanceReport:
         capabilities = dict(self.capabilities)
@@ -351,6 +387,8 @@ class _Run:
             redact(self.leak, secrets),
             self.allow_leak,
             redact(self.start_error, secrets),
+            self.model_tokens,
+            self.unmetered,
         )
 
     async def all(self) -> None:
@@ -378,10 +416,13 @@ class _Run:
             raise _Failed(f"it could not start: {self.start_error}")
         self.capabilities = {
             **dict(started.data.get("declares") or {}),
+            "models_outside_meter": self.worker.models_outside_meter,
             "service": dict(self.worker.service),
             "version": self.worker.version,
         }
         self.keeps_nothing = bool(self.capabilities.get("keeps_nothing"))
+        self.counts_at_start = self.counts_now = _total(started)
+        self.counts_unknown = self.counts_at_start is None
 
     async def round_trip(self) -> None:
         said, asked, token = _FACT_A
@@ -468,6 +509,49 @@ class _Run:
                 "will mark its storage under-reported"
             )
 
+    def judge_model_tokens(self, metered: int) -> None:
+        """Say where a run would take this backend's LLM tokens from, as a run's rule does.
+
+        Args:
+            metered: Tokens of its model calls that went through the check's meter.
+        """
+        self.capabilities["token_counts"] = "unknown" if self.counts_unknown else "counted"
+        reported = (
+            None
+            if self.counts_unknown or self.counts_at_start is None or self.counts_now is None
+            else self.counts_now - self.counts_at_start
+        )
+        declared = bool(self.capabilities.get("models_outside_meter"))
+        self.model_tokens = token_source(metered, reported, declared or self.unmetered > 0)
+        if self.unmetered:
+            self.notes.append(
+                f"its worker saw {self.unmetered} request(s) to a model API sent around the "
+                "meter (a model client given its own URL)"
+            )
+        if self.model_tokens == UNKNOWN:
+            why = (
+                "it declares models_outside_meter"
+                if declared
+                else "it calls models around the meter"
+            )
+            self.notes.append(
+                f"its model spend is unknown ({why}, and its token_counts() does not cover "
+                "it): a run shows its token cost as a lower bound, MVOT and DRIFT-C as upper "
+                "bounds, and does not rank it; report the tokens from token_counts() to be "
+                "ranked"
+            )
+
+    def _counted(self, result: CallResult) -> None:
+        """Keep a reply's token counts and the model calls seen around the meter."""
+        self.unmetered += int(result.data.get("unmetered", 0) or 0)
+        if "write" not in result.data:
+            return  # no reply from the backend (a worker that died): nothing it said
+        now = _total(result)
+        if now is None:
+            self.counts_unknown = True
+        else:
+            self.counts_now = now
+
     # --- calls --------------------------------------------------------------------------------
 
     def _session(self) -> str:
@@ -493,6 +577,7 @@ class _Run:
         if self.clock:
             request["at"] = _WHEN
         result = await self.worker.call(request)
+        self._counted(result)
         if not result.ok:
             error = result.error or "unknown error"
             if self.capabilities.get("asynchronous") and (
@@ -516,6 +601,7 @@ class _Run:
         if self.clock:
             request["at"] = _WHEN
         result = await self.worker.call(request)
+        self._counted(result)
         if not result.ok:
             raise _Failed(f"retrieve for {entity} failed: {result.error}")
         problem = result.data.get("counts_error")
@@ -547,6 +633,14 @@ class _Run:
             f"it stores nothing: {what} stored for {entity} was not returned to {entity} "
             f"({question!r}) once queryable, nor {self.settle_s:g}s later"
         )
+
+
+def _total(result: CallResult) -> int | None:
+    """A reply's write plus read tokens as the backend counts them (``None``: it does not know)."""
+    write, read = result.data.get("write"), result.data.get("read")
+    if not isinstance(write, int) or not isinstance(read, int):
+        return None
+    return write + read
 
 
 def _folded(text: str) -> str:

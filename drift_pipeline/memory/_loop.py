@@ -12,7 +12,7 @@ import asyncio
 import math
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -386,18 +386,21 @@ class _Replicate:
             where=str(where) if where is not None else None,
         )
 
-    def _counter_fault(self, data: dict[str, Any], write_now: int, read_now: int) -> str | None:
+    def _counter_fault(
+        self, data: dict[str, Any], write_now: int | None, read_now: int | None
+    ) -> str | None:
         """What is wrong with the token counters a reply carries, if anything.
 
         The counters are cumulative for one backend instance (the loop resets its totals when
         the worker restarts), so a count that goes down is a lie; the deltas recorded stay >= 0.
+        A counter the backend does not know (``None``) is not a fault.
         """
         problem = _text(data.get("counts_error")) if data else None
-        if write_now < self.write_total:
+        if write_now is not None and write_now < self.write_total:
             problem = _join(
                 problem, f"token_counts().write went down from {self.write_total} to {write_now}"
             )
-        if read_now < self.read_total:
+        if read_now is not None and read_now < self.read_total:
             problem = _join(
                 problem, f"token_counts().read went down from {self.read_total} to {read_now}"
             )
@@ -507,16 +510,19 @@ class _Replicate:
         reads.add(
             answer.backend_ms, answer.round_trip_ms, tokens, self._metered(answer), reported, error
         )
+        reads.unmetered_calls += _unmetered(answer)
         return context if answer.ok else None
 
-    def _record_retrieve(self, answer: CallResult, what: str, kind: str) -> tuple[str | None, int]:
+    def _record_retrieve(
+        self, answer: CallResult, what: str, kind: str
+    ) -> tuple[str | None, int | None]:
         """A retrieve's error (kept as a fault of ``what``) and the LLM read tokens it reports.
 
         Advances the replicate's read counter to what the reply carries.
         """
         data = answer.data
-        read_now = int(data.get("read", self.read_total)) if data else self.read_total
-        write_now = int(data.get("write", self.write_total)) if data else self.write_total
+        read_now = _counter(data, "read", self.read_total)
+        write_now = _counter(data, "write", self.write_total)
         error = redact(
             _join(_text(answer.error), self._counter_fault(data, write_now, read_now)),
             self.secrets,
@@ -524,6 +530,8 @@ class _Replicate:
         if error:
             self._tally(kind, what, answer, error)
         self._retried(kind, what, answer)
+        if read_now is None:
+            return error, None  # the backend does not know: recorded as unknown, never as zero
         reported = max(0, read_now - self.read_total)
         self.read_total = max(self.read_total, read_now)
         return error, reported
@@ -553,10 +561,11 @@ class _Replicate:
             if recount != new_storage:
                 error = (error + "; " if error else "") + "storage count mismatch; recounted"
             new_storage = recount
-        write_now = int(data.get("write", self.write_total)) if data else self.write_total
-        read_now = int(data.get("read", self.read_total)) if data else self.read_total
+        write_now = _counter(data, "write", self.write_total)
+        read_now = _counter(data, "read", self.read_total)
         error = redact(_join(error, self._counter_fault(data, write_now, read_now)), self.secrets)
-        self.read_total = max(self.read_total, read_now)
+        if read_now is not None:
+            self.read_total = max(self.read_total, read_now)
         if error:
             self._tally(STORE_CALL, f"store {session.session_id}", result, error)
         self._retried(STORE_CALL, f"store {session.session_id}", result)
@@ -570,7 +579,10 @@ class _Replicate:
             queryable_ms=data.get("queryable_ms") if result.ok else None,
             write_tokens=0,  # charged at the end of the cell (see _metering.charge)
             metered_write_tokens=self._metered(result),
-            reported_write_tokens=max(0, write_now - self.write_total),
+            reported_write_tokens=(
+                None if write_now is None else max(0, write_now - self.write_total)
+            ),
+            unmetered_calls=_unmetered(result) + reads.unmetered_calls,
             storage_tokens=new_storage,
             storage_delta_tokens=(
                 None if new_storage is None or storage is None else new_storage - storage
@@ -580,7 +592,9 @@ class _Replicate:
             error=error,
             **reads.columns(),
         )
-        self.storage, self.write_total = new_storage, max(self.write_total, write_now)
+        self.storage = new_storage
+        if write_now is not None:
+            self.write_total = max(self.write_total, write_now)
 
     async def probe(self, session: Session) -> None:
         """Ask every probe of the checkpoint after ``session``, one retrieve each."""
@@ -643,6 +657,7 @@ class _Replicate:
                 llm_read_tokens=0,  # charged at the end of the cell
                 metered_read_tokens=self._metered(answer),
                 reported_read_tokens=reported,
+                unmetered_calls=_unmetered(answer),
                 soft_buffer_tokens=buffer_tokens,
                 error=answer_error,
                 unreported=unreported,
@@ -731,7 +746,15 @@ async def _run_replicate(
         await worker.close()
     _book_the_rest(state)
     service = {key: redact(value, state.secrets) or "" for key, value in worker.service.items()}
-    return _ReplicateOutcome(isolation, version, state.faults, deployment, state.tally, service)
+    return _ReplicateOutcome(
+        isolation,
+        version,
+        state.faults,
+        deployment,
+        state.tally,
+        service,
+        worker.models_outside_meter,
+    )
 
 
 class _ReplicateOutcome(NamedTuple):
@@ -743,6 +766,7 @@ class _ReplicateOutcome(NamedTuple):
     deployment: str
     tally: FaultSummary
     service: dict[str, str]
+    models_outside_meter: bool
 
 
 def _book_the_rest(state: _Replicate) -> None:
@@ -760,6 +784,22 @@ def _book_the_rest(state: _Replicate) -> None:
         )
         state.faults.append(refused)
         state.tally.other.append(refused)
+
+
+def _unmetered(result: CallResult) -> int:
+    """Model calls the worker saw go around the meter during the call (see :mod:`._unmetered`)."""
+    return int(result.data.get("unmetered", 0)) if result.data else 0
+
+
+def _counter(data: dict[str, Any], key: str, total: int) -> int | None:
+    """A token counter a reply carries.
+
+    ``total`` when it carries none (a call not made), ``None`` when the backend does not know.
+    """
+    if not data or key not in data:
+        return total
+    value = data[key]
+    return None if value is None else int(value)
 
 
 def _skipped(reason: str | None) -> CallResult:
@@ -790,9 +830,7 @@ def run_cell(
     transcripts = read_world_table(storage, TRANSCRIPTS, scenario, horizon)
     probes = read_world_table(storage, PROBES, scenario, horizon)
     snapshot_columns = [
-        f.name
-        for f in MEMORY_SNAPSHOTS.schema
-        if f.name not in _CELL_CONSTANTS and f.name != "deployment"
+        f.name for f in MEMORY_SNAPSHOTS.schema if f.name not in (*_CELL_CONSTANTS, *_DECLARED)
     ]
     retrieval_columns = [f.name for f in RETRIEVALS.schema if f.name not in _CELL_CONSTANTS]
     per_replicate: list[dict[int, list[tuple[str, str, str]]]] = []
@@ -881,9 +919,11 @@ def run_cell(
         "gate": str(arm.gate),
     }
     deployment = next((r[3] for r in results if r[3]), "local")
-    snapshots = _with_constants(
-        snapshot_rows, {**constants, "deployment": deployment}, MEMORY_SNAPSHOTS.schema
-    )
+    declared = {
+        "deployment": deployment,
+        "models_outside_meter": any(r.models_outside_meter for r in results),
+    }
+    snapshots = _with_constants(snapshot_rows, {**constants, **declared}, MEMORY_SNAPSHOTS.schema)
     retrievals = _with_constants(retrieval_rows, constants, RETRIEVALS.schema)
     isolation = sorted({r[0] for r in results if r[0]})  # "": a replicate that never started
     calls, faulted_calls = call_counts(snapshots, retrievals)
@@ -941,10 +981,12 @@ def time_to_queryable(waits: list[float | None]) -> dict[str, float] | None:
 
 
 _CELL_CONSTANTS = ("scenario", "horizon", "arm", "backend", "gate")
+_DECLARED = ("deployment", "models_outside_meter")
+"""What the backend declares of itself, stored on every session row of its cell."""
 
 
 def _with_constants(
-    rows: dict[str, list[Any]], constants: dict[str, str], schema: pa.Schema
+    rows: dict[str, list[Any]], constants: Mapping[str, object], schema: pa.Schema
 ) -> pa.Table:
     n = len(next(iter(rows.values()))) if rows else 0
     columns: dict[str, Any] = {name: [value] * n for name, value in constants.items()}

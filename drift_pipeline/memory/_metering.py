@@ -8,10 +8,11 @@ meter's address in its endpoint option and the meter's key as ``DRIFT_LLM_API_KE
 endpoint it was configured with becomes its upstream. The user's own key stays in the harness.
 
 What a cell is charged (:func:`charge`): the metered tokens of every store and retrieve; a
-backend's ``token_counts()`` is recorded beside them. Only a cell in which no call at all went
-through the meter while the backend reports tokens it spent is charged its own report (a system
-whose model calls go around the meter, with its own key to a remote host, cannot be metered):
-its figures are then self-reported, and every view says so.
+backend's ``token_counts()`` is recorded beside them. A cell whose backend reports more than the
+meter counted (by more than the tolerance of :mod:`._charging`) is charged its own report
+instead: a system whose model calls go around the meter, with its own key to a remote host,
+cannot be metered, and its unseen spend must never make it cheaper than it says. Its figures are
+then self-reported, and every view says so.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from drift_pipeline.llm import (
     TokenMeter,
     Upstream,
 )
+
+from ._charging import SELF_REPORTED, token_source
 
 __all__ = ["CellMeter", "charge", "start_cell_meter"]
 
@@ -116,11 +119,16 @@ def charge(
         ``write_tokens`` per store and ``llm_read_tokens`` per retrieve.
     """
     metered = sum(snapshots["metered_write_tokens"]) + sum(retrievals["metered_read_tokens"])
-    reported = sum(snapshots["reported_write_tokens"]) + sum(retrievals["reported_read_tokens"])
-    # Every call counts, the reads before sessions too: the cell is self-reported exactly when
-    # its audit says so (see evaluation's TokenAudit).
     metered += sum(map(sum, snapshots.get("session_metered_read_tokens", ())))
-    reported += sum(map(sum, snapshots.get("session_reported_read_tokens", ())))
-    if metered == 0 and reported > 0:
+    # Every call counts, the reads before sessions too: the cell is self-reported exactly when
+    # its audit says so (see evaluation's TokenAudit). A report the backend did not know for
+    # some call (None) is no figure to charge.
+    reports = [
+        *snapshots["reported_write_tokens"],
+        *retrievals["reported_read_tokens"],
+        *(r for reads in snapshots.get("session_reported_read_tokens", ()) for r in reads),
+    ]
+    reported = None if None in reports else sum(reports)
+    if token_source(metered, reported, unseen_spend=False) == SELF_REPORTED:
         return list(snapshots["reported_write_tokens"]), list(retrievals["reported_read_tokens"])
     return list(snapshots["metered_write_tokens"]), list(retrievals["metered_read_tokens"])

@@ -29,10 +29,17 @@ class Message(TypedDict):
 
 @dataclass(frozen=True)
 class TokenCounts:
-    """LLM tokens a backend spent so far (spec §7.7): in ``store`` (write), ``retrieve`` (read)."""
+    """LLM tokens a backend spent so far (spec §7.7): in ``store`` (write), ``retrieve`` (read).
 
-    write: int = 0
-    read: int = 0
+    Cumulative over the backend's lifetime, prompt and completion (and embedding input)
+    tokens together. ``None`` says the backend does not know: ``TokenCounts(write=None,
+    read=None)`` is the answer of an adapter to a service that does not report its models'
+    tokens. Unknown is never read as zero; whether it leaves the arm's cost incomplete depends
+    on where its models run (see :data:`MODELS_OUTSIDE_METER`).
+    """
+
+    write: int | None = 0
+    read: int | None = 0
 
 
 REQUIRED_METHODS = ("store", "retrieve", "token_counts")
@@ -55,7 +62,12 @@ class MemoryBackend(Protocol):
     LLM tokens: the harness meters the model calls a backend makes through the endpoint it is
     given (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` in its worker, or the endpoint option of a
     backend that declares a model); those metered tokens are what the cost figures use.
-    ``token_counts()`` is recorded beside them, and a gap of more than 5% is shown.
+    ``token_counts()`` is recorded beside them, and a gap of more than 5% is shown. A report
+    more than 5% above the metered tokens is charged instead (the backend says it spent tokens
+    the meter did not see), marked ``self-reported``. A backend whose models run where the
+    meter cannot see them (a memory service's own models, its own key to a remote host)
+    declares it with :data:`MODELS_OUTSIDE_METER`; unless its report covers that spend, its
+    token cost is marked unknown and it is not ranked against arms whose cost is known.
     """
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -139,6 +151,21 @@ class RecordsRetries(Protocol):
         """The retries made since the last time this was called."""
         ...
 
+
+MODELS_OUTSIDE_METER = "models_outside_meter"
+"""A backend with this attribute set to ``True`` calls models the harness's meter cannot see.
+
+``models_outside_meter = True`` (a class attribute, or set by the constructor from its own
+configuration) says that some of the backend's model calls never pass through the endpoint the
+harness gives its worker: a memory service that runs extraction, summaries or embeddings with
+its own models on its own servers, or a library given its own key to a remote host. The
+harness then cannot count those tokens, so the arm's token cost is known only in part unless
+``token_counts()`` reports more than the meter saw (its report is then charged, marked
+``self-reported``). With the spend unknown, the arm's row says so: its token cost is shown as a
+lower bound, MVOT and DRIFT-C as upper bounds, TES and DRIFT-E as not measured, and it is
+listed after the ranked arms instead of being ranked among them. Leave it unset (``False``)
+when every model call goes through the endpoint the worker is given.
+"""
 
 STORE_ENTITY_KEYWORD = "entity_id"
 """A backend whose ``store`` takes this keyword is told whose memory the session goes into.

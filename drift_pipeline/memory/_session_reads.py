@@ -123,10 +123,12 @@ class SessionReads:
     round_trip_ms: list[float] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     metered: list[int] = field(default_factory=list)
-    reported: list[int] = field(default_factory=list)
+    reported: list[int | None] = field(default_factory=list)  # None: the backend did not know
     errors: list[str | None] = field(default_factory=list)
     ttft_ms: float | None = None
     """The reader model's time to first token after the session-start read (None: modelled)."""
+    unmetered_calls: int = 0
+    """Model calls seen going around the meter during the reads (the store's row adds them)."""
 
     def add(
         self,
@@ -134,7 +136,7 @@ class SessionReads:
         round_trip_ms: float,
         tokens: int,
         metered: int,
-        reported: int,
+        reported: int | None,
         error: str | None,
     ) -> None:
         """Record one read."""

@@ -54,10 +54,11 @@ from drift_pipeline.tokens import LineCounter, encoding, splice_of
 
 from . import _wire
 from ._clock import SimulatedClock
-from ._deployment import deployment_of
+from ._deployment import deployment_of, models_outside_meter_of
 from ._instance import unpack_backend
 from ._protocol import KEEPS_NOTHING, STORE_ENTITY_KEYWORD, MemoryBackend
 from ._skips import OP_KIND, SkipRule
+from ._unmetered import UnmeteredCalls
 
 _PIPE_BYTES = 1 << 20
 # Answers at least this long are sent as a splice of the previous answer when they are one.
@@ -232,8 +233,13 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
-def _token_count(value: Any, what: str) -> int:
-    """``value`` as a count of tokens, or ``ValueError`` naming ``what`` (a table holds int64)."""
+def _token_count(value: Any, what: str) -> int | None:
+    """``value`` as a count of tokens, or ``ValueError`` naming ``what`` (a table holds int64).
+
+    ``None`` stays ``None``: the backend does not know (never read as zero).
+    """
+    if value is None:
+        return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     try:
@@ -260,8 +266,9 @@ async def _bounded(call: Any, seconds: float) -> Any:
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, unmetered: UnmeteredCalls | None = None) -> None:
         self.backend: MemoryBackend | None = None
+        self.unmetered = unmetered
         self.loop = asyncio.new_event_loop()
         self.storage = LineCounter()
         self.last_context: str | None = None
@@ -269,7 +276,7 @@ class _Worker:
         # is cancelled here and the worker (and the backend's state) carries on, instead of
         # the harness killing and restarting it.
         self.deadline: float | None = None
-        self.last_counts = {"write": 0, "read": 0}
+        self.last_counts: dict[str, int | None] = {"write": 0, "read": 0}
         self.clock = SimulatedClock()
         # The harness's skip rule for this replicate, as it stood at this (re)start: calls of
         # a kind it cuts off are answered as skipped without reaching the backend.
@@ -309,8 +316,16 @@ class _Worker:
         """The backend's LLM token counters; a broken or impossible one is a recorded fault.
 
         On a fault the last good counts are sent again, so the harness's per-call deltas stay
-        defined, with ``counts_error`` saying what was wrong.
+        defined, with ``counts_error`` saying what was wrong. ``unmetered``: the model calls
+        seen going around the meter since the last reply (see :mod:`._unmetered`), when any.
         """
+        seen = self.unmetered.take() if self.unmetered is not None else 0
+        if seen:
+            return {**self._token_counts(), "unmetered": seen}
+        return self._token_counts()
+
+    def _token_counts(self) -> dict[str, Any]:
+        """The backend's ``token_counts()`` as the reply carries them (see :meth:`_counts`)."""
         if self.backend is None:
             return {"write": 0, "read": 0}
         try:
@@ -463,9 +478,11 @@ class _Worker:
                 "ms": (time.perf_counter() - started) * 1000,
                 "version": str(getattr(self.backend, "version", "")),
                 "deployment": deployment_of(self.backend),
+                "models_outside_meter": models_outside_meter_of(self.backend),
                 "service": service_of(self.backend),
                 "declares": declares,
-                **self._counts(),
+                # Model calls made while it was built go with its first call's reply.
+                **self._token_counts(),
             }
         if op == "ping":  # the harness checking that isolation starts, before any backend
             return {"ok": True, "ms": 0.0}
@@ -608,7 +625,10 @@ def main() -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     sys.stdout = sys.stderr
-    worker = _Worker()
+    # Watching for model calls around the meter starts before any backend code is imported.
+    unmetered = UnmeteredCalls.from_environment()
+    unmetered.install()
+    worker = _Worker(unmetered)
     reader = protocol_in
     buffer = b""
 

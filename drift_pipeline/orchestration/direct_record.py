@@ -221,7 +221,11 @@ def _figure(cell: CellResult, metric: str) -> float | None:
 
 
 def _event(
-    asset: str, partition: str | None, values: Mapping[str, Any], keys: Sequence[str]
+    asset: str,
+    partition: str | None,
+    values: Mapping[str, Any],
+    keys: Sequence[str],
+    extra: Mapping[str, dg.MetadataValue] | None = None,
 ) -> dg.AssetMaterialization:
     return dg.AssetMaterialization(
         asset_key=asset,
@@ -229,6 +233,7 @@ def _event(
         metadata={
             # The figures of the asset's own vocabulary (the world tables share one dict).
             **md.numeric({k: v for k, v in values.items() if k in keys}, keys),
+            **(extra or {}),
             RECORDED_BY: dg.MetadataValue.text("drift run"),
         },
     )
@@ -285,7 +290,13 @@ def _cell_events(
             md.RETRIEVALS_KEYS,
         ),
         _event("probe_answers", partition, answered, md.PROBE_ANSWERS_KEYS),
-        _event("cell_metrics", partition, metrics, md.CELL_METRICS_KEYS),
+        _event(
+            "cell_metrics",
+            partition,
+            metrics,
+            md.CELL_METRICS_KEYS,
+            md.cost_metadata(cell.metrics),
+        ),
         _event(CELL_COST_CURVE, partition, curve_values, md.CELL_COST_CURVE_KEYS),
         _rows_check(
             "memory_snapshots",

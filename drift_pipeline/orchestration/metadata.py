@@ -18,7 +18,7 @@ from typing import Any, overload
 import dagster as dg
 import numpy as np
 
-from drift_pipeline.evaluation import metric_specs
+from drift_pipeline.evaluation import CellMetrics, metric_specs
 
 ROWS = "dagster/row_count"
 """Rows written (Dagster's standard key)."""
@@ -270,6 +270,42 @@ def budget(
         BUDGET: dg.MetadataValue.md(table or "_no evaluated cells yet_"),
         BUDGET_FIGURES: dg.MetadataValue.json({arm: dict(e) for arm, e in arms.items()}),
     }
+
+
+MODEL_TOKENS = "drift/model_tokens"
+"""Text key of ``cell_metrics``: where its LLM tokens come from (``metered``, ``self-reported``,
+``unknown``), with what is short where they are not metered."""
+COST_BOUNDS = "drift/cost_bounds"
+"""Text key of ``cell_metrics``: the figures that are bounds (``mvot ≤``, ``token_cost_per_session
+≥``…), where its model spend is unknown; ``none`` otherwise."""
+
+
+def cost_metadata(metrics: CellMetrics) -> dict[str, dg.MetadataValue]:
+    """The :data:`MODEL_TOKENS` and :data:`COST_BOUNDS` of a cell, beside its numeric figures.
+
+    The numeric ``drift/<metric>`` keys carry a bound's value as it is (Dagster's plots take
+    numbers only); these say which of them are bounds and why.
+    """
+    audit = metrics.llm_tokens
+    if audit is None:
+        source = "not recorded (tables written before metering)"
+    elif audit.source == "unknown":
+        source = f"unknown: {audit.why_unknown()}"
+    elif audit.source == "self-reported":
+        source = "self-reported (not checked by the meter)"
+    else:
+        source = audit.source
+    signs = {"lower": "≥", "upper": "≤"}
+    bounds = ", ".join(f"{name} {signs[side]}" for name, side in sorted(metrics.bounds.items()))
+    return {
+        MODEL_TOKENS: dg.MetadataValue.text(source),
+        COST_BOUNDS: dg.MetadataValue.text(bounds or "none"),
+    }
+
+
+CELL_METRICS_TEXT_KEYS: tuple[str, ...] = (MODEL_TOKENS, COST_BOUNDS)
+"""The text keys the ``cell_metrics`` asset reports beside :data:`CELL_METRICS_KEYS` (see
+:func:`cost_metadata`)."""
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

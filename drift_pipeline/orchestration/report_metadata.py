@@ -184,7 +184,11 @@ def leaderboard_metadata(
         render_budget(rows, markdown=True),
         {s.arm: budget_json(s.deployment, s.budget) for s in rows if s.valid},
     )
-    ranked = [row for row in summary.get("arms", []) if row.get("valid") and row.get("drift_c")]
+    ranked = [
+        row
+        for row in summary.get("arms", [])
+        if row.get("valid") and row.get("ranked", True) and row.get("drift_c")
+    ]
     return {
         **md.numeric(
             {
@@ -193,7 +197,8 @@ def leaderboard_metadata(
                 md.WORLDS: len({(c.scenario, c.horizon) for c in cells}),
                 md.SKIPPED_CELLS: skipped,
                 md.INVALID_CELLS: sum(1 for c in cells if not getattr(c, "valid", True)),
-                # Invalid arms are never ranked, so the best figure is the best ranked arm's.
+                # Invalid arms, and arms whose cost is unknown, are never ranked, so the best
+                # figure is the best ranked arm's.
                 md.BEST_DRIFT_C: ranked[0]["drift_c"]["value"] if ranked else None,
                 md.READER_ACCURACY: others.get("accuracy"),
                 md.READER_FALSE_ACCEPT_RATE: others.get("false_accept_rate"),
@@ -220,9 +225,12 @@ def cost_curves_metadata(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, Any]
     views = {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
     points: list[tuple[Any, ...]] = []
     if "cost_curves" in views:
+        columns = {d[0] for d in con.execute("select * from cost_curves limit 0").description}
+        # An arm whose model spend is unknown: its tokens are at least, its MVOT at most, these.
+        unknown = "bool_or(model_tokens = 'unknown')" if "model_tokens" in columns else "false"
         points = con.execute(
             "select horizon, arm, checkpoint, avg(cumulative_tokens), avg(mvot_so_far), "
-            "count(distinct scenario) from cost_curves group by all "
+            f"count(distinct scenario), {unknown} from cost_curves group by all "
             "order by horizon, arm, checkpoint"
         ).fetchall()
     table = _curve_table(points)
@@ -275,15 +283,17 @@ def _curve_table(points: Sequence[tuple[Any, ...]]) -> str:
     for (horizon, arm), curve in curves.items():
         tokens = [p[3] for p in curve]
         mvot = [p[4] for p in curve]
+        unknown = any(p[6] for p in curve)
+        at_least, at_most = ("≥", "≤") if unknown else ("", "")
         body.append(
             [
                 horizon,
-                arm,
+                f"{arm} [model tokens unknown]" if unknown else arm,
                 ", ".join(str(p[2]) for p in curve),
                 f"`{_sparkline(tokens)}`",
                 f"`{_sparkline(mvot)}`",
-                f"{tokens[-1]:,.0f}",
-                "—" if mvot[-1] is None else f"{mvot[-1]:.3f}",
+                f"{at_least}{tokens[-1]:,.0f}",
+                "—" if mvot[-1] is None else f"{at_most}{mvot[-1]:.3f}",
                 str(curve[-1][5]),
             ]
         )
@@ -299,7 +309,8 @@ def _vega_lite(points: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
             "values": [
                 {
                     "horizon": p[0],
-                    "arm": p[1],
+                    # The legend says which curves are bounds (tokens at least, MVOT at most).
+                    "arm": f"{p[1]} [model tokens unknown]" if p[6] else p[1],
                     "checkpoint": p[2],
                     "cumulative_tokens": p[3],
                     "mvot_so_far": p[4],

@@ -197,6 +197,8 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
     retrievals = cell.retrievals.select(["replicate", "checkpoint", "llm_read_tokens"]).to_pydict()
     checkpoints = sorted({c for c in retrievals["checkpoint"]})
     replicates = sorted(set(snapshots["replicate"]))
+    # An unknown model spend: the tokens are the known part, MVOT so far its upper bound.
+    source = metrics.llm_tokens.source if metrics.llm_tokens is not None else "metered"
     rows: dict[str, list[Any]] = {f.name: [] for f in COST_CURVES.schema}
     mvots: list[float] = []
     for checkpoint in checkpoints:
@@ -241,6 +243,7 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
             ("cumulative_read_tokens", read / count),
             ("cumulative_tokens", (write + (0 if math.isnan(storage) else storage) + read) / count),
             ("mvot_so_far", sum(mvots) / len(mvots) if mvots else None),
+            ("model_tokens", source),
         ):
             rows[key].append(item)
     return pa.Table.from_pydict(rows, schema=COST_CURVES.schema)

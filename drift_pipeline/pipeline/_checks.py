@@ -106,6 +106,8 @@ class ArmChecks:
                 "reason": report.reason,
                 "leak": report.leak,
                 "leak_allowed": report.leak_allowed,
+                # Where a run takes its LLM tokens from, judged on the check's calls.
+                "model_tokens": report.model_tokens or None,
             }
             for name, report in self.reports.items()
         }
@@ -115,6 +117,7 @@ class ArmChecks:
                 "reason": _UNCHECKED,
                 "leak": None,
                 "leak_allowed": name in self.allowed_leaks,
+                "model_tokens": None,
             }
         return dict(sorted(verdicts.items()))
 

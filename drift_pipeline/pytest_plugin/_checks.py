@@ -85,6 +85,13 @@ def _bound_problems(suite: DriftSuite, cell: CellResult) -> list[str]:
         elif (row.value < bound) if below else (row.value > bound):
             side = "below the minimum" if below else "above the maximum"
             problems.append(f"  {name} {_figure(row)} is {side} {bound:g}")
+        elif cell.metrics.bounds.get(name) == ("upper" if below else "lower"):
+            # A bound on the passing side shows nothing: the model spend behind it is unknown.
+            most = "at most" if below else "at least"
+            problems.append(
+                f"  {name} is {most} {_figure(row)} (its model tokens are unknown), so it "
+                f"cannot show the {'minimum' if below else 'maximum'} {bound:g} is met"
+            )
     return problems
 
 

@@ -88,7 +88,14 @@ def _value(row: Mapping[str, Any], key: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _figure_cell(figure: object) -> str:
+_BOUND_SIGNS: Final = {"lower": "≥", "upper": "≤"}
+"""A figure that is a bound reads ``≥ x`` (at least) or ``≤ x`` (at most), as in the terminal."""
+
+
+def _figure_cell(figure: object, not_measured: str | None = None) -> str:
+    if not_measured is not None:
+        reason = escape(not_measured)
+        return f'<td data-value="" class="not-measured" title="{reason}">not measured</td>'
     if not isinstance(figure, dict) or figure.get("value") is None:
         return '<td data-value="">—</td>'
     value = float(figure["value"])
@@ -96,7 +103,21 @@ def _figure_cell(figure: object) -> str:
     interval = (
         "" if low is None or high is None else f' <span class="ci">[{low:.3f}, {high:.3f}]</span>'
     )
-    return f'<td data-value="{value!r}">{value:.3f}{interval}</td>'
+    bound = _BOUND_SIGNS.get(str(figure.get("bound")), "")
+    title = f' title="a bound: at {"least" if bound == "≥" else "most"} this"' if bound else ""
+    return f'<td data-value="{value!r}"{title}>{bound}{value:.3f}{interval}</td>'
+
+
+def _token_mark(row: Mapping[str, Any]) -> str:
+    """What the arm's row says of its LLM tokens (as the terminal's mark)."""
+    tokens = row.get("llm_tokens") or {}
+    source = tokens.get("source")
+    if source == "unknown":
+        return "model tokens unknown; not ranked"
+    if source == "self-reported":
+        return "tokens self-reported"
+    gap = tokens.get("gap")
+    return f"token report gap {gap:+.0%}" if tokens.get("gap_shown") and gap is not None else ""
 
 
 def _scoring_text(row: Mapping[str, Any]) -> str:
@@ -144,14 +165,17 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
         name = f'<a href="#{arm_anchor(arm)}">{escape(arm)}</a>'
         if not valid:
             name += f" (not ranked: {row.get('fault_rate', 0.0):.1%} of calls faulted)"
-        elif row.get("ranked") is False:
+        elif row.get("reference"):
             name += " (reference, not ranked)"
+        if valid and (mark := _token_mark(row)):
+            name += f' <span class="token-mark">[{escape(mark)}]</span>'
+        not_measured = row.get("not_measured") or {}
         rank = row.get("rank")
         fault_rate = float(row.get("fault_rate", 0.0))
         cells = [
             f'<td data-value="{"" if rank is None else rank}">{"—" if rank is None else rank}</td>',
             f'<td data-value="{escape(arm)}">{name}</td>',
-            *(_figure_cell(row.get(key)) for key, _ in columns),
+            *(_figure_cell(row.get(key), not_measured.get(key)) for key, _ in columns),
             f'<td data-value="{fault_rate!r}">{fault_rate:.1%}</td>',
             f'<td data-value="{status}" class="{status} reasons" title="{escape(reasons)}">{status}'
             + (f'<br><span class="ci">{escape(reasons)}</span>' if reasons else "")
@@ -165,7 +189,12 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
             f"{''.join(cells)}</tr>"
         )
     scored = dict.fromkeys(_scoring_text(row) for row in rows if row.get("scoring"))
-    notes = "".join(f'<p class="ci scored">scored by {escape(text)}</p>' for text in scored)
+    notes = "".join(
+        f'<p class="ci cost-note">{escape(str(row["cost_note"]))}</p>'
+        for row in rows
+        if row.get("cost_note")
+    )
+    notes += "".join(f'<p class="ci scored">scored by {escape(text)}</p>' for text in scored)
     # Privacy is never shown without what it costs: keeping nothing scores it perfectly.
     notes += "".join(
         f'<p class="ci privacy">{escape(text)}</p>'
@@ -344,7 +373,9 @@ def render_html(data: ReportData, plots: Sequence[Plot], svgs: Mapping[str, str]
         f"{meta}"
         "<h2 id='leaderboard'>Leaderboard (all horizons, spec §7.6 weights)</h2>"
         "<p>Click a column to sort. Unranked arms (past the fault-rate limit) are greyed, "
-        "with their fault rate. Click an arm for its probes.</p>"
+        "with their fault rate. An arm whose model tokens are unknown is listed after the "
+        "ranked ones, its cost-dependent figures bounds (≥ at least, ≤ at most). Click an arm "
+        "for its probes.</p>"
         + _leaderboard(record.get("leaderboard", []), "leaderboard-all", name)
         + "<h2>Per horizon</h2>"
         + horizons

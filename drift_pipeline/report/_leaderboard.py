@@ -19,6 +19,7 @@ from drift_pipeline.evaluation import (
     HORIZON_WEIGHTS,
     OFFLINE_SCORING,
     UNDER_REPORTED,
+    Bound,
     CellMetrics,
     MetricRow,
     MetricSpec,
@@ -88,12 +89,16 @@ class ArmStanding:
     ``snapshot()``), each with the reason; shown as "not measured", never as a number.
     ``llm_tokens``: its LLM tokens as metered and as its backend reported them, over its cells
     (``None`` for cells written before metering); a gap over 5%, or tokens that are only
-    self-reported, are marked on its row.
+    self-reported, are marked on its row. Where its model spend is unknown in some cell (its
+    models run where the meter cannot see them and it reports none of their tokens), its
+    cost-dependent figures are bounds (``bounds``: metric → ``lower`` or ``upper``), TES and
+    DRIFT-E are not measured, and it is listed after the ranked arms, not ranked among them
+    (``ranked`` is false): an unknown cost never puts an arm above one whose cost is known.
 
     ``deployment``: where its backend runs (``local`` or ``cloud``, as it declares), and
     ``budget`` its p99 latencies against the spec's targets there (see :mod:`._budget`).
 
-    ``ranked``: ``False`` for a reference that exists to show one metric working (its backend
+    ``reference``: ``True`` for a reference that exists to show one metric working (its backend
     registered with ``ranked=False``): listed after the ranked arms with its Privacy only.
     ``leaks``: the canaries it gave away, over its cells (see :mod:`._privacy`).
     """
@@ -113,8 +118,19 @@ class ArmStanding:
     llm_tokens: TokenAudit | None = None
     deployment: str = "local"
     budget: tuple[BudgetFigure, ...] = ()
-    ranked: bool = True
+    reference: bool = False
     leaks: tuple[Any, ...] = ()
+    bounds: dict[str, Bound] = field(default_factory=dict)
+
+    @property
+    def cost_known(self) -> bool:
+        """Whether its token cost is whole in every cell (metered or self-reported)."""
+        return self.llm_tokens is None or self.llm_tokens.cost_known
+
+    @property
+    def ranked(self) -> bool:
+        """Whether it is ranked: under the fault-rate limit, its token cost known, no reference."""
+        return self.valid and self.cost_known and not self.reference
 
 
 NOT_MEASURED = "not measured"
@@ -130,15 +146,17 @@ def _llm_tokens(cell: _Cell) -> TokenAudit | None:
 
 
 def _token_mark(standing: ArmStanding) -> str:
-    """What the arm's row says about its LLM tokens: a gap to its own report, or self-reported."""
-    audit = standing.llm_tokens
-    if audit is None:
-        return ""
-    if audit.source == "self-reported":
-        return " [tokens self-reported]"
-    if audit.gap_shown and audit.gap is not None:
-        return f" [token report gap {audit.gap:+.0%}]"
-    return ""
+    """What the arm's row says about its LLM tokens: unknown, self-reported, or a report's gap."""
+    mark = standing.llm_tokens.mark() if standing.llm_tokens is not None else ""
+    return f" [{mark}]" if mark else ""
+
+
+BOUND_SIGNS: Mapping[str, str] = {"lower": "≥", "upper": "≤"}
+"""How a figure that is a bound is shown: ``≥ x`` (at least), ``≤ x`` (at most)."""
+
+
+def _bounds(cell: _Cell) -> dict[str, Bound]:
+    return dict(getattr(cell.metrics, "bounds", {}) or {})
 
 
 def _deployment(cells: Sequence[_Cell]) -> str:
@@ -205,7 +223,11 @@ def _combine_horizons(metric: str, samples: dict[str, Sample]) -> tuple[MetricRo
 
 
 def _board_specs() -> tuple[MetricSpec, ...]:
-    """The headline metrics, then the privacy ones (shown only where some cell measured them)."""
+    """The headline metrics, then the privacy ones (shown only where some cell measured them).
+
+    The arm's token cost per session follows (not a column: the notes and the JSON rows give
+    it, as a lower bound where the arm's model spend is unknown).
+    """
     headline = metric_specs("headline")
     shown = {spec.name for spec in headline}
     privacy = tuple(
@@ -213,7 +235,12 @@ def _board_specs() -> tuple[MetricSpec, ...]:
         for spec in metric_specs("json")
         if spec.section == "privacy" and spec.name not in shown
     )
-    return (*headline, *privacy)
+    cost = tuple(spec for spec in metric_specs() if spec.name == TOKEN_COST)
+    return (*headline, *privacy, *cost)
+
+
+TOKEN_COST = "token_cost_per_session"
+"""The arm's token cost per session (TC, spec §7.7)."""
 
 
 def unranked_arms(cells: Sequence[_Cell]) -> dict[str, float]:
@@ -292,8 +319,10 @@ def standings(
                 combined_audit(_llm_tokens(c) for c in cells_of_arm),
                 deployment=(deployment := _deployment(cells_of_arm)),
                 budget=arm_budget(cells_of_arm, deployment),
-                ranked=is_ranked(arm.backend),
+                reference=not is_ranked(arm.backend),
                 leaks=tuple(leak for c in cells_of_arm for leak in getattr(c.metrics, "leaks", ())),
+                # A value combined with a bound is a bound of the same side.
+                bounds={k: v for c in cells_of_arm for k, v in _bounds(c).items()},
             )
         )
     for key, rate in (unranked or {}).items():
@@ -301,7 +330,8 @@ def standings(
             index = next(i for i, s in enumerate(result) if s.arm == key)
             worst = max(rate, result[index].fault_rate)
             result[index] = replace(result[index], valid=False, fault_rate=worst)
-    # Ranked arms first, best first; references after them; invalid ones last, worst last.
+    # Ranked arms first, best first; then the arms listed without a rank (a reference for one
+    # metric, an unknown cost: never among the ranked ones); invalid ones last, worst last.
     result.sort(
         key=lambda s: (not s.valid, not s.ranked, 0.0 if s.valid else s.fault_rate, _rank(s))
     )
@@ -340,7 +370,7 @@ def _rank(standing: ArmStanding) -> tuple[float, float]:
     return value(RANK_METRIC), value(TIE_METRIC)
 
 
-def _fmt(row: MetricRow, spec: MetricSpec) -> str:
+def _fmt(row: MetricRow, spec: MetricSpec, bound: str | None = None) -> str:
     if row.value is None:
         return "—"
 
@@ -348,7 +378,8 @@ def _fmt(row: MetricRow, spec: MetricSpec) -> str:
         return f"{x:.{spec.digits}f}" if abs(x) < 100 else f"{x:.0f}"
 
     assert row.ci_low is not None and row.ci_high is not None
-    return f"{number(row.value)} [{number(row.ci_low)}, {number(row.ci_high)}]"
+    sign = BOUND_SIGNS[bound] if bound else ""
+    return f"{sign}{number(row.value)} [{number(row.ci_low)}, {number(row.ci_high)}]"
 
 
 def render_leaderboard(
@@ -379,7 +410,7 @@ def render_leaderboard(
     header = ["arm", *(spec.label for spec in specs), *(["status"] if checked else [])]
 
     def cell(standing: ArmStanding, spec: MetricSpec) -> str:
-        if not standing.ranked and spec.section not in PRIVACY_SECTIONS:
+        if standing.reference and spec.section not in PRIVACY_SECTIONS:
             return "—"  # a reference for one metric: never ranked on capability
         if spec.name in standing.not_applicable:
             return NOT_APPLICABLE
@@ -387,11 +418,11 @@ def render_leaderboard(
             # A snapshot that hid retrieved text was measured and found wanting: say so.
             reason = standing.not_measured[spec.name]
             return "under-reported" if reason.startswith(UNDER_REPORTED) else NOT_MEASURED
-        text = _fmt(_row(standing, spec.name), spec)
+        text = _fmt(_row(standing, spec.name), spec, standing.bounds.get(spec.name))
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
     body = [
-        [s.arm + _token_mark(s) + ("" if s.ranked else " (reference, not ranked)")]
+        [s.arm + _token_mark(s) + (" (reference, not ranked)" if s.reference else "")]
         + [cell(s, spec) for spec in specs]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
@@ -410,7 +441,7 @@ def render_leaderboard(
     note += price_line(
         (s.arm, s.backend, _row(s, "privacy").value, _row(s, RANK_METRIC).value)
         for s in rows
-        if s.valid and s.ranked
+        if s.valid and not s.reference
     )
     note += leak_lines((s.arm, s.leaks) for s in rows)
     scored = (
@@ -431,7 +462,8 @@ def _shown_specs(rows: Sequence[ArmStanding]) -> tuple[MetricSpec, ...]:
     measured = [
         spec
         for spec in _board_specs()[len(headline) :]
-        if any(s.valid and _row(s, spec.name).value is not None for s in rows)
+        if spec.section == "privacy"
+        and any(s.valid and _row(s, spec.name).value is not None for s in rows)
     ]
     first = 1 if headline and headline[0].name == RANK_METRIC else 0
     return (*headline[:first], *measured, *headline[first:])
@@ -470,7 +502,10 @@ def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> lis
     for standing in rows:
         if not standing.valid:
             continue
-        if standing.llm_tokens is not None and (text := standing.llm_tokens.note(standing.arm)):
+        cost = _row(standing, TOKEN_COST).value
+        if standing.llm_tokens is not None and (
+            text := standing.llm_tokens.note(standing.arm, cost)
+        ):
             lines.append(text)
         missing = [name for name in standing.not_measured if name in shown]
         if missing:
@@ -503,12 +538,19 @@ def _value(metrics: CellMetrics, name: str) -> float | None:
         return None
 
 
-def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, float | str | None] | None:
+def _json_figure(metrics: CellMetrics, spec: MetricSpec) -> dict[str, Any] | None:
     try:
         row = metrics.get(spec.name)
     except KeyError:  # cells computed before the metric was registered
         row = MetricRow(spec.name, None, None, None, None, 0)
-    return None if spec.null_when_undefined and row.value is None else _metric(row)
+    if spec.null_when_undefined and row.value is None:
+        return None
+    return _bounded(_metric(row), getattr(metrics, "bounds", {}).get(spec.name))
+
+
+def _bounded(figure: dict[str, Any] | None, bound: str | None) -> dict[str, Any] | None:
+    """A JSON figure with ``bound`` (``lower`` or ``upper``) when it is a bound, not a value."""
+    return {**figure, "bound": bound} if figure is not None and bound else figure
 
 
 def _figure_with_n(row: MetricRow) -> dict[str, float | None]:
@@ -615,6 +657,7 @@ UNRANKED_CELL: dict[str, Any] = {
     "recall_by_subtype": {},
     "score_by_subtype": {},
     "llm_tokens": None,
+    "bounds": {},
 }
 """What a cell of an unranked arm shows instead of its figures."""
 
@@ -667,6 +710,8 @@ def _cell_json(cell: _Cell) -> dict[str, Any]:
         "not_measured": _not_measured(cell),
         # LLM tokens as metered and as the backend reported them.
         "llm_tokens": _audit_json(_llm_tokens(cell)),
+        # Figures that are bounds (an unknown model spend): metric → "lower" or "upper".
+        "bounds": _bounds(cell),
     }
 
 
@@ -705,7 +750,9 @@ def arm_rows(
 
     An unranked arm (past the fault-rate limit in some cell of ``cells``, or named in
     ``unranked``) has ``valid: false``, no rank and no figure: every metric, the per-subtype
-    figures, its tokens and its latency budget are null or empty.
+    figures, its tokens and its latency budget are null or empty. An arm whose model spend is
+    unknown has ``ranked: false`` and no rank, with its figures (the cost-dependent ones bounds,
+    each with ``bound``).
     """
     ranked = standings(cells, unranked)
     checked = verify_rows(ranked, max_fault_rate, audits)
@@ -719,10 +766,19 @@ def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str,
     def shown(metric: str, row: MetricRow) -> bool:
         if metric in privacy:  # null, not an object of nulls, where no canary measured it
             return s.valid and row.value is not None
-        return s.valid and s.ranked
+        return s.valid and not s.reference
 
     figures = {
-        metric: _metric(row) if shown(metric, row) else None for metric, row in s.rows.items()
+        metric: _bounded(
+            # Not measured in some cell: no figure, not one from the cells that have it.
+            _metric(MetricRow(metric, None, None, None, None, 0))
+            if metric in s.not_measured
+            else _metric(row),
+            s.bounds.get(metric),
+        )
+        if shown(metric, row)
+        else None
+        for metric, row in s.rows.items()
     }
     return {
         "backend": s.backend,
@@ -732,8 +788,11 @@ def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str,
         # by, exactly as the terminal leaderboard shows it.
         "valid": s.valid,
         "fault_rate": s.fault_rate,
+        # A reference for one metric, or an arm whose model spend is unknown, is listed with its
+        # figures, not ranked.
         "ranked": s.ranked,
-        "rank": rank if s.valid and s.ranked else None,
+        "reference": s.reference,
+        "rank": rank if s.ranked else None,
         **figures,
         # The canaries it gave away (another entity's private fact in its memory).
         "leaks": leaks_json(s.leaks),
@@ -753,6 +812,11 @@ def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str,
         # and as reported.
         "not_measured": dict(s.not_measured),
         "llm_tokens": _audit_json(s.llm_tokens) if s.valid else None,
+        "bounds": dict(s.bounds) if s.valid else {},
+        # What its row says of its tokens, in a line (null when nothing).
+        "cost_note": s.llm_tokens.note(s.arm, _row(s, TOKEN_COST).value)
+        if s.valid and s.llm_tokens is not None
+        else None,
         # Its p99 latencies against the spec's targets where it runs (pass, fail or
         # not measured).
         "budget": budget_json(s.deployment, s.budget) if s.valid else None,

@@ -49,7 +49,11 @@ def report_plots(data: ReportData) -> list[Plot]:
     if data.cost_curve:
         long = [
             {
-                **{k: row[k] for k in ("arm", "horizon", "checkpoint")},
+                **{k: row[k] for k in ("horizon", "checkpoint")},
+                # The legend marks an arm whose model tokens are unknown: its tokens are at least.
+                "arm": f"{row['arm']} (≥, model tokens unknown)"
+                if row.get("tokens_unknown")
+                else row["arm"],
                 "kind": kind,
                 "tokens": row[f"{kind}_tokens"],
             }
@@ -70,7 +74,12 @@ def report_plots(data: ReportData) -> list[Plot]:
         )
         plots.append(Plot("cost_curve", chart.to_dict()))
     mvot = [
-        {"horizon": h, "arm": r["arm"], **(r.get("mvot") or {})}
+        {
+            "horizon": h,
+            **(r.get("mvot") or {}),
+            # An upper bound (its model tokens unknown) says so in the axis label.
+            "arm": f"{r['arm']} (≤)" if (r.get("mvot") or {}).get("bound") else r["arm"],
+        }
         for h, rows in data.record.get("horizons", {}).items()
         for r in rows
         if isinstance(r.get("mvot"), dict) and r["mvot"].get("value") is not None

@@ -116,10 +116,14 @@ def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = N
     arms = [str(row["arm"]) for row in loaded["leaderboard"]]
     cost = error = accuracy = []
     if "cost_curves" in views:
+        columns = {d[0] for d in con.execute("select * from cost_curves limit 0").description}
+        # An arm whose model spend is unknown: its tokens are a lower bound (the plot says so).
+        unknown = "bool_or(model_tokens = 'unknown')" if "model_tokens" in columns else "false"
         cost = _rows(
             con,
             "select arm, horizon, checkpoint, avg(cumulative_write_tokens) as write_tokens, "
-            "avg(storage_tokens) as storage_tokens, avg(cumulative_read_tokens) as read_tokens "
+            "avg(storage_tokens) as storage_tokens, avg(cumulative_read_tokens) as read_tokens, "
+            f"{unknown} as tokens_unknown "
             "from cost_curves group by all order by arm, horizon, checkpoint",
         )
     if "cell_metrics" in views:

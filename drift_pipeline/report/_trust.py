@@ -9,6 +9,9 @@ reason per failed or missing check):
 - **fault rate**: its share of faulted or skipped calls stayed under the run's limit.
 - **audit**: the answerability audit of every world it ran on passed (each probe answerable
   from its evidence sessions), where the audit was run.
+- **cost**: the harness metered its model tokens. Tokens only its backend reported
+  (self-reported) could not be checked; a model spend it could not see at all (unknown) leaves
+  its cost figures bounds, and the arm is not ranked.
 """
 
 from __future__ import annotations
@@ -78,8 +81,10 @@ class Verification:
 
 
 def _drift_c(row: ArmStanding) -> float | None:
+    # An arm that is not ranked (an unknown cost: its DRIFT-C is an upper bound) holds no
+    # sanity arm to account.
     figure = row.rows.get(RANK_METRIC)
-    return None if figure is None or not row.valid else figure.value
+    return None if figure is None or not row.ranked else figure.value
 
 
 def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]]:
@@ -148,7 +153,24 @@ def verify_rows(
             reasons.append(f"{row.fault_rate:.1%} of its calls faulted or were skipped{limit}")
         if not audit:
             reasons += audit_reasons
+        cost, why = _cost_check(row)
+        if why:
+            reasons.append(why)
         out[row.arm] = Verification(
-            {"sanity": sanity, "fault_rate": row.valid, "audit": audit}, tuple(reasons)
+            {"sanity": sanity, "fault_rate": row.valid, "audit": audit, "cost": cost},
+            tuple(reasons),
         )
     return out
+
+
+def _cost_check(row: ArmStanding) -> tuple[bool | None, str]:
+    """Whether the arm's model tokens were metered (``None``: only self-reported), and why not."""
+    tokens = row.llm_tokens
+    if tokens is None or tokens.source == "metered":
+        return True, ""
+    if tokens.cost_known:
+        return None, "its LLM tokens are self-reported, not checked by the harness's meter"
+    return False, (
+        "its model tokens are unknown (models the meter cannot see): its cost figures are "
+        "bounds and it is not ranked"
+    )

@@ -202,10 +202,14 @@ MEMORY_SNAPSHOTS = TableDef(
             # not declare that (found at once) and for a faulted store.
             pa.field("queryable_ms", pa.float64()),
             # LLM tokens charged to the store: the metered ones, or the backend's own report
-            # when no call of the cell went through the meter (the two columns below).
+            # when it is more than 5% above them over the cell (the two columns below). A
+            # null report: the backend did not know (never read as zero).
             pa.field("write_tokens", pa.int64(), nullable=False),
             pa.field("metered_write_tokens", pa.int64(), nullable=False),
-            pa.field("reported_write_tokens", pa.int64(), nullable=False),
+            pa.field("reported_write_tokens", pa.int64()),
+            # Model calls the worker saw the backend send to an endpoint other than the meter,
+            # in the store and the reads before it (their tokens are not in the metered ones).
+            pa.field("unmetered_calls", pa.int64(), nullable=False),
             # Null for a backend without snapshot(): not measured (never zero).
             pa.field("storage_tokens", pa.int64()),
             pa.field("storage_delta_tokens", pa.int64()),
@@ -231,6 +235,9 @@ MEMORY_SNAPSHOTS = TableDef(
             pa.field("session_start_ttft_ms", pa.float64()),
             # Where the backend runs, as it declares ("local" or "cloud"): its latency budget.
             pa.field("deployment", pa.string(), nullable=False),
+            # Whether it declares model calls the meter cannot see (its token cost may then be
+            # known only in part).
+            pa.field("models_outside_meter", pa.bool_(), nullable=False),
         ]
     ),
     ("scenario", "horizon", "arm"),
@@ -251,10 +258,11 @@ RETRIEVALS = TableDef(
             pa.field("read_ms", pa.float64(), nullable=False),
             pa.field("read_round_trip_ms", pa.float64(), nullable=False),
             pa.field("read_tokens", pa.int64(), nullable=False),
-            # Charged like write_tokens: metered, or self-reported when nothing was metered.
+            # Charged like write_tokens: metered, or the backend's report when it is the larger.
             pa.field("llm_read_tokens", pa.int64(), nullable=False),
             pa.field("metered_read_tokens", pa.int64(), nullable=False),
-            pa.field("reported_read_tokens", pa.int64(), nullable=False),
+            pa.field("reported_read_tokens", pa.int64()),
+            pa.field("unmetered_calls", pa.int64(), nullable=False),  # as in memory_snapshots
             pa.field("soft_buffer_tokens", pa.int64(), nullable=False),
             pa.field("error", pa.string()),
             # The first line retrieve() returned that the checkpoint's snapshot() does not
@@ -306,6 +314,9 @@ CELL_METRICS = TableDef(
             pa.field("ci_low", pa.float64()),
             pa.field("ci_high", pa.float64()),
             pa.field("n", pa.int64(), nullable=False),
+            # "lower" or "upper" when the figure is a bound (a cell whose model spend is
+            # unknown: its cost at least, MVOT and DRIFT-C at most); null for a value.
+            pa.field("bound", pa.string()),
         ]
     ),
     ("scenario", "horizon", "arm"),
@@ -323,6 +334,9 @@ COST_CURVES = TableDef(
             pa.field("cumulative_read_tokens", pa.float64(), nullable=False),
             pa.field("cumulative_tokens", pa.float64(), nullable=False),
             pa.field("mvot_so_far", pa.float64()),
+            # Where the LLM tokens come from: "metered", "self-reported", or "unknown" (a
+            # model spend the meter cannot see: the tokens are at least, MVOT at most, these).
+            pa.field("model_tokens", pa.string(), nullable=False),
         ]
     ),
     ("scenario", "horizon", "arm"),

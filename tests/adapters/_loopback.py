@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from drift_pipeline.evaluation import token_audit
 from drift_pipeline.memory import (
     Arm,
     CellRun,
@@ -205,6 +206,13 @@ def gate_cell(
     assert cell.time_to_queryable["sessions"] == cell.snapshots.num_rows
     assert [c for c in cell.retrievals.column("context").to_pylist() if c]
     assert value not in json.dumps(cell.faults) + json.dumps(cell.service)
+    # The service's models run on its servers and it reports none of their tokens: declared,
+    # recorded as unknown (null, never zero), and the cell's model spend is unknown.
+    assert set(cell.snapshots.column("models_outside_meter").to_pylist()) == {True}
+    assert set(cell.snapshots.column("reported_write_tokens").to_pylist()) == {None}
+    assert set(cell.retrievals.column("reported_read_tokens").to_pylist()) == {None}
+    audit = token_audit(cell.snapshots, cell.retrievals)
+    assert audit is not None and audit.source == "unknown" and not audit.cost_known
     return cell
 
 
@@ -226,4 +234,7 @@ def passes_the_check(
     assert len(report.queryable_ms) == 5 and report.read_ms
     assert declared["service"]["service"] == backend
     assert key not in json.dumps(report.to_json())
+    # Its models are out of the meter's sight and it counts no tokens: said before a run.
+    assert declared["models_outside_meter"] and declared["token_counts"] == "unknown"
+    assert report.model_tokens == "unknown" and "model tokens unknown" in report.line()
     return report

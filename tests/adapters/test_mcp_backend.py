@@ -29,7 +29,7 @@ from drift_pipeline.adapters.mcp_backend import (
     mcp_needs,
 )
 from drift_pipeline.adapters.mcp_connection import MCPCallError, url_without_secrets
-from drift_pipeline.memory import Message, check_backend
+from drift_pipeline.memory import Message, TokenCounts, check_backend
 from drift_pipeline.memory.backends import backend_needs, load_backend
 
 from .conftest import SCRIPTED_SERVER
@@ -254,6 +254,11 @@ def test_a_server_over_streamable_http(
     finally:
         backend.close()
     assert MCPBackend(url="https://memory.example.com/mcp").deployment == "cloud"
+    # A server reached by URL was not started by the harness: its models are out of the
+    # meter's sight unless the user says otherwise; its tokens are unknown, never zero.
+    assert backend.models_outside_meter is True
+    assert backend.token_counts() == TokenCounts(write=None, read=None)
+    assert MCPBackend(url=http_server, models_outside_meter=False).models_outside_meter is False
     assert (
         url_without_secrets("https://u:p@h.example:8443/mcp?key=k#x")
         == "https://h.example:8443/mcp"
@@ -277,6 +282,11 @@ def test_the_check_passes_a_server_that_keeps_users_apart() -> None:
     report = check_backend("mcp", scripted(), call_timeout=10.0)
     assert report.passed, report.reason
     assert report.capabilities["service"]["scope"].startswith("argument:")
+    # A server it starts reaches models only through the meter its worker is given: it counts
+    # no tokens of its own over MCP, yet its spend is known.
+    assert not report.capabilities["models_outside_meter"]
+    assert report.capabilities["token_counts"] == "unknown"
+    assert report.model_tokens == "metered" and report.unmetered_calls == 0
     assert report.leak is None and not report.leak_allowed
 
 

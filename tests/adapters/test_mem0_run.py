@@ -62,6 +62,7 @@ def test_it_ran_sandboxed_and_recorded_like_a_built_in(medium: FinishedRun) -> N
         "reason": None,
         "leak": None,
         "leak_allowed": False,
+        "model_tokens": "metered",  # no model in raw mode; its embedder runs in its worker
     }
     assert service["sdk_version"] == "2.2.1" and "offline" in service["embedder"]
     assert manifest["backends"]["mem0"] == "1"
@@ -121,6 +122,11 @@ def test_extraction_goes_through_the_meter_and_its_failures_are_faults_of_the_ce
     metered = sum(cell.snapshots.column("metered_write_tokens").to_pylist())
     reported = sum(cell.snapshots.column("reported_write_tokens").to_pylist())
     assert metered > 0 and reported == metered  # Mem0's counts are the endpoint's usage
+    # Every model call went through the meter (its embedder runs in the worker): its spend is
+    # known, and none was seen going around the meter.
+    assert not any(cell.snapshots.column("models_outside_meter").to_pylist())
+    assert set(cell.snapshots.column("unmetered_calls").to_pylist()) == {0}
+    assert set(cell.retrievals.column("unmetered_calls").to_pylist()) == {0}
     assert cell.isolation == STRONGEST
     assert all(body["model"] == "extractor-1" for body in server.requests)
     for path in root.rglob("*"):

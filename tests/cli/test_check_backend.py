@@ -27,8 +27,24 @@ def test_a_backend_that_passes_exits_0_with_its_figures(tmp_path: Path) -> None:
     assert lines[0].startswith(f"{PLUGIN}:Honest: passed the conformance check (queryable within")
     assert "  declares: stores_for_entity yes, asynchronous yes, snapshot yes" in result.stdout
     assert "  service service: a log kept outside the package" in lines
+    assert "  model tokens: metered" in lines
     figures = json.loads(report.read_text())
     assert figures["passed"] and figures["reason"] is None and figures["read_ms_p50"] >= 0
+    assert figures["model_tokens"] == "metered"
+
+
+def test_a_backend_whose_model_spend_is_unknown_passes_and_is_told_it_will_not_rank(
+    tmp_path: Path,
+) -> None:
+    report = tmp_path / "check.json"
+    args = ["check-backend", f"{PLUGIN}:ServiceModels", "--json", str(report)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("; model tokens unknown: a run will not rank it)")
+    assert "models_outside_meter yes" in result.stdout and "  token counts: unknown" in lines
+    assert "  model tokens: unknown" in lines
+    assert json.loads(report.read_text())["model_tokens"] == "unknown"
 
 
 def test_a_backend_that_fails_exits_5_with_the_reason_on_its_first_line() -> None:

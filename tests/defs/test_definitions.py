@@ -17,6 +17,7 @@ from drift_pipeline.definitions import defs as load_defs
 from drift_pipeline.orchestration.metadata import (
     CELL_COST_CURVE_KEYS,
     CELL_METRICS_KEYS,
+    CELL_METRICS_TEXT_KEYS,
     COST_CURVES_KEYS,
     LEADERBOARD_KEYS,
     MEMORY_SNAPSHOTS_KEYS,
@@ -115,6 +116,7 @@ def test_metadata_vocabulary_is_fixed() -> None:
         RETRIEVALS_KEYS,
         PROBE_ANSWERS_KEYS,
         CELL_METRICS_KEYS,
+        CELL_METRICS_TEXT_KEYS,
         CELL_COST_CURVE_KEYS,
         WORLD_BASELINES_KEYS,
         REFERENCE_MEMORY_KEYS,

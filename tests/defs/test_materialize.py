@@ -30,7 +30,7 @@ VOCABULARY = {
     "reference_memory": md.REFERENCE_MEMORY_KEYS,
     "world_baselines": md.WORLD_BASELINES_KEYS,
     "probe_answers": md.PROBE_ANSWERS_KEYS,
-    "cell_metrics": md.CELL_METRICS_KEYS,
+    "cell_metrics": (*md.CELL_METRICS_KEYS, *md.CELL_METRICS_TEXT_KEYS),
     "cell_cost_curve": md.CELL_COST_CURVE_KEYS,
 }
 

@@ -94,7 +94,7 @@ def test_a_registered_metric_reaches_the_cell_metrics_asset(tiny: Path, tmp_path
         materialization = records[0].asset_materialization
         assert materialization is not None
         metadata = materialization.metadata
-        assert set(metadata) == set(md.CELL_METRICS_KEYS)
+        assert set(metadata) == {*md.CELL_METRICS_KEYS, *md.CELL_METRICS_TEXT_KEYS}
     value = metadata["drift/recall_accuracy"].value
     assert isinstance(value, float) and 0.0 <= value <= 1.0
 
@@ -125,3 +125,41 @@ def test_the_transcripts_token_figure_counts_every_message(tiny: Path, tmp_path:
     expected = sum(count_tokens_batch(contents.to_pylist()))
     assert expected > 0
     assert materialization.metadata[md.TRANSCRIPT_TOKENS].value == expected
+
+
+def test_a_cells_model_tokens_and_bounds_are_said_beside_its_figures() -> None:
+    from report.test_cost_marks import _cell
+
+    unknown = md.cost_metadata(_cell("service@hard", 0, None, outside=True).metrics)
+    assert unknown[md.MODEL_TOKENS].value == (
+        "unknown: it declares models the harness's meter cannot see, and reports no token counts"
+    )
+    assert unknown[md.COST_BOUNDS].value == (
+        "drift_c ≤, drift_c_lift ≤, mvot ≤, read_llm_tokens_per_retrieve ≥, "
+        "token_cost_per_session ≥, write_tokens_per_session ≥"
+    )
+    metered = md.cost_metadata(_cell("fact_store@hard", 10, 10).metrics)
+    assert (metered[md.MODEL_TOKENS].value, metered[md.COST_BOUNDS].value) == ("metered", "none")
+    over = md.cost_metadata(_cell("over@hard", 10, 40).metrics)
+    assert over[md.MODEL_TOKENS].value == "self-reported (not checked by the meter)"
+
+
+def test_the_cost_curves_mark_an_arm_whose_model_tokens_are_unknown() -> None:
+    import duckdb
+
+    from drift_pipeline.orchestration.report_metadata import cost_curves_metadata
+
+    con = duckdb.connect()
+    con.execute(
+        "create view cost_curves as select * from (values "
+        "('w', 'short', 'known@hard', 5, 100.0, 0.2, 'metered'), "
+        "('w', 'short', 'service@hard', 5, 40.0, 0.5, 'unknown')) "
+        "t(scenario, horizon, arm, checkpoint, cumulative_tokens, mvot_so_far, model_tokens)"
+    )
+    _, table, spec = cost_curves_metadata(con)
+    row = next(line for line in table.splitlines() if "service@hard" in line)
+    assert "service@hard [model tokens unknown]" in row and "≥40" in row and "≤0.500" in row
+    known = next(line for line in table.splitlines() if "known@hard" in line)
+    assert "[model" not in known and "≥" not in known
+    arms = {point["arm"] for point in spec["data"]["values"]}
+    assert arms == {"known@hard", "service@hard [model tokens unknown]"}

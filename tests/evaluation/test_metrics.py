@@ -725,7 +725,9 @@ def test_speed_four_replicates_of_500_probes() -> None:
 
 def test_table_output(cell: CellMetrics) -> None:
     table = cell.table()
-    assert table.schema == METRIC_ROWS_SCHEMA
+    # The metric rows, and which of them are bounds (none: this cell's cost is known).
+    assert table.schema == METRIC_ROWS_SCHEMA.append(pa.field("bound", pa.string()))
+    assert table.column("bound").null_count == table.num_rows
     assert {"all", "2", "4"} == set(table.column("checkpoint").to_pylist())
     assert table.num_rows == len(cell.rows)
     assert cell.samples["mvot"].draws.shape == (FAST.n_boot,)
@@ -850,27 +852,32 @@ def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
 
 
 def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
-    """Metered tokens are charged; a report the meter contradicts is not what TC counts."""
-    inflated = {
-        rep: [[(t, m, 1000) for t, m, _ in session] for session in sessions]
+    """Metered tokens are charged; a report above them is charged instead, never the smaller."""
+    rep0 = 45 + 21 + (10 + 20 + 30 + 40 + 4 * 1000) / 4
+    rep1 = 45 + 11.75 + 0.75 * (50 + 70 + 60 + 3 * 1000) / 3
+    # A report within the tolerance of the meter's count agrees with it: the meter's is charged.
+    close = {
+        rep: [[(t, m, m) for t, m, _ in session] for session in sessions]
         for rep, sessions in SESSION_READS.items()
     }
     data = ArmData(
-        answers(ARM), with_session_reads(snapshots(SESSIONS), inflated), metered_retrievals()
+        answers(ARM), with_session_reads(snapshots(SESSIONS), close), metered_retrievals()
     )
     cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)
-    # Nothing metered anywhere and a report of its own: the report is charged, every read.
-    unmetered = {
-        rep: [[(t, 0, 1000) for t, _, _ in session] for session in sessions]
-        for rep, sessions in SESSION_READS.items()
-    }
-    data = ArmData(
-        answers(ARM),
-        with_session_reads(snapshots(SESSIONS), unmetered, metered=False),
-        metered_retrievals(metered=False),
-    )
-    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
-    rep0 = 45 + 21 + (10 + 20 + 30 + 40 + 4 * 1000) / 4
-    rep1 = 45 + 11.75 + 0.75 * (50 + 70 + 60 + 3 * 1000) / 3
-    assert value(cell, "token_cost_per_session") == pytest.approx((rep0 + rep1) / 2)
+    assert cell.llm_tokens is not None and cell.llm_tokens.source == "metered"
+    # A report far above the metered tokens says the backend spent tokens the meter did not
+    # see: the report is charged, every read, whether or not some calls were metered.
+    for metered in (True, False):
+        reads = {
+            rep: [[(t, m if metered else 0, 1000) for t, m, _ in session] for session in sessions]
+            for rep, sessions in SESSION_READS.items()
+        }
+        data = ArmData(
+            answers(ARM),
+            with_session_reads(snapshots(SESSIONS), reads, metered=metered),
+            metered_retrievals(metered=metered),
+        )
+        cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+        assert value(cell, "token_cost_per_session") == pytest.approx((rep0 + rep1) / 2)
+        assert cell.llm_tokens is not None and cell.llm_tokens.source == "self-reported"

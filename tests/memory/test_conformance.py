@@ -123,6 +123,61 @@ def test_a_backend_that_calls_a_model_goes_through_a_meter_as_in_a_run(
     assert key not in json.dumps(report.to_json())
 
 
+def test_model_spend_is_judged_by_the_rule_a_run_charges_by(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Metered, self-reported or unknown, as a run would charge it; unknown passes, said so."""
+    key, own_key = "sk-test-conformance-upstream-1732", "sk-test-conformance-own-2236"
+    with (
+        FakeOpenAIServer(api_key=key) as server,
+        FakeOpenAIServer(api_key=own_key) as own,
+    ):
+        monkeypatch.setenv("DRIFT_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("DRIFT_LLM_API_KEY", key)
+
+        async def all_of_them() -> list[ConformanceReport]:
+            around = {"url": own.base_url, "key": own_key}
+            checks = (
+                check_backend_async(f"{PLUGIN}:ModelNotes"),
+                check_backend_async(f"{PLUGIN}:OwnModelNotes", around),
+                check_backend_async(f"{PLUGIN}:OwnModelNotes", {**around, "report": True}),
+                check_backend_async(f"{PLUGIN}:ServiceModels"),
+            )
+            return list(await asyncio.gather(*checks))
+
+        metered, around, reported, service = asyncio.run(all_of_them())
+        own_calls = len(own.requests)
+    assert own_calls == 10  # five stores by each of the two around the meter
+    for report in (metered, around, reported, service):
+        assert report.passed, report.reason  # an unknown spend is not a failure
+    assert (metered.model_tokens, metered.unmetered_calls) == ("metered", 0)
+    assert metered.capabilities["token_counts"] == "counted"
+    assert "model tokens unknown" not in metered.line()
+
+    # Calls to its own URL are seen by its worker, and a zero report does not cover them.
+    assert (around.model_tokens, around.unmetered_calls) == ("unknown", 5)
+    assert not around.capabilities["models_outside_meter"]
+    assert "model tokens unknown: a run will not rank it" in around.line()
+    assert "\n" not in around.line()
+    assert any("5 request(s) to a model API sent around the meter" in n for n in around.notes)
+    assert any("it calls models around the meter" in n for n in around.notes)
+
+    # Reporting them is the way out: charged its report, as a run charges it.
+    assert (reported.model_tokens, reported.unmetered_calls) == ("self-reported", 5)
+    assert "model tokens unknown" not in reported.line()
+
+    # Declared, with no counts: unknown without a single call seen.
+    assert (service.model_tokens, service.unmetered_calls) == ("unknown", 0)
+    assert service.capabilities["models_outside_meter"] is True
+    assert service.capabilities["token_counts"] == "unknown"
+    assert any("it declares models_outside_meter" in n for n in service.notes)
+    shown = "\n".join(service.lines())
+    assert "models_outside_meter yes" in shown and "model tokens: unknown" in shown
+    summary = service.to_json()
+    assert summary["model_tokens"] == "unknown" and summary["unmetered_calls"] == 0
+    assert own_key not in json.dumps(around.to_json())
+
+
 def test_without_an_endpoint_the_model_calls_are_refused_and_the_check_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

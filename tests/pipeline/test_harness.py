@@ -103,7 +103,8 @@ print(json.dumps(report.to_dict()))
 
 
 def _without_latency(item: dict[str, Any], keep_name: bool = False) -> dict[str, Any]:
-    """A summary cell or arm row without the measured-latency figures (and its arm's name).
+    """A summary cell or arm row without the measured-latency figures (and its arm's name,
+    also where its cost note says it).
 
     Also without what only ``drift run`` adds to a row: its signed record and the stored
     worlds' audit in its verification.
@@ -112,6 +113,9 @@ def _without_latency(item: dict[str, Any], keep_name: bool = False) -> dict[str,
         set() if keep_name else {"arm", "backend"}
     )
     kept = {k: v for k, v in item.items() if k not in dropped}
+    if not keep_name and kept.get("cost_note"):
+        # The line about its tokens starts with the arm's name.
+        kept["cost_note"] = str(kept["cost_note"]).removeprefix(f"{item['arm']}: ")
     if "metrics" in kept:
         kept["metrics"] = {k: v for k, v in kept["metrics"].items() if k not in LATENCY_METRICS}
     return kept

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -275,3 +276,28 @@ def test_a_baseline_of_another_kind_is_refused(pytester: pytest.Pytester) -> Non
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "not a --drift-output file of format drift-pytest-run/1" in result.stderr.str()
+
+
+def test_a_bound_on_the_passing_side_of_a_threshold_does_not_pass() -> None:
+    from types import SimpleNamespace
+
+    from report.test_cost_marks import _cell
+
+    from drift_pipeline.pytest_plugin._checks import _bound_problems
+    from drift_pipeline.pytest_plugin._options import Thresholds
+
+    def problems(metrics: Any, **limits: dict[str, float]) -> list[str]:
+        suite = SimpleNamespace(options=SimpleNamespace(thresholds=Thresholds(**limits)))
+        return _bound_problems(cast(Any, suite), cast(Any, SimpleNamespace(metrics=metrics)))
+
+    unknown = _cell("service@hard", 0, None, outside=True).metrics
+    known = _cell("metered@hard", 0, 0).metrics
+    limits = {"minimum": {"mvot": -1.0}, "maximum": {"token_cost_per_session": 1e9}}
+    assert problems(known, **limits) == []
+    found = problems(unknown, **limits)
+    assert len(found) == 2
+    assert (
+        found[0].startswith("  mvot is at most ")
+        and "cannot show the minimum -1 is met" in found[0]
+    )
+    assert "token_cost_per_session is at least " in found[1]

@@ -31,7 +31,12 @@ def test_a_sanity_arm_within_the_margin_leaves_every_row_unverified():
     assert checked["fact_store@hard"].reasons == (
         "sanity arm sentence_log@hard did not stay 0.10 DRIFT-C below fact_store (0.650 vs 0.700)",
     )
-    assert checked["fact_store@hard"].checks == {"sanity": False, "fault_rate": True, "audit": True}
+    assert checked["fact_store@hard"].checks == {
+        "sanity": False,
+        "fault_rate": True,
+        "audit": True,
+        "cost": True,
+    }
 
 
 def test_missing_sanity_arms_faults_and_audits_are_each_a_reason():

@@ -125,7 +125,8 @@ def cell_evaluation(
                 **{md.HEADLINE_METRICS[k]: v for k, v in values.items()},
             },
             md.CELL_METRICS_KEYS,
-        ),
+        )
+        | md.cost_metadata(result.metrics),
     )
     cumulative = curve.column("cumulative_tokens").to_pylist()
     mvot = curve.column("mvot_so_far").to_pylist()

@@ -3,7 +3,9 @@
 Each wrong one fails in a way the check (or the run's snapshot honesty) must name: storing
 nothing, leaking between entities, never becoming queryable, showing a write late without
 saying so, folding accents away, and hiding what it keeps from its snapshot. ``ModelNotes`` is
-honest and calls a model through the endpoint its worker is given, as a run gives it one.
+honest and calls a model through the endpoint its worker is given, as a run gives it one;
+``OwnModelNotes`` calls one at a URL of its own (around the meter), and ``ServiceModels``
+declares models the meter cannot see and knows none of their tokens.
 """
 
 from __future__ import annotations
@@ -139,3 +141,40 @@ class KeyQuoter(Honest):
         self, session_id: str, messages: list[Message], *, entity_id: str | None = None
     ) -> None:
         raise PermissionError(f"key {self.api_key} was refused")
+
+
+class OwnModelNotes(Honest):
+    """Keeps what a model at a URL of its own (not the meter) makes of each session.
+
+    With ``report`` it reports the tokens the endpoint said it spent; without, zero.
+    """
+
+    def __init__(self, url: str, key: str, report: bool = False) -> None:
+        super().__init__()
+        self.url, self.key, self.report = url, key, report
+        self.spent = 0
+
+    async def store(
+        self, session_id: str, messages: list[Message], *, entity_id: str | None = None
+    ) -> None:
+        import openai
+
+        client = openai.OpenAI(base_url=self.url, api_key=self.key, max_retries=0)
+        said = "\n".join(message["content"] for message in messages)
+        reply = client.chat.completions.create(
+            model="own-model", messages=[{"role": "user", "content": said[:2000]}]
+        )
+        self.spent += reply.usage.total_tokens if reply.usage else 0
+        await super().store(session_id, messages, entity_id=entity_id)
+
+    def token_counts(self) -> TokenCounts:
+        return TokenCounts(write=self.spent if self.report else 0, read=0)
+
+
+class ServiceModels(Honest):
+    """A memory whose models run on its service, where no meter sees them; it knows no tokens."""
+
+    models_outside_meter = True
+
+    def token_counts(self) -> TokenCounts:
+        return TokenCounts(write=None, read=None)
