@@ -99,7 +99,11 @@ def test_passes_every_built_in() -> None:
         return await asyncio.gather(*checks)
 
     reports = asyncio.run(all_of_them())
-    assert [r.line() for r in reports if not r.passed] == []
+    # leaky_shared keeps one store for every entity on purpose (it shows Privacy catching a
+    # leak, never ranked): the check must catch it too. Every other built-in passes.
+    failed = {r.backend: r.reason for r in reports if not r.passed}
+    assert set(failed) == {"leaky_shared"}, [r.line() for r in reports if not r.passed]
+    assert (failed["leaky_shared"] or "").startswith("it leaks across entities")
     # The amnesiac is a declared baseline: its empty memory is checked, not refused.
     amnesiac = reports[names.index("amnesiac")]
     assert amnesiac.capabilities["keeps_nothing"]

@@ -201,6 +201,7 @@ def test_privacy_is_shown_with_what_keeping_nothing_costs(tmp_path: Path) -> Non
             "backend": arm,
             "rank": rank,
             "ranked": rank is not None,
+            "reference": rank is None,  # leaky_shared: a reference for Privacy, never ranked
             "drift_c": figure,
             "privacy": {"value": privacy, "ci_low": None, "ci_high": None},
         }
