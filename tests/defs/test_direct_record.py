@@ -19,7 +19,7 @@ from drift_pipeline.orchestration.direct_record import direct_run_instance
 from drift_pipeline.orchestration.project import project_assets
 from drift_pipeline.orchestration.report_metadata import LEADERBOARD_CHECKS
 
-from .conftest import PROJECT
+from .conftest import PROJECT, postgres_instance
 
 Recording = tuple[Path, dict[str, Any], tuple[Any, ...]]
 """The instance's home, the run's summary, and what the run handed to its recording."""
@@ -65,26 +65,21 @@ def _history(home: Path) -> tuple[Counter[str], Counter[tuple[str, str]]]:
     return +materialised, +evaluated
 
 
-def test_a_second_run_of_the_same_world_is_recorded_beside_the_first(
-    recorded: Recording, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-):
-    home, _, handed = recorded
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy)
-    first = _history(copy)
+def _record_again(home: Path, handed: tuple[Any, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """Record the run once more into ``home`` (``DAGSTER_HOME``); every count must double."""
+    first = _history(home)
     assert first[0]["memory_snapshots"] and first[1][("probes", ANSWERABILITY)] == 2
-    monkeypatch.setenv("DAGSTER_HOME", str(copy))
-    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    capsys.readouterr()
     # What the second `drift run` of the world hands its recording (same worlds, same cells).
     assert run_records.record_in_dagster(*handed)
     assert re.fullmatch(
         r"recorded in the Dagster instance: \d+ asset events\n", capsys.readouterr().out
     )
-    second = _history(copy)
+    second = _history(home)
     # Every asset and every check twice: the rerun is complete and the first run is kept.
     assert second[0] == {name: 2 * count for name, count in first[0].items()}
     assert second[1] == {key: 2 * count for key, count in first[1].items()}
-    with dg.DagsterInstance.from_config(str(copy)) as instance:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         history = instance.event_log_storage.get_asset_check_execution_history(
             dg.AssetCheckKey(dg.AssetKey("probes"), ANSWERABILITY), limit=10
         )
@@ -97,8 +92,41 @@ def test_a_second_run_of_the_same_world_is_recorded_beside_the_first(
         assert "" not in {record.run_id for record in history}
 
 
+def test_a_second_run_of_the_same_world_is_recorded_beside_the_first(
+    recorded: Recording,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    home, _, handed = recorded
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    monkeypatch.setenv("DAGSTER_HOME", str(copy))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    _record_again(copy, handed, capsys)
+
+
+def test_reruns_are_recorded_in_full_on_postgresql(
+    recorded: Recording,
+    postgres_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    _, _, handed = recorded
+    home = tmp_path / "pg-home"
+    postgres_instance(home, postgres_env, monkeypatch).dispose()  # empty, on the server
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    assert run_records.record_in_dagster(*handed)
+    _record_again(home, handed, capsys)
+
+
 def test_an_event_the_instance_refuses_is_one_line_naming_the_asset(
-    recorded: Recording, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    recorded: Recording,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ):
     home, _, handed = recorded
     copy = tmp_path / "home"
