@@ -38,7 +38,12 @@ from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
 from .checks import GATE_LINEAGE, ROWS_PER_SESSION, gate_lineage_violations
 from .partitions import cell_partition_key, register_partitions
-from .report_metadata import cost_curves_metadata, leaderboard_metadata, trust_checks
+from .report_metadata import (
+    DAGSTER_PLOTS,
+    cost_curves_metadata,
+    leaderboard_metadata,
+    trust_checks,
+)
 
 __all__ = ["RECORD_ENV", "NotRecorded", "direct_run_instance", "record_direct_run"]
 
@@ -510,7 +515,8 @@ def record_direct_run(
     run_id = make_new_run_id()
     for done, event in enumerate(events):
         _report(instance, event, run_id, done)
-    plots = report_plots(gather(folder, con, record)) if record is not None else []
+    # Only the plots the leaderboard asset carries (the HTML report builds its own).
+    plots = report_plots(gather(folder, con, record), DAGSTER_PLOTS) if record is not None else []
     curves, _, _ = cost_curves_metadata(con)
     reports: list[Event] = [
         dg.AssetMaterialization(
