@@ -92,6 +92,15 @@ def _record_again(home: Path, handed: tuple[Any, ...], capsys: pytest.CaptureFix
         assert "" not in {record.run_id for record in history}
 
 
+def _copy_as_instance(home: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the recorded instance in ``folder``, the one direct runs now record into."""
+    copy = folder / "home"
+    shutil.copytree(home, copy)
+    monkeypatch.setenv("DAGSTER_HOME", str(copy))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    return copy
+
+
 def test_a_second_run_of_the_same_world_is_recorded_beside_the_first(
     recorded: Recording,
     tmp_path: Path,
@@ -99,11 +108,7 @@ def test_a_second_run_of_the_same_world_is_recorded_beside_the_first(
     capsys: pytest.CaptureFixture[str],
 ):
     home, _, handed = recorded
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy)
-    monkeypatch.setenv("DAGSTER_HOME", str(copy))
-    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
-    _record_again(copy, handed, capsys)
+    _record_again(_copy_as_instance(home, tmp_path, monkeypatch), handed, capsys)
 
 
 def test_reruns_are_recorded_in_full_on_postgresql(
@@ -129,16 +134,15 @@ def test_an_event_the_instance_refuses_is_one_line_naming_the_asset(
     capsys: pytest.CaptureFixture[str],
 ):
     home, _, handed = recorded
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy)
+    copy = _copy_as_instance(home, tmp_path, monkeypatch)
     # The instance's own database refuses every check evaluation from now on.
-    with sqlite3.connect(copy / "history" / "runs" / "index.db") as con:
-        con.execute(
-            "create trigger refuse before insert on asset_check_executions "
-            "begin select raise(abort, 'check evaluations are read-only here'); end"
-        )
-    monkeypatch.setenv("DAGSTER_HOME", str(copy))
-    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    con = sqlite3.connect(copy / "history" / "runs" / "index.db")
+    con.execute(
+        "create trigger refuse before insert on asset_check_executions "
+        "begin select raise(abort, 'check evaluations are read-only here'); end"
+    )
+    con.commit()
+    con.close()
     assert not run_records.record_in_dagster(*handed)
     captured = capsys.readouterr()
     assert captured.out == ""
