@@ -17,6 +17,7 @@ __all__ = [
     "EXIT_INVALID",
     "EXIT_INVALID_ARM",
     "EXIT_ISOLATION",
+    "EXIT_NOT_RECORDED",
     "EXIT_ROOT_BUSY",
     "CommandError",
 ]
@@ -34,6 +35,9 @@ EXIT_INVALID_ARM = 5
 (it is listed, not ranked)."""
 EXIT_ROOT_BUSY = 6
 """``drift run``: another run is writing to the same output folder; nothing was run."""
+EXIT_NOT_RECORDED = 7
+"""``drift run``: the run is complete (tables, record, leaderboard) but the Dagster instance did not
+record it all; one line names the asset it refused and why."""
 
 
 class CommandError(click.ClickException):

@@ -59,11 +59,16 @@ def record_in_dagster(
     summary: Mapping[str, Any],
     audits: Mapping[str, str | None],
     record: Path | None,
-) -> None:
+) -> bool:
     """Report a direct run's materialisations to the Dagster instance, where there is one.
 
     A local root only (the Dagster definitions read the same folder). A failure to record is
-    one line on stderr: the run's tables and record are written either way.
+    one line on stderr naming the asset the instance refused and why; the run's tables and
+    record are written either way.
+
+    Returns:
+        ``False`` when recording failed (``drift run`` exits with its own status), else ``True``
+        (recorded, turned off, or no instance to record into).
     """
     import os
 
@@ -73,18 +78,27 @@ def record_in_dagster(
 
     root = StorageRoot.from_url(out)
     if root.local_path is None or os.environ.get("DRIFT_DAGSTER_RECORD", "1") == "0":
-        return
-    from drift_pipeline.orchestration.direct_record import direct_run_instance, record_direct_run
+        return True
+    from drift_pipeline.orchestration.direct_record import (
+        NotRecorded,
+        direct_run_instance,
+        record_direct_run,
+    )
 
     try:
         instance = direct_run_instance()
         if instance is None:
-            return
+            return True
         with instance:
             count = record_direct_run(
                 instance, root.local_path, result.cells, summary, audits, record
             )
-    except Exception as error:
+    except NotRecorded as error:
         click.echo(f"not recorded in the Dagster instance: {error}", err=True)
-        return
+        return False
+    except Exception as error:  # the instance itself: its configuration, its database
+        cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        click.echo(f"not recorded in the Dagster instance: {cause}", err=True)
+        return False
     click.echo(f"recorded in the Dagster instance: {count} asset events")
+    return True

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .errors import EXIT_BACKEND_START, EXIT_FAILURE, EXIT_INVALID_ARM
+from .errors import EXIT_BACKEND_START, EXIT_FAILURE, EXIT_INVALID_ARM, EXIT_NOT_RECORDED
 
 if TYPE_CHECKING:
     from drift_pipeline.pipeline import CellResult, RunOptions, RunResult
@@ -29,7 +29,8 @@ def report_run(
 
     Returns:
         The exit status: 4 when a backend could not start, 5 when an arm failed the
-        conformance check, 1 with ``fail_on_error`` and any fault, 5 when an arm is invalid
+        conformance check, 1 with ``fail_on_error`` and any fault, 7 when the Dagster instance
+        did not record the run, 5 when an arm is invalid
         somewhere, else 0.
     """
     from drift_pipeline.report import render_board, render_subtype_recall, standings, summary_json
@@ -67,9 +68,10 @@ def report_run(
         click.echo(f"run record (signed): {record}")
         for row in (*payload["arms"], *(r for rows in payload["horizons"].values() for r in rows)):
             row["record"] = record.name
+    recorded = True
     if via == "direct":
         # The Dagster path materialises its assets itself; a direct run reports its own.
-        record_in_dagster(options.out, result, payload, audits, record)
+        recorded = record_in_dagster(options.out, result, payload, audits, record)
     if json_path is not None:
         conformance = result.conformance_summary()
         if conformance:
@@ -93,6 +95,8 @@ def report_run(
         return EXIT_INVALID_ARM
     if fail_on_error and result.faults:
         return EXIT_FAILURE
+    if not recorded:
+        return EXIT_NOT_RECORDED
     return EXIT_INVALID_ARM if invalid else 0
 
 

@@ -9,6 +9,12 @@ cell; the leaderboard and cost curves once, with their tables and plots (see
 one row per session and the gate's lineage on the memory assets, and the leaderboard's trust
 checks. The report assets carry data provenance, so they show as up to date.
 
+Each recording reports its check evaluations under a run id of its own. Dagster keys a check's
+execution by (asset, check, run id, partition) and gives every event reported without a run the
+same empty run id, so a second runless evaluation of a partitioned check (the same world run
+again into the same instance) is refused; under its own run id every rerun is kept as one more
+evaluation in the check's history, beside the earlier ones.
+
 The instance is the one ``DAGSTER_HOME`` names, else ``.dagster_home`` in the folder the run
 was started from when it holds a ``dagster.yaml`` (the project root, as the README sets it
 up); with neither, nothing is recorded. ``DRIFT_DAGSTER_RECORD=0`` turns recording off.
@@ -32,9 +38,14 @@ from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
 from .checks import GATE_LINEAGE, ROWS_PER_SESSION, gate_lineage_violations
 from .partitions import cell_partition_key, register_partitions
-from .report_metadata import cost_curves_metadata, leaderboard_metadata, trust_checks
+from .report_metadata import (
+    DAGSTER_PLOTS,
+    cost_curves_metadata,
+    leaderboard_metadata,
+    trust_checks,
+)
 
-__all__ = ["RECORD_ENV", "direct_run_instance", "record_direct_run"]
+__all__ = ["RECORD_ENV", "NotRecorded", "direct_run_instance", "record_direct_run"]
 
 RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
 """``0`` turns the recording of direct runs off."""
@@ -59,6 +70,48 @@ LEADERBOARD_DEPS: Final = (
 )
 """The ``leaderboard`` asset's upstream assets (its data provenance names each)."""
 COST_CURVES_DEPS: Final = (CELL_COST_CURVE, WORLD_BASELINES)
+
+
+class NotRecorded(Exception):
+    """An event of a direct run the instance refused: which asset (and check), and why."""
+
+
+Event = dg.AssetMaterialization | dg.AssetCheckEvaluation
+
+
+def _report(instance: dg.DagsterInstance, event: Event, run_id: str, before: int) -> None:
+    """Report ``event`` on ``instance``; a check evaluation under ``run_id``.
+
+    ``before`` events of this recording are in the instance already (the message says so).
+
+    Raises:
+        NotRecorded: The instance refused it (the message names the asset and the cause).
+    """
+    from dagster._core.events import DagsterEvent, DagsterEventType
+    from dagster._core.instance.utils import RUNLESS_JOB_NAME
+
+    try:
+        if isinstance(event, dg.AssetCheckEvaluation):
+            instance.report_dagster_event(
+                DagsterEvent(
+                    event_type_value=DagsterEventType.ASSET_CHECK_EVALUATION.value,
+                    job_name=RUNLESS_JOB_NAME,
+                    event_specific_data=event,
+                ),
+                run_id=run_id,
+            )
+        else:
+            instance.report_runless_asset_event(event)
+    except Exception as error:
+        if isinstance(event, dg.AssetCheckEvaluation):
+            what = f"check {event.check_name} on {event.asset_key.to_user_string()}"
+        else:
+            what = event.asset_key.to_user_string()
+        partition = f" [{event.partition}]" if event.partition else ""
+        cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise NotRecorded(
+            f"{what}{partition}: {cause} ({before} events of this run recorded before it)"
+        ) from error
 
 
 def direct_run_instance() -> dg.DagsterInstance | None:
@@ -411,7 +464,12 @@ def record_direct_run(
 
     Returns:
         The number of events reported (materialisations and check evaluations).
+
+    Raises:
+        NotRecorded: The instance refused an event; the events before it are recorded.
     """
+    from dagster._core.utils import make_new_run_id
+
     from drift_pipeline.pipeline import connect
     from drift_pipeline.report import gather, report_plots
 
@@ -449,7 +507,7 @@ def record_direct_run(
     limit = max((c.run.max_fault_rate for c in cells), default=0.05)
     violations = gate_lineage_violations(project_assets())
     lineage = "; ".join(violations) or None
-    events: list[dg.AssetMaterialization | dg.AssetCheckEvaluation] = []
+    events: list[Event] = []
     for world in worlds:
         events += _world_events(world, con, tables, (limit, figures))
         failure = audits.get(f"{world.source_id}/{world.horizon}")
@@ -465,11 +523,13 @@ def record_direct_run(
     for cell in cells:
         if cell.arm.key != REFERENCE_ARM.key:
             events += _cell_events(cell, figures, lineage)
-    for event in events:
-        instance.report_runless_asset_event(event)
-    plots = report_plots(gather(folder, con, record)) if record is not None else []
+    run_id = make_new_run_id()
+    for done, event in enumerate(events):
+        _report(instance, event, run_id, done)
+    # Only the plots the leaderboard asset carries (the HTML report builds its own).
+    plots = report_plots(gather(folder, con, record), DAGSTER_PLOTS) if record is not None else []
     curves, _, _ = cost_curves_metadata(con)
-    reports: list[dg.AssetMaterialization | dg.AssetCheckEvaluation] = [
+    reports: list[Event] = [
         dg.AssetMaterialization(
             asset_key="leaderboard",
             metadata={
@@ -494,6 +554,6 @@ def record_direct_run(
             for name, passed, description in trust_checks(summary)
         ),
     ]
-    for event in reports:
-        instance.report_runless_asset_event(event)
+    for done, event in enumerate(reports, len(events)):
+        _report(instance, event, run_id, done)
     return len(events) + len(reports)

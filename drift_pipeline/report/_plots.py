@@ -6,7 +6,7 @@ or network at view time), and the same spec is written as ``<name>.svg`` and ``<
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,12 +41,20 @@ def _data(rows: Sequence[dict[str, Any]]) -> Any:
     return alt.Data(values=[dict(row) for row in rows])  # type: ignore[no-untyped-call]
 
 
-def report_plots(data: ReportData) -> list[Plot]:
-    """Every plot the data has rows for (a plot without rows is left out)."""
+def report_plots(data: ReportData, names: Collection[str] | None = None) -> list[Plot]:
+    """Every plot the data has rows for (a plot without rows is left out).
+
+    Args:
+        data: The report's data.
+        names: Only these plots (of :data:`PLOT_TITLES`); ``None``: all of them. Building a
+            chart's spec validates it against the Vega-Lite schema, which costs more than its
+            rows: a caller that shows three plots builds three.
+    """
     import altair as alt
 
+    wanted = set(PLOT_TITLES if names is None else names)
     plots: list[Plot] = []
-    if data.cost_curve:
+    if data.cost_curve and "cost_curve" in wanted:
         long = [
             {
                 **{k: row[k] for k in ("horizon", "checkpoint")},
@@ -84,7 +92,7 @@ def report_plots(data: ReportData) -> list[Plot]:
         for r in rows
         if isinstance(r.get("mvot"), dict) and r["mvot"].get("value") is not None
     ]
-    if mvot:
+    if mvot and "mvot_by_horizon" in wanted:
         base = alt.Chart(_data(mvot)).encode(
             x=alt.X("arm:N", title=None), color=alt.Color("arm:N", legend=None)
         )
@@ -97,7 +105,7 @@ def report_plots(data: ReportData) -> list[Plot]:
             .facet(column=alt.Column("horizon:N", sort=HORIZONS))
         )
         plots.append(Plot("mvot_by_horizon", chart.to_dict()))
-    if data.error_curve:
+    if data.error_curve and "error_curve" in wanted:
         chart = (
             alt.Chart(_data(data.error_curve))
             .mark_line(point=True)
@@ -110,7 +118,7 @@ def report_plots(data: ReportData) -> list[Plot]:
             .facet(column=alt.Column("horizon:N", sort=HORIZONS))
         )
         plots.append(Plot("error_curve", chart.to_dict()))
-    if data.probe_accuracy:
+    if data.probe_accuracy and "probe_accuracy" in wanted:
         rows = [{**r, "probe": f"{r['probe_type']}:{r['subtype']}"} for r in data.probe_accuracy]
         chart = (
             alt.Chart(_data(rows))
@@ -124,7 +132,7 @@ def report_plots(data: ReportData) -> list[Plot]:
             .properties(width=320)
         )
         plots.append(Plot("probe_accuracy", chart.to_dict()))
-    if data.abilities:
+    if data.abilities and "abilities" in wanted:
         chart = (
             alt.Chart(_data(data.abilities))
             .mark_bar()
@@ -137,7 +145,7 @@ def report_plots(data: ReportData) -> list[Plot]:
             .facet(facet=alt.Facet("arm:N"), columns=4)
         )
         plots.append(Plot("abilities", chart.to_dict()))
-    if data.session_reads:
+    if data.session_reads and "session_reads" in wanted:
         measures = (("read_ms", "read latency (ms)"), ("read_tokens", "tokens returned"))
         long = [
             {
@@ -165,7 +173,7 @@ def report_plots(data: ReportData) -> list[Plot]:
         )
         plots.append(Plot("session_reads", chart.to_dict()))
     trend = [r for r in data.trend if r["horizon"] == "all" and r["drift_c"] is not None]
-    if trend:
+    if trend and "drift_c_trend" in wanted:
         chart = (
             alt.Chart(_data(trend))
             .mark_line(point=True)

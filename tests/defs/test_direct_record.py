@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -11,31 +13,150 @@ import dagster as dg
 import pytest
 from report.tiny_world import ARMS, run_tiny
 
+from drift_pipeline.cli import run_records
 from drift_pipeline.defs.assets.world import ANSWERABILITY
 from drift_pipeline.orchestration.direct_record import direct_run_instance
 from drift_pipeline.orchestration.project import project_assets
 from drift_pipeline.orchestration.report_metadata import LEADERBOARD_CHECKS
 
-from .conftest import PROJECT
+from .conftest import PROJECT, postgres_instance
+
+Recording = tuple[Path, dict[str, Any], tuple[Any, ...]]
+"""The instance's home, the run's summary, and what the run handed to its recording."""
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     base = tmp_path_factory.mktemp("direct")
     home = base / "home"
     home.mkdir()
     shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    handed: list[tuple[Any, ...]] = []
+    original = run_records.record_in_dagster
+
+    def spy(*args: Any) -> bool:
+        handed.append(args)
+        return original(*args)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DAGSTER_HOME", str(home))
         patch.setenv("DRIFT_DAGSTER_RECORD", "1")
+        patch.setattr(run_records, "record_in_dagster", spy)
         result, summary = run_tiny(base)
     # Its own line ("not recorded in the Dagster instance: …" would be a failure).
     assert re.search(r"^recorded in the Dagster instance: \d+ asset events$", result.output, re.M)
-    return home, summary
+    return home, summary, handed[0]
 
 
-def test_every_asset_of_the_run_shows_as_materialised(recorded: tuple[Path, dict[str, Any]]):
-    home, summary = recorded
+def _history(home: Path) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """Materialisations per asset and check evaluations per (asset, check) in the instance."""
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        materialised: Counter[str] = Counter()
+        evaluated: Counter[tuple[str, str]] = Counter()
+        for assets in project_assets():
+            for spec in assets.specs:
+                records = instance.fetch_materializations(spec.key, limit=1000).records
+                materialised[spec.key.to_user_string()] = len(records)
+            for check in assets.check_keys:
+                history = instance.event_log_storage.get_asset_check_execution_history(
+                    check, limit=1000
+                )
+                evaluated[(check.asset_key.to_user_string(), check.name)] = len(history)
+    return +materialised, +evaluated
+
+
+def _record_again(home: Path, handed: tuple[Any, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """Record the run once more into ``home`` (``DAGSTER_HOME``); every count must double."""
+    first = _history(home)
+    assert first[0]["memory_snapshots"] and first[1][("probes", ANSWERABILITY)] == 2
+    capsys.readouterr()
+    # What the second `drift run` of the world hands its recording (same worlds, same cells).
+    assert run_records.record_in_dagster(*handed)
+    assert re.fullmatch(
+        r"recorded in the Dagster instance: \d+ asset events\n", capsys.readouterr().out
+    )
+    second = _history(home)
+    # Every asset and every check twice: the rerun is complete and the first run is kept.
+    assert second[0] == {name: 2 * count for name, count in first[0].items()}
+    assert second[1] == {key: 2 * count for key, count in first[1].items()}
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        history = instance.event_log_storage.get_asset_check_execution_history(
+            dg.AssetCheckKey(dg.AssetKey("probes"), ANSWERABILITY), limit=10
+        )
+        # One evaluation per world per recording, each recording under a run id of its own.
+        assert Counter(record.partition for record in history) == {
+            "report-tiny/short": 2,
+            "report-tiny/medium": 2,
+        }
+        assert len({record.run_id for record in history}) == 2
+        assert "" not in {record.run_id for record in history}
+
+
+def _copy_as_instance(home: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the recorded instance in ``folder``, the one direct runs now record into."""
+    copy = folder / "home"
+    shutil.copytree(home, copy)
+    monkeypatch.setenv("DAGSTER_HOME", str(copy))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    return copy
+
+
+def test_a_second_run_of_the_same_world_is_recorded_beside_the_first(
+    recorded: Recording,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    home, _, handed = recorded
+    _record_again(_copy_as_instance(home, tmp_path, monkeypatch), handed, capsys)
+
+
+def test_reruns_are_recorded_in_full_on_postgresql(
+    recorded: Recording,
+    postgres_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    _, _, handed = recorded
+    home = tmp_path / "pg-home"
+    postgres_instance(home, postgres_env, monkeypatch).dispose()  # empty, on the server
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    assert run_records.record_in_dagster(*handed)
+    _record_again(home, handed, capsys)
+
+
+def test_an_event_the_instance_refuses_is_one_line_naming_the_asset(
+    recorded: Recording,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    home, _, handed = recorded
+    copy = _copy_as_instance(home, tmp_path, monkeypatch)
+    # The instance's own database refuses every check evaluation from now on.
+    con = sqlite3.connect(copy / "history" / "runs" / "index.db")
+    con.execute(
+        "create trigger refuse before insert on asset_check_executions "
+        "begin select raise(abort, 'check evaluations are read-only here'); end"
+    )
+    con.commit()
+    con.close()
+    assert not run_records.record_in_dagster(*handed)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    # The first check evaluated: the world's reference memory, after the world's tables.
+    assert re.fullmatch(
+        r"not recorded in the Dagster instance: check rows_per_session on reference_memory "
+        r"\[report-tiny/short\]: \(sqlite3\.IntegrityError\) check evaluations are read-only "
+        r"here \(6 events of this run recorded before it\)\n",
+        captured.err,
+    ), captured.err
+
+
+def test_every_asset_of_the_run_shows_as_materialised(recorded: Recording):
+    home, summary, _ = recorded
     with dg.DagsterInstance.from_config(str(home)) as instance:
         keys = {spec.key for assets in project_assets() for spec in assets.specs}
         cells = {f"{arm}@hard|report-tiny/{h}" for arm in ARMS for h in ("short", "medium")}
@@ -93,9 +214,9 @@ def test_recording_is_off_with_the_switch_or_without_an_instance(
 
 
 def test_every_figure_of_the_dagster_path_is_reported(
-    recorded: tuple[Path, dict[str, Any]],
+    recorded: Recording,
 ):
-    home, _ = recorded
+    home, _, _ = recorded
     with dg.DagsterInstance.from_config(str(home)) as instance:
         world = "report-tiny/short"
         for table in ("latent_profiles", "transcripts", "probes", "reference_memory"):
