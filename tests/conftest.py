@@ -42,6 +42,15 @@ LONGEST_FIRST = (
     "tests/pipeline/test_benchmark_checks.py",
     "tests/defs/test_cli_via_dagster.py",
     "tests/test_cli_secrets.py",
+    # Files of one or two long runs each (20-30 s alone on a quiet machine): started early, the
+    # short files fill in around them instead of one of them running last beside an idle worker.
+    "tests/pipeline/test_llm_run.py",
+    "tests/adapters/test_mem0_run.py",
+    "tests/memory/test_hang_bound.py",
+    "tests/defs/test_direct_record.py",
+    "tests/pipeline/test_run_jobs.py",
+    "tests/cli/test_leaderboard.py",
+    "tests/pipeline/test_multi_peer_run.py",
 )
 """Test files by their measured duration, longest first."""
 

@@ -67,13 +67,6 @@ def test_postgres_killed_mid_run_fails_in_one_line_and_a_rerun_resumes(
     home = tmp_path / "pg-home"
     postgres_instance(home, env, monkeypatch).dispose()  # an empty instance on the server
 
-    # The same run, never interrupted, in this process (its own instance on SQLite: storage does
-    # not matter; the interrupted run and its rerun are the command itself).
-    (tmp_path / "clean-home").mkdir()
-    with dg.DagsterInstance.local_temp(str(tmp_path / "clean-home")) as clean_instance:
-        arms = [Arm.parse(f"{name}@hard") for name in BACKENDS]
-        run_via_dagster([scenario], arms, out=tmp_path / "clean", instance=clean_instance)
-
     out = tmp_path / "data"
     run = _start(home, scenario, out, env)
     try:
@@ -84,6 +77,13 @@ def test_postgres_killed_mid_run_fails_in_one_line_and_a_rerun_resumes(
             assert time.monotonic() < deadline, "the run never reached its first cell"
             time.sleep(0.05)
         postgres_server.stop("immediate")
+        # The same run, never interrupted, in this process (its own instance on SQLite: storage
+        # does not matter; the interrupted run and its rerun are the command itself). It is made
+        # while the command spends its retries on the dead server, which are mostly sleep.
+        (tmp_path / "clean-home").mkdir()
+        with dg.DagsterInstance.local_temp(str(tmp_path / "clean-home")) as clean_instance:
+            arms = [Arm.parse(f"{name}@hard") for name in BACKENDS]
+            run_via_dagster([scenario], arms, out=tmp_path / "clean", instance=clean_instance)
         stdout, stderr = run.communicate(timeout=600)
     finally:
         if run.poll() is None:

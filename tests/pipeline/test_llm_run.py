@@ -26,10 +26,11 @@ from drift_pipeline.memory import Arm
 from drift_pipeline.pipeline import EvaluationOptions, RunOptions, RunResult, run_benchmark
 from drift_pipeline.sources import ScenarioSource
 
-pytestmark = pytest.mark.slow  # two whole runs, each reader call waits 250 ms for its first token
+pytestmark = pytest.mark.slow  # two whole runs, each reader call waits 210 ms for its first token
 
 SECRET = "sk-test-DRIFT-SECRET-123"
-FIRST_TOKEN_DELAY_S = 0.25
+FIRST_TOKEN_DELAY_S = 0.21
+"""Just past the 200 ms TTFRT target, so LPS cannot be perfect: every reader call waits it."""
 ARM = Arm.parse("bm25@hard")
 AMNESIAC = Arm.parse("amnesiac@hard")
 
@@ -59,7 +60,11 @@ def llm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMRun]:
         with FakeOpenAIServer(
             scripted_llm.respond, api_key=SECRET, first_token_delay_s=FIRST_TOKEN_DELAY_S
         ) as server:
-            config = LLMConfig(server.base_url, "scripted-model", backoff_base_s=0.01)
+            # The loopback server answers each request on a thread of its own: many calls in
+            # flight wait out their first-token delays together.
+            config = LLMConfig(
+                server.base_url, "scripted-model", backoff_base_s=0.01, concurrency=16
+            )
             options = RunOptions(
                 arms=[ARM, AMNESIAC],
                 out=root / "data",
@@ -131,7 +136,7 @@ def test_ttfrt_is_measured_from_the_readers_first_token_and_lps_uses_it(llm_run:
     read_p99 = metrics.get("read_ms_p99").value
     expected = float(latency_profile_score(read_p99, p99))
     assert metrics.get("lps").value == pytest.approx(expected)
-    # A 250 ms first token misses the 200 ms TTFRT target: LPS cannot be perfect.
+    # A 210 ms first token misses the 200 ms TTFRT target: LPS cannot be perfect.
     assert metrics.get("lps").value <= 0.4 + 0.6 * 200 / (FIRST_TOKEN_DELAY_S * 1000)
 
 
