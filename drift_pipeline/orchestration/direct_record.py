@@ -96,7 +96,7 @@ def _report(instance: dg.DagsterInstance, event: Event, run_id: str, before: int
                 DagsterEvent(
                     event_type_value=DagsterEventType.ASSET_CHECK_EVALUATION.value,
                     job_name=RUNLESS_JOB_NAME,
-                    event_specific_data=event,
+                    event_specific_data=_targeting(instance, event),
                 ),
                 run_id=run_id,
             )
@@ -112,6 +112,37 @@ def _report(instance: dg.DagsterInstance, event: Event, run_id: str, before: int
         raise NotRecorded(
             f"{what}{partition}: {cause} ({before} events of this run recorded before it)"
         ) from error
+
+
+def _targeting(
+    instance: dg.DagsterInstance, event: dg.AssetCheckEvaluation
+) -> dg.AssetCheckEvaluation:
+    """``event`` pointing at the materialisation it checked (recorded just before it).
+
+    The check runs under a run id of its own, so Dagster cannot tie it to the run-less
+    materialisation by run; without this pointer it compares timestamps, which its check table
+    keeps to the second, and the UI shows a check made in the same second as "not evaluated".
+    """
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+    from dagster_shared.record import replace
+
+    found = instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=event.asset_key,
+            asset_partitions=[event.partition] if event.partition is not None else None,
+        ),
+        limit=1,
+    ).records
+    if not found:
+        return event
+    target = AssetCheckEvaluationTargetMaterializationData(
+        storage_id=found[0].storage_id,
+        run_id=found[0].run_id,
+        timestamp=found[0].timestamp,
+    )
+    return replace(event, target_materialization_data=target)
 
 
 def direct_run_instance() -> dg.DagsterInstance | None:

@@ -90,6 +90,36 @@ def _record_again(home: Path, handed: tuple[Any, ...], capsys: pytest.CaptureFix
         }
         assert len({record.run_id for record in history}) == 2
         assert "" not in {record.run_id for record in history}
+        _assert_checks_target_the_latest_materialisations(instance)
+
+
+def _assert_checks_target_the_latest_materialisations(instance: dg.DagsterInstance) -> None:
+    """Each check's newest evaluation per partition points at what is materialised now.
+
+    That is how the UI shows a check as evaluated for the asset it shows: a check recorded in
+    the same second as its materialisation must not read as "not evaluated".
+    """
+    for assets in project_assets():
+        for check in assets.check_keys:
+            history = instance.event_log_storage.get_asset_check_execution_history(
+                check, limit=1000
+            )
+            newest: dict[str | None, Any] = {}
+            for record in sorted(history, key=lambda record: record.id):
+                newest[record.partition] = record
+            for partition, record in newest.items():
+                materialised = instance.fetch_materializations(
+                    dg.AssetRecordsFilter(
+                        asset_key=check.asset_key,
+                        asset_partitions=None if partition is None else [partition],
+                    ),
+                    limit=1,
+                ).records[0]
+                target = record.evaluation.target_materialization_data
+                assert target is not None and target.storage_id == materialised.storage_id, (
+                    check,
+                    partition,
+                )
 
 
 def _copy_as_instance(home: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
