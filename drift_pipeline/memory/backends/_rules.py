@@ -558,11 +558,14 @@ _RULES: list[_Rule] = [
     (compile_ci(r"^I\s+(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"), _age),
     (compile_ci(rf"^I\s+{OP_ADV}prefer\s+(?P<v>.+)$"), _prefer),
     # Choosing one option by habit is preferring it: "I go for X", "X is my usual choice".
+    # Going for a run or a walk is an outing, and one made every day a routine, no choice.
     (
         compile_ci(
             rf"^I\s+{OP_ADV}(?:(?:usually|always|normally|typically|tend to|would)\s+)?"
-            r"(?:go for|lean towards?|opt for|gravitate towards?|stick (?:with|to)|default to)\s+"
-            r"(?P<v>.+)$"
+            r"(?:go for(?!\s+(?:(?:a|an)\s+)?(?:[\w-]+\s+)?(?:run|walk|swim|jog|hike|ride|"
+            r"drive|stroll|spin|paddle|climb|coffee|drink|beer|meal|bite)s?\b)|"
+            r"lean towards?|opt for|gravitate towards?|stick (?:with|to)|default to)\s+"
+            r"(?!.*\b(?:every|each|daily|weekly|nightly|twice|times a)\b)(?P<v>.+)$"
         ),
         _prefer,
     ),

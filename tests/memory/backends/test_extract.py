@@ -499,6 +499,7 @@ def test_insincere_marks_a_mocking_sentence_and_what_a_bare_marker_mocks() -> No
         ("My default is bullet points.", ("prefers point", "bullet points")),
         ("Given the choice, I go for imperial units.", ("prefers unit", "imperial units")),
         ("I lean towards quiet indoor venues.", ("prefers venu", "quiet indoor venues")),
+        ("I go for a run every morning.", ("habit go run", "go for a run every morning")),
         ("I moved from Lisbon to Porto.", ("lives in", "Porto")),
         ("My address changed to a street in Tallinn.", ("lives in", "Tallinn")),
         ("I joined Globex over the weekend.", ("works at", "Globex")),
