@@ -144,6 +144,11 @@ _HEARSAY = re.compile(
     r"\b(?:apparently|supposedly|allegedly|rumou?rs?|heard|claims?|claimed|I|joke|joking)\b",
     re.IGNORECASE,
 )
+_SEEN_BY_ME = re.compile(
+    r"\s+(?:that\s+|who\s+|whom\s+)?I\s+(?:saw|see|visited|consulted|went to|go to|spoke to|"
+    r"spoke with|have been seeing|was referred to|got referred to)\b[^\"“”«»]*$",
+    re.IGNORECASE,
+)
 # Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
 _SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
@@ -457,12 +462,11 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
         if index in skipped or is_question(sentence):
             continue
         if _is_reported(sentence):
-            told = _TOLD_OF_ME.match(sentence)
-            if (
-                told is None
-                or _HEARSAY.search(told.group("who"))
-                or not _RECORD_KEEPER.search(told.group("who"))
-            ):
+            # Read past an opening frame ("Not sure I mentioned it, but the doctor says …").
+            told = _TOLD_OF_ME.match(_FRAME.sub("", strip_lead_ins(_LEAD.sub("", sentence))))
+            # "The specialist I saw last week says …": whom the speaker saw is no hearsay.
+            who = _SEEN_BY_ME.sub("", told.group("who")) if told else ""
+            if told is None or _HEARSAY.search(who) or not _RECORD_KEEPER.search(who):
                 continue
             # "The doctor says I am recovering from pneumonia": news of the speaker's own health,
             # told by whoever keeps the record of it; read as the speaker saying it. Anyone

@@ -505,7 +505,7 @@ _RULES: list[_Rule] = [
     (compile_ci(rf"^(?:I|we)\s+{ADV}live\s+in\s+(?P<v>.+)$"), _location),
     (
         compile_ci(
-            rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located|settling)\s+"
+            rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located|settling|unpacking)\s+"
             r"(?:down\s+)?(?:in|into)\s+(?P<v>.+)$"
         ),
         _location,
@@ -623,6 +623,7 @@ _RULES: list[_Rule] = [
         compile_ci(r"^I\s+(?:have\s+)?(?:fully\s+|finally\s+|completely\s+)?recovered\b.*$"),
         _health_cleared,
     ),
+    (compile_ci(r"^I am\s+(?:now\s+|fully\s+|officially\s+)*cleared\b.*$"), _health_cleared),
     (
         compile_ci(
             r"^I\s+(?P<verb>(?:have\s+been|was|got|just\s+got|recently\s+got)\s+diagnosed|"

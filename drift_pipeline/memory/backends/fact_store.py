@@ -91,7 +91,9 @@ class FactStoreBackend:
     # treatments and habitual choices said in more everyday words ("I have been divorced since
     # May", "work relocated me to Oslo", "X is my usual choice"); a hedge after a lead-in and an
     # "if you" of liking are no condition; two swapped letters in everyday words read as meant;
-    # a fact that names its own topic shown without the asides of its sentence.
+    # a fact that names its own topic shown without the asides of its sentence; what "the
+    # specialist I saw" says of the speaker's health is news of it; a home implied by unpacking
+    # there or by "since that's home now".
     version: ClassVar[str] = "7"
 
     def __init__(self, budget_tokens: int = 1000) -> None:

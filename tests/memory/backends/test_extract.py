@@ -511,6 +511,16 @@ def test_insincere_marks_a_mocking_sentence_and_what_a_bare_marker_mocks() -> No
             "I'm on antibiotics for a chest infection.",
             ("health", "on antibiotics for a chest infection"),
         ),
+        ("I'm still unpacking in Adelaide after the move.", ("lives in", "Adelaide")),
+        ("I bought a transit pass for Tallinn, since that's home now.", ("lives in", "Tallinn")),
+        (
+            "Not sure I mentioned it, but the specialist I saw yesterday says I'm managing asthma.",
+            ("health", "managing asthma"),
+        ),
+        (
+            "The doctor I saw last week says I'm cleared after a full check-up.",
+            ("health", "cleared after a full check-up"),
+        ),
         ("It's easier for me to scan if you reply in short paragraphs.", None),
     ],
 )
@@ -530,3 +540,8 @@ def test_two_swapped_letters_in_everyday_words_are_read_as_meant() -> None:
     )
     (statement,) = extract_statements([user("ym name is Kit, in case taht helps.")])
     assert (statement.predicate, statement.value) == ("name", "Kit")
+
+
+def test_whom_the_speaker_saw_is_no_hearsay_but_a_friend_is_no_record_keeper() -> None:
+    assert extract_statements([user("My friend I saw yesterday says I'm vegan.")]) == []
+    assert extract_statements([user("I heard the doctor I saw says I am vegan.")]) == []
