@@ -376,7 +376,7 @@ def answer_period(text: str) -> Period | None:
     understand names nothing: "the week before 9 June" is never read as 9 June.
     """
     cleaned = " ".join(str(text).split()).strip(" .;:!?`'\"")
-    cleaned = re.sub(r",(?=\d)", ", ", cleaned.replace("`", ""))  # "24 August,2023"
+    cleaned = _R["answer-glued-year"].sub(", ", cleaned.replace("`", ""))  # "24 August,2023"
     cleaned = _R["answer-glued-month"].sub(" ", cleaned)  # "24June, 2022"
     body = cleaned[_R["answer-lead"].match(cleaned).end() :]  # type: ignore[union-attr]
     if not body:
