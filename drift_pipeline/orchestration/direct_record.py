@@ -38,17 +38,16 @@ from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
 from .checks import GATE_LINEAGE, ROWS_PER_SESSION, gate_lineage_violations
 from .partitions import cell_partition_key, register_partitions
+from .record_child import RECORD_ENV, instance_home
 from .report_metadata import (
-    DAGSTER_PLOTS,
     cost_curves_metadata,
     leaderboard_metadata,
+    leaderboard_plots,
     trust_checks,
 )
 
 __all__ = ["RECORD_ENV", "NotRecorded", "direct_run_instance", "record_direct_run"]
 
-RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
-"""``0`` turns the recording of direct runs off."""
 ANSWERABILITY: Final = "answerability_audit"
 """The ``probes`` asset's check (the name the world asset declares it under)."""
 RECORDED_BY: Final = "drift/recorded_by"
@@ -147,14 +146,12 @@ def _targeting(
 
 def direct_run_instance() -> dg.DagsterInstance | None:
     """The instance direct runs record into, or ``None`` (turned off, or no instance here)."""
-    if os.environ.get(RECORD_ENV, "1") == "0":
+    home = instance_home()
+    if home is None:
         return None
     if os.environ.get("DAGSTER_HOME"):
         return dg.DagsterInstance.get()
-    home = Path.cwd() / ".dagster_home"
-    if (home / "dagster.yaml").exists():
-        return dg.DagsterInstance.from_config(str(home))
-    return None
+    return dg.DagsterInstance.from_config(str(home))
 
 
 def _views(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -502,7 +499,6 @@ def record_direct_run(
     from dagster._core.utils import make_new_run_id
 
     from drift_pipeline.pipeline import connect
-    from drift_pipeline.report import gather, report_plots
 
     from .project import project_assets
 
@@ -558,7 +554,7 @@ def record_direct_run(
     for done, event in enumerate(events):
         _report(instance, event, run_id, done)
     # Only the plots the leaderboard asset carries (the HTML report builds its own).
-    plots = report_plots(gather(folder, con, record), DAGSTER_PLOTS) if record is not None else []
+    plots = leaderboard_plots(folder, con, record) if record is not None else []
     curves, _, _ = cost_curves_metadata(con)
     reports: list[Event] = [
         dg.AssetMaterialization(
