@@ -18,11 +18,17 @@ evaluation in the check's history, beside the earlier ones.
 The instance is the one ``DAGSTER_HOME`` names, else ``.dagster_home`` in the folder the run
 was started from when it holds a ``dagster.yaml`` (the project root, as the README sets it
 up); with neither, nothing is recorded. ``DRIFT_DAGSTER_RECORD=0`` turns recording off.
+
+``drift run`` records from a child process that runs this module (:mod:`.record_child`), so
+that the run's own process never imports Dagster.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -38,7 +44,7 @@ from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
 from .checks import GATE_LINEAGE, ROWS_PER_SESSION, gate_lineage_violations
 from .partitions import cell_partition_key, register_partitions
-from .record_child import RECORD_ENV, instance_home
+from .record_child import RECORD_ENV, RecordingFailed, instance_home
 from .report_metadata import (
     cost_curves_metadata,
     leaderboard_metadata,
@@ -584,3 +590,41 @@ def record_direct_run(
     for done, event in enumerate(reports, len(events)):
         _report(instance, event, run_id, done)
     return len(events) + len(reports)
+
+
+def _record_request(request: Path) -> int | None:
+    """The recording child's work: the events of the run described in ``request``.
+
+    Returns ``None`` when there is no instance to record into.
+
+    Raises:
+        RecordingFailed: The instance refused an event or could not be opened (one line).
+    """
+    with request.open("rb") as handle:
+        folder, cells, summary, audits, record = pickle.load(handle)
+    try:
+        instance = direct_run_instance()
+        if instance is None:
+            return None
+        with instance:
+            return record_direct_run(instance, folder, cells, summary, audits, record)
+    except NotRecorded as error:
+        raise RecordingFailed(str(error)) from error
+    except Exception as error:  # the instance itself: its configuration, its database
+        cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise RecordingFailed(cause) from error
+
+
+def main(argv: Sequence[str]) -> int:
+    """The recording child (see :mod:`.record_child`): record, then answer in the result file."""
+    request, answer = Path(argv[0]), Path(argv[1])
+    try:
+        reply: dict[str, Any] = {"count": _record_request(request)}
+    except RecordingFailed as error:
+        reply = {"error": str(error)}
+    answer.write_text(json.dumps(reply), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -7,8 +7,9 @@ starts fresh, takes only what the recording reads (the run's folder, its evaluat
 leaderboard summary, the audits and the record's path), reports the events and exits, so the
 run's own process never imports Dagster and its peak is that of the run alone.
 
-Run as ``python -m drift_pipeline.orchestration.record_child REQUEST RESULT``: ``REQUEST`` is a
-pickle this module wrote, ``RESULT`` the JSON file it answers in.
+The child is ``python -m drift_pipeline.orchestration.direct_record REQUEST RESULT``:
+``REQUEST`` is a pickle this module wrote, ``RESULT`` the JSON file the child answers in. This
+module imports neither Dagster nor the recording.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ __all__ = ["RECORD_ENV", "RecordingFailed", "instance_home", "record_in_child"]
 
 RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
 """``0`` turns the recording of direct runs off."""
+CHILD: Final = __name__.rpartition(".")[0] + ".direct_record"
+"""The module the child runs (its ``__main__``)."""
 
 
 class RecordingFailed(Exception):
@@ -82,7 +85,7 @@ def record_in_child(
                 protocol=pickle.HIGHEST_PROTOCOL,
             )
         code = subprocess.call(
-            [sys.executable, "-m", __name__, str(request), str(answer)],
+            [sys.executable, "-m", CHILD, str(request), str(answer)],
             stdin=subprocess.DEVNULL,
         )
         reply: dict[str, Any] = (
@@ -93,37 +96,3 @@ def record_in_child(
     if code != 0 or "count" not in reply:
         raise RecordingFailed(f"the recording process exited with status {code}")
     return None if reply["count"] is None else int(reply["count"])
-
-
-def _record(request: Path) -> int | None:
-    """The child's work: the events of the run described in ``request``, or ``None``."""
-    from .direct_record import NotRecorded, direct_run_instance, record_direct_run
-
-    with request.open("rb") as handle:
-        folder, cells, summary, audits, record = pickle.load(handle)
-    try:
-        instance = direct_run_instance()
-        if instance is None:
-            return None
-        with instance:
-            return record_direct_run(instance, folder, cells, summary, audits, record)
-    except NotRecorded as error:
-        raise RecordingFailed(str(error)) from error
-    except Exception as error:  # the instance itself: its configuration, its database
-        cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise RecordingFailed(cause) from error
-
-
-def main(argv: Sequence[str]) -> int:
-    """Entry point of the child: record, then answer in the result file."""
-    request, answer = Path(argv[0]), Path(argv[1])
-    try:
-        reply: dict[str, Any] = {"count": _record(request)}
-    except RecordingFailed as error:
-        reply = {"error": str(error)}
-    answer.write_text(json.dumps(reply), encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

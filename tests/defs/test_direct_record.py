@@ -279,7 +279,7 @@ def test_every_figure_of_the_dagster_path_is_reported(
 
 def test_nothing_is_started_when_there_is_nothing_to_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     def started(*args: Any, **kwargs: Any) -> int:
         raise AssertionError(f"a recording process was started: {args}")
 
@@ -298,7 +298,7 @@ def test_an_instance_that_cannot_be_opened_is_one_line(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-):
+) -> None:
     _, _, handed = recorded
     home = tmp_path / "broken"
     home.mkdir()
@@ -316,7 +316,9 @@ def test_an_instance_that_cannot_be_opened_is_one_line(
     ), captured.err
 
 
-def test_the_process_that_ran_the_cells_never_imports_dagster(recorded: Recording, tmp_path: Path):
+def test_the_process_that_ran_the_cells_never_imports_dagster(
+    recorded: Recording, tmp_path: Path
+) -> None:
     """The recording happens in a child: the run's own process, holding its data, stays light."""
     home, _, handed = recorded
     copy = tmp_path / "home"
