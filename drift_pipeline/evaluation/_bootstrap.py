@@ -408,8 +408,10 @@ def weighted_percentiles(
     order = np.argsort(values, kind="stable")
     sorted_values = values[order]
     # Scaled by 100 so "cum >= p% of total" is an exact comparison of integers held in floats.
-    # One (b, N) matrix, worked on in place: a cell pools thousands of reads per draw.
-    cum = weights[:, order]
+    # One (b, N) matrix, worked on in place: a cell pools thousands of reads per draw. `take`
+    # lays it out row by row (indexing `[:, order]` gives columns), so the running sum walks
+    # memory in order and the flat view below is free.
+    cum = weights.take(order, axis=1)
     np.cumsum(cum, axis=1, out=cum)
     cum *= 100.0
     total = cum[:, -1] / 100.0
