@@ -78,12 +78,18 @@ def record_in_child(
     with tempfile.TemporaryDirectory(prefix="drift-record-") as scratch:
         request = Path(scratch) / "request.pickle"
         answer = Path(scratch) / "result.json"
-        with request.open("wb") as handle:
-            pickle.dump(
-                (folder, list(cells), dict(summary), dict(audits), record),
-                handle,
-                protocol=pickle.HIGHEST_PROTOCOL,
-            )
+        try:
+            with request.open("wb") as handle:
+                pickle.dump(
+                    (folder, list(cells), dict(summary), dict(audits), record),
+                    handle,
+                    protocol=pickle.HIGHEST_PROTOCOL,
+                )
+        except Exception as error:  # a cell holding something that cannot be sent
+            cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise RecordingFailed(
+                f"the run's cells cannot be handed to the recording process: {cause}"
+            ) from error
         code = subprocess.call(
             [sys.executable, "-m", CHILD, str(request), str(answer)],
             stdin=subprocess.DEVNULL,

@@ -343,3 +343,14 @@ def test_the_process_that_ran_the_cells_never_imports_dagster(
     assert done.stdout.rstrip().endswith("dagster imported: False"), done.stdout + done.stderr
     # The events reached the instance: every asset and check once more.
     assert _history(copy)[0] == {name: 2 * n for name, n in _history(home)[0].items()}
+
+
+def test_cells_that_cannot_be_handed_over_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    with pytest.raises(record_child.RecordingFailed) as failed:
+        record_child.record_in_child(tmp_path, [lambda: None], {}, {}, None)  # type: ignore[list-item]
+    assert "cannot be handed to the recording process" in str(failed.value)
+    assert "\n" not in str(failed.value)
