@@ -88,9 +88,10 @@ def release_caches(package: str) -> None:
     """Empty every cache the modules of ``package`` keep.
 
     Each :class:`BoundedCache` and each ``functools`` cache of a function defined there is found
-    by what it is rather than by name. For caches of pure steps over one unit of work (the texts of one cell a reader read): once
-    that unit is done they serve nothing else, and dropping them keeps what a process holds to
-    one unit's work. Results are unchanged, as every such cache is filled again on demand.
+    by what it is rather than by name. For caches of pure steps over one unit of work (the texts
+    of one cell a reader read): once that unit is done they serve nothing else, and dropping them
+    keeps what a process holds to one unit's work. Results are unchanged, as every such cache is
+    filled again on demand.
     """
     prefix = package + "."
     for name, module in list(sys.modules.items()):
