@@ -55,6 +55,7 @@ _FIXED = {
 }
 _COUNTED = {w: r.unit or "day" for r in RULES.tables["counted-units"] for w in r.spellings}
 _FEW = RULES.tables["few-days"][0]
+_DAY_UNITS = RULES.offsets("day-units")  # days and weeks a count of days goes with, in days
 _SEASONS = {w: (r.offset, r.to or r.offset) for r in RULES.tables["seasons"] for w in r.spellings}
 
 COARSEST_CREDITED_DAYS: Final = 7
@@ -138,46 +139,6 @@ def _weekday(day: date, weekday: int, back: bool) -> date:
     return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
 
 
-def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
-    """Days given relative to the line's own date ``today`` (ISO).
-
-    "tomorrow", "yesterday", "three days ago", "a week from today", "in two weeks", "next
-    Tuesday", "last Friday", and "on the 9th" (this month, or the next when the day has passed).
-    "On Sunday" may be the last one or the next: it is not read.
-    """
-    try:
-        base = date.fromisoformat(today)
-    except ValueError:
-        return []
-    found = []
-    for match in _R["relative-day"].finditer(text):
-        word, unit = (
-            (match.group("word") or "").lower(),
-            match.group("unit") or match.group("unit2"),
-        )
-        if word:
-            day = base + timedelta(days=_DAY_WORDS[word])
-        elif unit:
-            size = _count(match.group("n") or match.group("n2"))
-            size *= 7 if unit.lower().startswith("week") else 1
-            day = base + timedelta(days=-size if match.group("back") else size)
-        elif match.group("weekday"):
-            which = match.group("which").lower()
-            if which == "on":
-                continue
-            day = _weekday(base, _WEEKDAYS[match.group("weekday").lower()], which == "last")
-        else:
-            year, month, number = base.year, base.month, int(match.group("day"))
-            if number < base.day:
-                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-            iso = iso_day(str(year), month, str(number))
-            if iso is None:
-                continue
-            day = date.fromisoformat(iso)
-        found.append((match.start(), match.end(), day.isoformat()))
-    return found
-
-
 @dataclass(frozen=True, order=True)
 class Period:
     """A day or a span of days, both ends included."""
@@ -224,14 +185,15 @@ def _season(name: str, year: int) -> Period:
     return Period(_month(year - 1 if start > end else year, start).first, _month(year, end).last)
 
 
-def _unit_period(unit: TimeUnit, day: date, shift: int) -> Period:
+def _unit_period(unit: TimeUnit, day: date, shift: int, to: int | None = None) -> Period:
     """The ``unit`` (day, calendar week, weekend, month, year, season) ``shift`` from ``day``.
 
     A weekend ``-1`` is the last one over before ``day``, ``0`` the one of its week; a season
     ``-1`` is the last such season ended before ``day``, ``+1`` the first to begin after it.
     """
-    if unit == "day":
-        return _day(day + timedelta(days=shift))
+    if unit == "day":  # the days from ``shift`` to ``to`` (one day when there is no ``to``)
+        end = shift if to is None else to
+        return Period(day + timedelta(days=shift), day + timedelta(days=end))
     monday = day - timedelta(days=day.weekday())
     if unit == "week":
         return Period(monday + timedelta(weeks=shift), monday + timedelta(weeks=shift, days=6))
@@ -259,29 +221,63 @@ def _unit_period(unit: TimeUnit, day: date, shift: int) -> Period:
     return _season(unit, year + shift - 1)
 
 
+def _resolved(match: re.Match[str], day: date) -> Period | None:
+    """The day or period a match of ``relative-day`` or ``time-words`` names from ``day``.
+
+    Each named group says how: a word of a table (``word``, ``fixed``, ``few``), a count of
+    units (``n`` with ``counted``, or with ``unit``: days or weeks, back when ``back``), a
+    weekday after ``which`` ("on Sunday" may be either way: not read) or an ordinal day.
+    """
+    found = {name: text.lower() for name, text in match.groupdict().items() if text}
+    if "word" in found:
+        return _unit_period("day", day, _DAY_WORDS[found["word"]])
+    if "fixed" in found:
+        unit, shift = _FIXED[found["fixed"]]
+        return _unit_period(unit, day, shift)
+    if "few" in found:
+        return _unit_period("day", day, _FEW.offset, _FEW.to)
+    if "counted" in found:
+        return _unit_period(_COUNTED[found["counted"]], day, -_count(found["n"]))
+    if days := found.get("unit") or found.get("unit2"):
+        size = _count(found.get("n") or found["n2"]) * _DAY_UNITS[days]
+        return _unit_period("day", day, -size if "back" in found else size)
+    if "weekday" in found:
+        which = found.get("which", "last")
+        back = which in ("last", "this past")
+        return None if which == "on" else _day(_weekday(day, _WEEKDAYS[found["weekday"]], back))
+    year, month, number = day.year, day.month, int(found["day"])
+    if number < day.day:  # the next such day: this month's, or next month's when it has passed
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    iso = iso_day(str(year), month, str(number))
+    return _day(date.fromisoformat(iso)) if iso else None
+
+
+def _find_from(rule_id: str, text: str, today: str) -> list[tuple[int, int, str]]:
+    """The matches of a time-word rule in ``text``, resolved against ``today`` (a day)."""
+    spoken = Period.parse(today)
+    if spoken is None or spoken.days != 1:
+        return []
+    found = ((m, _resolved(m, spoken.first)) for m in _R[rule_id].finditer(text))
+    return [(m.start(), m.end(), period.text()) for m, period in found if period is not None]
+
+
+def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
+    """Days given relative to the line's own date ``today`` (ISO).
+
+    "tomorrow", "yesterday", "three days ago", "a week from today", "in two weeks", "next
+    Tuesday", "last Friday", and "on the 9th" (this month, or the next when the day has passed).
+    "On Sunday" may be the last one or the next: it is not read.
+    """
+    return _find_from("relative-day", text, today)
+
+
 def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
     """Time words in ``text`` resolved against the day it was said, ``today`` (ISO).
 
     Returns ``(start, end, period)`` for each, in order, the period as :meth:`Period.text`
     writes it; nothing when ``today`` is not a day.
     """
-    spoken = Period.parse(today)
-    if spoken is None or spoken.days != 1:
-        return []
-    day, found = spoken.first, []
-    for match in _R["time-words"].finditer(text):
-        if match.group("fixed"):
-            unit, shift = _FIXED[match.group("fixed").lower()]
-            period = _unit_period(unit, day, shift)
-        elif match.group("unit"):
-            unit, shift = _COUNTED[match.group("unit").lower()], -_count(match.group("n"))
-            period = _unit_period(unit, day, shift)
-        elif match.group("few"):
-            period = Period(day + timedelta(days=_FEW.offset), day + timedelta(days=_FEW.to or 0))
-        else:
-            period = _day(_weekday(day, _WEEKDAYS[match.group("weekday").lower()], True))
-        found.append((match.start(), match.end(), period.text()))
-    return found
+    return _find_from("time-words", text, today)
 
 
 def dates_in(
@@ -329,11 +325,8 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
         # "0 weekends before" is read as the last one, "0 days before" as the day itself.
         count = _count(key) or (1 if row.unit == "weekend" else 0)
     shift = row.offset * count
-    if row.unit == "day":
-        last = shift if row.to is None else row.to
-        return Period(anchor + timedelta(days=shift), anchor + timedelta(days=last))
-    if row.unit in ("week", "weekend"):
-        return _unit_period(row.unit, anchor, shift)
+    if row.unit in ("day", "week", "weekend"):
+        return _unit_period(row.unit, anchor, shift, row.to)
     if row.unit == "next-weekend":
         saturday = _weekday(anchor, 5, False)
         return Period(saturday, saturday + timedelta(days=1))
