@@ -82,13 +82,12 @@ def iso_day(year: str, month: int | str, day: str) -> str | None:
 
 
 def _parts(match: re.Match[str]) -> dict[str, str]:
-    """The parts a date match found, by kind: ``y``, ``m``, ``d`` (``a``, ``b``: a slash date's).
+    """The groups a match found, by name without its number.
 
-    Each form of the date pattern numbers its groups (``y1``, ``m1``, ``d1``); one form matches.
+    A pattern written as several forms numbers each form's groups (the date pattern's ``y1``,
+    ``m1``, ``d1``; ``m`` and ``m2``): one form matches, and its parts are read by kind.
     """
-    return {
-        name[0]: text for name, text in match.groupdict().items() if text and name[1:].isdigit()
-    }
+    return {name.rstrip("0123456789"): text for name, text in match.groupdict().items() if text}
 
 
 def _from_match(match: re.Match[str]) -> str | None:
@@ -120,8 +119,8 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     """Day-and-month dates without a year in ``text``, given the year they fall in."""
     found = []
     for match in _R["yearless"].finditer(text):
-        month, day = match.group("m") or match.group("m2"), match.group("d") or match.group("d2")
-        iso = iso_day(year, _MONTHS[month.lower()], day)
+        part = _parts(match)
+        iso = iso_day(year, _MONTHS[part["m"].lower()], part["d"])
         if iso is not None:
             found.append((match.start(), match.end(), iso))
     return found
@@ -228,7 +227,7 @@ def _resolved(match: re.Match[str], day: date) -> Period | None:
     units (``n`` with ``counted``, or with ``unit``: days or weeks, back when ``back``), a
     weekday after ``which`` ("on Sunday" may be either way: not read) or an ordinal day.
     """
-    found = {name: text.lower() for name, text in match.groupdict().items() if text}
+    found = {name: text.lower() for name, text in _parts(match).items()}
     if "word" in found:
         return _unit_period("day", day, _DAY_WORDS[found["word"]])
     if "fixed" in found:
@@ -238,8 +237,8 @@ def _resolved(match: re.Match[str], day: date) -> Period | None:
         return _unit_period("day", day, _FEW.offset, _FEW.to)
     if "counted" in found:
         return _unit_period(_COUNTED[found["counted"]], day, -_count(found["n"]))
-    if days := found.get("unit") or found.get("unit2"):
-        size = _count(found.get("n") or found["n2"]) * _DAY_UNITS[days]
+    if "unit" in found:
+        size = _count(found["n"]) * _DAY_UNITS[found["unit"]]
         return _unit_period("day", day, -size if "back" in found else size)
     if "weekday" in found:
         which = found.get("which", "last")
@@ -316,7 +315,7 @@ _MONTH_PARTS, _RELATIONS = _rows("answer-month-part"), _rows("answer-relation")
 
 def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period | None:
     """The period a row of ``answer-relation`` takes from the answer's day ``anchor``."""
-    groups = {name.rstrip("0123456789"): text for name, text in match.groupdict().items() if text}
+    groups = _parts(match)
     count = 1
     if "n" in groups:
         key = groups["n"].lower()
@@ -380,9 +379,9 @@ def answer_period(text: str) -> Period | None:
     if season := _R["answer-season"].match(body):
         return _season(season.group("season").lower(), int(season.group("year")))
     if span := _R["answer-range"].match(body):
-        month, year_text = span.group("m") or span.group("m2"), span.group("y") or span.group("y2")
-        first = find_dates(f"{span.group('d1') or span.group('d3')} {month} {year_text}")
-        last = find_dates(f"{span.group('d2') or span.group('d4')} {month} {year_text}")
+        part = _parts(span)
+        first = find_dates(f"{part['first']} {part['m']} {part['y']}")
+        last = find_dates(f"{part['last']} {part['m']} {part['y']}")
         if first and last and first[0][2] <= last[0][2]:
             return Period(date.fromisoformat(first[0][2]), date.fromisoformat(last[0][2]))
         return None

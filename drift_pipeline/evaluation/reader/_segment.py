@@ -126,16 +126,14 @@ def segment(
         at += leading.end() if leading and own else 0
         rest = raw[at:]
         if rest.lstrip()[:1] in ("{", "[", "(") and (records := render_record(rest)) is not None:
-            for text, date in records:
+            for text, date in records:  # a record's turn keeps its speaker, the rest are notes
                 turn = _R["head"].match(text)
                 role = turn.group(1).strip().lower() if turn else ""
                 who: Speaker = "subject" if role in _SUBJECTS else "assistant"
-                if turn and (role in _SUBJECTS or role in _ASSISTANTS):
-                    lines.append(
-                        Line(index, text[turn.end() :], at, raw, who, role, date or own, section)
-                    )
-                else:
-                    lines.append(Line(index, text, at, raw, "note", "", date or own, section))
+                if not (turn and (role in _SUBJECTS or role in _ASSISTANTS)):
+                    who, role = "note", ""
+                text = text[turn.end() :] if role and turn else text
+                lines.append(Line(index, text, at, raw, who, role, date or own, section))
             continue
         if own is None:
             inline = parse_date(rest)
