@@ -45,7 +45,7 @@ from ._scope import (
     runs_of,
     split_clauses,
 )
-from ._segment import Line, segment
+from ._segment import Line, segment, subject_relation
 
 _R = RULES.patterns
 
@@ -301,11 +301,9 @@ def _line_mentions(
 ) -> list[Mention]:
     line, folded = prepared.lines[number], prepared.folded[number]
     speaker = line.speaker
-    if speaker == "other" and "'s " in line.head:
-        # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
-        head_owner, _, relation = line.head.partition("'s ")
-        mine = head_owner in names or head_owner in RULES.word_sets["subject-speakers"]
-        speaker = "note" if mine and relation in asked_relations(probe.question) else speaker
+    # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
+    if speaker == "other" and subject_relation(line.head, names) in asked_relations(probe.question):
+        speaker = "note"
     # Longest match first at each place; a match inside a longer one is the same mention.
     kept: list[Hit] = []
     for hit in sorted(found, key=lambda f: (f[0], f[0] - f[1])):
@@ -550,38 +548,32 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) 
         return mention
     asked, text = prepared.lower[number], prepared.lower[number + 1]
     if restated:
-        if not _R["corrects"].search(text):
-            return mention
         at = mention.order[2]
         owner = next((h[2] for h in hits.get(number, []) if h[0] <= at < h[1] + 1), None)
         if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
             return mention
-        return replace(
-            mention, frame="aside", cue="corrected by the subject's reply", rule="corrects"
-        )
-    if prepared.lines[number].speaker != "assistant" or not (
+    elif prepared.lines[number].speaker != "assistant" or not (
         _R["you-word"].search(asked) or _R["ack"].search(asked)
     ):
         return mention
-    start = mention.order[2]
-    if _R["commute-to"].search(asked, max(0, start - 40), start):
+    elif _R["commute-to"].search(asked, max(0, mention.order[2] - 40), mention.order[2]):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
-    if _R["yes-reply"].search(text):
-        confirmed = "the subject confirms the assistant's question"
-        order = (reply.date or mention.order[0], number + 1, 0)
-        attached = reply.own_date or mention.attached_date
-        return replace(
-            mention,
-            frame="asserted",
-            cue=confirmed,
-            rule="yes-reply",
-            order=order,
-            attached_date=attached,
-        )
-    if _R["no-reply"].search(text):
-        denied = "the subject denies the assistant's question"
-        return replace(mention, frame="negated", cue=denied, rule="no-reply")
+    # The rows that read the reply, each with the frame it gives the mention.
+    for row in _CORRECTED if restated else _ANSWERED:
+        if RULES.pattern(row.id).search(text):
+            frame = row.frame or mention.frame
+            changed = replace(mention, frame=frame, cue=row.cue or "", rule=row.id)
+            if frame != "asserted":
+                return changed
+            # A confirmation is dated by the reply.
+            order = (reply.date or mention.order[0], number + 1, 0)
+            return replace(
+                changed, order=order, attached_date=reply.own_date or mention.attached_date
+            )
     return mention
+
+
+_CORRECTED, _ANSWERED = [RULES.rule("corrects")], [RULES.rule(n) for n in ("yes-reply", "no-reply")]
 
 
 def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
