@@ -456,16 +456,19 @@ def _moved(mention: Mention, line: Line, follow: int, **changes: Any) -> Mention
 
 
 _TAKE_BACK = RULES.alternation("take-back", lambda phrase: phrase.next_line)
+# How many lines on a take-back or a date's correction is read: as far as its row reaches.
+_TAKE_BACK_LINES = RULES.rule("take-back").max_scope or 1
+_FIX_LINES = RULES.rule("fixes-date").max_scope or 1
 
 
 def _taken_back(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]]
 ) -> list[Mention]:
-    """Retractions of an assertion by one of the next two lines that names no value."""
+    """Retractions of an assertion by a next line within the row's reach that names no value."""
     found: list[Mention] = []
     for mention in (m for m in mentions if m.frame == "asserted"):
         number = mention.order[1]
-        for follow in range(number + 1, min(number + 3, len(prepared.lines))):
+        for follow in range(number + 1, min(number + 1 + _TAKE_BACK_LINES, len(prepared.lines))):
             cue = _TAKE_BACK.search(prepared.lower[follow])
             named = hits.get(follow, [])
             # A line that names a value speaks for itself, unless it opens by taking back the
@@ -490,7 +493,7 @@ def _taken_back(
 def _redated(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]], event: str
 ) -> list[Mention]:
-    """A date put right on one of the next two lines, or moved on a later dated line.
+    """A date put right on a next line within the row's reach, or moved on a later dated line.
 
     "conference is Oct 5 / ignore that, checked the email: Oct 15 2027": the event keeps its
     mention and takes the corrected date, from a line that names no value.
@@ -503,7 +506,7 @@ def _redated(
             moves[follow] = move
     for mention in events:
         number = mention.order[1]
-        near = {n for n in (number + 1, number + 2) if n < len(prepared.lines)}
+        near = set(range(number + 1, min(number + 1 + _FIX_LINES, len(prepared.lines))))
         for follow in sorted((near | set(moves)) - {number} - set(hits)):
             line, folded = prepared.lines[follow], prepared.folded[follow]
             fix = _R["fixes-date"].search(prepared.lower[follow]) if follow in near else None
