@@ -341,14 +341,11 @@ def _step(rule: Rule, revise: bool = False) -> Step:
                 continue
             # The cue nearest the value governs it, when nothing that ends its scope parts them
             # and the gap is within its reach.
-            match = (_last(pattern, text) if left else pattern.search(text)) if scoped else None
-            if scoped and match is not None:
-                gap = text[match.end() :] if left else text[: match.start()]
-                if (stop and stop.search(gap)) or (limit is not None and len(gap.split()) > limit):
-                    match = None
-            elif not scoped:
-                match = pattern.search(text)
+            match = _last(pattern, text) if scoped and left else pattern.search(text)
             if match is None:
+                continue
+            gap = (text[match.end() :] if left else text[: match.start()]) if scoped else ""
+            if (stop and stop.search(gap)) or (limit is not None and len(gap.split()) > limit):
                 continue
             if rule.skip_asked and s.asked & set(_R["word"].findall(match.group(0))):
                 return None  # the relation the question asks about names the value
