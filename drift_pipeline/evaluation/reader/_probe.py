@@ -274,38 +274,29 @@ class ReaderProbe:
             "topic": tuple(word.lower() for word in topic if word),
             "other_speakers": tuple(dict.fromkeys(s for s in other_speakers if s)),
         }
+        kind: ProbeKind = "value"
+        more: dict[str, Any] = {}  # what only a probe of its kind has
+        # A "when" question whose answer names no date or period ("four months", "Boston") is
+        # read as a value question.
+        temporal = row.get("subtype") == "temporal"
+        dates = answer_periods([common["answer"], *aliases]) if temporal else frozenset()
         if row.get("probe_type") == "action":
             options = tuple(
                 ReaderOption(str(o["text"]), tuple(o.get("terms") or ()), int(o["utility"]))
                 for o in row.get("options") or []
             )
-            chosen = [c for n, o in enumerate(options) for c in _candidate(o.terms, "option", n)]
-            return cls(
-                kind="action",
-                candidates=_dedupe((*chosen, *old, *extra)),
-                options=options,
-                correct_option=row.get("correct_option"),
-                default_option=row.get("default_option"),
-                **common,
-            )
-        if row.get("polarity") == "negative":
-            decoy = _candidate(aliases, "decoy")
-            return cls(kind="yes_no", candidates=_dedupe((*decoy, *extra)), **common)
-        # A "when" question whose answer names no date or period ("four months", "Boston") is
-        # read as a value question.
-        temporal = row.get("subtype") == "temporal"
-        dates = answer_periods([common["answer"], *aliases]) if temporal else frozenset()
-        if dates:
-            event = _candidate([str(t) for t in row.get("evidence_terms") or []], "current")
-            return cls(
-                kind="temporal",
-                candidates=_dedupe((*event, *old, *extra)),
-                event_value=event[0].value if event else None,
-                answer_dates=dates,
-                **common,
-            )
-        current = _candidate([*aliases, common["answer"]], "current")
-        return cls(kind="value", candidates=_dedupe((*current, *old, *extra)), **common)
+            kind, more = "action", {"options": options}
+            more |= {k: row.get(k) for k in ("correct_option", "default_option")}
+            lead = [c for n, o in enumerate(options) for c in _candidate(o.terms, "option", n)]
+        elif row.get("polarity") == "negative":
+            kind, lead, old = "yes_no", _candidate(aliases, "decoy"), []
+        elif dates:
+            lead = _candidate([str(t) for t in row.get("evidence_terms") or []], "current")
+            kind, more = "temporal", {"answer_dates": dates}
+            more["event_value"] = lead[0].value if lead else None
+        else:
+            lead = _candidate([*aliases, common["answer"]], "current")
+        return cls(kind=kind, candidates=_dedupe((*lead, *old, *extra)), **common, **more)
 
 
 def _candidate(spellings: Sequence[str], role: Role, option: int | None = None) -> list[Candidate]:
