@@ -7,12 +7,13 @@ arguments, which here are big tables or texts better fingerprinted once by the c
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["BoundedCache"]
+__all__ = ["BoundedCache", "release_caches"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -81,3 +82,25 @@ class BoundedCache(Generic[K, V]):
         """Drop every value."""
         with self._lock:
             self._values.clear()
+
+
+def release_caches(package: str) -> None:
+    """Empty every cache the modules of ``package`` keep.
+
+    Each :class:`BoundedCache` and each ``functools`` cache of a function defined there is found
+    by what it is rather than by name. For caches of pure steps over one unit of work (the texts
+    of one cell a reader read): once that unit is done they serve nothing else, and dropping them
+    keeps what a process holds to one unit's work. Results are unchanged, as every such cache is
+    filled again on demand.
+    """
+    prefix = package + "."
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(prefix):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, BoundedCache):
+                value.clear()
+            elif str(getattr(value, "__module__", None) or "").startswith(prefix) and callable(
+                getattr(value, "cache_clear", None)
+            ):
+                value.cache_clear()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+from typing import Any
 
 import pytest
 
-from drift_pipeline._bounded import BoundedCache
+from drift_pipeline._bounded import BoundedCache, release_caches
+from drift_pipeline.evaluation import load_context_set
+from drift_pipeline.evaluation.reader import read_context
 
 
 def test_it_keeps_the_most_recent_values_and_a_hit_counts_as_recent() -> None:
@@ -59,3 +63,40 @@ def test_threads_missing_the_same_key_share_the_first_value_stored() -> None:
 def test_it_keeps_at_least_one_value() -> None:
     with pytest.raises(ValueError, match="at least 1 value, not 0"):
         BoundedCache(0)
+
+
+# Releasing a package's caches: the reader's, which a long cell fills the most.
+PACKAGE = "drift_pipeline.evaluation.reader."
+
+
+def _kept() -> dict[str, int]:
+    """Every cache of the reader's modules (found by what it is, not by name): its size."""
+    sizes: dict[str, int] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(PACKAGE):
+            continue
+        for attr, value in vars(module).items():
+            owner = str(getattr(value, "__module__", None) or "")
+            if isinstance(value, BoundedCache):
+                sizes[f"{name}.{attr}"] = len(value)
+            elif owner.startswith(PACKAGE) and hasattr(value, "cache_info"):
+                sizes[f"{name}.{attr}"] = value.cache_info().currsize
+    return sizes
+
+
+def _readings(items: list[Any]) -> list[Any]:
+    return [read_context(item.context, item.probe) for item in items]
+
+
+def test_release_empties_every_cache_and_readings_stay_the_same() -> None:
+    items = load_context_set()[:30]
+    before = _readings(items)
+    filled = _kept()
+    # Reading filled the per-text and per-line caches, the ones a long cell grows.
+    assert sum(1 for size in filled.values() if size) >= 5, filled
+    release_caches(PACKAGE.rstrip("."))
+    assert all(size == 0 for size in _kept().values()), _kept()
+    assert _readings(items) == before
+    # Filled again on demand, with the same readings.
+    assert any(_kept().values())
+    assert _readings(items) == before

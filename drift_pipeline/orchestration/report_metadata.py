@@ -20,8 +20,10 @@ import duckdb
 
 from drift_pipeline.report import (
     budget_json,
+    gather,
     render_budget,
     render_leaderboard,
+    report_plots,
     scoring_json,
     standings,
     table_lines,
@@ -40,6 +42,7 @@ __all__ = [
     "SANITY_CHECK",
     "cost_curves_metadata",
     "leaderboard_metadata",
+    "leaderboard_plots",
     "plot_metadata",
     "trust_checks",
     "world_audits",
@@ -119,6 +122,15 @@ def world_audits(
         audit = audit_stored_world if kind else audit_stored_evidence
         audits[f"{scenario}/{horizon}"] = audit(root, WorldKey.of(scenario, horizon)).failure
     return audits
+
+
+def leaderboard_plots(folder: Path, con: duckdb.DuckDBPyConnection, record: Path) -> list[Any]:
+    """The plots of :data:`DAGSTER_PLOTS` for the run ``record`` signed, from ``folder``.
+
+    Only their rows are read: the HTML report's drill-down reads every explained probe's
+    context again, which would cost the run more time and memory than the whole recording.
+    """
+    return report_plots(gather(folder, con, record, drill_down=False), DAGSTER_PLOTS)
 
 
 def _png_markdown(title: str, spec: Mapping[str, Any]) -> str:

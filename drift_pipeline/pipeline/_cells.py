@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from drift_pipeline._bounded import release_caches
 from drift_pipeline.evaluation import (
     OFFLINE_SCORING,
     ArmData,
@@ -327,6 +328,9 @@ def evaluate_cell(
             measured on the memory's content; without them, on its storage growth.
     """
     answers = _answers_table(run, probes, evaluator or ContextEvaluator(), amnesiac, profiles)
+    # What the reader kept for this cell's texts serves no other cell; without it the metrics'
+    # bootstrap does not pile on top of a long full-context cell's readings.
+    release_caches("drift_pipeline.evaluation.reader")
     snapshots = run.snapshots if marks is None else content_kept(run.snapshots, marks)
     # With an LLM reader TTFRT uses its measured time to first token (spec §7.8).
     data = ArmData(answers, snapshots, run.retrievals, measured_ttft(answers, run.retrievals))

@@ -55,6 +55,7 @@ _FIXED = {
 }
 _COUNTED = {w: r.unit or "day" for r in RULES.tables["counted-units"] for w in r.spellings}
 _FEW = RULES.tables["few-days"][0]
+_DAY_UNITS = RULES.offsets("day-units")  # days and weeks a count of days goes with, in days
 _SEASONS = {w: (r.offset, r.to or r.offset) for r in RULES.tables["seasons"] for w in r.spellings}
 
 COARSEST_CREDITED_DAYS: Final = 7
@@ -80,28 +81,24 @@ def iso_day(year: str, month: int | str, day: str) -> str | None:
         return None
 
 
-# Each form of the date pattern: its group, then the groups of its year, month and day.
-_FORMS = (
-    ("iso", "y1", "m1", "d1"),
-    ("dmy", "y2", "m2", "d2"),
-    ("mdy", "y3", "m3", "d3"),
-    ("dots", "y4", "m4", "d4"),
-    ("ym", "y5", "m5", ""),
-    ("my", "y7", "m7", ""),
-    ("mmy", "y8", "m8", ""),
-)
+def _parts(match: re.Match[str]) -> dict[str, str]:
+    """The groups a match found, by name without its number.
+
+    A pattern written as several forms numbers each form's groups (the date pattern's ``y1``,
+    ``m1``, ``d1``; ``m`` and ``m2``): one form matches, and its parts are read by kind.
+    """
+    return {name.rstrip("0123456789"): text for name, text in match.groupdict().items() if text}
 
 
 def _from_match(match: re.Match[str]) -> str | None:
-    if match.group("slash"):  # day first or month first: only when one cannot be a month
-        first, second = int(match.group("a6")), int(match.group("b6"))
+    part = _parts(match)
+    if "a" in part:  # day first or month first: only when one cannot be a month
+        first, second = int(part["a"]), int(part["b"])
         if first > 12 >= second:
-            return iso_day(match.group("y6"), second, str(first))
-        return iso_day(match.group("y6"), first, str(second)) if second > 12 >= first else None
-    _, year, month, day = next(form for form in _FORMS if match.group(form[0]))
-    named = match.group(month)
-    number = named if named.isdigit() else _MONTHS[named.lower()]
-    return iso_day(match.group(year), number, match.group(day) if day else "1")
+            return iso_day(part["y"], second, str(first))
+        return iso_day(part["y"], first, str(second)) if second > 12 >= first else None
+    number = part["m"] if part["m"].isdigit() else _MONTHS[part["m"].lower()]
+    return iso_day(part["y"], number, part.get("d", "1"))
 
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:
@@ -122,8 +119,8 @@ def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     """Day-and-month dates without a year in ``text``, given the year they fall in."""
     found = []
     for match in _R["yearless"].finditer(text):
-        month, day = match.group("m") or match.group("m2"), match.group("d") or match.group("d2")
-        iso = iso_day(year, _MONTHS[month.lower()], day)
+        part = _parts(match)
+        iso = iso_day(year, _MONTHS[part["m"].lower()], part["d"])
         if iso is not None:
             found.append((match.start(), match.end(), iso))
     return found
@@ -139,46 +136,6 @@ def _weekday(day: date, weekday: int, back: bool) -> date:
     if back:
         return day - timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
     return day + timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
-
-
-def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
-    """Days given relative to the line's own date ``today`` (ISO).
-
-    "tomorrow", "yesterday", "three days ago", "a week from today", "in two weeks", "next
-    Tuesday", "last Friday", and "on the 9th" (this month, or the next when the day has passed).
-    "On Sunday" may be the last one or the next: it is not read.
-    """
-    try:
-        base = date.fromisoformat(today)
-    except ValueError:
-        return []
-    found = []
-    for match in _R["relative-day"].finditer(text):
-        word, unit = (
-            (match.group("word") or "").lower(),
-            match.group("unit") or match.group("unit2"),
-        )
-        if word:
-            day = base + timedelta(days=_DAY_WORDS[word])
-        elif unit:
-            size = _count(match.group("n") or match.group("n2"))
-            size *= 7 if unit.lower().startswith("week") else 1
-            day = base + timedelta(days=-size if match.group("back") else size)
-        elif match.group("weekday"):
-            which = match.group("which").lower()
-            if which == "on":
-                continue
-            day = _weekday(base, _WEEKDAYS[match.group("weekday").lower()], which == "last")
-        else:
-            year, month, number = base.year, base.month, int(match.group("day"))
-            if number < base.day:
-                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-            iso = iso_day(str(year), month, str(number))
-            if iso is None:
-                continue
-            day = date.fromisoformat(iso)
-        found.append((match.start(), match.end(), day.isoformat()))
-    return found
 
 
 @dataclass(frozen=True, order=True)
@@ -227,14 +184,15 @@ def _season(name: str, year: int) -> Period:
     return Period(_month(year - 1 if start > end else year, start).first, _month(year, end).last)
 
 
-def _unit_period(unit: TimeUnit, day: date, shift: int) -> Period:
+def _unit_period(unit: TimeUnit, day: date, shift: int, to: int | None = None) -> Period:
     """The ``unit`` (day, calendar week, weekend, month, year, season) ``shift`` from ``day``.
 
     A weekend ``-1`` is the last one over before ``day``, ``0`` the one of its week; a season
     ``-1`` is the last such season ended before ``day``, ``+1`` the first to begin after it.
     """
-    if unit == "day":
-        return _day(day + timedelta(days=shift))
+    if unit == "day":  # the days from ``shift`` to ``to`` (one day when there is no ``to``)
+        end = shift if to is None else to
+        return Period(day + timedelta(days=shift), day + timedelta(days=end))
     monday = day - timedelta(days=day.weekday())
     if unit == "week":
         return Period(monday + timedelta(weeks=shift), monday + timedelta(weeks=shift, days=6))
@@ -262,29 +220,63 @@ def _unit_period(unit: TimeUnit, day: date, shift: int) -> Period:
     return _season(unit, year + shift - 1)
 
 
+def _resolved(match: re.Match[str], day: date) -> Period | None:
+    """The day or period a match of ``relative-day`` or ``time-words`` names from ``day``.
+
+    Each named group says how: a word of a table (``word``, ``fixed``, ``few``), a count of
+    units (``n`` with ``counted``, or with ``unit``: days or weeks, back when ``back``), a
+    weekday after ``which`` ("on Sunday" may be either way: not read) or an ordinal day.
+    """
+    found = {name: text.lower() for name, text in _parts(match).items()}
+    if "word" in found:
+        return _unit_period("day", day, _DAY_WORDS[found["word"]])
+    if "fixed" in found:
+        unit, shift = _FIXED[found["fixed"]]
+        return _unit_period(unit, day, shift)
+    if "few" in found:
+        return _unit_period("day", day, _FEW.offset, _FEW.to)
+    if "counted" in found:
+        return _unit_period(_COUNTED[found["counted"]], day, -_count(found["n"]))
+    if "unit" in found:
+        size = _count(found["n"]) * _DAY_UNITS[found["unit"]]
+        return _unit_period("day", day, -size if "back" in found else size)
+    if "weekday" in found:
+        which = found.get("which", "last")
+        back = which in ("last", "this past")
+        return None if which == "on" else _day(_weekday(day, _WEEKDAYS[found["weekday"]], back))
+    year, month, number = day.year, day.month, int(found["day"])
+    if number < day.day:  # the next such day: this month's, or next month's when it has passed
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    iso = iso_day(str(year), month, str(number))
+    return _day(date.fromisoformat(iso)) if iso else None
+
+
+def _find_from(rule_id: str, text: str, today: str) -> list[tuple[int, int, str]]:
+    """The matches of a time-word rule in ``text``, resolved against ``today`` (a day)."""
+    spoken = Period.parse(today)
+    if spoken is None or spoken.days != 1:
+        return []
+    found = ((m, _resolved(m, spoken.first)) for m in _R[rule_id].finditer(text))
+    return [(m.start(), m.end(), period.text()) for m, period in found if period is not None]
+
+
+def find_relative(text: str, today: str) -> list[tuple[int, int, str]]:
+    """Days given relative to the line's own date ``today`` (ISO).
+
+    "tomorrow", "yesterday", "three days ago", "a week from today", "in two weeks", "next
+    Tuesday", "last Friday", and "on the 9th" (this month, or the next when the day has passed).
+    "On Sunday" may be the last one or the next: it is not read.
+    """
+    return _find_from("relative-day", text, today)
+
+
 def find_periods(text: str, today: str) -> list[tuple[int, int, str]]:
     """Time words in ``text`` resolved against the day it was said, ``today`` (ISO).
 
     Returns ``(start, end, period)`` for each, in order, the period as :meth:`Period.text`
     writes it; nothing when ``today`` is not a day.
     """
-    spoken = Period.parse(today)
-    if spoken is None or spoken.days != 1:
-        return []
-    day, found = spoken.first, []
-    for match in _R["time-words"].finditer(text):
-        if match.group("fixed"):
-            unit, shift = _FIXED[match.group("fixed").lower()]
-            period = _unit_period(unit, day, shift)
-        elif match.group("unit"):
-            unit, shift = _COUNTED[match.group("unit").lower()], -_count(match.group("n"))
-            period = _unit_period(unit, day, shift)
-        elif match.group("few"):
-            period = Period(day + timedelta(days=_FEW.offset), day + timedelta(days=_FEW.to or 0))
-        else:
-            period = _day(_weekday(day, _WEEKDAYS[match.group("weekday").lower()], True))
-        found.append((match.start(), match.end(), period.text()))
-    return found
+    return _find_from("time-words", text, today)
 
 
 def dates_in(
@@ -323,7 +315,7 @@ _MONTH_PARTS, _RELATIONS = _rows("answer-month-part"), _rows("answer-relation")
 
 def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period | None:
     """The period a row of ``answer-relation`` takes from the answer's day ``anchor``."""
-    groups = {name.rstrip("0123456789"): text for name, text in match.groupdict().items() if text}
+    groups = _parts(match)
     count = 1
     if "n" in groups:
         key = groups["n"].lower()
@@ -332,11 +324,8 @@ def _relative_to(row: Alternative, match: re.Match[str], anchor: date) -> Period
         # "0 weekends before" is read as the last one, "0 days before" as the day itself.
         count = _count(key) or (1 if row.unit == "weekend" else 0)
     shift = row.offset * count
-    if row.unit == "day":
-        last = shift if row.to is None else row.to
-        return Period(anchor + timedelta(days=shift), anchor + timedelta(days=last))
-    if row.unit in ("week", "weekend"):
-        return _unit_period(row.unit, anchor, shift)
+    if row.unit in ("day", "week", "weekend"):
+        return _unit_period(row.unit, anchor, shift, row.to)
     if row.unit == "next-weekend":
         saturday = _weekday(anchor, 5, False)
         return Period(saturday, saturday + timedelta(days=1))
@@ -364,7 +353,7 @@ def _only_date(text: str) -> tuple[re.Match[str], Period, bool] | None:
         return None
     match, (_, _, iso) = found[0]
     day = date.fromisoformat(iso)
-    month = any(match.group(form) for form in ("my", "ym", "mmy"))  # else one of the day forms
+    month = not {"d", "a"} & _parts(match).keys()  # a month form, else a day or slash date
     return match, _month(day.year, day.month) if month else _day(day), not month
 
 
@@ -379,7 +368,7 @@ def answer_period(text: str) -> Period | None:
     understand names nothing: "the week before 9 June" is never read as 9 June.
     """
     cleaned = " ".join(str(text).split()).strip(" .;:!?`'\"")
-    cleaned = re.sub(r",(?=\d)", ", ", cleaned.replace("`", ""))  # "24 August,2023"
+    cleaned = _R["answer-glued-year"].sub(", ", cleaned.replace("`", ""))  # "24 August,2023"
     cleaned = _R["answer-glued-month"].sub(" ", cleaned)  # "24June, 2022"
     body = cleaned[_R["answer-lead"].match(cleaned).end() :]  # type: ignore[union-attr]
     if not body:
@@ -390,9 +379,9 @@ def answer_period(text: str) -> Period | None:
     if season := _R["answer-season"].match(body):
         return _season(season.group("season").lower(), int(season.group("year")))
     if span := _R["answer-range"].match(body):
-        month, year_text = span.group("m") or span.group("m2"), span.group("y") or span.group("y2")
-        first = find_dates(f"{span.group('d1') or span.group('d3')} {month} {year_text}")
-        last = find_dates(f"{span.group('d2') or span.group('d4')} {month} {year_text}")
+        part = _parts(span)
+        first = find_dates(f"{part['first']} {part['m']} {part['y']}")
+        last = find_dates(f"{part['last']} {part['m']} {part['y']}")
         if first and last and first[0][2] <= last[0][2]:
             return Period(date.fromisoformat(first[0][2]), date.fromisoformat(last[0][2]))
         return None

@@ -45,7 +45,7 @@ from ._scope import (
     runs_of,
     split_clauses,
 )
-from ._segment import Line, segment
+from ._segment import Line, segment, subject_relation
 
 _R = RULES.patterns
 
@@ -301,11 +301,9 @@ def _line_mentions(
 ) -> list[Mention]:
     line, folded = prepared.lines[number], prepared.folded[number]
     speaker = line.speaker
-    if speaker == "other" and "'s " in line.head:
-        # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
-        head_owner, _, relation = line.head.partition("'s ")
-        mine = head_owner in names or head_owner in RULES.word_sets["subject-speakers"]
-        speaker = "note" if mine and relation in asked_relations(probe.question) else speaker
+    # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
+    if speaker == "other" and subject_relation(line.head, names) in asked_relations(probe.question):
+        speaker = "note"
     # Longest match first at each place; a match inside a longer one is the same mention.
     kept: list[Hit] = []
     for hit in sorted(found, key=lambda f: (f[0], f[0] - f[1])):
@@ -458,16 +456,19 @@ def _moved(mention: Mention, line: Line, follow: int, **changes: Any) -> Mention
 
 
 _TAKE_BACK = RULES.alternation("take-back", lambda phrase: phrase.next_line)
+# How many lines on a take-back or a date's correction is read: as far as its row reaches.
+_TAKE_BACK_LINES = RULES.rule("take-back").max_scope or 1
+_FIX_LINES = RULES.rule("fixes-date").max_scope or 1
 
 
 def _taken_back(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]]
 ) -> list[Mention]:
-    """Retractions of an assertion by one of the next two lines that names no value."""
+    """Retractions of an assertion by a next line within the row's reach that names no value."""
     found: list[Mention] = []
     for mention in (m for m in mentions if m.frame == "asserted"):
         number = mention.order[1]
-        for follow in range(number + 1, min(number + 3, len(prepared.lines))):
+        for follow in range(number + 1, min(number + 1 + _TAKE_BACK_LINES, len(prepared.lines))):
             cue = _TAKE_BACK.search(prepared.lower[follow])
             named = hits.get(follow, [])
             # A line that names a value speaks for itself, unless it opens by taking back the
@@ -492,7 +493,7 @@ def _taken_back(
 def _redated(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]], event: str
 ) -> list[Mention]:
-    """A date put right on one of the next two lines, or moved on a later dated line.
+    """A date put right on a next line within the row's reach, or moved on a later dated line.
 
     "conference is Oct 5 / ignore that, checked the email: Oct 15 2027": the event keeps its
     mention and takes the corrected date, from a line that names no value.
@@ -505,7 +506,7 @@ def _redated(
             moves[follow] = move
     for mention in events:
         number = mention.order[1]
-        near = {n for n in (number + 1, number + 2) if n < len(prepared.lines)}
+        near = set(range(number + 1, min(number + 1 + _FIX_LINES, len(prepared.lines))))
         for follow in sorted((near | set(moves)) - {number} - set(hits)):
             line, folded = prepared.lines[follow], prepared.folded[follow]
             fix = _R["fixes-date"].search(prepared.lower[follow]) if follow in near else None
@@ -550,38 +551,32 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) 
         return mention
     asked, text = prepared.lower[number], prepared.lower[number + 1]
     if restated:
-        if not _R["corrects"].search(text):
-            return mention
         at = mention.order[2]
         owner = next((h[2] for h in hits.get(number, []) if h[0] <= at < h[1] + 1), None)
         if owner is not None and any(h[2] == owner for h in hits.get(number + 1, [])):
             return mention
-        return replace(
-            mention, frame="aside", cue="corrected by the subject's reply", rule="corrects"
-        )
-    if prepared.lines[number].speaker != "assistant" or not (
+    elif prepared.lines[number].speaker != "assistant" or not (
         _R["you-word"].search(asked) or _R["ack"].search(asked)
     ):
         return mention
-    start = mention.order[2]
-    if _R["commute-to"].search(asked, max(0, start - 40), start):
+    elif _R["commute-to"].search(asked, max(0, mention.order[2] - 40), mention.order[2]):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
-    if _R["yes-reply"].search(text):
-        confirmed = "the subject confirms the assistant's question"
-        order = (reply.date or mention.order[0], number + 1, 0)
-        attached = reply.own_date or mention.attached_date
-        return replace(
-            mention,
-            frame="asserted",
-            cue=confirmed,
-            rule="yes-reply",
-            order=order,
-            attached_date=attached,
-        )
-    if _R["no-reply"].search(text):
-        denied = "the subject denies the assistant's question"
-        return replace(mention, frame="negated", cue=denied, rule="no-reply")
+    # The rows that read the reply, each with the frame it gives the mention.
+    for row in _CORRECTED if restated else _ANSWERED:
+        if RULES.pattern(row.id).search(text):
+            frame = row.frame or mention.frame
+            changed = replace(mention, frame=frame, cue=row.cue or "", rule=row.id)
+            if frame != "asserted":
+                return changed
+            # A confirmation is dated by the reply.
+            order = (reply.date or mention.order[0], number + 1, 0)
+            return replace(
+                changed, order=order, attached_date=reply.own_date or mention.attached_date
+            )
     return mention
+
+
+_CORRECTED, _ANSWERED = [RULES.rule("corrects")], [RULES.rule(n) for n in ("yes-reply", "no-reply")]
 
 
 def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:

@@ -231,7 +231,6 @@ _STATES: dict[str, Reads] = {
     "other_speaker": lambda s: s.speaker == "other",
     "subject_speaks": lambda s: s.speaker in ("subject", "note"),
     "narrated": lambda s: bool(s.head) and s.head in s.names,
-    "labelled": lambda s: s.note and bool(s.head),
     "planned_line": lambda s: s.planned,
     "negative_value": lambda s: _negative(s.value),
     "instruction": lambda s: bool(
@@ -245,30 +244,19 @@ _STATES: dict[str, Reads] = {
     "one_word": lambda s: " " not in s.phrase.strip(),
     "weak": lambda s: s.one_word and " " in s.value.strip(),
     "has_agent": lambda s: s.agent >= 0,
-    "no_agent": lambda s: s.agent_at[0] < 0 and s.agent_at[1] < 0,
     "no_third": lambda s: s.agent_at[1] < 0,
+    "first_agent": lambda s: s.agent_at[0] >= 0,
     "you_last": lambda s: s.agent_at[2] >= max(0, *s.agent_at[:2]),
     "third_last": lambda s: s.agent_at[1] > s.agent_at[0],
     "addressed": lambda s: bool(s.names & runs_of(s.sentence)),
-    "line_ack": lambda s: bool(_R["ack"].search(s.sentence)),
-    # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
-    # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
-    "own_step": lambda s: s.assistant and s.line_ack and s.agent_at[0] >= 0,
     # How a one-word value is written, for telling a name from a common word.
     "name_like": lambda s: bool(s.phrase) and s.one_word and not any(map(str.isdigit, s.phrase)),
     "given_capitalised": lambda s: s.phrase[:1].isupper(),
-    "proper": lambda s: s.given_capitalised and not s.weak,
     "capitalised": lambda s: s.raw[:1].isupper(),
     "raw_lower": lambda s: s.raw.islower(),
+    "raw_upper": lambda s: s.raw.isupper(),
     "plural_lower": lambda s: s.raw_lower and len(s.raw) == len(s.phrase) + 1 and s.raw[-1] == "s",
-    "line_cased": lambda s: bool(_R["mid-capital"].search(s.folded)),
-    "sentence_start": lambda s: not s.sentence_raw.strip(" \"'*-•"),
     "cased_sentence": lambda s: any(map(str.isupper, s.sentence_raw)),
-    "capital_inside": lambda s: (
-        (s.capitalised and not s.sentence_start and bool(s.before.rstrip(" \"'*")))
-        and not s.raw.isupper()
-    ),
-    "labelled_bare": lambda s: s.labelled and not s.sentence_before.strip(" \"'*"),
     "common_name": lambda s: s.phrase.lower() in _WORDS["common-word-names"],
     # What the question asks, and the opinion slot's topic.
     "temporal": lambda s: s.kind == "temporal",
@@ -353,14 +341,11 @@ def _step(rule: Rule, revise: bool = False) -> Step:
                 continue
             # The cue nearest the value governs it, when nothing that ends its scope parts them
             # and the gap is within its reach.
-            match = (_last(pattern, text) if left else pattern.search(text)) if scoped else None
-            if scoped and match is not None:
-                gap = text[match.end() :] if left else text[: match.start()]
-                if (stop and stop.search(gap)) or (limit is not None and len(gap.split()) > limit):
-                    match = None
-            elif not scoped:
-                match = pattern.search(text)
+            match = _last(pattern, text) if scoped and left else pattern.search(text)
             if match is None:
+                continue
+            gap = (text[match.end() :] if left else text[: match.start()]) if scoped else ""
+            if (stop and stop.search(gap)) or (limit is not None and len(gap.split()) > limit):
                 continue
             if rule.skip_asked and s.asked & set(_R["word"].findall(match.group(0))):
                 return None  # the relation the question asks about names the value

@@ -15,7 +15,6 @@ date) and the date of the section it sits in.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -24,7 +23,7 @@ from ._dates import DATE_PATTERN, parse_date
 from ._records import render_record
 from ._rules import RULES
 
-__all__ = ["Line", "Speaker", "segment"]
+__all__ = ["Line", "Speaker", "segment", "subject_relation"]
 
 Speaker = Literal["subject", "assistant", "other", "note"]
 _R, _WORDS = RULES.patterns, RULES.word_sets
@@ -82,10 +81,10 @@ def _classify_head(
     if key in _WORDS["note-heads"] or _R["note-head-start"].match(key):
         return "note"
     if "'s " in key:  # the subject's own label ("Ella's employer"), or a relation's line
-        owner, relation = key.split("'s ", 1)
-        mine = owner in names or owner in _SUBJECTS
-        return "note" if mine and not _R["relation-words"].search(relation) else "other"
-    words = re.findall(r"[\w']+", key)
+        relation = subject_relation(key, names)
+        mine = relation is not None and not _R["relation-words"].search(relation)
+        return "note" if mine else "other"
+    words = _R["token"].findall(key)
     if any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words):
         return "note"
     if (len(words) == 1 and head[:1].isupper()) or (
@@ -93,6 +92,12 @@ def _classify_head(
     ):
         return "other"  # "Tom Baker: …" is another person talking
     return None  # "Honestly: …" is text, not a head
+
+
+def subject_relation(head: str, names: frozenset[str]) -> str | None:
+    """The relation a head ``<owner>'s <relation>`` labels, when the owner is the subject."""
+    owner, mark, relation = head.partition("'s ")
+    return relation if mark and (owner in names or owner in _SUBJECTS) else None
 
 
 def segment(
@@ -127,16 +132,14 @@ def segment(
         at += leading.end() if leading and own else 0
         rest = raw[at:]
         if rest.lstrip()[:1] in ("{", "[", "(") and (records := render_record(rest)) is not None:
-            for text, date in records:
+            for text, date in records:  # a record's turn keeps its speaker, the rest are notes
                 turn = _R["head"].match(text)
                 role = turn.group(1).strip().lower() if turn else ""
                 who: Speaker = "subject" if role in _SUBJECTS else "assistant"
-                if turn and (role in _SUBJECTS or role in _ASSISTANTS):
-                    lines.append(
-                        Line(index, text[turn.end() :], at, raw, who, role, date or own, section)
-                    )
-                else:
-                    lines.append(Line(index, text, at, raw, "note", "", date or own, section))
+                if not (turn and (role in _SUBJECTS or role in _ASSISTANTS)):
+                    who, role = "note", ""
+                text = text[turn.end() :] if role and turn else text
+                lines.append(Line(index, text, at, raw, who, role, date or own, section))
             continue
         if own is None:
             inline = parse_date(rest)

@@ -56,16 +56,14 @@ def judge_reading(reading: Reading, probe: ReaderProbe) -> ReadingVerdict:
         return ReadingVerdict(
             right, float((utility > 0) - (utility < 0)), None, None, f"chose option {chosen}"
         )
-    if probe.kind == "yes_no":
-        right = reading.polarity == "no"
-        return ReadingVerdict(
-            right, float(right), None, None, "decoy not stated" if right else "decoy stated"
-        )
-    if probe.kind == "temporal":
-        right = reading.date is not None and period_credited(reading.date, probe.answer_dates)
-        return ReadingVerdict(
-            right, float(right), None, None, f"date {reading.date or 'none'} attached"
-        )
+    if probe.kind in ("yes_no", "temporal"):
+        if probe.kind == "yes_no":
+            right = reading.polarity == "no"
+            why = "decoy not stated" if right else "decoy stated"
+        else:
+            right = reading.date is not None and period_credited(reading.date, probe.answer_dates)
+            why = f"date {reading.date or 'none'} attached"
+        return ReadingVerdict(right, float(right), None, None, why)
     update = any(probe.role_of(v) == "current" for v in reading.current)
     if probe.exclusive:
         update = update and len(reading.current) == 1
