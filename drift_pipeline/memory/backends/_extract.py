@@ -10,8 +10,8 @@ themselves live in ``_rules.py``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from drift_pipeline.memory._protocol import Message
@@ -32,6 +32,7 @@ from drift_pipeline.memory.backends._stance import (
 from drift_pipeline.memory.backends._text import (
     CaseModel,
     is_question,
+    mend_swaps,
     message_date,
     split_statements,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "normalise_value",
     "predicate_hint",
     "slot_topics",
+    "succeed",
     "values_match",
 ]
 
@@ -75,6 +77,8 @@ class Statement:
         said: The whole sentence, when the fact was read from one clause of it: the rest of
             the sentence often says what the clause is about ("having read up on nuclear
             power, I am sceptical"); empty when ``text`` says all the sentence did.
+        instead_of: The value this one succeeds ("I left Acme for Initech"); see
+            :func:`succeed`.
 
     """
 
@@ -86,11 +90,13 @@ class Statement:
     retraction: bool = False
     matchable: bool = True
     said: str = ""
+    instead_of: str = ""
 
 
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|would(?! rather| like| prefer)|could|might|maybe|perhaps|possibly|"
-    r"probably|someday|some day|one day|imagine|imagining|suppose|supposing|hypothetically|"
+    r"probably|someday|some day|one day|imagine|imagining|(?<!\bI )suppose|supposing|"
+    r"hypothetically|"
     r"in theory|wish|wishing|"
     r"(?<!you )should(?! (?:mention|say|tell|add|note|point out|let you know|clarify))|"
     r"ought to|thinking (?:about|of)|considering|planning|plan to|plans to|hoping|hope to|"
@@ -138,6 +144,11 @@ _HEARSAY = re.compile(
     r"\b(?:apparently|supposedly|allegedly|rumou?rs?|heard|claims?|claimed|I|joke|joking)\b",
     re.IGNORECASE,
 )
+_SEEN_BY_ME = re.compile(
+    r"\s+(?:that\s+|who\s+|whom\s+)?I\s+(?:saw|see|visited|consulted|went to|go to|spoke to|"
+    r"spoke with|have been seeing|was referred to|got referred to)\b[^\"“”«»]*$",
+    re.IGNORECASE,
+)
 # Speech in single quotes; one or two quoted words are a label ("I ticked 'separated' on a form").
 _SINGLE_QUOTED = re.compile(r"(?:^|\s)'[A-Za-z][^'\s]*(?:\s[^'\s]+){2,}'(?=[\s.,!?;:]|$)")
 _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
@@ -156,7 +167,10 @@ _CONTRACTIONS: list[tuple[re.Pattern[str], str]] = [
 _CLAUSE_BREAK = re.compile(
     r"\s*;\s*|\s+[—–]\s+|\s+-\s+|"
     r",?\s+(?:and|but|so|because|since|although|though|while|whereas|plus)\s+(?=(?:I|we|my)\b)|"
-    r",\s+(?=(?:I|we|my)\b)"
+    r",\s+(?=(?:I|we|my)\b)|"
+    # "…and I keep meaning to mention it, but bullet points is my usual choice, so there you
+    # go": after a comma, "but" and "so" open a clause of their own whatever its subject.
+    r",\s+(?:but|so)\s+"
 )
 _MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -170,7 +184,7 @@ _FRAME_WORDS = (
 _FRAME = re.compile(rf"^(?:{_FRAME_WORDS})\b[\s,:]*", re.IGNORECASE)
 # A tail that offers context, not a condition: "…, in case that matters for anything".
 _IN_CASE_TAIL = re.compile(
-    r",?\s+(?:just )?in case (?:that|it|this) (?:matters|helps|is (?:useful|relevant|important))"
+    r",?\s+(?:just )?in case \w+ (?:matters|helps|is (?:useful|relevant|important))"
     r"\b[^.!?]*[.!?]*$",
     re.IGNORECASE,
 )
@@ -295,6 +309,11 @@ def predicate_hint(predicate: str) -> str:
     return ""
 
 
+def _names_its_topic(predicate: str) -> bool:
+    """Whether a fact's own text says what it is about (``works at X``, ``prefers X``)."""
+    return predicate in _PREDICATE_HINTS or predicate.startswith("prefers ")
+
+
 def dated_by_first_mention(predicate: str) -> bool:
     """Whether a restated fact keeps the date it was first stated.
 
@@ -333,6 +352,33 @@ def values_match(stored: str, stated: str) -> bool:
     if not left or not right:
         return False
     return left == right or f" {right} " in f" {left} " or f" {left} " in f" {right} "
+
+
+# The slots a successor may belong to, the first the one it goes to when nothing says otherwise:
+# "I left X for Y" names a new employer more often than a new home.
+_SUCCESSOR_SLOTS = ("works at", "lives in")
+
+
+def succeed(statement: Statement, held: Callable[[str], str | None]) -> Statement:
+    """Put a successor ("I left Lisbon for Porto") under the slot that held what it succeeds.
+
+    Args:
+        statement: Any statement; one without ``instead_of`` is returned as it is.
+        held: The value the speaker currently holds under a predicate, or ``None``.
+
+    """
+    if not statement.instead_of or statement.predicate not in _SUCCESSOR_SLOTS:
+        return statement
+    holding = [
+        slot
+        for slot in _SUCCESSOR_SLOTS
+        if (value := held(slot)) is not None and values_match(value, statement.instead_of)
+    ]
+    if len(holding) != 1 or holding[0] == statement.predicate:
+        return statement
+    # Both slots' predicates read as the phrase a line shows: "works at X", "lives in X".
+    slot = holding[0]
+    return replace(statement, predicate=slot, text=f"{slot} {statement.value}")
 
 
 def decide(current_value: str | None, statement: Statement) -> Operation:
@@ -381,6 +427,7 @@ def extract_statements(
                     retraction=fact.retraction,
                     matchable=fact.matchable,
                     said=said,
+                    instead_of=fact.instead_of,
                 )
             )
     return found
@@ -405,7 +452,7 @@ def _human_turns(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
 
 def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str]]:
     """The facts of one message, each with the sentence it was read from when that says more."""
-    text = content.replace("’", "'").replace("‘", "'")
+    text = mend_swaps(content.replace("’", "'").replace("‘", "'"))
     sentences = split_statements(text)
     if case is not None:
         sentences = [case.recase(sentence) for sentence in sentences]
@@ -415,12 +462,11 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
         if index in skipped or is_question(sentence):
             continue
         if _is_reported(sentence):
-            told = _TOLD_OF_ME.match(sentence)
-            if (
-                told is None
-                or _HEARSAY.search(told.group("who"))
-                or not _RECORD_KEEPER.search(told.group("who"))
-            ):
+            # Read past an opening frame ("Not sure I mentioned it, but the doctor says …").
+            told = _TOLD_OF_ME.match(_FRAME.sub("", strip_lead_ins(_LEAD.sub("", sentence))))
+            # "The specialist I saw last week says …": whom the speaker saw is no hearsay.
+            who = _SEEN_BY_ME.sub("", told.group("who")) if told else ""
+            if told is None or _HEARSAY.search(who) or not _RECORD_KEEPER.search(who):
                 continue
             # "The doctor says I am recovering from pneumonia": news of the speaker's own health,
             # told by whoever keeps the record of it; read as the speaker saying it. Anyone
@@ -456,9 +502,14 @@ def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
     found = [fact for clause in clauses for fact in _clause_facts(clause)]
     if found:
         # A fact read from one clause of several is shown with its sentence, which may name
-        # what the clause is about; a retraction shows nothing, so it needs none.
+        # what the clause is about ("having read up on it, I am sceptical"). A fact that names
+        # its own topic (an employer, a home, a status, a preference) is shown alone: the rest
+        # of the sentence would only wrap it in asides and hedges. A retraction shows nothing.
         said = _said(sentence) if len(clauses) > 1 else ""
-        return [(fact, "" if fact.retraction else said) for fact in found]
+        return [
+            (fact, "" if fact.retraction or _names_its_topic(fact.predicate) else said)
+            for fact in found
+        ]
     found = implied_facts(sentence)
     if not found and ":" in sentence:
         # "Right, the news I mentioned: home is Lisbon these days": what follows the colon is
@@ -563,6 +614,9 @@ def _remark(sentence: str) -> list[Fact]:
 
 def _clause_facts(clause: str) -> list[Fact]:
     clause = _LEAD.sub("", strip_lead_ins(_LEAD.sub("", clause))).strip().rstrip(".!…").strip()
+    # A hedge may open a clause after a lead-in ("Same as before, I suppose the short version
+    # is that I am divorced").
+    clause = strip_hedges(clause)
     if not clause or THIRD_PARTY.match(clause) or _OTHER_PERSON.match(clause):
         return []
     withdrawn = retracted_facts(clause)
@@ -597,7 +651,17 @@ def insincere(sentences: Sequence[str]) -> set[int]:
     return skipped
 
 
+# "It is easier for me to scan if you reply in short paragraphs": an "if you" after a word of
+# liking or ease states how the speaker likes to be served, no condition on their own life.
+_LIKED_IF_YOU = re.compile(
+    r"\b(?P<liked>easier|better|clearer|nicer|simpler|quicker|faster|more useful|more helpful|"
+    r"helps?|like it|love it|prefer it|appreciate it)\b(?P<between>[^.!?;]{0,40}?)\s+if you\b",
+    re.IGNORECASE,
+)
+
+
 def _is_hypothetical(sentence: str) -> bool:
+    sentence = _LIKED_IF_YOU.sub(r"\g<liked>\g<between> when you", sentence)
     return bool(_HYPOTHETICAL.search(sentence) or _MAY.search(sentence))
 
 

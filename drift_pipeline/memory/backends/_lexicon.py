@@ -27,7 +27,8 @@ OP_ADV = r"(?:(?:really|absolutely|genuinely|kind of|sort of|honestly|still|now|
 NAME_STOP = re.compile(
     r"\s*(?:[,;:.!?()\[\]]|\s[-—–]\s)|\s+(?:last|this|next|a few|a couple|recently|yesterday|"
     r"today|tomorrow|tonight|now|since|because|for|with|as|and|but|so|which|who|where|when|"
-    r"after|before|until|from|in|on|at|by|about|to|these days|already|again|anymore|any more|"
+    r"after|before|until|from|in|on|at|by|about|to|over|during|ever|earlier|"
+    r"these days|already|again|anymore|any more|"
     r"full[- ]time|part[- ]time|though|although|while|lol|haha|btw|back|permanently|"
     r"temporarily|officially|finally|instead|starting|effective|originally)\b",
     re.IGNORECASE,

@@ -58,6 +58,8 @@ class Fact:
         text: Readable predicate phrase (``works at Acme Corp``), shown after the subject.
         matchable: A retraction of this key applies only when the stored value matches ``value``.
         retraction: The clause withdraws this fact instead of stating it.
+        instead_of: The value this one succeeds ("I left Acme for Initech"): it belongs to
+            whichever slot held that value, ``predicate`` when neither or both did.
 
     """
 
@@ -66,6 +68,7 @@ class Fact:
     text: str
     matchable: bool = True
     retraction: bool = False
+    instead_of: str = ""
 
 
 _Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], list[Fact]]]
@@ -476,10 +479,33 @@ _RULES: list[_Rule] = [
         ),
         _location,
     ),
+    (
+        compile_ci(
+            rf"^(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|over\s+)?from\s+"
+            r"(?P<old>.+?)\s+(?:to|into)\s+(?P<v>.+)$"
+        ),
+        _location,
+    ),
+    # Someone or something moved the speaker: "work relocated me to Oslo for good".
+    (
+        compile_ci(
+            r"^(?:[\w&'-]+\s+){1,3}?(?:has\s+|have\s+)?(?:just\s+|finally\s+)?"
+            r"(?:relocated|transferred|posted|moved)\s+(?:me|us)\s+(?:over\s+|out\s+)?"
+            r"(?:to|into)\s+(?P<v>.+)$"
+        ),
+        _location,
+    ),
+    (
+        compile_ci(
+            r"^my\s+(?:home\s+|postal\s+|mailing\s+)?address\s+(?:has\s+)?(?:just\s+)?"
+            r"(?:changed|moved)\s+to\s+(?:(?:a|an|the)\s+(?:[\w'-]+\s+){0,3}?in\s+)?(?P<v>.+)$"
+        ),
+        _location,
+    ),
     (compile_ci(rf"^(?:I|we)\s+{ADV}live\s+in\s+(?P<v>.+)$"), _location),
     (
         compile_ci(
-            rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located|settling)\s+"
+            rf"^(?:I am|we are)\s+{ADV}(?:living|based|settled|located|settling|unpacking)\s+"
             r"(?:down\s+)?(?:in|into)\s+(?P<v>.+)$"
         ),
         _location,
@@ -499,7 +525,7 @@ _RULES: list[_Rule] = [
     (compile_ci(r"^I\s+(?:grew up|was born|was raised)\s+in\s+(?P<v>.+)$"), _origin),
     (
         compile_ci(
-            rf"^I am\s+{ADV}(?P<v>single|married|engaged|divorced|separated|widowed|"
+            rf"^I (?:am|have been)\s+{ADV}(?P<v>single|married|engaged|divorced|separated|widowed|"
             r"in an? (?:[\w-]+\s+){0,2}?relationship|(?:seeing|dating) someone(?: new)?|"
             r"living with (?:a|my) partner|living together)\b(?P<rest>.*)$"
         ),
@@ -513,7 +539,7 @@ _RULES: list[_Rule] = [
         _relationship,
     ),
     (compile_ci(rf"^(?:I|we)\s+(?:have\s+)?{ADV}(?:broke|broken)\s+up\b"), _broke_up),
-    (compile_ci(rf"^I am\s+{ADV}dating\s+(?P<v>.+)$"), _dating),
+    (compile_ci(rf"^I (?:am|have been)\s+{ADV}dating\s+(?P<v>.+)$"), _dating),
     (compile_ci(rf"^I am\s+{ADV}(?:a\s+|an\s+)?(?:strict\s+)?(?P<v>{_DIETS})\b"), _diet),
     (
         compile_ci(
@@ -531,6 +557,33 @@ _RULES: list[_Rule] = [
     ),
     (compile_ci(r"^I\s+(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"), _age),
     (compile_ci(rf"^I\s+{OP_ADV}prefer\s+(?P<v>.+)$"), _prefer),
+    # Choosing one option by habit is preferring it: "I go for X", "X is my usual choice".
+    # Going for a run or a walk is an outing, and one made every day a routine, no choice.
+    (
+        compile_ci(
+            rf"^I\s+{OP_ADV}(?:(?:usually|always|normally|typically|tend to|would)\s+)?"
+            r"(?:go for(?!\s+(?:(?:a|an)\s+)?(?:[\w-]+\s+)?(?:run|walk|swim|jog|hike|ride|"
+            r"drive|stroll|spin|paddle|climb|coffee|drink|beer|meal|bite)s?\b)|"
+            r"lean towards?|opt for|gravitate towards?|stick (?:with|to)|default to)\s+"
+            r"(?!.*\b(?:every|each|daily|weekly|nightly|twice|times a)\b)(?P<v>.+)$"
+        ),
+        _prefer,
+    ),
+    (
+        compile_ci(
+            r"^(?P<v>(?!(?:it|this|that|these|those|which|what)\b)[\w'-]+(?:\s+[\w'-]+){0,5}?)"
+            r"\s+(?:is|are)\s+(?:still\s+|now\s+|always\s+)?my\s+(?:usual|default|preferred|"
+            r"go-to|first|standard)\s+(?:choice|option|pick|preference)\b.*$"
+        ),
+        _prefer,
+    ),
+    (
+        compile_ci(
+            r"^my\s+(?:usual\s+)?(?:default|go-to|preference|usual choice|usual pick)\s+"
+            r"(?:is|are)\s+(?:still\s+|now\s+|always\s+)?(?P<v>.+)$"
+        ),
+        _prefer,
+    ),
     (compile_ci(r"^I would\s+(?:much\s+)?rather\s+(?!not\b)(?P<v>.+)$"), _prefer),
     (
         compile_ci(
@@ -552,7 +605,10 @@ _RULES: list[_Rule] = [
         compile_ci(
             rf"^I am\s+{ADV}(?P<verb>recovering from|managing|living with|dealing with|"
             r"coping with|being treated for|in treatment for|undergoing|on medication for|"
-            r"in remission from|getting over|in rehab for|on the mend from)\s+(?P<v>.+)$"
+            r"in remission from|getting over|in rehab for|on the mend from|"
+            r"(?:in|having|doing|getting|on)\s+(?:\w+\s+)?(?:therapy|physio|physiotherapy|"
+            r"rehab|rehabilitation|treatment|medication|antibiotics|chemo|chemotherapy|dialysis|"
+            r"crutches|steroids|insulin)\s+for)\s+(?P<v>.+)$"
         ),
         _health_status,
     ),
@@ -567,6 +623,7 @@ _RULES: list[_Rule] = [
         compile_ci(r"^I\s+(?:have\s+)?(?:fully\s+|finally\s+|completely\s+)?recovered\b.*$"),
         _health_cleared,
     ),
+    (compile_ci(r"^I am\s+(?:now\s+|fully\s+|officially\s+)*cleared\b.*$"), _health_cleared),
     (
         compile_ci(
             r"^I\s+(?P<verb>(?:have\s+been|was|got|just\s+got|recently\s+got)\s+diagnosed|"
@@ -665,6 +722,7 @@ _LEFT = compile_ci(
 _MOVED_AWAY = compile_ci(
     r"^(?:I|we)\s+(?:have\s+)?(?:just\s+)?moved\s+(?:out of|away from)\s+(?P<v>.+)$"
 )
+_SUCCESSOR = compile_ci(r"^\s+(?:for|to go to|to join)\s+(?P<v>.+)$")
 _JOB = compile_ci(r"^(?:my\s+)?(?:job|position|role)(?:\s+(?:at|with)\s+(?P<org>.+))?$")
 _WORK_AT = compile_ci(r"^(?:working|work)\s+(?:at|for)\s+(?P<org>.+)$")
 
@@ -679,7 +737,7 @@ def retracted_facts(clause: str) -> list[Fact] | None:
     found = _retracted(clause)
     if found is None:
         return None
-    return [replace(fact, retraction=True) for fact in found]
+    return [fact if fact.instead_of else replace(fact, retraction=True) for fact in found]
 
 
 def _retracted(clause: str) -> list[Fact] | None:
@@ -714,9 +772,16 @@ def _retracted(clause: str) -> list[Fact] | None:
         target = cut(match.group("v"), NAME_STOP)
         if _JOB.match(target):
             return [Fact("works at", "", "", matchable=False)]
-        if proper(target):
-            return [Fact("works at", target, ""), Fact("lives in", target, "")]
-        return []
+        if not proper(target):
+            return []
+        withdrawn = [Fact("works at", target, ""), Fact("lives in", target, "")]
+        successor = _SUCCESSOR.match(match.group("v")[len(target) :])
+        new = cut(successor.group("v"), NAME_STOP) if successor else ""
+        if not new or not proper(new):
+            return withdrawn
+        # "I left Acme for Initech": the newcomer first, so that it finds the slot that held
+        # the old value before the withdrawals let it go.
+        return [Fact("works at", new, f"works at {new}", instead_of=target), *withdrawn]
     match = _MOVED_AWAY.match(clause)
     if match:
         target = cut(match.group("v"), NAME_STOP)

@@ -209,7 +209,13 @@ _NEW_JOB = [
 _NEW_HOME = [
     compile_ci(
         r"\b(?:my|our)\s+(?:commute|move|flat|apartment|house|lease|landlord|neighbou?rs|"
-        r"new place)\s+(?:since the move\s+)?(?:to|in)\s+(?P<v>[A-Z][^,;:.!?]*)"
+        r"new (?:place|building|street|neighbou?rhood|flat|apartment|house|home))\s+"
+        r"(?:since the move\s+)?(?:to|in)\s+(?P<v>[A-Z][^,;:.!?]*)"
+    ),
+    # "a transit pass for Tallinn, since that is home now"
+    compile_ci(
+        r"\b(?:for|in|to)\s+(?P<v>[A-Z][^,;:.!?]*?),?\s+(?:since|as|because)\s+"
+        r"(?:that|it)(?:\s+is|'s)\s+(?:my\s+|our\s+)?home(?:\s+now)?\b"
     ),
     compile_ci(r"\bsince (?:the|my|our) move to\s+(?P<v>[A-Z][^,;:.!?]*)"),
     compile_ci(

@@ -8,7 +8,7 @@ stop words, reduced by a light suffix stripper so ``works``/``working``/``worked
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -23,6 +23,7 @@ __all__ = [
     "is_first_person",
     "is_question",
     "line_tokens",
+    "mend_swaps",
     "message_date",
     "pack_to_budget",
     "render_turn",
@@ -309,3 +310,113 @@ def shows_case(sentence: str) -> bool:
         ):
             return True
     return False
+
+
+# Everyday words people type with two letters swapped ("teh", "taht", "ym"). A rule that looks
+# for "that" or "my" misses the misspelling, so the slip is undone before the rules read a
+# sentence. A swap that spells another word ("three", "aws") or could be either of two ("hwo")
+# is left as typed.
+_SLIP_PRONE = frozenset(
+    [
+        "the",
+        "that",
+        "this",
+        "these",
+        "those",
+        "with",
+        "which",
+        "what",
+        "when",
+        "where",
+        "about",
+        "because",
+        "since",
+        "know",
+        "just",
+        "now",
+        "have",
+        "they",
+        "their",
+        "there",
+        "then",
+        "than",
+        "your",
+        "would",
+        "could",
+        "should",
+        "after",
+        "before",
+        "been",
+        "into",
+        "over",
+        "some",
+        "also",
+        "only",
+        "still",
+        "very",
+        "and",
+        "but",
+        "not",
+        "you",
+        "are",
+        "was",
+        "our",
+        "how",
+        "who",
+        "her",
+        "she",
+        "said",
+        "think",
+        "like",
+        "will",
+        "well",
+        "want",
+        "went",
+        "work",
+        "going",
+        "doing",
+        "really",
+        "always",
+        "never",
+        "anyway",
+        "actually",
+        "though",
+        "my",
+    ]
+)
+_KEEP_AS_TYPED = frozenset({"three", "aws", "rae", "bene"})
+
+
+def _swaps(word: str) -> Iterator[str]:
+    for index in range(len(word) - 1):
+        if word[index] != word[index + 1]:
+            yield word[:index] + word[index + 1] + word[index] + word[index + 2 :]
+
+
+def _swap_table() -> dict[str, str]:
+    meant: dict[str, set[str]] = {}
+    for word in _SLIP_PRONE:
+        for swapped in _swaps(word):
+            meant.setdefault(swapped, set()).add(word)
+    return {
+        swapped: next(iter(words))
+        for swapped, words in meant.items()
+        if len(words) == 1 and swapped not in _SLIP_PRONE and swapped not in _KEEP_AS_TYPED
+    }
+
+
+_SWAPPED = _swap_table()
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _unswap(match: re.Match[str]) -> str:
+    typed = match.group(0)
+    meant = _SWAPPED.get(typed.lower())
+    if meant is None:
+        return typed
+    return meant.capitalize() if typed[0].isupper() else meant
+
+
+def mend_swaps(text: str) -> str:
+    """Undo two swapped letters in everyday words ("teh" → "the", "Taht" → "That")."""
+    return _LETTERS.sub(_unswap, text)

@@ -23,6 +23,7 @@ from drift_pipeline.memory.backends._extract import (
     extract_statements,
     predicate_hint,
     slot_topics,
+    succeed,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
@@ -86,7 +87,14 @@ class FactStoreBackend:
     # news of their health told by a doctor or clinic; one current health status; moves told as
     # settling in or saying goodbye; "when it comes to" in a question read as "about".
     # 6: a joke taken back with a typographic apostrophe ("I’m joking") is left out too.
-    version: ClassVar[str] = "6"
+    # 7: "I left A for B" moves the slot that held A (employer by default); statuses, homes,
+    # treatments and habitual choices said in more everyday words ("I have been divorced since
+    # May", "work relocated me to Oslo", "X is my usual choice"); a hedge after a lead-in and an
+    # "if you" of liking are no condition; two swapped letters in everyday words read as meant;
+    # a fact that names its own topic shown without the asides of its sentence; what "the
+    # specialist I saw" says of the speaker's health is news of it; a home implied by unpacking
+    # there or by "since that's home now".
+    version: ClassVar[str] = "7"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:
@@ -173,7 +181,15 @@ class FactStoreBackend:
         """The current facts, one line each with the date they were last set, oldest first."""
         return "\n".join(self._facts[doc_id].line for doc_id in sorted(self._facts))
 
+    def _held(self, subject: str, predicate: str) -> str | None:
+        """The value ``subject`` currently holds under ``predicate``, if any."""
+        for doc_id in self._slots.get((subject, predicate), []):
+            if subject in self._facts[doc_id].viewers:
+                return self._facts[doc_id].value
+        return None
+
     def _apply(self, statement: Statement, speakers: frozenset[str]) -> Operation:
+        statement = succeed(statement, lambda predicate: self._held(statement.subject, predicate))
         key = (statement.subject, statement.predicate)
         held = [self._facts[doc_id] for doc_id in self._slots.get(key, [])]
         heard = [fact for fact in held if fact.viewers & speakers]

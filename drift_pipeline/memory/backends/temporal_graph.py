@@ -22,6 +22,7 @@ from drift_pipeline.memory.backends._extract import (
     extract_statements,
     normalise_value,
     predicate_hint,
+    succeed,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
 from drift_pipeline.memory.backends._text import (
@@ -95,7 +96,9 @@ class TemporalGraphBackend:
     # 5: fact_store's extraction 5 (names in text typed without case, names however asked for,
     # health news from a doctor, one current health status, settling in and saying goodbye).
     # 6: fact_store's extraction 6 (a joke taken back with a typographic apostrophe left out).
-    version: ClassVar[str] = "6"
+    # 7: fact_store's extraction 7 ("I left A for B", statuses, homes, treatments and choices in
+    # everyday words, swapped letters mended).
+    version: ClassVar[str] = "7"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:
@@ -222,7 +225,15 @@ class TemporalGraphBackend:
             count = self._line_tokens[line] = line_tokens(line)
         return count
 
+    def _held(self, subject: str, predicate: str) -> str | None:
+        """The value ``subject`` currently holds under ``predicate``, if any."""
+        for doc_id in self._slots.get((subject, predicate), []):
+            if subject in self._edges[doc_id].viewers:
+                return self._edges[doc_id].value
+        return None
+
     def _apply(self, statement: Statement, speakers: frozenset[str]) -> Operation:
+        statement = succeed(statement, lambda predicate: self._held(statement.subject, predicate))
         key = (statement.subject, statement.predicate)
         held = [self._edges[doc_id] for doc_id in self._slots.get(key, [])]
         heard = [edge for edge in held if edge.viewers & speakers]

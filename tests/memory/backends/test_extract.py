@@ -4,6 +4,7 @@ import pytest
 
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._extract import (
+    REMARK_PREFIX,
     Operation,
     Statement,
     decide,
@@ -12,7 +13,7 @@ from drift_pipeline.memory.backends._extract import (
     predicate_hint,
     values_match,
 )
-from drift_pipeline.memory.backends._text import CaseModel
+from drift_pipeline.memory.backends._text import CaseModel, mend_swaps
 
 from ._sessions import agent, user
 
@@ -489,3 +490,58 @@ def test_insincere_marks_a_mocking_sentence_and_what_a_bare_marker_mocks() -> No
     # A bare marker opening a message mocks nothing before it.
     assert insincere(["Yeah right.", "I live in Leeds."]) == {0}
     assert insincere(["I live in Leeds."]) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Text messages is my usual choice.", ("prefers messag", "Text messages")),
+        ("My default is bullet points.", ("prefers point", "bullet points")),
+        ("Given the choice, I go for imperial units.", ("prefers unit", "imperial units")),
+        ("I lean towards quiet indoor venues.", ("prefers venu", "quiet indoor venues")),
+        ("I go for a run every morning.", ("habit go run", "go for a run every morning")),
+        ("I moved from Lisbon to Porto.", ("lives in", "Porto")),
+        ("My address changed to a street in Tallinn.", ("lives in", "Tallinn")),
+        ("I joined Globex over the weekend.", ("works at", "Globex")),
+        (
+            "I've been dating someone new for a few weeks now.",
+            ("relationship status", "dating someone new"),
+        ),
+        (
+            "I'm on antibiotics for a chest infection.",
+            ("health", "on antibiotics for a chest infection"),
+        ),
+        ("I'm still unpacking in Adelaide after the move.", ("lives in", "Adelaide")),
+        ("I bought a transit pass for Tallinn, since that's home now.", ("lives in", "Tallinn")),
+        (
+            "Not sure I mentioned it, but the specialist I saw yesterday says I'm managing asthma.",
+            ("health", "managing asthma"),
+        ),
+        (
+            "The doctor I saw last week says I'm cleared after a full check-up.",
+            ("health", "cleared after a full check-up"),
+        ),
+        ("It's easier for me to scan if you reply in short paragraphs.", None),
+    ],
+)
+def test_choices_moves_and_statuses_said_in_everyday_words(
+    text: str, expected: tuple[str, str] | None
+) -> None:
+    (statement,) = extract_statements([user(text)])
+    if expected is None:  # kept, as a remark: how the speaker likes to be served is no condition
+        assert statement.predicate.startswith(REMARK_PREFIX)
+    else:
+        assert (statement.predicate, statement.value) == expected
+
+
+def test_two_swapped_letters_in_everyday_words_are_read_as_meant() -> None:
+    assert mend_swaps("Teh news: taht is ym team, becuase I konw. Hwo? three AWS") == (
+        "The news: that is my team, because I know. Hwo? three AWS"
+    )
+    (statement,) = extract_statements([user("ym name is Kit, in case taht helps.")])
+    assert (statement.predicate, statement.value) == ("name", "Kit")
+
+
+def test_whom_the_speaker_saw_is_no_hearsay_but_a_friend_is_no_record_keeper() -> None:
+    assert extract_statements([user("My friend I saw yesterday says I'm vegan.")]) == []
+    assert extract_statements([user("I heard the doctor I saw says I am vegan.")]) == []

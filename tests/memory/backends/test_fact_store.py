@@ -227,13 +227,69 @@ def test_a_fact_read_from_one_clause_is_shown_with_its_whole_sentence() -> None:
     backend = FactStoreBackend()
     store_all(
         backend,
-        [chat("2027-03-14", "After a month of reading about the dairy industry, I'm vegan.")],
+        [chat("2027-03-14", "After a month of reading about the dairy industry, I love oat milk.")],
     )
     assert backend.snapshot() == (
         "[2027-03-14] principal: said: After a month of reading about the dairy industry, "
-        "I am vegan"
+        "I love oat milk"
     )
-    assert "vegan" in ask(backend, "What is the principal's diet?")
+    assert "oat milk" in ask(backend, "What does the principal think of oat milk?")
+
+
+def test_a_fact_that_names_its_topic_is_shown_without_the_asides_around_it() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat(
+                "2027-03-14",
+                "This is a bit random and I keep meaning to mention it, but text messages is "
+                "my usual choice, so there you go.",
+                "After a month of reading about the dairy industry, I'm vegan.",
+            )
+        ],
+    )
+    assert backend.snapshot() == (
+        "[2027-03-14] principal: prefers text messages\n[2027-03-14] principal: is vegan"
+    )
+
+
+def test_leaving_one_place_for_another_moves_the_slot_that_held_it() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I work at Globex Logistics.", "I live in Lisbon."),
+            chat("2027-04-02", "For the record, I left Globex Logistics for Zephyr."),
+            chat("2027-05-09", "I left Lisbon for Porto."),
+            # Neither slot holds it: the newcomer is taken for an employer, the usual reading.
+            chat("2027-06-20", "I left Cobalt for Initech."),
+        ],
+    )
+    assert backend.snapshot() == (
+        "[2027-05-09] principal: lives in Porto\n[2027-06-20] principal: works at Initech"
+    )
+    assert backend.operation_counts[Operation.UPDATE] == 3
+
+
+def test_a_later_status_said_in_other_words_replaces_the_earlier_one() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "It's official, I'm engaged."),
+            chat("2027-05-02", "As it happens, I've been married for a few weeks now."),
+            chat("2027-06-11", "I suppose the short version is that I've been divorced since May."),
+            chat("2027-07-01", "The pharmacist set up a plan for me because I'm managing asthma."),
+            chat("2027-08-19", "I'm in physiotherapy for a back injury, nothing dramatic."),
+            chat("2027-09-03", "Work relocated me to Gothenburg for good, in case taht matters."),
+        ],
+    )
+    assert backend.snapshot() == (
+        "[2027-06-11] principal: is divorced\n"
+        "[2027-08-19] principal: is in physiotherapy for a back injury\n"
+        "[2027-09-03] principal: lives in Gothenburg"
+    )
 
 
 def test_the_speakers_own_state_in_a_sentence_someone_else_opens_is_kept() -> None:
