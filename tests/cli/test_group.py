@@ -109,6 +109,42 @@ def test_a_light_command_imports_no_heavy_library(tmp_path: Path) -> None:
     assert _imported_after(code) == []
 
 
+SMALL_WORLD = """\
+id: group-direct
+paradigm: user_assistant
+seed: 6021
+replicates: 1
+horizon:
+  short: { sessions: 6, session_gap_hours: 9 }
+noise_ratio: 0.4
+entities:
+  - id: principal
+    type: human
+    profile:
+      big_five: { O: 0.5, C: 0.5, E: 0.5, A: 0.5, N: 0.5 }
+  - id: assistant
+    type: assistant_agent
+    capability_profile: { context_window: 8000 }
+"""
+
+
+def test_a_direct_run_that_records_nothing_in_dagster_never_imports_it(tmp_path: Path) -> None:
+    # Its worlds' audit, leaderboard and record are Dagster-free; only recording needs it.
+    scenario = tmp_path / "group-direct.yaml"
+    scenario.write_text(SMALL_WORLD, encoding="utf-8")
+    argv = ["run", str(scenario), "--backend", "bm25", "--out", str(tmp_path / "data")]
+    code = (
+        "import os\n"
+        "os.environ['DRIFT_DAGSTER_RECORD'] = '0'\n"
+        "from click.testing import CliRunner\n"
+        "from drift_pipeline.cli import main\n"
+        f"result = CliRunner().invoke(main, {argv!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert 'bm25@hard' in result.output, result.output\n"
+    )
+    assert "dagster" not in _imported_after(code)
+
+
 def test_a_command_error_prints_its_lines_and_exits_with_its_status() -> None:
     @click.command()
     def failing() -> None:
