@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from memory.plugins import _support
 
 import drift_pipeline.cli
 from drift_pipeline.cli import COMMANDS, CommandError, main
@@ -109,29 +110,9 @@ def test_a_light_command_imports_no_heavy_library(tmp_path: Path) -> None:
     assert _imported_after(code) == []
 
 
-SMALL_WORLD = """\
-id: group-direct
-paradigm: user_assistant
-seed: 6021
-replicates: 1
-horizon:
-  short: { sessions: 6, session_gap_hours: 9 }
-noise_ratio: 0.4
-entities:
-  - id: principal
-    type: human
-    profile:
-      big_five: { O: 0.5, C: 0.5, E: 0.5, A: 0.5, N: 0.5 }
-  - id: assistant
-    type: assistant_agent
-    capability_profile: { context_window: 8000 }
-"""
-
-
 def test_a_direct_run_that_records_nothing_in_dagster_never_imports_it(tmp_path: Path) -> None:
     # Its worlds' audit, leaderboard and record are Dagster-free; only recording needs it.
-    scenario = tmp_path / "group-direct.yaml"
-    scenario.write_text(SMALL_WORLD, encoding="utf-8")
+    scenario = _support.write_scenario(tmp_path, "group-direct")
     argv = ["run", str(scenario), "--backend", "bm25", "--out", str(tmp_path / "data")]
     code = (
         "import os\n"
