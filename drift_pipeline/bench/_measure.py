@@ -162,7 +162,9 @@ def peak_rss_mb(ws: BenchWorkspace) -> float:
 
     The command (``--backend full_context``, which also runs the reference compressor, as
     every run does) runs in a fresh child process on an already generated world; the figure is
-    the largest single process among the harness and its backend workers.
+    the largest single process among the harness, its backend workers and the process that
+    records the run in the Dagster instance (the checkout's ``.dagster_home``, as a user's run
+    from the project root records; every process the command waited for is counted).
     """
     _, root = ws.long_world()
     out = ws.path("rss-run")

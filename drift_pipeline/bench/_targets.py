@@ -45,6 +45,13 @@ one encoder call per text (0.22 s against 0.87 s, measured alternately), so the 
 at a host load near 20 measured 5.56; a quieter host gives a larger ratio, since load inflates
 the single-threaded floor more than the cell's four concurrent replicates."""
 
+PEAK_RSS_TARGET_MB = 478.0
+"""The largest single process of ``drift run`` on the canonical long world with ``full_context``.
+
+The figure measured before the agent's reads and the Dagster recording were added (478 MB):
+the harness may not hold more than it did then. The run records into the checkout's Dagster
+instance as a user's run does, and that recording's process is measured like every other."""
+
 LOOP_OVERHEAD_TARGET_US = 150.0
 """What the memory loop may add to the backend's own time per session, the agent's read of
 memory before each session included (its handling, not its time inside ``retrieve()``)."""
@@ -125,9 +132,10 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "peak_rss_mb",
         "MB",
-        500,
+        PEAK_RSS_TARGET_MB,
         "max",
-        "peak resident memory of the long-horizon full_context cell run (largest process)",
+        "peak resident memory of the long-horizon full_context cell run (largest process, "
+        "the Dagster recording's included)",
     ),
     Target(
         "dagster_overhead_ratio",

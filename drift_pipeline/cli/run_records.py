@@ -70,35 +70,20 @@ def record_in_dagster(
         ``False`` when recording failed (``drift run`` exits with its own status), else ``True``
         (recorded, turned off, or no instance to record into).
     """
-    import os
-
     import click
 
+    from drift_pipeline.orchestration.record_child import RecordingFailed, record_in_child
     from drift_pipeline.storage import StorageRoot
 
     root = StorageRoot.from_url(out)
-    if root.local_path is None or os.environ.get("DRIFT_DAGSTER_RECORD", "1") == "0":
+    if root.local_path is None:
         return True
-    from drift_pipeline.orchestration.direct_record import (
-        NotRecorded,
-        direct_run_instance,
-        record_direct_run,
-    )
-
     try:
-        instance = direct_run_instance()
-        if instance is None:
-            return True
-        with instance:
-            count = record_direct_run(
-                instance, root.local_path, result.cells, summary, audits, record
-            )
-    except NotRecorded as error:
+        # In a child process: this one holds the run's data, and Dagster would add to it.
+        count = record_in_child(root.local_path, result.cells, summary, audits, record)
+    except RecordingFailed as error:
         click.echo(f"not recorded in the Dagster instance: {error}", err=True)
         return False
-    except Exception as error:  # the instance itself: its configuration, its database
-        cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        click.echo(f"not recorded in the Dagster instance: {cause}", err=True)
-        return False
-    click.echo(f"recorded in the Dagster instance: {count} asset events")
+    if count is not None:
+        click.echo(f"recorded in the Dagster instance: {count} asset events")
     return True

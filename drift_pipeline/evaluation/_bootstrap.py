@@ -408,13 +408,19 @@ def weighted_percentiles(
     order = np.argsort(values, kind="stable")
     sorted_values = values[order]
     # Scaled by 100 so "cum >= p% of total" is an exact comparison of integers held in floats.
-    cum = np.cumsum(weights[:, order], axis=1) * 100.0
+    # One (b, N) matrix, worked on in place: a cell pools thousands of reads per draw. `take`
+    # lays it out row by row (indexing `[:, order]` gives columns), so the running sum walks
+    # memory in order and the flat view below is free.
+    cum = weights.take(order, axis=1)
+    np.cumsum(cum, axis=1, out=cum)
+    cum *= 100.0
     total = cum[:, -1] / 100.0
     # Offsetting each row above the previous row's maximum makes the matrix one sorted
     # sequence, so one searchsorted finds the rank in every draw.
     span = float(cum[:, -1].max()) + 1.0
     offsets = np.arange(b, dtype=np.float64) * span
-    flat = (cum + offsets[:, None]).ravel()
+    cum += offsets[:, None]
+    flat = cum.ravel()
     n = values.size
     for j, p in enumerate(percents):
         targets = np.asarray(p, dtype=np.float64) * total + offsets

@@ -18,11 +18,17 @@ evaluation in the check's history, beside the earlier ones.
 The instance is the one ``DAGSTER_HOME`` names, else ``.dagster_home`` in the folder the run
 was started from when it holds a ``dagster.yaml`` (the project root, as the README sets it
 up); with neither, nothing is recorded. ``DRIFT_DAGSTER_RECORD=0`` turns recording off.
+
+``drift run`` records from a child process that runs this module (:mod:`.record_child`), so
+that the run's own process never imports Dagster.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -38,17 +44,16 @@ from . import metadata as md
 from .asset_names import CELL_COST_CURVE, REFERENCE_MEMORY, WORLD_BASELINES
 from .checks import GATE_LINEAGE, ROWS_PER_SESSION, gate_lineage_violations
 from .partitions import cell_partition_key, register_partitions
+from .record_child import RECORD_ENV, RecordingFailed, instance_home
 from .report_metadata import (
-    DAGSTER_PLOTS,
     cost_curves_metadata,
     leaderboard_metadata,
+    leaderboard_plots,
     trust_checks,
 )
 
 __all__ = ["RECORD_ENV", "NotRecorded", "direct_run_instance", "record_direct_run"]
 
-RECORD_ENV: Final = "DRIFT_DAGSTER_RECORD"
-"""``0`` turns the recording of direct runs off."""
 ANSWERABILITY: Final = "answerability_audit"
 """The ``probes`` asset's check (the name the world asset declares it under)."""
 RECORDED_BY: Final = "drift/recorded_by"
@@ -147,14 +152,12 @@ def _targeting(
 
 def direct_run_instance() -> dg.DagsterInstance | None:
     """The instance direct runs record into, or ``None`` (turned off, or no instance here)."""
-    if os.environ.get(RECORD_ENV, "1") == "0":
+    home = instance_home()
+    if home is None:
         return None
     if os.environ.get("DAGSTER_HOME"):
         return dg.DagsterInstance.get()
-    home = Path.cwd() / ".dagster_home"
-    if (home / "dagster.yaml").exists():
-        return dg.DagsterInstance.from_config(str(home))
-    return None
+    return dg.DagsterInstance.from_config(str(home))
 
 
 def _views(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -502,7 +505,6 @@ def record_direct_run(
     from dagster._core.utils import make_new_run_id
 
     from drift_pipeline.pipeline import connect
-    from drift_pipeline.report import gather, report_plots
 
     from .project import project_assets
 
@@ -558,7 +560,7 @@ def record_direct_run(
     for done, event in enumerate(events):
         _report(instance, event, run_id, done)
     # Only the plots the leaderboard asset carries (the HTML report builds its own).
-    plots = report_plots(gather(folder, con, record), DAGSTER_PLOTS) if record is not None else []
+    plots = leaderboard_plots(folder, con, record) if record is not None else []
     curves, _, _ = cost_curves_metadata(con)
     reports: list[Event] = [
         dg.AssetMaterialization(
@@ -588,3 +590,41 @@ def record_direct_run(
     for done, event in enumerate(reports, len(events)):
         _report(instance, event, run_id, done)
     return len(events) + len(reports)
+
+
+def _record_request(request: Path) -> int | None:
+    """The recording child's work: the events of the run described in ``request``.
+
+    Returns ``None`` when there is no instance to record into.
+
+    Raises:
+        RecordingFailed: The instance refused an event or could not be opened (one line).
+    """
+    with request.open("rb") as handle:
+        folder, cells, summary, audits, record = pickle.load(handle)
+    try:
+        instance = direct_run_instance()
+        if instance is None:
+            return None
+        with instance:
+            return record_direct_run(instance, folder, cells, summary, audits, record)
+    except NotRecorded as error:
+        raise RecordingFailed(str(error)) from error
+    except Exception as error:  # the instance itself: its configuration, its database
+        cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise RecordingFailed(cause) from error
+
+
+def main(argv: Sequence[str]) -> int:
+    """The recording child (see :mod:`.record_child`): record, then answer in the result file."""
+    request, answer = Path(argv[0]), Path(argv[1])
+    try:
+        reply: dict[str, Any] = {"count": _record_request(request)}
+    except RecordingFailed as error:
+        reply = {"error": str(error)}
+    answer.write_text(json.dumps(reply), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

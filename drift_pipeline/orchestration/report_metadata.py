@@ -21,8 +21,10 @@ import duckdb
 from drift_pipeline.pipeline import world_audits
 from drift_pipeline.report import (
     budget_json,
+    gather,
     render_budget,
     render_leaderboard,
+    report_plots,
     scoring_json,
     standings,
     table_lines,
@@ -38,6 +40,7 @@ __all__ = [
     "SANITY_CHECK",
     "cost_curves_metadata",
     "leaderboard_metadata",
+    "leaderboard_plots",
     "plot_metadata",
     "trust_checks",
     "world_audits",
@@ -87,6 +90,15 @@ def trust_checks(summary: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
             ("not ranked: " + ", ".join(invalid)) if invalid else "every arm under the limit",
         ),
     ]
+
+
+def leaderboard_plots(folder: Path, con: duckdb.DuckDBPyConnection, record: Path) -> list[Any]:
+    """The plots of :data:`DAGSTER_PLOTS` for the run ``record`` signed, from ``folder``.
+
+    Only their rows are read: the HTML report's drill-down reads every explained probe's
+    context again, which would cost the run more time and memory than the whole recording.
+    """
+    return report_plots(gather(folder, con, record, drill_down=False), DAGSTER_PLOTS)
 
 
 def _png_markdown(title: str, spec: Mapping[str, Any]) -> str:

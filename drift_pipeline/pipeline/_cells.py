@@ -26,6 +26,7 @@ from drift_pipeline.evaluation import (
     session_marks,
     with_reader_columns,
 )
+from drift_pipeline.evaluation.reader import release_kept
 from drift_pipeline.keys import WorldKey
 from drift_pipeline.memory import Arm, CellRun
 from drift_pipeline.scenario import HorizonName
@@ -327,6 +328,9 @@ def evaluate_cell(
             measured on the memory's content; without them, on its storage growth.
     """
     answers = _answers_table(run, probes, evaluator or ContextEvaluator(), amnesiac, profiles)
+    # What the reader kept for this cell's texts serves no other cell; without it the metrics'
+    # bootstrap does not pile on top of a long full-context cell's readings.
+    release_kept()
     snapshots = run.snapshots if marks is None else content_kept(run.snapshots, marks)
     # With an LLM reader TTFRT uses its measured time to first token (spec §7.8).
     data = ArmData(answers, snapshots, run.retrievals, measured_ttft(answers, run.retrievals))

@@ -102,8 +102,18 @@ def _views(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("select view_name from duckdb_views()").fetchall()}
 
 
-def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = None) -> ReportData:
+def gather(
+    folder: Path,
+    con: duckdb.DuckDBPyConnection,
+    record: Path | None = None,
+    *,
+    drill_down: bool = True,
+) -> ReportData:
     """Read the report's rows from ``folder`` (its latest record unless ``record`` is given).
+
+    ``drill_down=False`` leaves out the probe traces (``traces`` is empty): they read every
+    explained probe's context again, which costs more than all the other rows, and a caller
+    that draws only plots has no use for them.
 
     Raises:
         RecordError: The folder has no record, or the record cannot be read.
@@ -156,7 +166,7 @@ def gather(folder: Path, con: duckdb.DuckDBPyConnection, record: Path | None = N
         probe_accuracy=ranked(accuracy),
         abilities=ranked(_abilities(con, loaded["leaderboard"], views)),
         traces={arm: probe_traces(con, arm, limit=DRILL_DOWN_PROBES) for arm in arms}
-        if {"probe_answers", "probes", "retrievals"} <= views
+        if drill_down and {"probe_answers", "probes", "retrievals"} <= views
         else {},
         session_reads=ranked(reads),
     )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,7 @@ from report.tiny_world import ARMS, run_tiny
 
 from drift_pipeline.cli import run_records
 from drift_pipeline.defs.assets.world import ANSWERABILITY
+from drift_pipeline.orchestration import record_child
 from drift_pipeline.orchestration.direct_record import direct_run_instance
 from drift_pipeline.orchestration.project import project_assets
 from drift_pipeline.orchestration.report_metadata import LEADERBOARD_CHECKS
@@ -270,3 +275,82 @@ def test_every_figure_of_the_dagster_path_is_reported(
         assert "| status |" in str(metadata["leaderboard"].value)  # with the rows' status
         assert "budget (spec §7.8, p99 ms)" in str(metadata["budget"].value)
         assert str(metadata["plot_session_reads"].value).startswith("![Read latency")
+
+
+def test_nothing_is_started_when_there_is_nothing_to_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def started(*args: Any, **kwargs: Any) -> int:
+        raise AssertionError(f"a recording process was started: {args}")
+
+    monkeypatch.setattr(record_child.subprocess, "call", started)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "0")
+    assert record_child.record_in_child(tmp_path, [], {}, {}, None) is None
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    monkeypatch.delenv("DAGSTER_HOME")
+    monkeypatch.chdir(tmp_path)  # no .dagster_home here
+    assert record_child.record_in_child(tmp_path, [], {}, {}, None) is None
+
+
+def test_an_instance_that_cannot_be_opened_is_one_line(
+    recorded: Recording,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, _, handed = recorded
+    home = tmp_path / "broken"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(
+        "run_storage:\n  module: drift_no_such_module\n  class: Nowhere\n", encoding="utf-8"
+    )
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    capsys.readouterr()
+    assert not run_records.record_in_dagster(*handed)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert re.fullmatch(
+        r"not recorded in the Dagster instance: [^\n]*drift_no_such_module[^\n]*\n", captured.err
+    ), captured.err
+
+
+def test_the_process_that_ran_the_cells_never_imports_dagster(
+    recorded: Recording, tmp_path: Path
+) -> None:
+    """The recording happens in a child: the run's own process, holding its data, stays light."""
+    home, _, handed = recorded
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    request = tmp_path / "handed.pickle"
+    request.write_bytes(pickle.dumps(handed))
+    script = (
+        "import pickle, sys\n"
+        "from drift_pipeline.cli import run_records\n"
+        f"handed = pickle.loads(open({str(request)!r}, 'rb').read())\n"
+        "assert run_records.record_in_dagster(*handed)\n"
+        "print('dagster imported:', 'dagster' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "DAGSTER_HOME": str(copy), "DRIFT_DAGSTER_RECORD": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert re.search(r"^recorded in the Dagster instance: \d+ asset events$", done.stdout, re.M)
+    assert done.stdout.rstrip().endswith("dagster imported: False"), done.stdout + done.stderr
+    # The events reached the instance: every asset and check once more.
+    assert _history(copy)[0] == {name: 2 * n for name, n in _history(home)[0].items()}
+
+
+def test_cells_that_cannot_be_handed_over_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    monkeypatch.setenv("DRIFT_DAGSTER_RECORD", "1")
+    with pytest.raises(record_child.RecordingFailed) as failed:
+        record_child.record_in_child(tmp_path, [lambda: None], {}, {}, None)  # type: ignore[list-item]
+    assert "cannot be handed to the recording process" in str(failed.value)
+    assert "\n" not in str(failed.value)

@@ -164,6 +164,20 @@ def test_a_privacy_figure_sits_beside_drift_c(tmp_path: Path):
     assert f'href="#{trace.anchor}"' in text and f'id="{trace.anchor}"' in text
 
 
+def test_plots_without_the_drill_down_are_the_same_plots(page: tuple[Path, dict[str, Any]]):
+    from drift_pipeline.pipeline import connect
+    from drift_pipeline.report import gather, report_plots
+
+    path, _ = page
+    folder = path.parent.parent
+    full = gather(folder, connect(folder))
+    light = gather(folder, connect(folder), drill_down=False)
+    assert full.traces and not light.traces
+    assert [(p.name, p.spec) for p in report_plots(light)] == [
+        (p.name, p.spec) for p in report_plots(full)
+    ]
+
+
 def test_the_plots_figures_are_the_json_summarys(page: tuple[Path, dict[str, Any]]):
     from drift_pipeline.pipeline import connect
     from drift_pipeline.report import gather, report_plots

@@ -23,6 +23,7 @@ from drift_pipeline.orchestration.report_metadata import (
     SANITY_CHECK,
     cost_curves_metadata,
     leaderboard_metadata,
+    leaderboard_plots,
     trust_checks,
     world_audits,
 )
@@ -30,9 +31,7 @@ from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import stored_cells
 from drift_pipeline.report import (
     build_record,
-    gather,
     render_leaderboard,
-    report_plots,
     sign,
     standings,
     summary_json,
@@ -155,7 +154,7 @@ def _plots(storage: DriftStorage, record: Path | None) -> list[Any]:
     if record is None or root.local_path is None:
         return []
     with storage.connect() as con:
-        return report_plots(gather(root.local_path, con, record))
+        return leaderboard_plots(root.local_path, con, record)
 
 
 @dg.asset(

@@ -9,6 +9,7 @@ a reader on a labelled set of contexts, per category.
 """
 
 from ._dates import find_dates, find_relative, find_yearless, parse_date
+from ._kept import release_kept
 from ._probe import (
     LEXICON_GROUPS,
     Candidate,
@@ -41,4 +42,5 @@ __all__ = [
     "parse_date",
     "read_context",
     "reading_from_answer",
+    "release_kept",
 ]

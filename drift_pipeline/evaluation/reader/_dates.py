@@ -80,28 +80,25 @@ def iso_day(year: str, month: int | str, day: str) -> str | None:
         return None
 
 
-# Each form of the date pattern: its group, then the groups of its year, month and day.
-_FORMS = (
-    ("iso", "y1", "m1", "d1"),
-    ("dmy", "y2", "m2", "d2"),
-    ("mdy", "y3", "m3", "d3"),
-    ("dots", "y4", "m4", "d4"),
-    ("ym", "y5", "m5", ""),
-    ("my", "y7", "m7", ""),
-    ("mmy", "y8", "m8", ""),
-)
+def _parts(match: re.Match[str]) -> dict[str, str]:
+    """The parts a date match found, by kind: ``y``, ``m``, ``d`` (``a``, ``b``: a slash date's).
+
+    Each form of the date pattern numbers its groups (``y1``, ``m1``, ``d1``); one form matches.
+    """
+    return {
+        name[0]: text for name, text in match.groupdict().items() if text and name[1:].isdigit()
+    }
 
 
 def _from_match(match: re.Match[str]) -> str | None:
-    if match.group("slash"):  # day first or month first: only when one cannot be a month
-        first, second = int(match.group("a6")), int(match.group("b6"))
+    part = _parts(match)
+    if "a" in part:  # day first or month first: only when one cannot be a month
+        first, second = int(part["a"]), int(part["b"])
         if first > 12 >= second:
-            return iso_day(match.group("y6"), second, str(first))
-        return iso_day(match.group("y6"), first, str(second)) if second > 12 >= first else None
-    _, year, month, day = next(form for form in _FORMS if match.group(form[0]))
-    named = match.group(month)
-    number = named if named.isdigit() else _MONTHS[named.lower()]
-    return iso_day(match.group(year), number, match.group(day) if day else "1")
+            return iso_day(part["y"], second, str(first))
+        return iso_day(part["y"], first, str(second)) if second > 12 >= first else None
+    number = part["m"] if part["m"].isdigit() else _MONTHS[part["m"].lower()]
+    return iso_day(part["y"], number, part.get("d", "1"))
 
 
 def find_dates(text: str) -> list[tuple[int, int, str]]:
@@ -364,7 +361,7 @@ def _only_date(text: str) -> tuple[re.Match[str], Period, bool] | None:
         return None
     match, (_, _, iso) = found[0]
     day = date.fromisoformat(iso)
-    month = any(match.group(form) for form in ("my", "ym", "mmy"))  # else one of the day forms
+    month = not {"d", "a"} & _parts(match).keys()  # a month form, else a day or slash date
     return match, _month(day.year, day.month) if month else _day(day), not month
 
 
@@ -379,7 +376,7 @@ def answer_period(text: str) -> Period | None:
     understand names nothing: "the week before 9 June" is never read as 9 June.
     """
     cleaned = " ".join(str(text).split()).strip(" .;:!?`'\"")
-    cleaned = re.sub(r",(?=\d)", ", ", cleaned.replace("`", ""))  # "24 August,2023"
+    cleaned = _R["answer-glued-year"].sub(", ", cleaned.replace("`", ""))  # "24 August,2023"
     cleaned = _R["answer-glued-month"].sub(" ", cleaned)  # "24June, 2022"
     body = cleaned[_R["answer-lead"].match(cleaned).end() :]  # type: ignore[union-attr]
     if not body:

@@ -39,20 +39,8 @@ _R, _WORDS = RULES.patterns, RULES.word_sets
 LEXICON_GROUPS: tuple[tuple[str, ...], ...] = tuple(tuple(group) for group in RULES.spec.lexicon)
 """The shipped groups (from the rules file), each a tuple of phrasings of one value."""
 _NUMBER_WORDS = RULES.rule("number-words").phrases or []
-# Units a careful reader converts: each with its spellings and its size in the first unit.
-_UNITS: tuple[tuple[str, tuple[str, ...], float], ...] = (
-    ("distance", ("km", "kilometres", "kilometers", "k"), 1.0),
-    ("distance", ("miles", "mi", "mile"), 1.609344),
-    ("weight", ("kg", "kilos", "kilograms"), 1.0),
-    ("weight", ("lb", "lbs", "pounds"), 0.45359237),
-    ("duration", ("minutes", "minute", "min", "mins"), 1.0),
-    ("duration", ("hours", "hour", "h", "hr", "hrs"), 60.0),
-)
-_CURRENCIES = {
-    "$": ("USD", ("dollars", "bucks")),
-    "€": ("EUR", ("euros",)),
-    "£": ("GBP", ("pounds", "quid", "sterling")),
-}
+# Units a careful reader converts, and currencies with their symbols, codes and words.
+_UNITS, _CURRENCIES = RULES.tables["units"], {r.symbol: r for r in RULES.tables["currencies"]}
 
 
 def _unit_variants(phrase: str) -> list[str]:
@@ -62,22 +50,22 @@ def _unit_variants(phrase: str) -> list[str]:
     within 1% (so "6 miles" is not taken for 10 km, but "62 miles" is 100 km).
     """
     match = _R["quantity"].match(phrase)
-    own = next((u for u in _UNITS if match and match.group(2).lower() in u[1]), None)
+    own = next((u for u in _UNITS if match and match.group(2).lower() in u.spellings), None)
     if match is None or own is None:
         return []
     amount, variants = float(match.group(1)), []
     if amount.is_integer() and amount <= 20:  # "2 km" is also "two kilometres"
         word = _NUMBER_WORDS[int(amount)]
-        variants += [f"{word} {spelling}" for spelling in own[1] if spelling != "k"]
-    for kind, spellings, size in _UNITS:
-        if kind == own[0] and spellings != own[1]:
-            converted = amount * own[2] / size
+        variants += [f"{word} {spelling}" for spelling in own.spellings if spelling != "k"]
+    for unit in _UNITS:
+        if unit.kind == own.kind and unit != own:
+            converted = amount * own.size / unit.size
             numbers = {f"{converted:.1f}"}
             if converted < 10:  # "45 minutes" is "0.75 hours", not "0.8"
                 numbers.add(f"{converted:.2f}".rstrip("0").rstrip("."))
             if abs(converted - round(converted)) <= 0.01 * converted:
                 numbers.add(str(round(converted)))
-            variants += [f"{n} {s}" for n in sorted(numbers) for s in spellings if s != "k"]
+            variants += [f"{n} {s}" for n in sorted(numbers) for s in unit.spellings if s != "k"]
     return variants
 
 
@@ -87,7 +75,8 @@ def _money_variants(phrase: str) -> list[str]:
     if not match:
         return []
     symbol, digits = match.group(1), match.group(2).replace(",", "")
-    amount, (code, words) = int(digits), _CURRENCIES[symbol]
+    amount, currency = int(digits), _CURRENCIES[symbol]
+    code, words = currency.code, currency.spellings
     plain, spoken = {digits, f"{amount:,}"}, set()
     grand: list[str] = []  # "two grand" names the sum with no currency word after it
     if amount % 1000 == 0:

@@ -12,7 +12,6 @@ its own date (``ts``, ``date``, ``since``, a date used as a key) orders it, and 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ._dates import parse_date
@@ -32,7 +31,7 @@ Sentences = list[tuple[str, str | None]]
 
 
 def _words(key: str) -> str:
-    return " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").split()).lower()
+    return " ".join(_R["key-word-break"].sub(" ", key).replace("_", " ").split()).lower()
 
 
 def _join(*parts: str) -> str:
@@ -185,7 +184,7 @@ def _props(text: str) -> tuple[list[str], str | None, str | None]:
     words: list[str] = []
     start = end = None
     for block in _R["props"].findall(text):
-        for item in re.split(r",\s*(?=(?:[\w ]+\s*[:=])|\")", block):
+        for item in _R["prop-break"].split(block):
             key, sep, value = item.partition(":") if ":" in item else item.partition("=")
             key, value = key.strip().strip("\"'"), value.strip().strip("\"'")
             low = key.lower().replace(" ", "_")

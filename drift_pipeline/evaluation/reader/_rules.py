@@ -21,7 +21,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["RULES", "Example", "Rule", "RuleFile", "Rules", "TimeWord", "load_rules"]
+__all__ = ["RULES", "Example", "Rule", "RuleFile", "Rules", "TableRow", "load_rules"]
 
 # The frames a rule can signal: counted (asserted, retracted, negated) or why a mention is not.
 _Counted = Literal["asserted", "retracted", "negated"]
@@ -98,18 +98,23 @@ TimeUnit = Literal[
 ]
 
 
-class TimeWord(_Strict):
-    """One row of a table of time words.
+class TableRow(_Strict):
+    """One row of a table of words.
 
-    The words (each read whole, in any case), the unit they name or count in, how many units
-    from the day they point (a count word: the number; a weekday or a month: its place), and
-    the far end of a span (a season's last month).
+    The words (each read whole, in any case); for time words, the unit they name or count in,
+    how many units from the day they point (a count word: the number; a weekday or a month: its
+    place) and the far end of a span (a season's last month); for units of measure, the kind
+    and the size in the kind's first unit; for currencies, the symbol and the code.
     """
 
     words: str | list[str]
     unit: TimeUnit | None = None
-    offset: int
+    offset: int = 0
     to: int | None = None
+    kind: Literal["distance", "weight", "duration"] | None = None
+    size: float = 1.0
+    symbol: str | None = None
+    code: str | None = None
 
     @property
     def spellings(self) -> tuple[str, ...]:
@@ -140,7 +145,7 @@ class Rule(_Strict):
         pattern: A regular expression, in pieces joined with nothing.
         ignore_case: Match without regard to case.
         words, phrases, alternatives, table: A word list (pieces split on spaces), whole
-            phrases, phrases with what each says, or time words with their units.
+            phrases, phrases with what each says, or words with what each row means.
         examples: At least one.
     """
 
@@ -164,7 +169,7 @@ class Rule(_Strict):
     words: list[str] | None = None
     phrases: list[str] | None = None
     alternatives: list[Alternative] | None = None
-    table: list[TimeWord] | None = None
+    table: list[TableRow] | None = None
     examples: list[Example] = Field(min_length=1)
 
     @property

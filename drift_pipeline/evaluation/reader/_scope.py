@@ -247,13 +247,10 @@ _STATES: dict[str, Reads] = {
     "has_agent": lambda s: s.agent >= 0,
     "no_agent": lambda s: s.agent_at[0] < 0 and s.agent_at[1] < 0,
     "no_third": lambda s: s.agent_at[1] < 0,
+    "first_agent": lambda s: s.agent_at[0] >= 0,
     "you_last": lambda s: s.agent_at[2] >= max(0, *s.agent_at[:2]),
     "third_last": lambda s: s.agent_at[1] > s.agent_at[0],
     "addressed": lambda s: bool(s.names & runs_of(s.sentence)),
-    "line_ack": lambda s: bool(_R["ack"].search(s.sentence)),
-    # An assistant acknowledging a constraint speaks of its own next steps ("Got it - I'll
-    # avoid shellfish"): its "I'll" does not make the subject's value hypothetical.
-    "own_step": lambda s: s.assistant and s.line_ack and s.agent_at[0] >= 0,
     # How a one-word value is written, for telling a name from a common word.
     "name_like": lambda s: bool(s.phrase) and s.one_word and not any(map(str.isdigit, s.phrase)),
     "given_capitalised": lambda s: s.phrase[:1].isupper(),
@@ -261,7 +258,6 @@ _STATES: dict[str, Reads] = {
     "capitalised": lambda s: s.raw[:1].isupper(),
     "raw_lower": lambda s: s.raw.islower(),
     "plural_lower": lambda s: s.raw_lower and len(s.raw) == len(s.phrase) + 1 and s.raw[-1] == "s",
-    "line_cased": lambda s: bool(_R["mid-capital"].search(s.folded)),
     "sentence_start": lambda s: not s.sentence_raw.strip(" \"'*-•"),
     "cased_sentence": lambda s: any(map(str.isupper, s.sentence_raw)),
     "capital_inside": lambda s: (

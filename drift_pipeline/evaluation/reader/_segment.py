@@ -15,7 +15,6 @@ date) and the date of the section it sits in.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -85,7 +84,7 @@ def _classify_head(
         owner, relation = key.split("'s ", 1)
         mine = owner in names or owner in _SUBJECTS
         return "note" if mine and not _R["relation-words"].search(relation) else "other"
-    words = re.findall(r"[\w']+", key)
+    words = _R["token"].findall(key)
     if any(w in _WORDS["label-words"] or w.rstrip("s") in _WORDS["label-words"] for w in words):
         return "note"
     if (len(words) == 1 and head[:1].isupper()) or (
