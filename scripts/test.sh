@@ -40,13 +40,17 @@ mypy_log="$(mktemp)"
 mypy_pid=$!
 trap 'kill "$mypy_pid" 2>/dev/null || true; rm -f "$mypy_log"' EXIT
 
-# One pytest worker per core (pytest-xdist); each test file stays on one worker, so a module's
-# shared run is made once. Files go out in collection order, which tests/conftest.py starts with
-# the longest files (xdist's default, most tests first, would leave the few-test end-to-end files
-# for last, on one worker while the other idles). Arguments after the script's name still reach pytest (`-n 0` for one
-# process). pytest exits 5 when it collects nothing; that is a failure here too.
+# pytest-xdist workers, one more than the cores: many tests spend seconds waiting (on a
+# subprocess's timeout, a browser, a server's retries, a backend that sleeps on purpose), and
+# with one worker per core that core idles meanwhile (the suite used about 1.6 of 2 cores).
+# Each test file stays on one worker, so a module's shared run is made once. Files go out in
+# collection order, which tests/conftest.py starts with the longest files (xdist's default, most
+# tests first, would leave the few-test end-to-end files for last, on one worker while the
+# others idle). Arguments after the script's name still reach pytest (`-n 0` for one process;
+# a later `-n` wins). pytest exits 5 when it collects nothing; that is a failure here too.
+workers=$(($(nproc) + 1))
 pytest_status=0
-.venv/bin/pytest -n auto --dist loadfile --no-loadscope-reorder "$@" || pytest_status=$?
+.venv/bin/pytest -n "$workers" --dist loadfile --no-loadscope-reorder "$@" || pytest_status=$?
 
 mypy_status=0
 wait "$mypy_pid" || mypy_status=$?

@@ -11,6 +11,8 @@ what a test checks.
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -53,6 +55,24 @@ LONGEST_FIRST = (
     "tests/pipeline/test_multi_peer_run.py",
 )
 """Test files by their measured duration, longest first."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Keep the test modules' compiled code, asserts rewritten, while the workers collect.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set (as in many container images) pytest would rewrite
+    and compile every test module again in every worker on every run, over half of what
+    collecting costs. Its cached copy is checked against the source's size and time before use.
+    Only collection writes them: what a test imports while it runs is left as the
+    environment says.
+    """
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = before
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

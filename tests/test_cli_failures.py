@@ -231,7 +231,13 @@ def test_a_second_run_on_the_same_folder_is_refused_and_the_first_completes(tmp_
     try:
         lock = out / ".drift-run.lock"
         _wait_for(lambda: lock.exists() and "pid" in lock.read_text())
-        second = drift_run(tmp_path / "second", "--backend", "bm25", out=out)
+        # The first run is held still while it holds the lock, so the second meets it however
+        # fast the first would otherwise finish on an idle machine or start on a busy one.
+        os.kill(first.pid, signal.SIGSTOP)
+        try:
+            second = drift_run(tmp_path / "second", "--backend", "bm25", out=out)
+        finally:
+            os.kill(first.pid, signal.SIGCONT)
         assert second.code == EXIT_ROOT_BUSY, second.stderr
         assert second.stderr.strip() == (
             f"{out} is in use by drift run (pid {first.pid}); wait for it to finish or give "

@@ -20,7 +20,7 @@ def stored_audits(
     Generated worlds re-run the generator's audit, imported ones their importer's (the same
     audit the Dagster path runs as an asset check).
     """
-    from drift_pipeline.orchestration.report_metadata import world_audits
+    from drift_pipeline.pipeline import world_audits
     from drift_pipeline.storage import StorageRoot
 
     kinds = {source.id: source.kind == "scenario" for source in opened}

@@ -11,13 +11,14 @@ tables.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import dagster as dg
 import duckdb
 
+from drift_pipeline.pipeline import world_audits
 from drift_pipeline.report import (
     budget_json,
     gather,
@@ -31,9 +32,6 @@ from drift_pipeline.report import (
 )
 
 from . import metadata as md
-
-if TYPE_CHECKING:
-    from drift_pipeline.storage import StorageRoot
 
 __all__ = [
     "DAGSTER_PLOTS",
@@ -92,36 +90,6 @@ def trust_checks(summary: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
             ("not ranked: " + ", ".join(invalid)) if invalid else "every arm under the limit",
         ),
     ]
-
-
-def world_audits(
-    root: StorageRoot,
-    worlds: Iterable[tuple[str, str]],
-    generated: Callable[[str], bool | None],
-) -> dict[str, str | None]:
-    """Each world's answerability audit on its stored tables: ``scenario/horizon`` → failure.
-
-    Args:
-        root: The storage root.
-        worlds: (scenario, horizon) of each world on the board.
-        generated: Whether a scenario's worlds were generated (the generator's audit) or
-            imported (their evidence ids are checked); ``None``: unknown here, left unaudited
-            (its rows say the audit was not run).
-
-    Returns:
-        ``None`` for a world that passed, else its failure.
-    """
-    from drift_pipeline.keys import WorldKey
-    from drift_pipeline.pipeline import audit_stored_evidence, audit_stored_world
-
-    audits: dict[str, str | None] = {}
-    for scenario, horizon in dict.fromkeys(worlds):
-        kind = generated(scenario)
-        if kind is None:
-            continue
-        audit = audit_stored_world if kind else audit_stored_evidence
-        audits[f"{scenario}/{horizon}"] = audit(root, WorldKey.of(scenario, horizon)).failure
-    return audits
 
 
 def leaderboard_plots(folder: Path, con: duckdb.DuckDBPyConnection, record: Path) -> list[Any]:

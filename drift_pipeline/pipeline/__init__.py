@@ -56,7 +56,7 @@ from ._stored import (
     load_arm,
     stored_content_kept,
 )
-from ._stored_audit import AuditOutcome, audit_stored_evidence, audit_stored_world
+from ._stored_audit import AuditOutcome, audit_stored_evidence, audit_stored_world, world_audits
 from ._worlds import ensure_worlds, world_is_current
 
 __all__ = [
@@ -109,6 +109,7 @@ __all__ = [
     "stored_content_kept",
     "stored_reference",
     "stored_result",
+    "world_audits",
     "world_is_current",
     "world_profiles",
     "world_session_marks",

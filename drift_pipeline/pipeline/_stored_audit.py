@@ -9,6 +9,7 @@ a dataset's answers are not written by templates, so the generator's audit does 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -136,3 +137,32 @@ def _turn(row: dict[str, Any]) -> Turn:
         label_event_id=row["label_event_id"],
         label_kind=row["label_kind"],
     )
+
+
+def world_audits(
+    root: StorageRoot,
+    worlds: Iterable[tuple[str, str]],
+    generated: Callable[[str], bool | None],
+) -> dict[str, str | None]:
+    """Each world's answerability audit on its stored tables: ``scenario/horizon`` → failure.
+
+    Kept free of Dagster: a direct ``drift run`` audits its worlds without loading it.
+
+    Args:
+        root: The storage root.
+        worlds: (scenario, horizon) of each world on the board.
+        generated: Whether a scenario's worlds were generated (the generator's audit) or
+            imported (their evidence ids are checked); ``None``: unknown here, left unaudited
+            (its rows say the audit was not run).
+
+    Returns:
+        ``None`` for a world that passed, else its failure.
+    """
+    audits: dict[str, str | None] = {}
+    for scenario, horizon in dict.fromkeys(worlds):
+        kind = generated(scenario)
+        if kind is None:
+            continue
+        audit = audit_stored_world if kind else audit_stored_evidence
+        audits[f"{scenario}/{horizon}"] = audit(root, WorldKey.of(scenario, horizon)).failure
+    return audits

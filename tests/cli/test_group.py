@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from memory.plugins import _support
 
 import drift_pipeline.cli
 from drift_pipeline.cli import COMMANDS, CommandError, main
@@ -107,6 +108,22 @@ def test_a_light_command_imports_no_heavy_library(tmp_path: Path) -> None:
         "assert result.exit_code == 2, result.output\n"
     )
     assert _imported_after(code) == []
+
+
+def test_a_direct_run_that_records_nothing_in_dagster_never_imports_it(tmp_path: Path) -> None:
+    # Its worlds' audit, leaderboard and record are Dagster-free; only recording needs it.
+    scenario = _support.write_scenario(tmp_path, "group-direct")
+    argv = ["run", str(scenario), "--backend", "bm25", "--out", str(tmp_path / "data")]
+    code = (
+        "import os\n"
+        "os.environ['DRIFT_DAGSTER_RECORD'] = '0'\n"
+        "from click.testing import CliRunner\n"
+        "from drift_pipeline.cli import main\n"
+        f"result = CliRunner().invoke(main, {argv!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert 'bm25@hard' in result.output, result.output\n"
+    )
+    assert "dagster" not in _imported_after(code)
 
 
 def test_a_command_error_prints_its_lines_and_exits_with_its_status() -> None:
