@@ -11,6 +11,7 @@ from llm_server import FakeOpenAIServer, word_count
 from memory.plugins import _support
 
 from drift_pipeline.memory import Arm
+from drift_pipeline.memory.backends import ReferenceCompressor
 from drift_pipeline.pipeline import RunOptions, run_benchmark
 from drift_pipeline.sources import ScenarioSource
 
@@ -49,7 +50,9 @@ def test_one_call_per_session_inside_the_sandbox_cached_across_runs(
     assert all(b["max_tokens"] == 512 and b["model"] == "summary-model" for b in bodies)
     assert resent == 0  # the worker's cache came back to <root>/llm_cache/reference_compressor
     manifest = first.manifest
-    assert manifest["backends"]["reference_compressor"].startswith("8+llm:summary-model@")
+    assert manifest["backends"]["reference_compressor"].startswith(
+        f"{ReferenceCompressor.version}+llm:summary-model@"
+    )
     assert manifest["isolation"] == ["unprivileged-user+mount-namespace"]
     # Write cost is the calls' actual tokens (the server counts words, not tiktoken tokens).
     expected = sum(
