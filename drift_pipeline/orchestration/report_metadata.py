@@ -18,7 +18,6 @@ from typing import Any, Final
 import dagster as dg
 import duckdb
 
-from drift_pipeline.pipeline import world_audits
 from drift_pipeline.report import (
     budget_json,
     gather,
@@ -43,7 +42,6 @@ __all__ = [
     "leaderboard_plots",
     "plot_metadata",
     "trust_checks",
-    "world_audits",
 ]
 
 SANITY_CHECK: Final = "sanity_arms"

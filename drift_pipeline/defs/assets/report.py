@@ -25,10 +25,9 @@ from drift_pipeline.orchestration.report_metadata import (
     leaderboard_metadata,
     leaderboard_plots,
     trust_checks,
-    world_audits,
 )
 from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
-from drift_pipeline.pipeline import stored_cells
+from drift_pipeline.pipeline import stored_cells, world_audits
 from drift_pipeline.report import (
     build_record,
     render_leaderboard,
