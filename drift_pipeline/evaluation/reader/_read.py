@@ -161,11 +161,10 @@ def _prepare(
 
 @lru_cache(maxsize=32)
 def _scan(context: str) -> tuple[str, frozenset[str], bool]:
-    """The context folded to lower case, its runs, and whether it holds records.
+    """The context folded to lower case, its runs, and whether it holds records (JSON, edges).
 
     A plural stands for its singular too ("matcha lattes" mentions "matcha latte"); the set
-    holds each distinct word once, so this costs little even on a long context. Records (JSON
-    objects, graph edges) are read as rendered sentences.
+    holds each distinct word once, so this costs little even on a long context.
     """
     text = _fold(context).lower()
     runs = runs_of(text)
@@ -668,51 +667,53 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             count = len(mentions) - len(counted)
             parts.append(f"{count} mention(s) not counted: {', '.join(ignored)}")
         why = "; ".join(parts) or "no mention counted"
+    answer, decided, support, option = _answer(probe, mentions, current, runs)
+    polarity: Literal["yes", "no"] | None = None
+    if probe.kind == "yes_no":
+        polarity = "yes" if answer == "yes" else "no"
+    date = answer if probe.kind == "temporal" else None
+    lines = (support.text,) if support else ()
+    rationale = f"{decided}; {why}"
+    return Reading(
+        answer, polarity, values, deprecated, option, date, lines, rationale, (*mentions,)
+    )
 
-    def reading(
-        answer: str | None,
-        decided: str,
-        support: Mention | None = None,
-        polarity: Literal["yes", "no"] | None = None,
-        option: int | None = None,
-        date: str | None = None,
-    ) -> Reading:
-        lines = (support.text,) if support else ()
-        rationale = f"{decided}; {why}"
-        return Reading(
-            answer, polarity, values, deprecated, option, date, lines, rationale, tuple(mentions)
-        )
 
+def _answer(
+    probe: ReaderProbe,
+    mentions: Sequence[Mention],
+    current: dict[str, Mention],
+    runs: dict[str, list[Mention]],
+) -> tuple[str | None, str, Mention | None, int | None]:
+    """The answer of a probe of its kind, what decided it, its support and the chosen option."""
     if probe.kind == "yes_no":
         # "Has X ever said Y?": a statement that was true once (now retracted) was still said;
         # a negation ("I'm not Y") was not.
         said = _said(mentions)
         if not said:
-            return reading("no", "decoy never stated", polarity="no")
-        decided = f"decoy stated: {said[-1].cue} (rule {said[-1].rule})"
-        return reading("yes", decided, said[-1], polarity="yes")
+            return "no", "decoy never stated", None, None
+        return "yes", f"decoy stated: {said[-1].cue} (rule {said[-1].rule})", said[-1], None
     if probe.kind == "temporal":
         start = _event_line(probe, runs.get(probe.event_value or "", []))
         if start is None:
-            return reading(None, "change not stated")
+            return None, "change not stated", None, None
         day = start.attached_date
         decided = f"change stated on {day}" if day else "change stated with no date attached"
-        return reading(day, decided, start, date=day)
+        return day, decided, start, None
     if probe.kind == "action":
-        options = (current[v] for v in values if probe.role_of(v) == "option")
-        chosen_mention = max(options, key=lambda m: m.order, default=None)
-        chosen = probe.default_option
-        if chosen_mention is not None:
-            chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
-        text = probe.options[chosen].text if chosen is not None and probe.options else None
-        if chosen_mention is None:
-            return reading(text, "default action", option=chosen)
-        return reading(text, f"supported: {chosen_mention.value!r}", chosen_mention, option=chosen)
+        options = (current[v] for v in current if probe.role_of(v) == "option")
+        chosen = max(options, key=lambda m: m.order, default=None)
+        option = probe.default_option
+        if chosen is not None:
+            option = next(c.option for c in probe.candidates if c.value == chosen.value)
+        text = probe.options[option].text if option is not None and probe.options else None
+        decided = "default action" if chosen is None else f"supported: {chosen.value!r}"
+        return text, decided, chosen, option
     latest = max(current.values(), key=lambda m: m.order, default=None)
     answer = latest.value if latest is not None else None
     if latest is not None and not probe.exclusive:
         # Several values hold at once: the asked-about one, when it is among them.
-        answer = next((v for v in values if probe.role_of(v) == "current"), latest.value)
+        answer = next((v for v in current if probe.role_of(v) == "current"), latest.value)
     if not answer:
-        return reading(answer, "the memory does not say")
-    return reading(answer, f"current: {answer!r}", current[answer])
+        return answer, "the memory does not say", None, None
+    return answer, f"current: {answer!r}", current[answer], None

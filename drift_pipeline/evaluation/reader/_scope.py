@@ -44,11 +44,6 @@ Decision = tuple[FrameName, str, str]
 """A frame, the cue words that decided it and the id of the row that did."""
 
 
-def strip_hedges(text: str) -> str:
-    """``text`` with hedging tags ("(may be outdated)") blanked out, same length."""
-    return _R["hedge"].sub(lambda m: " " * len(m.group(0)), text)
-
-
 @lru_cache(maxsize=16384)  # a line is read again for every probe that mentions a value on it
 def split_clauses(text: str) -> tuple[tuple[int, int, int, int], ...]:
     """``(sentence_start, sentence_end, clause_start, clause_end)`` for each clause of ``text``."""
@@ -78,9 +73,9 @@ def clause_at(
 
 @lru_cache(maxsize=16384)
 def lowered(folded: str) -> str:
-    """The text rows read: lower case (where that keeps its length), hedges blanked."""
-    lower = folded.lower()
-    return strip_hedges(lower if len(lower) == len(folded) else folded)
+    """The text rows read: lower case (where that keeps its length), hedging tags blanked."""
+    lower = folded.lower() if len(folded.lower()) == len(folded) else folded
+    return _R["hedge"].sub(lambda m: " " * len(m.group(0)), lower)
 
 
 class MentionKey(NamedTuple):
