@@ -29,7 +29,8 @@ _NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "va
 _NotTheirs = Literal["third_party", "not_about_subject", "generic_word", "other_topic"]
 FrameName = Literal[_Counted, _NotMeant, _NotTheirs]
 Condition = str | list[str]
-"""A state, ``pattern@side``, either with ``!`` before it, or a list of them (any one holds)."""
+"""A state, ``pattern@side`` or a named set of them, with ``!`` before it (it does not hold),
+or a list of these (any one holds)."""
 
 
 class _Strict(BaseModel):

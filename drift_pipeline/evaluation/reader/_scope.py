@@ -285,11 +285,7 @@ def _readable(name: str, names: set[str], rule: Rule, revise: bool) -> str:
 
 
 def _test(item: str | list[str], rule: Rule, revise: bool) -> Test:
-    """One of a row's conditions as a test of a mention.
-
-    A state, ``pattern@side`` (the pattern is found on that side), a named set of conditions,
-    ``!`` before any of these (it does not hold), or a list of them (any one holds).
-    """
+    """One of a row's conditions (the forms :data:`._rules.Condition` names) as a test."""
     if isinstance(item, list):
         tests = [_test(one, rule, revise) for one in item]
         return lambda s: any(t(s) for t in tests)
@@ -316,8 +312,10 @@ def _step(rule: Rule, revise: bool = False) -> Step:
         raise ValueError(f"{RULES.source}: rule {rule.id!r}: side: not a side a rule can read")
     sides = [_readable(side, _SIDE_NAMES, rule, revise) for side in sides]
     tests = [_test(item, rule, revise) for item in rule.when]
-    unless = [f"!{item}" if isinstance(item, str) else item for item in rule.unless]
-    tests += [_test(item, rule, revise) for item in unless]
+    for item in rule.unless:  # unless any of them holds: each does not
+        tests += [
+            _test(f"!{one}", rule, revise) for one in ([item] if isinstance(item, str) else item)
+        ]
     if rule.pattern is None:
         decision: Decision = (rule.frame, rule.cue or "", rule.id)
         return lambda s: decision if all(t(s) for t in tests) else None
@@ -386,10 +384,8 @@ def frame_of(key: MentionKey, facts: ProbeFacts) -> Decision:
 def other_name_at(cased_left: str, names: frozenset[str], values: frozenset[str]) -> int:
     """Where, in the clause before a value, another person named by name acts (−1: nowhere).
 
-    Args:
-        cased_left: The clause before the value, as written.
-        names: The subject's names.
-        values: The words of the candidate values (not people).
+    ``cased_left`` is that clause as written; the subject's ``names`` and the words of the
+    candidate ``values`` name no other person.
     """
     at = -1
     for match in _R["other-name"].finditer(cased_left):
