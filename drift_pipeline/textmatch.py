@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Iterable, Set
 from functools import lru_cache
 
-__all__ = ["PhraseIndex", "contains_any", "normalise", "occurs_in", "phrase_pattern"]
+__all__ = ["PhraseIndex", "contains_any", "normalise", "occurs_in", "phrase_pattern", "runs_of"]
 
 # Each dash and curly quote with its plain replacement. ``str.replace`` per character scans
 # in C; ``str.translate`` with a mapping looks every character of the text up in Python.
@@ -63,6 +63,13 @@ _RUNS = re.compile(r"[^\W_]+")
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
 
 
+def runs_of(text: str) -> frozenset[str]:
+    """The runs of letters and digits in ``text`` (what word-bounded phrases respect)."""
+    if text.isascii():
+        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
+    return frozenset(_RUNS.findall(text))
+
+
 class PhraseIndex:
     """Which of a fixed set of phrases occur in a text, by exactly the rule of :func:`contains_any`.
 
@@ -104,13 +111,8 @@ class PhraseIndex:
     def find(self, text: str) -> Set[str]:
         """The indexed phrases (as given) that occur word-bounded in ``text`` (normalised first)."""
         haystack = normalise(text)
-        runs = (
-            haystack.encode().translate(_ASCII_SEPARATORS).decode().split()
-            if haystack.isascii()
-            else _RUNS.findall(haystack)
-        )
+        present = runs_of(haystack)
         found: set[str] = set()
-        present = set(runs)
         for first in self._firsts & present:
             for key, needed, phrases in self._by_first[first]:
                 if needed <= present and _bounded_in(key, haystack):

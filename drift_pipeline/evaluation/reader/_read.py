@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from drift_pipeline._bounded import BoundedCache
-from drift_pipeline.textmatch import normalise
+from drift_pipeline.textmatch import normalise, runs_of
 
 from ._dates import dates_in, find_dates, is_period
 from ._probe import Candidate, ReaderProbe, Role
@@ -42,7 +42,6 @@ from ._scope import (
     frame_of,
     lowered,
     other_name_at,
-    runs_of,
     split_clauses,
 )
 from ._segment import Line, segment, subject_relation

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from drift_pipeline.textmatch import normalise
+from drift_pipeline.textmatch import normalise, runs_of
 
 from ._rules import RULES, FrameName, Rule
 
@@ -34,7 +34,6 @@ __all__ = [
     "frame_of",
     "lowered",
     "other_name_at",
-    "runs_of",
     "split_clauses",
 ]
 
@@ -116,16 +115,6 @@ def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     for match in pattern.finditer(text):
         last = match
     return last
-
-
-_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
-
-
-def runs_of(text: str) -> frozenset[str]:
-    """The text's runs of letters and digits (what word-bounded phrases respect)."""
-    if text.isascii():  # byte translation splits ASCII many times faster than a regex
-        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
-    return frozenset(_R["run"].findall(text))
 
 
 def _agent_token(text: str) -> str:
