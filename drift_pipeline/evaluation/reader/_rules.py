@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -292,16 +292,15 @@ class Rules:
         return re.compile(r"\b(?:" + "|".join(kept) + r")\b", flags)
 
 
-def _where(error: ValidationError, raw: object, source: str) -> str:
+def _where(error: ValidationError, raw: Any, source: str) -> str:
     """One line for the first validation error: the rule's id and the field."""
     first = error.errors()[0]
-    loc = list(first["loc"])
-    where = ".".join(str(part) for part in loc) or "file"
-    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int) and isinstance(raw, dict):
-        rows = raw.get("rules")
-        row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
+    loc = first["loc"]
+    where = ".".join(map(str, loc)) or "file"
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        row = raw["rules"][loc[1]]  # the error's place exists in the file read
         rule_id = row.get("id", f"#{loc[1] + 1}") if isinstance(row, dict) else f"#{loc[1] + 1}"
-        where = f"rule {rule_id!r}: {'.'.join(str(part) for part in loc[2:]) or 'row'}"
+        where = f"rule {rule_id!r}: {'.'.join(map(str, loc[2:])) or 'row'}"
     return f"{source}: {where}: {first['msg']}"
 
 
