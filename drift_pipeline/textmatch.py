@@ -11,24 +11,34 @@ import unicodedata
 from collections.abc import Iterable, Set
 from functools import lru_cache
 
-__all__ = ["PhraseIndex", "contains_any", "normalise", "occurs_in", "phrase_pattern", "runs_of"]
+__all__ = [
+    "PhraseIndex",
+    "contains_any",
+    "fold",
+    "normalise",
+    "occurs_in",
+    "phrase_pattern",
+    "runs_of",
+]
 
 # Each dash and curly quote with its plain replacement. ``str.replace`` per character scans
 # in C; ``str.translate`` with a mapping looks every character of the text up in Python.
 _UNIFIED = (*((dash, "-") for dash in "‐‑‒–—―−"), ("‘", "'"), ("’", "'"), ("“", '"'), ("”", '"'))
 
 
+def fold(text: str) -> str:
+    """NFKC-fold, unify dashes and quotes, and collapse whitespace, keeping case."""
+    if not text.isascii():  # NFKC and the dash and quote tables change nothing in ASCII
+        text = unicodedata.normalize("NFKC", text)
+        for special, plain in _UNIFIED:
+            if special in text:
+                text = text.replace(special, plain)
+    return " ".join(text.split())
+
+
 def normalise(text: str) -> str:
     """Lower-case, NFKC-fold, unify dashes and quotes, and collapse whitespace."""
-    if text.isascii():  # NFKC and the dash and quote tables change nothing in ASCII
-        folded = text.lower()
-    else:
-        folded = unicodedata.normalize("NFKC", text)
-        for special, plain in _UNIFIED:
-            if special in folded:
-                folded = folded.replace(special, plain)
-        folded = folded.lower()
-    return " ".join(folded.split())
+    return fold(text).lower()
 
 
 @lru_cache(maxsize=8192)

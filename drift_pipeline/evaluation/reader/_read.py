@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +28,7 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from drift_pipeline._bounded import BoundedCache
-from drift_pipeline.textmatch import normalise, runs_of
+from drift_pipeline.textmatch import fold, normalise, runs_of
 
 from ._dates import dates_in, find_dates, is_period
 from ._probe import Candidate, ReaderProbe, Role
@@ -119,17 +118,6 @@ class Reading:
     mentions: tuple[Mention, ...] = ()
 
 
-_DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
-_QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
-
-
-def _fold(text: str) -> str:
-    """Whitespace collapsed, dashes and quotes unified, case kept (the reader's working text)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
-    return " ".join(text.split())
-
-
 @dataclass(frozen=True)
 class _Prepared:
     lines: tuple[Line, ...]
@@ -147,7 +135,7 @@ def _prepare(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
 ) -> _Prepared:
     lines = tuple(segment(context, names, others))
-    folded = tuple(_fold(line.text) for line in lines)
+    folded = tuple(fold(line.text) for line in lines)  # the reader's working text, case kept
     lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
     starts, at, running, latest = [], 0, [], ""
     for text, line in zip(lower, lines, strict=True):
@@ -165,7 +153,7 @@ def _scan(context: str) -> tuple[str, frozenset[str], bool]:
     A plural stands for its singular too ("matcha lattes" mentions "matcha latte"); the set
     holds each distinct word once, so this costs little even on a long context.
     """
-    text = _fold(context).lower()
+    text = normalise(context)
     runs = runs_of(text)
     singulars = {run[:-1] for run in runs if run.endswith("s") and len(run) > 2}
     return text, runs | singulars, "{" in text or "-->" in text or "]->" in text
