@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
@@ -433,8 +433,9 @@ def _attached_dates(
     return [d for d in dates if d[0] >= part_start - c_start]
 
 
-def _moved(mention: Mention, line: Line, follow: int, **changes: Any) -> Mention:
+def _moved(mention: Mention, prepared: _Prepared, follow: int, **changes: Any) -> Mention:
     """``mention`` as a later line (``follow``) tells it: dated by that line, and changed."""
+    line = prepared.lines[follow]
     date = max(line.date or mention.order[0], mention.order[0])
     return replace(
         mention, line=line.index, order=(date, follow, 0), text=line.raw.strip(), **changes
@@ -449,10 +450,9 @@ _FIX_LINES = RULES.rule("fixes-date").max_scope or 1
 
 def _taken_back(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]]
-) -> list[Mention]:
+) -> Iterator[Mention]:
     """Retractions of an assertion by a next line within the row's reach that names no value."""
-    found: list[Mention] = []
-    for mention in (m for m in mentions if m.frame == "asserted"):
+    for mention in [m for m in mentions if m.frame == "asserted"]:
         number = mention.order[1]
         for follow in range(number + 1, min(number + 1 + _TAKE_BACK_LINES, len(prepared.lines))):
             cue = _TAKE_BACK.search(prepared.lower[follow])
@@ -468,23 +468,20 @@ def _taken_back(
                 break
             if prepared.lines[follow].speaker in ("subject", "note") and cue:
                 why = f"taken back on the next line ({cue.group(0)})"
-                line = prepared.lines[follow]
-                found.append(
-                    _moved(mention, line, follow, frame="retracted", cue=why, rule="take-back")
+                yield _moved(
+                    mention, prepared, follow, frame="retracted", cue=why, rule="take-back"
                 )
                 break
-    return found
 
 
 def _redated(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]], event: str
-) -> list[Mention]:
+) -> Iterator[Mention]:
     """A date put right on a next line within the row's reach, or moved on a later dated line.
 
     "conference is Oct 5 / ignore that, checked the email: Oct 15 2027": the event keeps its
     mention and takes the corrected date, from a line that names no value.
     """
-    found: list[Mention] = []
     events = [m for m in mentions if m.frame == "asserted" and m.value == event]
     moves: dict[int, re.Match[str]] = {}  # the lines that move a date, found once
     for follow in range(len(prepared.lines) if events else 0):
@@ -513,11 +510,10 @@ def _redated(
             if dates:
                 why = f"date put right on a later line ({cue.group(0)})"
                 rule = "fixes-date" if cue is fix else "moves-date"
-                found.append(
-                    _moved(mention, line, follow, cue=why, rule=rule, attached_date=dates[0][2])
+                yield _moved(
+                    mention, prepared, follow, cue=why, rule=rule, attached_date=dates[0][2]
                 )
                 break
-    return found
 
 
 def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) -> Mention:
@@ -532,8 +528,7 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) 
     number = mention.order[1]
     if not (restated or mention.frame == "question") or number + 1 >= len(prepared.lines):
         return mention  # most mentions: nothing the next line can change
-    reply = prepared.lines[number + 1]
-    if reply.speaker != "subject":
+    if (reply := prepared.lines[number + 1]).speaker != "subject":
         return mention
     asked, text = prepared.lower[number], prepared.lower[number + 1]
     if restated:
@@ -548,18 +543,16 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) 
     elif _R["commute-to"].search(asked, max(0, mention.order[2] - 40), mention.order[2]):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
     # The rows that read the reply, each with the frame it gives the mention.
-    for row in _CORRECTED if restated else _ANSWERED:
-        if RULES.pattern(row.id).search(text):
-            frame = row.frame or mention.frame
-            changed = replace(mention, frame=frame, cue=row.cue or "", rule=row.id)
-            if frame != "asserted":
-                return changed
-            # A confirmation is dated by the reply.
-            order = (reply.date or mention.order[0], number + 1, 0)
-            return replace(
-                changed, order=order, attached_date=reply.own_date or mention.attached_date
-            )
-    return mention
+    rows = _CORRECTED if restated else _ANSWERED
+    row = next((row for row in rows if RULES.pattern(row.id).search(text)), None)
+    if row is None:
+        return mention
+    changed = replace(mention, frame=row.frame or mention.frame, cue=row.cue or "", rule=row.id)
+    if changed.frame != "asserted":
+        return changed
+    # A confirmation is dated by the reply.
+    order = (reply.date or mention.order[0], number + 1, 0)
+    return replace(changed, order=order, attached_date=reply.own_date or mention.attached_date)
 
 
 _CORRECTED, _ANSWERED = [RULES.rule("corrects")], [RULES.rule(n) for n in ("yes-reply", "no-reply")]
@@ -615,15 +608,12 @@ def _said(mentions: Sequence[Mention]) -> list[Mention]:
     return said
 
 
-def _current(
-    probe: ReaderProbe, mentions: Sequence[Mention]
-) -> tuple[dict[str, Mention], dict[str, list[Mention]]]:
-    """Each value presented as current with the assertion that made it so, and its current run.
+def _runs(probe: ReaderProbe, mentions: Sequence[Mention]) -> dict[str, list[Mention]]:
+    """Each value presented as current, with its current run of assertions (the last made it so).
 
     A temporal probe asks the date of one event: another candidate date replaces it only on a
     line that names the event ("registered on 4 April; the race itself is on 9 April").
     """
-    current: dict[str, Mention] = {}
     runs: dict[str, list[Mention]] = {}
     ordered = mentions
     if probe.kind == "temporal":
@@ -631,19 +621,17 @@ def _current(
         ordered = [m for m in mentions if m.value == probe.event_value or m.order[1] in event_lines]
     for mention in ordered:
         if mention.frame == "asserted":
-            for other in [v for v in current if v != mention.value] if probe.exclusive else []:
-                del current[other]
-                runs.pop(other, None)
+            if probe.exclusive:  # one value at a time: asserting one replaces the others
+                runs = {mention.value: runs.get(mention.value, [])}
             runs.setdefault(mention.value, []).append(mention)
-            current[mention.value] = mention
-        elif mention.frame in ("retracted", "negated") and mention.value in current:
-            del current[mention.value]
+        elif mention.frame in ("retracted", "negated"):
             runs.pop(mention.value, None)
-    return current, runs
+    return runs
 
 
 def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
-    current, runs = _current(probe, mentions)
+    runs = _runs(probe, mentions)
+    current = {value: run[-1] for value, run in runs.items()}
     values = tuple(current)
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
     counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
