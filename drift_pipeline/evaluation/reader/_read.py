@@ -286,9 +286,10 @@ def _line_mentions(
     prepared: _Prepared, number: int, found: list[Hit], probe: ReaderProbe, names: frozenset[str]
 ) -> list[Mention]:
     line, folded = prepared.lines[number], prepared.folded[number]
+    asked, values = asked_relations(probe.question), _candidate_words(probe.candidates)
     speaker = line.speaker
     # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
-    if speaker == "other" and subject_relation(line.head, names) in asked_relations(probe.question):
+    if speaker == "other" and subject_relation(line.head, names) in asked:
         speaker = "note"
     # Longest match first at each place; a match inside a longer one is the same mention.
     kept: list[Hit] = []
@@ -297,7 +298,6 @@ def _line_mentions(
             kept.append(hit)
     lower = lowered(folded)
     clauses = split_clauses(lower)
-    asked, values = asked_relations(probe.question), _candidate_words(probe.candidates)
     place = _asks_place(probe.question)
     mentions: list[Mention] = []
     targets: set[str] = set()
