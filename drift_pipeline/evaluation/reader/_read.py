@@ -585,8 +585,7 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
         own = mention.attached_date is not None
         return named, own, own and mention.attached_date != mention.order[0]
 
-    best = max(map(rank, run))
-    return next(m for m in run if rank(m) == best)
+    return max(run, key=rank)  # the first of the best
 
 
 # What says a statement was never meant (a joke, a slip): the same rule as taking back.
