@@ -225,11 +225,6 @@ def _names(subject_names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(keys + [key.split(" ")[0] for key in keys])
 
 
-@lru_cache(maxsize=1024)
-def _asks_place(question: str) -> bool:
-    return bool(_R["asks-place"].search(question))
-
-
 @lru_cache(maxsize=4096)
 def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
     return frozenset(w for c in candidates for p in c.phrases for w in normalise(p).split(" "))
@@ -298,7 +293,7 @@ def _line_mentions(
             kept.append(hit)
     lower = lowered(folded)
     clauses = split_clauses(lower)
-    place = _asks_place(probe.question)
+    place = bool(_R["asks-place"].search(probe.question))
     mentions: list[Mention] = []
     targets: set[str] = set()
     windows: dict[int, int] = {}  # offset → where the words that lead to it start
