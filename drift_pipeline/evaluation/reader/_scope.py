@@ -197,6 +197,7 @@ _SIDES: dict[str, Reads] = {
     "sentence": lambda s: s.lower[s.s_start : s.s_end],
     "sentence_before": lambda s: s.lower[s.s_start : s.start],
     "sentence_after": lambda s: s.lower[s.end : s.s_end],
+    "sentence_to_value": lambda s: s.sentence_before + s.raw.lower(),
     "next_sentence": lambda s: next((s.lower[a:b] for a, b in s.sentences if a >= s.s_end), ""),
     "after_agent": lambda s: s.before[s.agent :] if s.agent >= 0 else s.before,
     "window": lambda s: min(s.after_agent, s.lower[s.window_start : s.start], key=len),
@@ -217,12 +218,6 @@ _STATES: dict[str, Reads] = {
     "narrated": lambda s: bool(s.head) and s.head in s.names,
     "planned_line": lambda s: s.planned,
     "negative_value": lambda s: _negative(s.value),
-    "instruction": lambda s: bool(
-        _R["instruction"].search(s.before)
-        or _R["request"].search(s.sentence_before + s.raw.lower())
-        # "Can you … from here on?" asks for a habit.
-        or (_R["standing"].search(s.sentence) and _R["can-you"].match(s.sentence))
-    ),
     "clause_opens": lambda s: not _R["filler"].sub("", s.comma_left),
     "open_quote": lambda s: s.sentence_before.count('"') % 2 == 1,
     "one_word": lambda s: " " not in s.phrase.strip(),
