@@ -174,12 +174,6 @@ class Scope:
         return first.start() if first else -1, third, you.start() if you else -1
 
 
-@lru_cache(maxsize=4096)
-def _negative(value: str) -> bool:
-    """Whether the value's own wording negates ("does not drink alcohol")."""
-    return bool(_R["value-negators"].search(normalise(value)))
-
-
 Reads = Callable[[Scope], Any]
 _SIDES: dict[str, Reads] = {
     "before": lambda s: s.lower[s.c_start : s.start],
@@ -205,6 +199,7 @@ _SIDES: dict[str, Reads] = {
     "comma_left": lambda s: s.before[s.before.rfind(",") + 1 :],
     "comma_part": lambda s: s.comma_left + " " + s.right.split(",")[0],
     "line_before": lambda s: s.lower[max(0, s.start - 40) : s.start],
+    "value_text": lambda s: normalise(s.value),
     # Parts of the states below.
     "agent_at": lambda s: s.agents(),
     "agent": lambda s: max(*s.agent_at[:2], s.agent_at[2] if s.assistant or s.note else -1),
@@ -217,7 +212,6 @@ _STATES: dict[str, Reads] = {
     "subject_speaks": lambda s: s.speaker in ("subject", "note"),
     "narrated": lambda s: bool(s.head) and s.head in s.names,
     "planned_line": lambda s: s.planned,
-    "negative_value": lambda s: _negative(s.value),
     "clause_opens": lambda s: not _R["filler"].sub("", s.comma_left),
     "open_quote": lambda s: s.sentence_before.count('"') % 2 == 1,
     "one_word": lambda s: " " not in s.phrase.strip(),
