@@ -11,24 +11,34 @@ import unicodedata
 from collections.abc import Iterable, Set
 from functools import lru_cache
 
-__all__ = ["PhraseIndex", "contains_any", "normalise", "occurs_in", "phrase_pattern"]
+__all__ = [
+    "PhraseIndex",
+    "contains_any",
+    "fold",
+    "normalise",
+    "occurs_in",
+    "phrase_pattern",
+    "runs_of",
+]
 
 # Each dash and curly quote with its plain replacement. ``str.replace`` per character scans
 # in C; ``str.translate`` with a mapping looks every character of the text up in Python.
 _UNIFIED = (*((dash, "-") for dash in "‐‑‒–—―−"), ("‘", "'"), ("’", "'"), ("“", '"'), ("”", '"'))
 
 
+def fold(text: str) -> str:
+    """NFKC-fold, unify dashes and quotes, and collapse whitespace, keeping case."""
+    if not text.isascii():  # NFKC and the dash and quote tables change nothing in ASCII
+        text = unicodedata.normalize("NFKC", text)
+        for special, plain in _UNIFIED:
+            if special in text:
+                text = text.replace(special, plain)
+    return " ".join(text.split())
+
+
 def normalise(text: str) -> str:
     """Lower-case, NFKC-fold, unify dashes and quotes, and collapse whitespace."""
-    if text.isascii():  # NFKC and the dash and quote tables change nothing in ASCII
-        folded = text.lower()
-    else:
-        folded = unicodedata.normalize("NFKC", text)
-        for special, plain in _UNIFIED:
-            if special in folded:
-                folded = folded.replace(special, plain)
-        folded = folded.lower()
-    return " ".join(folded.split())
+    return fold(text).lower()
 
 
 @lru_cache(maxsize=8192)
@@ -61,6 +71,13 @@ _RUNS = re.compile(r"[^\W_]+")
 # The same split for ASCII text by byte translation, many times faster than ``re``: every
 # byte that is not a letter or digit ([^\W_] is exactly ``isalnum``) becomes a space.
 _ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
+
+
+def runs_of(text: str) -> frozenset[str]:
+    """The runs of letters and digits in ``text`` (what word-bounded phrases respect)."""
+    if text.isascii():
+        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
+    return frozenset(_RUNS.findall(text))
 
 
 class PhraseIndex:
@@ -104,13 +121,8 @@ class PhraseIndex:
     def find(self, text: str) -> Set[str]:
         """The indexed phrases (as given) that occur word-bounded in ``text`` (normalised first)."""
         haystack = normalise(text)
-        runs = (
-            haystack.encode().translate(_ASCII_SEPARATORS).decode().split()
-            if haystack.isascii()
-            else _RUNS.findall(haystack)
-        )
+        present = runs_of(haystack)
         found: set[str] = set()
-        present = set(runs)
         for first in self._firsts & present:
             for key, needed, phrases in self._by_first[first]:
                 if needed <= present and _bounded_in(key, haystack):

@@ -7,7 +7,15 @@ import unicodedata
 
 import pytest
 
-from drift_pipeline.textmatch import PhraseIndex, contains_any, normalise, occurs_in, phrase_pattern
+from drift_pipeline.textmatch import (
+    PhraseIndex,
+    contains_any,
+    fold,
+    normalise,
+    occurs_in,
+    phrase_pattern,
+    runs_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -160,3 +168,14 @@ def test_normalise_unifies_dashes_and_quotes_as_a_translation_table_does():
     for _ in range(500):
         sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
         assert normalise(sample) == reference(sample), repr(sample)
+
+
+def test_runs_are_letters_and_digits_alike_in_ascii_and_unicode_text() -> None:
+    assert runs_of("tl;dr: 10 km_run") == {"tl", "dr", "10", "km", "run"}
+    assert runs_of("Zürich—café 3k_x") == {"Zürich", "café", "3k", "x"}
+
+
+def test_folding_is_normalising_with_the_case_kept() -> None:
+    text = "  Zürich — “Café”\n\tﬁne  "
+    assert fold(text) == 'Zürich - "Café" fine'
+    assert fold(text).lower() == normalise(text)

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from drift_pipeline._bounded import BoundedCache
-from drift_pipeline.textmatch import normalise
+from drift_pipeline.textmatch import fold, normalise, runs_of
 
 from ._dates import dates_in, find_dates, is_period
 from ._probe import Candidate, ReaderProbe, Role
@@ -42,7 +41,6 @@ from ._scope import (
     frame_of,
     lowered,
     other_name_at,
-    runs_of,
     split_clauses,
 )
 from ._segment import Line, segment, subject_relation
@@ -120,17 +118,6 @@ class Reading:
     mentions: tuple[Mention, ...] = ()
 
 
-_DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
-_QUOTES = {ord("‘"): "'", ord("’"): "'", ord("“"): '"', ord("”"): '"'}
-
-
-def _fold(text: str) -> str:
-    """Whitespace collapsed, dashes and quotes unified, case kept (the reader's working text)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
-    return " ".join(text.split())
-
-
 @dataclass(frozen=True)
 class _Prepared:
     lines: tuple[Line, ...]
@@ -148,7 +135,7 @@ def _prepare(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
 ) -> _Prepared:
     lines = tuple(segment(context, names, others))
-    folded = tuple(_fold(line.text) for line in lines)
+    folded = tuple(fold(line.text) for line in lines)  # the reader's working text, case kept
     lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
     starts, at, running, latest = [], 0, [], ""
     for text, line in zip(lower, lines, strict=True):
@@ -161,13 +148,12 @@ def _prepare(
 
 @lru_cache(maxsize=32)
 def _scan(context: str) -> tuple[str, frozenset[str], bool]:
-    """The context folded to lower case, its runs, and whether it holds records.
+    """The context folded to lower case, its runs, and whether it holds records (JSON, edges).
 
     A plural stands for its singular too ("matcha lattes" mentions "matcha latte"); the set
-    holds each distinct word once, so this costs little even on a long context. Records (JSON
-    objects, graph edges) are read as rendered sentences.
+    holds each distinct word once, so this costs little even on a long context.
     """
-    text = _fold(context).lower()
+    text = normalise(context)
     runs = runs_of(text)
     singulars = {run[:-1] for run in runs if run.endswith("s") and len(run) > 2}
     return text, runs | singulars, "{" in text or "-->" in text or "]->" in text
@@ -239,11 +225,6 @@ def _names(subject_names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(keys + [key.split(" ")[0] for key in keys])
 
 
-@lru_cache(maxsize=1024)
-def _asks_place(question: str) -> bool:
-    return bool(_R["asks-place"].search(question))
-
-
 @lru_cache(maxsize=4096)
 def _candidate_words(candidates: tuple[Candidate, ...]) -> frozenset[str]:
     return frozenset(w for c in candidates for p in c.phrases for w in normalise(p).split(" "))
@@ -300,9 +281,10 @@ def _line_mentions(
     prepared: _Prepared, number: int, found: list[Hit], probe: ReaderProbe, names: frozenset[str]
 ) -> list[Mention]:
     line, folded = prepared.lines[number], prepared.folded[number]
+    asked, values = asked_relations(probe.question), _candidate_words(probe.candidates)
     speaker = line.speaker
     # "Ella's partner: Marco" answers "who is Ella's partner": the head labels the slot.
-    if speaker == "other" and subject_relation(line.head, names) in asked_relations(probe.question):
+    if speaker == "other" and subject_relation(line.head, names) in asked:
         speaker = "note"
     # Longest match first at each place; a match inside a longer one is the same mention.
     kept: list[Hit] = []
@@ -311,8 +293,7 @@ def _line_mentions(
             kept.append(hit)
     lower = lowered(folded)
     clauses = split_clauses(lower)
-    asked, values = asked_relations(probe.question), _candidate_words(probe.candidates)
-    place = _asks_place(probe.question)
+    place = bool(_R["asks-place"].search(probe.question))
     mentions: list[Mention] = []
     targets: set[str] = set()
     windows: dict[int, int] = {}  # offset → where the words that lead to it start
@@ -447,8 +428,9 @@ def _attached_dates(
     return [d for d in dates if d[0] >= part_start - c_start]
 
 
-def _moved(mention: Mention, line: Line, follow: int, **changes: Any) -> Mention:
+def _moved(mention: Mention, prepared: _Prepared, follow: int, **changes: Any) -> Mention:
     """``mention`` as a later line (``follow``) tells it: dated by that line, and changed."""
+    line = prepared.lines[follow]
     date = max(line.date or mention.order[0], mention.order[0])
     return replace(
         mention, line=line.index, order=(date, follow, 0), text=line.raw.strip(), **changes
@@ -463,10 +445,9 @@ _FIX_LINES = RULES.rule("fixes-date").max_scope or 1
 
 def _taken_back(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]]
-) -> list[Mention]:
+) -> Iterator[Mention]:
     """Retractions of an assertion by a next line within the row's reach that names no value."""
-    found: list[Mention] = []
-    for mention in (m for m in mentions if m.frame == "asserted"):
+    for mention in [m for m in mentions if m.frame == "asserted"]:
         number = mention.order[1]
         for follow in range(number + 1, min(number + 1 + _TAKE_BACK_LINES, len(prepared.lines))):
             cue = _TAKE_BACK.search(prepared.lower[follow])
@@ -482,23 +463,20 @@ def _taken_back(
                 break
             if prepared.lines[follow].speaker in ("subject", "note") and cue:
                 why = f"taken back on the next line ({cue.group(0)})"
-                line = prepared.lines[follow]
-                found.append(
-                    _moved(mention, line, follow, frame="retracted", cue=why, rule="take-back")
+                yield _moved(
+                    mention, prepared, follow, frame="retracted", cue=why, rule="take-back"
                 )
                 break
-    return found
 
 
 def _redated(
     prepared: _Prepared, mentions: Sequence[Mention], hits: dict[int, list[Hit]], event: str
-) -> list[Mention]:
+) -> Iterator[Mention]:
     """A date put right on a next line within the row's reach, or moved on a later dated line.
 
     "conference is Oct 5 / ignore that, checked the email: Oct 15 2027": the event keeps its
     mention and takes the corrected date, from a line that names no value.
     """
-    found: list[Mention] = []
     events = [m for m in mentions if m.frame == "asserted" and m.value == event]
     moves: dict[int, re.Match[str]] = {}  # the lines that move a date, found once
     for follow in range(len(prepared.lines) if events else 0):
@@ -527,11 +505,10 @@ def _redated(
             if dates:
                 why = f"date put right on a later line ({cue.group(0)})"
                 rule = "fixes-date" if cue is fix else "moves-date"
-                found.append(
-                    _moved(mention, line, follow, cue=why, rule=rule, attached_date=dates[0][2])
+                yield _moved(
+                    mention, prepared, follow, cue=why, rule=rule, attached_date=dates[0][2]
                 )
                 break
-    return found
 
 
 def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) -> Mention:
@@ -546,8 +523,7 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) 
     number = mention.order[1]
     if not (restated or mention.frame == "question") or number + 1 >= len(prepared.lines):
         return mention  # most mentions: nothing the next line can change
-    reply = prepared.lines[number + 1]
-    if reply.speaker != "subject":
+    if (reply := prepared.lines[number + 1]).speaker != "subject":
         return mention
     asked, text = prepared.lower[number], prepared.lower[number + 1]
     if restated:
@@ -562,18 +538,16 @@ def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) 
     elif _R["commute-to"].search(asked, max(0, mention.order[2] - 40), mention.order[2]):
         return mention  # "commuting down to Accra?": confirmed as a trip, not a home
     # The rows that read the reply, each with the frame it gives the mention.
-    for row in _CORRECTED if restated else _ANSWERED:
-        if RULES.pattern(row.id).search(text):
-            frame = row.frame or mention.frame
-            changed = replace(mention, frame=frame, cue=row.cue or "", rule=row.id)
-            if frame != "asserted":
-                return changed
-            # A confirmation is dated by the reply.
-            order = (reply.date or mention.order[0], number + 1, 0)
-            return replace(
-                changed, order=order, attached_date=reply.own_date or mention.attached_date
-            )
-    return mention
+    rows = _CORRECTED if restated else _ANSWERED
+    row = next((row for row in rows if RULES.pattern(row.id).search(text)), None)
+    if row is None:
+        return mention
+    changed = replace(mention, frame=row.frame or mention.frame, cue=row.cue or "", rule=row.id)
+    if changed.frame != "asserted":
+        return changed
+    # A confirmation is dated by the reply.
+    order = (reply.date or mention.order[0], number + 1, 0)
+    return replace(changed, order=order, attached_date=reply.own_date or mention.attached_date)
 
 
 _CORRECTED, _ANSWERED = [RULES.rule("corrects")], [RULES.rule(n) for n in ("yes-reply", "no-reply")]
@@ -606,8 +580,7 @@ def _event_line(probe: ReaderProbe, run: Sequence[Mention]) -> Mention | None:
         own = mention.attached_date is not None
         return named, own, own and mention.attached_date != mention.order[0]
 
-    best = max(map(rank, run))
-    return next(m for m in run if rank(m) == best)
+    return max(run, key=rank)  # the first of the best
 
 
 # What says a statement was never meant (a joke, a slip): the same rule as taking back.
@@ -629,15 +602,12 @@ def _said(mentions: Sequence[Mention]) -> list[Mention]:
     return said
 
 
-def _current(
-    probe: ReaderProbe, mentions: Sequence[Mention]
-) -> tuple[dict[str, Mention], dict[str, list[Mention]]]:
-    """Each value presented as current with the assertion that made it so, and its current run.
+def _runs(probe: ReaderProbe, mentions: Sequence[Mention]) -> dict[str, list[Mention]]:
+    """Each value presented as current, with its current run of assertions (the last made it so).
 
     A temporal probe asks the date of one event: another candidate date replaces it only on a
     line that names the event ("registered on 4 April; the race itself is on 9 April").
     """
-    current: dict[str, Mention] = {}
     runs: dict[str, list[Mention]] = {}
     ordered = mentions
     if probe.kind == "temporal":
@@ -645,19 +615,17 @@ def _current(
         ordered = [m for m in mentions if m.value == probe.event_value or m.order[1] in event_lines]
     for mention in ordered:
         if mention.frame == "asserted":
-            for other in [v for v in current if v != mention.value] if probe.exclusive else []:
-                del current[other]
-                runs.pop(other, None)
+            if probe.exclusive:  # one value at a time: asserting one replaces the others
+                runs = {mention.value: runs.get(mention.value, [])}
             runs.setdefault(mention.value, []).append(mention)
-            current[mention.value] = mention
-        elif mention.frame in ("retracted", "negated") and mention.value in current:
-            del current[mention.value]
+        elif mention.frame in ("retracted", "negated"):
             runs.pop(mention.value, None)
-    return current, runs
+    return runs
 
 
 def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Reading:
-    current, runs = _current(probe, mentions)
+    runs = _runs(probe, mentions)
+    current = {value: run[-1] for value, run in runs.items()}
     values = tuple(current)
     deprecated = any(probe.role_of(v) == "deprecated" for v in values)
     counted = [m for m in mentions if m.frame in ("asserted", "retracted", "negated")]
@@ -668,51 +636,53 @@ def _conclude(probe: ReaderProbe, mentions: Sequence[Mention], why: str) -> Read
             count = len(mentions) - len(counted)
             parts.append(f"{count} mention(s) not counted: {', '.join(ignored)}")
         why = "; ".join(parts) or "no mention counted"
+    answer, decided, support, option = _answer(probe, mentions, current, runs)
+    polarity: Literal["yes", "no"] | None = None
+    if probe.kind == "yes_no":
+        polarity = "yes" if answer == "yes" else "no"
+    date = answer if probe.kind == "temporal" else None
+    lines = (support.text,) if support else ()
+    rationale = f"{decided}; {why}"
+    return Reading(
+        answer, polarity, values, deprecated, option, date, lines, rationale, (*mentions,)
+    )
 
-    def reading(
-        answer: str | None,
-        decided: str,
-        support: Mention | None = None,
-        polarity: Literal["yes", "no"] | None = None,
-        option: int | None = None,
-        date: str | None = None,
-    ) -> Reading:
-        lines = (support.text,) if support else ()
-        rationale = f"{decided}; {why}"
-        return Reading(
-            answer, polarity, values, deprecated, option, date, lines, rationale, tuple(mentions)
-        )
 
+def _answer(
+    probe: ReaderProbe,
+    mentions: Sequence[Mention],
+    current: dict[str, Mention],
+    runs: dict[str, list[Mention]],
+) -> tuple[str | None, str, Mention | None, int | None]:
+    """The answer of a probe of its kind, what decided it, its support and the chosen option."""
     if probe.kind == "yes_no":
         # "Has X ever said Y?": a statement that was true once (now retracted) was still said;
         # a negation ("I'm not Y") was not.
         said = _said(mentions)
         if not said:
-            return reading("no", "decoy never stated", polarity="no")
-        decided = f"decoy stated: {said[-1].cue} (rule {said[-1].rule})"
-        return reading("yes", decided, said[-1], polarity="yes")
+            return "no", "decoy never stated", None, None
+        return "yes", f"decoy stated: {said[-1].cue} (rule {said[-1].rule})", said[-1], None
     if probe.kind == "temporal":
         start = _event_line(probe, runs.get(probe.event_value or "", []))
         if start is None:
-            return reading(None, "change not stated")
+            return None, "change not stated", None, None
         day = start.attached_date
         decided = f"change stated on {day}" if day else "change stated with no date attached"
-        return reading(day, decided, start, date=day)
+        return day, decided, start, None
     if probe.kind == "action":
-        options = (current[v] for v in values if probe.role_of(v) == "option")
-        chosen_mention = max(options, key=lambda m: m.order, default=None)
-        chosen = probe.default_option
-        if chosen_mention is not None:
-            chosen = next(c.option for c in probe.candidates if c.value == chosen_mention.value)
-        text = probe.options[chosen].text if chosen is not None and probe.options else None
-        if chosen_mention is None:
-            return reading(text, "default action", option=chosen)
-        return reading(text, f"supported: {chosen_mention.value!r}", chosen_mention, option=chosen)
+        options = (current[v] for v in current if probe.role_of(v) == "option")
+        chosen = max(options, key=lambda m: m.order, default=None)
+        option = probe.default_option
+        if chosen is not None:
+            option = next(c.option for c in probe.candidates if c.value == chosen.value)
+        text = probe.options[option].text if option is not None and probe.options else None
+        decided = "default action" if chosen is None else f"supported: {chosen.value!r}"
+        return text, decided, chosen, option
     latest = max(current.values(), key=lambda m: m.order, default=None)
     answer = latest.value if latest is not None else None
     if latest is not None and not probe.exclusive:
         # Several values hold at once: the asked-about one, when it is among them.
-        answer = next((v for v in values if probe.role_of(v) == "current"), latest.value)
+        answer = next((v for v in current if probe.role_of(v) == "current"), latest.value)
     if not answer:
-        return reading(answer, "the memory does not say")
-    return reading(answer, f"current: {answer!r}", current[answer])
+        return answer, "the memory does not say", None, None
+    return answer, f"current: {answer!r}", current[answer], None

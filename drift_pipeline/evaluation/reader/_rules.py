@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -29,7 +29,8 @@ _NotMeant = Literal["sarcasm", "question", "hypothetical", "visit", "aside", "va
 _NotTheirs = Literal["third_party", "not_about_subject", "generic_word", "other_topic"]
 FrameName = Literal[_Counted, _NotMeant, _NotTheirs]
 Condition = str | list[str]
-"""A state, ``pattern@side``, either with ``!`` before it, or a list of them (any one holds)."""
+"""A state, ``pattern@side`` or a named set of them, with ``!`` before it (it does not hold),
+or a list of these (any one holds)."""
 
 
 class _Strict(BaseModel):
@@ -39,18 +40,10 @@ class _Strict(BaseModel):
 class Example(_Strict):
     """One example of a rule, run by the tests: a text its pattern reads, or a memory read whole.
 
-    Attributes:
-        text: The text the pattern reads (the side of the value it looks at).
-        matches: Whether the pattern finds something in ``text``, or exactly what it finds.
-        context: A retrieved memory, for a reading example.
-        value: The candidate value the reading example asks about.
-        aliases: Its other spellings ("Kestrel" for "Kestrel Aerospace").
-        question: The probe's question (a reading example), about Rhiannon Price.
-        kind: The probe's kind: a value, the date of an event (``value`` names the event),
-            or whether something was ever said.
-        slot: The probe's slot (a set-valued family such as ``constraint`` holds several).
-        others: The slot's other values in the world (candidates the reader also looks for).
-        frame: The frame the reader gives the value's mention in ``context``, by this rule.
+    A text example says whether the pattern finds something in ``text`` (or exactly what). A
+    reading example reads ``context`` for a probe about Rhiannon Price (its question, kind,
+    slot, the value with its aliases and the slot's other values) and names the ``frame`` the
+    value's mention gets by this rule.
     """
 
     text: str | None = None
@@ -123,30 +116,13 @@ class TableRow(_Strict):
 
 
 class Rule(_Strict):
-    """One row of the rules file.
+    """One row of the rules file: the head of ``rules.yaml`` says what each field means.
 
-    Attributes:
-        id: The rule's name, as rationales cite it.
-        purpose: One line: what the rule finds and why it matters.
-        note: More, where one line is not enough.
-        frame: The frame the row signals; none for a pattern or list that others use.
-        revises: For a ``revise`` row, the frames it may change (none: any).
-        side: Which text around the value the row reads (or several, tried in turn).
-        max_scope: How far the cue nearest the value reaches, in words (lines, for
-            ``next_lines``).
-        terminated_by: What must not part the cue from the value: a pattern rule's id, or
-            ``the next value``.
-        when: Conditions the row needs; unless: conditions in which it does not apply.
-        skip_agent: Read the side past the agent word it starts with ("i", "we'll").
-        skip_asked: A cue that names the relation the question asks about does not count.
-        cancel_pairs_in: A side where an even number of the row's cues cancel out.
-        cue: How the rationale names the cue: ``{}`` is the words found.
-        strip: Characters stripped from the words found (``true``: white space).
-        pattern: A regular expression, in pieces joined with nothing.
-        ignore_case: Match without regard to case.
-        words, phrases, alternatives, table: A word list (pieces split on spaces), whole
-            phrases, phrases with what each says, or words with what each row means.
-        examples: At least one.
+    A row has one body: a ``pattern`` (pieces joined with nothing; ``ignore_case`` to match in
+    any case), a word list (``words``, split on spaces), whole ``phrases``, ``alternatives``
+    (phrases with what each says) or a ``table`` (words with what each row means); a row of
+    ``when``/``unless`` conditions alone fires on them. A ``revise`` row changes only the
+    frames it ``revises`` (none: any); ``note`` says more than the one-line ``purpose``.
     """
 
     id: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
@@ -316,16 +292,15 @@ class Rules:
         return re.compile(r"\b(?:" + "|".join(kept) + r")\b", flags)
 
 
-def _where(error: ValidationError, raw: object, source: str) -> str:
+def _where(error: ValidationError, raw: Any, source: str) -> str:
     """One line for the first validation error: the rule's id and the field."""
     first = error.errors()[0]
-    loc = list(first["loc"])
-    where = ".".join(str(part) for part in loc) or "file"
-    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int) and isinstance(raw, dict):
-        rows = raw.get("rules")
-        row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
+    loc = first["loc"]
+    where = ".".join(map(str, loc)) or "file"
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        row = raw["rules"][loc[1]]  # the error's place exists in the file read
         rule_id = row.get("id", f"#{loc[1] + 1}") if isinstance(row, dict) else f"#{loc[1] + 1}"
-        where = f"rule {rule_id!r}: {'.'.join(str(part) for part in loc[2:]) or 'row'}"
+        where = f"rule {rule_id!r}: {'.'.join(map(str, loc[2:])) or 'row'}"
     return f"{source}: {where}: {first['msg']}"
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from drift_pipeline.textmatch import normalise
+from drift_pipeline.textmatch import normalise, runs_of
 
 from ._rules import RULES, FrameName, Rule
 
@@ -34,7 +34,6 @@ __all__ = [
     "frame_of",
     "lowered",
     "other_name_at",
-    "runs_of",
     "split_clauses",
 ]
 
@@ -42,11 +41,6 @@ _R = RULES.patterns
 _WORDS = RULES.word_sets
 Decision = tuple[FrameName, str, str]
 """A frame, the cue words that decided it and the id of the row that did."""
-
-
-def strip_hedges(text: str) -> str:
-    """``text`` with hedging tags ("(may be outdated)") blanked out, same length."""
-    return _R["hedge"].sub(lambda m: " " * len(m.group(0)), text)
 
 
 @lru_cache(maxsize=16384)  # a line is read again for every probe that mentions a value on it
@@ -78,9 +72,9 @@ def clause_at(
 
 @lru_cache(maxsize=16384)
 def lowered(folded: str) -> str:
-    """The text rows read: lower case (where that keeps its length), hedges blanked."""
-    lower = folded.lower()
-    return strip_hedges(lower if len(lower) == len(folded) else folded)
+    """The text rows read: lower case (where that keeps its length), hedging tags blanked."""
+    lower = folded.lower() if len(folded.lower()) == len(folded) else folded
+    return _R["hedge"].sub(lambda m: " " * len(m.group(0)), lower)
 
 
 class MentionKey(NamedTuple):
@@ -121,16 +115,6 @@ def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     for match in pattern.finditer(text):
         last = match
     return last
-
-
-_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() else 0x20 for c in range(128)) + b" " * 128
-
-
-def runs_of(text: str) -> frozenset[str]:
-    """The text's runs of letters and digits (what word-bounded phrases respect)."""
-    if text.isascii():  # byte translation splits ASCII many times faster than a regex
-        return frozenset(text.encode().translate(_ASCII_SEPARATORS).decode().split())
-    return frozenset(_R["run"].findall(text))
 
 
 def _agent_token(text: str) -> str:
@@ -190,12 +174,6 @@ class Scope:
         return first.start() if first else -1, third, you.start() if you else -1
 
 
-@lru_cache(maxsize=4096)
-def _negative(value: str) -> bool:
-    """Whether the value's own wording negates ("does not drink alcohol")."""
-    return bool(_R["value-negators"].search(normalise(value)))
-
-
 Reads = Callable[[Scope], Any]
 _SIDES: dict[str, Reads] = {
     "before": lambda s: s.lower[s.c_start : s.start],
@@ -213,6 +191,7 @@ _SIDES: dict[str, Reads] = {
     "sentence": lambda s: s.lower[s.s_start : s.s_end],
     "sentence_before": lambda s: s.lower[s.s_start : s.start],
     "sentence_after": lambda s: s.lower[s.end : s.s_end],
+    "sentence_to_value": lambda s: s.sentence_before + s.raw.lower(),
     "next_sentence": lambda s: next((s.lower[a:b] for a, b in s.sentences if a >= s.s_end), ""),
     "after_agent": lambda s: s.before[s.agent :] if s.agent >= 0 else s.before,
     "window": lambda s: min(s.after_agent, s.lower[s.window_start : s.start], key=len),
@@ -220,6 +199,7 @@ _SIDES: dict[str, Reads] = {
     "comma_left": lambda s: s.before[s.before.rfind(",") + 1 :],
     "comma_part": lambda s: s.comma_left + " " + s.right.split(",")[0],
     "line_before": lambda s: s.lower[max(0, s.start - 40) : s.start],
+    "value_text": lambda s: normalise(s.value),
     # Parts of the states below.
     "agent_at": lambda s: s.agents(),
     "agent": lambda s: max(*s.agent_at[:2], s.agent_at[2] if s.assistant or s.note else -1),
@@ -232,13 +212,6 @@ _STATES: dict[str, Reads] = {
     "subject_speaks": lambda s: s.speaker in ("subject", "note"),
     "narrated": lambda s: bool(s.head) and s.head in s.names,
     "planned_line": lambda s: s.planned,
-    "negative_value": lambda s: _negative(s.value),
-    "instruction": lambda s: bool(
-        _R["instruction"].search(s.before)
-        or _R["request"].search(s.sentence_before + s.raw.lower())
-        # "Can you … from here on?" asks for a habit.
-        or (_R["standing"].search(s.sentence) and _R["can-you"].match(s.sentence))
-    ),
     "clause_opens": lambda s: not _R["filler"].sub("", s.comma_left),
     "open_quote": lambda s: s.sentence_before.count('"') % 2 == 1,
     "one_word": lambda s: " " not in s.phrase.strip(),
@@ -290,11 +263,7 @@ def _readable(name: str, names: set[str], rule: Rule, revise: bool) -> str:
 
 
 def _test(item: str | list[str], rule: Rule, revise: bool) -> Test:
-    """One of a row's conditions as a test of a mention.
-
-    A state, ``pattern@side`` (the pattern is found on that side), a named set of conditions,
-    ``!`` before any of these (it does not hold), or a list of them (any one holds).
-    """
+    """One of a row's conditions (the forms :data:`._rules.Condition` names) as a test."""
     if isinstance(item, list):
         tests = [_test(one, rule, revise) for one in item]
         return lambda s: any(t(s) for t in tests)
@@ -321,8 +290,10 @@ def _step(rule: Rule, revise: bool = False) -> Step:
         raise ValueError(f"{RULES.source}: rule {rule.id!r}: side: not a side a rule can read")
     sides = [_readable(side, _SIDE_NAMES, rule, revise) for side in sides]
     tests = [_test(item, rule, revise) for item in rule.when]
-    unless = [f"!{item}" if isinstance(item, str) else item for item in rule.unless]
-    tests += [_test(item, rule, revise) for item in unless]
+    for item in rule.unless:  # unless any of them holds: each does not
+        tests += [
+            _test(f"!{one}", rule, revise) for one in ([item] if isinstance(item, str) else item)
+        ]
     if rule.pattern is None:
         decision: Decision = (rule.frame, rule.cue or "", rule.id)
         return lambda s: decision if all(t(s) for t in tests) else None
@@ -391,10 +362,8 @@ def frame_of(key: MentionKey, facts: ProbeFacts) -> Decision:
 def other_name_at(cased_left: str, names: frozenset[str], values: frozenset[str]) -> int:
     """Where, in the clause before a value, another person named by name acts (−1: nowhere).
 
-    Args:
-        cased_left: The clause before the value, as written.
-        names: The subject's names.
-        values: The words of the candidate values (not people).
+    ``cased_left`` is that clause as written; the subject's ``names`` and the words of the
+    candidate ``values`` name no other person.
     """
     at = -1
     for match in _R["other-name"].finditer(cased_left):

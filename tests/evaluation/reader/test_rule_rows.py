@@ -90,6 +90,9 @@ def test_conditions_are_states_patterns_on_a_side_negations_and_alternatives() -
     assert _applied("retract-window", line, when=["third@right"]) is None
     assert _applied("retract-window", line, when=[["third@right", "assistant"]]) is None
     assert _applied("retract-window", line, when=[["third@right", "one-word"]]) is not None
+    # A list under unless keeps the row from applying when any one of them holds.
+    assert _applied("retract-window", line, unless=[["third@right", "assistant"]]) is not None
+    assert _applied("retract-window", line, unless=[["third@right", "one-word"]]) is None
     with pytest.raises(ValueError, match="rule 'joke-right': 'nonsense': not read by order rows"):
         _applied("joke-right", line, when=["nonsense"])
 
