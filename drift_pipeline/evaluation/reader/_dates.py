@@ -238,10 +238,9 @@ def _resolved(match: re.Match[str], day: date) -> Period | None:
         which = found.get("which", "last")
         back = which in ("last", "this past")
         return None if which == "on" else _day(_weekday(day, _WEEKDAYS[found["weekday"]], back))
-    year, month, number = day.year, day.month, int(found["day"])
-    if number < day.day:  # the next such day: this month's, or next month's when it has passed
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    iso = iso_day(str(year), month, str(number))
+    # The next such day: this month's, or next month's when it has passed.
+    month = _month(day.year, day.month, int(found["day"]) < day.day).first
+    iso = iso_day(str(month.year), month.month, found["day"])
     return _day(date.fromisoformat(iso)) if iso else None
 
 
