@@ -412,7 +412,8 @@ def answer_periods(texts: Iterable[str]) -> frozenset[str]:
 def period_credited(reading: str, answers: Iterable[str]) -> bool:
     """Whether the reading's day or period names one of the answers' periods.
 
-    The rule and its one tolerance are :data:`COARSEST_CREDITED_DAYS`'s.
+    Credited when it lies inside an answer's period, or when it is week-scale and holds the
+    answer or shares a day with a week-scale answer (:data:`COARSEST_CREDITED_DAYS` says why).
     """
     read = Period.parse(reading)
     if read is None:
