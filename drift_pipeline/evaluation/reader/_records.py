@@ -168,14 +168,11 @@ def _render(obj: Any, owner: str, prefix: str, date: str | None, out: Sentences)
         else:
             out.append((_join(owner, prefix, rest, _scalar(value) or ""), key_date))
     for key, value in nested:
-        person = _owner_of_key(key, owner)
-        if person:
+        if person := _owner_of_key(key, owner):
             _render(value, person, "", date, out)
         else:
-            inner = (
-                prefix if key.lower() in _WORDS["container-keys"] else _join(prefix, _words(key))
-            )
-            _render(value, owner, inner, date, out)
+            words = "" if key.lower() in _WORDS["container-keys"] else _words(key)
+            _render(value, owner, _join(prefix, words), date, out)
 
 
 def _props(blocks: list[str]) -> tuple[list[str], str | None, str | None]:
