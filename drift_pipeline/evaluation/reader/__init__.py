@@ -8,21 +8,12 @@ reader alike (:func:`reading_from_answer`). ``drift_pipeline.evaluation.score_re
 a reader on a labelled set of contexts, per category.
 """
 
-from ._dates import find_dates, find_relative, find_yearless, parse_date
-from ._probe import (
-    LEXICON_GROUPS,
-    Candidate,
-    ProbeKind,
-    ReaderOption,
-    ReaderProbe,
-    Role,
-    expand_phrases,
-)
+from ._dates import find_dates, find_relative
+from ._probe import Candidate, ProbeKind, ReaderOption, ReaderProbe, Role, expand_phrases
 from ._read import READER_NAME, READER_VERSION, Mention, Reading, read_context
 from ._verdict import ReadingVerdict, judge_reading, reading_from_answer
 
 __all__ = [
-    "LEXICON_GROUPS",
     "READER_NAME",
     "READER_VERSION",
     "Candidate",
@@ -36,9 +27,7 @@ __all__ = [
     "expand_phrases",
     "find_dates",
     "find_relative",
-    "find_yearless",
     "judge_reading",
-    "parse_date",
     "read_context",
     "reading_from_answer",
 ]

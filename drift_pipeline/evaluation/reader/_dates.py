@@ -38,7 +38,6 @@ __all__ = [
     "find_dates",
     "find_periods",
     "find_relative",
-    "find_yearless",
     "is_period",
     "parse_date",
     "period_credited",
@@ -47,14 +46,17 @@ __all__ = [
 _R = RULES.patterns
 DATE_PATTERN = RULES.pattern("date-pattern")
 _MONTHS, _COUNTS = RULES.offsets("month-names"), RULES.offsets("count-words")
-_WEEKDAYS, _DAY_WORDS = RULES.offsets("weekdays"), RULES.offsets("day-words")
-# Fixed time words ("last week"): the unit they name and how many units from the speaking day;
-# the units a count may go with ("two weekends ago"); "a few days ago"; seasons by their months.
-_FIXED = {
-    w: (r.unit or "day", r.offset) for r in RULES.tables["relative-words"] for w in r.spellings
+_WEEKDAYS = RULES.offsets("weekdays")
+# Time words of a table ("yesterday", "last week", "a few days ago"): the unit they name, how
+# many units from the speaking day they point and a span's far end; the units a count may go
+# with ("two weekends ago"); seasons by their months.
+_NAMED = {
+    word: row
+    for table in ("day-words", "relative-words", "few-days")
+    for row in RULES.tables[table]
+    for word in row.spellings
 }
 _COUNTED = {w: r.unit or "day" for r in RULES.tables["counted-units"] for w in r.spellings}
-_FEW = RULES.tables["few-days"][0]
 _DAY_UNITS = RULES.offsets("day-units")  # days and weeks a count of days goes with, in days
 _SEASONS = {w: (r.offset, r.to or r.offset) for r in RULES.tables["seasons"] for w in r.spellings}
 
@@ -82,11 +84,7 @@ def iso_day(year: str, month: int | str, day: str) -> str | None:
 
 
 def _parts(match: re.Match[str]) -> dict[str, str]:
-    """The groups a match found, by name without its number.
-
-    A pattern written as several forms numbers each form's groups (the date pattern's ``y1``,
-    ``m1``, ``d1``; ``m`` and ``m2``): one form matches, and its parts are read by kind.
-    """
+    """The groups a match found, by name without the number that tells a pattern's forms apart."""
     return {name.rstrip("0123456789"): text for name, text in match.groupdict().items() if text}
 
 
@@ -115,7 +113,7 @@ def parse_date(text: str) -> str | None:
     return dates[0][2] if dates else None
 
 
-def find_yearless(text: str, year: str) -> list[tuple[int, int, str]]:
+def _yearless(text: str, year: str) -> list[tuple[int, int, str]]:
     """Day-and-month dates without a year in ``text``, given the year they fall in."""
     found = []
     for match in _R["yearless"].finditer(text):
@@ -228,13 +226,9 @@ def _resolved(match: re.Match[str], day: date) -> Period | None:
     weekday after ``which`` ("on Sunday" may be either way: not read) or an ordinal day.
     """
     found = {name: text.lower() for name, text in _parts(match).items()}
-    if "word" in found:
-        return _unit_period("day", day, _DAY_WORDS[found["word"]])
-    if "fixed" in found:
-        unit, shift = _FIXED[found["fixed"]]
-        return _unit_period(unit, day, shift)
-    if "few" in found:
-        return _unit_period("day", day, _FEW.offset, _FEW.to)
+    if named := found.get("word") or found.get("fixed") or found.get("few"):
+        row = _NAMED[named]
+        return _unit_period(row.unit or "day", day, row.offset, row.to)
     if "counted" in found:
         return _unit_period(_COUNTED[found["counted"]], day, -_count(found["n"]))
     if "unit" in found:
@@ -244,10 +238,9 @@ def _resolved(match: re.Match[str], day: date) -> Period | None:
         which = found.get("which", "last")
         back = which in ("last", "this past")
         return None if which == "on" else _day(_weekday(day, _WEEKDAYS[found["weekday"]], back))
-    year, month, number = day.year, day.month, int(found["day"])
-    if number < day.day:  # the next such day: this month's, or next month's when it has passed
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    iso = iso_day(str(year), month, str(number))
+    # The next such day: this month's, or next month's when it has passed.
+    month = _month(day.year, day.month, int(found["day"]) < day.day).first
+    iso = iso_day(str(month.year), month.month, found["day"])
     return _day(date.fromisoformat(iso)) if iso else None
 
 
@@ -290,7 +283,7 @@ def dates_in(
     """
     found = find_dates(text)
     if not found and (known or year):
-        found = find_yearless(text, known[:4] or year)
+        found = _yearless(text, known[:4] or year)
     if not found and known:
         found = find_relative(text, known)
     if not found and known and more == "period":
@@ -419,11 +412,8 @@ def answer_periods(texts: Iterable[str]) -> frozenset[str]:
 def period_credited(reading: str, answers: Iterable[str]) -> bool:
     """Whether the reading's day or period names one of the answers' periods.
 
-    Credited when the reading lies inside the answer's period (however precise it is); when
-    both are week-scale (at most :data:`COARSEST_CREDITED_DAYS` days) and share a day, since
-    people count weeks and weekends from different days; or when the answer lies inside a
-    week-scale reading ("last week" for a day in it). A month, season or year that is not
-    inside the answer is never credited.
+    Credited when it lies inside an answer's period, or when it is week-scale and holds the
+    answer or shares a day with a week-scale answer (:data:`COARSEST_CREDITED_DAYS` says why).
     """
     read = Period.parse(reading)
     if read is None:

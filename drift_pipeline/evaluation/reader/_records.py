@@ -68,11 +68,10 @@ def _owner_of_key(key: str, owner: str) -> str | None:
     return key if key[:1].isupper() and " " not in key.strip() and "_" not in key else None
 
 
-def _owner(obj: dict[str, Any], owner: str) -> str:
-    """Whose record ``obj`` is, nested in ``owner``'s: its owner key, name or relation."""
+def _owner(obj: dict[str, Any], owner: str, kind: str) -> str:
+    """Whose record ``obj`` (a ``kind``) is, nested in ``owner``'s: owner key, name or relation."""
     owners = (obj[k].strip() for k in _OWNER_KEYS if isinstance(obj.get(k), str))
     named = next(filter(None, owners), "")
-    kind = next((str(obj[k]).lower() for k in _KIND_KEYS if k in obj), "")
     name = obj.get("name")
     if named:
         owner = named
@@ -107,8 +106,8 @@ def _render(obj: Any, owner: str, prefix: str, date: str | None, out: Sentences)
         # A conversation turn: rendered as a transcript line so its speaker is known.
         out.append((f"{role}: {said}", _date_of(obj.get("ts") or obj.get("date")) or date))
         return
-    owner = _owner(obj, owner)
     kind = next((str(obj[k]).lower() for k in _KIND_KEYS if k in obj), "")
+    owner = _owner(obj, owner, kind)
     closed: str | None = None
     parts: list[str] = []
     amends: list[str] = []
@@ -169,33 +168,29 @@ def _render(obj: Any, owner: str, prefix: str, date: str | None, out: Sentences)
         else:
             out.append((_join(owner, prefix, rest, _scalar(value) or ""), key_date))
     for key, value in nested:
-        person = _owner_of_key(key, owner)
-        if person:
+        if person := _owner_of_key(key, owner):
             _render(value, person, "", date, out)
         else:
-            inner = (
-                prefix if key.lower() in _WORDS["container-keys"] else _join(prefix, _words(key))
-            )
-            _render(value, owner, inner, date, out)
+            words = "" if key.lower() in _WORDS["container-keys"] else _words(key)
+            _render(value, owner, _join(prefix, words), date, out)
 
 
-def _props(text: str) -> tuple[list[str], str | None, str | None]:
-    """Words, start date and end date of a graph edge's ``{…}`` properties."""
+def _props(blocks: list[str]) -> tuple[list[str], str | None, str | None]:
+    """Words, start date and end date of a graph edge's ``{…}`` property blocks."""
     words: list[str] = []
     start = end = None
-    for block in _R["props"].findall(text):
-        for item in _R["prop-break"].split(block):
-            key, sep, value = item.partition(":") if ":" in item else item.partition("=")
-            key, value = key.strip().strip("\"'"), value.strip().strip("\"'")
-            low = key.lower().replace(" ", "_")
-            if not sep:
-                words.append(item.strip().strip("\"'"))
-            elif low in _WORDS["date-keys"] and _date_of(value):
-                start = _date_of(value)
-            elif low in _WORDS["end-keys"] and _date_of(value):
-                end = _date_of(value)
-            else:
-                words.append(f"{_words(key)} {value}")
+    for item in (item for block in blocks for item in _R["prop-break"].split(block)):
+        key, sep, value = item.partition(":") if ":" in item else item.partition("=")
+        key, value = key.strip().strip("\"'"), value.strip().strip("\"'")
+        low = key.lower().replace(" ", "_")
+        if not sep:
+            words.append(item.strip().strip("\"'"))
+        elif low in _WORDS["date-keys"] and _date_of(value):
+            start = _date_of(value)
+        elif low in _WORDS["end-keys"] and _date_of(value):
+            end = _date_of(value)
+        else:
+            words.append(f"{_words(key)} {value}")
     return words, start, end
 
 
@@ -226,10 +221,9 @@ def render_record(raw: str) -> Sentences | None:
     edge = _R["edge"].match(text)
     if edge is None:
         return None
-    rel = _R["props"].sub(" ", edge.group("rel"))
-    props = "{" + "}{".join(_R["props"].findall(edge.group("rel"))) + "}" + edge.group("rest")
-    words, start, end = _props(props)
-    rest = _R["props"].sub(" ", edge.group("rest")).strip()
-    sentence = f"{edge.group('src')} {_words(rel)} {edge.group('dst')}"
+    relation, tail = edge.group("rel"), edge.group("rest")
+    words, start, end = _props(_R["props"].findall(relation) + _R["props"].findall(tail))
+    rest = _R["props"].sub(" ", tail).strip()
+    sentence = f"{edge.group('src')} {_words(_R['props'].sub(' ', relation))} {edge.group('dst')}"
     sentence += (", " + ", ".join(words) if words else "") + (" " + rest if rest else "")
     return [(sentence + (f" (no longer true since {end})" if end else ""), start)]
