@@ -171,6 +171,8 @@ def mend_slips(text: str, is_name: Callable[[str], bool] | None = None) -> str:
         is_name: Whether the memory knows a word as a name; a name is never mended.
     """
     table = _slip_table()
+    if table.keys().isdisjoint(_LETTERS.findall(text.lower())):
+        return text  # the common case, checked in one pass
 
     def mend(match: re.Match[str]) -> str:
         typed = match.group(0)
