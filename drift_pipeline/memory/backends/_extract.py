@@ -22,6 +22,7 @@ from drift_pipeline.memory.backends._lexicon import (
     strip_lead_ins,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
+from drift_pipeline.memory.backends._slips import mend_slips
 from drift_pipeline.memory.backends._stance import (
     choice_facts,
     implied_facts,
@@ -32,7 +33,6 @@ from drift_pipeline.memory.backends._stance import (
 from drift_pipeline.memory.backends._text import (
     CaseModel,
     is_question,
-    mend_swaps,
     message_date,
     split_statements,
 )
@@ -452,7 +452,9 @@ def _human_turns(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
 
 def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str]]:
     """The facts of one message, each with the sentence it was read from when that says more."""
-    text = mend_swaps(content.replace("’", "'").replace("‘", "'"))
+    text = mend_slips(
+        content.replace("’", "'").replace("‘", "'"), case.is_name if case is not None else None
+    )
     sentences = split_statements(text)
     if case is not None:
         sentences = [case.recase(sentence) for sentence in sentences]

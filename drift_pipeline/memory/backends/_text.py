@@ -8,7 +8,7 @@ stop words, reduced by a light suffix stripper so ``works``/``working``/``worked
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -23,7 +23,6 @@ __all__ = [
     "is_first_person",
     "is_question",
     "line_tokens",
-    "mend_swaps",
     "message_date",
     "pack_to_budget",
     "render_turn",
@@ -247,6 +246,11 @@ def line_tokens(line: str) -> int:
 # mark, a colon or an opening quote or bracket.
 _OPENING = re.compile(r"(?:^|[.!?:;\"“(\[]\s*)$")
 _CASED_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+# Prepositions a place, employer or person follows ("in Tucson", "at Initech", "with Ana").
+_LOWER_WORD = re.compile(r"\b[a-z]+\b")
+_PLACED_WORDS = re.compile(
+    r"(?P<lead>\b(?:in|at|to|from|with|for|near|joined)\s+)(?P<words>[a-z]+(?: [a-z]+){0,2})\b"
+)
 _FIRST_PERSON_I = frozenset({"i", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll"})
 
 
@@ -264,10 +268,14 @@ class CaseModel:
     def __init__(self) -> None:
         self._capitalised: dict[str, int] = {}
         self._lower: dict[str, int] = {}
+        # Words read in lower case in text written with capitals: ordinary words, not names.
+        self._ordinary: set[str] = set()
 
     def learn(self, text: str) -> None:
         """Count how each word inside a sentence of ``text`` is cased (case-blind text aside)."""
         for sentence in split_sentences(text):
+            if sentence != sentence.lower():
+                self._ordinary.update(_LOWER_WORD.findall(sentence))
             if not shows_case(sentence):
                 continue
             for match in _CASED_WORD.finditer(sentence):
@@ -285,10 +293,27 @@ class CaseModel:
         folded = word.lower()
         return self._capitalised.get(folded, 0) > self._lower.get(folded, 0)
 
+    def unseen(self, word: str) -> bool:
+        """Whether ``word`` was never read in text written with capitals, in either case."""
+        folded = word.lower()
+        return (
+            folded not in self._ordinary
+            and folded not in self._capitalised
+            and folded not in self._lower
+        )
+
     def recase(self, sentence: str) -> str:
-        """Capitalise the known names of a sentence that shows no case; others are left as is."""
+        """Capitalise the names of a sentence that shows no case; others are left as is.
+
+        A name is a word seen capitalised more often than not, or, in a sentence typed all in
+        lower case, right after a preposition ("still unpacking in tucson", "i'm with initech
+        now"), a run of words never seen in text that shows case: an ordinary word would most
+        likely have been read before, and a new place or employer is what such a slot holds.
+        """
         if shows_case(sentence):
             return sentence
+        if sentence == sentence.lower():  # typed all in lower case: capitals are no evidence
+            sentence = _PLACED_WORDS.sub(self._place_names, sentence)
         return _CASED_WORD.sub(
             lambda match: (
                 match.group(0)[0].upper() + match.group(0)[1:]
@@ -297,6 +322,14 @@ class CaseModel:
             ),
             sentence,
         )
+
+    def _place_names(self, match: re.Match[str]) -> str:
+        words = match.group("words").split(" ")
+        for index, word in enumerate(words):
+            if len(word) < 3 or word in STOPWORDS or not self.unseen(word):
+                break
+            words[index] = word.capitalize()
+        return match.group("lead") + " ".join(words)
 
 
 def shows_case(sentence: str) -> bool:
@@ -310,113 +343,3 @@ def shows_case(sentence: str) -> bool:
         ):
             return True
     return False
-
-
-# Everyday words people type with two letters swapped ("teh", "taht", "ym"). A rule that looks
-# for "that" or "my" misses the misspelling, so the slip is undone before the rules read a
-# sentence. A swap that spells another word ("three", "aws") or could be either of two ("hwo")
-# is left as typed.
-_SLIP_PRONE = frozenset(
-    [
-        "the",
-        "that",
-        "this",
-        "these",
-        "those",
-        "with",
-        "which",
-        "what",
-        "when",
-        "where",
-        "about",
-        "because",
-        "since",
-        "know",
-        "just",
-        "now",
-        "have",
-        "they",
-        "their",
-        "there",
-        "then",
-        "than",
-        "your",
-        "would",
-        "could",
-        "should",
-        "after",
-        "before",
-        "been",
-        "into",
-        "over",
-        "some",
-        "also",
-        "only",
-        "still",
-        "very",
-        "and",
-        "but",
-        "not",
-        "you",
-        "are",
-        "was",
-        "our",
-        "how",
-        "who",
-        "her",
-        "she",
-        "said",
-        "think",
-        "like",
-        "will",
-        "well",
-        "want",
-        "went",
-        "work",
-        "going",
-        "doing",
-        "really",
-        "always",
-        "never",
-        "anyway",
-        "actually",
-        "though",
-        "my",
-    ]
-)
-_KEEP_AS_TYPED = frozenset({"three", "aws", "rae", "bene"})
-
-
-def _swaps(word: str) -> Iterator[str]:
-    for index in range(len(word) - 1):
-        if word[index] != word[index + 1]:
-            yield word[:index] + word[index + 1] + word[index] + word[index + 2 :]
-
-
-def _swap_table() -> dict[str, str]:
-    meant: dict[str, set[str]] = {}
-    for word in _SLIP_PRONE:
-        for swapped in _swaps(word):
-            meant.setdefault(swapped, set()).add(word)
-    return {
-        swapped: next(iter(words))
-        for swapped, words in meant.items()
-        if len(words) == 1 and swapped not in _SLIP_PRONE and swapped not in _KEEP_AS_TYPED
-    }
-
-
-_SWAPPED = _swap_table()
-_LETTERS = re.compile(r"[A-Za-z]+")
-
-
-def _unswap(match: re.Match[str]) -> str:
-    typed = match.group(0)
-    meant = _SWAPPED.get(typed.lower())
-    if meant is None:
-        return typed
-    return meant.capitalize() if typed[0].isupper() else meant
-
-
-def mend_swaps(text: str) -> str:
-    """Undo two swapped letters in everyday words ("teh" → "the", "Taht" → "That")."""
-    return _LETTERS.sub(_unswap, text)

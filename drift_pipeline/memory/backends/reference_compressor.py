@@ -327,7 +327,9 @@ class ReferenceCompressor:
     # the facts they state and the kinds of preference the values they name belong to; a
     # sentence adding no new word no longer ends a summary's selection.
     # 9: fact_store's extraction 7 for what a session states.
-    version: str = "9"
+    # 10: fact_store's extraction 8 (any one-letter slip in an everyday word mended; a new name
+    # typed in lower case after "in", "at", "with" read as a name).
+    version: str = "10"
 
     def __init__(
         self,

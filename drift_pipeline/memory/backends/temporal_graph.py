@@ -98,7 +98,9 @@ class TemporalGraphBackend:
     # 6: fact_store's extraction 6 (a joke taken back with a typographic apostrophe left out).
     # 7: fact_store's extraction 7 ("I left A for B", statuses, homes, treatments and choices in
     # everyday words, swapped letters mended).
-    version: ClassVar[str] = "7"
+    # 8: fact_store's extraction 8 (any one-letter slip in an everyday word mended; a new name
+    # typed in lower case after "in", "at", "with" read as a name).
+    version: ClassVar[str] = "8"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

@@ -13,7 +13,7 @@ from drift_pipeline.memory.backends._extract import (
     predicate_hint,
     values_match,
 )
-from drift_pipeline.memory.backends._text import CaseModel, mend_swaps
+from drift_pipeline.memory.backends._text import CaseModel
 
 from ._sessions import agent, user
 
@@ -471,6 +471,22 @@ def test_names_in_text_typed_without_case_are_read_with_the_case_the_memory_has_
     ]
 
 
+def test_a_new_name_typed_in_lower_case_after_a_preposition_is_read_as_a_name() -> None:
+    case = CaseModel()
+    # Text with case shows "move", "boxes" and "fear" as ordinary words; "tucson" is new.
+    case.learn("Good luck with the move. The boxes can wait. There is no fear in that.")
+    session = [
+        user("quick update on my end: i'm still unpacking in tucson after the move."),
+        user("honestly i'm living in fear of the boxes."),
+    ]
+    assert [(s.predicate, s.value) for s in extract_statements(session, case)] == [
+        ("lives in", "Tucson")
+    ]
+    assert case.recase("i'm with initech these days") == "i'm with Initech these days"
+    # A sentence typed with case says by its own capitals which words are names.
+    assert case.recase("I'm allergic to peanuts.") == "I'm allergic to peanuts."
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -534,12 +550,14 @@ def test_choices_moves_and_statuses_said_in_everyday_words(
         assert (statement.predicate, statement.value) == expected
 
 
-def test_two_swapped_letters_in_everyday_words_are_read_as_meant() -> None:
-    assert mend_swaps("Teh news: taht is ym team, becuase I konw. Hwo? three AWS") == (
-        "The news: that is my team, because I know. Hwo? three AWS"
-    )
+def test_everyday_words_typed_with_a_slip_are_read_as_meant() -> None:
     (statement,) = extract_statements([user("ym name is Kit, in case taht helps.")])
     assert (statement.predicate, statement.value) == ("name", "Kit")
+    # A dropped and a doubled letter hide a move from the rules just as a swap does.
+    (statement,) = extract_statements([user("I realy mvoed to Oslo.")])
+    assert (statement.predicate, statement.value) == ("lives in", "Oslo")
+    (statement,) = extract_statements([user("I livve in Bergen now.")])
+    assert (statement.predicate, statement.value) == ("lives in", "Bergen")
 
 
 def test_whom_the_speaker_saw_is_no_hearsay_but_a_friend_is_no_record_keeper() -> None:

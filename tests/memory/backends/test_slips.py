@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import pytest
+
+from drift_pipeline.memory.backends._slips import EVERYDAY_WORDS, mend_slips
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("Teh news: taht is ym team, becuase I konw", "The news: that is my team, because I know"),
+        ("I realy moevd there", "I really moved there"),  # a dropped letter, a swap
+        ("I prefered tea, not anymroe", "I preferred tea, not anymore"),
+        ("I stoped; insted, I walk", "I stopped; instead, I walk"),
+        ("Tthat was wiht Ann", "That was with Ann"),  # a doubled letter, a swap
+        ("I livve in Bergen", "I live in Bergen"),
+        ("I swotched jobs", "I switched jobs"),  # a letter struck for its neighbour
+    ],
+)
+def test_one_slip_in_an_everyday_word_is_mended(typed: str, meant: str) -> None:
+    assert mend_slips(typed) == meant
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I form a club with a knot of wit and a hat.",  # real words one slip from an everyday one
+        "three AWS regions",  # a word of its own; a word in capitals
+        "Hwo knows",  # a swap of "who" and of "how": either could be meant
+        "th tho thy",  # short words are mended for a swap only
+        "I met Thaat at work",  # capitalised inside a sentence: a name
+        "Anyway, the rest stands.",  # everyday words as typed
+    ],
+)
+def test_words_that_may_be_meant_as_typed_are_left(text: str) -> None:
+    assert mend_slips(text) == text
+
+
+def test_a_name_the_memory_knows_is_left_at_a_sentence_opening() -> None:
+    assert mend_slips("Thaat called.") == "That called."
+    assert mend_slips("Thaat called.", is_name=lambda word: word.lower() == "thaat") == (
+        "Thaat called."
+    )
+
+
+def test_the_everyday_words_are_lower_case_letters() -> None:
+    assert all(word.isalpha() and word.islower() for word in EVERYDAY_WORDS)
