@@ -45,3 +45,14 @@ def test_a_name_the_memory_knows_is_left_at_a_sentence_opening() -> None:
 
 def test_the_everyday_words_are_lower_case_letters() -> None:
     assert all(word.isalpha() and word.islower() for word in EVERYDAY_WORDS)
+
+
+def test_every_listed_real_word_is_one_slip_from_an_everyday_word() -> None:
+    # The list guards real words from being mended; a word on it that no everyday word is one
+    # slip from means the everyday words changed and the list was not made again.
+    from drift_pipeline.memory.backends._slips import _near_everyday, _other_slips, _swaps
+
+    slips = {typed for word in EVERYDAY_WORDS for typed in (*_swaps(word), *_other_slips(word))}
+    stale = sorted(word for word in _near_everyday() if word not in slips)
+    assert not stale, f"near_everyday.txt lists words no everyday word is one slip from: {stale}"
+    assert not _near_everyday() & EVERYDAY_WORDS
