@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -344,3 +347,20 @@ def unchecked(
     if monkeypatch is not None:
         monkeypatch.setenv(CHECK_ENV, "0")
     return {CHECK_ENV: "0"}
+
+
+@contextmanager
+def killed_harness_temp() -> Iterator[dict[str, str]]:
+    """A temp folder for a ``drift run`` the test kills, removed afterwards with what it holds.
+
+    A harness killed outright (``SIGKILL``, as an OOM kill would) never removes its workers'
+    folders; they would stay in the machine's temp folder after every test run. Given this
+    folder as ``TMPDIR`` (the returned variable), the run puts them here instead. It is open to
+    every user, as a sandboxed worker of another uid must be able to enter it.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="drift-killed-"))
+    folder.chmod(0o755)
+    try:
+        yield {"TMPDIR": str(folder)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
