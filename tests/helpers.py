@@ -350,17 +350,18 @@ def unchecked(
 
 
 @contextmanager
-def killed_harness_temp() -> Iterator[dict[str, str]]:
-    """A temp folder for a ``drift run`` the test kills, removed afterwards with what it holds.
+def worker_temp() -> Iterator[Path]:
+    """A temp folder for the workers of a run, removed afterwards with whatever is left in it.
 
-    A harness killed outright (``SIGKILL``, as an OOM kill would) never removes its workers'
-    folders; they would stay in the machine's temp folder after every test run. Given this
-    folder as ``TMPDIR`` (the returned variable), the run puts them here instead. It is open to
-    every user, as a sandboxed worker of another uid must be able to enter it.
+    A run's workers make their folders in the temp folder. Given this one (as ``TMPDIR`` to a
+    ``drift run``, or as ``tempfile.tempdir`` in this process), a test can see what a run left
+    there, and a run the test kills outright (``SIGKILL``, as an OOM kill would; it cannot
+    remove its workers' folders itself) leaves nothing in the machine's temp folder. It is open
+    to every user, as a sandboxed worker of another uid must be able to enter it.
     """
-    folder = Path(tempfile.mkdtemp(prefix="drift-killed-"))
+    folder = Path(tempfile.mkdtemp(prefix="drift-workers-"))
     folder.chmod(0o755)
     try:
-        yield {"TMPDIR": str(folder)}
+        yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)

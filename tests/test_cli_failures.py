@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import killed_harness_temp, unchecked
+from helpers import unchecked, worker_temp
 from memory.plugins import _support
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
@@ -257,8 +257,9 @@ def test_kill_9_mid_run_and_a_rerun_give_the_tables_of_an_uninterrupted_run(tmp_
     clean = drift_run(tmp_path / "clean", "--backend", "bm25", "--backend", "fact_store")
     assert clean.code == 0, clean.stderr
     out = tmp_path / "killed"
-    with killed_harness_temp() as temp:
-        killed = _start(tmp_path, out, "--backend", "bm25", "--backend", "fact_store", env=temp)
+    with worker_temp() as temp:
+        args = ("--backend", "bm25", "--backend", "fact_store")
+        killed = _start(tmp_path, out, *args, env={"TMPDIR": str(temp)})
         try:
             # Once the first cell has landed, the run is mid-way: kill it and every worker.
             _wait_for(lambda: any((out / "memory_snapshots").glob("**/*.parquet")))
@@ -357,7 +358,7 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
     config = tmp_path / "backends.yaml"
     config.write_text(json.dumps({f"slow_memory:{backend}": {"marker": str(shared)}}))
     scenario = _support.write_scenario(tmp_path / "scenarios", "cli-orphan-t")
-    with killed_harness_temp() as temp:
+    with worker_temp() as temp:
         harness = subprocess.Popen(
             [DRIFT, "run", str(scenario), "--out", str(tmp_path / "data"), "--backend",
              f"slow_memory:{backend}", "--backend-config", str(config), "--call-timeout", "600"],
@@ -365,7 +366,7 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
             stderr=subprocess.DEVNULL,
             env={
                 **os.environ,
-                **temp,
+                "TMPDIR": str(temp),
                 "PYTHONPATH": str(modules),
                 **unchecked(
                     f"slow_memory:{backend}",
