@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -344,3 +347,21 @@ def unchecked(
     if monkeypatch is not None:
         monkeypatch.setenv(CHECK_ENV, "0")
     return {CHECK_ENV: "0"}
+
+
+@contextmanager
+def worker_temp() -> Iterator[Path]:
+    """A temp folder for the workers of a run, removed afterwards with whatever is left in it.
+
+    A run's workers make their folders in the temp folder. Given this one (as ``TMPDIR`` to a
+    ``drift run``, or as ``tempfile.tempdir`` in this process), a test can see what a run left
+    there, and a run the test kills outright (``SIGKILL``, as an OOM kill would; it cannot
+    remove its workers' folders itself) leaves nothing in the machine's temp folder. It is open
+    to every user, as a sandboxed worker of another uid must be able to enter it.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="drift-workers-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import unchecked
+from helpers import unchecked, worker_temp
 from memory.plugins import _support
 
 DRIFT = str(Path(sys.executable).with_name("drift"))
@@ -194,7 +194,9 @@ def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_
     assert "not ranked" not in again.stdout
 
 
-def _start(folder: Path, out: Path, *args: str) -> subprocess.Popen[str]:
+def _start(
+    folder: Path, out: Path, *args: str, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
     scenario = _support.write_scenario(folder / "scenarios", "cli-fail-t")
     return subprocess.Popen(
         [DRIFT, "run", str(scenario), "--out", str(out), *args],
@@ -202,6 +204,7 @@ def _start(folder: Path, out: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -254,13 +257,15 @@ def test_kill_9_mid_run_and_a_rerun_give_the_tables_of_an_uninterrupted_run(tmp_
     clean = drift_run(tmp_path / "clean", "--backend", "bm25", "--backend", "fact_store")
     assert clean.code == 0, clean.stderr
     out = tmp_path / "killed"
-    killed = _start(tmp_path, out, "--backend", "bm25", "--backend", "fact_store")
-    try:
-        # Once the first cell has landed, the run is mid-way: kill it and every worker with it.
-        _wait_for(lambda: any((out / "memory_snapshots").glob("**/*.parquet")))
-    finally:
-        os.killpg(killed.pid, signal.SIGKILL)
-        killed.communicate()
+    with worker_temp() as temp:
+        args = ("--backend", "bm25", "--backend", "fact_store")
+        killed = _start(tmp_path, out, *args, env={"TMPDIR": str(temp)})
+        try:
+            # Once the first cell has landed, the run is mid-way: kill it and every worker.
+            _wait_for(lambda: any((out / "memory_snapshots").glob("**/*.parquet")))
+        finally:
+            os.killpg(killed.pid, signal.SIGKILL)
+            killed.communicate()
     rerun = drift_run(tmp_path / "rerun", "--backend", "bm25", "--backend", "fact_store", out=out)
     assert rerun.code == 0, rerun.stderr
     assert rerun.rows_per_arm() == {
@@ -353,28 +358,30 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
     config = tmp_path / "backends.yaml"
     config.write_text(json.dumps({f"slow_memory:{backend}": {"marker": str(shared)}}))
     scenario = _support.write_scenario(tmp_path / "scenarios", "cli-orphan-t")
-    harness = subprocess.Popen(
-        [DRIFT, "run", str(scenario), "--out", str(tmp_path / "data"), "--backend",
-         f"slow_memory:{backend}", "--backend-config", str(config), "--call-timeout", "600"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(modules),
-            **unchecked(
-                f"slow_memory:{backend}",
-                "Slow keeps nothing and Blocked hangs its worker; what their workers do once "
-                "the harness is killed is what is tested",
-            ),
-        },
-    )  # fmt: skip
-    try:
-        # Mid-cell: every replicate's worker is inside a store.
-        _wait_for(lambda: len(list(shared.iterdir())) >= _support.REPLICATES)
-        workers = _workers_of(harness.pid)
-        assert len(workers) == _support.REPLICATES
-    finally:
-        harness.kill()  # the harness alone, as an OOM kill would: its workers live on
-        harness.wait()
-        shutil.rmtree(shared, ignore_errors=True)
-    _wait_for(lambda: not any(_alive(pid) for pid in workers), seconds=20)
+    with worker_temp() as temp:
+        harness = subprocess.Popen(
+            [DRIFT, "run", str(scenario), "--out", str(tmp_path / "data"), "--backend",
+             f"slow_memory:{backend}", "--backend-config", str(config), "--call-timeout", "600"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={
+                **os.environ,
+                "TMPDIR": str(temp),
+                "PYTHONPATH": str(modules),
+                **unchecked(
+                    f"slow_memory:{backend}",
+                    "Slow keeps nothing and Blocked hangs its worker; what their workers do "
+                    "once the harness is killed is what is tested",
+                ),
+            },
+        )  # fmt: skip
+        try:
+            # Mid-cell: every replicate's worker is inside a store.
+            _wait_for(lambda: len(list(shared.iterdir())) >= _support.REPLICATES)
+            workers = _workers_of(harness.pid)
+            assert len(workers) == _support.REPLICATES
+        finally:
+            harness.kill()  # the harness alone, as an OOM kill would: its workers live on
+            harness.wait()
+            shutil.rmtree(shared, ignore_errors=True)
+        _wait_for(lambda: not any(_alive(pid) for pid in workers), seconds=20)

@@ -522,15 +522,22 @@ class BackendWorker:
             await self._kill()
 
     async def close(self) -> None:
-        """Stop the worker and remove its folders."""
+        """Stop the worker and remove its folders, also when the close itself is cancelled."""
         process = self._process
-        if process is not None and process.returncode is None and process.stdin is not None:
-            try:
-                process.stdin.write(b'{"op": "close"}\n')
-                await process.stdin.drain()
-                await asyncio.wait_for(process.wait(), 5.0)
-            except (TimeoutError, BrokenPipeError, ConnectionResetError):
-                pass
-        await self._kill()
-        shutil.rmtree(self._base, ignore_errors=True)
-        self._uid_lease.release()
+        try:
+            if process is not None and process.returncode is None and process.stdin is not None:
+                try:
+                    process.stdin.write(b'{"op": "close"}\n')
+                    await process.stdin.drain()
+                    await asyncio.wait_for(process.wait(), 5.0)
+                except (TimeoutError, BrokenPipeError, ConnectionResetError):
+                    pass
+            await self._kill()
+        finally:
+            # A replicate cancelled while it closes (a sibling's failure stops the cell) must
+            # still leave no worker and no folder behind.
+            if process is not None and process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            shutil.rmtree(self._base, ignore_errors=True)
+            self._uid_lease.release()

@@ -257,6 +257,12 @@ def _refuse(reason: str) -> None:
 def main() -> None:
     """Isolate, then replace this process with the worker."""
     config = json.loads(sys.argv[1])
+    # A launcher whose harness is gone stops at once, before it makes any folder (the worker's
+    # folder of a harness killed outright is removed by nobody). Armed again below, once the
+    # uid is dropped.
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+    if os.getppid() != int(config.get("parent", os.getppid())):
+        sys.exit(0)
     state_dir = Path(config["state_dir"])
     # The venv's own interpreter path (where pyvenv.cfg is found), its folders resolved.
     executable = os.path.join(

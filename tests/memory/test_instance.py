@@ -81,8 +81,11 @@ def test_the_worker_starts_from_the_object_as_it_was_when_packed():
 
 def test_the_packed_object_travels_in_the_init_request_not_as_a_constructor_option():
     worker = BackendWorker("notebook", {**pack_backend(Notebook([])).worker_options()}, [], 5.0)
-    assert INSTANCE_OPTION not in worker.options
-    assert worker.options == {}
+    try:
+        assert INSTANCE_OPTION not in worker.options
+        assert worker.options == {}
+    finally:
+        asyncio.run(worker.close())  # never started, but its folder is made: removed here
 
 
 def test_a_payload_that_does_not_load_is_one_line_naming_the_backend():

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import worker_temp
 
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
 from drift_pipeline.memory.backends import backend_names, backend_registration
@@ -298,8 +300,12 @@ def test_a_failure_counting_transcript_tokens_is_raised_as_itself(
         raise ValueError("cannot count")
 
     monkeypatch.setattr(_loop, "transcript_tokens", broken)
-    with pytest.raises(ValueError, match="cannot count"):
-        _cell(world, "amnesiac")
+    with worker_temp() as temp:
+        monkeypatch.setattr(tempfile, "tempdir", str(temp))
+        with pytest.raises(ValueError, match="cannot count"):
+            _cell(world, "amnesiac")
+        # The sibling replicate, cancelled while it closed its worker, removed its folder too.
+        assert not list(temp.iterdir())
 
 
 def test_a_cell_names_every_service_version_its_replicates_ran_against() -> None:
