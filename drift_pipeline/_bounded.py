@@ -6,7 +6,7 @@ arguments, which here are big tables or texts better fingerprinted once by the c
 
 A cache that holds the work on one unit (one long text a reader read) is marked with
 :func:`per_unit`; :func:`release_caches` empties those once the unit is done and keeps the rest
-(what a question, a rules table or a short line gives), which the next unit asks for again.
+(what a question, a candidate list or a rules table gives), which the next unit asks for again.
 """
 
 from __future__ import annotations
@@ -115,8 +115,8 @@ def release_caches(package: str) -> None:
     by what it is rather than by name, and emptied when it is marked. Those caches hold the
     work on one unit (the long texts of one cell a reader read): once that unit is done they
     serve nothing else, and dropping them keeps what a process holds to one unit's work. The
-    unmarked caches (what a question, a candidate list, a rules table or a short line gives)
-    are kept, bounded by their own size, since the next unit asks for the same entries again.
+    unmarked caches (what a question, a candidate list or a rules table gives) are kept,
+    bounded by their own size, since the next unit asks for the same entries again.
     Results are unchanged either way, as every cache is filled again on demand.
     """
     prefix = package + "."

@@ -94,10 +94,11 @@ def test_release_empties_the_per_text_caches_keeps_the_rest_and_readings_stay_th
     items = load_context_set()[:30]
     before = _readings(items)
     filled = _kept()
-    # The caches that hold a whole context (what grows with a long cell) are marked, and
-    # reading filled them; so it did the caches of what a probe, a line or the rules give.
+    # The caches of a text (a whole context, its lines, its mentions: what grows with a long
+    # cell) are marked, and reading filled them; so it did the caches of what a probe gives.
     per_text = {name for name, (marked, _) in filled.items() if marked}
-    assert {n.rsplit(".", 1)[1] for n in per_text} >= {"_prepare", "_scan", "_occurrences"}
+    texts = {"_prepare", "_scan", "_occurrences", "lowered", "frame_of"}
+    assert {n.rsplit(".", 1)[1] for n in per_text} >= texts
     assert all(filled[name][1] for name in per_text), filled
     kept = {name: size for name, (marked, size) in filled.items() if not marked and size}
     assert {n.rsplit(".", 1)[1] for n in kept} >= {"_phrases", "_names", "asked_relations"}, kept

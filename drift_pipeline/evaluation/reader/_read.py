@@ -413,6 +413,7 @@ def _clause_dates(
     return dates
 
 
+@per_unit
 @lru_cache(maxsize=16384)  # the same clause is read again for every probe mentioning it
 def _attached_dates(
     folded: str, c_start: int, c_end: int, at: int, known: str = "", year: str = ""
