@@ -3,6 +3,10 @@
 For results that are pure functions of a large input (a world's session marks, a text's phrase
 occurrences) where only the last few inputs come back: ``functools.lru_cache`` keys on the call's
 arguments, which here are big tables or texts better fingerprinted once by the caller.
+
+A cache that holds the work on one unit (one long text a reader read) is marked with
+:func:`per_unit`; :func:`release_caches` empties those once the unit is done and keeps the rest
+(what a question, a candidate list or a rules table gives), which the next unit asks for again.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["BoundedCache", "release_caches"]
+__all__ = ["BoundedCache", "is_per_unit", "per_unit", "release_caches"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+C = TypeVar("C")
+
+_PER_UNIT = "__per_unit_cache__"
 
 
 class BoundedCache(Generic[K, V]):
@@ -84,20 +91,41 @@ class BoundedCache(Generic[K, V]):
             self._values.clear()
 
 
+def per_unit(cache: C) -> C:
+    """Mark ``cache`` as holding one unit's work: :func:`release_caches` empties it.
+
+    ``cache`` is a :class:`BoundedCache` or a ``functools`` cached function (as a decorator,
+    above ``@lru_cache``). Mark the caches whose entries are a whole unit (a long text and what
+    was built from it): they are what makes a process's memory grow with the unit, and no other
+    unit asks for them again.
+    """
+    setattr(cache, _PER_UNIT, True)
+    return cache
+
+
+def is_per_unit(cache: object) -> bool:
+    """Whether ``cache`` was marked with :func:`per_unit`."""
+    return getattr(cache, _PER_UNIT, False) is True
+
+
 def release_caches(package: str) -> None:
-    """Empty every cache the modules of ``package`` keep.
+    """Empty the caches marked :func:`per_unit` that the modules of ``package`` keep.
 
     Each :class:`BoundedCache` and each ``functools`` cache of a function defined there is found
-    by what it is rather than by name. For caches of pure steps over one unit of work (the texts
-    of one cell a reader read): once that unit is done they serve nothing else, and dropping them
-    keeps what a process holds to one unit's work. Results are unchanged, as every such cache is
-    filled again on demand.
+    by what it is rather than by name, and emptied when it is marked. Those caches hold the
+    work on one unit (the long texts of one cell a reader read): once that unit is done they
+    serve nothing else, and dropping them keeps what a process holds to one unit's work. The
+    unmarked caches (what a question, a candidate list or a rules table gives) are kept,
+    bounded by their own size, since the next unit asks for the same entries again.
+    Results are unchanged either way, as every cache is filled again on demand.
     """
     prefix = package + "."
     for name, module in list(sys.modules.items()):
         if not name.startswith(prefix):
             continue
         for value in list(vars(module).values()):
+            if not is_per_unit(value):
+                continue
             if isinstance(value, BoundedCache):
                 value.clear()
             elif str(getattr(value, "__module__", None) or "").startswith(prefix) and callable(

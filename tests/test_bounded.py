@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
+import types
 from typing import Any
 
 import pytest
 
-from drift_pipeline._bounded import BoundedCache, release_caches
+from drift_pipeline._bounded import BoundedCache, is_per_unit, per_unit, release_caches
 from drift_pipeline.evaluation import load_context_set
 from drift_pipeline.evaluation.reader import read_context
 
@@ -69,18 +71,18 @@ def test_it_keeps_at_least_one_value() -> None:
 PACKAGE = "drift_pipeline.evaluation.reader."
 
 
-def _kept() -> dict[str, int]:
-    """Every cache of the reader's modules (found by what it is, not by name): its size."""
-    sizes: dict[str, int] = {}
+def _kept() -> dict[str, tuple[bool, int]]:
+    """Every cache of the reader's modules (found by what it is, not by name): marked, size."""
+    sizes: dict[str, tuple[bool, int]] = {}
     for name, module in list(sys.modules.items()):
         if not name.startswith(PACKAGE):
             continue
         for attr, value in vars(module).items():
             owner = str(getattr(value, "__module__", None) or "")
             if isinstance(value, BoundedCache):
-                sizes[f"{name}.{attr}"] = len(value)
+                sizes[f"{name}.{attr}"] = (is_per_unit(value), len(value))
             elif owner.startswith(PACKAGE) and hasattr(value, "cache_info"):
-                sizes[f"{name}.{attr}"] = value.cache_info().currsize
+                sizes[f"{name}.{attr}"] = (is_per_unit(value), value.cache_info().currsize)
     return sizes
 
 
@@ -88,15 +90,50 @@ def _readings(items: list[Any]) -> list[Any]:
     return [read_context(item.context, item.probe) for item in items]
 
 
-def test_release_empties_every_cache_and_readings_stay_the_same() -> None:
+def test_release_empties_the_per_text_caches_keeps_the_rest_and_readings_stay_the_same() -> None:
     items = load_context_set()[:30]
     before = _readings(items)
     filled = _kept()
-    # Reading filled the per-text and per-line caches, the ones a long cell grows.
-    assert sum(1 for size in filled.values() if size) >= 5, filled
+    # The caches of a text (a whole context, its lines, its mentions: what grows with a long
+    # cell) are marked, and reading filled them; so it did the caches of what a probe gives.
+    per_text = {name for name, (marked, _) in filled.items() if marked}
+    texts = {"_prepare", "_scan", "_occurrences", "lowered", "frame_of"}
+    assert {n.rsplit(".", 1)[1] for n in per_text} >= texts
+    assert all(filled[name][1] for name in per_text), filled
+    kept = {name: size for name, (marked, size) in filled.items() if not marked and size}
+    assert {n.rsplit(".", 1)[1] for n in kept} >= {"_phrases", "_names", "asked_relations"}, kept
     release_caches(PACKAGE.rstrip("."))
-    assert all(size == 0 for size in _kept().values()), _kept()
+    after = _kept()
+    assert all(after[name][1] == 0 for name in per_text), after
+    # What serves the next cell's texts again stays, entry for entry.
+    assert {name: after[name][1] for name in kept} == kept
     assert _readings(items) == before
     # Filled again on demand, with the same readings.
-    assert any(_kept().values())
+    assert all(_kept()[name][1] for name in per_text)
     assert _readings(items) == before
+
+
+def test_release_empties_marked_caches_of_the_package_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def square(n: int) -> int:
+        return n * n
+
+    marked = per_unit(BoundedCache[str, int](2))
+    plain = BoundedCache[str, int](2)
+    square.__module__ = "a_package.a_module"
+    marked_call = per_unit(functools.lru_cache(maxsize=4)(square))
+    plain_call = functools.lru_cache(maxsize=4)(square)
+    module = types.ModuleType(square.__module__)
+    for name, cache in [("m", marked), ("p", plain), ("mc", marked_call), ("pc", plain_call)]:
+        setattr(module, name, cache)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    marked.put("a", 1)
+    plain.put("a", 1)
+    marked_call(3)
+    plain_call(3)
+    release_caches("another_package")  # not this module's package: nothing emptied
+    assert len(marked) == 1 and marked_call.cache_info().currsize == 1
+    release_caches("a_package")
+    assert len(marked) == 0 and marked_call.cache_info().currsize == 0
+    assert plain.get("a") == 1 and plain_call.cache_info().currsize == 1

@@ -328,8 +328,10 @@ def evaluate_cell(
             measured on the memory's content; without them, on its storage growth.
     """
     answers = _answers_table(run, probes, evaluator or ContextEvaluator(), amnesiac, profiles)
-    # What the reader kept for this cell's texts serves no other cell; without it the metrics'
-    # bootstrap does not pile on top of a long full-context cell's readings.
+    # The reader's caches of this cell's texts (whole contexts, their lines and mentions) serve
+    # no other cell; without them the metrics' bootstrap does not pile on top of a long
+    # full-context cell's readings. What a probe or the rules give is kept: the world's next
+    # arm asks the same probes again.
     release_caches("drift_pipeline.evaluation.reader")
     snapshots = run.snapshots if marks is None else content_kept(run.snapshots, marks)
     # With an LLM reader TTFRT uses its measured time to first token (spec §7.8).

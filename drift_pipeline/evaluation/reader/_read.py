@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from drift_pipeline._bounded import BoundedCache
+from drift_pipeline._bounded import BoundedCache, per_unit
 from drift_pipeline.textmatch import fold, normalise, runs_of
 
 from ._dates import dates_in, find_dates, is_period
@@ -130,6 +130,7 @@ class _Prepared:
 
 # Per distinct context: many probes of a checkpoint read the same (long) text. Few entries,
 # since a full-context memory's text can be megabytes.
+@per_unit
 @lru_cache(maxsize=32)
 def _prepare(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
@@ -146,6 +147,7 @@ def _prepare(
     return _Prepared(lines, folded, lower, "\n".join(lower), tuple(starts), tuple(running))
 
 
+@per_unit
 @lru_cache(maxsize=32)
 def _scan(context: str) -> tuple[str, frozenset[str], bool]:
     """The context folded to lower case, its runs, and whether it holds records (JSON, edges).
@@ -204,7 +206,9 @@ def _bounded(key: str, text: str) -> list[tuple[int, int]]:
 # each text keeps its phrases' occurrences. Only the last few texts, since a full-context
 # memory's text can be megabytes (they are the texts _scan and _prepare keep anyway).
 _OCCURRENCE_TEXTS = 8
-_occurrences: BoundedCache[str, dict[str, list[tuple[int, int]]]] = BoundedCache(_OCCURRENCE_TEXTS)
+_occurrences: BoundedCache[str, dict[str, list[tuple[int, int]]]] = per_unit(
+    BoundedCache(_OCCURRENCE_TEXTS)
+)
 _occurrences_lock = threading.Lock()  # the cache guards its entries; this, the dict in one
 
 
@@ -409,6 +413,7 @@ def _clause_dates(
     return dates
 
 
+@per_unit
 @lru_cache(maxsize=16384)  # the same clause is read again for every probe mentioning it
 def _attached_dates(
     folded: str, c_start: int, c_end: int, at: int, known: str = "", year: str = ""

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from drift_pipeline._bounded import per_unit
 from drift_pipeline.textmatch import normalise, runs_of
 
 from ._rules import RULES, FrameName, Rule
@@ -43,6 +44,7 @@ Decision = tuple[FrameName, str, str]
 """A frame, the cue words that decided it and the id of the row that did."""
 
 
+@per_unit
 @lru_cache(maxsize=16384)  # a line is read again for every probe that mentions a value on it
 def split_clauses(text: str) -> tuple[tuple[int, int, int, int], ...]:
     """``(sentence_start, sentence_end, clause_start, clause_end)`` for each clause of ``text``."""
@@ -70,6 +72,7 @@ def clause_at(
     return number, (s_start, s_end, c_start, max(c_end, end))
 
 
+@per_unit
 @lru_cache(maxsize=16384)
 def lowered(folded: str) -> str:
     """The text rows read: lower case (where that keeps its length), hedging tags blanked."""
@@ -334,6 +337,7 @@ _STEPS = tuple(_step(RULES.rule(name)) for name in RULES.spec.order)
 _REVISE = tuple((RULES.rule(n).revises, _step(RULES.rule(n), True)) for n in RULES.spec.revise)
 
 
+@per_unit
 @lru_cache(maxsize=8192)  # probes that share a memory read the same mentions
 def _ordered(key: MentionKey) -> Decision:
     scope = Scope(key)
@@ -343,6 +347,7 @@ def _ordered(key: MentionKey) -> Decision:
     raise ValueError(f"{RULES.source}: order: no row decided (the last must always fire)")
 
 
+@per_unit
 @lru_cache(maxsize=8192)
 def frame_of(key: MentionKey, facts: ProbeFacts) -> Decision:
     """The frame of one mention, the cue that decided it and the id of the row that did.
