@@ -37,6 +37,9 @@ class SentenceLogBackend:
         self._lines: list[str] = []
         # Per entity: positions in ``_lines`` of the sentences it was present for.
         self._seen_by: dict[str, list[int]] = {}
+        # Per entity: how many of its lines the last read joined, and that text. A read only
+        # joins what arrived since, so a long log is not rebuilt for every probe.
+        self._joined: dict[str, tuple[int, str]] = {}
         self._storage = tokens.LineTally()
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -58,7 +61,13 @@ class SentenceLogBackend:
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         """Every kept line from sessions ``entity_id`` took part in, oldest first."""
-        return "\n".join(self._lines[position] for position in self._seen_by.get(entity_id, ()))
+        positions = self._seen_by.get(entity_id, [])
+        joined, text = self._joined.get(entity_id, (0, ""))
+        if joined < len(positions):
+            fresh = "\n".join(self._lines[position] for position in positions[joined:])
+            text = f"{text}\n{fresh}" if text else fresh
+            self._joined[entity_id] = (len(positions), text)
+        return text
 
     def token_counts(self) -> TokenCounts:
         """No model calls."""

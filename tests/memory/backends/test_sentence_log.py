@@ -55,3 +55,13 @@ def test_an_entity_sees_only_sessions_it_took_part_in() -> None:
 def test_it_is_a_default_arm_by_name() -> None:
     assert "sentence_log" in default_backend_names()
     assert get_backend_factory("sentence_log").inner is SentenceLogBackend  # type: ignore[attr-defined]
+
+
+def test_a_read_between_sessions_then_after_more_sessions_returns_the_whole_log() -> None:
+    # Reads join only what arrived since the last one; what they return is still every line.
+    backend = SentenceLogBackend()
+    store_all(backend, SESSIONS[:1])
+    assert ask(backend, "x") == "[2027-03-14] principal: I work at Acme Corp."
+    store_all(backend, SESSIONS[1:])
+    assert ask(backend, "x") == backend.snapshot()
+    assert ask(backend, "x").count("\n") == 2
