@@ -42,6 +42,7 @@ ISSUE_KEYS = (
     "suite_ratio",
     "suite_wall_s",
     "suite_floor_s",
+    "suite_cpu_ratio",
     "meter_overhead_ms_p99",
 )
 
@@ -287,6 +288,8 @@ def test_the_floor_reads_each_world_s_transcripts_once(suite: Path, tmp_path: Pa
     world = WorldKey(loaded.spec.id, "long")
     one = measure.transcripts_floor_s(root, [world])
     assert math.isfinite(one) and one > 0
+    floor = measure.transcripts_floor(root, [world])
+    assert floor.wall_s > 0 and floor.cpu_s > 0
     with pytest.raises(FileNotFoundError):
         measure.transcripts_floor_s(root, [world, WorldKey(loaded.spec.id, "short")])
 
@@ -296,7 +299,7 @@ def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(tmp_pat
     (tmp_path / "work").mkdir()
     suite = _suite(tmp_path / "suite", SHORT_SUITE)
     workspace = BenchWorkspace(suite, folder=tmp_path / "work")
-    keys = {"suite_ratio", "suite_wall_s", "suite_floor_s"}
+    keys = {"suite_ratio", "suite_wall_s", "suite_floor_s", "suite_cpu_ratio"}
     report = run_bench(suite, keys, workspace=workspace)
     # The unrounded figures: a tiny suite's floor is a few milliseconds.
     wall, floor, ratio = (
@@ -304,4 +307,8 @@ def test_the_suite_ratio_is_the_wall_time_over_the_floor_of_the_same_run(tmp_pat
     )
     assert isinstance(wall, float) and isinstance(floor, float) and wall > floor > 0
     assert ratio == pytest.approx(wall / floor)
+    # The processor-time ratio counts the backend workers too, so the command's processor time
+    # exceeds what its own process used; it is finite and above one like the wall ratio.
+    cpu_ratio = report.figures["suite_cpu_ratio"]
+    assert isinstance(cpu_ratio, float) and math.isfinite(cpu_ratio) and cpu_ratio > 1
     assert all(report.json()[key] is None for key in set(ISSUE_KEYS) - keys)
