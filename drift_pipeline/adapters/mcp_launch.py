@@ -8,7 +8,6 @@ killed on a timeout or a crash therefore never leaves a server behind holding it
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
@@ -22,7 +21,8 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit("usage: python -m drift_pipeline.adapters.mcp_launch PROGRAM [ARGS...]")
     program, arguments = sys.argv[1], sys.argv[2:]
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # The interpreter's own symbols include the C library's (no ``ldconfig`` run to find it).
+    libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     found = shutil.which(program) or program
     try:

@@ -20,7 +20,6 @@ Levels, strongest first (the one that held is reported to the harness and record
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import json
 import os
 import shutil
@@ -49,7 +48,9 @@ SECBIT_NOROOT_LOCKED = 2
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 NOBODY = 65534
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# The interpreter's own symbols, which include the C library's: ``find_library("c")`` would
+# run ``ldconfig -p`` in every worker this module starts.
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result: int, what: str) -> None:

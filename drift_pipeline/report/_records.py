@@ -11,6 +11,7 @@ generated once in the user's configuration folder; the public key travels in the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -118,8 +119,12 @@ def row_digest(row: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
+@functools.cache
 def code_commit() -> str:
-    """The git commit of the installed code, or ``unknown`` outside a git checkout."""
+    """The git commit of the installed code, or ``unknown`` outside a git checkout.
+
+    Asked once per process: a run writes several records and each names the commit.
+    """
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"],
