@@ -7,10 +7,12 @@ reads depend on in a small JSON file there, and finds them again.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import secrets
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,11 @@ __all__ = ["KeptNames", "state_folder"]
 
 @functools.cache
 def _scratch() -> str:
-    return tempfile.mkdtemp(prefix="drift-adapter-")
+    # Names kept here serve only this process (the next one makes a folder of its own), so the
+    # folder goes when the process exits rather than piling up in the temp folder.
+    folder = tempfile.mkdtemp(prefix="drift-adapter-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def state_folder() -> str:

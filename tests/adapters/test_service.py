@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,23 @@ def test_names_live_in_each_workers_state_folder_and_survive_its_restarts(
     restarted = worker("replicate-0")
     assert restarted.prefix == first.prefix
     assert restarted._names.members("met:work") == ["principal"]
+
+
+def test_an_adapter_built_outside_a_worker_leaves_no_folder_once_its_process_exits(
+    tmp_path: Path,
+) -> None:
+    # Outside a worker the kept names live in a temporary folder of the process's own.
+    env = {k: v for k, v in os.environ.items() if k != "DRIFT_STATE_DIR"}
+    env["TMPDIR"] = str(tmp_path)
+    code = (
+        "from drift_pipeline.adapters._state import KeptNames\n"
+        "names = KeptNames('t')\n"
+        "names.put('prefix', 'p')\n"
+        "print(names._path.parent)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    folder = Path(done.stdout.strip())
+    assert folder.parent == tmp_path and folder.name.startswith("drift-adapter-")
+    assert not folder.exists()
