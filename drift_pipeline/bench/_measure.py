@@ -118,7 +118,7 @@ def amnesiac_cell(ws: BenchWorkspace) -> tuple[float, float]:
     """
     loaded, root = ws.long_world()
     spec = loaded.spec
-    floor = transcripts_floor_s(root, [WorldKey(spec.id, LONG)])
+    floor = transcripts_floor(root, [WorldKey(spec.id, LONG)]).wall_s
     arm = Arm("amnesiac", Gate("hard"))
     started = time.perf_counter()
     run = run_cell(root, spec.id, LONG, spec.replicates, arm, {}, _loop_config(root))
@@ -261,16 +261,6 @@ FLOOR_RUNS = 3
 """Floors are the best of this many readings: the floor is the physical minimum."""
 
 
-def transcripts_floor_s(root: Path, worlds: list[WorldKey]) -> float:
-    """Seconds to read every transcript of ``worlds`` once from Parquet and count its tokens.
-
-    The same floor as ``floor_ratio``'s, over many worlds: each world's ``transcripts`` table
-    read through the storage layer, every turn's tokens counted with :mod:`drift_pipeline.tokens`;
-    the best of :data:`FLOOR_RUNS`.
-    """
-    return transcripts_floor(root, worlds).wall_s
-
-
 @dataclass(frozen=True)
 class Floor:
     """The best wall time and the best processor time of reading the transcripts once."""
@@ -280,7 +270,12 @@ class Floor:
 
 
 def transcripts_floor(root: Path, worlds: list[WorldKey]) -> Floor:
-    """:func:`transcripts_floor_s` with its processor time beside it (best of each)."""
+    """Reading every transcript of ``worlds`` once from Parquet and counting its tokens.
+
+    The same floor as ``floor_ratio``'s, over many worlds: each world's ``transcripts`` table
+    read through the storage layer, every turn's tokens counted with :mod:`drift_pipeline.tokens`;
+    the best wall time and the best processor time of :data:`FLOOR_RUNS` readings.
+    """
     storage = StorageRoot.from_url(root)
     walls: list[float] = []
     cpus: list[float] = []
@@ -311,7 +306,7 @@ def suite_wall_and_floor(ws: BenchWorkspace) -> SuiteTimes:
     process into an empty folder, so world generation is included; the environment set-up that
     ``scripts/run.sh`` does first (``uv sync``) is not. Then, with nothing else of the bench
     running, the floor: every transcript of the worlds it wrote (those its summary names) read
-    once and its tokens counted (:func:`transcripts_floor_s`). Their ratio is what the target
+    once and its tokens counted (:func:`transcripts_floor`). Their ratio is what the target
     is set on: a loaded machine slows both. Beside them, processor times: the command's
     (every process it waited for, backend workers included) and the floor's, which hardly move
     with the load other processes put on the machine.
