@@ -263,7 +263,7 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:doctor|diagnos\w*|surgery|injur\w*|condition|health|medication|therapy|"
-            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?|physio\w*|"
+            r"recover\w*|check[- ]?ups?|pain|chronic|asthma|diabet\w*|migraines?|physio\w*|"
             r"pharmac\w*|prescri\w*|test results|symptoms?|treatment|blood pressure|hospital|"
             r"broken|fracture\w*|sprain\w*|illness|ill|sick|cast|clinic|consultant|scan)\b",
             _PREDICATE_HINTS["health"],

@@ -47,15 +47,17 @@ _REQUEST_CLAUSE = compile_ci(
 # Advice to the assistant is a standing instruction only when it is about its replies ("you
 # should use a formal tone", "you had better write in British English", "you need to start
 # every answer with a TL;DR"); "you should try the new café" is a tip, no instruction.
+_NOTE = r"(?:(?:note|remember|keep in mind|bear in mind|be aware)\s+(?:that\s+)?)?"
 _ADVISED = compile_ci(
-    r"^(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+(?P<modal>should|must|need to|have to|ought to|"
-    r"better)\s+(?P<neg>not\s+|never\s+)?(?:always\s+)?(?P<v>.+)$"
+    rf"^{_NOTE}(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+"
+    r"(?P<modal>should|must|need to|have to|ought to|better)\s+(?P<neg>not\s+|never\s+)?"
+    r"(?:always\s+)?(?P<v>.+)$"
 )
 # A standing default for the speaker: "the default for me from now on is to reply in short
 # paragraphs", "my default going forward is to get bullet points". "The default is 30 days"
 # is about a setting, not the speaker: "my" or "for me" is required.
 _DEFAULT = compile_ci(
-    r"^(?:my\s+(?:new\s+)?default|the\s+(?:new\s+)?default\s+for\s+me)"
+    rf"^{_NOTE}(?:my\s+(?:new\s+)?default|the\s+(?:new\s+)?default\s+for\s+me)"
     rf"(?:\s+for\s+me)?(?:\s+(?P<when>{_FROM_NOW}))?\s+(?:is|will be|should be)\s+"
     r"(?:to\s+)?(?P<v>.+)$"
 )

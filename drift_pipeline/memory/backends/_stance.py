@@ -326,9 +326,7 @@ _NAMING = [
     # How others call the speaker is the name they go by: "my family has always called me
     # Nico", "everyone calls me Bea". A call by mistake, a name no one uses or one they used
     # to use is none (see ``_NOT_MY_NAME``).
-    compile_ci(
-        r"(?:^|\s)(?<!not )(?<!never )(?:call|calls|calling|called)\s+me\s+(?P<v>\S.*)$"
-    ),
+    compile_ci(r"(?:^|\s)(?<!not )(?<!never )(?:call|calls|calling|called)\s+me\s+(?P<v>\S.*)$"),
     # "I am Robin to everyone", "…, I'm just Jo to my friends".
     compile_ci(
         r"(?:^|[,;:]\s*)I am\s+(?:just\s+|simply\s+|only\s+)?(?P<v>\S+(?:\s+\S+)?)\s+to\s+"
@@ -348,6 +346,10 @@ _NAMING = [
     compile_ci(r"^I\s+(?:now\s+)?(?:go|am going)\s+by\s+(?P<v>\S.*)$"),
 ]
 _CONDITION = compile_ci(r"\b(?:if|unless|in case|suppose|supposing|imagine|what if)\b")
+_GROUP = compile_ci(
+    r"\b(?:everyone|everybody|people|folks|all|family|friends|mates|colleagues|co-?workers|team|"
+    r"teammates|relatives|kids|parents|classmates)\b"
+)
 # A name refused, dropped, mistaken or someone else's: "nobody calls me Sisa", "I hate it when
 # people call me Bob", "my aunt used to call me Bea", "he called me Tom by mistake".
 _NOT_MY_NAME = compile_ci(
@@ -378,6 +380,12 @@ def naming_facts(sentence: str) -> list[Fact]:
         # Only the clause the name is given in: "nobody uses Sisa, I am Robin to everyone".
         clause_before = re.split(r"[,;:]", text[: match.start()])[-1]
         if _NOT_MY_NAME.search(clause_before) or _NOT_MY_NAME.search(match.group(0)):
+            continue
+        # What one person calls the speaker ("my grandma calls me Sunshine", "he calls me
+        # Tommy") is their name for them; what family, friends or everyone call them is the name
+        # they go by.
+        opening = clause_before.strip()
+        if not _GROUP.search(opening) and THIRD_PARTY.match(opening):
             continue
         if value := name_value(match.group("v")):
             return [Fact("name", value, f"goes by {value}")]

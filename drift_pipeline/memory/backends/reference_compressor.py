@@ -329,8 +329,9 @@ class ReferenceCompressor:
     # 9: fact_store's extraction 7 for what a session states.
     # 10: fact_store's extraction 8 (any one-letter slip in an everyday word mended; a new name
     # typed in lower case after "in", "at", "with" read as a name).
-    # 11: fact_store's extraction 9 (employer from a signed contract or accepted offer, names others call the
-    # speaker by, advice about replies and a default as standing instructions).
+    # 11: fact_store's extraction 9 (an employer from a signed contract or an
+    # accepted offer, names others call the speaker by, advice about replies and a default as
+    # standing instructions, contractions never mended as slips).
     version: str = "11"
 
     def __init__(
