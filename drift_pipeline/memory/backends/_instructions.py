@@ -68,6 +68,12 @@ _SERVICE_WORDS = compile_ci(
     r"formal\w*|informal\w*|casual\w*|concise\w*|brief|short|shorter|length|plain|"
     r"markdown|tables?|lists?|examples?|sources|citations?)\b"
 )
+# Verbs of shaping a reply, beside those ``VERB_GROUPS`` groups ("you should have seen the
+# replies I got" is no instruction).
+_SHAPING_VERBS = word_set(
+    """start begin end close lead open be stick avoid skip drop cut limit format give put spell
+    structure break sign translate summarise summarize"""
+)
 # Where the instruction ends: "…, but that is a side note" ("TL;DR" has no space after ";").
 _ACTION_END = compile_ci(r"\s*(?:[;:]\s|,\s+(?:but|so|and|though|although)\b).*$")
 _YOU_MODAL = compile_ci(
@@ -143,7 +149,10 @@ def _advised(body: str) -> Fact | None:
     if found is None:
         return None
     action = _ACTION_END.sub("", found.group("v")).strip().rstrip(".!")
-    if not action or first_word(action) in _NOT_IMPERATIVE or not _SERVICE_WORDS.search(action):
+    verb = first_word(action)
+    if verb in _NOT_IMPERATIVE or not _SERVICE_WORDS.search(action):
+        return None
+    if match is not None and stem(verb) not in VERB_GROUPS and verb not in _SHAPING_VERBS:
         return None
     if default is not None:
         if stem(action.split()[0].lower()) not in VERB_GROUPS:

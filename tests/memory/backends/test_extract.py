@@ -619,6 +619,8 @@ def test_paperwork_someone_else_signed_or_that_names_no_employer_changes_none(te
         ("YOU SHOULD START EVERY ANSWER WITH A TL;DR.",
          ("instruction start answer", "always start every answer with a tl;dr")),
         ("You must keep answers short.", ("instruction keep answer", "always keep answers short")),
+        ("You'd better avoid jargon in your replies.",
+         ("instruction avoid jargon", "always avoid jargon in your replies")),
         ("you shouldn't use emojis in your replies",
          ("instruction use emojis", "never use emojis in your replies")),
         ("Please note that the default for me from now on is to reply in short paragraphs.",
@@ -646,6 +648,8 @@ def test_advice_about_replies_and_a_default_for_the_speaker_are_standing_instruc
         "I think I should use a formal tone with my boss.",
         "You should try the new café on the corner.",
         "You should write a book.",
+        "You should have seen the replies I got.",
+        "you should see my emails from this week",
         "The default is 30 days.",
     ],
 )
