@@ -59,7 +59,7 @@ _ADVISED = compile_ci(
 _DEFAULT = compile_ci(
     rf"^{_NOTE}(?:my\s+(?:new\s+)?default|the\s+(?:new\s+)?default\s+for\s+me)"
     rf"(?:\s+for\s+me)?(?:\s+(?P<when>{_FROM_NOW}))?\s+(?:is|will be|should be)\s+"
-    r"(?:to\s+)?(?P<v>.+)$"
+    r"(?P<to>to\s+)?(?P<v>.+)$"
 )
 _SERVICE_WORDS = compile_ci(
     r"\b(?:answers?|repl(?:y|ies)|responses?|messages?|summar(?:y|ies)|emails?|notes|drafts?|"
@@ -73,6 +73,10 @@ _SERVICE_WORDS = compile_ci(
 _SHAPING_VERBS = word_set(
     """start begin end close lead open be stick avoid skip drop cut limit format give put spell
     structure break sign translate summarise summarize"""
+)
+# Chatter that closes a message: "…in British English lol cheers".
+_CHATTER_TAIL = compile_ci(
+    r"(?:[\s,]+(?:lol|haha|cheers|ty|thx|thanks|thank you|ok|okay|please|pls|:\)))+$"
 )
 # Where the instruction ends: "…, but that is a side note" ("TL;DR" has no space after ";").
 _ACTION_END = compile_ci(r"\s*(?:[;:]\s|,\s+(?:but|so|and|though|although)\b).*$")
@@ -149,20 +153,27 @@ def _advised(body: str) -> Fact | None:
     if found is None:
         return None
     action = _ACTION_END.sub("", found.group("v")).strip().rstrip(".!")
+    action = _CHATTER_TAIL.sub("", action)
     verb = first_word(action)
     if verb in _NOT_IMPERATIVE or not _SERVICE_WORDS.search(action):
         return None
-    if match is not None and stem(verb) not in VERB_GROUPS and verb not in _SHAPING_VERBS:
-        return None
-    if default is not None:
-        if stem(action.split()[0].lower()) not in VERB_GROUPS:
-            if not default.group("when"):
-                return None  # "my default is bullet points": a preference, read as one
+    shapes_reply = stem(verb) in VERB_GROUPS or verb in _SHAPING_VERBS
+    if match is not None:
+        if not shapes_reply:
+            return None
+        lead = "never" if match.group("neg") else "always"
+    else:
+        assert default is not None
+        if default.group("to"):
+            # "The default for me is to start every answer with a TL;DR": a verb of replying.
+            if not shapes_reply:
+                return None
+        elif default.group("when"):
             # "My default from now on is short paragraphs": a thing, read as replying in it.
             action = f"reply in {action}"
+        else:
+            return None  # "my default is text messages": a preference, read as one
         lead = "from now on," if default.group("when") else "always"
-    else:
-        lead = "never" if match is not None and match.group("neg") else "always"
     key = _instruction_key(action)
     if key is None:
         return None

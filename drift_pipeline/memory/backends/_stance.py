@@ -31,6 +31,7 @@ from drift_pipeline.memory.backends._lexicon import (
     name_value,
     proper,
     word_count,
+    word_set,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts
 from drift_pipeline.memory.backends._text import terms
@@ -336,8 +337,9 @@ _NAMING = [
     # "Just Jo is fine when you address me", "Sam works if you need to call me something".
     compile_ci(
         r"^(?:just\s+|simply\s+|plain\s+)?(?P<v>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+"
-        r"(?:is|would be|will be|works|will do|does)\s+(?:just\s+)?(?:fine|good|great|perfect|"
-        r"ok|okay|enough|best|nicely)?\b[^.!?]*?\b(?:address|call|greet|refer to)(?:ing)?\s+me\b"
+        r"(?:(?:is|would be|will be)\s+(?:just\s+|perfectly\s+|totally\s+)?(?:fine|good|great|"
+        r"perfect|ok|okay|enough|best)|works|will do|does nicely)\b[^.!?]*?"
+        r"\b(?:address|call|greet|refer to)(?:ing)?\s+me\b"
     ),
     compile_ci(
         r"\b(?:be|being|get|getting)\s+(?:called|addressed as|known as|referred to as)\s+"
@@ -346,6 +348,10 @@ _NAMING = [
     compile_ci(r"^I\s+(?:now\s+)?(?:go|am going)\s+by\s+(?P<v>\S.*)$"),
 ]
 _CONDITION = compile_ci(r"\b(?:if|unless|in case|suppose|supposing|imagine|what if)\b")
+_CALENDAR_WORDS = word_set(
+    """monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow january
+    february march april may june july august september october november december"""
+)
 _GROUP = compile_ci(
     r"\b(?:everyone|everybody|people|folks|all|family|friends|mates|colleagues|co-?workers|team|"
     r"teammates|relatives|kids|parents|classmates)\b"
@@ -384,10 +390,14 @@ def naming_facts(sentence: str) -> list[Fact]:
         # What one person calls the speaker ("my grandma calls me Sunshine", "he calls me
         # Tommy") is their name for them; what family, friends or everyone call them is the name
         # they go by.
+        # "Calls" and "called" have a subject: it must be such a group ("Acme called me
+        # Monday" is a phone call).
         opening = clause_before.strip()
-        if not _GROUP.search(opening) and THIRD_PARTY.match(opening):
+        said_of_me = re.search(r"\b(?:calls|called)\s+me\b", match.group(0), re.IGNORECASE)
+        if not _GROUP.search(opening) and (said_of_me or THIRD_PARTY.match(opening)):
             continue
-        if value := name_value(match.group("v")):
+        value = name_value(match.group("v"))
+        if value and value.lower() not in _CALENDAR_WORDS:
             return [Fact("name", value, f"goes by {value}")]
     given = _GIVEN_NAME.search(text)
     if given is not None and _NAMING_CUE.search(text[: given.start()]):

@@ -627,6 +627,11 @@ def test_paperwork_someone_else_signed_or_that_names_no_employer_changes_none(te
          ("instruction respond in", "from now on, reply in short paragraphs")),
         ("My default going forward is bullet points.",
          ("instruction respond in", "from now on, reply in bullet points")),
+        ("please note that the default for me from now on is to start every answer with a "
+         "tl;dr. thx!", ("instruction start answer",
+                         "from now on, start every answer with a tl;dr")),
+        ("I read your answers on my phone, so you'd better write in British English lol cheers",
+         ("instruction respond in", "always write in british english")),
         ("The default for me is to write in plain language.",
          ("instruction respond in", "always write in plain language")),
     ],
@@ -659,9 +664,16 @@ def test_questions_conditions_tips_and_defaults_of_settings_are_no_instructions(
     assert not any(s.predicate.startswith("instruction") for s in extract_statements([user(text)]))
 
 
-def test_a_default_naming_a_thing_without_from_now_on_stays_a_preference() -> None:
-    (statement,) = extract_statements([user("My default is bullet points.")])
-    assert statement.predicate == "prefers point"
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [("My default is bullet points.", "prefers point"),
+     ("So, about that update: my default is text messages.", "prefers messag")],
+)  # fmt: skip
+def test_a_default_naming_a_thing_without_from_now_on_stays_a_preference(
+    text: str, predicate: str
+) -> None:
+    (statement,) = extract_statements([user(text)])
+    assert statement.predicate == predicate
 
 
 @pytest.mark.parametrize(

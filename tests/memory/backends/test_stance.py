@@ -164,6 +164,11 @@ def test_the_name_others_call_the_speaker_by_is_their_name(text: str, name: str)
         "Does everyone call me Bea?",
         "My grandma calls me Sunshine.",
         "He always calls me Tommy.",
+        "Contoso Health is basically calling me every day.",
+        "Thistledown Games is calling me nonstop.",
+        "Acme called me Monday about the role.",
+        "Everyone called me Friday to check in.",
+        "Please call me tomorrow.",
     ],
 )
 def test_a_name_refused_mistaken_past_or_someone_elses_is_no_name(text: str) -> None:
