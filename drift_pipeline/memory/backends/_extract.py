@@ -194,6 +194,7 @@ _LEAD = re.compile(
     r"just so you know|for the record|quick update|small update|update|news|big news|"
     r"good news|ok|okay|yeah|yes|yep|no|nope|hey|hi|hello|um|uh|hmm|honestly|basically|"
     r"guess what|plus|lately|recently|these days|nowadays|from now on|going forward|"
+    r"(?:as )?(?:it )?turns? out(?: that)?|"
     rf"{_FRAME_WORDS}|"
     r"as of (?:today|now|this \w+|last \w+)|since (?:last|this) \w+|"
     rf"(?:last|this|earlier this) (?:week|month|year|weekend|spring|summer|autumn|fall|winter|"
@@ -262,10 +263,10 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"\b(?:doctor|diagnos\w*|surgery|injur\w*|condition|health|medication|therapy|"
-            r"recover\w*|check-?up|pain|chronic|asthma|diabet\w*|migraines?|physio\w*|"
+            r"recover\w*|check[- ]?ups?|pain|chronic|asthma|diabet\w*|migraines?|physio\w*|"
             r"pharmac\w*|prescri\w*|test results|symptoms?|treatment|blood pressure|hospital|"
             r"broken|fracture\w*|sprain\w*|illness|ill|sick|cast|clinic|consultant|scan)\b",
-            "health medical condition",
+            _PREDICATE_HINTS["health"],
         ),
         (
             r"\b(?:think|feel|opinion|view|believe|sceptic\w*|skeptic\w*|favou?r of|against|"

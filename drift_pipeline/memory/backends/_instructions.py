@@ -38,8 +38,48 @@ _INSTRUCTION_LEAD = compile_ci(
     r"^(?:(?:please|also|and|oh and|one more thing|just|kindly|"
     r"I (?:want|need|would like) you to)\b[\s,:]*)+"
 )
-# "…, so please use plain language": the request after a clause of background.
-_REQUEST_CLAUSE = compile_ci(r"(?:[,;]|\s+(?:so|and|but))\s+(?=please\b)")
+# "…, so please use plain language", "my boss reads your summaries, so you should use a formal
+# tone": the request after a clause of background.
+_REQUEST_CLAUSE = compile_ci(
+    r"(?:[,;]|\s+(?:so|and|but))\s+(?=please\b|(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+"
+    r"(?:should|must|need to|have to|ought to|better)\b)"
+)
+# Advice to the assistant is a standing instruction only when it is about its replies ("you
+# should use a formal tone", "you had better write in British English", "you need to start
+# every answer with a TL;DR"); "you should try the new café" is a tip, no instruction.
+_NOTE = r"(?:(?:note|remember|keep in mind|bear in mind|be aware)\s+(?:that\s+)?)?"
+_ADVISED = compile_ci(
+    rf"^{_NOTE}(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+"
+    r"(?P<modal>should|must|need to|have to|ought to|better)\s+(?P<neg>not\s+|never\s+)?"
+    r"(?:always\s+)?(?P<v>.+)$"
+)
+# A standing default for the speaker: "the default for me from now on is to reply in short
+# paragraphs", "my default going forward is to get bullet points". "The default is 30 days"
+# is about a setting, not the speaker: "my" or "for me" is required.
+_DEFAULT = compile_ci(
+    rf"^{_NOTE}(?:my\s+(?:new\s+)?default|the\s+(?:new\s+)?default\s+for\s+me)"
+    rf"(?:\s+for\s+me)?(?:\s+(?P<when>{_FROM_NOW}))?\s+(?:is|will be|should be)\s+"
+    r"(?P<to>to\s+)?(?P<v>.+)$"
+)
+_SERVICE_WORDS = compile_ci(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|messages?|summar(?:y|ies)|emails?|notes|drafts?|"
+    r"tone|register|format\w*|bullet(?:s| points?)?|paragraphs?|headings?|headers?|emojis?|"
+    r"TL;?DR|jargon|sentences|lines|words|language|English|spelling|British|American|"
+    r"formal\w*|informal\w*|casual\w*|concise\w*|brief|short|shorter|length|plain|"
+    r"markdown|tables?|lists?|examples?|sources|citations?)\b"
+)
+# Verbs of shaping a reply, beside those ``VERB_GROUPS`` groups ("you should have seen the
+# replies I got" is no instruction).
+_SHAPING_VERBS = word_set(
+    """start begin end close lead open be stick avoid skip drop cut limit format give put spell
+    structure break sign translate summarise summarize"""
+)
+# Chatter that closes a message: "…in British English lol cheers".
+_CHATTER_TAIL = compile_ci(
+    r"(?:[\s,]+(?:lol|haha|cheers|ty|thx|thanks|thank you|ok|okay|please|pls|:\)))+$"
+)
+# Where the instruction ends: "…, but that is a side note" ("TL;DR" has no space after ";").
+_ACTION_END = compile_ci(r"\s*(?:[;:]\s|,\s+(?:but|so|and|though|although)\b).*$")
 _YOU_MODAL = compile_ci(
     r"^(?:let's|let us|you\s+(?:should|must|need to|have to|can|will|are to))\s+"
     r"(?:always\s+|never\s+)?"
@@ -73,6 +113,9 @@ def instruction_fact(sentence: str) -> Fact | None:
     body = _INSTRUCTION_LEAD.sub("", sentence.strip().rstrip(".!")).strip()
     body = re.sub(r"[\s,]+please$", "", body, flags=re.IGNORECASE)
     body = _MODAL_BEFORE_POLARITY.sub("", body)
+    advice = _advised(body)
+    if advice is not None:
+        return advice
     for pattern, prefix in _INSTRUCTION_FORMS:
         match = pattern.match(body)
         if match is None:
@@ -96,6 +139,46 @@ def instruction_fact(sentence: str) -> Fact | None:
         text = f"standing instruction: {lead} {action}".replace("  ", " ")
         return Fact(f"instruction {key}", f"{lead} {action}".lower(), text, matchable=False)
     return None
+
+
+def _advised(body: str) -> Fact | None:
+    """An instruction about replies put as advice or as the speaker's default, or ``None``.
+
+    ``You should use a formal tone``, ``you'd better not use emojis``, ``the default for me
+    from now on is to reply in short paragraphs``.
+    """
+    match = _ADVISED.match(body)
+    default = None if match is not None else _DEFAULT.match(body)
+    found = match or default
+    if found is None:
+        return None
+    action = _ACTION_END.sub("", found.group("v")).strip().rstrip(".!")
+    action = _CHATTER_TAIL.sub("", action)
+    verb = first_word(action)
+    if verb in _NOT_IMPERATIVE or not _SERVICE_WORDS.search(action):
+        return None
+    shapes_reply = stem(verb) in VERB_GROUPS or verb in _SHAPING_VERBS
+    if match is not None:
+        if not shapes_reply:
+            return None
+        lead = "never" if match.group("neg") else "always"
+    else:
+        assert default is not None
+        if default.group("to"):
+            # "The default for me is to start every answer with a TL;DR": a verb of replying.
+            if not shapes_reply:
+                return None
+        elif default.group("when"):
+            # "My default from now on is short paragraphs": a thing, read as replying in it.
+            action = f"reply in {action}"
+        else:
+            return None  # "my default is text messages": a preference, read as one
+        lead = "from now on," if default.group("when") else "always"
+    key = _instruction_key(action)
+    if key is None:
+        return None
+    text = f"standing instruction: {lead} {action}"
+    return Fact(f"instruction {key}", f"{lead} {action}".lower(), text, matchable=False)
 
 
 def _instruction_key(action: str) -> str | None:

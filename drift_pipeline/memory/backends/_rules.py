@@ -94,6 +94,13 @@ def _employer(match: re.Match[str]) -> list[Fact]:
     return facts
 
 
+def _signed_with(match: re.Match[str]) -> list[Fact]:
+    """An employer named by the paperwork of a job: a name, not "the Lisbon flat"."""
+    if first_word(match.group("v")) in _DETERMINERS:
+        return []
+    return _employer(match)
+
+
 def _occupation(match: re.Match[str]) -> list[Fact]:
     role = strip_article(cut(match.group("v"), NAME_STOP))
     if not role or word_count(role) > 5:
@@ -410,6 +417,16 @@ _RULES: list[_Rule] = [
         _name,
     ),
     (compile_ci(r"^my name is\s+(?P<v>.+)$"), _name),
+    # "The name I use day to day is Max", "the name I go by these days is Jo".
+    (
+        compile_ci(
+            r"^(?:the|my)\s+(?:first\s+|usual\s+|preferred\s+)?name\s+(?:that\s+)?I\s+"
+            r"(?:use|go by|answer to|prefer)(?:\s+(?:day to day|day-to-day|these days|now|"
+            r"most of the time|every day|at work|with friends))?\s+is\s+(?:now\s+|just\s+)?"
+            r"(?P<v>.+)$"
+        ),
+        _name,
+    ),
     (compile_ci(r"^I (?:go by|am called)\s+(?P<v>.+)$"), _name),
     (compile_ci(r"^(?:everyone|people|friends) calls? me\s+(?P<v>.+)$"), _name),
     (compile_ci(rf"^(?:I|we)\s+{ADV}work\s+as\s+(?:a|an)\s+(?P<v>.+)$"), _occupation),
@@ -462,6 +479,31 @@ _RULES: list[_Rule] = [
             r"(?:at|with|from)\s+(?P<v>.+)$"
         ),
         _employer,
+    ),
+    # Taking a job by its paperwork: "I signed the contract with Initech", "signed on with
+    # Hooli", "I have accepted Acme's offer", "put pen to paper with Globex". An employer only
+    # when its name is capitalised: "I signed the contract with the landlord" names none, and a
+    # lease or a mortgage is no job.
+    (
+        compile_ci(
+            rf"^I\s+(?:have\s+)?{ADV}(?:signed|inked|countersigned)\s+(?:on\s+)?"
+            r"(?:(?:the|a|an|my|our)\s+(?:new\s+)?(?:employment\s+|job\s+|work\s+|"
+            r"permanent\s+|full[- ]time\s+|part[- ]time\s+)?(?:contract|offer|offer letter|"
+            r"papers|paperwork|agreement)\s+)?(?:with|at|for|from)\s+(?P<v>.+)$"
+        ),
+        _signed_with,
+    ),
+    (
+        compile_ci(
+            rf"^I\s+(?:have\s+)?{ADV}(?:accepted|took|taken|signed)\s+"
+            r"(?P<v>[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,3})'s\s+(?:job\s+|employment\s+)?"
+            r"(?:offer|contract)\b.*$"
+        ),
+        _signed_with,
+    ),
+    (
+        compile_ci(rf"^I\s+(?:have\s+)?{ADV}put pen to paper\s+(?:with|at)\s+(?P<v>.+)$"),
+        _signed_with,
     ),
     (
         compile_ci(rf"^I\s+(?:have\s+)?{ADV}switched\s+(?:jobs\s+|companies\s+)?to\s+(?P<v>.+)$"),

@@ -179,6 +179,8 @@ def mend_slips(text: str, is_name: Callable[[str], bool] | None = None) -> str:
         meant = table.get(typed.lower())
         if meant is None or (len(typed) > 1 and typed.isupper()):
             return typed
+        if _CONTRACTED.match(text, match.end()):
+            return typed  # "shouldn't", "aren't": the stem of a contraction, no slip
         if typed[0].isupper():
             opening = _opens_sentence(text, match.start())
             if not opening or (is_name is not None and is_name(typed)):
@@ -189,6 +191,7 @@ def mend_slips(text: str, is_name: Callable[[str], bool] | None = None) -> str:
     return _LETTERS.sub(mend, text)
 
 
+_CONTRACTED = re.compile(r"['’][a-z]", re.IGNORECASE)
 _SENTENCE_OPENING = re.compile(r"(?:^|[.!?:;…\"(]\s*|\n\s*)$")
 
 

@@ -31,6 +31,7 @@ from drift_pipeline.memory.backends._lexicon import (
     name_value,
     proper,
     word_count,
+    word_set,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts
 from drift_pipeline.memory.backends._text import terms
@@ -323,7 +324,23 @@ def choice_facts(sentence: str) -> list[Fact]:
 # "Would rather" and "want to" here state a standing wish, not a condition, so these are read
 # before the hypothetical test. The name itself must be capitalised ("call me back" is no name).
 _NAMING = [
-    compile_ci(r"(?:^|\s)(?<!not )(?<!never )(?:call|calling)\s+me\s+(?P<v>\S.*)$"),
+    # How others call the speaker is the name they go by: "my family has always called me
+    # Nico", "everyone calls me Bea". A call by mistake, a name no one uses or one they used
+    # to use is none (see ``_NOT_MY_NAME``).
+    compile_ci(r"(?:^|\s)(?<!not )(?<!never )(?:call|calls|calling|called)\s+me\s+(?P<v>\S.*)$"),
+    # "I am Robin to everyone", "…, I'm just Jo to my friends".
+    compile_ci(
+        r"(?:^|[,;:]\s*)I am\s+(?:just\s+|simply\s+|only\s+)?(?P<v>\S+(?:\s+\S+)?)\s+to\s+"
+        r"(?:everyone|everybody|all|(?:most\s+)?people|(?:my\s+)?(?:friends|family|mates|"
+        r"colleagues|co-?workers|team|folks|relatives|kids|parents|partner))\b"
+    ),
+    # "Just Jo is fine when you address me", "Sam works if you need to call me something".
+    compile_ci(
+        r"^(?:just\s+|simply\s+|plain\s+)?(?P<v>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+"
+        r"(?:(?:is|would be|will be)\s+(?:just\s+|perfectly\s+|totally\s+)?(?:fine|good|great|"
+        r"perfect|ok|okay|enough|best)|works|will do|does nicely)\b[^.!?]*?"
+        r"\b(?:address|call|greet|refer to)(?:ing)?\s+me\b"
+    ),
     compile_ci(
         r"\b(?:be|being|get|getting)\s+(?:called|addressed as|known as|referred to as)\s+"
         r"(?P<v>\S.*)$"
@@ -331,6 +348,21 @@ _NAMING = [
     compile_ci(r"^I\s+(?:now\s+)?(?:go|am going)\s+by\s+(?P<v>\S.*)$"),
 ]
 _CONDITION = compile_ci(r"\b(?:if|unless|in case|suppose|supposing|imagine|what if)\b")
+_CALENDAR_WORDS = word_set(
+    """monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow january
+    february march april may june july august september october november december"""
+)
+_GROUP = compile_ci(
+    r"\b(?:everyone|everybody|people|folks|all|family|friends|mates|colleagues|co-?workers|team|"
+    r"teammates|relatives|kids|parents|classmates)\b"
+)
+# A name refused, dropped, mistaken or someone else's: "nobody calls me Sisa", "I hate it when
+# people call me Bob", "my aunt used to call me Bea", "he called me Tom by mistake".
+_NOT_MY_NAME = compile_ci(
+    r"\b(?:nobody|no one|no-one|none|never|not|no longer|used to|stop|stopped|quit|hate|hates|"
+    r"dislike|dislikes|cannot stand|mistake|mistakenly|wrongly|accident|accidentally|"
+    r"instead of|anymore|any more)\b"
+)
 # "…the formal Priya, it's Bea": a sentence about what to call the speaker that ends by giving
 # the name.
 _NAMING_CUE = compile_ci(r"\b(?:name|names|named|formal|nickname|call|calling|called|address)\b")
@@ -351,7 +383,21 @@ def naming_facts(sentence: str) -> list[Fact]:
         match = pattern.search(text)
         if match is None or _CONDITION.search(text[: match.start()]):
             continue  # "if you ever call me Sam, …" asks for nothing
-        if value := name_value(match.group("v")):
+        # Only the clause the name is given in: "nobody uses Sisa, I am Robin to everyone".
+        clause_before = re.split(r"[,;:]", text[: match.start()])[-1]
+        if _NOT_MY_NAME.search(clause_before) or _NOT_MY_NAME.search(match.group(0)):
+            continue
+        # What one person calls the speaker ("my grandma calls me Sunshine", "he calls me
+        # Tommy") is their name for them; what family, friends or everyone call them is the name
+        # they go by.
+        # "Calls" and "called" have a subject: it must be such a group ("Acme called me
+        # Monday" is a phone call).
+        opening = clause_before.strip()
+        said_of_me = re.search(r"\b(?:calls|called)\s+me\b", match.group(0), re.IGNORECASE)
+        if not _GROUP.search(opening) and (said_of_me or THIRD_PARTY.match(opening)):
+            continue
+        value = name_value(match.group("v"))
+        if value and value.lower() not in _CALENDAR_WORDS:
             return [Fact("name", value, f"goes by {value}")]
     given = _GIVEN_NAME.search(text)
     if given is not None and _NAMING_CUE.search(text[: given.start()]):

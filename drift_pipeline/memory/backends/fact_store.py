@@ -98,7 +98,15 @@ class FactStoreBackend:
     # for another, or two swapped) read as meant, unless the typed word is a common word or a
     # name itself; in a sentence typed all in lower case, a word never seen before that follows
     # "in", "at", "with" (…) read as a name ("still unpacking in tucson").
-    version: ClassVar[str] = "8"
+    # 9: a job taken by its paperwork ("I signed the contract with Initech", "I accepted Acme's
+    # offer") read as the employer; the name others call the speaker by ("my family has always
+    # called me Nico", "I am Robin to everyone", "just Jo is fine when you address me", "the name
+    # I use is Max") read as their name; advice about replies ("you should use a formal tone")
+    # and a default for the speaker ("the default for me from now on is to reply in short
+    # paragraphs") read as standing instructions; "it turns out" read as a lead-in; the stem of
+    # a contraction ("shouldn't") never mended as a slip; a health status restated after other
+    # health news dated anew.
+    version: ClassVar[str] = "9"
 
     def __init__(self, budget_tokens: int = 1000) -> None:
         if budget_tokens < 0:

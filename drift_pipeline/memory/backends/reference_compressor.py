@@ -329,7 +329,10 @@ class ReferenceCompressor:
     # 9: fact_store's extraction 7 for what a session states.
     # 10: fact_store's extraction 8 (any one-letter slip in an everyday word mended; a new name
     # typed in lower case after "in", "at", "with" read as a name).
-    version: str = "10"
+    # 11: fact_store's extraction 9 (an employer from a signed contract or an
+    # accepted offer, names others call the speaker by, advice about replies and a default as
+    # standing instructions, contractions never mended as slips).
+    version: str = "11"
 
     def __init__(
         self,

@@ -100,7 +100,10 @@ class TemporalGraphBackend:
     # everyday words, swapped letters mended).
     # 8: fact_store's extraction 8 (any one-letter slip in an everyday word mended; a new name
     # typed in lower case after "in", "at", "with" read as a name).
-    version: ClassVar[str] = "8"
+    # 9: fact_store's extraction 9 (an employer from a signed contract or an
+    # accepted offer, names others call the speaker by, advice about replies and a default as
+    # standing instructions, contractions never mended as slips).
+    version: ClassVar[str] = "9"
 
     def __init__(self, budget_tokens: int = 1000, max_superseded: int = 3) -> None:
         if budget_tokens < 0 or max_superseded < 0:

@@ -563,3 +563,131 @@ def test_everyday_words_typed_with_a_slip_are_read_as_meant() -> None:
 def test_whom_the_speaker_saw_is_no_hearsay_but_a_friend_is_no_record_keeper() -> None:
     assert extract_statements([user("My friend I saw yesterday says I'm vegan.")]) == []
     assert extract_statements([user("I heard the doctor I saw says I am vegan.")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "employer"),
+    [
+        ("Yo, for the record, I signed the contract with Initech yesterday.", "Initech"),
+        ("i signed the contract with Initech", "Initech"),
+        ("I SIGNED THE CONTRACT WITH INITECH.", "INITECH"),
+        ("Oh, and I signed the contract with Tessellate Bio this month, but that's a side note.",
+         "Tessellate Bio"),
+        ("I've just signed on with Hooli.", "Hooli"),
+        ("I finally signed with Globex last week.", "Globex"),
+        ("I signed my employment contract with Pied Piper on Friday.", "Pied Piper"),
+        ("I have accepted the offer from Umbrella Corp.", "Umbrella Corp"),
+        ("I accepted Acme's job offer.", "Acme"),
+        ("I've put pen to paper with Globex Logistics.", "Globex Logistics"),
+        ("i signed teh contract with Initech", "Initech"),  # a slip in an everyday word
+    ],
+)  # fmt: skip
+def test_a_job_taken_by_its_paperwork_names_the_employer(text: str, employer: str) -> None:
+    assert _facts(text) == [("works at", f"works at {employer}", False)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My colleague signed the contract with Initech.",
+        "A friend of mine accepted the offer from Initech.",
+        "I almost signed the contract with Initech.",
+        "I didn't sign the contract with Initech.",
+        "I turned down the offer from Initech.",
+        "I might sign the contract with Initech.",
+        "If I sign the contract with Initech, I'll move.",
+        "Should I sign the contract with Initech?",
+        "I signed the contract with the landlord.",
+        "I signed the contract for the Lisbon flat.",
+        "I signed the lease on a flat in Porto.",
+        "I signed up with Netflix.",
+    ],
+)
+def test_paperwork_someone_else_signed_or_that_names_no_employer_changes_none(text: str) -> None:
+    assert all(predicate != "works at" for predicate, _, _ in _facts(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My boss reads your summaries, so you should use a formal tone.",
+         ("instruction use ton", "always use a formal tone")),
+        ("Honestly, I read your answers on my phone, so you'd better write in British English.",
+         ("instruction respond in", "always write in british english")),
+        ("Oh, and my boss reads your summaries, so you should reply in short paragraphs, but "
+         "that's a side note.", ("instruction respond in", "always reply in short paragraphs")),
+        ("YOU SHOULD START EVERY ANSWER WITH A TL;DR.",
+         ("instruction start answer", "always start every answer with a tl;dr")),
+        ("You must keep answers short.", ("instruction keep answer", "always keep answers short")),
+        ("You'd better avoid jargon in your replies.",
+         ("instruction avoid jargon", "always avoid jargon in your replies")),
+        ("you shouldn't use emojis in your replies",
+         ("instruction use emojis", "never use emojis in your replies")),
+        ("Please note that the default for me from now on is to reply in short paragraphs.",
+         ("instruction respond in", "from now on, reply in short paragraphs")),
+        ("My default going forward is bullet points.",
+         ("instruction respond in", "from now on, reply in bullet points")),
+        ("please note that the default for me from now on is to start every answer with a "
+         "tl;dr. thx!", ("instruction start answer",
+                         "from now on, start every answer with a tl;dr")),
+        ("I read your answers on my phone, so you'd better write in British English lol cheers",
+         ("instruction respond in", "always write in british english")),
+        ("The default for me is to write in plain language.",
+         ("instruction respond in", "always write in plain language")),
+    ],
+)  # fmt: skip
+def test_advice_about_replies_and_a_default_for_the_speaker_are_standing_instructions(
+    text: str, expected: tuple[str, str]
+) -> None:
+    (statement,) = extract_statements([user(text)])
+    assert (statement.predicate, statement.value) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should you use a formal tone?",
+        "Should I use a formal tone?",
+        "Maybe you should use a formal tone.",
+        "If my boss reads it, you should use a formal tone.",
+        "I think I should use a formal tone with my boss.",
+        "You should try the new café on the corner.",
+        "You should write a book.",
+        "You should have seen the replies I got.",
+        "you should see my emails from this week",
+        "The default is 30 days.",
+    ],
+)
+def test_questions_conditions_tips_and_defaults_of_settings_are_no_instructions(
+    text: str,
+) -> None:
+    assert not any(s.predicate.startswith("instruction") for s in extract_statements([user(text)]))
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [("My default is bullet points.", "prefers point"),
+     ("So, about that update: my default is text messages.", "prefers messag")],
+)  # fmt: skip
+def test_a_default_naming_a_thing_without_from_now_on_stays_a_preference(
+    text: str, predicate: str
+) -> None:
+    (statement,) = extract_statements([user(text)])
+    assert statement.predicate == predicate
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("For the record, it turns out I'm cleared after a full check-up, which explains a lot.",
+         "cleared after a full check-up"),
+        ("Turns out I'm recovering from a broken wrist.", "recovering from a broken wrist"),
+        ("as it turns out, I'm dealing with chronic migraines", "dealing with chronic migraines"),
+    ],
+)  # fmt: skip
+def test_news_told_as_what_turns_out_is_read_as_said(text: str, value: str) -> None:
+    assert [(s.predicate, s.value) for s in extract_statements([user(text)])] == [("health", value)]
+
+
+def test_what_turns_out_of_someone_else_is_not_the_speakers() -> None:
+    assert extract_statements([user("Turns out my sister is vegan.")]) == []

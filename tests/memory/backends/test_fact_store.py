@@ -5,7 +5,7 @@ from drift_pipeline.memory._protocol import TokenCounts
 from drift_pipeline.memory.backends import FactStoreBackend
 from drift_pipeline.memory.backends._extract import Operation
 
-from ._sessions import NOISE, ask, chat, store_all
+from ._sessions import NOISE, agent, ask, chat, store_all
 
 
 def test_a_new_value_updates_the_slot() -> None:
@@ -344,3 +344,75 @@ def test_a_home_typed_without_case_is_read_with_the_case_seen_before() -> None:
         ],
     )
     assert backend.snapshot() == "[2027-05-02] principal: lives in Wellington"
+
+
+def test_a_health_status_restated_after_other_health_news_is_dated_anew() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I'm dealing with chronic migraines."),
+            chat("2027-04-01", "My check-up went better than I expected, so I feel relieved."),
+            chat("2027-05-02", "The scans came back and I'm dealing with chronic migraines."),
+        ],
+    )
+    assert "[2027-05-02] principal: is dealing with chronic migraines" in backend.snapshot()
+
+
+def test_a_change_back_supersedes_the_change_between() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I'm dealing with chronic migraines."),
+            chat("2027-04-01", "For the record, it turns out I'm cleared after a full check-up."),
+            chat("2027-05-02", "The results came back and I'm dealing with chronic migraines."),
+        ],
+    )
+    assert backend.snapshot() == "[2027-05-02] principal: is dealing with chronic migraines"
+
+
+def test_a_signed_contract_moves_the_employer_and_a_colleagues_does_not() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "I joined Lumen Cartography recently."),
+            [*chat("2027-04-01", "yo, for the record, i signed the contract with initech"),
+             agent("Congratulations on Initech!", "2027-04-01")],
+            chat("2027-05-02", "My colleague signed the contract with Globex.",
+                 "A friend of mine accepted the offer from Hooli."),
+        ],
+    )  # fmt: skip
+    assert backend.snapshot() == "[2027-04-01] principal: works at Initech"
+
+
+def test_names_given_by_how_others_call_the_speaker_replace_one_another() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "Nobody uses Sisa, I'm Robin to everyone, so there you go."),
+            chat("2027-04-01", "Fyi my family has always called me Nico"),
+            chat("2027-05-02", "My grandma calls me Sunshine.", "Nobody calls me Robin now."),
+            chat("2027-06-01", "Just Jo is fine when you address me."),
+        ],
+    )
+    names = [line for line in backend.snapshot().split("\n") if "goes by" in line]
+    assert names == ["[2027-06-01] principal: goes by Jo"]
+
+
+def test_instructions_about_replies_given_as_advice_replace_one_another() -> None:
+    backend = FactStoreBackend()
+    store_all(
+        backend,
+        [
+            chat("2027-03-14", "My boss reads your summaries, so you should reply in bullets."),
+            chat("2027-04-01", "Should you use a formal tone? You should try the café downstairs."),
+            chat("2027-05-02", "Please note that the default for me from now on is to reply in "
+                 "short paragraphs."),
+        ],
+    )  # fmt: skip
+    assert backend.snapshot() == (
+        "[2027-05-02] principal: standing instruction: from now on, reply in short paragraphs"
+    )

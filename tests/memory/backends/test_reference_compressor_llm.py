@@ -50,7 +50,7 @@ def test_one_call_per_session_with_its_actual_tokens(tmp_path: Path) -> None:
     assert backend.token_counts().write == sent + word_count(replies[0])
     assert backend.snapshot() == f"[2027-03-14]\n{replies[0]}"
     assert "Kestrel" in run(backend.retrieve("s3", PRINCIPAL, "Is she a Kestrel engineer?"))
-    assert backend.version.startswith("10+llm:summary-model@")
+    assert backend.version.startswith("11+llm:summary-model@")
     assert any((tmp_path / "state" / "llm_cache").rglob("*.json"))
 
 

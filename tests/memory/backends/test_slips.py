@@ -30,6 +30,9 @@ def test_one_slip_in_an_everyday_word_is_mended(typed: str, meant: str) -> None:
         "th tho thy",  # short words are mended for a swap only
         "I met Thaat at work",  # capitalised inside a sentence: a name
         "Anyway, the rest stands.",  # everyday words as typed
+        # The stem of a contraction is no slip of the word it contracts.
+        "You shouldn't, couldn't and wouldn't; I wasn't and we aren't.",
+        "You SHOULDN’T use emojis.",
     ],
 )
 def test_words_that_may_be_meant_as_typed_are_left(text: str) -> None:

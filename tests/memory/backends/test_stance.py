@@ -120,3 +120,56 @@ def test_a_quoted_label_is_said_but_quoted_speech_and_a_joke_are_not() -> None:
     assert "relationship" in predicate_hint(label.predicate)
     assert _facts("I told him 'I will never move to Oslo' and laughed.") == []
     assert _facts("I am moving to Mars next year, I'm joking of course.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Fyi my family has always called me Nico", "Nico"),
+        ("Correct, ym family has always called me Teddy.", "Teddy"),
+        ("Everyone calls me Bea these days.", "Bea"),
+        ("MY FRIENDS CALL ME Teddy.", "Teddy"),
+        ("Most people just call me Jo.", "Jo"),
+        ("Nobody uses Sisa, I'm Robin to everyone, so there you go.", "Robin"),
+        ("Nobody uses Sisa, everyone calls me Robin.", "Robin"),
+        ("I'm just Jo to my friends.", "Jo"),
+        ("Just Jo is fine when you address me.", "Jo"),
+        ("Sam works if you need to call me something.", "Sam"),
+        ("Quick update on my end: the name I use day to day is Max.", "Max"),
+        ("The name I go by these days is Jo.", "Jo"),
+    ],
+)
+def test_the_name_others_call_the_speaker_by_is_their_name(text: str, name: str) -> None:
+    assert _facts(text) == [("name", name)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nobody calls me Sisa.",
+        "I hate it when people call me Bob.",
+        "My aunt used to call me Bea.",
+        "He called me Tom by mistake.",
+        "My family never called me Nico.",
+        "My boss calls me lazy.",
+        "My sister calls me every day.",
+        "My colleague's family calls him Nico.",
+        "My brother is called Tom.",
+        "My sister is Robin to everyone.",
+        "Sam is fine, thanks.",
+        "Just Sam is fine.",
+        "Tom is fine when you call him.",
+        "If you like, Jo is fine when you address me.",
+        "The name my sister uses is Jo.",
+        "Does everyone call me Bea?",
+        "My grandma calls me Sunshine.",
+        "He always calls me Tommy.",
+        "Contoso Health is basically calling me every day.",
+        "Thistledown Games is calling me nonstop.",
+        "Acme called me Monday about the role.",
+        "Everyone called me Friday to check in.",
+        "Please call me tomorrow.",
+    ],
+)
+def test_a_name_refused_mistaken_past_or_someone_elses_is_no_name(text: str) -> None:
+    assert all(predicate != "name" for predicate, _ in _facts(text))
