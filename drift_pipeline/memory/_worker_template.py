@@ -134,16 +134,23 @@ class _Template:
 
     def _read_reports(self) -> None:
         while self.alive:
-            try:
-                data = self.sock.recv(_MESSAGE_BYTES)
-            except BlockingIOError:
+            message = self._receive()
+            if message is None:
                 return
-            except OSError:
-                data = b""
-            if not data:
-                self._lost()
-                return
-            self._report(json.loads(data))
+            self._report(message)
+
+    def _receive(self) -> dict[str, Any] | None:
+        """The next message, ``None`` if none is waiting (or the template is gone)."""
+        try:
+            data = self.sock.recv(_MESSAGE_BYTES)
+        except BlockingIOError:
+            return None
+        except OSError:
+            data = b""
+        if not data:
+            self._lost()
+            return None
+        return dict(json.loads(data))
 
     def _report(self, message: dict[str, Any]) -> None:
         if "exited" in message:
@@ -167,18 +174,11 @@ class _Template:
             ready, _, _ = select.select([self.sock], [], [], _REPLY_SECONDS)
             if not ready:
                 return None
-            try:
-                data = self.sock.recv(_MESSAGE_BYTES)
-            except BlockingIOError:
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                self._lost()
-                return None
-            message = json.loads(data)
+            message = self._receive()
+            if message is None:
+                continue  # nothing after all, or the template is gone (the loop ends)
             if message.get("id") == request_id:
-                return dict(message)
+                return message
             self._report(message)
         return None
 
