@@ -161,7 +161,10 @@ def test_a_dead_template_is_a_crash_of_its_workers_then_restarted_then_given_up(
             assert (await worker.start()).ok
             assert worker.started_by == "template"
             for round_, expected in enumerate(("template", "launcher")):
+                process = worker._process
+                assert process is not None
                 os.kill(_template_pid(), signal.SIGKILL)
+                _wait_until_gone(process.pid)  # the kernel's parent-death signal, not instant
                 died = await worker.call(RETRIEVE)
                 assert died.error == "worker crashed (exit -9); worker restarted"
                 assert worker.restarts == round_ + 1
@@ -205,12 +208,8 @@ def test_the_template_and_its_workers_die_with_the_harness() -> None:
             os.kill(pid, 0)  # both running
         harness.kill()  # no clean-up code runs: only the kernel's parent-death signals
         harness.wait()
-        deadline = time.monotonic() + 10
-        alive = list(pids)
-        while alive and time.monotonic() < deadline:
-            alive = [pid for pid in alive if _running(pid)]
-            time.sleep(0.05)
-        assert alive == []
+        for pid in pids:
+            _wait_until_gone(pid)
     finally:
         harness.kill()
         harness.wait()
@@ -222,3 +221,10 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _wait_until_gone(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while _running(pid):
+        assert time.monotonic() < deadline, f"process {pid} still runs"
+        time.sleep(0.02)
