@@ -387,7 +387,7 @@ def _preload() -> None:
     import importlib.machinery
 
     import drift_pipeline.memory._worker  # noqa: F401
-    from drift_pipeline.memory.backends import backend_names, backend_registration
+    from drift_pipeline.memory.backends import _registry
     from drift_pipeline.tokens import encoding
 
     encoding()
@@ -403,10 +403,12 @@ def _preload() -> None:
     guard = _NoThreads()
     sys.meta_path.insert(0, guard)
     try:
-        for name in backend_names():
-            module = backend_registration(name).target_path.partition(":")[0]
-            if not module.startswith("drift_pipeline.memory.backends."):
-                continue  # adapters of outside services import their SDKs: not preloaded
+        # Registrations made in code only: an installed package's entry point is not loaded
+        # here, and adapters of outside services (which import their SDKs) are left out.
+        for name in _registry._BACKENDS.registered_names():
+            if not _registry.built_in(name):
+                continue
+            module = _registry.backend_registration(name).target_path.partition(":")[0]
             before = set(sys.modules)
             _NoThreads.touched = False
             try:
