@@ -315,7 +315,10 @@ async def launch(
     if not enabled():
         return None
     worker_env: dict[str, str] = config["env"]
-    template = _template_for(worker_env)
+    try:
+        template = _template_for(worker_env)
+    except OSError:  # no folder or socket for it: the plain way
+        template = None
     if template is None or any(
         worker_env.get(k) != template.env.get(k) for k in _STARTUP_ENV if k in worker_env
     ):
@@ -369,7 +372,16 @@ def stop_templates() -> None:
         template.stop()
 
 
+def _forget_templates() -> None:
+    """In a child forked from the harness: the parent's templates are not this process's."""
+    for template in _TEMPLATES.values():
+        template.sock.close()  # the parent's copy keeps its template going
+    _TEMPLATES.clear()
+    _STARTS.clear()
+
+
 atexit.register(stop_templates)
+os.register_at_fork(after_in_child=_forget_templates)
 
 
 # ---------------------------------------------------------------------------------------------
