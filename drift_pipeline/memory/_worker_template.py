@@ -388,31 +388,35 @@ os.register_at_fork(after_in_child=_forget_templates)
 # Template side
 
 
-def _preload() -> None:
-    """Import what every worker imports, and the built-in backends' modules, without threads.
+def _preload(with_numpy: bool) -> None:
+    """Import what every worker imports, and the built-in backends' modules.
 
-    A module whose import reaches for numpy is left out (and whatever it imported with it):
-    numpy's BLAS starts threads, and a process with threads must not fork.
+    With ``with_numpy``, numpy first: its BLAS starts a pool of threads as it loads, which is
+    stopped at once (see :func:`_stop_blas_threads`; a worker's first BLAS call starts its own,
+    as many as a fresh process would). Without, a module whose import reaches for numpy is left
+    out, with whatever it imported (the worker imports it itself).
     """
     import importlib
     import importlib.abc
-    import importlib.machinery
 
     import drift_pipeline.memory._worker  # noqa: F401
     from drift_pipeline.memory.backends import _registry
     from drift_pipeline.tokens import encoding
 
     encoding()
+    if with_numpy:
+        importlib.import_module("numpy")
+        _stop_blas_threads()
 
-    class _NoThreads(importlib.abc.MetaPathFinder):
+    class _NoNumpy(importlib.abc.MetaPathFinder):
         touched = False
 
         def find_spec(self, name: str, path: Any, target: Any = None) -> None:
-            if name.partition(".")[0] == "numpy":
-                _NoThreads.touched = True
+            if not with_numpy and name.partition(".")[0] == "numpy":
+                _NoNumpy.touched = True
                 raise ImportError("numpy is not preloaded")
 
-    guard = _NoThreads()
+    guard = _NoNumpy()
     sys.meta_path.insert(0, guard)
     try:
         # Registrations made in code only: an installed package's entry point is not loaded
@@ -422,17 +426,34 @@ def _preload() -> None:
                 continue
             module = _registry.backend_registration(name).target_path.partition(":")[0]
             before = set(sys.modules)
-            _NoThreads.touched = False
+            _NoNumpy.touched = False
             try:
                 importlib.import_module(module)
             except Exception:  # left to the worker, which reports it
-                _NoThreads.touched = True
-            if _NoThreads.touched:
+                _NoNumpy.touched = True
+            if _NoNumpy.touched:
                 for added in set(sys.modules) - before:
                     del sys.modules[added]
     finally:
         sys.meta_path.remove(guard)
     importlib.invalidate_caches()
+
+
+def _stop_blas_threads() -> None:
+    """Stop the thread pool OpenBLAS started as it loaded (as it does itself before a fork).
+
+    OpenBLAS starts its threads again at its next call, which the template never makes: a
+    forked worker's first BLAS call starts the pool it would have had in a process of its own.
+    """
+    import ctypes
+
+    with open("/proc/self/maps") as maps:
+        libraries = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1]}
+    for library in sorted(libraries):
+        with contextlib.suppress(OSError):
+            shutdown = getattr(ctypes.CDLL(library), "blas_thread_shutdown_", None)
+            if shutdown is not None:
+                shutdown()
 
 
 def _single_threaded() -> bool:
@@ -576,6 +597,10 @@ def _run_worker(settings: dict[str, Any], parent: int) -> None:
     os.environ.clear()
     os.environ.update(env)
     time.tzset()
+    # Python's own random module reseeds itself in a forked child; numpy's does not.
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
     sys.argv = [str(_worker.__file__)]
     _worker.main()
 
@@ -590,8 +615,16 @@ def main() -> None:
     _sandbox.arm_parent_death()
     if os.getppid() != harness:
         return
-    _preload()
+    with_numpy = sys.argv[3:] != ["without-numpy"]
+    _preload(with_numpy)
     if not _single_threaded():
+        if with_numpy:
+            # A numpy whose threads cannot be stopped here: start over without it (an exec
+            # ends every thread).
+            os.execv(
+                sys.executable,
+                [sys.executable, "-m", __spec__.name, *sys.argv[1:3], "without-numpy"],
+            )
         sock.send(json.dumps({"ready": False, "error": "threads after preloading"}).encode())
         return
     server = _Server(sock, harness)

@@ -228,3 +228,33 @@ def _wait_until_gone(pid: int) -> None:
     while _running(pid):
         assert time.monotonic() < deadline, f"process {pid} still runs"
         time.sleep(0.02)
+
+
+PRELOAD = textwrap.dedent(
+    """
+    import json, os, sys
+    from drift_pipeline.memory import _worker_template
+    _worker_template._preload(sys.argv[1] == "numpy")
+    print(json.dumps({
+        "threads": len(os.listdir("/proc/self/task")),
+        "numpy": "numpy" in sys.modules,
+        "modules": sorted(m for m in sys.modules if m.startswith("drift_pipeline.memory.back")),
+    }))
+    """
+)
+
+
+@pytest.mark.parametrize("numpy", [True, False])
+def test_the_template_preloads_the_built_in_backends_and_keeps_no_thread(numpy: bool) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", PRELOAD, "numpy" if numpy else "without"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(out.stdout)
+    assert report["threads"] == 1  # BLAS's pool stopped, or numpy never loaded
+    assert report["numpy"] is numpy
+    assert "drift_pipeline.memory.backends.amnesiac" in report["modules"]
+    # fact_store needs numpy: preloaded with it, left to the worker without it.
+    assert ("drift_pipeline.memory.backends.fact_store" in report["modules"]) is numpy
