@@ -119,6 +119,9 @@ class _Template:
         self.env = env
         self.alive = True
         self.workers: dict[int, ForkedWorker] = {}
+        # Forked, not yet handed to the harness as a ForkedWorker; and those of them that ended.
+        self.forking: set[int] = set()
+        self.exited_early: dict[int, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
 
@@ -154,9 +157,21 @@ class _Template:
 
     def _report(self, message: dict[str, Any]) -> None:
         if "exited" in message:
-            worker = self.workers.pop(int(message["exited"]), None)
+            pid, code = int(message["exited"]), int(message["code"])
+            worker = self.workers.pop(pid, None)
             if worker is not None:
-                worker._exit(int(message["code"]))
+                worker._exit(code)
+            elif pid in self.forking:  # gone before the harness had its pipes wired up
+                self.exited_early[pid] = code
+
+    def adopt(self, worker: ForkedWorker) -> None:
+        """Follow ``worker``'s exit from now on (also one reported while it was wired up)."""
+        self.forking.discard(worker.pid)
+        code = self.exited_early.pop(worker.pid, None)
+        if code is None:
+            self.workers[worker.pid] = worker
+        else:
+            worker._exit(code)
 
     def _lost(self) -> None:
         """The template is gone: its workers were killed with it (parent-death signal)."""
@@ -167,6 +182,7 @@ class _Template:
         for worker in self.workers.values():
             worker._exit(-signal.SIGKILL)
         self.workers.clear()
+        self.exited_early.update(dict.fromkeys(self.forking, -signal.SIGKILL))
 
     def _await_reply(self, request_id: int) -> dict[str, Any] | None:
         """The template's answer to one request; exit reports that come first are handled."""
@@ -194,6 +210,7 @@ class _Template:
         reply = self._await_reply(self._next_id)
         if reply is None or "pid" not in reply:
             return None
+        self.forking.add(int(reply["pid"]))
         return int(reply["pid"])
 
     def kill(self, pid: int) -> None:
@@ -358,7 +375,7 @@ async def launch(
     )
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
     worker = ForkedWorker(template, pid, writer, reader, (read_transport, write_transport))
-    template.workers[pid] = worker
+    template.adopt(worker)
     return worker
 
 
