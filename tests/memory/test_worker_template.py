@@ -97,6 +97,11 @@ def test_a_forked_worker_sees_exactly_what_a_launched_one_sees(
     os.set_inheritable(harness_fd, True)
     try:
         forked, forked_by, forked_level = _probe([protected], harness_fd)
+        # The secret went in a pipe only the forked child read: the template holds no trace.
+        template = Path(f"/proc/{_template_pid()}")
+        for view in ("environ", "cmdline"):
+            assert SECRET["DRIFT_TEST_KEY"].encode() not in (template / view).read_bytes()
+        assert not any(str(protected) in os.readlink(fd) for fd in (template / "fd").iterdir())
         monkeypatch.setenv("DRIFT_WORKER_TEMPLATE", "0")
         launched, launched_by, launched_level = _probe([protected], harness_fd)
     finally:
