@@ -611,6 +611,11 @@ def _run_worker(settings: dict[str, Any], parent: int) -> None:
     sys.path[:] = [os.getcwd(), *pythonpath, *base]
     sys.path_importer_cache.clear()
     importlib.invalidate_caches()
+    # Set by the interpreter's C-locale coercion as it started: a fresh worker with the same
+    # locale variables (see _STARTUP_ENV) gets it too.
+    coerced = os.environ.get("LC_CTYPE")
+    if coerced is not None:
+        env.setdefault("LC_CTYPE", coerced)
     os.environ.clear()
     os.environ.update(env)
     time.tzset()

@@ -84,9 +84,13 @@ def _shape(report: dict[str, Any]) -> dict[str, Any]:
     return dict(json.loads(text.replace(state, "<state>")))
 
 
+@pytest.mark.parametrize("locale", ["as the harness has it", "C"])
 def test_a_forked_worker_sees_exactly_what_a_launched_one_sees(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, locale: str
 ) -> None:
+    if locale == "C":  # the interpreter coerces it, adding LC_CTYPE as it starts
+        monkeypatch.setenv("LANG", "C")
+        monkeypatch.delenv("LC_ALL", raising=False)
     protected = Path(tempfile.mkdtemp(prefix="drift-template-protected-", dir="/tmp"))
     secret_file = protected / "world.txt"
     secret_file.write_text("the generated world")
