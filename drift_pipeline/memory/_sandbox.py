@@ -2,7 +2,9 @@
 
 Run as ``python -m drift_pipeline.memory._sandbox CONFIG_JSON``. It is harness code: it sets up
 the strongest isolation this process can get, then ``exec``s the worker, so the backend starts in
-a process that cannot see the generated world even if it searches the whole filesystem.
+a process that cannot see the generated world even if it searches the whole filesystem. Each
+worker forked by the worker template (:mod:`._worker_template`) takes the same steps
+(:func:`isolate_worker`); this launcher starts workers where no template can.
 
 Levels, strongest first (the one that held is reported to the harness and recorded):
 
