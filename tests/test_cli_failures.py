@@ -323,19 +323,27 @@ class Blocked(Slow):
 
 
 def _workers_of(pid: int) -> set[int]:
-    """Worker processes whose parent is ``pid``."""
-    found = set()
+    """Worker processes of the harness ``pid``: started by it, or forked by its worker template.
+
+    The template itself is counted too: it must not outlive the harness either.
+    """
+    parents: dict[int, int] = {}
+    commands: dict[int, bytes] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
+            parents[int(entry.name)] = int(
+                (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            )
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == pid and b"drift_pipeline.memory._worker" in command:
-            found.add(int(entry.name))
-    return found
+    mine = {child for child, parent in parents.items() if parent == pid}
+    templates = {child for child in mine if b"memory._worker_template" in commands[child]}
+    forked = {child for child, parent in parents.items() if parent in templates}
+    launched = {child for child in mine if commands[child].endswith(b"memory._worker\x00")}
+    return launched | forked | templates
 
 
 def _alive(pid: int) -> bool:
@@ -379,7 +387,9 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
             # Mid-cell: every replicate's worker is inside a store.
             _wait_for(lambda: len(list(shared.iterdir())) >= _support.REPLICATES)
             workers = _workers_of(harness.pid)
-            assert len(workers) == _support.REPLICATES
+            # One worker per replicate, and the template they were forked from (unless off).
+            templates = os.environ.get("DRIFT_WORKER_TEMPLATE") != "0"
+            assert len(workers) == _support.REPLICATES + templates
         finally:
             harness.kill()  # the harness alone, as an OOM kill would: its workers live on
             harness.wait()

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import _wire
+from . import _wire, _worker_template
 from ._instance import INSTANCE_OPTION
 from ._uids import UID_BASE, UID_SPAN, UidLease, lease_uid
+
+# A worker forked from the template, or one started by the launcher.
+_Process = asyncio.subprocess.Process | _worker_template.ForkedWorker
 
 # Only these variables reach a backend; everything else (API keys of the harness, paths to the
 # data root, cloud credentials) is scrubbed.
@@ -175,7 +178,9 @@ class BackendWorker:
         # What the worker wrote that is not handed out yet: whole reply lines, and the start of
         # the next one (see _read_line).
         self._inbox = bytearray()
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: _Process | None = None
+        # "template" or "launcher": how the current worker was started (see _launch).
+        self.started_by = ""
         self._base = Path(tempfile.mkdtemp(prefix="drift-worker-", dir=_worker_parent()))
         self.state_dir = self._base / "state"
         self._uid_lease = _worker_uid()
@@ -224,7 +229,11 @@ class BackendWorker:
         return result
 
     async def _launch(self) -> None:
-        """Start the sandbox launcher, which isolates itself and then becomes the worker."""
+        """Start the worker: forked from the worker template, else by the sandbox launcher.
+
+        Either way the same isolation steps run before any backend code (see
+        :mod:`._worker_template`); the launcher is the fallback where no template can serve.
+        """
         self._last_context = None  # a fresh worker has sent nothing yet
         self._inbox.clear()
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -243,6 +252,10 @@ class BackendWorker:
             "uid": self.uid,
             "parent": os.getpid(),
         }
+        forked = await _worker_template.launch(config, dict(self.extra_env), _MAX_LINE)
+        if forked is not None:
+            self._process, self.started_by = forked, "template"
+            return
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -259,6 +272,7 @@ class BackendWorker:
                 **self.extra_env,
             },
         )
+        self.started_by = "launcher"
 
     async def call(self, request: dict[str, Any]) -> CallResult:
         """Send one request; a timeout, crash or garbled reply becomes a fault and a restart.
@@ -393,7 +407,7 @@ class BackendWorker:
                     break  # the worker was restarted: the rest goes to the new one
 
     async def _send_and_read(
-        self, process: asyncio.subprocess.Process, sessions: list[dict[str, Any]] | None
+        self, process: _Process, sessions: list[dict[str, Any]] | None
     ) -> bytes:
         """Send a run (if not sent yet), then read the next reply line.
 
@@ -422,7 +436,7 @@ class BackendWorker:
         del inbox[: end + 1]
         return line
 
-    async def _read_line(self, process: asyncio.subprocess.Process) -> bytes:
+    async def _read_line(self, process: _Process) -> bytes:
         """The next reply line, waiting for it as long as it takes (the caller times out).
 
         The worker's output is read in large chunks, so replies that arrive together are split
@@ -472,9 +486,7 @@ class BackendWorker:
             return max(self.call_timeout, START_TIMEOUT)
         return self.call_timeout
 
-    async def _exchange(
-        self, process: asyncio.subprocess.Process, request: dict[str, Any]
-    ) -> bytes:
+    async def _exchange(self, process: _Process, request: dict[str, Any]) -> bytes:
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(json.dumps(request).encode() + b"\n")
         await process.stdin.drain()
@@ -496,9 +508,10 @@ class BackendWorker:
         if process is None:
             return
         if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            _kill_group(process)
             await process.wait()
+        if isinstance(process, _worker_template.ForkedWorker):
+            process.release()
         self._process = None
 
     async def _restart(self) -> None:
@@ -537,7 +550,17 @@ class BackendWorker:
             # A replicate cancelled while it closes (a sibling's failure stops the cell) must
             # still leave no worker and no folder behind.
             if process is not None and process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                _kill_group(process)
+            if isinstance(process, _worker_template.ForkedWorker):
+                process.release()
             shutil.rmtree(self._base, ignore_errors=True)
             self._uid_lease.release()
+
+
+def _kill_group(process: _Process) -> None:
+    """Kill a worker and every process of its group (a backend's own subprocesses)."""
+    if isinstance(process, _worker_template.ForkedWorker):
+        process.kill()  # by its template, which alone knows whether the id is still its
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)

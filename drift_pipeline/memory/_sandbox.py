@@ -2,7 +2,9 @@
 
 Run as ``python -m drift_pipeline.memory._sandbox CONFIG_JSON``. It is harness code: it sets up
 the strongest isolation this process can get, then ``exec``s the worker, so the backend starts in
-a process that cannot see the generated world even if it searches the whole filesystem.
+a process that cannot see the generated world even if it searches the whole filesystem. Each
+worker forked by the worker template (:mod:`._worker_template`) takes the same steps
+(:func:`isolate_worker`); this launcher starts workers where no template can.
 
 Levels, strongest first (the one that held is reported to the harness and recorded):
 
@@ -26,7 +28,9 @@ import shutil
 import signal
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -255,20 +259,38 @@ def _refuse(reason: str) -> None:
     sys.exit(3)
 
 
-def main() -> None:
-    """Isolate, then replace this process with the worker."""
-    config = json.loads(sys.argv[1])
+def arm_parent_death() -> None:
+    """Have the kernel kill this process when the thread that started it ends."""
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+
+
+def interpreter() -> str:
+    """The venv's own interpreter path (where pyvenv.cfg is found), its folders resolved."""
+    return os.path.join(
+        os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable)
+    )
+
+
+def isolate_worker(
+    config: dict[str, Any], parent: int, secrets: Mapping[str, str]
+) -> dict[str, str]:
+    """Every step between a fresh process and the worker; returns the worker's environment.
+
+    Isolates this process as ``config`` says, checks that the worker can still reach the
+    interpreter and the package, arms the parent-death signal against ``parent`` (the process
+    that must outlive it) and enters the worker's folder. ``secrets`` holds the values of the
+    variables named in ``config["env_from_parent"]``. A step that fails answers the harness's
+    first request with the reason (see :func:`_refuse`) and exits; a parent already gone
+    exits quietly.
+    """
     # A launcher whose harness is gone stops at once, before it makes any folder (the worker's
     # folder of a harness killed outright is removed by nobody). Armed again below, once the
     # uid is dropped.
-    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
-    if os.getppid() != int(config.get("parent", os.getppid())):
+    arm_parent_death()
+    if os.getppid() != parent:
         sys.exit(0)
     state_dir = Path(config["state_dir"])
-    # The venv's own interpreter path (where pyvenv.cfg is found), its folders resolved.
-    executable = os.path.join(
-        os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable)
-    )
+    executable = interpreter()
     level = "process"
     if config.get("isolate", True):
         try:
@@ -283,13 +305,21 @@ def main() -> None:
     # A worker must not outlive its harness: one blocked inside a backend call never reads the
     # end of its input, so the kernel kills it when the harness goes, however it goes. Armed
     # after the uid is dropped (a change of credentials clears it) and kept across the exec.
-    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
-    if os.getppid() != int(config.get("parent", os.getppid())):
+    arm_parent_death()
+    if os.getppid() != parent:
         sys.exit(0)  # the harness ended before the signal was armed
     os.chdir(state_dir)
     env = dict(config["env"])
-    env.update({k: os.environ[k] for k in config.get("env_from_parent", ()) if k in os.environ})
+    env.update({k: secrets[k] for k in config.get("env_from_parent", ()) if k in secrets})
     env["DRIFT_ISOLATION"] = level
+    return env
+
+
+def main() -> None:
+    """Isolate, then replace this process with the worker."""
+    config = json.loads(sys.argv[1])
+    env = isolate_worker(config, int(config.get("parent", os.getppid())), os.environ)
+    executable = interpreter()
     os.execve(executable, [executable, "-m", "drift_pipeline.memory._worker"], env)
 
 

@@ -1,9 +1,9 @@
 """The backend worker: runs one memory system, answering JSON-line requests.
 
-Started by :mod:`._sandbox` after isolation. Requests come on stdin, responses go on the
-original stdout; the backend's own prints are redirected to stderr so they can never corrupt the
-protocol. Responses are plain JSON (never pickle), so a hostile backend cannot run code in the
-harness through them.
+Run after isolation, by :mod:`._sandbox` or in a child of :mod:`._worker_template`. Requests
+come on stdin, responses go on the original stdout; the backend's own prints are redirected to
+stderr so they can never corrupt the protocol. Responses are plain JSON (never pickle), so a
+hostile backend cannot run code in the harness through them.
 
 Requests: ``{"op": "init", "backend": spec, "options": {...}}`` (or, for a backend given as an
 object, ``{"op": "init", "backend": name, "instance": base64 cloudpickle bytes}``),

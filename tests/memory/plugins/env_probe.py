@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,16 @@ def _readable(path: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def _descriptors() -> dict[int, str]:
+    """What each open descriptor of this process refers to."""
+    found: dict[int, str] = {}
+    for name in os.listdir("/proc/self/fd"):
+        # The listing's own descriptor is closed by now: not reported.
+        with contextlib.suppress(OSError):
+            found[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+    return found
 
 
 def _status() -> dict[str, str]:
@@ -71,6 +83,10 @@ class EnvProbe:
             "cwd_writable": writable,
             "readable": {path: _readable(path) for path in self.peek},
             "status": _status(),
+            "fds": _descriptors(),
+            "pid": os.getpid(),
+            "session": os.getsid(0),
+            "path": list(sys.path),
         }
         return json.dumps(report)
 
