@@ -483,10 +483,8 @@ def _redated(
     mention and takes the corrected date, from a line that names no value.
     """
     events = [m for m in mentions if m.frame == "asserted" and m.value == event]
-    moves: dict[int, re.Match[str]] = {}  # the lines that move a date, found once
-    for follow in range(len(prepared.lines) if events else 0):
-        if follow not in hits and (move := _R["moves-date"].search(prepared.lower[follow])):
-            moves[follow] = move
+    moving = _moves(prepared.lower) if events else {}
+    moves = {n: move for n, move in moving.items() if n not in hits}
     for mention in events:
         number = mention.order[1]
         near = set(range(number + 1, min(number + 1 + _FIX_LINES, len(prepared.lines))))
@@ -514,6 +512,13 @@ def _redated(
                     mention, prepared, follow, cue=why, rule=rule, attached_date=dates[0][2]
                 )
                 break
+
+
+@per_unit
+@lru_cache(maxsize=32)
+def _moves(lower: tuple[str, ...]) -> dict[int, re.Match[str]]:
+    """The lines of a context that move a date, found once for every probe that reads it."""
+    return {n: m for n, line in enumerate(lower) if (m := _R["moves-date"].search(line))}
 
 
 def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) -> Mention:
