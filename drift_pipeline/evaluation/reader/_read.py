@@ -136,8 +136,8 @@ def _prepare(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
 ) -> _Prepared:
     lines = tuple(segment(context, names, others))
-    folded = tuple(fold(line.text) for line in lines)  # the reader's working text, case kept
-    lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
+    pairs = [_folded(line.text) for line in lines]  # the reader's working text, case kept
+    folded, lower = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
     starts, at, running, latest = [], 0, [], ""
     for text, line in zip(lower, lines, strict=True):
         starts.append(at)
@@ -145,6 +145,14 @@ def _prepare(
         latest = max(latest, line.date or "")
         running.append(latest)
     return _Prepared(lines, folded, lower, "\n".join(lower), tuple(starts), tuple(running))
+
+
+@per_unit
+@lru_cache(maxsize=65536)  # the contexts of a memory repeat most of their lines
+def _folded(text: str) -> tuple[str, str]:
+    """A line as the reader works on it (case kept), and lower-cased where that keeps its length."""
+    folded = fold(text)
+    return folded, folded.lower() if len(folded.lower()) == len(folded) else folded
 
 
 @per_unit

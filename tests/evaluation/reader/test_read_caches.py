@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drift_pipeline.evaluation import load_context_set
-from drift_pipeline.evaluation.reader import _read, _scope, read_context
+from drift_pipeline.evaluation.reader import _read, _scope, _segment, read_context
 
 
 def _clear() -> None:
@@ -14,6 +14,9 @@ def _clear() -> None:
         _read._scan,
         _read._prepare,
         _read._attached_dates,
+        _read._folded,
+        _read._moves,
+        _segment._read_line,
         _scope.split_clauses,
         _scope.lowered,
         _scope._ordered,
@@ -36,6 +39,9 @@ def test_readings_with_kept_results_equal_readings_without(
     with monkeypatch.context() as patch:
         patch.setattr(_read, "_bounded_seen", _read._bounded)
         patch.setattr(_read, "_attached_dates", _read._attached_dates.__wrapped__)
+        patch.setattr(_read, "_folded", _read._folded.__wrapped__)
+        patch.setattr(_read, "_moves", _read._moves.__wrapped__)
+        patch.setattr(_segment, "_read_line", _segment._read_line.__wrapped__)
         patch.setattr(_read, "frame_of", _scope.frame_of.__wrapped__)
         patch.setattr(_scope, "_ordered", _scope._ordered.__wrapped__)
         for module in (_read, _scope):
