@@ -15,11 +15,13 @@ date) and the date of the section it sits in.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from drift_pipeline._bounded import per_unit
+from drift_pipeline.textmatch import fold
 
 from ._dates import DATE_PATTERN, parse_date
 from ._records import render_record
@@ -30,6 +32,7 @@ __all__ = ["Line", "Speaker", "segment", "subject_relation"]
 Speaker = Literal["subject", "assistant", "other", "note"]
 _R, _WORDS = RULES.patterns, RULES.word_sets
 _SUBJECTS, _ASSISTANTS = _WORDS["subject-speakers"], _WORDS["assistant-speakers"]
+_Part = tuple[str, int, Speaker, str, str | None, str | None, bool]  # a line part, as Line has it
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class Line:
 
     Attributes:
         index: Position among the context's lines.
-        text: The line's content, prefixes (bullet, date, speaker) removed, original case.
+        text: The line's content, prefixes (bullet, date, speaker) removed, folded, case kept.
         offset: Where ``text`` starts inside the raw line (for locating matches).
         raw: The raw line.
         speaker: Who says it (``note`` for a memory's own note about the subject).
@@ -64,7 +67,6 @@ class Line:
         return self.own_date or self.section_date
 
 
-@lru_cache(maxsize=4096)
 def _classify_head(
     head: str, names: frozenset[str], others: frozenset[str] = frozenset()
 ) -> Speaker | None:
@@ -100,7 +102,7 @@ def subject_relation(head: str, names: frozenset[str]) -> str | None:
 
 def segment(
     context: str, subject_names: frozenset[str], others: frozenset[str] = frozenset()
-) -> list[Line]:
+) -> Iterator[Line]:
     """The context's lines with speaker, dates and content (header lines only date others).
 
     Args:
@@ -109,7 +111,6 @@ def segment(
         others: Names of the other people of the world, lower-cased (a world with several):
             a line headed by one is theirs, never a note about the subject.
     """
-    lines: list[Line] = []
     section: str | None = None
     carried: str | None = None
     plan_list = False  # inside the items of a "Goals:" / "Plans:" list
@@ -120,11 +121,7 @@ def segment(
             if not records:  # a record's parts carry their own dates and are never planned
                 own = carried = own or (carried if continued else None)
                 own, planned = own or since, plan_list or planned
-            lines.append(Line(index, text, at, raw, speaker, head, own, section, planned))
-    return lines
-
-
-_Part = tuple[str, int, Speaker, str, str | None, str | None, bool]
+            yield Line(index, text, at, raw, speaker, head, own, section, planned)
 
 
 @per_unit
@@ -155,7 +152,7 @@ def _read_line(
             if not (turn and (role in _SUBJECTS or role in _ASSISTANTS)):
                 who, role = "note", ""
             text = text[turn.end() :] if role and turn else text
-            parts.append((text, at, who, role, date or own, None, False))
+            parts.append((fold(text), at, who, role, date or own, None, False))
         return in_list, False, None, tuple(parts), True
     if own is None:
         inline = parse_date(rest)
@@ -185,10 +182,9 @@ def _read_line(
             speaker, at = classified, at + match.end()
             rest = raw[at:]
     own = own or (parse_date(head) if head else None)  # "Memory 4 (2027-09-01): …"
-    since = _R["since"].search(rest) if own is None else None  # read when no reply dates it
-    planned = bool(head and _R["plan-header"].search(head))
-    part = (rest, at, speaker, head.lower(), own, parse_date(since.group(0)) if since else None)
-    return in_list, False, None, ((*part, planned),), False
+    since = parse_date(s.group(0)) if own is None and (s := _R["since"].search(rest)) else None
+    part = (fold(rest), at, speaker, head.lower(), own, since, bool(_R["plan-header"].search(head)))
+    return in_list, False, None, (part,), False
 
 
 def _joined_lines(context: str) -> list[tuple[int, str]]:
@@ -226,18 +222,16 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
 
 def _turns(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
-) -> list[tuple[int, str, bool]]:
+) -> Iterator[tuple[int, str, bool]]:
     """Each line of ``context``, split where a new speaker takes a turn on the same line.
 
-    Returns (line index, text, whether it continues the line before) triples.
+    Yields (line index, text, whether it continues the line before) triples.
     """
-    out: list[tuple[int, str, bool]] = []
     for index, raw in _joined_lines(context):
         start = 0
         if "|" in raw or "//" in raw:
             for match in _R["turn-break"].finditer(raw):
                 if _classify_head(match.group(1), names, others) in ("subject", "assistant"):
-                    out.append((index, raw[start : match.start()], start > 0))
+                    yield index, raw[start : match.start()], start > 0
                     start = match.end()
-        out.append((index, raw[start:], start > 0))
-    return out
+        yield index, raw[start:], start > 0
