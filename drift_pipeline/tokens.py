@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import tiktoken
 
@@ -135,7 +135,10 @@ def count_tokens_lines(text: str) -> int:
         return 0
     pieces = [line + "\n" for line in text.split("\n")]
     pieces[-1] = pieces[-1][:-1]
-    return sum(map(_piece_tokens, pieces))
+    counts = list(map(_LINE_CACHE.get, pieces))  # looked up in C: most were counted before
+    if None in counts:
+        return sum(map(_piece_tokens, pieces))
+    return sum(cast("list[int]", counts))
 
 
 class Splice(NamedTuple):

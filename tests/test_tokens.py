@@ -112,6 +112,8 @@ def test_line_wise_counts_follow_the_definition_for_small_and_many_line_texts():
     big = "\n".join(f"line {i} says something about {i * 7}." for i in range(1000))
     tokens._LINE_CACHE.clear()
     assert count_tokens_lines(big) == _line_wise(big) == count_tokens_lines(big)
+    grown = big + "\nand one line never counted before"  # counted lines, and a line that is not
+    assert count_tokens_lines(grown) == _line_wise(grown) == count_tokens_lines(grown)
     assert count_line_tokens("hello world\n") == count_tokens("hello world\n")
 
 

@@ -100,6 +100,21 @@ ANSWER_COLUMNS = (
 )
 
 
+# The last probes table judged, as rows: a world's amnesiac and every arm are judged on the same
+# table, and converting it is most of what a cell's judging costs beside reading.
+_last_rows: tuple[pa.Table, list[dict[str, Any]]] | None = None
+
+
+def _rows(probes: pa.Table) -> list[dict[str, Any]]:
+    """``probes.to_pylist()``, kept for the next call on the same table (rows are only read)."""
+    global _last_rows
+    kept = _last_rows
+    if kept is None or kept[0] is not probes:
+        _last_rows = None  # the last table's rows go before this one's are built
+        kept = _last_rows = (probes, probes.to_pylist())
+    return kept[1]
+
+
 def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[str, list[Any]]:
     """Judge every probe; ``contexts`` maps (replicate, probe_id) to text (missing → empty).
 
@@ -110,7 +125,7 @@ def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[st
     # Families with their own rule judge share one normalisation per distinct text (a
     # full-context memory returns the same tail to every question of a checkpoint).
     prepared: dict[str, PreparedContext] = {}
-    for probe in probes.to_pylist():
+    for probe in _rows(probes):
         key = (probe["replicate"], probe["probe_id"])
         context = contexts.get(key, "")
         family = get_probe_family(probe["probe_type"])

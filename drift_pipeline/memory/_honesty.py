@@ -51,6 +51,9 @@ class SnapshotIndex:
         self._lines: set[str] = set()
         self._words: set[str] | None = None
         self._pairs: set[tuple[str, str]] | None = None
+        # Each retrieved line's answer against this snapshot: the probes of a checkpoint
+        # retrieve many of the same lines.
+        self._answers: dict[str, bool] = {}
         self.update(snapshot)
 
     def update(self, snapshot: str) -> None:
@@ -63,7 +66,7 @@ class SnapshotIndex:
         else:
             added = snapshot
             self._lines, self._words, self._pairs = set(), None, None
-        self._text = snapshot
+        self._text, self._answers = snapshot, {}
         lines = added.split("\n")
         self._lines.update(line.strip() for line in lines)
         if self._words is not None:
@@ -79,7 +82,12 @@ class SnapshotIndex:
         """
         for raw in context.split("\n"):
             line = raw.strip()
-            if line and not self._accounts_for(line):
+            if not line:
+                continue
+            answer = self._answers.get(line)
+            if answer is None:
+                answer = self._answers[line] = self._accounts_for(line)
+            if not answer:
                 return line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 1] + "…"
         return None
 

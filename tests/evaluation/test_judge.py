@@ -62,6 +62,18 @@ def test_judge_all_gives_every_answer_column_in_probe_order() -> None:
     assert columns["judge"] == [JUDGE_ID, JUDGE_ID]
 
 
+def test_judge_all_reads_each_table_it_is_given() -> None:
+    # The rows of the last table are kept for the next arm on it: an equal table built anew, or
+    # another one, is read from its own rows.
+    first = pa.Table.from_pylist([_probe("recall")])
+    contexts = {(0, "recall-1"): "Lives in Lisbon."}
+    assert judge_all(first, contexts)["correct"] == [True]
+    assert judge_all(first, {})["correct"] == [False]
+    other = pa.Table.from_pylist([_probe("recall", probe_id="r9", aliases=["Porto"])])
+    assert judge_all(other, {(0, "r9"): "Lives in Porto."})["probe_id"] == ["r9"]
+    assert judge_all(first, contexts)["probe_id"] == ["recall-1"]
+
+
 def test_an_unregistered_probe_type_is_refused_by_name() -> None:
     with pytest.raises(KeyError, match="unknown probe family 'frontier'; registered: recall"):
         judge(_probe("frontier"), "Lisbon")

@@ -47,6 +47,8 @@ def test_a_snapshot_that_grew_is_indexed_like_a_fresh_one() -> None:
     grown = SNAPSHOT + "\n[2031-05-14] ines: My sister Rosa works as a pilot for Azul."
     reused = SnapshotIndex(SNAPSHOT)
     reused.unreported("Rosa the pilot")  # builds the word pairs of the first snapshot
+    # A line's answer is kept for the next probe, and only until the snapshot changes.
+    assert reused.unreported("sister Rosa works as a pilot") is not None
     reused.update(grown)
     fresh = SnapshotIndex(grown)
     for context in ("sister Rosa works as a pilot", "Rosa is a pilot for Porto", "pilot"):

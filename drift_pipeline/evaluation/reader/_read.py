@@ -20,15 +20,15 @@ never a date found elsewhere in the text.
 from __future__ import annotations
 
 import re
-import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Literal, NamedTuple
 
-from drift_pipeline._bounded import BoundedCache, per_unit
-from drift_pipeline.textmatch import fold, normalise, runs_of
+from drift_pipeline._bounded import per_unit
+from drift_pipeline.textmatch import normalise, runs_of
 
 from ._dates import dates_in, find_dates, is_period
 from ._probe import Candidate, ReaderProbe, Role
@@ -136,15 +136,11 @@ def _prepare(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
 ) -> _Prepared:
     lines = tuple(segment(context, names, others))
-    folded = tuple(fold(line.text) for line in lines)  # the reader's working text, case kept
+    folded = tuple(line.text for line in lines)  # the reader's working text, case kept
     lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
-    starts, at, running, latest = [], 0, [], ""
-    for text, line in zip(lower, lines, strict=True):
-        starts.append(at)
-        at += len(text) + 1
-        latest = max(latest, line.date or "")
-        running.append(latest)
-    return _Prepared(lines, folded, lower, "\n".join(lower), tuple(starts), tuple(running))
+    starts = tuple(accumulate((len(text) + 1 for text in lower[:-1]), initial=0))[: len(lower)]
+    running = tuple(accumulate((line.date or "" for line in lines), max))  # latest date so far
+    return _Prepared(lines, folded, lower, "\n".join(lower), starts, running)
 
 
 @per_unit
@@ -205,21 +201,16 @@ def _bounded(key: str, text: str) -> list[tuple[int, int]]:
 # Probes that share a context search it for many of the same phrases (the slot's other values):
 # each text keeps its phrases' occurrences. Only the last few texts, since a full-context
 # memory's text can be megabytes (they are the texts _scan and _prepare keep anyway).
-_OCCURRENCE_TEXTS = 8
-_occurrences: BoundedCache[str, dict[str, list[tuple[int, int]]]] = per_unit(
-    BoundedCache(_OCCURRENCE_TEXTS)
-)
-_occurrences_lock = threading.Lock()  # the cache guards its entries; this, the dict in one
+@per_unit
+@lru_cache(maxsize=8)
+def _occurrences(text: str) -> dict[str, list[tuple[int, int]]]:
+    return {}
 
 
 def _bounded_seen(key: str, text: str) -> list[tuple[int, int]]:
     """:func:`_bounded`, kept per text (the list is shared: callers only read it)."""
-    spans = _occurrences.get_or_build(text, dict)
-    with _occurrences_lock:
-        found = spans.get(key)
-        if found is None:
-            found = spans[key] = _bounded(key, text)
-        return found
+    spans = _occurrences(text)  # one dict operation each: two threads at most both search
+    return spans[key] if key in spans else spans.setdefault(key, _bounded(key, text))
 
 
 @lru_cache(maxsize=8192)
@@ -483,10 +474,7 @@ def _redated(
     mention and takes the corrected date, from a line that names no value.
     """
     events = [m for m in mentions if m.frame == "asserted" and m.value == event]
-    moves: dict[int, re.Match[str]] = {}  # the lines that move a date, found once
-    for follow in range(len(prepared.lines) if events else 0):
-        if follow not in hits and (move := _R["moves-date"].search(prepared.lower[follow])):
-            moves[follow] = move
+    moves = {n: m for n, m in (_moves(prepared.lower) if events else {}).items() if n not in hits}
     for mention in events:
         number = mention.order[1]
         near = set(range(number + 1, min(number + 1 + _FIX_LINES, len(prepared.lines))))
@@ -514,6 +502,13 @@ def _redated(
                     mention, prepared, follow, cue=why, rule=rule, attached_date=dates[0][2]
                 )
                 break
+
+
+@per_unit
+@lru_cache(maxsize=32)
+def _moves(lower: tuple[str, ...]) -> dict[int, re.Match[str]]:
+    """The lines of a context that move a date, found once for every probe that reads it."""
+    return {n: m for n, line in enumerate(lower) if (m := _R["moves-date"].search(line))}
 
 
 def _replied(prepared: _Prepared, mention: Mention, hits: dict[int, list[Hit]]) -> Mention:

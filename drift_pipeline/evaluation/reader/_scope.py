@@ -307,11 +307,11 @@ def _step(rule: Rule, revise: bool = False) -> Step:
     limit, left, pairs = rule.max_scope, sides[0] in _LEFT_SIDES, rule.cancel_pairs_in
 
     def step(s: Scope) -> Decision | None:
+        if not all(t(s) for t in tests):  # the states first: most rows stop there, sides unread
+            return None
         for side in sides:
             text = getattr(s, side)
-            if rule.skip_agent:
-                text = text[len(_agent_token(text)) :]
-            if not text or not all(t(s) for t in tests):
+            if not (text := text[len(_agent_token(text)) :] if rule.skip_agent else text):
                 continue
             # The cue nearest the value governs it, when nothing that ends its scope parts them
             # and the gap is within its reach.

@@ -15,9 +15,13 @@ date) and the date of the section it sits in.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
+
+from drift_pipeline._bounded import per_unit
+from drift_pipeline.textmatch import fold
 
 from ._dates import DATE_PATTERN, parse_date
 from ._records import render_record
@@ -28,6 +32,7 @@ __all__ = ["Line", "Speaker", "segment", "subject_relation"]
 Speaker = Literal["subject", "assistant", "other", "note"]
 _R, _WORDS = RULES.patterns, RULES.word_sets
 _SUBJECTS, _ASSISTANTS = _WORDS["subject-speakers"], _WORDS["assistant-speakers"]
+_Part = tuple[str, int, Speaker, str, str | None, str | None, bool]  # a line part, as Line has it
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,7 @@ class Line:
 
     Attributes:
         index: Position among the context's lines.
-        text: The line's content, prefixes (bullet, date, speaker) removed, original case.
+        text: The line's content, prefixes (bullet, date, speaker) removed, folded, case kept.
         offset: Where ``text`` starts inside the raw line (for locating matches).
         raw: The raw line.
         speaker: Who says it (``note`` for a memory's own note about the subject).
@@ -62,11 +67,6 @@ class Line:
         return self.own_date or self.section_date
 
 
-# Transcripts repeat the same few date prefixes and speaker heads: each is read once.
-_date_prefix = lru_cache(maxsize=4096)(parse_date)
-
-
-@lru_cache(maxsize=4096)
 def _classify_head(
     head: str, names: frozenset[str], others: frozenset[str] = frozenset()
 ) -> Speaker | None:
@@ -102,7 +102,7 @@ def subject_relation(head: str, names: frozenset[str]) -> str | None:
 
 def segment(
     context: str, subject_names: frozenset[str], others: frozenset[str] = frozenset()
-) -> list[Line]:
+) -> Iterator[Line]:
     """The context's lines with speaker, dates and content (header lines only date others).
 
     Args:
@@ -111,75 +111,80 @@ def segment(
         others: Names of the other people of the world, lower-cased (a world with several):
             a line headed by one is theirs, never a note about the subject.
     """
-    lines: list[Line] = []
     section: str | None = None
     carried: str | None = None
     plan_list = False  # inside the items of a "Goals:" / "Plans:" list
     for index, raw, continued in _turns(context, subject_names, others):
-        bullet = _R["bullet"].match(raw)
-        plan_list = plan_list and raw.strip() != "" and (bool(bullet) or raw[:1] in " \t")
-        if not raw.strip():
-            continue
-        if _R["plan-header"].search(raw) and raw.rstrip().endswith(":"):
-            plan_list = True
-            continue
-        at = bullet.end() if bullet else 0
-        score = _R["score"].match(raw[at:])
-        at += score.end() if score else 0
-        # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
-        leading = _R["leading-date"].match(raw[at:])
-        own = _date_prefix(leading.group(0)) if leading else None
-        at += leading.end() if leading and own else 0
-        rest = raw[at:]
-        if rest.lstrip()[:1] in ("{", "[", "(") and (records := render_record(rest)) is not None:
-            for text, date in records:  # a record's turn keeps its speaker, the rest are notes
-                turn = _R["head"].match(text)
-                role = turn.group(1).strip().lower() if turn else ""
-                who: Speaker = "subject" if role in _SUBJECTS else "assistant"
-                if not (turn and (role in _SUBJECTS or role in _ASSISTANTS)):
-                    who, role = "note", ""
-                text = text[turn.end() :] if role and turn else text
-                lines.append(Line(index, text, at, raw, who, role, date or own, section))
-            continue
-        if own is None:
-            inline = parse_date(rest)
-            if inline and _R["header-words"].match(DATE_PATTERN.sub(" ", rest)):
-                section = inline
-                continue
-        elif not rest.strip() or _R["header-words"].match(rest):
-            section = own
-            continue
-        speaker: Speaker = "note"
-        head = ""
-        match = (
-            _R["dated-head"].match(rest) or _R["head"].match(rest) or _R["chat-head"].match(rest)
-        )
-        if match:
-            head = match.group(1).strip()
-            head_date = _R["head-date"].search(head) if _R["digit"].search(head) else None
-            if head_date:  # "Tess (2027-06-02): …"
-                own = own or parse_date(head_date.group(0))
-                head = head[: head_date.start()].strip() or head
-            elif _R["digit"].search(head):  # "Rafa • 21/04/2027: …", "Elodie (Mar 3): …"
-                tail = _R["head-tail"].search(head)
-                found = parse_date(tail.group(0)) if tail and tail.start() > 0 else None
-                if tail and (found or tail.group(0).strip()[:1] in "(["):
-                    own = own or found
-                    head = head[: tail.start()].strip()
-            classified = _classify_head(head, subject_names, others)
-            if classified is None:
-                head = ""
-            else:
-                speaker, at = classified, at + match.end()
-                rest = raw[at:]
-        own = own or (parse_date(head) if head else None)  # "Memory 4 (2027-09-01): …"
-        own = own or (carried if continued else None)  # a reply on the line said when it was
-        carried = own
-        since = _R["since"].search(rest) if own is None else None
-        own = own or (parse_date(since.group(0)) if since else None)
-        planned = plan_list or bool(head and _R["plan-header"].search(head))
-        lines.append(Line(index, rest, at, raw, speaker, head.lower(), own, section, planned))
-    return lines
+        in_list, opens_list, header, parts, records = _read_line(raw, subject_names, others)
+        plan_list, section = (plan_list and in_list) or opens_list, header or section
+        for text, at, speaker, head, own, since, planned in parts:
+            if not records:  # a record's parts carry their own dates and are never planned
+                own = carried = own or (carried if continued else None)
+                own, planned = own or since, plan_list or planned
+            yield Line(index, text, at, raw, speaker, head, own, section, planned)
+
+
+@per_unit
+@lru_cache(maxsize=65536)  # contexts of one memory repeat most of their lines
+def _read_line(
+    raw: str, subject_names: frozenset[str], others: frozenset[str]
+) -> tuple[bool, bool, str | None, tuple[_Part, ...], bool]:
+    """A line alone: (may go on a "Goals:" list, opens one, header date, parts, of a record)."""
+    bullet = _R["bullet"].match(raw)
+    in_list = raw.strip() != "" and (bool(bullet) or raw[:1] in " \t")
+    opens = bool(_R["plan-header"].search(raw)) and raw.rstrip().endswith(":")
+    if opens or not raw.strip():
+        return in_list, opens, None, (), False
+    at = bullet.end() if bullet else 0
+    score = _R["score"].match(raw[at:])
+    at += score.end() if score else 0
+    # Matched on the rest of the line: a ``^`` anchor does not hold at a start offset.
+    leading = _R["leading-date"].match(raw[at:])
+    own = parse_date(leading.group(0)) if leading else None
+    at += leading.end() if leading and own else 0
+    rest = raw[at:]
+    if rest.lstrip()[:1] in ("{", "[", "(") and (records := render_record(rest)) is not None:
+        parts: list[_Part] = []
+        for text, date in records:  # a record's turn keeps its speaker, the rest are notes
+            turn = _R["head"].match(text)
+            role = turn.group(1).strip().lower() if turn else ""
+            who: Speaker = "subject" if role in _SUBJECTS else "assistant"
+            if not (turn and (role in _SUBJECTS or role in _ASSISTANTS)):
+                who, role = "note", ""
+            text = text[turn.end() :] if role and turn else text
+            parts.append((fold(text), at, who, role, date or own, None, False))
+        return in_list, False, None, tuple(parts), True
+    if own is None:
+        inline = parse_date(rest)
+        if inline and _R["header-words"].match(DATE_PATTERN.sub(" ", rest)):
+            return in_list, False, inline, (), False
+    elif not rest.strip() or _R["header-words"].match(rest):
+        return in_list, False, own, (), False
+    speaker: Speaker = "note"
+    head = ""
+    match = _R["dated-head"].match(rest) or _R["head"].match(rest) or _R["chat-head"].match(rest)
+    if match:
+        head = match.group(1).strip()
+        head_date = _R["head-date"].search(head) if _R["digit"].search(head) else None
+        if head_date:  # "Tess (2027-06-02): …"
+            own = own or parse_date(head_date.group(0))
+            head = head[: head_date.start()].strip() or head
+        elif _R["digit"].search(head):  # "Rafa • 21/04/2027: …", "Elodie (Mar 3): …"
+            tail = _R["head-tail"].search(head)
+            found = parse_date(tail.group(0)) if tail and tail.start() > 0 else None
+            if tail and (found or tail.group(0).strip()[:1] in "(["):
+                own = own or found
+                head = head[: tail.start()].strip()
+        classified = _classify_head(head, subject_names, others)
+        if classified is None:
+            head = ""
+        else:
+            speaker, at = classified, at + match.end()
+            rest = raw[at:]
+    own = own or (parse_date(head) if head else None)  # "Memory 4 (2027-09-01): …"
+    since = parse_date(s.group(0)) if own is None and (s := _R["since"].search(rest)) else None
+    part = (fold(rest), at, speaker, head.lower(), own, since, bool(_R["plan-header"].search(head)))
+    return in_list, False, None, (part,), False
 
 
 def _joined_lines(context: str) -> list[tuple[int, str]]:
@@ -217,18 +222,16 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
 
 def _turns(
     context: str, names: frozenset[str], others: frozenset[str] = frozenset()
-) -> list[tuple[int, str, bool]]:
+) -> Iterator[tuple[int, str, bool]]:
     """Each line of ``context``, split where a new speaker takes a turn on the same line.
 
-    Returns (line index, text, whether it continues the line before) triples.
+    Yields (line index, text, whether it continues the line before) triples.
     """
-    out: list[tuple[int, str, bool]] = []
     for index, raw in _joined_lines(context):
         start = 0
         if "|" in raw or "//" in raw:
             for match in _R["turn-break"].finditer(raw):
                 if _classify_head(match.group(1), names, others) in ("subject", "assistant"):
-                    out.append((index, raw[start : match.start()], start > 0))
+                    yield index, raw[start : match.start()], start > 0
                     start = match.end()
-        out.append((index, raw[start:], start > 0))
-    return out
+        yield index, raw[start:], start > 0

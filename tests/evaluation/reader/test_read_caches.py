@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from drift_pipeline.evaluation import load_context_set
-from drift_pipeline.evaluation.reader import _read, _scope, read_context
+from drift_pipeline.evaluation.reader import _read, _scope, _segment, read_context
 
 
 def _clear() -> None:
-    _read._occurrences.clear()
     for cached in (
+        _read._occurrences,
         _read._scan,
         _read._prepare,
         _read._attached_dates,
+        _read._moves,
+        _segment._read_line,
         _scope.split_clauses,
         _scope.lowered,
         _scope._ordered,
@@ -36,6 +38,8 @@ def test_readings_with_kept_results_equal_readings_without(
     with monkeypatch.context() as patch:
         patch.setattr(_read, "_bounded_seen", _read._bounded)
         patch.setattr(_read, "_attached_dates", _read._attached_dates.__wrapped__)
+        patch.setattr(_read, "_moves", _read._moves.__wrapped__)
+        patch.setattr(_segment, "_read_line", _segment._read_line.__wrapped__)
         patch.setattr(_read, "frame_of", _scope.frame_of.__wrapped__)
         patch.setattr(_scope, "_ordered", _scope._ordered.__wrapped__)
         for module in (_read, _scope):
@@ -50,6 +54,6 @@ def test_occurrences_are_kept_for_a_few_texts_only() -> None:
     texts = [f"moved to lisbon in {year}; lisbon again" for year in range(2000, 2030)]
     for text in texts:
         assert _read._bounded_seen("lisbon", text) == _read._bounded("lisbon", text)
-    assert len(_read._occurrences) == _read._OCCURRENCE_TEXTS
+    assert _read._occurrences.cache_info().currsize == 8
     # A text seen again after it was dropped is searched afresh, with the same answer.
     assert _read._bounded_seen("lisbon", texts[0]) == _read._bounded("lisbon", texts[0])
