@@ -417,12 +417,14 @@ def _preload(with_numpy: bool) -> None:
     import importlib.abc
 
     import drift_pipeline.memory._worker  # noqa: F401
+    from drift_pipeline._lazy import import_module_named
     from drift_pipeline.memory.backends import _registry
     from drift_pipeline.tokens import encoding
 
     encoding()
     if with_numpy:
-        importlib.import_module("numpy")
+        import numpy  # noqa: F401
+
         _stop_blas_threads()
 
     class _NoNumpy(importlib.abc.MetaPathFinder):
@@ -445,7 +447,7 @@ def _preload(with_numpy: bool) -> None:
             before = set(sys.modules)
             _NoNumpy.touched = False
             try:
-                importlib.import_module(module)
+                import_module_named(module, f"backend {name!r}")
             except Exception:  # left to the worker, which reports it
                 _NoNumpy.touched = True
             if _NoNumpy.touched:
