@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from drift_pipeline.textmatch import normalise, occurs_in
 
@@ -91,6 +92,11 @@ class DecisionLine:
     text: str
 
 
+@lru_cache(maxsize=8)  # the attribution and consistency probes of a checkpoint share a context
+def _normalised_lines(context_text: str) -> tuple[str, ...]:
+    return tuple(normalise(raw) for raw in context_text.split("\n"))
+
+
 def decision_lines(
     context_text: str, topic: str, values: tuple[str, ...]
 ) -> Iterator[DecisionLine]:
@@ -100,8 +106,7 @@ def decision_lines(
     """
     topic_key = normalise(topic)
     keys = [(value, normalise(value)) for value in values]
-    for position, raw in enumerate(context_text.split("\n")):
-        line = normalise(raw)
+    for position, line in enumerate(_normalised_lines(context_text)):
         if not line or not occurs_in(topic_key, line):
             continue
         date = _DATE.search(line[:24])
