@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.world.probe_families import (
     RETRACTION_MARKERS,
     PreparedContext,
@@ -101,17 +102,17 @@ ANSWER_COLUMNS = (
 
 
 # The last probes table judged, as rows: a world's amnesiac and every arm are judged on the same
-# table, and converting it is most of what a cell's judging costs beside reading.
-_last_rows: tuple[pa.Table, list[dict[str, Any]]] | None = None
+# table, and converting it is most of what a cell's judging costs beside reading. Kept under the
+# table's id with the table itself, so a later table that reuses the id is never taken for it.
+_tables: BoundedCache[int, tuple[pa.Table, list[dict[str, Any]]]] = BoundedCache(1)
 
 
 def _rows(probes: pa.Table) -> list[dict[str, Any]]:
     """``probes.to_pylist()``, kept for the next call on the same table (rows are only read)."""
-    global _last_rows
-    kept = _last_rows
+    kept = _tables.get(id(probes))
     if kept is None or kept[0] is not probes:
-        _last_rows = None  # the last table's rows go before this one's are built
-        kept = _last_rows = (probes, probes.to_pylist())
+        _tables.clear()  # the last table's rows go before this one's are built
+        kept = _tables.put(id(probes), (probes, probes.to_pylist()))
     return kept[1]
 
 
