@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Final
 
 from drift_pipeline.textmatch import normalise, phrase_pattern
@@ -91,6 +91,11 @@ class PreparedContext:
     asserted: str
     text_runs: frozenset[str]
     asserted_runs: frozenset[str]
+
+    @cached_property
+    def lines(self) -> tuple[str, ...]:
+        """The lines of ``text``, each normalised as a text of its own (built on first use)."""
+        return tuple(normalise(line) for line in self.text.split("\n"))
 
     def find(self, phrases: list[str]) -> str | None:
         """The first phrase said anywhere in the context (retracting lines included)."""

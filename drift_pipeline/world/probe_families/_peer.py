@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
 from drift_pipeline.textmatch import normalise, occurs_in
 
@@ -21,6 +20,7 @@ from .._peer_model import Decision, PeerWorld
 from .._peer_vocab import DECISION_TOPICS
 from ._audit_rules import AuditEvidence
 from ._context import ProbeContext
+from ._judging import PreparedContext
 
 __all__ = [
     "DecisionLine",
@@ -92,21 +92,16 @@ class DecisionLine:
     text: str
 
 
-@lru_cache(maxsize=8)  # the attribution and consistency probes of a checkpoint share a context
-def _normalised_lines(context_text: str) -> tuple[str, ...]:
-    return tuple(normalise(raw) for raw in context_text.split("\n"))
-
-
 def decision_lines(
-    context_text: str, topic: str, values: tuple[str, ...]
+    context: PreparedContext, topic: str, values: tuple[str, ...]
 ) -> Iterator[DecisionLine]:
-    """Sentences of ``context_text`` that name ``topic`` and state exactly one of ``values``.
+    """Sentences of ``context`` that name ``topic`` and state exactly one of ``values``.
 
     Each carries its line's speaker and date: a sentence belongs to the line it is written in.
     """
     topic_key = normalise(topic)
     keys = [(value, normalise(value)) for value in values]
-    for position, line in enumerate(_normalised_lines(context_text)):
+    for position, line in enumerate(context.lines):
         if not line or not occurs_in(topic_key, line):
             continue
         date = _DATE.search(line[:24])

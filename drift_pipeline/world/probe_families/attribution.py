@@ -101,7 +101,7 @@ def judge(probe: Mapping[str, Any], context: PreparedContext) -> Verdict:
     proposals = sorted(
         (
             line
-            for line in decision_lines(context.text, topic[0], (value,))
+            for line in decision_lines(context, topic[0], (value,))
             if _PROPOSES.search(line.text) and line.speaker
         ),
         key=lambda line: line.order,

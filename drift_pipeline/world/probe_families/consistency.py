@@ -100,7 +100,7 @@ def judge(probe: Mapping[str, Any], context: PreparedContext) -> Verdict:
     topic = topic_of(str(probe["slot"]))
     if topic is None:
         return Verdict("", False, None, None, None, "not a decision question")
-    lines = sorted(decision_lines(context.text, topic[0], topic[1]), key=lambda line: line.order)
+    lines = sorted(decision_lines(context, topic[0], topic[1]), key=lambda line: line.order)
     if not lines:
         return Verdict("", False, None, None, None, "no agreement on the topic in context")
     newest = lines[-1]
