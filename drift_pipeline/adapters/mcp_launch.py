@@ -7,13 +7,11 @@ killed on a timeout or a crash therefore never leaves a server behind holding it
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import signal
 import sys
 
-PR_SET_PDEATHSIG = 1
+from drift_pipeline.memory._sandbox import arm_parent_death
 
 
 def main() -> None:
@@ -21,9 +19,7 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit("usage: python -m drift_pipeline.adapters.mcp_launch PROGRAM [ARGS...]")
     program, arguments = sys.argv[1], sys.argv[2:]
-    # The interpreter's own symbols include the C library's (no ``ldconfig`` run to find it).
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    arm_parent_death()
     found = shutil.which(program) or program
     try:
         os.execv(found, [program, *arguments])
