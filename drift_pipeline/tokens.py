@@ -136,8 +136,10 @@ def count_tokens_lines(text: str) -> int:
     pieces = [line + "\n" for line in text.split("\n")]
     pieces[-1] = pieces[-1][:-1]
     counts = list(map(_LINE_CACHE.get, pieces))  # looked up in C: most were counted before
-    if None in counts:
-        return sum(map(_piece_tokens, pieces))
+    if None in counts:  # only the new lines are counted
+        return sum(
+            _piece_tokens(p) if c is None else c for c, p in zip(counts, pieces, strict=True)
+        )
     return sum(cast("list[int]", counts))
 
 
