@@ -38,20 +38,19 @@ _INSTRUCTION_LEAD = compile_ci(
     r"^(?:(?:please|also|and|oh and|one more thing|just|kindly|"
     r"I (?:want|need|would like) you to)\b[\s,:]*)+"
 )
+# "you should", "you'd better", "so you have to": how advice to the assistant opens.
+_ADVICE_OPENING = (
+    r"(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+(?:should|must|need to|have to|ought to|better)"
+)
 # "…, so please use plain language", "my boss reads your summaries, so you should use a formal
 # tone": the request after a clause of background.
-_REQUEST_CLAUSE = compile_ci(
-    r"(?:[,;]|\s+(?:so|and|but))\s+(?=please\b|(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+"
-    r"(?:should|must|need to|have to|ought to|better)\b)"
-)
+_REQUEST_CLAUSE = compile_ci(rf"(?:[,;]|\s+(?:so|and|but))\s+(?=please\b|{_ADVICE_OPENING}\b)")
 # Advice to the assistant is a standing instruction only when it is about its replies ("you
 # should use a formal tone", "you had better write in British English", "you need to start
 # every answer with a TL;DR"); "you should try the new café" is a tip, no instruction.
 _NOTE = r"(?:(?:note|remember|keep in mind|bear in mind|be aware)\s+(?:that\s+)?)?"
 _ADVISED = compile_ci(
-    rf"^{_NOTE}(?:so\s+)?you(?:'d|\s+had|\s+would)?\s+"
-    r"(?P<modal>should|must|need to|have to|ought to|better)\s+(?P<neg>not\s+|never\s+)?"
-    r"(?:always\s+)?(?P<v>.+)$"
+    rf"^{_NOTE}{_ADVICE_OPENING}\s+(?P<neg>not\s+|never\s+)?(?:always\s+)?(?P<v>.+)$"
 )
 # A standing default for the speaker: "the default for me from now on is to reply in short
 # paragraphs", "my default going forward is to get bullet points". "The default is 30 days"
