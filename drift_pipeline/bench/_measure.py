@@ -26,7 +26,7 @@ from drift_pipeline.storage import TRANSCRIPTS, StorageRoot
 from drift_pipeline.tokens import count_tokens_batch
 from drift_pipeline.world import generate_worlds
 
-from ._process import run_measured
+from ._process import Measured, run_measured
 from ._targets import BUILT_INS
 from ._worlds import LONG, BenchWorkspace
 
@@ -292,10 +292,9 @@ def transcripts_floor(root: Path, worlds: list[WorldKey]) -> Floor:
 
 @dataclass(frozen=True)
 class SuiteTimes:
-    """The main command's wall and processor time and its floor's, from one bench run."""
+    """The main command's measurement and its floor's, from one bench run."""
 
-    wall_s: float
-    cpu_s: float
+    command: Measured
     floor: Floor
 
 
@@ -330,4 +329,4 @@ def suite_wall_and_floor(ws: BenchWorkspace) -> SuiteTimes:
     )
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     worlds = list(dict.fromkeys(WorldKey.of(c["scenario"], c["horizon"]) for c in summary["cells"]))
-    return SuiteTimes(measured.wall_s, measured.cpu_s, transcripts_floor(out, worlds))
+    return SuiteTimes(measured, transcripts_floor(out, worlds))
