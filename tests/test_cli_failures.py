@@ -22,6 +22,8 @@ import pytest
 from helpers import unchecked, worker_temp
 from memory.plugins import _support
 
+from drift_pipeline.memory import _worker_template
+
 DRIFT = str(Path(sys.executable).with_name("drift"))
 EXIT_BACKEND_START = 4
 EXIT_INVALID_ARM = 5
@@ -388,8 +390,7 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
             _wait_for(lambda: len(list(shared.iterdir())) >= _support.REPLICATES)
             workers = _workers_of(harness.pid)
             # One worker per replicate, and the template they were forked from (unless off).
-            templates = os.environ.get("DRIFT_WORKER_TEMPLATE") != "0"
-            assert len(workers) == _support.REPLICATES + templates
+            assert len(workers) == _support.REPLICATES + _worker_template.enabled()
         finally:
             harness.kill()  # the harness alone, as an OOM kill would: its workers live on
             harness.wait()
