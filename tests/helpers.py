@@ -365,3 +365,12 @@ def worker_temp() -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def process_alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that never reaps it has exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

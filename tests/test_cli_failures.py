@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import unchecked, worker_temp
+from helpers import process_alive, unchecked, worker_temp
 from memory.plugins import _support
 
 from drift_pipeline.memory import _worker_template
@@ -348,15 +348,6 @@ def _workers_of(pid: int) -> set[int]:
     return launched | forked | templates
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for a parent that never reaps it has exited)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 @pytest.mark.parametrize("backend", ["Slow", "Blocked"])
 def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Path, backend: str):
     modules = tmp_path / "modules"
@@ -395,4 +386,4 @@ def test_workers_left_behind_by_a_killed_harness_exit_on_their_own(tmp_path: Pat
             harness.kill()  # the harness alone, as an OOM kill would: its workers live on
             harness.wait()
             shutil.rmtree(shared, ignore_errors=True)
-        _wait_for(lambda: not any(_alive(pid) for pid in workers), seconds=20)
+        _wait_for(lambda: not any(process_alive(pid) for pid in workers), seconds=20)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import process_alive
 
 from drift_pipeline.memory import BackendWorker, _worker_template
 
@@ -224,17 +225,9 @@ def test_the_template_and_its_workers_die_with_the_harness() -> None:
         harness.wait()
 
 
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def _wait_until_gone(pid: int) -> None:
     deadline = time.monotonic() + 10
-    while _running(pid):
+    while process_alive(pid):
         assert time.monotonic() < deadline, f"process {pid} still runs"
         time.sleep(0.02)
 
