@@ -16,7 +16,6 @@ that noise keeps mentioning) with keeping this one.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Final
@@ -26,14 +25,13 @@ import pyarrow as pa
 from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.entities import get_entity_type
 from drift_pipeline.storage import table_fingerprint
-from drift_pipeline.textmatch import normalise, occurs_in
+from drift_pipeline.textmatch import normalise, occurs_in, runs_of
 
 __all__ = ["CONTENT_KEPT", "content_kept", "session_marks"]
 
 CONTENT_KEPT: Final = "content_kept"
 """The snapshots column :func:`content_kept` adds: kept (true), not kept (false), unscored."""
 
-_RUN = re.compile(r"[^\W_]+")
 _MARKS_SCHEMA = pa.schema(
     [
         pa.field("replicate", pa.int32()),
@@ -44,13 +42,9 @@ _MARKS_SCHEMA = pa.schema(
 )
 
 
-def _runs(text: str) -> frozenset[str]:
-    return frozenset(_RUN.findall(text))
-
-
 @lru_cache(maxsize=65536)
 def _phrase_runs(phrase: str) -> frozenset[str]:
-    return _runs(normalise(phrase))
+    return runs_of(normalise(phrase))
 
 
 def _found(
@@ -175,7 +169,7 @@ def _session_marks(
     texts: dict[tuple[int, int], tuple[str, frozenset[str], dict[str, bool]]] = {}
     for where, lines in turns.items():
         text = normalise(" ".join(lines))
-        texts[where] = (text, _runs(text), {})
+        texts[where] = (text, runs_of(text), {})
     out: dict[str, list[object]] = {name: [] for name in _MARKS_SCHEMA.names}
     for row in events:
         replicate, index, tier = int(row["replicate"]), int(row["session_index"]), row["tier"]
@@ -270,7 +264,7 @@ def content_kept(snapshots: pa.Table, marks: pa.Table) -> pa.Table:
         row = rows[position][1]
         if row not in prepared:
             text = normalise(str(texts[row].as_py() or ""))
-            prepared[row] = (text, _runs(text), {})
+            prepared[row] = (text, runs_of(text), {})
         text, runs, seen = prepared[row]
         kept.append(_found(text, runs, phrases, seen))
     column = pa.array(kept, pa.bool_())

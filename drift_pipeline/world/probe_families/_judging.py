@@ -9,12 +9,11 @@ out, exactly as a careful reader would ignore them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Final
 
-from drift_pipeline.textmatch import normalise, phrase_pattern
+from drift_pipeline.textmatch import normalise, phrase_pattern, runs_of
 
 __all__ = ["RETRACTION_MARKERS", "PreparedContext", "Verdict", "prepare_context"]
 
@@ -42,13 +41,9 @@ class Verdict:
     rationale: str
 
 
-# A maximal run of letters and digits: the unit the word-bounded patterns respect.
-_RUN = re.compile(r"[^\W_]+")
-
-
 @lru_cache(maxsize=65536)
 def _runs(phrase: str) -> frozenset[str]:
-    return frozenset(_RUN.findall(normalise(phrase)))
+    return runs_of(normalise(phrase))
 
 
 def found_in(haystack: str, runs: frozenset[str], phrases: list[str]) -> str | None:
@@ -111,6 +106,6 @@ def prepare_context(context: str) -> PreparedContext:
     # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
     text = "\n".join(normalise(line) for line in context.split("\n")) if context else ""
     asserted = _asserted(text)
-    text_runs = frozenset(_RUN.findall(text))
-    asserted_runs = text_runs if asserted is text else frozenset(_RUN.findall(asserted))
+    text_runs = runs_of(text)
+    asserted_runs = text_runs if asserted is text else runs_of(asserted)
     return PreparedContext(text, asserted, text_runs, asserted_runs)
