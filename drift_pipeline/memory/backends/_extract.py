@@ -17,8 +17,10 @@ from enum import StrEnum
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
 from drift_pipeline.memory.backends._lexicon import (
+    MONTHS,
     THIRD_PARTY,
     TRANSIENT_WORDS,
+    WEEKDAYS,
     strip_lead_ins,
 )
 from drift_pipeline.memory.backends._rules import Fact, positive_facts, retracted_facts
@@ -172,8 +174,6 @@ _CLAUSE_BREAK = re.compile(
     # go": after a comma, "but" and "so" open a clause of their own whatever its subject.
     r",\s+(?:but|so)\s+"
 )
-_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
-_DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 # "I wanted to let you know that …": a frame around what is said, not part of it.
 _FRAME_WORDS = (
     r"I (?:just )?(?:wanted|want) to (?:let you know|tell you|say|mention|add)(?: that)?|"
@@ -198,8 +198,8 @@ _LEAD = re.compile(
     rf"{_FRAME_WORDS}|"
     r"as of (?:today|now|this \w+|last \w+)|since (?:last|this) \w+|"
     rf"(?:last|this|earlier this) (?:week|month|year|weekend|spring|summer|autumn|fall|winter|"
-    rf"{_DAYS})|a (?:few|couple of) (?:days|weeks|months|years) ago|yesterday|today|"
-    rf"in (?:{_MONTHS}|\d{{4}}))\b[\s,:!.\-]*)+",
+    rf"{WEEKDAYS})|a (?:few|couple of) (?:days|weeks|months|years) ago|yesterday|today|"
+    rf"in (?:{MONTHS}|\d{{4}}))\b[\s,:!.\-]*)+",
     re.IGNORECASE,
 )
 

@@ -21,6 +21,11 @@ def compile_ci(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+"""The month names, as alternatives of a pattern."""
+WEEKDAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+"""The weekday names, as alternatives of a pattern."""
+
 ADV = r"(?:(?:now|currently|still|also|actually|officially|finally|just|recently|already|really|happily|newly|permanently)\s+)*"  # noqa: E501
 OP_ADV = r"(?:(?:really|absolutely|genuinely|kind of|sort of|honestly|still|now|also|actually|truly|just|especially|particularly|much|strongly|generally|definitely|personally)\s+)*"  # noqa: E501
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 import re
 
 from drift_pipeline.memory.backends._lexicon import (
+    MONTHS,
     NAME_STOP,
     NON_OBJECTS,
     PHRASE_STOP,
     THIRD_PARTY,
     TRANSIENT_TIME,
+    WEEKDAYS,
     compile_ci,
     cut,
     first_word,
@@ -348,10 +350,7 @@ _NAMING = [
     compile_ci(r"^I\s+(?:now\s+)?(?:go|am going)\s+by\s+(?P<v>\S.*)$"),
 ]
 _CONDITION = compile_ci(r"\b(?:if|unless|in case|suppose|supposing|imagine|what if)\b")
-_CALENDAR_WORDS = word_set(
-    """monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow january
-    february march april may june july august september october november december"""
-)
+_CALENDAR_WORDS = word_set(f"{WEEKDAYS} today tonight tomorrow {MONTHS}".replace("|", " "))
 _GROUP = compile_ci(
     r"\b(?:everyone|everybody|people|folks|all|family|friends|mates|colleagues|co-?workers|team|"
     r"teammates|relatives|kids|parents|classmates)\b"
