@@ -188,13 +188,10 @@ class BackendWorker:
 
     def _env(self) -> dict[str, str]:
         env = {key: os.environ[key] for key in _PASSTHROUGH_ENV if key in os.environ}
+        env.update(_worker_template.folder_env(self.state_dir))
         env.update(
             {
-                "HOME": str(self.state_dir),
-                "TMPDIR": str(self.state_dir),
-                "PATH": "/usr/bin:/bin",
                 "PYTHONDONTWRITEBYTECODE": "1",
-                "TIKTOKEN_CACHE_DIR": str(self.state_dir / ".tiktoken"),
                 "DRIFT_STATE_DIR": str(self.state_dir),
                 # The worker imports the harness package and the backend from the same places the
                 # harness does; PYTHONPATH carries plugin modules given as module:Class.

@@ -244,17 +244,20 @@ def enabled() -> bool:
     return os.environ.get(_SWITCH, "1") != "0"
 
 
+def folder_env(folder: Path) -> dict[str, str]:
+    """The variables that give a worker (or the template) ``folder`` as its only home."""
+    return {
+        "HOME": str(folder),
+        "TMPDIR": str(folder),
+        "PATH": "/usr/bin:/bin",
+        "TIKTOKEN_CACHE_DIR": str(folder / ".tiktoken"),
+    }
+
+
 def _template_env(home: Path, worker_env: dict[str, str]) -> dict[str, str]:
     """The template's environment: a worker's, with the template's own folder."""
     env = {k: v for k, v in worker_env.items() if k in _STARTUP_ENV or k == "PYTHONPATH"}
-    env.update(
-        {
-            "HOME": str(home),
-            "TMPDIR": str(home),
-            "PATH": "/usr/bin:/bin",
-            "TIKTOKEN_CACHE_DIR": str(home / ".tiktoken"),
-        }
-    )
+    env.update(folder_env(home))
     return env
 
 
