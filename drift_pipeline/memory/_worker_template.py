@@ -600,6 +600,19 @@ def _pythonpath() -> list[str]:
     return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 
+def _once_each(entries: list[str]) -> list[str]:
+    """Import folders as a fresh interpreter's ``site`` leaves them: absolute, each once, in order.
+
+    A harness whose import path names a folder twice hands it twice in PYTHONPATH; a launched
+    worker's ``site`` drops the repeat, so a forked one must too.
+    """
+    kept: dict[str, str] = {}
+    for entry in entries:
+        full = os.path.abspath(entry)
+        kept.setdefault(os.path.normcase(full), full)
+    return list(kept.values())
+
+
 def _run_worker(settings: dict[str, Any], parent: int) -> None:
     """In the forked child: the launcher's steps, then the worker's loop, as a fresh worker."""
     import importlib
@@ -613,7 +626,7 @@ def _run_worker(settings: dict[str, Any], parent: int) -> None:
     # The launcher's import path (its folders are what isolation exposes), then the worker's.
     sys.path[:] = [settings["cwd"], *pythonpath, *base]
     env = _sandbox.isolate_worker(settings, parent, settings.pop("secrets"))
-    sys.path[:] = [os.getcwd(), *pythonpath, *base]
+    sys.path[:] = [os.getcwd(), *_once_each([*pythonpath, *base])]
     sys.path_importer_cache.clear()
     importlib.invalidate_caches()
     # Set by the interpreter's C-locale coercion as it started: a fresh worker with the same

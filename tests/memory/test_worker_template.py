@@ -92,6 +92,9 @@ def test_a_forked_worker_sees_exactly_what_a_launched_one_sees(
     if locale == "C":  # the interpreter coerces it, adding LC_CTYPE as it starts
         monkeypatch.setenv("LANG", "C")
         monkeypatch.delenv("LC_ALL", raising=False)
+    # A folder named twice on the harness's import path (tests that add folders leave such paths).
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(TESTS))
     protected = Path(tempfile.mkdtemp(prefix="drift-template-protected-", dir="/tmp"))
     secret_file = protected / "world.txt"
     secret_file.write_text("the generated world")
