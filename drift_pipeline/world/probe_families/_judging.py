@@ -135,7 +135,10 @@ class PreparedContext:
 def prepare_context(context: str) -> PreparedContext:
     """Normalise ``context`` for the rule judges."""
     # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
-    text = "\n".join(normalise(line) for line in context.split("\n")) if context else ""
+    if context.isascii():  # then normalising a line is lowering it and joining its words
+        text = "\n".join(" ".join(line.split()) for line in context.lower().split("\n"))
+    else:
+        text = "\n".join(normalise(line) for line in context.split("\n"))
     asserted = _asserted(text)
     text_runs = runs_of(text)
     asserted_runs = text_runs if asserted is text else runs_of(asserted)

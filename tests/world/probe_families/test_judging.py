@@ -51,3 +51,26 @@ def test_lines_are_each_line_normalised_again() -> None:
     text = "Moved to  ZÜRICH\n\n  Ⅻ o'clock — “fine”\nplain ascii LINE\tend"
     prepared = prepare_context(text)
     assert prepared.lines == tuple(normalise(line) for line in prepared.text.split("\n"))
+
+
+def test_text_is_each_line_normalised() -> None:
+    draw = random.Random(5)
+    pieces = [
+        "Lisbon",
+        "NEW",
+        "york",
+        " ",
+        "  ",
+        "\t",
+        "\r",
+        "\x0b",
+        "\x0c",
+        "\x1c",
+        "\n",
+        "Zürich",
+        "—",
+    ]
+    for _ in range(300):
+        text = "".join(draw.choice(pieces) for _ in range(14))
+        wanted = "\n".join(normalise(line) for line in text.split("\n"))
+        assert prepare_context(text).text == wanted, repr(text)
