@@ -101,19 +101,24 @@ ANSWER_COLUMNS = (
 )
 
 
-# The last probes table judged, as rows: a world's amnesiac and every arm are judged on the same
-# table, and converting it is most of what a cell's judging costs beside reading. Kept under the
-# table's id with the table itself, so a later table that reuses the id is never taken for it.
-_tables: BoundedCache[int, tuple[pa.Table, list[dict[str, Any]]]] = BoundedCache(1)
+# The last probes table judged, as rows and the reader's views of them (by row position, built
+# on first use): a world's amnesiac and every arm are judged on the same table, and converting
+# it is most of what a cell's judging costs beside reading. Kept under the table's id with the
+# table itself, so a later table that reuses the id is never taken for it.
+_Kept = tuple[pa.Table, list[dict[str, Any]], dict[int, ReaderProbe]]
+_tables: BoundedCache[int, _Kept] = BoundedCache(1)
 
 
-def _rows(probes: pa.Table) -> list[dict[str, Any]]:
-    """``probes.to_pylist()``, kept for the next call on the same table (rows are only read)."""
+def _kept(probes: pa.Table) -> _Kept:
+    """``probes.to_pylist()`` and its views, kept for the next call on the same table.
+
+    Rows and views are only read, never changed.
+    """
     kept = _tables.get(id(probes))
     if kept is None or kept[0] is not probes:
         _tables.clear()  # the last table's rows go before this one's are built
-        kept = _tables.put(id(probes), (probes, probes.to_pylist()))
-    return kept[1]
+        kept = _tables.put(id(probes), (probes, probes.to_pylist(), {}))
+    return kept
 
 
 def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[str, list[Any]]:
@@ -126,12 +131,15 @@ def judge_all(probes: pa.Table, contexts: dict[tuple[int, str], str]) -> dict[st
     # Families with their own rule judge share one normalisation per distinct text (a
     # full-context memory returns the same tail to every question of a checkpoint).
     prepared: dict[str, PreparedContext] = {}
-    for probe in _rows(probes):
+    _, rows, views = _kept(probes)
+    for position, probe in enumerate(rows):
         key = (probe["replicate"], probe["probe_id"])
         context = contexts.get(key, "")
         family = get_probe_family(probe["probe_type"])
         if family.careful_reader:
-            view = reader_probe(probe)
+            # A view is a function of its row alone: kept with the rows, no row is keyed again.
+            if (view := views.get(position)) is None:
+                view = views[position] = reader_probe(probe)
             verdict = _verdict(probe, view, read_context(context, view))
         else:
             if context not in prepared:

@@ -137,9 +137,9 @@ def _prepare(
 ) -> _Prepared:
     lines = tuple(segment(context, names, others))
     folded = tuple(line.text for line in lines)  # the reader's working text, case kept
-    lower = tuple(f.lower() if len(f.lower()) == len(f) else f for f in folded)
+    lower = tuple(low if len(low := f.lower()) == len(f) else f for f in folded)
     starts = tuple(accumulate((len(text) + 1 for text in lower[:-1]), initial=0))[: len(lower)]
-    running = tuple(accumulate((line.date or "" for line in lines), max))  # latest date so far
+    running = tuple(accumulate((ln.own_date or ln.section_date or "" for ln in lines), max))
     return _Prepared(lines, folded, lower, "\n".join(lower), starts, running)
 
 

@@ -16,9 +16,8 @@ date) and the date of the section it sits in.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from drift_pipeline._bounded import per_unit
 from drift_pipeline.textmatch import fold
@@ -35,8 +34,7 @@ _SUBJECTS, _ASSISTANTS = _WORDS["subject-speakers"], _WORDS["assistant-speakers"
 _Part = tuple[str, int, Speaker, str, str | None, str | None, bool]  # a line part, as Line has it
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):  # a named tuple: a long context is millions of lines, built fast
     """One line of a context.
 
     Attributes:
@@ -51,7 +49,7 @@ class Line:
         planned: The line is an item of a "Goals:" or "Plans:" list, or under such a head.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field hides tuple.index, which no reader calls
     text: str
     offset: int
     raw: str
@@ -187,7 +185,9 @@ def _read_line(
     return in_list, False, None, (part,), False
 
 
-def _joined_lines(context: str) -> list[tuple[int, str]]:
+@per_unit
+@lru_cache(maxsize=8)  # the probes of several subjects read one context with different names
+def _joined_lines(context: str) -> tuple[tuple[int, str], ...]:
     """The context's lines, as (index, text), joined where one line continues another.
 
     A JSON object spread over several lines is read as one line, a sentence wrapped onto the
@@ -217,7 +217,7 @@ def _joined_lines(context: str) -> list[tuple[int, str]]:
         else:
             out.append((index, raw))
         index += 1
-    return out
+    return tuple(out)
 
 
 def _turns(

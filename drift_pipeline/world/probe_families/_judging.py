@@ -9,8 +9,11 @@ out, exactly as a careful reader would ignore them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import accumulate
 from typing import Final
 
 from drift_pipeline.textmatch import normalise, phrase_pattern, runs_of
@@ -89,8 +92,36 @@ class PreparedContext:
 
     @cached_property
     def lines(self) -> tuple[str, ...]:
-        """The lines of ``text``, each normalised as a text of its own (built on first use)."""
-        return tuple(normalise(line) for line in self.text.split("\n"))
+        """The lines of ``text``, each normalised as a text of its own (built on first use).
+
+        ``text`` is normalised line by line already, and normalising an ASCII line twice
+        changes nothing; only the others are normalised again.
+        """
+        return tuple(line if line.isascii() else normalise(line) for line in self.text.split("\n"))
+
+    @cached_property
+    def _joined_lines(self) -> tuple[str, tuple[int, ...]]:
+        """:attr:`lines` joined by newlines, and where each starts in that text."""
+        starts = accumulate((len(line) + 1 for line in self.lines[:-1]), initial=0)
+        return "\n".join(self.lines), tuple(starts)
+
+    def lines_with(self, phrase: str) -> Iterator[int]:
+        """The positions of the lines holding ``phrase``, normalised, as a substring, in order.
+
+        In a normalised line a word-bounded match of a phrase (:func:`~drift_pipeline.textmatch.
+        occurs_in`) is the phrase's normalised form written out, since whitespace there is one
+        space: no other line can hold it. One substring search over the joined lines finds
+        them, where testing every line of a long context costs a call per line.
+        """
+        key, (joined, starts) = normalise(phrase), self._joined_lines
+        if not key:
+            yield from range(len(starts))
+            return
+        at = joined.find(key)
+        while at >= 0:
+            line = bisect_right(starts, at) - 1
+            yield line
+            at = joined.find(key, starts[line + 1]) if line + 1 < len(starts) else -1
 
     def find(self, phrases: list[str]) -> str | None:
         """The first phrase said anywhere in the context (retracting lines included)."""
@@ -104,7 +135,10 @@ class PreparedContext:
 def prepare_context(context: str) -> PreparedContext:
     """Normalise ``context`` for the rule judges."""
     # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
-    text = "\n".join(normalise(line) for line in context.split("\n")) if context else ""
+    if context.isascii():  # then normalising a line is lowering it and joining its words
+        text = "\n".join(" ".join(line.split()) for line in context.lower().split("\n"))
+    else:
+        text = "\n".join(normalise(line) for line in context.split("\n"))
     asserted = _asserted(text)
     text_runs = runs_of(text)
     asserted_runs = text_runs if asserted is text else runs_of(asserted)

@@ -101,7 +101,8 @@ def decision_lines(
     """
     topic_key = normalise(topic)
     keys = [(value, normalise(value)) for value in values]
-    for position, line in enumerate(context.lines):
+    for position in context.lines_with(topic_key):  # only the lines that can name the topic
+        line = context.lines[position]
         if not line or not occurs_in(topic_key, line):
             continue
         date = _DATE.search(line[:24])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from drift_pipeline.textmatch import phrase_pattern
+from drift_pipeline.textmatch import normalise, occurs_in, phrase_pattern
 from drift_pipeline.world.probe_families import prepare_context
 
 WORDS = ["lisbon", "new", "york", "tl;dr", "(net)", "c++", "zürich", "rich", "run", "running"]
@@ -30,3 +30,47 @@ def test_retracting_lines_are_said_but_not_asserted() -> None:
     assert prepared.find(["Porto"]) == "Porto"
     assert prepared.find_asserted(["Porto"]) is None
     assert prepared.find_asserted(["Lisbon"]) == "Lisbon"
+
+
+def test_lines_with_finds_every_line_a_phrase_occurs_in() -> None:
+    # The substring search over the joined lines must never miss a line a word-bounded search
+    # of that line finds, nor give one twice or out of order.
+    draw = random.Random(11)
+    pieces = [*WORDS, ",", "\n", "Lisbon.", "NEW-YORK", "Ⅻ", "ﬁle", "\u2014", " ", "İstanbul"]
+    for _ in range(400):
+        text = "".join(draw.choice(pieces) + draw.choice(["", " ", "\n"]) for _ in range(16))
+        prepared = prepare_context(text)
+        for phrase in draw.sample([*PHRASES, "ⅻ", "file", "i̇stanbul", "york\nnew"], 5):
+            found = list(prepared.lines_with(phrase))
+            assert found == sorted(set(found))
+            wanted = [i for i, line in enumerate(prepared.lines) if occurs_in(phrase, line)]
+            assert set(wanted) <= set(found), (text, phrase)
+
+
+def test_lines_are_each_line_normalised_again() -> None:
+    text = "Moved to  ZÜRICH\n\n  Ⅻ o'clock — “fine”\nplain ascii LINE\tend"
+    prepared = prepare_context(text)
+    assert prepared.lines == tuple(normalise(line) for line in prepared.text.split("\n"))
+
+
+def test_text_is_each_line_normalised() -> None:
+    draw = random.Random(5)
+    pieces = [
+        "Lisbon",
+        "NEW",
+        "york",
+        " ",
+        "  ",
+        "\t",
+        "\r",
+        "\x0b",
+        "\x0c",
+        "\x1c",
+        "\n",
+        "Zürich",
+        "—",
+    ]
+    for _ in range(300):
+        text = "".join(draw.choice(pieces) for _ in range(14))
+        wanted = "\n".join(normalise(line) for line in text.split("\n"))
+        assert prepare_context(text).text == wanted, repr(text)
