@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import gc
 import json
 import os
 import select
@@ -530,6 +531,11 @@ class _Server:
                     os.close(fd)
 
     def _fork(self, request_id: int, fds: list[int]) -> dict[str, Any] | None:
+        # Whatever the template holds now (the preloaded modules, the tokenizer's tables) is
+        # left out of the child's garbage collections: a collection that walks those objects
+        # writes to every page that holds them, so each worker would copy most of the
+        # template's memory and pay a whole-heap scan for nothing it can free.
+        gc.freeze()
         try:
             pid = os.fork()
         except OSError as error:
@@ -668,6 +674,7 @@ def main() -> None:
         sock.send(json.dumps({"ready": False, "error": "threads after preloading"}).encode())
         return
     server = _Server(sock, harness)
+    gc.collect()  # the preloading's garbage goes before the rest is frozen at each fork
     sock.send(json.dumps({"ready": True}).encode())
     settings = server.serve()
     if settings is not None:

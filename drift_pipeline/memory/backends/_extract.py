@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
@@ -294,6 +295,7 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=8192)  # a memory indexes the same predicates again at every restatement
 def predicate_hint(predicate: str) -> str:
     """Return extra index words for a predicate (``works at`` → ``job employer company…``).
 
@@ -479,7 +481,18 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
     return facts
 
 
-def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
+@lru_cache(maxsize=8192)
+def _sentence_facts(sentence: str) -> tuple[tuple[Fact, str], ...]:
+    """The facts of one sincere sentence (see :func:`_read_sentence`), read once per process.
+
+    People say the same sentences again (greetings, standing preferences restated, asides), and
+    what a sentence states depends on its text alone: the memory's own state (the names it has
+    learnt) shaped the text before it got here. Facts are frozen, so the answer is shared.
+    """
+    return tuple(_read_sentence(sentence))
+
+
+def _read_sentence(sentence: str) -> list[tuple[Fact, str]]:
     """The facts of one sincere sentence, each with the sentence when it was read from a clause."""
     sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
     instruction = instruction_fact(sentence)
@@ -519,7 +532,7 @@ def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
         # what is said.
         told = sentence.rsplit(":", 1)[1].strip()
         if told and told != sentence:
-            return _sentence_facts(told)
+            return _read_sentence(told)
     return [(fact, "") for fact in found or _remark(sentence)]
 
 
