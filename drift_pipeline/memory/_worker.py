@@ -508,6 +508,18 @@ class _Worker:
                     **self._counts(),
                     "error": f"retrieve() returned {type(context).__name__}, expected str",
                 }
+            if context == self.last_context:
+                # The same text as the previous answer (a full-context memory answers every
+                # question of a checkpoint alike), which passed the checks below when it was
+                # sent: say so instead of sending it again.
+                return {
+                    "ok": True,
+                    "ms": elapsed,
+                    "t0": began,
+                    "t1": ended,
+                    "same_context": True,
+                    **self._counts(),
+                }
             if len(context) > MAX_CONTEXT_CHARS:
                 return {
                     "ok": False,
@@ -522,17 +534,6 @@ class _Worker:
                     "ms": elapsed,
                     **self._counts(),
                     "error": "retrieve() returned text that is not valid Unicode (surrogates)",
-                }
-            if context == self.last_context:
-                # The same text as the previous answer (a full-context memory answers every
-                # question of a checkpoint alike): say so instead of sending it again.
-                return {
-                    "ok": True,
-                    "ms": elapsed,
-                    "t0": began,
-                    "t1": ended,
-                    "same_context": True,
-                    **self._counts(),
                 }
             response = {"ok": True, "ms": elapsed, "t0": began, "t1": ended, **self._counts()}
             last, self.last_context = self.last_context, context
