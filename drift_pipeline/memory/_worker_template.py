@@ -461,9 +461,9 @@ def _preload(with_numpy: bool) -> None:
         sys.meta_path.remove(guard)
     importlib.invalidate_caches()
     # A table the references build on first use, from the package's word lists alone.
-    slips = sys.modules.get("drift_pipeline.memory.backends._slips")
-    if slips is not None:
-        slips.build_tables()
+    from drift_pipeline.memory.backends import _slips
+
+    _slips.build_tables()
 
 
 def _stop_blas_threads() -> None:

@@ -17,10 +17,12 @@ import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
-from drift_pipeline.tokens import LineCounter, count_line_tokens
+
+if TYPE_CHECKING:
+    from drift_pipeline.tokens import LineCounter
 
 __all__ = [
     "EVERYONE",
@@ -151,6 +153,9 @@ class EntityScoped:
         is recounted by a counter of its own, at the cost of what changed in it since the last
         session; the joined text would change in its middle, where a count of it starts over.
         """
+        # Here, not at the top: the registry imports this module, and must load no tokenizer.
+        from drift_pipeline.tokens import LineCounter, count_line_tokens
+
         total = 0
         last_line: str | None = None  # the previous part's (maybe empty) last line
         for entity in sorted(self._memories):
