@@ -600,6 +600,14 @@ class _Replicate:
         if write_now is not None:
             self.write_total = max(self.write_total, write_now)
 
+    def _asker_counter(self, asker: str) -> LineCounter:
+        """The counter of what ``asker``'s probes get (the first asker's: :attr:`read_counter`)."""
+        counter = self.asker_counters.get(asker)
+        if counter is None:
+            counter = self.read_counter if not self.asker_counters else LineCounter()
+            self.asker_counters[asker] = counter
+        return counter
+
     async def probe(self, session: Session) -> None:
         """Ask every probe of the checkpoint after ``session``, one retrieve each."""
         after = session.index + 1
@@ -611,6 +619,7 @@ class _Replicate:
         # Each asker's last answer and what the snapshot did not account for in it: askers take
         # turns, and each one's memory mostly answers as it did for its previous probe.
         checked: dict[str, tuple[str, str | None]] = {}
+        given: dict[str, tuple[str, int]] = {}  # each asker's last context and its tokens
         if self.checkpoint_snapshot is not None:
             self.honesty.update(self.checkpoint_snapshot)
         for probe_id, asker, question in self.probes_at[after]:
@@ -649,16 +658,18 @@ class _Replicate:
             if buffer:
                 context = f"{context}\n\n{buffer}" if context else buffer
             # Equal contexts share one string (and one token count): a full-context memory
-            # gives every probe of a checkpoint the same, possibly huge, text.
+            # gives every probe of a checkpoint the same, possibly huge, text, and each asker
+            # its own one, probe after probe.
             if context == last_context:
                 context = last_context
             else:
-                counter = self.asker_counters.get(asker)
-                if counter is None:
-                    first = not self.asker_counters
-                    counter = self.read_counter if first else LineCounter()
-                    self.asker_counters[asker] = counter
-                last_context, last_tokens = context, counter.count(context)
+                kept = given.get(asker)
+                if kept is not None and kept[0] == context:
+                    context, tokens = kept
+                else:
+                    tokens = self._asker_counter(asker).count(context)
+                    given[asker] = (context, tokens)
+                last_context, last_tokens = context, tokens
             answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}", PROBE)
             self.rows.retrieval(
                 replicate=self.replicate,
