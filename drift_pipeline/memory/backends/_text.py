@@ -348,6 +348,7 @@ def _casing(sentence: str) -> tuple[tuple[str, ...], tuple[tuple[str, bool], ...
     return ordinary, tuple(cased)
 
 
+@lru_cache(maxsize=8192)  # asked of each sentence as it is learnt from and as it is recased
 def shows_case(sentence: str) -> bool:
     """Whether a sentence capitalises any word but its first and the pronoun ``I``."""
     for match in _CASED_WORD.finditer(sentence):

@@ -705,6 +705,9 @@ def test_a_sentence_read_again_gives_what_reading_it_afresh_gives(
         [user("I moved to Lisbon. I work at Acme Corp now.", "2027-03-01"), agent("Noted, Sam.")],
         [user("i moved to lisbon. Also, call me Sam from now on.", "2027-03-02")],
         [user("I moved to Lisbon. I work at Acme Corp now.", "2027-03-03")],
+        # A question, hearsay and news told by whoever keeps the record: read alike each time.
+        [user("Did I move to Lisbon? My doctor says I am recovering from pneumonia.")],
+        [user("He told me I am vegan. My doctor says I am recovering from pneumonia.")],
     ]
 
     def read() -> tuple[list[list[Statement]], CaseModel]:
@@ -717,8 +720,9 @@ def test_a_sentence_read_again_gives_what_reading_it_afresh_gives(
     assert _extract._sentence_facts.cache_info().hits > 0  # the third session repeats the first
     assert _text._casing.cache_info().hits > 0
     with monkeypatch.context() as patch:  # no cache at all: every sentence read afresh
-        patch.setattr(_extract, "_sentence_facts", lambda s: tuple(_extract._read_sentence(s)))
+        patch.setattr(_extract, "_sentence_facts", _extract._sentence_facts.__wrapped__)
         patch.setattr(_text, "_casing", _text._casing.__wrapped__)
+        patch.setattr(_text, "shows_case", _text.shows_case.__wrapped__)
         fresh, fresh_case = read()
     assert cached == fresh
     assert vars(cached_case) == vars(fresh_case)
