@@ -528,7 +528,13 @@ class _Worker:
                     "error": f"retrieve() returned {len(context)} characters, over the "
                     f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
                 }
-            if not context.isascii() and not _is_utf8(context):
+            # A memory that answers with its newest lines repeats most of its last answer:
+            # only the lines it dropped and added cross the pipe.
+            last = self.last_context
+            splice = splice_of(last, context) if last and len(context) >= _SPLICE_FROM else None
+            # Of a splice, only what is new needs checking: the kept part passed when it was sent.
+            fresh = context if splice is None else splice.head + splice.tail
+            if not context.isascii() and not _is_utf8(fresh):
                 return {
                     "ok": False,
                     "ms": elapsed,
@@ -536,10 +542,7 @@ class _Worker:
                     "error": "retrieve() returned text that is not valid Unicode (surrogates)",
                 }
             response = {"ok": True, "ms": elapsed, "t0": began, "t1": ended, **self._counts()}
-            last, self.last_context = self.last_context, context
-            # A memory that answers with its newest lines repeats most of its last answer:
-            # only the lines it dropped and added cross the pipe.
-            splice = splice_of(last, context) if last and len(context) >= _SPLICE_FROM else None
+            self.last_context = context
             if last is None or splice is None:
                 response["context"] = context
             else:
