@@ -317,6 +317,10 @@ class _Replicate:
     recounter: LineCounter = field(default_factory=LineCounter)
     read_counter: LineCounter = field(default_factory=LineCounter)
     """Counts what reads return: a memory's answer mostly repeats its last one."""
+    asker_counters: dict[str, LineCounter] = field(default_factory=dict)
+    """Counts what probes get, one counter per asker: each entity's memory answers on from its
+    own last answer, so probes that alternate between askers still count what changed only.
+    The first asker shares :attr:`read_counter`."""
     skips: SkipRule = field(default_factory=SkipRule)
     """When this replicate stops making calls of a kind (see :mod:`._skips`)."""
     tally: FaultSummary = field(default_factory=FaultSummary)
@@ -596,6 +600,14 @@ class _Replicate:
         if write_now is not None:
             self.write_total = max(self.write_total, write_now)
 
+    def _asker_counter(self, asker: str) -> LineCounter:
+        """The counter of what ``asker``'s probes get (the first asker's: :attr:`read_counter`)."""
+        counter = self.asker_counters.get(asker)
+        if counter is None:
+            counter = self.read_counter if not self.asker_counters else LineCounter()
+            self.asker_counters[asker] = counter
+        return counter
+
     async def probe(self, session: Session) -> None:
         """Ask every probe of the checkpoint after ``session``, one retrieve each."""
         after = session.index + 1
@@ -604,6 +616,10 @@ class _Replicate:
         last_clean = ""
         buffered: dict[str, tuple[str, int]] = {}
         unreported: str | None = None
+        # Each asker's last answer and what the snapshot did not account for in it: askers take
+        # turns, and each one's memory mostly answers as it did for its previous probe.
+        checked: dict[str, tuple[str, str | None]] = {}
+        given: dict[str, tuple[str, int]] = {}  # each asker's last context and its tokens
         if self.checkpoint_snapshot is not None:
             self.honesty.update(self.checkpoint_snapshot)
         for probe_id, asker, question in self.probes_at[after]:
@@ -630,20 +646,30 @@ class _Replicate:
             if raw is not last_raw:  # "same as last time" replies hand back the same object
                 last_raw, last_clean = raw, _text(raw) or ""
                 # Checked before the gate appends anything: only the backend's own text.
-                unreported = (
-                    self.honesty.unreported(last_clean)
-                    if raw is not None and self.checkpoint_snapshot is not None
-                    else None
-                )
+                unreported = None
+                if raw is not None and self.checkpoint_snapshot is not None:
+                    seen = checked.get(asker)
+                    if seen is not None and seen[0] == last_clean:
+                        unreported = seen[1]
+                    else:
+                        unreported = self.honesty.unreported(last_clean)
+                        checked[asker] = (last_clean, unreported)
             context = last_clean
             if buffer:
                 context = f"{context}\n\n{buffer}" if context else buffer
             # Equal contexts share one string (and one token count): a full-context memory
-            # gives every probe of a checkpoint the same, possibly huge, text.
+            # gives every probe of a checkpoint the same, possibly huge, text, and each asker
+            # its own one, probe after probe.
             if context == last_context:
                 context = last_context
             else:
-                last_context, last_tokens = context, self.read_counter.count(context)
+                kept = given.get(asker)
+                if kept is not None and kept[0] == context:
+                    context, tokens = kept
+                else:
+                    tokens = self._asker_counter(asker).count(context)
+                    given[asker] = (context, tokens)
+                last_context, last_tokens = context, tokens
             answer_error, reported = self._record_retrieve(answer, f"retrieve {probe_id}", PROBE)
             self.rows.retrieval(
                 replicate=self.replicate,

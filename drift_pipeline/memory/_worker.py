@@ -508,24 +508,10 @@ class _Worker:
                     **self._counts(),
                     "error": f"retrieve() returned {type(context).__name__}, expected str",
                 }
-            if len(context) > MAX_CONTEXT_CHARS:
-                return {
-                    "ok": False,
-                    "ms": elapsed,
-                    **self._counts(),
-                    "error": f"retrieve() returned {len(context)} characters, over the "
-                    f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
-                }
-            if not context.isascii() and not _is_utf8(context):
-                return {
-                    "ok": False,
-                    "ms": elapsed,
-                    **self._counts(),
-                    "error": "retrieve() returned text that is not valid Unicode (surrogates)",
-                }
             if context == self.last_context:
                 # The same text as the previous answer (a full-context memory answers every
-                # question of a checkpoint alike): say so instead of sending it again.
+                # question of a checkpoint alike), which passed the checks below when it was
+                # sent: say so instead of sending it again.
                 return {
                     "ok": True,
                     "ms": elapsed,
@@ -534,11 +520,29 @@ class _Worker:
                     "same_context": True,
                     **self._counts(),
                 }
-            response = {"ok": True, "ms": elapsed, "t0": began, "t1": ended, **self._counts()}
-            last, self.last_context = self.last_context, context
+            if len(context) > MAX_CONTEXT_CHARS:
+                return {
+                    "ok": False,
+                    "ms": elapsed,
+                    **self._counts(),
+                    "error": f"retrieve() returned {len(context)} characters, over the "
+                    f"{MAX_CONTEXT_CHARS} the harness accepts; not recorded",
+                }
             # A memory that answers with its newest lines repeats most of its last answer:
             # only the lines it dropped and added cross the pipe.
+            last = self.last_context
             splice = splice_of(last, context) if last and len(context) >= _SPLICE_FROM else None
+            # Of a splice, only what is new needs checking: the kept part passed when it was sent.
+            fresh = context if splice is None else splice.head + splice.tail
+            if not context.isascii() and not _is_utf8(fresh):
+                return {
+                    "ok": False,
+                    "ms": elapsed,
+                    **self._counts(),
+                    "error": "retrieve() returned text that is not valid Unicode (surrogates)",
+                }
+            response = {"ok": True, "ms": elapsed, "t0": began, "t1": ended, **self._counts()}
+            self.last_context = context
             if last is None or splice is None:
                 response["context"] = context
             else:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import gc
 import json
 import os
 import select
@@ -459,6 +460,10 @@ def _preload(with_numpy: bool) -> None:
     finally:
         sys.meta_path.remove(guard)
     importlib.invalidate_caches()
+    # A table the references build on first use, from the package's word lists alone.
+    from drift_pipeline.memory.backends import _slips
+
+    _slips.build_tables()
 
 
 def _stop_blas_threads() -> None:
@@ -530,6 +535,11 @@ class _Server:
                     os.close(fd)
 
     def _fork(self, request_id: int, fds: list[int]) -> dict[str, Any] | None:
+        # Whatever the template holds now (the preloaded modules, the tokenizer's tables) is
+        # left out of the child's garbage collections: a collection that walks those objects
+        # writes to every page that holds them, so each worker would copy most of the
+        # template's memory and pay a whole-heap scan for nothing it can free.
+        gc.freeze()
         try:
             pid = os.fork()
         except OSError as error:
@@ -668,6 +678,7 @@ def main() -> None:
         sock.send(json.dumps({"ready": False, "error": "threads after preloading"}).encode())
         return
     server = _Server(sock, harness)
+    gc.collect()  # the preloading's garbage goes before the rest is frozen at each fork
     sock.send(json.dumps({"ready": True}).encode())
     settings = server.serve()
     if settings is not None:

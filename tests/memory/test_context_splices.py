@@ -72,3 +72,25 @@ def test_the_read_counter_counts_each_answer_as_a_whole_recount_would() -> None:
     for query in _queries() * 2:
         text = window(query)
         assert counter.count(text) == count_tokens_lines(text)
+
+
+def test_a_splice_with_broken_text_in_what_it_adds_is_refused() -> None:
+    # Only the new part of a splice is checked for lone surrogates (the kept part passed when
+    # it was sent): broken text added at either end is still refused, and what was last sent
+    # stays the base of the next splice.
+    whole = window("0 300 0")
+    queries = [whole, whole + "\n[bad] \ud800", "[bad] \udfff\n" + whole, window("0 310 0")]
+
+    async def go() -> list[CallResult]:
+        worker = BackendWorker(WINDOW, {}, [], 20.0)
+        try:
+            assert (await worker.start()).ok
+            return [await worker.call(_retrieve(query)) for query in queries]
+        finally:
+            await worker.close()
+
+    first, tail, head, after = asyncio.run(go())
+    assert first.data["context"] == whole
+    for refused in (tail, head):
+        assert refused.error == "retrieve() returned text that is not valid Unicode (surrogates)"
+    assert after.error is None and after.data["context"] == window("0 310 0")

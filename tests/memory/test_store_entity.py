@@ -6,6 +6,7 @@ be. The world has two assistants in every session, so each session goes into two
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from helpers import write_scenario
 from drift_pipeline.cli import main
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
 from drift_pipeline.scenario import load_scenario
+from drift_pipeline.tokens import count_tokens_lines
 from drift_pipeline.world import generate_worlds
 
 from .plugins import _support
@@ -186,3 +188,25 @@ def test_the_run_reports_time_to_queryable_and_the_service(world: Path, tmp_path
     manifest = json.loads((out / "_manifests" / "run.json").read_text(encoding="utf-8"))
     assert manifest["services"][ARM]["service"] == "per-agent-memory"
     assert manifest["simulated_clock"] is True
+
+
+@pytest.mark.parametrize("backend", ["full_context", "bm25"])
+def test_askers_taking_turns_get_their_reads_and_storage_counted_exactly(
+    world: Path, backend: str
+) -> None:
+    # Each agent's memory answers its own probes and grows apart from the other's: the read
+    # counts follow each asker's answers, the storage count the joined snapshot of both.
+    config = LoopConfig(call_timeout=20.0, protect=(world,))
+    cell = run_cell(world, "entity-t", "short", 2, Arm(backend, Gate("hard")), config=config)
+    assert cell.faults == []
+    reads = cell.retrievals.to_pylist()
+    askers = [r["asker"] for r in reads]
+    assert len(set(askers)) == 2
+    assert any(a != b for a, b in itertools.pairwise(askers))  # they take turns
+    for row in reads:
+        assert row["read_tokens"] == count_tokens_lines(row["context"])
+        assert row["unreported"] is None and row["error"] is None
+    for row in cell.snapshots.to_pylist():
+        assert row["error"] is None  # the reported count matched the harness's recount
+        if row["snapshot"] is not None:
+            assert row["storage_tokens"] == count_tokens_lines(row["snapshot"])

@@ -121,6 +121,9 @@ def test_a_forked_worker_sees_exactly_what_a_launched_one_sees(
     assert forked["env"]["DRIFT_ISOLATION"] == forked_level
     assert forked["env"]["DRIFT_TEST_KEY"] == SECRET["DRIFT_TEST_KEY"]
     assert _shape(forked) == _shape(launched)
+    # The template's own objects are left out of a forked worker's collections, not its own.
+    assert forked["gc"]["enabled"] and launched["gc"]["enabled"]
+    assert forked["gc"]["frozen"] > 10_000 and launched["gc"]["frozen"] == 0
     for report in (forked, launched):
         assert str(secret_file) not in report["fds"].values()
         assert report["readable"] == {f"/proc/{os.getpid()}/fd/{harness_fd}": False}
@@ -244,6 +247,7 @@ PRELOAD = textwrap.dedent(
         "threads": len(os.listdir("/proc/self/task")),
         "numpy": "numpy" in sys.modules,
         "modules": sorted(m for m in sys.modules if m.startswith("drift_pipeline.memory.back")),
+        "slips": sys.modules["drift_pipeline.memory.backends._slips"]._slip_table.cache_info(),
     }))
     """
 )
@@ -263,3 +267,4 @@ def test_the_template_preloads_the_built_in_backends_and_keeps_no_thread(numpy: 
     assert "drift_pipeline.memory.backends.amnesiac" in report["modules"]
     # fact_store needs numpy: preloaded with it, left to the worker without it.
     assert ("drift_pipeline.memory.backends.fact_store" in report["modules"]) is numpy
+    assert report["slips"][3] == 1  # the slip table, built here for every worker forked after

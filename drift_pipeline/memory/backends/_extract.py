@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends._instructions import instruction_fact
@@ -294,6 +295,7 @@ _TOPIC_CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=8192)  # a memory indexes the same predicates again at every restatement
 def predicate_hint(predicate: str) -> str:
     """Return extra index words for a predicate (``works at`` → ``job employer company…``).
 
@@ -462,24 +464,37 @@ def _message_facts(content: str, case: CaseModel | None) -> list[tuple[Fact, str
     skipped = insincere(sentences)
     facts: list[tuple[Fact, str]] = []
     for index, sentence in enumerate(sentences):
-        if index in skipped or is_question(sentence):
-            continue
-        if _is_reported(sentence):
-            # Read past an opening frame ("Not sure I mentioned it, but the doctor says …").
-            told = _TOLD_OF_ME.match(_FRAME.sub("", strip_lead_ins(_LEAD.sub("", sentence))))
-            # "The specialist I saw last week says …": whom the speaker saw is no hearsay.
-            who = _SEEN_BY_ME.sub("", told.group("who")) if told else ""
-            if told is None or _HEARSAY.search(who) or not _RECORD_KEEPER.search(who):
-                continue
-            # "The doctor says I am recovering from pneumonia": news of the speaker's own health,
-            # told by whoever keeps the record of it; read as the speaker saying it. Anyone
-            # else's word about them ("he told me I am vegan") stays theirs.
-            sentence = told.group("rest")
-        facts.extend(_sentence_facts(sentence))
+        if index not in skipped:
+            facts.extend(_sentence_facts(sentence))
     return facts
 
 
-def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
+@lru_cache(maxsize=8192)
+def _sentence_facts(sentence: str) -> tuple[tuple[Fact, str], ...]:
+    """The facts of one sentence of a message, not a mocking one, read once per process.
+
+    People say the same sentences again (greetings, standing preferences restated, asides), and
+    what a sentence states depends on its text alone: the memory's own state (the names it has
+    learnt) shaped the text before it got here, and whether a neighbour mocks it is decided
+    before. Facts are frozen, so the answer is shared.
+    """
+    if is_question(sentence):
+        return ()
+    if _is_reported(sentence):
+        # Read past an opening frame ("Not sure I mentioned it, but the doctor says …").
+        told = _TOLD_OF_ME.match(_FRAME.sub("", strip_lead_ins(_LEAD.sub("", sentence))))
+        # "The specialist I saw last week says …": whom the speaker saw is no hearsay.
+        who = _SEEN_BY_ME.sub("", told.group("who")) if told else ""
+        if told is None or _HEARSAY.search(who) or not _RECORD_KEEPER.search(who):
+            return ()
+        # "The doctor says I am recovering from pneumonia": news of the speaker's own health,
+        # told by whoever keeps the record of it; read as the speaker saying it. Anyone
+        # else's word about them ("he told me I am vegan") stays theirs.
+        sentence = told.group("rest")
+    return tuple(_read_sentence(sentence))
+
+
+def _read_sentence(sentence: str) -> list[tuple[Fact, str]]:
     """The facts of one sincere sentence, each with the sentence when it was read from a clause."""
     sentence = _IN_CASE_TAIL.sub("", _expand(sentence))
     instruction = instruction_fact(sentence)
@@ -519,7 +534,7 @@ def _sentence_facts(sentence: str) -> list[tuple[Fact, str]]:
         # what is said.
         told = sentence.rsplit(":", 1)[1].strip()
         if told and told != sentence:
-            return _sentence_facts(told)
+            return _read_sentence(told)
     return [(fact, "") for fact in found or _remark(sentence)]
 
 

@@ -17,9 +17,12 @@ import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from drift_pipeline.memory._protocol import Message, TokenCounts
+
+if TYPE_CHECKING:
+    from drift_pipeline.tokens import LineCounter
 
 __all__ = [
     "EVERYONE",
@@ -78,19 +81,23 @@ class EntityScoped:
         self._spare: Any = self.inner(**options)
         self._options = options
         self._memories: dict[str, Any] = {}
+        # Each memory's snapshot, recounted as it grows (see _joined_tokens).
+        self._counters: dict[str, LineCounter] = {}
         # Every memory is built with the same options, so the first one's version is theirs
         # (a backend may name its configuration in it, as the LLM compressor names its model).
         self.version = str(getattr(self._spare, "version", type(self).version))
 
     def __getattr__(self, name: str) -> Any:
         # An option of the backend's reads as its own (``budget_tokens``, ``top_k``); and the
-        # storage count is the memory's own while there is one: with several, the harness
-        # counts the joined snapshot itself (a count of parts is not the count of the whole).
+        # storage count is the memory's own while there is one: with several, it is the count
+        # of the joined snapshot, built from the memories' snapshots (see _joined_tokens).
         if name.startswith("_") or "_spare" not in self.__dict__:
             raise AttributeError(name)
         memories = list(self.__dict__["_memories"].values()) or [self.__dict__["_spare"]]
         if name == "storage_tokens" and len(memories) > 1:
-            raise AttributeError(name)
+            if not callable(getattr(memories[0], "snapshot", None)):
+                raise AttributeError(name)
+            return self._joined_tokens
         return getattr(memories[0], name)
 
     def _memory(self, entity: str) -> Any:
@@ -136,6 +143,33 @@ class EntityScoped:
         """Every entity's memory, by entity id (one memory: exactly its snapshot)."""
         texts = [self._memories[entity].snapshot() for entity in sorted(self._memories)]
         return "\n".join(text for text in texts if text)
+
+    def _joined_tokens(self) -> int:
+        r"""The storage count of :meth:`snapshot` with several memories, without joining it.
+
+        The count of a text is the sum of its lines' counts, each line with its break
+        (:func:`~drift_pipeline.tokens.count_tokens_lines`), so the joined text counts as its
+        parts do, every part but the last with the break that joins it to the next. Each part
+        is recounted by a counter of its own, at the cost of what changed in it since the last
+        session; the joined text would change in its middle, where a count of it starts over.
+        """
+        # Here, not at the top: the registry imports this module, and must load no tokenizer.
+        from drift_pipeline.tokens import LineCounter, count_line_tokens
+
+        total = 0
+        last_line: str | None = None  # the previous part's (maybe empty) last line
+        for entity in sorted(self._memories):
+            text = self._memories[entity].snapshot()
+            if not text:
+                continue
+            if last_line is not None:  # it gets the break that joins it to this part
+                total += count_line_tokens(last_line + "\n") - count_line_tokens(last_line)
+            counter = self._counters.get(entity)
+            if counter is None:
+                counter = self._counters[entity] = LineCounter()
+            total += counter.count(text)
+            last_line = text[text.rfind("\n") + 1 :]
+        return total
 
 
 _SCOPED: dict[type[Any], type[EntityScoped]] = {}

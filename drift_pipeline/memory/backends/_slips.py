@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from importlib import resources
 
-__all__ = ["EVERYDAY_WORDS", "mend_slips"]
+__all__ = ["EVERYDAY_WORDS", "build_tables", "mend_slips"]
 
 # Words a rule reads: function words that frame a statement and the verbs and adverbs that say a
 # fact changed. A slip inside one of them hides the statement from every rule.
@@ -161,6 +161,14 @@ def _slip_table() -> dict[str, str]:
         for typed, words in meant.items()
         if len(words) == 1 and typed not in EVERYDAY_WORDS and typed not in real
     }
+
+
+def build_tables() -> None:
+    """Build the slip table now rather than at the first message mended.
+
+    A worker template calls it, so that every worker forked from it starts with the table.
+    """
+    _slip_table()
 
 
 def mend_slips(text: str, is_name: Callable[[str], bool] | None = None) -> str:

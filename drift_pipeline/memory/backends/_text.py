@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -274,18 +275,10 @@ class CaseModel:
     def learn(self, text: str) -> None:
         """Count how each word inside a sentence of ``text`` is cased (case-blind text aside)."""
         for sentence in split_sentences(text):
-            if sentence != sentence.lower():
-                self._ordinary.update(_LOWER_WORD.findall(sentence))
-            if not shows_case(sentence):
-                continue
-            for match in _CASED_WORD.finditer(sentence):
-                word = match.group(0)
-                folded = word.lower()
-                if folded in STOPWORDS or folded in _FIRST_PERSON_I or len(folded) < 3:
-                    continue
-                if _OPENING.search(sentence[: match.start()]):
-                    continue
-                counts = self._capitalised if word[0].isupper() else self._lower
+            ordinary, cased = _casing(sentence)
+            self._ordinary.update(ordinary)
+            for folded, capitalised in cased:
+                counts = self._capitalised if capitalised else self._lower
                 counts[folded] = counts.get(folded, 0) + 1
 
     def is_name(self, word: str) -> bool:
@@ -332,6 +325,30 @@ class CaseModel:
         return match.group("lead") + " ".join(words)
 
 
+@lru_cache(maxsize=8192)  # sentences come back across sessions; what one shows is its own
+def _casing(sentence: str) -> tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]:
+    """What :meth:`CaseModel.learn` reads in one sentence.
+
+    The lower-case words of a sentence written with capitals (ordinary words), and, in order,
+    each counted word inside a sentence that shows case, folded, with whether it was
+    capitalised.
+    """
+    ordinary = tuple(_LOWER_WORD.findall(sentence)) if sentence != sentence.lower() else ()
+    if not shows_case(sentence):
+        return ordinary, ()
+    cased: list[tuple[str, bool]] = []
+    for match in _CASED_WORD.finditer(sentence):
+        word = match.group(0)
+        folded = word.lower()
+        if folded in STOPWORDS or folded in _FIRST_PERSON_I or len(folded) < 3:
+            continue
+        if _OPENING.search(sentence[: match.start()]):
+            continue
+        cased.append((folded, word[0].isupper()))
+    return ordinary, tuple(cased)
+
+
+@lru_cache(maxsize=8192)  # asked of each sentence as it is learnt from and as it is recased
 def shows_case(sentence: str) -> bool:
     """Whether a sentence capitalises any word but its first and the pronoun ``I``."""
     for match in _CASED_WORD.finditer(sentence):

@@ -15,6 +15,7 @@ would use and the values an answer could name. Nothing here comes from any scena
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["value_topics"]
 
@@ -134,6 +135,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=4096)  # the same messages come back across sessions
 def value_topics(text: str) -> str:
     """The words of every kind of preference a value named in ``text`` belongs to.
 

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from drift_pipeline import tokens
+from drift_pipeline._bounded import BoundedCache
 from drift_pipeline.memory._protocol import Message, TokenCounts
 from drift_pipeline.memory.backends._bm25_index import GrowableArray
 from drift_pipeline.memory.backends._extract import (
@@ -158,7 +159,23 @@ def render_transcript(messages: list[Message]) -> str:
     return "\n".join(f"{message['speaker']}: {message['content']}" for message in messages)
 
 
+# The last sessions summarised, by what the summary reads of them: a session shared by several
+# entities is stored into each one's memory in turn, and summarised once.
+_SUMMARIES: BoundedCache[tuple[int, tuple[tuple[str, str, str, str], ...]], str] = BoundedCache(2)
+
+
 def summarise_session(messages: list[Message], cap_tokens: int = SUMMARY_CAP_TOKENS) -> str:
+    """Return an extractive summary of a session (see :func:`_summarise`), made once per session.
+
+    Args:
+        messages: One whole session.
+        cap_tokens: Token cap of the returned text.
+    """
+    said = tuple((m["speaker"], m["role"], m["content"], m["timestamp"]) for m in messages)
+    return _SUMMARIES.get_or_build((cap_tokens, said), lambda: _summarise(messages, cap_tokens))
+
+
+def _summarise(messages: list[Message], cap_tokens: int) -> str:
     """Return an extractive summary of a session, dated on its first line, within ``cap_tokens``.
 
     Candidates are the declarative sentences of non-assistant speakers (assistants mostly echo and
@@ -596,28 +613,32 @@ class ReferenceCompressor:
         unit_summary = np.frombuffer(self._unit_summary, dtype=np.int32)[order]
         # A unit of a summary not yet taken brings its date line.
         header_tokens = np.frombuffer(self._header_tokens, dtype=np.int64)[unit_summary]
-        dated = np.zeros(len(self._summaries), dtype=np.bool_)
+        # The units taken are read one by one as Python numbers (a numpy scalar per read cost
+        # more than the rest of the step); the search past those that do not fit stays in numpy.
+        units, tokens_of = order.tolist(), unit_tokens.tolist()
+        summary_of, header_of = unit_summary.tolist(), header_tokens.tolist()
+        dated = [False] * len(self._summaries)
         taken: list[int] = []
         left = self.budget_tokens
         position = 0
         while position < order.size:
-            summary = int(unit_summary[position])
-            price = int(unit_tokens[position]) + (
-                0 if dated[summary] else int(header_tokens[position])
-            )
+            summary = summary_of[position]
+            price = tokens_of[position] + (0 if dated[summary] else header_of[position])
             if price > left:
                 # The next unit that fits at its price now (with its date line, or without as a
                 # further line of a summary already taken), without a Python loop over the
                 # thousands that do not.
                 prices = unit_tokens[position:] + np.where(
-                    dated[unit_summary[position:]], 0, header_tokens[position:]
+                    np.array(dated, dtype=np.bool_)[unit_summary[position:]],
+                    0,
+                    header_tokens[position:],
                 )
                 fits = np.flatnonzero(prices <= left)
                 if fits.size == 0:
                     break
                 position += int(fits[0])
                 continue
-            taken.append(int(order[position]))
+            taken.append(units[position])
             dated[summary] = True
             left -= price
             position += 1

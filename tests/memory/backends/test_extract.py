@@ -691,3 +691,39 @@ def test_news_told_as_what_turns_out_is_read_as_said(text: str, value: str) -> N
 
 def test_what_turns_out_of_someone_else_is_not_the_speakers() -> None:
     assert extract_statements([user("Turns out my sister is vegan.")]) == []
+
+
+def test_a_sentence_read_again_gives_what_reading_it_afresh_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The facts of a sentence and the casing it shows are kept per process; a memory that
+    # meets the sentence again (in another session, in lower case) must read what it would
+    # have read from scratch, and learn the same names as one that never met it.
+    from drift_pipeline.memory.backends import _extract, _text
+
+    sessions = [
+        [user("I moved to Lisbon. I work at Acme Corp now.", "2027-03-01"), agent("Noted, Sam.")],
+        [user("i moved to lisbon. Also, call me Sam from now on.", "2027-03-02")],
+        [user("I moved to Lisbon. I work at Acme Corp now.", "2027-03-03")],
+        # A question, hearsay and news told by whoever keeps the record: read alike each time.
+        [user("Did I move to Lisbon? My doctor says I am recovering from pneumonia.")],
+        [user("He told me I am vegan. My doctor says I am recovering from pneumonia.")],
+    ]
+
+    def read() -> tuple[list[list[Statement]], CaseModel]:
+        case = CaseModel()
+        return [extract_statements(session, case) for session in sessions], case
+
+    _extract._sentence_facts.cache_clear()
+    _text._casing.cache_clear()
+    cached, cached_case = read()
+    assert _extract._sentence_facts.cache_info().hits > 0  # the third session repeats the first
+    assert _text._casing.cache_info().hits > 0
+    with monkeypatch.context() as patch:  # no cache at all: every sentence read afresh
+        patch.setattr(_extract, "_sentence_facts", _extract._sentence_facts.__wrapped__)
+        patch.setattr(_text, "_casing", _text._casing.__wrapped__)
+        patch.setattr(_text, "shows_case", _text.shows_case.__wrapped__)
+        fresh, fresh_case = read()
+    assert cached == fresh
+    assert vars(cached_case) == vars(fresh_case)
+    assert cached[2] and [s.value for s in cached[2]] == [s.value for s in cached[0]]

@@ -358,3 +358,21 @@ def test_storage_is_the_summaries_alone_and_much_less_than_the_transcripts() -> 
     assert backend.storage_tokens() <= len(sessions) * SUMMARY_CAP_TOKENS
     transcript = sum(tokens.count_tokens(m["content"]) for s in sessions for m in s)
     assert backend.storage_tokens() < transcript / 2
+
+
+def test_a_session_summarised_again_is_summarised_as_it_says_now() -> None:
+    # A shared session is summarised once for all the memories it enters; any change to what
+    # the summary reads (a word, a speaker, a date, the cap) is a new summary.
+    from drift_pipeline.memory.backends.reference_compressor import _summarise
+
+    messages = [user("I work at Acme Corp as an engineer."), user("I live in Leeds.")]
+    first = summarise_session(messages)
+    assert summarise_session(list(messages)) == first == _summarise(messages, SUMMARY_CAP_TOKENS)
+    changed = [
+        [user("I work at Initech as an engineer."), messages[1]],
+        [user("I work at Acme Corp as an engineer.", speaker="ana"), messages[1]],
+        [user("I work at Acme Corp as an engineer.", "2027-04-01"), messages[1]],
+    ]
+    for other in changed:
+        assert summarise_session(other) == _summarise(other, SUMMARY_CAP_TOKENS) != first
+    assert summarise_session(messages, cap_tokens=12) == _summarise(messages, 12) != first

@@ -196,6 +196,9 @@ def test_a_built_in_that_counts_its_own_storage_counts_what_its_snapshot_holds(n
         # Stored as the harness does, for the one entity asked in a single-principal world.
         run(backend.store(f"s{number}", messages, entity_id="assistant"))  # type: ignore[call-arg]
         assert backend.storage_tokens() == count_tokens_lines(backend.snapshot())
-    # With a second entity's memory the count of the whole is left to the harness.
+    # With a second entity's memory (its lines sorted before the first's): the joined snapshot.
     run(backend.store("s9", sessions[0], entity_id="planner"))  # type: ignore[call-arg]
-    assert not isinstance(backend, CountsOwnStorage)
+    assert isinstance(backend, CountsOwnStorage)
+    assert backend.storage_tokens() == count_tokens_lines(backend.snapshot())
+    run(backend.store("s10", sessions[3], entity_id="assistant"))  # type: ignore[call-arg]
+    assert backend.storage_tokens() == count_tokens_lines(backend.snapshot())

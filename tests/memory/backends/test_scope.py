@@ -6,6 +6,8 @@ import pytest
 
 from drift_pipeline.memory._protocol import MemoryBackend, Message
 from drift_pipeline.memory.backends import backend_names, backend_registration, load_backend
+from drift_pipeline.memory.backends._scoped import entity_scoped
+from drift_pipeline.tokens import count_tokens_lines
 
 from ._sessions import NOISE, PRINCIPAL, agent, ask, run, store_all, user
 
@@ -88,3 +90,45 @@ def test_the_leaky_reference_hands_one_entity_s_session_to_another() -> None:
     backend = load_backend("leaky_shared", {})
     run(backend.store("s1", _session("2027-03-01", "desk", "I live in Reykjavik.")))
     assert "Reykjavik" in ask(backend, QUESTION, entity="ben")
+
+
+def test_several_memories_count_their_joined_snapshot_exactly() -> None:
+    # Every scoped built-in, its memories growing in turn (an insertion in the middle of the
+    # joined snapshot), then one with awkward line ends: blank lines, a part ending in a break.
+    sessions = [
+        ("ana", _session("2027-03-01", "desk", "I live in Reykjavik.", "I work at Fjordbank.")),
+        ("ben", _session("2027-03-02", "desk", "I live in Oslo.")),
+        ("ana", _session("2027-03-03", "desk", "I moved to Bergen.")),
+        ("cy", _session("2027-03-04", "desk", "I prefer tea.")),
+        ("ben", _session("2027-03-05", "desk", "I started at Equinor.")),
+    ]
+    for name in _scoped_built_ins():
+        backend = load_backend(name, {})
+        counted = 0
+        for number, (entity, messages) in enumerate(sessions):
+            run(backend.store(f"s{number}", messages, entity_id=entity))  # type: ignore[call-arg]
+            report = getattr(backend, "storage_tokens", None)
+            if number and callable(report):
+                assert report() == count_tokens_lines(backend.snapshot()), (name, number)
+                counted += 1
+        assert counted == len(sessions) - 1, name
+
+    class Lines:
+        def __init__(self) -> None:
+            self.text = ""
+
+        async def store(self, session_id: str, messages: list[Message]) -> None:
+            self.text += "".join(message["content"] for message in messages)
+
+        def snapshot(self) -> str:
+            return self.text
+
+    scoped = entity_scoped(Lines)()
+    pieces = ["a", "\n", "\n\n", " ", ".\n", "Hello world", "é\n", "x"]
+    for step in range(60):
+        entity = "abc"[(step * 7) % 3]
+        text = "".join(pieces[(step * k) % len(pieces)] for k in range(step % 4))
+        run(scoped.store("s", [user(text, speaker=entity)], entity_id=entity))  # type: ignore[call-arg]
+        report = getattr(scoped, "storage_tokens", None)
+        if callable(report):
+            assert report() == count_tokens_lines(scoped.snapshot()), step

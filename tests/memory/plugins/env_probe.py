@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -87,6 +88,7 @@ class EnvProbe:
             "pid": os.getpid(),
             "session": os.getsid(0),
             "path": list(sys.path),
+            "gc": {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()},
         }
         return json.dumps(report)
 
