@@ -17,6 +17,7 @@ from helpers import write_scenario
 
 from drift_pipeline.cli import main
 from drift_pipeline.memory import Arm, CellRun, Gate, LoopConfig, run_cell
+from drift_pipeline.memory._honesty import SnapshotIndex
 from drift_pipeline.scenario import load_scenario
 from drift_pipeline.tokens import count_tokens_lines
 from drift_pipeline.world import generate_worlds
@@ -86,7 +87,7 @@ class PerAgent:
         self.log.append(f"queryable {session_id}")
 
     async def retrieve(self, session_id, entity_id, query):
-        return "\\n".join(self.memories.get(entity_id, [])[-3:])
+        return "\\n".join([f"memory of {entity_id}", *self.memories.get(entity_id, [])[-3:]])
 
     def snapshot(self):
         return "\\n".join(self.log)
@@ -210,3 +211,23 @@ def test_askers_taking_turns_get_their_reads_and_storage_counted_exactly(
         assert row["error"] is None  # the reported count matched the harness's recount
         if row["snapshot"] is not None:
             assert row["storage_tokens"] == count_tokens_lines(row["snapshot"])
+
+
+def test_each_askers_unreported_lines_are_those_of_its_own_answer(world: Path) -> None:
+    # This library's snapshot is its call log, so every answer holds lines it does not account
+    # for, the first naming the asker; askers take turns and each one's memory answers alike
+    # until the next store, so the check of an asker's repeated answer is reused: it must still
+    # name that answer's own line.
+    cell = _cell(world)
+    assert cell.faults == []
+    snapshots = {
+        (r["replicate"], r["session_index"]): r["snapshot"] for r in cell.snapshots.to_pylist()
+    }
+    reads = cell.retrievals.to_pylist()
+    assert any(a["asker"] != b["asker"] for a, b in itertools.pairwise(reads))
+    named = 0
+    for row in reads:
+        expected = SnapshotIndex(snapshots[row["replicate"], row["checkpoint"] - 1])
+        assert row["unreported"] == expected.unreported(row["context"])
+        named += row["unreported"] is not None
+    assert named == len(reads)
