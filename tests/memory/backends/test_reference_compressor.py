@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message
 from drift_pipeline.memory.backends import SUMMARY_CAP_TOKENS, ReferenceCompressor
@@ -376,3 +378,23 @@ def test_a_session_summarised_again_is_summarised_as_it_says_now() -> None:
     for other in changed:
         assert summarise_session(other) == _summarise(other, SUMMARY_CAP_TOKENS) != first
     assert summarise_session(messages, cap_tokens=12) == _summarise(messages, 12) != first
+
+
+def test_a_session_shared_by_several_memories_is_summarised_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from drift_pipeline.memory.backends import reference_compressor as module
+
+    made: list[int] = []
+    real = module._summarise
+
+    def counted(messages: list[Message], cap_tokens: int) -> str:
+        made.append(cap_tokens)
+        return real(messages, cap_tokens)
+
+    monkeypatch.setattr(module, "_summarise", counted)
+    module._SUMMARIES.clear()
+    session = [user("I work at Acme Corp as an engineer."), user("I live in Leeds.")]
+    for _ in range(3):  # each memory the session enters asks for its summary
+        assert module.summarise_session(list(session)) == real(session, SUMMARY_CAP_TOKENS)
+    assert made == [SUMMARY_CAP_TOKENS]
