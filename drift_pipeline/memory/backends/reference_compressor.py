@@ -613,32 +613,28 @@ class ReferenceCompressor:
         unit_summary = np.frombuffer(self._unit_summary, dtype=np.int32)[order]
         # A unit of a summary not yet taken brings its date line.
         header_tokens = np.frombuffer(self._header_tokens, dtype=np.int64)[unit_summary]
-        # The units taken are read one by one as Python numbers (a numpy scalar per read cost
-        # more than the rest of the step); the search past those that do not fit stays in numpy.
-        units, tokens_of = order.tolist(), unit_tokens.tolist()
-        summary_of, header_of = unit_summary.tolist(), header_tokens.tolist()
-        dated = [False] * len(self._summaries)
+        dated = np.zeros(len(self._summaries), dtype=np.bool_)
         taken: list[int] = []
         left = self.budget_tokens
         position = 0
         while position < order.size:
-            summary = summary_of[position]
-            price = tokens_of[position] + (0 if dated[summary] else header_of[position])
+            summary = int(unit_summary[position])
+            price = int(unit_tokens[position]) + (
+                0 if dated[summary] else int(header_tokens[position])
+            )
             if price > left:
                 # The next unit that fits at its price now (with its date line, or without as a
                 # further line of a summary already taken), without a Python loop over the
                 # thousands that do not.
                 prices = unit_tokens[position:] + np.where(
-                    np.array(dated, dtype=np.bool_)[unit_summary[position:]],
-                    0,
-                    header_tokens[position:],
+                    dated[unit_summary[position:]], 0, header_tokens[position:]
                 )
                 fits = np.flatnonzero(prices <= left)
                 if fits.size == 0:
                     break
                 position += int(fits[0])
                 continue
-            taken.append(units[position])
+            taken.append(int(order[position]))
             dated[summary] = True
             left -= price
             position += 1
