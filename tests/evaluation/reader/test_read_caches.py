@@ -39,6 +39,8 @@ def test_readings_with_kept_results_equal_readings_without(
     again = [read_context(context, probe) for context in contexts for probe in probes]
     with monkeypatch.context() as patch:
         patch.setattr(_read, "_bounded_seen", _read._bounded)
+        patch.setattr(_read, "_prepare", _read._prepare.__wrapped__)
+        patch.setattr(_read, "_scan", _read._scan.__wrapped__)
         patch.setattr(_read, "_attached_dates", _read._attached_dates.__wrapped__)
         patch.setattr(_read, "_moves", _read._moves.__wrapped__)
         patch.setattr(_segment, "_read_line", _segment._read_line.__wrapped__)
