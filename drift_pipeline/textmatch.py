@@ -16,6 +16,7 @@ __all__ = [
     "contains_any",
     "fold",
     "normalise",
+    "normalise_lines",
     "occurs_in",
     "phrase_pattern",
     "runs_of",
@@ -39,6 +40,13 @@ def fold(text: str) -> str:
 def normalise(text: str) -> str:
     """Lower-case, NFKC-fold, unify dashes and quotes, and collapse whitespace."""
     return fold(text).lower()
+
+
+def normalise_lines(text: str) -> str:
+    """Each line of ``text`` normalised as a text of its own, joined by newlines again."""
+    if text.isascii():  # then normalising is lowering and joining words: once for the whole
+        return "\n".join(" ".join(line.split()) for line in text.lower().split("\n"))
+    return "\n".join(normalise(line) for line in text.split("\n"))
 
 
 @lru_cache(maxsize=8192)

@@ -12,6 +12,7 @@ from drift_pipeline.textmatch import (
     contains_any,
     fold,
     normalise,
+    normalise_lines,
     occurs_in,
     phrase_pattern,
     runs_of,
@@ -179,3 +180,15 @@ def test_folding_is_normalising_with_the_case_kept() -> None:
     text = "  Zürich — “Café”\n\tﬁne  "
     assert fold(text) == 'Zürich - "Café" fine'
     assert fold(text).lower() == normalise(text)
+
+
+def test_normalising_lines_normalises_each_line_as_a_text_of_its_own() -> None:
+    pieces = ["Moved", "TO", "Lisbon", " ", "\t", "\r", "\x0b", "\x0c", "\x1c", "\n", "\n\n"]
+    pieces += ["Zürich", "İstanbul", "ﬁne", "—", "’", "\u00a0", "\u2028", "Ⅻ"]
+    rng = random.Random(7)
+    for length in range(60):
+        text = "".join(rng.choice(pieces) for _ in range(length))
+        for sample in (text, text.encode("ascii", "ignore").decode()):  # the ASCII path too
+            wanted = "\n".join(normalise(line) for line in sample.split("\n"))
+            assert normalise_lines(sample) == wanted
+    assert normalise_lines("") == ""

@@ -16,7 +16,7 @@ from functools import cached_property, lru_cache
 from itertools import accumulate
 from typing import Final
 
-from drift_pipeline.textmatch import normalise, phrase_pattern, runs_of
+from drift_pipeline.textmatch import normalise, normalise_lines, phrase_pattern, runs_of
 
 __all__ = ["RETRACTION_MARKERS", "PreparedContext", "Verdict", "prepare_context"]
 
@@ -135,10 +135,7 @@ class PreparedContext:
 def prepare_context(context: str) -> PreparedContext:
     """Normalise ``context`` for the rule judges."""
     # Normalise line by line: the retraction rule works on lines, normalise() joins whitespace.
-    if context.isascii():  # then normalising a line is lowering it and joining its words
-        text = "\n".join(" ".join(line.split()) for line in context.lower().split("\n"))
-    else:
-        text = "\n".join(normalise(line) for line in context.split("\n"))
+    text = normalise_lines(context)
     asserted = _asserted(text)
     text_runs = runs_of(text)
     asserted_runs = text_runs if asserted is text else runs_of(asserted)
