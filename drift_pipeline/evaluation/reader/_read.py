@@ -139,7 +139,7 @@ def _prepare(
     folded = tuple(line.text for line in lines)  # the reader's working text, case kept
     lower = tuple(low if len(low := f.lower()) == len(f) else f for f in folded)
     starts = tuple(accumulate((len(text) + 1 for text in lower[:-1]), initial=0))[: len(lower)]
-    running = tuple(accumulate((ln.own_date or ln.section_date or "" for ln in lines), max))
+    running = tuple(accumulate((line.date or "" for line in lines), max))  # latest date so far
     return _Prepared(lines, folded, lower, "\n".join(lower), starts, running)
 
 
