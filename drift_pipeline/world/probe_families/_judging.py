@@ -92,12 +92,8 @@ class PreparedContext:
 
     @cached_property
     def lines(self) -> tuple[str, ...]:
-        """The lines of ``text``, each normalised as a text of its own (built on first use).
-
-        ``text`` is normalised line by line already, and normalising an ASCII line twice
-        changes nothing; only the others are normalised again.
-        """
-        return tuple(line if line.isascii() else normalise(line) for line in self.text.split("\n"))
+        """The lines of ``text``, each normalised as a text of its own (built on first use)."""
+        return tuple(normalise_lines(self.text).split("\n"))
 
     @cached_property
     def _joined_lines(self) -> tuple[str, tuple[int, ...]]:
