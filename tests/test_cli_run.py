@@ -125,8 +125,12 @@ def test_a_plugin_backend_runs_next_to_the_built_ins(plugin_run: Run):
 def test_the_leaderboard_names_its_reader_and_judge_with_their_figures(plugin_run: Run):
     lines = plugin_run.stdout.splitlines()
     scored = lines.index(f"scored by: reader {OFFLINE_SCORING.reader}, judge context@2")
-    assert "by other authors, 11 sets" in lines[scored + 1] and "accuracy" in lines[scored + 1]
-    assert lines[scored + 2].strip() == EXACT_PATH_LINE
+    assert "used to revise its rules, 11 sets" in lines[scored + 1]
+    assert "accuracy" in lines[scored + 1]
+    # The figures on text the reader has not met, measured for this very reader.
+    assert lines[scored + 2].startswith("  on text it has not met (by other authors, kept outside")
+    assert "accuracy" in lines[scored + 2]
+    assert lines[scored + 3].strip() == EXACT_PATH_LINE
     [scoring] = plugin_run.summary["scoring"]
     assert (scoring["reader"], scoring["judge"]) == (OFFLINE_SCORING.reader, "context@2")
     assert scoring["reader_figures"][0]["name"] == "reader_check"

@@ -44,6 +44,16 @@ if TYPE_CHECKING:
     help="Re-measure the careful reader on every labelled set the package ships and rewrite "
     "the figures every leaderboard quotes (evaluation/data/reader_figures.json).",
 )
+@click.option(
+    "--held-out",
+    "held_out",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="With --write-figures: also measure this set by other authors, kept outside the "
+    "package and never used to revise the rules (repeat for several). Its figures are the "
+    "reader's on text it has not met; once a rule is changed because of one, it is no longer "
+    "held out.",
+)
 @OUT_OPTION
 @json_option("Also write the report (rates, categories, every decision) as JSON to this file.")
 def command(
@@ -51,6 +61,7 @@ def command(
     check_set: Path | None,
     others: bool,
     write_figures: bool,
+    held_out: tuple[Path, ...],
     out: StorageRoot,
     json_path: Path | None,
 ) -> None:
@@ -62,10 +73,17 @@ def command(
     the shipped answer set holds vague, wrong, paraphrased and plain answers. Targets: accuracy
     at least 90%, false accepts at most 5%. LLM replies are cached under --out's llm_cache.
     """
+    if held_out and not write_figures:
+        raise CommandError("--held-out: only with --write-figures")
     if write_figures:
         from drift_pipeline.evaluation._reader_figures import main as write_figures_exec
 
-        write_figures_exec([], echo=click.echo)
+        try:
+            write_figures_exec(
+                [arg for path in held_out for arg in ("--held-out", str(path))], echo=click.echo
+            )
+        except (OSError, ValueError) as error:
+            raise CommandError(str(error)) from error
         return
     judge_check_exec(judge, check_set, others, out, json_path)
 

@@ -5,14 +5,18 @@ score never travels without its reader's limits. The figures are measured on the
 the package ships (``evaluation/data/``) and written to :data:`FIGURES_FILE` by
 :data:`MEASURE_COMMAND`; each record names the reader version it was measured with, and a
 figure measured with another version than the running one is reported as not measured, never
-carried over. Sets written by other authors that the package does not ship are not here: their
-figures cannot be re-measured from the package.
+carried over.
 
 - the hand-written contexts (``reader_check.jsonl``), read by the careful reader;
 - the contexts written by other authors (``reader_check_others.jsonl``), whole and per set
   (each set's items share an id prefix of two letters);
 - the labelled answers (``judge_check.jsonl``) scored by the rule judge, the judge of an LLM
-  reader's answers under ``--reader llm --judge rule``.
+  reader's answers under ``--reader llm --judge rule``;
+- sets written by other authors that were never used to revise the rules and are kept outside
+  the package, so that they stay unseen (``held_out``, whole and per set): the only figures of
+  text the reader has not met. They are measured by whoever holds the files
+  (``drift judge-check --write-figures --held-out FILE``), recorded with each file's digest, and
+  kept only while the reader and judge they were measured with are the running ones.
 
 An LLM reader or judge depends on the model behind it, so the package ships no figure for
 either: ``drift judge-check`` measures the LLM judge against one's own model.
@@ -21,9 +25,10 @@ either: ``drift judge-check`` measures the LLM judge against one's own model.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -59,6 +64,8 @@ CURRENT_READER: Final = f"{READER_NAME}@{READER_VERSION}"
 CONTEXT_JUDGE: Final = f"{JUDGE_NAME}@{JUDGE_VERSION}"
 """The context judge (and the rule judge, which applies its rules to an answer's text)."""
 JUDGE_CHECK_SET: Final = "judge_check.jsonl"
+HELD_OUT: Final = "held_out"
+"""The name of the figures on sets kept outside the package (per set: ``held_out/<prefix>``)."""
 SET_PREFIX_LENGTH: Final = 2
 """The items of one set written by other authors share an id prefix of this many letters."""
 
@@ -82,6 +89,8 @@ class SetFigures:
         false_reject_rate: Share of should-accept items not credited.
         reader: The careful reader's version string they were measured with.
         judge: The judge's version string.
+        held_out: The set is kept outside the package and was never used to revise the rules.
+        digest: A held-out set's file(s): the first 12 hex digits of each file's sha256.
     """
 
     name: str
@@ -94,6 +103,8 @@ class SetFigures:
     false_reject_rate: float | None
     reader: str
     judge: str
+    held_out: bool = False
+    digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,14 @@ class ShippedFigures:
     def others_sets(self) -> list[SetFigures]:
         """The per-set figures of the contexts written by other authors."""
         return [s for s in self.sets if s.name.startswith(f"{_stem(OTHERS_CONTEXT_SET)}/")]
+
+    def held_out_sets(self) -> list[SetFigures]:
+        """The per-set figures of the held-out sets (kept outside the package)."""
+        return [s for s in self.sets if s.name.startswith(f"{HELD_OUT}/")]
+
+    def shipped_only(self) -> ShippedFigures:
+        """These figures without the held-out ones (what the package alone can re-measure)."""
+        return replace(self, sets=tuple(s for s in self.sets if not s.held_out))
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data (the file's content)."""
@@ -132,11 +151,21 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def measure_shipped_figures() -> ShippedFigures:
-    """Re-measure the careful reader and the rule judge on every labelled set the package ships."""
+def measure_shipped_figures(held_out: Sequence[Path] = ()) -> ShippedFigures:
+    """Re-measure the careful reader and the rule judge on every labelled set the package ships.
+
+    Args:
+        held_out: Sets by other authors kept outside the package and never used to revise the
+            rules; measured too (whole, and per set by the items' id prefix) when given.
+
+    Raises:
+        ValueError: One line naming a held-out file that cannot be read as a labelled set.
+    """
     sets: list[SetFigures] = []
 
-    def add(name: str, file: str, written_by: Written, scores: str, report: Any) -> None:
+    def add(
+        name: str, file: str, written_by: Written, scores: str, report: Any, digest: str = ""
+    ) -> None:
         sets.append(
             SetFigures(
                 name,
@@ -149,6 +178,8 @@ def measure_shipped_figures() -> ShippedFigures:
                 _rounded(report.false_reject_rate),
                 CURRENT_READER,
                 CONTEXT_JUDGE,
+                bool(digest),
+                digest or None,
             )
         )
 
@@ -184,21 +215,62 @@ def measure_shipped_figures() -> ShippedFigures:
         "rule judge",
         run_judge_check(RuleJudge(), load_check_set()),
     )
+    if held_out:
+        files = [(path.name, _digest(path), load_context_set(path)) for path in held_out]
+        names = [name for name, _, _ in files]
+        if len(set(names)) != len(names):
+            raise ValueError(f"--held-out: two files are named {names}: name each set's file apart")
+        every = [item for _, _, items in files for item in items]
+        ids = [item.id for item in every]
+        if len(set(ids)) != len(ids):
+            twice = next(i for i in ids if ids.count(i) > 1)
+            raise ValueError(f"--held-out: item id {twice!r} is in more than one held-out set")
+        digests = ",".join(digest for _, digest, _ in files)
+        add(HELD_OUT, ",".join(names), "other authors", "reader", score_reader(every), digests)
+        for name, digest, items in files:
+            for prefix in dict.fromkeys(item.id[:SET_PREFIX_LENGTH] for item in items):
+                mine = [item for item in items if item.id[:SET_PREFIX_LENGTH] == prefix]
+                add(
+                    f"{HELD_OUT}/{prefix}",
+                    name,
+                    "other authors",
+                    "reader",
+                    score_reader(mine),
+                    digest,
+                )
     return ShippedFigures(CURRENT_READER, CONTEXT_JUDGE, MEASURE_COMMAND, tuple(sets))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
 def _package_file() -> Path:
     return Path(__file__).resolve().parent / "data" / FIGURES_FILE
 
 
-def write_shipped_figures(path: Path | None = None) -> tuple[Path, ShippedFigures]:
+def write_shipped_figures(
+    path: Path | None = None, held_out: Sequence[Path] = ()
+) -> tuple[Path, ShippedFigures]:
     """Re-measure and write :data:`FIGURES_FILE` (default: the package's own copy).
+
+    Without ``held_out`` files, the held-out figures already in the target are kept when they
+    were measured with the running reader and judge, and dropped otherwise (they would belong to
+    another reader); with them, they are measured afresh.
 
     Returns:
         Where it was written, and the figures.
     """
-    figures = measure_shipped_figures()
+    figures = measure_shipped_figures(held_out)
     target = path or _package_file()
+    if not held_out and target.is_file():
+        before = _parse(json.loads(target.read_text(encoding="utf-8")), str(target))
+        kept = [
+            s
+            for s in before.sets
+            if s.held_out and (s.reader, s.judge) == (CURRENT_READER, CONTEXT_JUDGE)
+        ]
+        figures = replace(figures, sets=figures.sets + tuple(kept))
     target.write_text(json.dumps(figures.to_json(), indent=2) + "\n", encoding="utf-8")
     return target, figures
 
@@ -325,8 +397,17 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
     parser.add_argument(
         "--out", type=Path, default=None, help="write here instead of the package's own file"
     )
+    parser.add_argument(
+        "--held-out",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a set by other authors kept outside the package and never used to revise the "
+        "rules (repeat for several)",
+    )
     args = parser.parse_args(argv)
-    path, figures = write_shipped_figures(args.out)
+    path, figures = write_shipped_figures(args.out, args.held_out)
     for s in figures.sets:
         echo(
             f"{s.name:<24} {s.items:>5} items  accuracy {_pct(s.accuracy):>6}  false accepts "

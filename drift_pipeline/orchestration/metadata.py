@@ -90,6 +90,11 @@ READER_ACCURACY = "drift/reader_accuracy"
 LLM reader, or when the shipped figures are not for the reader that scored)."""
 READER_FALSE_ACCEPT_RATE = "drift/reader_false_accept_rate"
 """Its false-accept rate there (null likewise)."""
+READER_HELD_OUT_ACCURACY = "drift/reader_held_out_accuracy"
+"""The offline reader's accuracy on text it has not met: sets by other authors kept outside the
+package and never used to revise its rules (null when not measured for the reader that scored)."""
+READER_HELD_OUT_FALSE_ACCEPT_RATE = "drift/reader_held_out_false_accept_rate"
+"""Its false-accept rate there (null likewise)."""
 BUDGET_FAILURES = "drift/budget_failures"
 """Latency budget figures (spec §7.8) that some arm fails where it runs (not measured: none)."""
 BUDGET = "budget"
@@ -219,6 +224,8 @@ LEADERBOARD_KEYS: tuple[str, ...] = (
     BEST_DRIFT_C,
     READER_ACCURACY,
     READER_FALSE_ACCEPT_RATE,
+    READER_HELD_OUT_ACCURACY,
+    READER_HELD_OUT_FALSE_ACCEPT_RATE,
     BUDGET_FAILURES,
 )
 COST_CURVES_KEYS: tuple[str, ...] = (ROWS, ARMS, WORLDS, MAX_CUMULATIVE_TOKENS)

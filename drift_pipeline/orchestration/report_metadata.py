@@ -116,12 +116,12 @@ def plot_metadata(plots: Sequence[Any]) -> dict[str, dg.MetadataValue]:
     return out
 
 
-def _others_figures(scoring: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The one offline reader's figures on the shipped sets by other authors (else empty)."""
+def _set_figures(scoring: Sequence[Mapping[str, Any]], name: str) -> dict[str, Any]:
+    """The one offline reader's figures on the labelled set ``name`` (else empty)."""
     if len(scoring) != 1:
         return {}
     for figures in scoring[0]["reader_figures"] or []:
-        if figures["name"] == "reader_check_others":
+        if figures["name"] == name:
             return dict(figures)
     return {}
 
@@ -157,7 +157,8 @@ def leaderboard_metadata(
         else "_no evaluated cells yet_"
     )
     scoring = scoring_json(scoring for row in rows for scoring in row.scorings)
-    others = _others_figures(scoring)
+    others = _set_figures(scoring, "reader_check_others")
+    held_out = _set_figures(scoring, "held_out")
     budget_failures, budget = md.budget(
         render_budget(rows, markdown=True),
         {s.arm: budget_json(s.deployment, s.budget) for s in rows if s.valid},
@@ -180,6 +181,8 @@ def leaderboard_metadata(
                 md.BEST_DRIFT_C: ranked[0]["drift_c"]["value"] if ranked else None,
                 md.READER_ACCURACY: others.get("accuracy"),
                 md.READER_FALSE_ACCEPT_RATE: others.get("false_accept_rate"),
+                md.READER_HELD_OUT_ACCURACY: held_out.get("accuracy"),
+                md.READER_HELD_OUT_FALSE_ACCEPT_RATE: held_out.get("false_accept_rate"),
                 md.BUDGET_FAILURES: budget_failures,
             },
             md.LEADERBOARD_KEYS,

@@ -4,7 +4,9 @@ A score travels with its reader's limits. Every leaderboard names the reader and
 its cells (with versions) and quotes their figures on the labelled sets the package ships
 (:func:`drift_pipeline.evaluation.shipped_figures`), as measured with that very version; a
 reader or judge the package has no figure for is said to be not measured, never given one.
-Under the offline reader, one line says that ``--reader llm`` is the exact path.
+Under the offline reader, one line gives its figures on text it has not met (sets by other
+authors kept outside the package and never used to revise its rules), or says they are not
+measured for this reader, and one line says that ``--reader llm`` is the exact path.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ EXACT_PATH_LINE: Final = (
 )
 """The visible line under every leaderboard the offline reader scored."""
 HAND_WRITTEN: Final = "reader_check"
+HELD_OUT: Final = "held_out"
 BY_OTHERS: Final = "reader_check_others"
 ANSWERS: Final = "judge_check"
 
@@ -86,11 +89,29 @@ def _reader_text(figures: ShippedFigures) -> str:
             f" ({_span([s.false_accept_rate for s in per_set])})" if per_set else "",
         )
         parts.append(
-            f"by other authors, {len(per_set) or 1} sets, {others.items:,} items: accuracy "
-            f"{_pct(others.accuracy)}{spread[0]}, false accepts "
+            f"by other authors and used to revise its rules, {len(per_set) or 1} sets, "
+            f"{others.items:,} items: accuracy {_pct(others.accuracy)}{spread[0]}, false accepts "
             f"{_pct(others.false_accept_rate)}{spread[1]}"
         )
     return "; ".join(parts) if parts else "no context set measured"
+
+
+def _held_out_line(figures: ShippedFigures) -> str:
+    """The reader's figures on sets it has not met, or that they are not measured for it."""
+    whole = figures.by_name(HELD_OUT)
+    if whole is None or whole.reader != figures.reader:
+        return (
+            "on text it has not met (sets by other authors never used to revise its rules): "
+            f"not measured for this reader ({MEASURE_COMMAND} --held-out FILE measures them)"
+        )
+    per_set = [s for s in figures.held_out_sets() if s.reader == figures.reader]
+    return (
+        f"on text it has not met (by other authors, kept outside the package and never used to "
+        f"revise its rules), {len(per_set) or 1} sets, {whole.items:,} items: accuracy "
+        f"{_pct(whole.accuracy)} ({_span([s.accuracy for s in per_set])} per set), false "
+        f"accepts {_pct(whole.false_accept_rate)} "
+        f"({_span([s.false_accept_rate for s in per_set])})"
+    )
 
 
 def _not_measured(what: str, scoring: Scoring) -> str:
@@ -115,6 +136,7 @@ def _lines_for(scoring: Scoring) -> list[str]:
                 f"  reader and judge on the labelled contexts shipped with the package: "
                 f"{_reader_text(figures)}"
             )
+            lines.append("  " + _held_out_line(figures))
         lines.append("  " + EXACT_PATH_LINE)
         return lines
     lines.append(
@@ -152,7 +174,7 @@ def _records(records: Sequence[SetFigures | None]) -> list[dict[str, Any]] | Non
 def scoring_json(scorings: Iterable[Scoring]) -> list[dict[str, Any]]:
     """Per reader and judge: names, their measured figures (``null``: not measured), the note.
 
-    ``reader_figures`` are the careful reader's figures per shipped context set (read and
+    ``reader_figures`` are the careful reader's figures per labelled context set (read and
     judged together, so they are the context judge's too); ``judge_figures`` the rule judge's
     on the shipped labelled answers. Neither is given for an LLM reader or judge.
     """
@@ -162,7 +184,9 @@ def scoring_json(scorings: Iterable[Scoring]) -> list[dict[str, Any]]:
         reader: list[dict[str, Any]] | None = None
         judge: list[dict[str, Any]] | None = None
         if figures is not None and scoring.offline:
-            reader = _records([s for s in figures.sets if s.scores == "reader"])
+            reader = _records(
+                [s for s in figures.sets if s.scores == "reader" and s.reader == figures.reader]
+            )
             judge = reader
         elif figures is not None and scoring.judge_kind == "rule":
             judge = _records([figures.by_name(ANSWERS)])

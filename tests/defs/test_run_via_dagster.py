@@ -193,6 +193,11 @@ def test_the_leaderboard_asset_names_its_reader_and_judge(runs: dict[str, Any]) 
     assert others is not None
     assert metadata[md.READER_ACCURACY].value == pytest.approx(others.accuracy)
     assert metadata[md.READER_FALSE_ACCEPT_RATE].value == pytest.approx(others.false_accept_rate)
+    held_out = shipped.by_name("held_out")
+    assert held_out is not None and held_out.reader == OFFLINE_SCORING.reader
+    assert metadata[md.READER_HELD_OUT_ACCURACY].value == pytest.approx(held_out.accuracy)
+    rate = held_out.false_accept_rate
+    assert metadata[md.READER_HELD_OUT_FALSE_ACCEPT_RATE].value == pytest.approx(rate)
     assert EXACT_PATH_LINE in str(metadata["leaderboard"].value)
     # The board's record: every row's verification rests on the worlds' answerability audit.
     record = load_record(latest_record(runs["folder"] / "dagster"))
