@@ -98,6 +98,8 @@ class EntityScoped:
             if not callable(getattr(memories[0], "snapshot", None)):
                 raise AttributeError(name)
             return self._joined_tokens
+        if name == "snapshot_tail" and len(memories) > 1:
+            raise AttributeError(name)  # the first memory's would not be the joined snapshot's
         return getattr(memories[0], name)
 
     def _memory(self, entity: str) -> Any:
@@ -152,6 +154,8 @@ class EntityScoped:
         parts do, every part but the last with the break that joins it to the next. Each part
         is recounted by a counter of its own, at the cost of what changed in it since the last
         session; the joined text would change in its middle, where a count of it starts over.
+        A memory that counts its own storage and names its snapshot's last line
+        (``storage_tokens`` and ``snapshot_tail``, as the built-ins do) is not built at all.
         """
         # Here, not at the top: the registry imports this module, and must load no tokenizer.
         from drift_pipeline.tokens import LineCounter, count_line_tokens
@@ -159,16 +163,27 @@ class EntityScoped:
         total = 0
         last_line: str | None = None  # the previous part's (maybe empty) last line
         for entity in sorted(self._memories):
-            text = self._memories[entity].snapshot()
-            if not text:
-                continue
+            memory = self._memories[entity]
+            counts, tail = (
+                getattr(memory, "storage_tokens", None),
+                getattr(memory, "snapshot_tail", None),
+            )
+            if callable(counts) and callable(tail):
+                tokens, end = int(counts()), str(tail())
+                if not tokens:  # only an empty text counts no token
+                    continue
+            else:
+                text = memory.snapshot()
+                if not text:
+                    continue
+                counter = self._counters.get(entity)
+                if counter is None:
+                    counter = self._counters[entity] = LineCounter()
+                tokens, end = counter.count(text), text
             if last_line is not None:  # it gets the break that joins it to this part
                 total += count_line_tokens(last_line + "\n") - count_line_tokens(last_line)
-            counter = self._counters.get(entity)
-            if counter is None:
-                counter = self._counters[entity] = LineCounter()
-            total += counter.count(text)
-            last_line = text[text.rfind("\n") + 1 :]
+            total += tokens
+            last_line = end[end.rfind("\n") + 1 :]
         return total
 
 

@@ -106,6 +106,10 @@ class BM25Backend:
         """Tokens of :meth:`snapshot`, counted as turns arrive (see ``CountsOwnStorage``)."""
         return self._storage.count()
 
+    def snapshot_tail(self) -> str:
+        """The last line of :meth:`snapshot` (``""`` when it is empty), without building it."""
+        return self._lines[-1] if self._lines else ""
+
     def _ids(self, words: list[str], *, grow: bool) -> list[int]:
         ids: list[int] = []
         for word in words:

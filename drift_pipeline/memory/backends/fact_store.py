@@ -26,6 +26,7 @@ from drift_pipeline.memory.backends._extract import (
     succeed,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
+from drift_pipeline.memory.backends._line_sum import LineSum
 from drift_pipeline.memory.backends._text import (
     CaseModel,
     line_tokens,
@@ -125,6 +126,8 @@ class FactStoreBackend:
         self._topic_dates: dict[tuple[str, str], str] = {}
         # Which words are names, from how the text read so far capitalises them.
         self._case = CaseModel()
+        # The snapshot's token count, kept as facts are added, redated and deleted.
+        self._storage = LineSum()
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -193,6 +196,15 @@ class FactStoreBackend:
         """The current facts, one line each with the date they were last set, oldest first."""
         return "\n".join(self._facts[doc_id].line for doc_id in sorted(self._facts))
 
+    def storage_tokens(self) -> int:
+        """Tokens of :meth:`snapshot`, kept as facts change (see ``CountsOwnStorage``)."""
+        return self._storage.count(self.snapshot_tail())
+
+    def snapshot_tail(self) -> str:
+        """The last line of :meth:`snapshot` (``""`` when it is empty), without building it."""
+        # Facts are kept in the order of their ids, the snapshot's order.
+        return self._facts[next(reversed(self._facts))].line if self._facts else ""
+
     def _held(self, subject: str, predicate: str) -> str | None:
         """The value ``subject`` currently holds under ``predicate``, if any."""
         for doc_id in self._slots.get((subject, predicate), []):
@@ -241,6 +253,7 @@ class FactStoreBackend:
         )
         self._next_doc += 1
         self._facts[fact.doc_id] = fact
+        self._storage.add(line)
         self._recent[fact.doc_id] = None
         self._shortest = min(self._shortest, fact.tokens)
         self._slots.setdefault(key, []).append(fact.doc_id)
@@ -253,7 +266,9 @@ class FactStoreBackend:
     def _redate(self, fact: _Fact, date: str) -> None:
         """Show ``fact`` with the date it was last said."""
         fact.set_date = date
-        fact.line = f"[{date}] {fact.line.split('] ', 1)[1]}"
+        line = f"[{date}] {fact.line.split('] ', 1)[1]}"
+        self._storage.replace(fact.line, line)
+        fact.line = line
         fact.tokens = line_tokens(fact.line)
         self._shortest = min(self._shortest, fact.tokens)
 
@@ -264,6 +279,7 @@ class FactStoreBackend:
             if fact.viewers:
                 continue
             del self._facts[fact.doc_id]
+            self._storage.remove(fact.line)
             del self._recent[fact.doc_id]
             self._index.remove(fact.doc_id)
             slot = self._slots[(fact.subject, fact.predicate)]

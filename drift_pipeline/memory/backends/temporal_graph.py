@@ -25,6 +25,7 @@ from drift_pipeline.memory.backends._extract import (
     succeed,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
+from drift_pipeline.memory.backends._line_sum import LineSum
 from drift_pipeline.memory.backends._text import (
     CaseModel,
     line_tokens,
@@ -124,6 +125,10 @@ class TemporalGraphBackend:
         self._shortest = sys.maxsize
         # Which words are names, from how the text read so far capitalises them.
         self._case = CaseModel()
+        # The snapshot's token count, kept as edges are added and closed, and the id of the
+        # last closed edge (the snapshot's last line, once an edge is closed).
+        self._storage = LineSum()
+        self._last_closed: int | None = None
         self.operation_counts: dict[Operation, int] = {operation: 0 for operation in Operation}
 
     async def store(self, session_id: str, messages: list[Message]) -> None:
@@ -216,6 +221,17 @@ class TemporalGraphBackend:
         closed = [edge.snapshot_line() for edge in self._edges if edge.valid_to is not None]
         return "\n".join([*current, *closed])
 
+    def storage_tokens(self) -> int:
+        """Tokens of :meth:`snapshot`, kept as edges change (see ``CountsOwnStorage``)."""
+        return self._storage.count(self.snapshot_tail())
+
+    def snapshot_tail(self) -> str:
+        """The last line of :meth:`snapshot` (``""`` when it is empty), without building it."""
+        if self._last_closed is not None:
+            return self._edges[self._last_closed].snapshot_line()
+        # Nothing closed yet: every edge is current, in the order added.
+        return self._edges[-1].snapshot_line() if self._edges else ""
+
     def history(self, subject: str, predicate: str) -> list[tuple[str, str, str | None]]:
         """Return ``(value, valid_from, valid_to)`` of every edge of one slot, oldest first."""
         return [
@@ -267,6 +283,7 @@ class TemporalGraphBackend:
             viewers=speakers,
         )
         self._edges.append(edge)
+        self._storage.add(edge.snapshot_line())
         self._touch(edge.doc_id)
         self._shortest = min(self._shortest, self._tokens(edge.current_line()))
         self._slots.setdefault(key, []).append(edge.doc_id)
@@ -298,7 +315,11 @@ class TemporalGraphBackend:
             self._touch(edge.doc_id)
             if edge.viewers:
                 continue
+            current_line = edge.snapshot_line()
             edge.valid_to = date
+            # Its line moves to the closed edges, in the order of edge ids (not of closing).
+            self._storage.replace(current_line, edge.snapshot_line())
+            self._last_closed = max(edge.doc_id, self._last_closed or 0)
             slot = self._slots[(edge.subject, edge.predicate)]
             slot.remove(edge.doc_id)
             if not slot:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import itertools
+
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import TokenCounts
 from drift_pipeline.memory.backends import FactStoreBackend
 from drift_pipeline.memory.backends._extract import Operation
 
-from ._sessions import NOISE, agent, ask, chat, store_all
+from ._sessions import NOISE, agent, ask, chat, random_history, store_all, store_counting
 
 
 def test_a_new_value_updates_the_slot() -> None:
@@ -416,3 +418,19 @@ def test_instructions_about_replies_given_as_advice_replace_one_another() -> Non
     assert backend.snapshot() == (
         "[2027-05-02] principal: standing instruction: from now on, reply in short paragraphs"
     )
+
+
+def test_storage_tokens_are_the_snapshot_count_after_every_change() -> None:
+    """Facts added, updated, redated and deleted, by two people before two assistants."""
+    redated = 0
+    for seed in range(3):
+        backend = FactStoreBackend()
+        history = random_history(seed, 70, ("principal", "partner"), ("assistant_a", "assistant_b"))
+        snapshots = store_counting(backend, history)
+        for before, after in itertools.pairwise(["", *snapshots]):
+            old = {line.split("] ", 1)[1]: line for line in before.split("\n") if line}
+            redated += sum(
+                old.get(line.split("] ", 1)[1], line) != line for line in after.split("\n") if line
+            )
+        assert all(backend.operation_counts[operation] for operation in Operation)
+    assert redated

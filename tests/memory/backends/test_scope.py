@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
-from drift_pipeline.memory._protocol import MemoryBackend, Message
+from drift_pipeline.memory._protocol import CountsOwnStorage, MemoryBackend, Message
 from drift_pipeline.memory.backends import backend_names, backend_registration, load_backend
 from drift_pipeline.memory.backends._scoped import entity_scoped
 from drift_pipeline.tokens import count_tokens_lines
 
-from ._sessions import NOISE, PRINCIPAL, agent, ask, run, store_all, user
+from ._sessions import (
+    NOISE,
+    PRINCIPAL,
+    agent,
+    ask,
+    chat,
+    random_history,
+    run,
+    store_all,
+    store_counting,
+    user,
+)
 
 REMEMBERING = ["full_context", "reference_compressor", "bm25", "fact_store", "temporal_graph"]
 QUESTION = "Where does the principal live and where does the principal work?"
@@ -132,3 +146,36 @@ def test_several_memories_count_their_joined_snapshot_exactly() -> None:
         report = getattr(scoped, "storage_tokens", None)
         if callable(report):
             assert report() == count_tokens_lines(scoped.snapshot()), step
+
+
+@pytest.mark.parametrize("name", ["bm25", "fact_store", "temporal_graph"])
+def test_several_memories_that_count_themselves_count_the_joined_snapshot_unbuilt(
+    name: str,
+) -> None:
+    # A memory per speaker, people and assistants, each changing in turn; the first and the last
+    # memory by entity id heard only small talk (a fact memory keeps nothing of it).
+    backend = load_backend(name, {})
+    small_talk = chat("2027-01-01", "I'm so tired today.", speaker="aaron", helper="zed")
+    history = random_history(7, 40, ("principal", "partner"), ("assistant_a", "assistant_b"))
+    store_counting(backend, [small_talk, *history])
+    assert len(backend._memories) == 6  # type: ignore[attr-defined]
+    built = 0
+
+    def counted(memory: Any) -> Callable[[], str]:
+        snapshot = memory.snapshot
+
+        def counting() -> str:
+            nonlocal built
+            built += 1
+            return str(snapshot())
+
+        return counting
+
+    for memory in backend._memories.values():  # type: ignore[attr-defined]
+        memory.snapshot = counted(memory)
+    assert isinstance(backend, CountsOwnStorage)
+    reported = backend.storage_tokens()
+    assert built == 0  # counted from the memories' own counts
+    assert reported == count_tokens_lines(backend.snapshot())
+    with pytest.raises(AttributeError):
+        backend.snapshot_tail  # noqa: B018  (the first memory's is not the joined snapshot's)

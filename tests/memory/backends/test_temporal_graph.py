@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from drift_pipeline.memory.backends import SUPERSEDED_MARKER, TemporalGraphBackend
+from drift_pipeline.memory.backends._extract import Operation
 
-from ._sessions import NOISE, ask, chat, store_all
+from ._sessions import NOISE, ask, chat, random_history, store_all, store_counting
 
 
 def _career() -> TemporalGraphBackend:
@@ -115,3 +116,14 @@ def test_a_value_superseded_twice_is_listed_once_with_its_latest_end() -> None:
         f"principal: works at Acme Corp ({SUPERSEDED_MARKER} 2027-04-01)",
         f"principal: works at Globex ({SUPERSEDED_MARKER} 2027-03-01)",
     ]
+
+
+def test_storage_tokens_are_the_snapshot_count_after_every_change() -> None:
+    """Edges added and closed, by two people before two assistants, closed out of id order."""
+    for seed in range(3):
+        backend = TemporalGraphBackend()
+        history = random_history(seed, 70, ("principal", "partner"), ("assistant_a", "assistant_b"))
+        snapshots = store_counting(backend, history)
+        assert all(backend.operation_counts[operation] for operation in Operation)
+        assert "superseded" in snapshots[-1].split("\n")[-1]
+        assert backend.snapshot_tail() == snapshots[-1].split("\n")[-1]
