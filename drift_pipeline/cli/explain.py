@@ -12,7 +12,12 @@ from .errors import CommandError
 @click.command("explain")
 @click.argument("run_folder", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--probe", "probe_id", required=True, metavar="ID", help="The probe's id.")
-@click.option("--arm", required=True, metavar="NAME", help="The arm, e.g. fact_store@hard.")
+@click.option(
+    "--arm",
+    required=True,
+    metavar="NAME",
+    help="The arm, e.g. fact_store@hard (or fact_store, when the run has it under one gate).",
+)
 @click.option(
     "--full",
     is_flag=True,
@@ -47,6 +52,10 @@ def explain_exec(run_folder: Path, probe_id: str, arm: str, full: bool = False) 
         row[0]
         for row in con.execute("select distinct arm from probe_answers order by 1").fetchall()
     ]
+    # A backend's name alone names its arm when the run has that backend under one gate only.
+    gated = [name for name in arms if name.partition("@")[0] == arm] if "@" not in arm else []
+    if arm not in arms and len(gated) == 1:
+        arm = gated[0]
     if arm not in arms:
         raise CommandError(f"--arm {arm}: not in {run_folder} (arms: {', '.join(arms)})")
     traces = probe_traces(con, arm, probe_id)

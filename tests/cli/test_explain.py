@@ -92,3 +92,15 @@ def test_an_unknown_arm_or_probe_exits_2_naming_what_exists(folder: Path):
     assert wrong_arm.exit_code == 2 and "sentence_log@hard" in wrong_arm.output
     wrong_probe = invoke("explain", str(folder), "--arm", "amnesiac@hard", "--probe", "x")
     assert wrong_probe.exit_code == 2 and "--probe x" in wrong_probe.output
+
+
+def test_a_backend_name_names_its_arm_when_the_run_has_it_under_one_gate(folder: Path):
+    probe = _probe(folder, "sentence_log@hard", True)
+    bare = invoke("explain", str(folder), "--arm", "sentence_log", "--probe", probe["probe_id"])
+    gated = invoke(
+        "explain", str(folder), "--arm", "sentence_log@hard", "--probe", probe["probe_id"]
+    )
+    assert bare.exit_code == 0 and bare.output == gated.output
+    # A name that is not a backend of the run is still refused, naming the arms.
+    wrong = invoke("explain", str(folder), "--arm", "sentence", "--probe", probe["probe_id"])
+    assert wrong.exit_code == 2 and "sentence_log@hard" in wrong.output
