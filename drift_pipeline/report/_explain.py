@@ -40,7 +40,8 @@ def render_trace(trace: ProbeTrace, full: bool = False) -> str:
     ]
     for stored in trace.stored:
         tokens = "?" if stored["stored_tokens"] is None else stored["stored_tokens"]
-        lines.append(f"  session {stored['session']}: {tokens} tokens stored")
+        fault = f"; fault: {stored['error']}" if stored.get("error") else ""
+        lines.append(f"  session {stored['session']}: {tokens} tokens stored{fault}")
         if stored["snapshot_session"] is None:
             lines.append("    no snapshot (the backend takes none)")
             continue

@@ -275,6 +275,7 @@ def _trace(trace: ProbeTrace) -> str:
     stored = "".join(
         f"<li>evidence session {s['session']}: "
         f"{'?' if s['stored_tokens'] is None else s['stored_tokens']} tokens stored; "
+        + (f"fault: <code>{escape(s['error'])}</code>; " if s.get("error") else "")
         + (
             f"memory at the checkpoint after session {s['snapshot_session']}, its lines about the "
             f"asked values:{_mention_list(s.get('about') or [], 'memory-lines')}"

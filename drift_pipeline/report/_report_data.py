@@ -308,7 +308,8 @@ def _trace(
     evidence = tuple(int(s) for s in row["evidence_sessions"] or ())
     sessions = _rows(
         con,
-        "select session_index, storage_delta_tokens, checkpoint, snapshot from memory_snapshots "
+        "select session_index, storage_delta_tokens, checkpoint, snapshot, error "
+        "from memory_snapshots "
         "where scenario = ? and horizon = ? and replicate = ? and arm = ? order by session_index",
         [row["scenario"], row["horizon"], row["replicate"], row["arm"]],
     )
@@ -334,6 +335,8 @@ def _trace(
             {
                 "session": session,
                 "stored_tokens": None if delta is None else delta["storage_delta_tokens"],
+                # The fault recorded on that session (a failed store), shown beside its count.
+                "error": None if delta is None else delta["error"],
                 "snapshot_session": None if snap is None else snap["session_index"],
                 "snapshot": None if snap is None else snap["snapshot"],
                 # The memory's lines about the probe's values (the careful reader's mentions).
