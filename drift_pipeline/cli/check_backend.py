@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .common import CALL_TIMEOUT_OPTION, REAL_CLOCK_OPTION, json_option
-from .errors import EXIT_INVALID_ARM, EXIT_ISOLATION, CommandError
+from .errors import EXIT_BACKEND_START, EXIT_INVALID_ARM, EXIT_ISOLATION, CommandError
 from .run_inputs import backend_config
 
 if TYPE_CHECKING:
@@ -60,7 +60,9 @@ def command(
     first for every arm that is not a built-in.
 
     Exit 0 when it passes; 5 with one line saying why it does not (the status of an arm that is
-    not scored); 2 for an unknown backend or bad options; 3 when the sandbox cannot start here.
+    not scored); 4 when the backend cannot be built (import, attribute or constructor error,
+    such as a misspelt class or an option its constructor refuses: as in drift run); 2 for an
+    unknown backend name or an unreadable config; 3 when the sandbox cannot start here.
     """
     report = check_backend_exec(
         backend,
@@ -76,7 +78,9 @@ def command(
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
     if not report.passed:
-        raise CommandError.reported(EXIT_INVALID_ARM)
+        raise CommandError.reported(
+            EXIT_BACKEND_START if report.start_error is not None else EXIT_INVALID_ARM
+        )
 
 
 def check_backend_exec(

@@ -103,3 +103,15 @@ def test_drift_run_refuses_an_adapter_without_its_model_before_anything_runs(
     assert result.exit_code == 2
     assert result.stderr.startswith("mem0 infer llm: DRIFT_LLM_BASE_URL is not set")
     assert not out.exists()
+
+
+def test_a_backend_that_cannot_be_built_exits_4_as_in_a_run(tmp_path: Path) -> None:
+    misspelt = CliRunner().invoke(main, ["check-backend", f"{PLUGIN}:Honset"])
+    assert misspelt.exit_code == 4, misspelt.output
+    assert "Honset" in misspelt.stdout.splitlines()[0]
+    config = tmp_path / "backends.yaml"
+    config.write_text(f"{PLUGIN}:Honest: {{bogus_option: 3}}\n", encoding="utf-8")
+    args = ["check-backend", f"{PLUGIN}:Honest", "--backend-config", str(config)]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 4, refused.output
+    assert "bogus_option" in refused.stdout.splitlines()[0]
