@@ -28,6 +28,7 @@ _OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tik
 __all__ = [
     "ENCODING_NAME",
     "LineCounter",
+    "LineSum",
     "LineTally",
     "Splice",
     "count_line_tokens",
@@ -252,6 +253,48 @@ class LineTally:
             self._closed += sum(_piece_tokens(piece + "\n") for piece in pieces)
             self._last = last
         return self._closed + (_piece_tokens(self._last) if self._last else 0)
+
+
+class LineSum:
+    r""":func:`count_tokens_lines` of ``"\n".join(lines)`` for lines added, replaced and removed.
+
+    For a memory that rewrites itself (a fact updated, redated or deleted, an edge closed),
+    which :class:`LineTally` cannot follow. The joined text counts as the sum of its lines'
+    counts, each line with the break after it, except the last line, which has none: so the
+    count is a running sum of ``line + "\n"`` over the lines, corrected for whichever line is
+    last when it is asked for. The lines may come in any order and may themselves contain
+    breaks. Each change costs one line's count (through the shared line cache, so a line
+    counted before is a lookup), never the text's size.
+    """
+
+    __slots__ = ("_lines", "_total")
+
+    def __init__(self) -> None:
+        self._total = 0  # every line's tokens with the break after it
+        self._lines = 0
+
+    def add(self, line: str) -> None:
+        """One more line in the joined text."""
+        self._total += count_tokens_lines(line + "\n")
+        self._lines += 1
+
+    def remove(self, line: str) -> None:
+        """A line that was added leaves the joined text."""
+        self._total -= count_tokens_lines(line + "\n")
+        self._lines -= 1
+
+    def replace(self, old: str, new: str) -> None:
+        """A line of the joined text now reads ``new``."""
+        if old != new:
+            self._total += count_tokens_lines(new + "\n") - count_tokens_lines(old + "\n")
+
+    def count(self, last: str) -> int:
+        """Token count of the joined text, which ends with ``last`` (one of the lines added)."""
+        if not self._lines:
+            return 0
+        # Nothing follows the last line: the break counted after it is not in the text.
+        end = last[last.rfind("\n") + 1 :]
+        return self._total - count_tokens_lines(end + "\n") + count_tokens_lines(end)
 
 
 def truncate_tail(text: str, max_tokens: int) -> str:

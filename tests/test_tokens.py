@@ -13,6 +13,7 @@ from drift_pipeline import tokens
 from drift_pipeline.tokens import (
     ENCODING_NAME,
     LineCounter,
+    LineSum,
     LineTally,
     count_line_tokens,
     count_tokens,
@@ -181,3 +182,26 @@ def test_splices_are_exact_or_absent_on_any_pair_of_texts():
         counter.count(previous)
         assert counter.count(text) == _line_wise(text)
     assert cut_inside > 100  # the counter's incremental path was taken, not only recounts
+
+
+def test_line_sum_is_the_count_of_the_joined_lines_through_any_changes() -> None:
+    # Blank lines, lines with breaks inside or at their end, merging punctuation, non-ASCII.
+    pieces = ["", "\n", "\n\n", " ", ".", ".\n", "Hello world", "é", "x\n\ny", "  \n", "日本"]
+    rng = random.Random(3)
+    lines: list[str] = []
+    tally = LineSum()
+    assert tally.count("") == 0
+    for step in range(400):
+        action = rng.randrange(3) if lines else 0
+        new = "".join(rng.choice(pieces) for _ in range(rng.randrange(4)))
+        if action == 0:
+            lines.insert(rng.randrange(len(lines) + 1), new)
+            tally.add(new)
+        elif action == 1:
+            tally.remove(lines.pop(rng.randrange(len(lines))))
+        else:
+            at = rng.randrange(len(lines))
+            tally.replace(lines[at], new)
+            lines[at] = new
+        expected = count_tokens_lines("\n".join(lines))
+        assert tally.count(lines[-1] if lines else "") == expected, (step, lines)

@@ -124,9 +124,7 @@ class Mem0Backend:
         items = self._all_items()
         self._stored = {(str(item.get("user_id")), _meta(item, "session_id")) for item in items}
         self._next_seq = 1 + max((_seq(item) for item in items), default=-1)
-        self._storage = LineTally()
-        for item in items:
-            self._storage.append(_render(item))
+        self._storage = _tally(items)
 
     # --- the protocol -------------------------------------------------------------------------
 
@@ -198,7 +196,11 @@ class Mem0Backend:
         return "\n".join(_render(item) for item in self._all_items())
 
     def storage_tokens(self) -> int:
-        """Tokens of :meth:`snapshot`, counted as memories are added (see ``CountsOwnStorage``)."""
+        """Tokens of :meth:`snapshot`, counted as memories are added (see ``CountsOwnStorage``).
+
+        Mem0's ``add`` only adds (with a model too, it reports every change as ``ADD``); an add
+        that fails is followed by a recount of what Mem0 kept.
+        """
         return self._storage.count()
 
     def service_info(self) -> dict[str, str]:
@@ -246,12 +248,18 @@ class Mem0Backend:
                 "seq": self._next_seq,
             }
             self._next_seq += 1
-            result = self._memory.add(
-                [_mem0_message(message) for message in batch],
-                user_id=owner,
-                metadata=metadata,
-                infer=self.infer,
-            )
+            try:
+                result = self._memory.add(
+                    [_mem0_message(message) for message in batch],
+                    user_id=owner,
+                    metadata=metadata,
+                    infer=self.infer,
+                )
+            except Exception:
+                # Mem0 writes a memory's history (and an extraction's messages) after the memory
+                # itself: an add that fails may have kept part of the batch, unreported.
+                self._recount()
+                raise
             added = [
                 item
                 for item in result.get("results", [])
@@ -266,6 +274,14 @@ class Mem0Backend:
             for line in sorted(lines):
                 self._storage.append(line)
         return ids
+
+    def _recount(self) -> None:
+        """Count the memory from what Mem0 holds now (one read of every memory)."""
+        try:
+            items = self._all_items()
+        except Exception:
+            return  # Mem0 cannot be read either: the add's own error is the one to report
+        self._storage = _tally(items)
 
     def _all_items(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -395,6 +411,14 @@ def _seq(item: dict[str, Any]) -> int:
 
 def _order(item: dict[str, Any]) -> tuple[int, str, str]:
     return (_seq(item), str(item.get("user_id", "")), _render(item))
+
+
+def _tally(items: list[dict[str, Any]]) -> LineTally:
+    """The storage count of memories read back from Mem0 in the snapshot's order."""
+    tally = LineTally()
+    for item in items:
+        tally.append(_render(item))
+    return tally
 
 
 def _render(item: dict[str, Any]) -> str:

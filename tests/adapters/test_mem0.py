@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,11 +178,15 @@ def test_service_info_names_sdk_and_embedder_and_no_model(stored: Mem0Backend) -
 # --- infer=True: Mem0's extraction model through an OpenAI-compatible endpoint ----------------
 
 
+def _said(messages: list[dict[str, Any]]) -> list[str]:
+    """The user lines of the session's new messages in Mem0's extraction prompt."""
+    new = messages[-1]["content"].split("## New Messages\n", 1)[1].split("\n## ", 1)[0]
+    return [line.removeprefix("user: ") for line in new.splitlines() if line.startswith("user: ")]
+
+
 def _extract(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     """Mem0's additive extraction: one fact per user line of the session's new messages."""
-    prompt = messages[-1]["content"]
-    new = prompt.split("## New Messages\n", 1)[1].split("\n## ", 1)[0]
-    facts = [line.removeprefix("user: ") for line in new.splitlines() if line.startswith("user: ")]
+    facts = _said(messages)
     return json.dumps(
         {"memory": [{"id": str(i), "text": f"User said: {fact}"} for i, fact in enumerate(facts)]}
     )
@@ -258,3 +263,49 @@ def test_an_endpoint_without_usage_is_counted_not_taken_as_zero(
     assert (
         "(1 calls without usage counted with cl100k_base)" in backend.service_info()["token_counts"]
     )
+
+
+def _rewrite(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """A model that asks Mem0 to rewrite, drop and keep the memories it was shown."""
+    prompt = messages[-1]["content"]
+    shown = json.loads(prompt.split("## Existing Memories\n", 1)[1].split("\n", 1)[0])
+    asked = [{"id": "n", "text": f"User said: {fact}"} for fact in _said(messages)]
+    for memory, event in zip(shown, ("UPDATE", "DELETE", "NONE"), strict=False):
+        text = f"Now: {memory['text']}" if event == "UPDATE" else memory["text"]
+        asked.append({"id": memory["id"], "text": text, "event": event})
+    return json.dumps({"memory": asked})
+
+
+def test_with_a_model_that_asks_for_updates_and_deletes_the_count_stays_exact(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(_rewrite, api_key=TEST_API_KEY) as server:
+        monkeypatch.setenv("DRIFT_LLM_API_KEY", TEST_API_KEY)
+        backend = _inferring(server, tmp_path / "m")
+        before: list[str] = []
+        for session in SESSIONS[:3]:
+            _store_all(backend, [session])
+            snapshot = backend.snapshot()
+            assert backend.storage_tokens() == count_tokens_lines(snapshot)
+            # The pinned Mem0 only adds: a rewrite is a new memory and nothing is dropped.
+            assert snapshot.splitlines()[: len(before)] == before
+            before = snapshot.splitlines()
+    assert "[2031-05-09] Now: User said: I just moved to Porto for the new job." in before
+
+
+def test_a_store_that_fails_after_mem0_kept_a_memory_still_counts_it(tmp_path: Path) -> None:
+    backend = Mem0Backend(path=str(tmp_path / "m"))
+    _store_all(backend, SESSIONS[:1])
+    # Mem0 writes a memory's history after the memory itself: with its history file locked by
+    # another connection, the memory is kept and the add raises.
+    backend._memory.db.connection.execute("PRAGMA busy_timeout = 20")  # fail fast, not in 5 s
+    lock = sqlite3.connect(tmp_path / "m" / "history.db", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(Exception, match="locked"):
+        _store_all(backend, SESSIONS[2:3])
+    lock.execute("ROLLBACK")
+    lock.close()
+    assert "Rosa" in backend.snapshot()
+    assert backend.storage_tokens() == count_tokens_lines(backend.snapshot())
+    _store_all(backend, SESSIONS[3:])
+    assert backend.storage_tokens() == count_tokens_lines(backend.snapshot())

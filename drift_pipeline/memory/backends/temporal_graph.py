@@ -25,7 +25,6 @@ from drift_pipeline.memory.backends._extract import (
     succeed,
 )
 from drift_pipeline.memory.backends._lexical import LexicalIndex
-from drift_pipeline.memory.backends._line_sum import LineSum
 from drift_pipeline.memory.backends._text import (
     CaseModel,
     line_tokens,
@@ -33,6 +32,7 @@ from drift_pipeline.memory.backends._text import (
     strip_frames,
     terms,
 )
+from drift_pipeline.tokens import LineSum
 
 __all__ = ["SUPERSEDED_MARKER", "TemporalGraphBackend"]
 
