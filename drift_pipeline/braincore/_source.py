@@ -29,10 +29,10 @@ has one replicate at the short horizon. What each part becomes:
   are judged on the new value alone. An answer's aliases are the answer and, when it starts
   with an article, the answer without it.
 
-The data asks no action or canary questions and labels nothing as noise (an item no query asks
-about is still a memory, not small talk), so Action Alignment, Privacy and Selectivity are not
-applicable, and neither is DRIFT-C, which would renormalise over the rest and look comparable
-to a generated world's.
+The data asks no action or canary questions, and an item no query asks about (a noise turn, in a
+noise session when its session holds no asked-about item) is still a memory, not small talk: so
+Action Alignment, Privacy and Selectivity are not applicable, and neither is DRIFT-C, which
+would renormalise over the rest and look comparable to a generated world's. Arms rank by MVOT.
 """
 
 from __future__ import annotations
