@@ -21,9 +21,13 @@ from drift_pipeline.braincore import (
     BrainCoreError,
     caller_options,
     open_braincore,
+    synthetic_dataset_bytes,
 )
 from drift_pipeline.cli import main
+from drift_pipeline.evaluation import reader_probe, with_reader_columns
+from drift_pipeline.evaluation.reader import judge_reading, read_context
 from drift_pipeline.memory import Message
+from drift_pipeline.memory.backends import FullContextBackend
 from drift_pipeline.sources import SourceError, open_source
 
 from .conftest import TINY, write_jsonl
@@ -87,7 +91,8 @@ def test_the_source_imports_records_as_sessions_and_queries_as_probes(
     assert source.id == "braincore-tiny" and source.kind == "braincore"
     assert source.content_hash == hashlib.sha256(tiny_dataset.read_bytes()).hexdigest()
     tables = source.tables("short")
-    assert tables["event_schedules"].num_rows == 2
+    # alpha's three timed items are three sessions; beta, untimed, is one.
+    assert tables["event_schedules"].num_rows == 4
     assert tables["transcripts"].column("content").to_pylist()[3] == "Ilya plays the oboe."
     probes = tables["probes"].to_pylist()
     assert [(p["probe_id"], p["probe_type"], p["subtype"]) for p in probes] == [
@@ -97,12 +102,72 @@ def test_the_source_imports_records_as_sessions_and_queries_as_probes(
         ("q4", "recall", "fact"),
         ("q5", "recall", "fact"),
     ]
-    assert {p["checkpoint"] for p in probes} == {2}
+    assert {p["checkpoint"] for p in probes} == {4}
     assert probes[3]["aliases"] == ["the oboe", "oboe"]
-    assert [p["evidence_sessions"] for p in probes] == [[0], [0], [0], [1], [1]]
+    # The sessions of each query's required memories.
+    assert [p["evidence_sessions"] for p in probes] == [[1], [0, 1], [0, 2], [3], [3]]
+    # Every question is asked by the memory, about the person its memories are notes on.
+    assert {p["asker"] for p in probes} == {"memory"}
+    assert [p["subject"] for p in probes] == ["noor", "noor", "noor", "ilya", "ilya"]
+    profiles = {r["entity_id"]: r for r in tables["latent_profiles"].to_pylist()}
+    assert {k: (r["entity_type"], r["name"]) for k, r in profiles.items()} == {
+        "memory": ("tool_agent", "memory"),
+        "noor": ("human", "Noor"),
+        "ilya": ("human", "Ilya"),
+    }
+    assert source.not_applicable == {"action_alignment", "privacy", "selectivity", "drift_c"}
     # Importing the same file twice gives the same tables.
     again = open_braincore(str(tiny_dataset)).tables("short")
     assert all(again[name].equals(table) for name, table in tables.items())
+
+
+def test_each_item_is_a_note_of_the_memory_dated_by_its_own_timestamp(tmp_path: Path) -> None:
+    """Records are replayed in time order, and an untimed item keeps its neighbours' time."""
+    records = [
+        {
+            "session_id": "later",
+            "memories": [
+                {"id": "l0", "text": "Tove Lund keeps bees."},  # untimed, listed first
+                {"id": "l1", "text": "Tove Lund moved to Umea.", "time": "2024-03-02T08:00"},
+                {"id": "l2", "text": "Tove Lund sold her bike."},  # untimed, after l1
+                {"id": "l3", "text": "Tove Lund bought a canoe.", "time": "2024-03-09T18:30"},
+            ],
+            "queries": [],
+        },
+        {
+            "session_id": "earlier",
+            "memories": [
+                {"id": "e1", "text": "Ama Okafor lives in Lagos.", "time": "2024-03-01T10:00"},
+                {"id": "e2", "text": "Ama Okafor ran a marathon.", "time": "2024-03-05T10:00"},
+            ],
+            "queries": [
+                {
+                    "query_id": "q",
+                    "query_text": "Did Ama Okafor run a marathon?",
+                    "expected_answer": "yes",
+                    "query_type": "retrieval",
+                    "required_memory_ids": ["e2"],
+                }
+            ],
+        },
+    ]
+    tables = open_braincore(str(write_jsonl(tmp_path / "dated.jsonl", records))).tables("short")
+    turns = tables["transcripts"].to_pylist()
+    assert {(t["speaker"], t["role"]) for t in turns} == {("memory", "tool")}
+    dated = [(t["label_event_id"], t["session_index"], t["sim_time"].isoformat()) for t in turns]
+    assert dated == [
+        ("e1", 0, "2024-03-01T10:00:00"),
+        ("l0", 1, "2024-03-02T08:00:00"),
+        ("l1", 1, "2024-03-02T08:00:00"),
+        ("l2", 1, "2024-03-02T08:00:00"),
+        ("e2", 2, "2024-03-05T10:00:00"),
+        ("l3", 3, "2024-03-09T18:30:00"),
+    ]
+    (probe,) = tables["probes"].to_pylist()
+    # "Did" opens the question, not the name: the memories open with "Ama Okafor".
+    assert (probe["subject"], probe["evidence_sessions"]) == ("ama-okafor", [2])
+    tiers = tables["event_schedules"].column("tier").to_pylist()
+    assert tiers == ["noise", "noise", "signal", "noise"]
 
 
 def test_a_malformed_record_stops_the_import_in_one_line(tmp_path: Path) -> None:
@@ -134,6 +199,8 @@ def test_an_adapter_written_elsewhere_runs_under_the_gate_on_an_imported_dataset
             "braincore",
             "--backend",
             "amnesiac",
+            "--backend",
+            "full_context",
             "--backend-config",
             str(config),
             "--out",
@@ -152,25 +219,41 @@ def test_an_adapter_written_elsewhere_runs_under_the_gate_on_an_imported_dataset
         ).fetchall()
     }
     # The worker built the adapter from its file: one line per context, the latest match, dated
-    # by its session (beta has no times: a day after alpha's first memory).
-    assert contexts["q3"] == "[2024-01-01] user: Noor moved to Rome."
-    assert contexts["q5"] == "[2024-01-02] user: Ilya joined a choir."
+    # by its own time (beta has no times: a day after alpha's last memory).
+    assert contexts["q3"] == "[2024-01-09] memory: Noor moved to Rome."
+    assert contexts["q5"] == "[2024-01-10] memory: Ilya joined a choir."
     assert contexts["q4"] == ""  # no word of "Which instrument?" is in any memory
-    correct = dict(
-        duckdb.sql(
-            f"select arm, count(*) filter (where correct) from read_parquet("
+    correct = {
+        arm: sorted(probes or [])
+        for arm, probes in duckdb.sql(
+            f"select arm, list(probe_id) filter (where correct) from read_parquet("
             f"'{out}/probe_answers/**/*.parquet', hive_partitioning=true) group by arm"
         ).fetchall()
-    )
-    assert correct["amnesiac@hard"] == 0 < correct["braincore@hard"]
+    }
+    # Reading the whole memory, a careful reader finds every answer as the memory's own note
+    # about the person asked about; with no memory, none. The adapter's one line (its latest
+    # match) answers only the question about the move, the one where the latest is the answer.
+    assert correct["full_context@hard"] == ["q1", "q2", "q3", "q4", "q5"]
+    assert correct["amnesiac@hard"] == []
+    assert correct["braincore@hard"] == ["q3"]
     manifest = json.loads((out / "_manifests" / "run.json").read_text())
     assert manifest["scenarios"][0]["source"] == "braincore"
     assert (
         manifest["scenarios"][0]["sha256"] == hashlib.sha256(tiny_dataset.read_bytes()).hexdigest()
     )
     arms = {row["arm"]: row for row in json.loads(summary.read_text())["arms"]}
-    # No action probes in a BrainCore dataset: not applicable, never a zero.
-    assert arms["braincore@hard"]["action_alignment"]["value"] is None
+    for arm in ("braincore@hard", "full_context@hard"):
+        # No action or canary questions and no noise: not applicable, never a zero, and no
+        # DRIFT-C composite renormalised over what is left to rank by.
+        assert arms[arm]["action_alignment"]["value"] is None
+        assert set(arms[arm]["not_applicable"]) >= {"drift_c", "drift_c_lift", "selectivity"}
+        assert arms[arm]["drift_c"]["value"] is None
+    recall = {arm: row["recall_by_subtype"] for arm, row in arms.items()}
+    assert recall["full_context@hard"]["fact"]["value"] == 1.0
+    assert recall["amnesiac@hard"]["fact"]["value"] == 0.0
+    # Ranked by MVOT, the full memory above the one-line adapter.
+    ranked = [row["arm"] for row in json.loads(summary.read_text())["arms"] if row["ranked"]]
+    assert ranked.index("full_context@hard") < ranked.index("braincore@hard")
 
 
 def _braincore_contexts(out: Path) -> dict[str, str]:
@@ -209,7 +292,7 @@ def test_an_adapter_named_relative_to_the_callers_folder_runs_in_the_worker(
         result = CliRunner().invoke(main, [*arguments, "--out", str(out)])
         assert result.exit_code == 0, result.output
         assert "0 faults" in result.stdout, label
-        assert _braincore_contexts(out)["q3"] == "[2024-01-01] user: Noor moved to Rome."
+        assert _braincore_contexts(out)["q3"] == "[2024-01-09] memory: Noor moved to Rome."
 
 
 @pytest.mark.parametrize(
@@ -263,3 +346,46 @@ def test_an_adapter_returning_garbage_under_the_gate_is_a_recorded_fault(
     asyncio.run(backend.store("s0", [_message("ana", "Ana keeps bees.")]))
     with pytest.raises(BrainCoreError, match=r"retrieve returned .*, expected a list of dicts"):
         asyncio.run(backend.retrieve("s0", "ana", "bees?"))
+
+
+def _read_whole_memory(path: Path) -> dict[str, bool]:
+    """Whether the careful reader credits each probe, reading the whole memory."""
+    tables = open_braincore(str(path)).tables("short")
+    backend = FullContextBackend()
+    turns = tables["transcripts"].to_pylist()
+    for index in sorted({t["session_index"] for t in turns}):
+        messages: list[Message] = [
+            {
+                "speaker": t["speaker"],
+                "role": t["role"],
+                "content": t["content"],
+                "timestamp": t["sim_time"].isoformat(),
+            }
+            for t in turns
+            if t["session_index"] == index
+        ]
+        asyncio.run(backend.store(f"s{index}", messages))
+    probes = with_reader_columns(
+        tables["probes"], tables["latent_profiles"], tables["ground_truth"]
+    ).to_pylist()
+    verdicts: dict[str, bool] = {}
+    for row in probes:
+        context = asyncio.run(backend.retrieve("last", row["asker"], row["question"]))
+        probe = reader_probe(row)
+        verdicts[row["probe_id"]] = judge_reading(read_context(context, probe), probe).correct
+    return verdicts
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the careful reader takes the last word of a full name for another person "
+    "('Greta Ivers adopted …' is Ivers's, not Greta Ivers's) and reads 'moved from Utrecht "
+    "to Ghent' as retracting Ghent",
+)
+def test_the_whole_memory_answers_most_questions_of_the_synthetic_dataset(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "synthetic.jsonl"
+    path.write_bytes(synthetic_dataset_bytes(records=4))
+    credited = _read_whole_memory(path)
+    assert sum(credited.values()) > len(credited) / 2
