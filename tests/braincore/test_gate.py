@@ -376,12 +376,6 @@ def _read_whole_memory(path: Path) -> dict[str, bool]:
     return verdicts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the careful reader takes the last word of a full name for another person "
-    "('Greta Ivers adopted …' is Ivers's, not Greta Ivers's) and reads 'moved from Utrecht "
-    "to Ghent' as retracting Ghent",
-)
 def test_the_whole_memory_answers_most_questions_of_the_synthetic_dataset(
     tmp_path: Path,
 ) -> None:

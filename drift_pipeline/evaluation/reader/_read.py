@@ -56,7 +56,7 @@ READER_NAME = "careful"
 
 def reader_version(rules: Rules) -> str:
     """The reader's version with a rules file: a changed cue is a changed reader."""
-    return f"6+rules.{rules.digest}"
+    return f"7+rules.{rules.digest}"
 
 
 READER_VERSION = reader_version(RULES)

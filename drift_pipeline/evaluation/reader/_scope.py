@@ -375,6 +375,7 @@ def other_name_at(cased_left: str, names: frozenset[str], values: frozenset[str]
         name = match.group(1).lower()
         if not (
             name in names
+            or _ends_full_name(cased_left[: match.end(1)].lower(), names)
             or name in _WORDS["not-names"]
             or name.endswith("ly")
             or name in _WORDS["relations"]  # "Wife's name": the relation rules decide
@@ -382,3 +383,13 @@ def other_name_at(cased_left: str, names: frozenset[str], values: frozenset[str]
         ):
             at = match.start()
     return at
+
+
+def _ends_full_name(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` ends with a name of several words the subject goes by ("Greta Ivers")."""
+    return any(
+        " " in name
+        and text.endswith(name)
+        and (len(text) == len(name) or not text[-len(name) - 1].isalnum())
+        for name in names
+    )

@@ -83,6 +83,41 @@ def test_someone_elses_fact_next_to_ones_own_keeps_the_own() -> None:
     assert read_context(context, city).current == ("Lisbon",)
 
 
+def test_a_move_from_a_place_gives_up_that_place_not_the_one_moved_to() -> None:
+    # The place left is not a value of the slot the reader was told of: the change still ends
+    # where the new place is named.
+    question = "Which town does Rhiannon live in now?"
+    city = probe(aliases=["Ghent"], slot="city", question=question)
+    for context in (
+        "memory: Rhiannon moved from Utrecht to Ghent.",
+        "user: switched from a flat in Utrecht to a house in Ghent",
+        "user: finally moved out of Utrecht into Ghent",
+    ):
+        assert read_context(context, city).current == ("Ghent",), context
+    left = probe(aliases=["Utrecht"], slot="city", question=question)
+    assert read_context("memory: Rhiannon moved from Utrecht to Ghent.", left).current == ()
+
+
+def test_the_subject_named_in_full_is_the_subject_not_another_person() -> None:
+    for context in (
+        "memory: Rhiannon Price adopted a hamster named Pepper.",
+        "[2027-02-01] note: Rhiannon Price works at Kestrel Aerospace",
+    ):
+        pet = "Pepper" in context
+        asked = (
+            probe(
+                aliases=["Pepper"], slot="pet_name", question="What is Rhiannon's hamster called?"
+            )
+            if pet
+            else probe()
+        )
+        reading = read_context(context, asked)
+        assert reading.answer == ("Pepper" if pet else "Kestrel Aerospace"), reading.rationale
+    # Another person with the subject's surname is still another person.
+    other = read_context("user: Tom Price works at Kestrel Aerospace.", probe())
+    assert other.answer is None, other.rationale
+
+
 REVISION = dict(aliases=NEW_EMPLOYER, deprecated=EMPLOYER)
 OLD = "[2027-01-04] user: I work at Kestrel Aerospace."
 NEW = "[2027-03-01] user: New job! I'm at Lumen Cartography from today."
