@@ -172,6 +172,7 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
+from ._judging import JudgeFailures, judge_failures
 from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
 from ._metric_registry import computed_metric_specs
 from ._peer_metrics import Leak, handoff_row, leaked, peer_parts
@@ -388,6 +389,10 @@ class CellMetrics:
         bounds: Figures that are bounds rather than values, each with the side it bounds: a
             cell whose model spend is unknown has its cost-dependent figures computed on the
             part that is known (:data:`~._token_audit.COST_BOUNDS`). Empty otherwise.
+        judge_failures: The answers the reader or judge failed on (the arm's, the amnesiac's,
+            the reference compressor's) and the figures they leave partly judged; the figures
+            they leave without a judged answer are in ``not_measured``. ``None`` when every
+            answer was judged. Such a cell is not to be ranked (see :mod:`._judging`).
 
     """
 
@@ -400,6 +405,7 @@ class CellMetrics:
     llm_tokens: TokenAudit | None = None
     leaks: tuple[Leak, ...] = ()
     bounds: Mapping[str, Bound] = field(default_factory=dict)
+    judge_failures: JudgeFailures | None = None
 
     def table(self) -> pa.Table:
         """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number).
@@ -1410,7 +1416,34 @@ def compute_cell(
             mark_not_measured(audited, dict.fromkeys(COST_NOT_MEASURED, UNKNOWN_MODEL_TOKENS)),
             bounds=dict(COST_BOUNDS),
         )
-    return mark_not_applicable(audited, not_applicable)
+    return _mark_judge_failures(
+        mark_not_applicable(audited, not_applicable),
+        arm.answers,
+        amnesiac_answers,
+        reference.answers if isinstance(reference, ArmData) else None,
+        [name for name, rate in u.computed.items() if rate.unit == "probe"],
+    )
+
+
+def _mark_judge_failures(
+    metrics: CellMetrics,
+    answers: pa.Table,
+    amnesiac: pa.Table,
+    reference: pa.Table | None,
+    probe_metrics: Sequence[str],
+) -> CellMetrics:
+    """``metrics`` with what failed reader or judge calls leave of it (see :mod:`._judging`)."""
+    values = {row.metric: row.value for row in metrics.rows if row.checkpoint is None}
+    lost, failures = judge_failures(answers, amnesiac, reference, values, probe_metrics)
+    if failures is None:
+        return metrics
+    # A figure the data cannot support, or the backend gave no way to measure, keeps that reason.
+    kept = metrics.not_applicable | frozenset(metrics.not_measured)
+    lost = {name: why for name, why in lost.items() if name not in kept}
+    partly = {name: why for name, why in failures.partly.items() if name not in kept}
+    return replace(
+        mark_not_measured(metrics, lost), judge_failures=replace(failures, partly=partly)
+    )
 
 
 def mark_not_measured(metrics: CellMetrics, reasons: Mapping[str, str]) -> CellMetrics:
