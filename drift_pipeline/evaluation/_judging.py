@@ -8,7 +8,8 @@ says what that leaves of each figure of a cell:
   (its row undefined, with the reason), never a default.
 - A composite (DRIFT-C and its Lift, TES, DRIFT-E) one of whose judged parts is not measured is
   not measured either: renormalising its weights over the parts that remain (DRIFT-C on
-  Selectivity alone, DRIFT-E on LPS alone) would pass off a figure the judge never produced.
+  Selectivity alone, DRIFT-E on LPS alone) would pass off a figure the judge never produced. A
+  Revision or Action figure on too few probes to enter DRIFT-C at all leaves it as it is.
 - A figure some of whose answers failed keeps its value over the answers judged and is
   **partly judged**, with the count; the cell is not to be ranked (:class:`JudgeFailures`).
 
@@ -156,6 +157,7 @@ def judge_failures(
     reference: pa.Table | None,
     values: Mapping[str, float | None],
     probe_metrics: Sequence[str] = (),
+    min_component_units: int = 0,
 ) -> tuple[dict[str, str], JudgeFailures | None]:
     """Which figures of a cell failed reader or judge calls leave not measured or partial.
 
@@ -165,6 +167,8 @@ def judge_failures(
         reference: The reference compressor's answers to them (``None``: fixed figures).
         values: Each figure's whole-cell value as computed over the judged answers.
         probe_metrics: Registered metrics over probes: they may read any answer.
+        min_component_units: Fewest probes a Revision or Action figure needs to enter
+            DRIFT-C (the suite's ``MetricConfig.min_component_units``).
 
     Returns:
         The figures not measured, each with why, and the cell's failures (``None`` when no
@@ -188,7 +192,10 @@ def judge_failures(
     not_measured: dict[str, str] = {}
     partly: dict[str, str] = {}
 
+    probes: dict[str, int] = {}
+
     def account(metric: str, feeds: npt.NDArray[np.bool_], sides: tuple[str, ...]) -> None:
+        probes[metric] = int(feeds.sum())
         lost = np.logical_or.reduce([failed[side][0] for side in sides]) & feeds
         k, total = int(lost.sum()), int(feeds.sum())
         if not k:
@@ -204,7 +211,12 @@ def judge_failures(
         account(metric, np.ones(n, dtype=bool), (_ARM,))
     composite_feeds = np.logical_or.reduce([feeding(f) for f in _COMPOSITE_FEEDS])
     for metric, (parts, sides) in _COMPOSITES.items():
-        lost_parts = [part for part in parts if part in not_measured]
+        lost_parts = [
+            part
+            for part in parts
+            if part in not_measured
+            and (part in _COMPOSITES or part == "mvot" or probes[part] >= min_component_units)
+        ]
         if lost_parts:
             # Never renormalised over the parts left: that would be a figure never judged.
             not_measured[metric] = f"{JUDGE_FAILED} every answer its {lost_parts[0]} rests on"

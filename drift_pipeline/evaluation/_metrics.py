@@ -618,6 +618,10 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "canary": f(canary_scored),
         "canary_ok": f(canary_scored, correct),
         "judge_error": f(~judged),
+        # The probes a DRIFT-C component counts towards its minimum: a failed reader or judge
+        # call among them still counts, so it never drops the component from the composite.
+        "upd_units": f(fresh & (upd_ok | ~judged)),
+        "action_units": f(feeding("action_alignment") & (score_ok | ~judged)),
         **peer_parts(answers, feeding, correct, correct_ok),
         # The amnesiac's parts of DRIFT-C, for the lift over it.
         "amn_action": f(feeding("action_alignment") & amn_score_ok & amn_judged),
@@ -1115,8 +1119,8 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
         if u.storage_known
         else np.full_like(selectivity, UNSEEN_SELECTIVITY)
     )
-    revision_c = enough(revision, u.p["upd"])
-    action_c = enough(action, u.p["action"])
+    revision_c = enough(revision, u.p["upd_units"])
+    action_c = enough(action, u.p["action_units"])
     composite = drift_c(horizon, mvot, selectivity_c, revision_c, action_c)
     put("drift_c", composite)
     # The amnesiac on the same draw: MVOT 0 by definition, Selectivity 0.5 (it keeps no signal
@@ -1422,6 +1426,7 @@ def compute_cell(
         amnesiac_answers,
         reference.answers if isinstance(reference, ArmData) else None,
         [name for name, rate in u.computed.items() if rate.unit == "probe"],
+        cfg.min_component_units,
     )
 
 
@@ -1431,10 +1436,13 @@ def _mark_judge_failures(
     amnesiac: pa.Table,
     reference: pa.Table | None,
     probe_metrics: Sequence[str],
+    min_component_units: int,
 ) -> CellMetrics:
     """``metrics`` with what failed reader or judge calls leave of it (see :mod:`._judging`)."""
     values = {row.metric: row.value for row in metrics.rows if row.checkpoint is None}
-    lost, failures = judge_failures(answers, amnesiac, reference, values, probe_metrics)
+    lost, failures = judge_failures(
+        answers, amnesiac, reference, values, probe_metrics, min_component_units
+    )
     if failures is None:
         return metrics
     # A figure the data cannot support, or the backend gave no way to measure, keeps that reason.
