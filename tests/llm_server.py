@@ -5,8 +5,9 @@ on ``127.0.0.1`` (threaded, one thread per connection), with plain JSON replies 
 streaming (a final usage chunk when ``stream_options.include_usage`` is set). What it answers
 comes from a ``responder`` function; failures (429/500 with an optional Retry-After, stalls past
 the client's timeout) are injected with :meth:`FakeOpenAIServer.fail_next` and
-:meth:`FakeOpenAIServer.stall_next`, or chosen per request by a ``fails`` function. Every received body is logged in
-:attr:`FakeOpenAIServer.requests`, so tests count the requests a run sent.
+:meth:`FakeOpenAIServer.stall_next`, or chosen per request by a ``fails`` function. Every
+received body is logged in :attr:`FakeOpenAIServer.requests`, so tests count the requests a run
+sent.
 
 Usage reported by the server is deliberately not a tiktoken count (it counts words), so a test
 can tell "usage came from the response" from "usage was counted locally".

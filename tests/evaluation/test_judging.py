@@ -1,4 +1,4 @@
-"""Failed reader or judge calls never become a figure: not measured, or partly judged and said so."""
+"""Failed reader or judge calls never become a figure: not measured, or partly judged, said so."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
+
+from drift_pipeline.evaluation import JUDGE_FAILED, ArmData, CellMetrics, compute_cell
 from evaluation.test_metrics import (
     AMNESIAC,
     ARM,
@@ -18,8 +20,6 @@ from evaluation.test_metrics import (
     snapshots,
     with_judge_errors,
 )
-
-from drift_pipeline.evaluation import JUDGE_FAILED, ArmData, CellMetrics, compute_cell
 
 EVERY = {(replicate, probe[0]) for replicate in (0, 1) for probe in PROBES}
 JUDGED_FIGURES = (
@@ -76,9 +76,7 @@ def test_the_amnesiacs_failed_answers_leave_mvot_and_drift_c_unmeasured() -> Non
 
 
 def test_the_reference_compressors_failed_answers_leave_tes_unmeasured() -> None:
-    reference = ArmData(
-        with_judge_errors(answers(ARM), EVERY), snapshots(SESSIONS), retrievals()
-    )
+    reference = ArmData(with_judge_errors(answers(ARM), EVERY), snapshots(SESSIONS), retrievals())
     cell = compute_cell(_arm(), _amnesiac(), reference, "short", FAST)
     for metric in ("tes", "drift_e"):
         assert _not_measured_for_the_judge(cell, metric), metric
