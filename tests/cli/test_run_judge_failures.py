@@ -66,31 +66,27 @@ def some_calls(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     return _run(tmp_path_factory.mktemp("judge-some"), _some_reader_calls)
 
 
-def _cell(run: FinishedRun) -> dict[str, Any]:
-    return next(c for c in run.summary["cells"] if c["arm"] == ARM)
-
-
-def _arm(run: FinishedRun) -> dict[str, Any]:
-    return next(a for a in run.summary["arms"] if a["arm"] == ARM)
-
-
 def _board_row(run: FinishedRun) -> str:
     return next(line for line in run.stdout.splitlines() if line.startswith(ARM))
 
 
-def _failed_answers(run: FinishedRun) -> int:
+def _failed(run: FinishedRun) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The arm's cell, its row and the cell's failures, once the run is seen to exit 1."""
+    assert run.code == 1, run.stderr
+    cell = next(c for c in run.summary["cells"] if c["arm"] == ARM)
+    arm = next(a for a in run.summary["arms"] if a["arm"] == ARM)
     rows = run.query("select count(judge_error) as e from {probe_answers} where arm = ?", ARM)
-    return int(rows[0]["e"])
+    # The failures the cell counts are the answers stored with their failure.
+    assert cell["judge_failures"]["arm"] == rows[0]["e"] > 0
+    return cell, arm, cell["judge_failures"]
 
 
 def test_a_reader_failing_every_call_gives_no_figure_no_rank_and_exit_1(
     every_call: FinishedRun,
 ) -> None:
     run = every_call
-    assert run.code == 1, run.stderr
-    cell, arm = _cell(run), _arm(run)
-    failures = cell["judge_failures"]
-    assert failures["arm"] == failures["answers"] == _failed_answers(run) > 0
+    cell, arm, failures = _failed(run)
+    assert failures["arm"] == failures["answers"]
     for metric in ("drift_c", "drift_c_lift", "drift_e", "mvot", "tes"):
         assert cell["metrics"][metric]["value"] is None, metric
         assert cell["not_measured"][metric].startswith(JUDGE_FAILED), metric
@@ -129,10 +125,8 @@ def test_a_reader_failing_some_calls_keeps_the_judged_figures_unranked_and_exits
     some_calls: FinishedRun,
 ) -> None:
     run = some_calls
-    assert run.code == 1, run.stderr
-    cell, arm = _cell(run), _arm(run)
-    failures = cell["judge_failures"]
-    assert 0 < failures["arm"] == _failed_answers(run) < failures["answers"]
+    cell, arm, failures = _failed(run)
+    assert failures["arm"] < failures["answers"]
     # Its figures over the answers judged, each marked partly judged with its count.
     assert cell["metrics"]["drift_c"]["value"] is not None
     assert re.fullmatch(r"\d+ of its \d+ answers unjudged", failures["partly_judged"]["drift_c"])

@@ -16,6 +16,7 @@ from evaluation.test_metrics import (
     REFERENCE,
     SESSIONS,
     answers,
+    arm,
     retrievals,
     snapshots,
     with_judge_errors,
@@ -111,12 +112,7 @@ def test_a_component_lost_to_the_judge_is_never_renormalised_away() -> None:
 
 
 def test_a_cell_judged_in_full_is_as_it_was() -> None:
+    # Without a judge_error column at all, and with one that is empty.
+    plain = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
     cell = compute_cell(_arm(), _amnesiac(), REFERENCE, "short", FAST)
-    plain = compute_cell(
-        ArmData(answers(ARM), snapshots(SESSIONS), retrievals()),
-        answers(AMNESIAC),
-        REFERENCE,
-        "short",
-        FAST,
-    )
     assert cell.judge_failures is None and cell.rows == plain.rows and not cell.not_measured
