@@ -1424,7 +1424,8 @@ def compute_cell(
         mark_not_applicable(audited, not_applicable),
         arm.answers,
         amnesiac_answers,
-        reference.answers if isinstance(reference, ArmData) else None,
+        # The reference compressor's own cell: its answers are the arm's, counted once.
+        reference.answers if isinstance(reference, ArmData) and reference is not arm else None,
         [name for name, rate in u.computed.items() if rate.unit == "probe"],
         cfg.min_component_units,
     )

@@ -495,8 +495,8 @@ def record_judge_mark(row: Mapping[str, Any]) -> str:
 def judge_notes(rows: Sequence[ArmStanding]) -> list[str]:
     """One line per listed arm whose reader or judge calls failed: how many, what is left.
 
-    Its figures over the answers judged are shown, marked partly judged; those left with no
-    judged answer are "not measured". The same command retries calls that got no reply.
+    Its figures over the answers judged are shown and named here as partly judged; those left
+    with no judged answer show "not measured" and are named here too.
     """
     lines = []
     for standing in rows:

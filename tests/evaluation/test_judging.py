@@ -116,3 +116,10 @@ def test_a_cell_judged_in_full_is_as_it_was() -> None:
     plain = compute_cell(arm(), answers(AMNESIAC), REFERENCE, "short", FAST)
     cell = compute_cell(_arm(), _amnesiac(), REFERENCE, "short", FAST)
     assert cell.judge_failures is None and cell.rows == plain.rows and not cell.not_measured
+
+
+def test_the_reference_compressors_own_cell_counts_its_answers_once() -> None:
+    own = _arm({(0, "p1")})
+    cell = compute_cell(own, _amnesiac(), own, "short", FAST)
+    assert cell.judge_failures is not None
+    assert (cell.judge_failures.arm, cell.judge_failures.reference) == (1, 0)
