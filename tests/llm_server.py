@@ -5,8 +5,9 @@ on ``127.0.0.1`` (threaded, one thread per connection), with plain JSON replies 
 streaming (a final usage chunk when ``stream_options.include_usage`` is set). What it answers
 comes from a ``responder`` function; failures (429/500 with an optional Retry-After, stalls past
 the client's timeout) are injected with :meth:`FakeOpenAIServer.fail_next` and
-:meth:`FakeOpenAIServer.stall_next`. Every received body is logged in
-:attr:`FakeOpenAIServer.requests`, so tests count the requests a run sent.
+:meth:`FakeOpenAIServer.stall_next`, or chosen per request by a ``fails`` function. Every
+received body is logged in :attr:`FakeOpenAIServer.requests`, so tests count the requests a run
+sent.
 
 Usage reported by the server is deliberately not a tiktoken count (it counts words), so a test
 can tell "usage came from the response" from "usage was counted locally".
@@ -50,6 +51,8 @@ class FakeOpenAIServer:
         first_token_delay_s: Streaming: pause before the first content chunk.
         response_delay_s: Pause before answering any request (makes overlap observable).
         include_usage: Report usage (``False`` mimics servers that omit it).
+        fails: The HTTP status to answer a request with, from its body (0: answer it); a
+            server that fails every call, or the same calls on every run.
     """
 
     def __init__(
@@ -60,7 +63,9 @@ class FakeOpenAIServer:
         first_token_delay_s: float = 0.0,
         response_delay_s: float = 0.0,
         include_usage: bool = True,
+        fails: Callable[[dict[str, Any]], int] | None = None,
     ) -> None:
+        self.fails = fails
         self.responder = responder
         self.api_key = api_key
         self.first_token_delay_s = first_token_delay_s
@@ -142,6 +147,8 @@ class FakeOpenAIServer:
             self.requests.append(body)
             self.authorization.append(authorization)
             failure = self._failures.pop(0) if self._failures else (0, None)
+            if not failure[0] and self.fails is not None:
+                failure = (self.fails(body), None)
             stall = self._stalls.pop(0) if self._stalls else 0.0
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)

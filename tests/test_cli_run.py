@@ -419,10 +419,14 @@ def test_drift_run_with_the_llm_reader_and_judge(tmp_path: Path) -> None:
             tmp_path, server, "--backend", "fact_store", "--reader", "llm", "--judge", "llm"
         )
         resent = len(server.requests) - sent
-    assert run.code == 0, run.stderr
-    assert again.code == 0, again.stderr
+    # Every revision verdict is unparsable: a judge failure, so exit 1 (its cached replies fail
+    # the same way on the rerun), the arm listed with what was judged, never ranked.
+    assert run.code == 1, run.stderr
+    assert again.code == 1, again.stderr
     assert sent > 0 and resent == 0
     assert "judge errors (left out of the metrics)" in run.stdout
+    assert "fact_store@hard (not ranked: judge failed on" in run.stdout
+    assert "fact_store@hard on cli-llm-t/short: the reader or judge failed on" in run.stderr
     # The leaderboard names the LLM reader and judge, and says the package has no figure for them.
     assert "scored by: reader llm:scripted-model@" in run.stdout
     assert "not measured" in run.stdout and EXACT_PATH_LINE not in run.stdout
@@ -435,6 +439,8 @@ def test_drift_run_with_the_llm_reader_and_judge(tmp_path: Path) -> None:
     assert revision["n"] == revision["e"] > 0
     cell = next(c for c in run.summary["cells"] if c["arm"] == "fact_store@hard")
     assert cell["judge_errors"] == revision["e"] and cell["ttft_measured"] == 1.0
+    assert cell["judge_failures"]["arm"] == revision["e"]
+    assert "revision_accuracy" in cell["not_measured"]
     # The key reached the server (it answers 401 otherwise) and nothing written holds it.
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any("llm_cache" in p.parts for p in written)

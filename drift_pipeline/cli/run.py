@@ -138,7 +138,8 @@ if TYPE_CHECKING:
     default="rule",
     show_default=True,
     help="rule: the context judge's rules; llm: the pinned LLM judge (DRIFT_JUDGE_MODEL or "
-    "DRIFT_LLM_MODEL; needs --reader llm). Failed judge calls are counted, never guessed.",
+    "DRIFT_LLM_MODEL; needs --reader llm). Failed reader or judge calls are counted, never "
+    f"guessed or ranked (exit status {EXIT_FAILURE}).",
 )
 @SYNTHESIZER_OPTION
 @click.option(
@@ -223,8 +224,8 @@ def run_exec(
     """Run the benchmark in this process (``direct``) or as Dagster runs (``dagster``).
 
     Raises:
-        CommandError: With the documented status: an LLM reader or judge failing (1; replies
-            so far stay cached, so the same command resumes), no sandbox here (3), a backend
+        CommandError: With the documented status: an LLM call the run needs failing (1;
+            replies so far stay cached, so the same command resumes), no sandbox here (3), a backend
             that could not start (4), another run holding ``--out`` (6).
     """
     from tqdm import tqdm

@@ -28,10 +28,10 @@ def report_run(
     """Print the leaderboard, the run's totals, faults and invalid arms; write the JSON summary.
 
     Returns:
-        The exit status: 4 when a backend could not start, 5 when an arm failed the
-        conformance check, 1 with ``fail_on_error`` and any fault, 7 when the Dagster instance
-        did not record the run, 5 when an arm is invalid
-        somewhere, else 0.
+        The exit status: 1 when the reader or judge failed on any answer (a harness failure:
+        those arms are listed, not ranked), 4 when a backend could not start, 5 when an arm
+        failed the conformance check, 1 with ``fail_on_error`` and any fault, 7 when the
+        Dagster instance did not record the run, 5 when an arm is invalid somewhere, else 0.
     """
     from drift_pipeline.report import render_board, render_subtype_recall, standings, summary_json
 
@@ -89,6 +89,8 @@ def report_run(
         click.echo(f"{failure} (no rows written for it)", err=True)
     for failure in result.check_failures:
         click.echo(failure, err=True)
+    if _echo_judge_failures(result.cells):
+        return EXIT_FAILURE
     if result.start_failures:
         return EXIT_BACKEND_START
     if result.check_failures:
@@ -98,6 +100,34 @@ def report_run(
     if not recorded:
         return EXIT_NOT_RECORDED
     return EXIT_INVALID_ARM if invalid else 0
+
+
+JUDGE_FAILURE_LINES = 5
+"""Cells named one by one on stderr when reader or judge calls failed; the rest are counted."""
+
+
+def _echo_judge_failures(cells: Sequence[CellResult]) -> bool:
+    """On stderr, each cell whose reader or judge calls failed; whether there was one."""
+    failed = [
+        (cell, failures) for cell in cells if (failures := cell.metrics.judge_failures) is not None
+    ]
+    for cell, failures in failed[:JUDGE_FAILURE_LINES]:
+        first = f" (first: {failures.first})" if failures.first else ""
+        click.echo(
+            f"{cell.arm.key} on {cell.scenario}/{cell.horizon}: {failures.line()}{first}; "
+            "not ranked",
+            err=True,
+        )
+    if len(failed) > JUDGE_FAILURE_LINES:
+        click.echo(f"... and {len(failed) - JUDGE_FAILURE_LINES} more cells", err=True)
+    if failed:
+        click.echo(
+            "reader/judge failure: a figure with no judged answer is not measured, the others "
+            "are over the answers judged; the same command retries the calls that got no reply "
+            "(answered ones come from the cache)",
+            err=True,
+        )
+    return bool(failed)
 
 
 def _echo_checks(result: RunResult) -> None:

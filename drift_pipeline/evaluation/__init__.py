@@ -54,6 +54,7 @@ from ._judge_check import (
     run_judge_check,
 )
 from ._judge_llm import JUDGE_PROMPTS, JudgeItem, Judgement, LLMJudge, RuleJudge, parse_judge_reply
+from ._judging import JUDGE_FAILED, JudgeFailures
 from ._metric_inputs import CellInputs, MetricUnit, UnitRate
 from ._metric_registry import (
     METRIC_ENTRY_POINT_GROUP,
@@ -146,6 +147,7 @@ __all__ = [
     "GEOMETRIC_FLOOR",
     "GRADED_SCORERS",
     "HORIZON_WEIGHTS",
+    "JUDGE_FAILED",
     "JUDGE_ID",
     "JUDGE_NAME",
     "JUDGE_PROMPTS",
@@ -178,6 +180,7 @@ __all__ = [
     "ContextReport",
     "Direction",
     "Evaluator",
+    "JudgeFailures",
     "JudgeItem",
     "Judgement",
     "LLMEvaluator",

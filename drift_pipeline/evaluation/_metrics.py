@@ -172,6 +172,7 @@ from ._composites import (
     latency_profile_score,
     token_efficiency_score,
 )
+from ._judging import JudgeFailures, judge_failures
 from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_text
 from ._metric_registry import computed_metric_specs
 from ._peer_metrics import Leak, handoff_row, leaked, peer_parts
@@ -388,6 +389,10 @@ class CellMetrics:
         bounds: Figures that are bounds rather than values, each with the side it bounds: a
             cell whose model spend is unknown has its cost-dependent figures computed on the
             part that is known (:data:`~._token_audit.COST_BOUNDS`). Empty otherwise.
+        judge_failures: The answers the reader or judge failed on (the arm's, the amnesiac's,
+            the reference compressor's) and the figures they leave partly judged; the figures
+            they leave without a judged answer are in ``not_measured``. ``None`` when every
+            answer was judged. Such a cell is not to be ranked (see :mod:`._judging`).
 
     """
 
@@ -400,6 +405,7 @@ class CellMetrics:
     llm_tokens: TokenAudit | None = None
     leaks: tuple[Leak, ...] = ()
     bounds: Mapping[str, Bound] = field(default_factory=dict)
+    judge_failures: JudgeFailures | None = None
 
     def table(self) -> pa.Table:
         """The rows as a pyarrow table (``checkpoint`` is ``'all'`` or the number).
@@ -612,6 +618,10 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         "canary": f(canary_scored),
         "canary_ok": f(canary_scored, correct),
         "judge_error": f(~judged),
+        # The probes a DRIFT-C component counts towards its minimum: a failed reader or judge
+        # call among them still counts, so it never drops the component from the composite.
+        "upd_units": f(fresh & (upd_ok | ~judged)),
+        "action_units": f(feeding("action_alignment") & (score_ok | ~judged)),
         **peer_parts(answers, feeding, correct, correct_ok),
         # The amnesiac's parts of DRIFT-C, for the lift over it.
         "amn_action": f(feeding("action_alignment") & amn_score_ok & amn_judged),
@@ -1109,8 +1119,8 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
         if u.storage_known
         else np.full_like(selectivity, UNSEEN_SELECTIVITY)
     )
-    revision_c = enough(revision, u.p["upd"])
-    action_c = enough(action, u.p["action"])
+    revision_c = enough(revision, u.p["upd_units"])
+    action_c = enough(action, u.p["action_units"])
     composite = drift_c(horizon, mvot, selectivity_c, revision_c, action_c)
     put("drift_c", composite)
     # The amnesiac on the same draw: MVOT 0 by definition, Selectivity 0.5 (it keeps no signal
@@ -1410,7 +1420,39 @@ def compute_cell(
             mark_not_measured(audited, dict.fromkeys(COST_NOT_MEASURED, UNKNOWN_MODEL_TOKENS)),
             bounds=dict(COST_BOUNDS),
         )
-    return mark_not_applicable(audited, not_applicable)
+    return _mark_judge_failures(
+        mark_not_applicable(audited, not_applicable),
+        arm.answers,
+        amnesiac_answers,
+        # The reference compressor's own cell: its answers are the arm's, counted once.
+        reference.answers if isinstance(reference, ArmData) and reference is not arm else None,
+        [name for name, rate in u.computed.items() if rate.unit == "probe"],
+        cfg.min_component_units,
+    )
+
+
+def _mark_judge_failures(
+    metrics: CellMetrics,
+    answers: pa.Table,
+    amnesiac: pa.Table,
+    reference: pa.Table | None,
+    probe_metrics: Sequence[str],
+    min_component_units: int,
+) -> CellMetrics:
+    """``metrics`` with what failed reader or judge calls leave of it (see :mod:`._judging`)."""
+    values = {row.metric: row.value for row in metrics.rows if row.checkpoint is None}
+    lost, failures = judge_failures(
+        answers, amnesiac, reference, values, probe_metrics, min_component_units
+    )
+    if failures is None:
+        return metrics
+    # A figure the data cannot support, or the backend gave no way to measure, keeps that reason.
+    kept = metrics.not_applicable | frozenset(metrics.not_measured)
+    lost = {name: why for name, why in lost.items() if name not in kept}
+    partly = {name: why for name, why in failures.partly.items() if name not in kept}
+    return replace(
+        mark_not_measured(metrics, lost), judge_failures=replace(failures, partly=partly)
+    )
 
 
 def mark_not_measured(metrics: CellMetrics, reasons: Mapping[str, str]) -> CellMetrics:

@@ -15,6 +15,7 @@ from ._leaderboard import (
     _Cell,
     horizon_order,
     horizon_standings,
+    record_judge_mark,
     render_leaderboard,
     standings,
     verifications,
@@ -105,6 +106,7 @@ def _record_table(rows: Sequence[Mapping[str, Any]]) -> str:
         name = str(row["arm"])
         if not row.get("valid", True):
             name += f" (not ranked: {row.get('fault_rate', 0.0):.1%} of calls faulted)"
+        name += record_judge_mark(row)
         status = dict(row.get("verification") or {}).get("status", "unverified")
         body.append([name, *(_figure(row.get(key)) for _, key in RECORD_COLUMNS), status])
     return "\n".join(table_lines(header, body))

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any, Final
 
+from ._leaderboard import record_judge_mark
 from ._plots import Plot
 from ._privacy import price_line
 from ._reading import MentionLine
@@ -167,6 +168,7 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
             name += f" (not ranked: {row.get('fault_rate', 0.0):.1%} of calls faulted)"
         elif row.get("reference"):
             name += " (reference, not ranked)"
+        name += escape(record_judge_mark(row))
         if valid and (mark := _token_mark(row)):
             name += f' <span class="token-mark">[{escape(mark)}]</span>'
         not_measured = row.get("not_measured") or {}
@@ -375,8 +377,9 @@ def render_html(data: ReportData, plots: Sequence[Plot], svgs: Mapping[str, str]
         "<h2 id='leaderboard'>Leaderboard (all horizons, spec §7.6 weights)</h2>"
         "<p>Click a column to sort. Unranked arms (past the fault-rate limit) are greyed, "
         "with their fault rate. An arm whose model tokens are unknown is listed after the "
-        "ranked ones, its cost-dependent figures bounds (≥ at least, ≤ at most). Click an arm "
-        "for its probes.</p>"
+        "ranked ones, its cost-dependent figures bounds (≥ at least, ≤ at most); so is an arm "
+        "whose reader or judge calls failed, with the figures judged (none where no answer "
+        "was). Click an arm for its probes.</p>"
         + _leaderboard(record.get("leaderboard", []), "leaderboard-all", name)
         + "<h2>Per horizon</h2>"
         + horizons

@@ -17,10 +17,12 @@ import numpy as np
 from drift_pipeline.evaluation import (
     GEOMETRIC_FLOOR,
     HORIZON_WEIGHTS,
+    JUDGE_FAILED,
     OFFLINE_SCORING,
     UNDER_REPORTED,
     Bound,
     CellMetrics,
+    JudgeFailures,
     MetricRow,
     MetricSpec,
     Sample,
@@ -101,6 +103,11 @@ class ArmStanding:
     ``reference``: ``True`` for a reference that exists to show one metric working (its backend
     registered with ``ranked=False``): listed after the ranked arms with its Privacy only.
     ``leaks``: the canaries it gave away, over its cells (see :mod:`._privacy`).
+
+    ``judge_failures``: the answers the reader or judge failed on in its cells (its own, the
+    amnesiac's, the reference compressor's), ``None`` when every one was judged. Such an arm
+    is listed after the ranked arms with what was judged, never ranked: its figures are not
+    all the judge's (a figure left with no judged answer is "not measured").
     """
 
     arm: str
@@ -121,6 +128,7 @@ class ArmStanding:
     reference: bool = False
     leaks: tuple[Any, ...] = ()
     bounds: dict[str, Bound] = field(default_factory=dict)
+    judge_failures: JudgeFailures | None = None
 
     @property
     def cost_known(self) -> bool:
@@ -129,8 +137,8 @@ class ArmStanding:
 
     @property
     def ranked(self) -> bool:
-        """Whether it is ranked: under the fault-rate limit, its token cost known, no reference."""
-        return self.valid and self.cost_known and not self.reference
+        """Whether it is ranked: valid, its token cost known, every answer judged, no reference."""
+        return self.valid and self.cost_known and self.judge_failures is None and not self.reference
 
 
 NOT_MEASURED = "not measured"
@@ -153,6 +161,16 @@ def _token_mark(standing: ArmStanding) -> str:
 
 BOUND_SIGNS: Mapping[str, str] = {"lower": "≥", "upper": "≤"}
 """How a figure that is a bound is shown: ``≥ x`` (at least), ``≤ x`` (at most)."""
+
+
+def _judge_failures(cells: Sequence[_Cell]) -> JudgeFailures | None:
+    """The reader or judge failures of ``cells`` together (``None``: every answer judged)."""
+    merged: JudgeFailures | None = None
+    for cell in cells:
+        failures = getattr(cell.metrics, "judge_failures", None)
+        if failures is not None:
+            merged = failures if merged is None else merged.merged(failures)
+    return merged
 
 
 def _bounds(cell: _Cell) -> dict[str, Bound]:
@@ -323,6 +341,7 @@ def standings(
                 leaks=tuple(leak for c in cells_of_arm for leak in getattr(c.metrics, "leaks", ())),
                 # A value combined with a bound is a bound of the same side.
                 bounds={k: v for c in cells_of_arm for k, v in _bounds(c).items()},
+                judge_failures=_judge_failures(cells_of_arm),
             )
         )
     for key, rate in (unranked or {}).items():
@@ -422,8 +441,7 @@ def render_leaderboard(
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
     body = [
-        [s.arm + _token_mark(s) + (" (reference, not ranked)" if s.reference else "")]
-        + [cell(s, spec) for spec in specs]
+        [s.arm + _token_mark(s) + _unranked_mark(s)] + [cell(s, spec) for spec in specs]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
@@ -437,6 +455,7 @@ def render_leaderboard(
         else []
     )
     note += _cost_notes(rows, specs)
+    note += judge_notes(rows)
     note += _trust_notes(rows, checked or {})
     note += price_line(
         (s.arm, s.backend, _row(s, "privacy").value, _row(s, RANK_METRIC).value)
@@ -454,6 +473,48 @@ def render_leaderboard(
         return "\n".join([*lines, *(["", *note] if note else []), *(["", *items] if items else [])])
     budget_table = render_budget(rows) if budget else ""
     return "\n".join([*lines, *note, *(["", budget_table] if budget_table else []), *scored])
+
+
+def _unranked_mark(standing: ArmStanding) -> str:
+    """Why a row that shows figures is not ranked: a reference, or failed reader/judge calls."""
+    if standing.reference:
+        return " (reference, not ranked)"
+    if standing.judge_failures is not None:
+        return f" (not ranked: {standing.judge_failures.short()})"
+    return ""
+
+
+def record_judge_mark(row: Mapping[str, Any]) -> str:
+    """What a stored leaderboard row's name says when reader or judge calls failed for it."""
+    failures = row.get("judge_failures")
+    if not row.get("valid", True) or not isinstance(failures, Mapping):
+        return ""
+    return f" (not ranked: {JudgeFailures.from_json(failures).short()})"
+
+
+def judge_notes(rows: Sequence[ArmStanding]) -> list[str]:
+    """One line per listed arm whose reader or judge calls failed: how many, what is left.
+
+    Its figures over the answers judged are shown and named here as partly judged; those left
+    with no judged answer show "not measured" and are named here too.
+    """
+    lines = []
+    for standing in rows:
+        failures = standing.judge_failures
+        if failures is None or not standing.valid:
+            continue
+        lost = sorted(
+            name for name, why in standing.not_measured.items() if why.startswith(JUDGE_FAILED)
+        )
+        parts = [f"{standing.arm}: not ranked: {failures.line()}"]
+        if failures.first:
+            parts.append(f"first: {failures.first}")
+        if lost:
+            parts.append(f"not measured: {', '.join(lost)}")
+        if failures.partly:
+            parts.append(f"partly judged: {', '.join(sorted(failures.partly))}")
+        lines.append("; ".join(parts))
+    return lines
 
 
 def _shown_specs(rows: Sequence[ArmStanding]) -> tuple[MetricSpec, ...]:
@@ -507,7 +568,11 @@ def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> lis
             text := standing.llm_tokens.note(standing.arm, cost)
         ):
             lines.append(text)
-        missing = [name for name in standing.not_measured if name in shown]
+        missing = [
+            name
+            for name, why in standing.not_measured.items()
+            if name in shown and not why.startswith(JUDGE_FAILED)  # said by judge_notes
+        ]
         if missing:
             reasons = sorted({standing.not_measured[name] for name in missing})
             lines.append(
@@ -598,6 +663,10 @@ def _interval(row: MetricRow) -> str:
     return f"{row.value:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
 
 
+def _failures_json(failures: JudgeFailures | None) -> dict[str, Any] | None:
+    return None if failures is None else failures.to_json()
+
+
 def _audit_json(audit: TokenAudit | None) -> dict[str, object] | None:
     return None if audit is None else audit.to_json()
 
@@ -658,6 +727,7 @@ UNRANKED_CELL: dict[str, Any] = {
     "score_by_subtype": {},
     "llm_tokens": None,
     "bounds": {},
+    "judge_failures": None,
 }
 """What a cell of an unranked arm shows instead of its figures."""
 
@@ -712,6 +782,9 @@ def _cell_json(cell: _Cell) -> dict[str, Any]:
         "llm_tokens": _audit_json(_llm_tokens(cell)),
         # Figures that are bounds (an unknown model spend): metric → "lower" or "upper".
         "bounds": _bounds(cell),
+        # Answers the reader or judge failed on, and the figures left partly judged (null:
+        # every answer judged).
+        "judge_failures": _failures_json(_judge_failures([cell])),
     }
 
 
@@ -820,6 +893,8 @@ def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str,
         # Its p99 latencies against the spec's targets where it runs (pass, fail or
         # not measured).
         "budget": budget_json(s.deployment, s.budget) if s.valid else None,
+        # Answers the reader or judge failed on (null: every one judged): not ranked then.
+        "judge_failures": _failures_json(s.judge_failures) if s.valid else None,
         # How far to trust the row: sanity arms, fault rate, audit; and who scored it.
         "verification": verification.to_json(),
         "scoring": scoring_json(s.scorings),

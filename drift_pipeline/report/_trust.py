@@ -12,6 +12,8 @@ reason per failed or missing check):
 - **cost**: the harness metered its model tokens. Tokens only its backend reported
   (self-reported) could not be checked; a model spend it could not see at all (unknown) leaves
   its cost figures bounds, and the arm is not ranked.
+- **judged**: the reader and judge answered every probe it rests on (its own answers, the
+  amnesiac's and the reference compressor's); an arm with a failed call is not ranked.
 """
 
 from __future__ import annotations
@@ -156,10 +158,11 @@ def verify_rows(
         cost, why = _cost_check(row)
         if why:
             reasons.append(why)
-        out[row.arm] = Verification(
-            {"sanity": sanity, "fault_rate": row.valid, "audit": audit, "cost": cost},
-            tuple(reasons),
-        )
+        if row.judge_failures is not None:
+            reasons.append(f"{row.judge_failures.line()}: not ranked")
+        checks = {"sanity": sanity, "fault_rate": row.valid, "audit": audit, "cost": cost}
+        checks["judged"] = row.judge_failures is None
+        out[row.arm] = Verification(checks, tuple(reasons))
     return out
 
 

@@ -121,6 +121,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "bounds",
         "cost_note",
         "budget",
+        "judge_failures",
         "verification",
         "scoring",
     ]

@@ -36,6 +36,7 @@ def test_a_sanity_arm_within_the_margin_leaves_every_row_unverified():
         "fault_rate": True,
         "audit": True,
         "cost": True,
+        "judged": True,
     }
 
 
