@@ -18,10 +18,11 @@ from drift_pipeline.keys import HORIZON_NAMES
 from .errors import CommandError
 
 if TYPE_CHECKING:
+    from drift_pipeline.keys import HorizonName
     from drift_pipeline.memory import Arm
     from drift_pipeline.pipeline import EvaluationOptions
     from drift_pipeline.sources import WorldSource
-    from drift_pipeline.storage import StorageRoot
+    from drift_pipeline.storage import RootUnusable, StorageRoot
     from drift_pipeline.world.synthesis import Synthesizer
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -101,6 +102,44 @@ ALLOW_LEAK_OPTION = click.option(
 """``--allow-leak NAME``: the user accepts a backend that leaks across entities (recorded)."""
 
 
+def writable_out(out: StorageRoot) -> None:
+    """``--out`` can be a folder to write in, as far as can be told without writing.
+
+    Raises:
+        CommandError: A file stands at the folder or one of its parents, or its nearest
+            existing parent is not writable (exit 2).
+    """
+    from drift_pipeline.storage import folder_problem
+
+    problem = folder_problem(out.local_path) if out.local_path is not None else None
+    if problem is not None:
+        raise CommandError(f"--out {out}: {problem}")
+
+
+def unusable_out(error: RootUnusable) -> CommandError:
+    """The one-line error (exit 2) of an ``--out`` folder that could not be created."""
+    return CommandError(f"--out {error.folder}: {error.reason}")
+
+
+def writable_file(path: Path, option: str) -> None:
+    """A file option's path (``--json``, ``--output``) can be written, checked before any work.
+
+    Raises:
+        CommandError: The path is a folder, or its folder cannot be made (exit 2).
+    """
+    from drift_pipeline.storage import folder_problem
+
+    problem = f"{path} is a folder, not a file" if path.is_dir() else folder_problem(path.parent)
+    if problem is not None:
+        raise CommandError(f"{option} {path}: {problem}")
+
+
+def _writable_json(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None:
+        writable_file(value, "--json")
+    return value
+
+
 def json_option(help_text: str) -> Callable[[F], F]:
     """``--json FILE`` (into ``json_path``): where a command also writes its figures."""
     return click.option(
@@ -108,8 +147,53 @@ def json_option(help_text: str) -> Callable[[F], F]:
         "json_path",
         type=click.Path(path_type=Path, dir_okay=False),
         default=None,
+        callback=_writable_json,
         help=help_text,
     )
+
+
+def sources_for_horizons(
+    opened: Sequence[WorldSource], horizons: Sequence[HorizonName]
+) -> list[WorldSource]:
+    """The sources that declare a horizon of ``--horizon`` (all of them without it).
+
+    A source declaring none of them is left out, one declaring some is run at those only;
+    either is said on stderr, one line each. Nothing is ever run at a horizon not asked for.
+
+    Raises:
+        CommandError: No source declares any horizon asked for, one line per source (exit 2).
+    """
+    from drift_pipeline.pipeline import HorizonNotDeclared, select_horizons
+
+    try:
+        selection = select_horizons(opened, horizons)
+    except HorizonNotDeclared as error:
+        raise CommandError.lines(error.lines) from error
+    for note in selection.notes:
+        click.echo(note, err=True)
+    return selection.sources
+
+
+def check_dagster_home(command: str) -> None:
+    """``DAGSTER_HOME`` names an existing folder, checked before a command uses the instance.
+
+    Args:
+        command: What needs it, as the line names it (``--via dagster``, ``drift backfill``).
+
+    Raises:
+        CommandError: It is unset, or names no folder (exit 2; nothing was run).
+    """
+    import os
+
+    fix = 'export DAGSTER_HOME="$PWD/.dagster_home" from the project root'
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        raise CommandError(f"{command} needs DAGSTER_HOME (the project's instance: {fix})")
+    if not Path(home).is_dir():
+        raise CommandError(
+            f"{command} needs DAGSTER_HOME to be an existing folder: {home} is not one "
+            f"(create it, or {fix})"
+        )
 
 
 def load_sources(texts: Sequence[str]) -> list[WorldSource]:
@@ -165,18 +249,25 @@ def evaluation_options(reader: str, judge: str) -> EvaluationOptions:
         raise CommandError(str(error)) from error
 
 
-def parse_arms(backends: Sequence[str], gates: Sequence[str]) -> list[Arm]:
+def parse_arms(
+    backends: Sequence[str], gates: Sequence[str], option: str = "--backend"
+) -> list[Arm]:
     """Backend × gate arms (default: the built-in backends under the hard gate).
 
+    Args:
+        backends: Backend names or ``package.module:Class``.
+        gates: Gate specs.
+        option: The option that gave ``backends``, as errors name it.
+
     Raises:
-        CommandError: Naming the bad ``--backend`` or ``--gate`` value (exit 2).
+        CommandError: Naming the bad ``--backend`` (``option``) or ``--gate`` value (exit 2).
     """
     from drift_pipeline.memory import Arm, Gate
     from drift_pipeline.memory.backends import default_backend_names
 
     arms: list[Arm] = []
     for backend in backends or default_backend_names():
-        _check_backend(backend)
+        _check_backend(backend, option)
         for gate in gates or ("hard",):
             try:
                 arm = Arm(backend, Gate.parse(gate))
@@ -187,7 +278,7 @@ def parse_arms(backends: Sequence[str], gates: Sequence[str]) -> list[Arm]:
     return arms
 
 
-def _check_backend(backend: str) -> None:
+def _check_backend(backend: str, option: str) -> None:
     """A built-in (or installed) backend name whose needs are met, or ``package.module:Class``."""
     from drift_pipeline.memory.backends import backend_names, backend_needs
 
@@ -195,7 +286,7 @@ def _check_backend(backend: str) -> None:
         module, _, cls = backend.partition(":")
         if not module or not cls or not all(p.isidentifier() for p in [*module.split("."), cls]):
             raise CommandError(
-                f"--backend {backend!r}: expected a built-in name or package.module:Class"
+                f"{option} {backend!r}: expected a built-in name or package.module:Class"
             )
         return
     try:  # an installed package's clashing entry point, or a package a backend lacks
@@ -203,9 +294,9 @@ def _check_backend(backend: str) -> None:
         if backend in known:
             backend_needs(backend).check(backend)
     except ValueError as error:
-        raise CommandError(f"--backend {backend!r}: {error}") from error
+        raise CommandError(f"{option} {backend!r}: {error}") from error
     if backend not in known:
         raise CommandError(
-            f"--backend {backend!r}: unknown backend; "
+            f"{option} {backend!r}: unknown backend; "
             f"built-ins: {', '.join(known)}, or package.module:Class"
         )

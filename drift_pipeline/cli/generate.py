@@ -15,7 +15,10 @@ from .common import (
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
     load_sources,
+    sources_for_horizons,
     synthesizer_for,
+    unusable_out,
+    writable_out,
 )
 from .errors import EXIT_FAILURE, CommandError
 
@@ -45,17 +48,25 @@ def generate_exec(
     """Write every world of ``sources`` under ``out`` and print one line per world.
 
     Raises:
-        CommandError: Invalid sources or synthesizer settings (exit 2), or the LLM synthesizer
-            failing mid-run (exit 1; replies so far stay cached, so the same command resumes).
+        CommandError: Invalid sources or synthesizer settings, no source declaring a horizon
+            asked for, or an ``out`` folder that cannot be written in (exit 2), or the LLM
+            synthesizer failing mid-run (exit 1; replies so far stay cached, so the same
+            command resumes).
     """
     from tqdm import tqdm
 
     from drift_pipeline.llm import LLMError
     from drift_pipeline.report import render_world_summaries
     from drift_pipeline.sources import write_worlds
+    from drift_pipeline.storage import RootUnusable, prepare_root
 
-    opened = load_sources(sources)
+    writable_out(out)
+    opened = sources_for_horizons(load_sources(sources), horizons)
     writer = synthesizer_for(synthesizer, out)
+    try:
+        prepare_root(out)
+    except RootUnusable as error:
+        raise unusable_out(error) from error
     total = sum(
         world.source.sessions(world.horizon) * world.source.replicates
         for source in opened

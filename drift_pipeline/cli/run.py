@@ -24,6 +24,7 @@ from .common import (
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
     json_option,
+    unusable_out,
 )
 from .errors import (
     EXIT_BACKEND_START,
@@ -232,7 +233,7 @@ def run_exec(
     from drift_pipeline.llm import LLMError
     from drift_pipeline.memory import BackendStartError, IsolationError
     from drift_pipeline.pipeline import run_benchmark
-    from drift_pipeline.storage import RootBusy
+    from drift_pipeline.storage import RootBusy, RootUnusable
 
     bars: list[tqdm[Any]] = []
 
@@ -259,6 +260,8 @@ def run_exec(
         raise CommandError(str(error), EXIT_ISOLATION) from error
     except RootBusy as error:
         raise CommandError(str(error), EXIT_ROOT_BUSY) from error
+    except RootUnusable as error:
+        raise unusable_out(error) from error
     except BackendStartError as error:
         # --keep-going is the direct run's: through Dagster the run stops at the failed step.
         hint = "; --keep-going runs the other arms" if via == "direct" else ""

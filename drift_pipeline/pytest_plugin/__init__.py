@@ -28,6 +28,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_report_header",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
 ]
@@ -63,6 +64,12 @@ def pytest_collection_modifyitems(
     suite = config.stash.get(_SUITE, None)
     if suite is not None:
         items.extend(suite.collect(session))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The scenarios ``--horizon`` leaves out or runs at fewer horizons, one line each."""
+    suite = config.stash.get(_SUITE, None)
+    return [f"drift: {note}" for note in suite.notes] if suite is not None else []
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
