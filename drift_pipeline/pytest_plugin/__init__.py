@@ -28,7 +28,6 @@ __all__ = [
     "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
-    "pytest_report_header",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
 ]
@@ -66,12 +65,6 @@ def pytest_collection_modifyitems(
         items.extend(suite.collect(session))
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    """The scenarios ``--horizon`` leaves out or runs at fewer horizons, one line each."""
-    suite = config.stash.get(_SUITE, None)
-    return [f"drift: {note}" for note in suite.notes] if suite is not None else []
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Write ``--drift-output`` and remove a temporary data folder."""
     suite = session.config.stash.get(_SUITE, None)
@@ -80,7 +73,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The leaderboard of the worlds that ran, and where the output went."""
+    """The scenarios ``--horizon`` left out, the leaderboard of the worlds that ran, and where
+    the output went."""
     suite = terminalreporter.config.stash.get(_SUITE, None)
     if suite is None:
         return

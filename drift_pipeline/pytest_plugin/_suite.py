@@ -196,13 +196,13 @@ class DriftSuite:
                 shutil.rmtree(self._data, ignore_errors=True)
 
     def summary_lines(self) -> list[str]:
-        """The leaderboard of what ran, and where the output went."""
+        """The scenarios ``--horizon`` left out, the leaderboard of what ran, where it went."""
         cells = [cell for run in self.runs.values() for cell in run.cells.values()]
         if not cells:
-            return []
+            return list(self.notes)
         from drift_pipeline.report import render_leaderboard, standings
 
-        lines = render_leaderboard(standings(cells)).splitlines()
+        lines = [*self.notes, *render_leaderboard(standings(cells)).splitlines()]
         if self.options.output is not None:
             lines.append(f"figures and answers written to {self.options.output}")
         return lines
