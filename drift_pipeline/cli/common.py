@@ -42,7 +42,8 @@ HORIZON_OPTION = click.option(
     "horizons",
     multiple=True,
     type=click.Choice(HORIZON_NAMES),
-    help="Only these horizons (repeatable); default: every horizon each scenario declares.",
+    help="Only these horizons (repeatable); default: every horizon each scenario declares. "
+    "A scenario declaring none of them is left out (named on stderr); exit 2 when none does.",
 )
 
 
@@ -119,6 +120,20 @@ def writable_out(out: StorageRoot) -> None:
 def unusable_out(error: RootUnusable) -> CommandError:
     """The one-line error (exit 2) of an ``--out`` folder that could not be created."""
     return CommandError(f"--out {error.folder}: {error.reason}")
+
+
+def make_out(out: StorageRoot) -> None:
+    """Create the ``--out`` folder if missing, once the input is checked and work begins.
+
+    Raises:
+        CommandError: It cannot be created or written in (exit 2).
+    """
+    from drift_pipeline.storage import RootUnusable, prepare_root
+
+    try:
+        prepare_root(out)
+    except RootUnusable as error:
+        raise unusable_out(error) from error
 
 
 def writable_file(path: Path, option: str) -> None:

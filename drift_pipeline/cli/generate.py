@@ -15,9 +15,9 @@ from .common import (
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
     load_sources,
+    make_out,
     sources_for_horizons,
     synthesizer_for,
-    unusable_out,
     writable_out,
 )
 from .errors import EXIT_FAILURE, CommandError
@@ -58,15 +58,11 @@ def generate_exec(
     from drift_pipeline.llm import LLMError
     from drift_pipeline.report import render_world_summaries
     from drift_pipeline.sources import write_worlds
-    from drift_pipeline.storage import RootUnusable, prepare_root
 
     writable_out(out)
     opened = sources_for_horizons(load_sources(sources), horizons)
     writer = synthesizer_for(synthesizer, out)
-    try:
-        prepare_root(out)
-    except RootUnusable as error:
-        raise unusable_out(error) from error
+    make_out(out)
     total = sum(
         world.source.sessions(world.horizon) * world.source.replicates
         for source in opened

@@ -76,6 +76,7 @@ def test_generate_leaves_out_a_scenario_without_the_horizon_and_says_so(tmp_path
         "generate", str(short), str(medium), "--horizon", "short", "--out", str(out)
     )
     assert code == 0, stderr
+    assert "mistake-short" in stdout and "mistake-medium" not in stdout
     assert stderr.strip().splitlines() == [
         f"{medium}: mistake-medium declares no short horizon (declared: medium); left out"
     ]
@@ -113,6 +114,15 @@ def test_an_out_with_a_file_in_the_way_is_one_line(
     code, stdout, stderr = _drift(*command[:1], str(short), *command[1:], "--out", str(out))
     assert _one_line(code, stdout, stderr) == f"--out {out}: {afile} is a file, not a folder"
     assert afile.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_import_names_an_out_with_a_file_in_the_way(tmp_path: Path, afile: Path) -> None:
+    data = tmp_path / "conversations.json"
+    data.write_text("[]", encoding="utf-8")
+    code, stdout, stderr = _drift("import", "locomo", str(data), "--out", str(afile / "sub"))
+    assert (
+        _one_line(code, stdout, stderr) == f"--out {afile / 'sub'}: {afile} is a file, not a folder"
+    )
 
 
 @pytest.mark.parametrize("command", [["run", "--backend", "amnesiac"], ["generate"]])
