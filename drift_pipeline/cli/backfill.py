@@ -8,8 +8,8 @@ import click
 
 from drift_pipeline.keys import HORIZON_NAMES
 
-from .common import check_dagster_home
 from .errors import EXIT_FAILURE, CommandError
+from .places import check_dagster_home
 
 
 @click.command("backfill")

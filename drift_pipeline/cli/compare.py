@@ -15,10 +15,9 @@ from .common import (
     load_sources,
     parse_arms,
     sources_for_horizons,
-    unusable_out,
-    writable_out,
 )
 from .errors import EXIT_BACKEND_START, EXIT_INVALID_ARM, EXIT_ISOLATION, CommandError
+from .places import unusable_out, writable_out
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -15,12 +15,11 @@ from .common import (
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
     load_sources,
-    make_out,
     sources_for_horizons,
     synthesizer_for,
-    writable_out,
 )
 from .errors import EXIT_FAILURE, CommandError
+from .places import make_out, writable_out
 
 if TYPE_CHECKING:
     from drift_pipeline.keys import HorizonName

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import OUT_OPTION, load_sources, make_out, writable_out
+from .common import OUT_OPTION, load_sources
 from .errors import CommandError
+from .places import make_out, writable_out
 
 if TYPE_CHECKING:
     from drift_pipeline.storage import StorageRoot

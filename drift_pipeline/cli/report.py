@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from .common import writable_file
 from .errors import CommandError
+from .places import writable_file
 
 
 @click.command("report")

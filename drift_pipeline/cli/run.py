@@ -24,7 +24,6 @@ from .common import (
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
     json_option,
-    unusable_out,
 )
 from .errors import (
     EXIT_BACKEND_START,
@@ -34,6 +33,7 @@ from .errors import (
     EXIT_ROOT_BUSY,
     CommandError,
 )
+from .places import unusable_out
 from .run_inputs import run_options
 from .run_report import report_run
 

@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .common import (
-    check_dagster_home,
     evaluation_options,
     load_sources,
     parse_arms,
     sources_for_horizons,
     synthesizer_for,
-    writable_out,
 )
 from .errors import CommandError
+from .places import check_dagster_home, writable_out
 
 if TYPE_CHECKING:
     from drift_pipeline.keys import HorizonName

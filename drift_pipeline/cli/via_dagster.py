@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from .common import check_dagster_home
 from .errors import EXIT_FAILURE, CommandError
+from .places import check_dagster_home
 
 if TYPE_CHECKING:
     from drift_pipeline.pipeline import RunOptions, RunResult
