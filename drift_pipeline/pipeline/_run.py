@@ -162,8 +162,10 @@ def run_benchmark(
     A source is run at the horizons of ``options.horizons`` it declares (every declared one
     when none is given); see :func:`select_horizons`.
 
-    When no arm asked for is scored (each failed the conformance check, or could not start),
-    the result has no cells and nothing is written: no world, no cell and no manifest.
+    When every arm asked for is refused by the conformance check (or cannot even be built
+    for it), the result has no cells and nothing is written: no world, cell or manifest. When
+    none of them starts during the run (``keep_going``), the worlds and the reference arm's
+    cells stay, but the manifest of the last run that scored an arm is kept.
 
     Raises:
         HorizonNotDeclared: No source declares a horizon asked for; nothing was written.
