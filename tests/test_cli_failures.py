@@ -168,6 +168,19 @@ def test_with_keep_going_the_other_arms_complete_and_the_status_still_says_so(tm
     assert run.rows_per_arm() == {"reference_compressor@hard": FULL, "bm25@hard": FULL}
 
 
+def test_with_keep_going_a_run_of_arms_that_all_cannot_start_records_nothing(tmp_path: Path):
+    run = drift_run(tmp_path, "--keep-going", "--backend", "needs_server:NeedsServer")
+    assert run.code == EXIT_BACKEND_START, run.stderr
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert lines[0].startswith("backend needs_server:NeedsServer@hard could not start: ")
+    assert lines[1:] == [
+        "no arm was scored, so nothing was recorded (no leaderboard, record or --json summary)"
+    ]
+    assert [path.name for path in run.out.iterdir()] == [".drift-run.lock"]
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_an_arm_past_the_fault_limit_is_listed_unranked_and_the_run_says_so(tmp_path: Path):
     faulting = unchecked(
         "flaky:OneInFive",

@@ -94,7 +94,18 @@ def test_duplicate_scenario_ids_exit_2(tmp_path: Path):
     out = tmp_path / "out"
     code, _, stderr = _run("generate", str(first), str(second), "--out", str(out))
     assert code == 2
-    assert "'test-habit-loop-c' is used by more than one file" in stderr
+    assert stderr.strip() == (
+        f"scenario id 'test-habit-loop-c' is used by more than one file: {first}, {second}"
+    )
+    assert not out.exists()
+
+
+def test_the_same_file_given_twice_is_named(tmp_path: Path):
+    scenario = write_scenario(tmp_path, HABIT_LOOP)
+    out = tmp_path / "out"
+    code, _, stderr = _run("generate", str(scenario), str(scenario), "--out", str(out))
+    assert code == 2
+    assert stderr.strip() == f"{scenario}: given more than once (scenario id 'test-habit-loop-c')"
     assert not out.exists()
 
 

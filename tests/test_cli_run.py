@@ -107,6 +107,7 @@ def test_a_plugin_backend_runs_next_to_the_built_ins(plugin_run: Run):
     )
     # The plugin is on the leaderboard and its costs were recorded like any built-in's.
     assert f"{KEEPER}@hard" in plugin_run.stdout
+    assert "\n3 cells (1 world × 3 arms), 1 worlds generated, 0 faults" in plugin_run.stdout
     costs = plugin_run.query(
         "select sum(write_tokens) as w, min(storage_tokens) as s from {memory_snapshots} "
         "where backend = ?",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import click
@@ -10,6 +9,7 @@ import click
 from drift_pipeline.keys import HORIZON_NAMES
 
 from .errors import EXIT_FAILURE, CommandError
+from .places import check_dagster_home
 
 
 @click.command("backfill")
@@ -61,14 +61,10 @@ def backfill_exec(
     Dagster is imported only here.
 
     Raises:
-        CommandError: No ``DAGSTER_HOME``, or an unknown horizon, ablation or arm (exit 2); a
+        CommandError: No ``DAGSTER_HOME`` folder, or an unknown horizon, ablation or arm (exit 2); a
             failed run (exit 1).
     """
-    if not os.environ.get("DAGSTER_HOME"):
-        raise CommandError(
-            'drift backfill needs DAGSTER_HOME: export DAGSTER_HOME="$PWD/.dagster_home" '
-            "from the project root"
-        )
+    check_dagster_home("drift backfill")
     from drift_pipeline.orchestration.launch import backfill
 
     try:

@@ -16,8 +16,10 @@ import click
 from drift_pipeline.keys import HORIZON_NAMES
 
 from .errors import CommandError
+from .places import writable_file
 
 if TYPE_CHECKING:
+    from drift_pipeline.keys import HorizonName
     from drift_pipeline.memory import Arm
     from drift_pipeline.pipeline import EvaluationOptions
     from drift_pipeline.sources import WorldSource
@@ -41,7 +43,8 @@ HORIZON_OPTION = click.option(
     "horizons",
     multiple=True,
     type=click.Choice(HORIZON_NAMES),
-    help="Only these horizons (repeatable); default: every horizon each scenario declares.",
+    help="Only these horizons (repeatable); default: every horizon each scenario declares. "
+    "A scenario declaring none of them is left out (named on stderr); exit 2 when none does.",
 )
 
 
@@ -101,6 +104,12 @@ ALLOW_LEAK_OPTION = click.option(
 """``--allow-leak NAME``: the user accepts a backend that leaks across entities (recorded)."""
 
 
+def _writable_json(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None:
+        writable_file(value, "--json")
+    return value
+
+
 def json_option(help_text: str) -> Callable[[F], F]:
     """``--json FILE`` (into ``json_path``): where a command also writes its figures."""
     return click.option(
@@ -108,8 +117,31 @@ def json_option(help_text: str) -> Callable[[F], F]:
         "json_path",
         type=click.Path(path_type=Path, dir_okay=False),
         default=None,
+        callback=_writable_json,
         help=help_text,
     )
+
+
+def sources_for_horizons(
+    opened: Sequence[WorldSource], horizons: Sequence[HorizonName]
+) -> list[WorldSource]:
+    """The sources that declare a horizon of ``--horizon`` (all of them without it).
+
+    A source declaring none of them is left out, one declaring some is run at those only;
+    either is said on stderr, one line each. Nothing is ever run at a horizon not asked for.
+
+    Raises:
+        CommandError: No source declares any horizon asked for, one line per source (exit 2).
+    """
+    from drift_pipeline.pipeline import HorizonNotDeclared, select_horizons
+
+    try:
+        selection = select_horizons(opened, horizons)
+    except HorizonNotDeclared as error:
+        raise CommandError.lines(error.lines) from error
+    for note in selection.notes:
+        click.echo(note, err=True)
+    return selection.sources
 
 
 def load_sources(texts: Sequence[str]) -> list[WorldSource]:
@@ -165,18 +197,25 @@ def evaluation_options(reader: str, judge: str) -> EvaluationOptions:
         raise CommandError(str(error)) from error
 
 
-def parse_arms(backends: Sequence[str], gates: Sequence[str]) -> list[Arm]:
+def parse_arms(
+    backends: Sequence[str], gates: Sequence[str], option: str = "--backend"
+) -> list[Arm]:
     """Backend × gate arms (default: the built-in backends under the hard gate).
 
+    Args:
+        backends: Backend names or ``package.module:Class``.
+        gates: Gate specs.
+        option: The option that gave ``backends``, as errors name it.
+
     Raises:
-        CommandError: Naming the bad ``--backend`` or ``--gate`` value (exit 2).
+        CommandError: Naming the bad ``--backend`` (``option``) or ``--gate`` value (exit 2).
     """
     from drift_pipeline.memory import Arm, Gate
     from drift_pipeline.memory.backends import default_backend_names
 
     arms: list[Arm] = []
     for backend in backends or default_backend_names():
-        _check_backend(backend)
+        _check_backend(backend, option)
         for gate in gates or ("hard",):
             try:
                 arm = Arm(backend, Gate.parse(gate))
@@ -187,7 +226,7 @@ def parse_arms(backends: Sequence[str], gates: Sequence[str]) -> list[Arm]:
     return arms
 
 
-def _check_backend(backend: str) -> None:
+def _check_backend(backend: str, option: str) -> None:
     """A built-in (or installed) backend name whose needs are met, or ``package.module:Class``."""
     from drift_pipeline.memory.backends import backend_names, backend_needs
 
@@ -195,7 +234,7 @@ def _check_backend(backend: str) -> None:
         module, _, cls = backend.partition(":")
         if not module or not cls or not all(p.isidentifier() for p in [*module.split("."), cls]):
             raise CommandError(
-                f"--backend {backend!r}: expected a built-in name or package.module:Class"
+                f"{option} {backend!r}: expected a built-in name or package.module:Class"
             )
         return
     try:  # an installed package's clashing entry point, or a package a backend lacks
@@ -203,9 +242,9 @@ def _check_backend(backend: str) -> None:
         if backend in known:
             backend_needs(backend).check(backend)
     except ValueError as error:
-        raise CommandError(f"--backend {backend!r}: {error}") from error
+        raise CommandError(f"{option} {backend!r}: {error}") from error
     if backend not in known:
         raise CommandError(
-            f"--backend {backend!r}: unknown backend; "
+            f"{option} {backend!r}: unknown backend; "
             f"built-ins: {', '.join(known)}, or package.module:Class"
         )

@@ -14,8 +14,10 @@ from .common import (
     OUT_OPTION,
     load_sources,
     parse_arms,
+    sources_for_horizons,
 )
 from .errors import EXIT_BACKEND_START, EXIT_INVALID_ARM, EXIT_ISOLATION, CommandError
+from .places import unusable_out, writable_out
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -90,7 +92,8 @@ def compare_exec(
     ``backend_options`` are the constructor options per backend name of the arms run here.
 
     Raises:
-        CommandError: Invalid input, the same arm twice, or cells that cannot be compared
+        CommandError: Invalid input (a horizon the scenario does not declare, an ``out``
+            that cannot be a folder), the same arm twice, or cells that cannot be compared
             (read by the LLM reader) (exit 2); no sandbox here (3); a backend that could not
             start (4); an arm that failed the conformance check (5).
     """
@@ -104,10 +107,15 @@ def compare_exec(
         world_is_current,
     )
     from drift_pipeline.report import comparison_lines
+    from drift_pipeline.storage import RootUnusable
 
-    opened = load_sources((str(scenario),))
-    arms = parse_arms((backend_a, backend_b), (gate,))
-    if len(arms) < 2:
+    writable_out(out)
+    opened = sources_for_horizons(load_sources((str(scenario),)), horizons)
+    arms = [
+        *parse_arms((backend_a,), (gate,), "--backend-a"),
+        *parse_arms((backend_b,), (gate,), "--backend-b"),
+    ]
+    if arms[0] == arms[1]:
         raise CommandError("--backend-a and --backend-b name the same arm; nothing to compare")
     a, b = arms
     source = opened[0]
@@ -129,6 +137,8 @@ def compare_exec(
             raise CommandError(str(error), EXIT_ISOLATION) from error
         except BackendStartError as error:
             raise CommandError(str(error), EXIT_BACKEND_START) from error
+        except RootUnusable as error:
+            raise unusable_out(error) from error
         if result.check_failures:
             # Nothing to compare with an arm that was not scored: one line per such arm.
             raise CommandError("\n".join(result.check_failures), EXIT_INVALID_ARM)

@@ -15,9 +15,11 @@ from .common import (
     SOURCES_HELP,
     SYNTHESIZER_OPTION,
     load_sources,
+    sources_for_horizons,
     synthesizer_for,
 )
 from .errors import EXIT_FAILURE, CommandError
+from .places import make_out, writable_out
 
 if TYPE_CHECKING:
     from drift_pipeline.keys import HorizonName
@@ -45,8 +47,10 @@ def generate_exec(
     """Write every world of ``sources`` under ``out`` and print one line per world.
 
     Raises:
-        CommandError: Invalid sources or synthesizer settings (exit 2), or the LLM synthesizer
-            failing mid-run (exit 1; replies so far stay cached, so the same command resumes).
+        CommandError: Invalid sources or synthesizer settings, no source declaring a horizon
+            asked for, or an ``out`` folder that cannot be written in (exit 2), or the LLM
+            synthesizer failing mid-run (exit 1; replies so far stay cached, so the same
+            command resumes).
     """
     from tqdm import tqdm
 
@@ -54,8 +58,10 @@ def generate_exec(
     from drift_pipeline.report import render_world_summaries
     from drift_pipeline.sources import write_worlds
 
-    opened = load_sources(sources)
+    writable_out(out)
+    opened = sources_for_horizons(load_sources(sources), horizons)
     writer = synthesizer_for(synthesizer, out)
+    make_out(out)
     total = sum(
         world.source.sessions(world.horizon) * world.source.replicates
         for source in opened

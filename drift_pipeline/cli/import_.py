@@ -10,6 +10,7 @@ import click
 
 from .common import OUT_OPTION, load_sources
 from .errors import CommandError
+from .places import make_out, writable_out
 
 if TYPE_CHECKING:
     from drift_pipeline.storage import StorageRoot
@@ -39,8 +40,8 @@ def import_exec(kind: str, path: str, options: Sequence[str], out: StorageRoot) 
     """Write the worlds of ``KIND:PATH?options`` under ``out``; print one line per world.
 
     Raises:
-        CommandError: An unknown importer, an option that is not ``NAME=VALUE``, or data the
-            importer cannot read (exit 2).
+        CommandError: An unknown importer, an option that is not ``NAME=VALUE``, data the
+            importer cannot read, or an ``out`` that cannot be written in (exit 2).
     """
     from drift_pipeline.report import render_world_summaries
     from drift_pipeline.sources import source_prefixes, write_worlds
@@ -52,7 +53,9 @@ def import_exec(kind: str, path: str, options: Sequence[str], out: StorageRoot) 
         if "=" not in option or not option.partition("=")[0]:
             raise CommandError(f"--option {option!r} is not NAME=VALUE")
     query = "&".join(options)
+    writable_out(out)
     opened = load_sources((f"{kind}:{path}" + (f"?{query}" if query else ""),))
+    make_out(out)
     started = time.perf_counter()
     summaries = write_worlds(opened, out)
     click.echo(render_world_summaries(summaries, time.perf_counter() - started, str(out)))

@@ -41,12 +41,16 @@ def query_exec(sql: str, out: StorageRoot, fmt: str) -> None:
     """Print the result of ``sql`` over the tables under ``out`` as a table, CSV or JSON.
 
     Raises:
-        CommandError: The query failed (its first line; exit 2).
+        CommandError: ``out`` is not a folder, or the query failed (its first line; exit 2).
     """
     import duckdb
 
     from drift_pipeline.pipeline import connect
 
+    folder = out.local_path
+    if folder is not None and not folder.is_dir():
+        what = "a file, not a folder" if folder.exists() else "no such folder"
+        raise CommandError(f"--out {out}: {what} (the run's folder, as drift run --out gave it)")
     con = connect(out)
     _register_trend(con, out)
     try:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .errors import CommandError
+from .places import writable_file
 
 
 @click.command("report")
@@ -32,7 +33,8 @@ def report_exec(run_folder: Path, record: Path | None, output: Path | None) -> P
     """Write the page and return its path.
 
     Raises:
-        CommandError: No such folder, or no record in it (exit 2).
+        CommandError: No such folder, no record in it, or an ``output`` that cannot be
+            written (exit 2).
     """
     from drift_pipeline.pipeline import connect
     from drift_pipeline.report import RecordError, write_report
@@ -40,7 +42,13 @@ def report_exec(run_folder: Path, record: Path | None, output: Path | None) -> P
     if not run_folder.is_dir():
         raise CommandError(f"{run_folder}: no such run folder")
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
+        writable_file(output, "--output")
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CommandError(
+                f"--output {output}: cannot create {output.parent} ({error.strerror or error})"
+            ) from error
     try:
         return write_report(run_folder, connect(run_folder), record, output)
     except RecordError as error:

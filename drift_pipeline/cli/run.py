@@ -33,6 +33,7 @@ from .errors import (
     EXIT_ROOT_BUSY,
     CommandError,
 )
+from .places import unusable_out
 from .run_inputs import run_options
 from .run_report import report_run
 
@@ -233,7 +234,7 @@ def run_exec(
     from drift_pipeline.llm import LLMError
     from drift_pipeline.memory import BackendStartError, IsolationError
     from drift_pipeline.pipeline import run_benchmark
-    from drift_pipeline.storage import RootBusy
+    from drift_pipeline.storage import RootBusy, RootUnusable
 
     bars: list[tqdm[Any]] = []
 
@@ -260,6 +261,8 @@ def run_exec(
         raise CommandError(str(error), EXIT_ISOLATION) from error
     except RootBusy as error:
         raise CommandError(str(error), EXIT_ROOT_BUSY) from error
+    except RootUnusable as error:
+        raise unusable_out(error) from error
     except BackendStartError as error:
         # --keep-going is the direct run's: through Dagster the run stops at the failed step.
         hint = "; --keep-going runs the other arms" if via == "direct" else ""

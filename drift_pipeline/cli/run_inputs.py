@@ -9,8 +9,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import evaluation_options, load_sources, parse_arms, synthesizer_for
+from .common import (
+    evaluation_options,
+    load_sources,
+    parse_arms,
+    sources_for_horizons,
+    synthesizer_for,
+)
 from .errors import CommandError
+from .places import check_dagster_home, writable_out
 
 if TYPE_CHECKING:
     from drift_pipeline.keys import HorizonName
@@ -45,6 +52,9 @@ def run_options(
 ) -> tuple[list[WorldSource], RunOptions]:
     """The opened sources and the run's options, every input checked before anything runs.
 
+    The sources are those that declare a horizon of ``horizons`` (see
+    :func:`.common.sources_for_horizons`).
+
     Raises:
         CommandError: Invalid input, one line naming it (exit 2).
     """
@@ -56,7 +66,10 @@ def run_options(
         raise CommandError("--reader llm / --judge llm: not available with --via dagster yet")
     if synthesizer == "llm" and via == "dagster":
         raise CommandError("--synthesizer llm: not available with --via dagster yet")
-    opened = load_sources(sources)
+    if via == "dagster":
+        check_dagster_home("--via dagster")
+    writable_out(out)
+    opened = sources_for_horizons(load_sources(sources), horizons)
     arms = run_arms(opened, backends, gates, ablations)
     backend_options = braincore_options(
         backend_config(backend_config_file), braincore_adapter, arms

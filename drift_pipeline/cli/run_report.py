@@ -27,6 +27,9 @@ def report_run(
 ) -> int:
     """Print the leaderboard, the run's totals, faults and invalid arms; write the JSON summary.
 
+    When no arm asked for was scored (each failed the conformance check or could not start),
+    only the reasons are printed and nothing is written.
+
     Returns:
         The exit status: 1 when the reader or judge failed on any answer (a harness failure:
         those arms are listed, not ranked), 4 when a backend could not start, 5 when an arm
@@ -37,6 +40,8 @@ def report_run(
 
     from .run_records import record_in_dagster, record_run, stored_audits
 
+    if not result.cells and (result.start_failures or result.check_failures):
+        return _nothing_scored(result)
     table = standings(result.cells)
     limit = options.loop.max_fault_rate
     audits = stored_audits(options.out, opened, result)
@@ -48,9 +53,11 @@ def report_run(
         if options.evaluation.uses_llm:
             click.echo("\ngraded score by probe subtype (LoCoMo: its token F1):")
             click.echo(render_subtype_recall(table, "score"))
+    worlds = len({(cell.scenario, cell.horizon) for cell in result.cells})
+    arms = len({cell.arm for cell in result.cells})
     click.echo(
-        f"\n{len(result.cells)} cells ({len(opened)} scenarios × horizons × "
-        f"{len(options.arms)} arms), {result.generated_worlds} worlds generated, "
+        f"\n{_count(len(result.cells), 'cell')} ({_count(worlds, 'world')} × "
+        f"{_count(arms, 'arm')}), {result.generated_worlds} worlds generated, "
         f"{len(result.faults)} faults, isolation: {', '.join(result.manifest['isolation'])}, "
         f"{elapsed:.1f} s → {options.out}"
     )
@@ -128,6 +135,24 @@ def _echo_judge_failures(cells: Sequence[CellResult]) -> bool:
             err=True,
         )
     return bool(failed)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _nothing_scored(result: RunResult) -> int:
+    """No arm asked for was scored: say why, one line each, and write nothing.
+
+    No leaderboard, record or summary: an empty record would become the folder's latest.
+    """
+    for line in (*result.start_failures, *result.check_failures):
+        click.echo(line, err=True)
+    click.echo(
+        "no arm was scored, so nothing was recorded (no leaderboard, record or --json summary)",
+        err=True,
+    )
+    return EXIT_BACKEND_START if result.start_failures else EXIT_INVALID_ARM
 
 
 def _echo_checks(result: RunResult) -> None:

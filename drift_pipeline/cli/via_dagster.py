@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from .errors import EXIT_FAILURE, CommandError
+from .places import check_dagster_home
 
 if TYPE_CHECKING:
     from drift_pipeline.pipeline import RunOptions, RunResult
@@ -26,18 +27,15 @@ def run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
     """``drift run --via dagster`` on scenario paths or imported data (``PREFIX:PATH``).
 
     Raises:
-        CommandError: No ``DAGSTER_HOME`` (exit 2), or the instance's database going away
-            (exit 1, one line; a rerun resumes).
+        CommandError: No ``DAGSTER_HOME`` folder, or an instance that cannot be loaded
+            (exit 2), or the instance's database going away (exit 1, one line; a rerun
+            resumes).
     """
-    if not os.environ.get("DAGSTER_HOME"):
-        raise CommandError(
-            "--via dagster needs DAGSTER_HOME (the project's instance: "
-            'export DAGSTER_HOME="$PWD/.dagster_home" from the project root)'
-        )
+    check_dagster_home("--via dagster")
     from drift_pipeline.memory import BackendStartError, IsolationError
-    from drift_pipeline.orchestration.launch import InstanceUnavailable
+    from drift_pipeline.orchestration.launch import InstanceMisconfigured, InstanceUnavailable
     from drift_pipeline.orchestration.launch import run_via_dagster as launch
-    from drift_pipeline.storage import RootBusy
+    from drift_pipeline.storage import RootBusy, RootUnusable
 
     retries = _DatabaseRetries()
     logging.getLogger().addFilter(retries)
@@ -62,8 +60,10 @@ def run_via_dagster(files: tuple[str, ...], options: RunOptions) -> RunResult:
         logging.getLogger().removeFilter(retries)
     if isinstance(failure, InstanceUnavailable):
         raise CommandError(str(failure), EXIT_FAILURE) from failure
+    if isinstance(failure, InstanceMisconfigured):
+        raise CommandError(f"--via dagster: {failure}") from failure
     # Each of these is one line, printed by the caller; Dagster's account would repeat it.
-    if not isinstance(failure, BackendStartError | IsolationError | RootBusy):
+    if not isinstance(failure, BackendStartError | IsolationError | RootBusy | RootUnusable):
         sys.stderr.write(held.getvalue())
     if failure is not None:
         raise failure

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +39,7 @@ from drift_pipeline.pipeline import (
     load_arm,
     reuse_evaluations,
     run_manifest,
+    select_horizons,
     stored_result,
     world_is_current,
 )
@@ -67,6 +69,35 @@ class InstanceUnavailable(RuntimeError):
     The message is one line: the database, the reason, and that a rerun resumes. Every cell
     already written stays (each is committed whole), so the same command completes the run.
     """
+
+
+class InstanceMisconfigured(ValueError):
+    """The ``DAGSTER_HOME`` instance cannot be loaded (no such folder, a bad ``dagster.yaml``).
+
+    The message is one line: where the instance is and Dagster's first line on why. Nothing
+    was run.
+    """
+
+
+def load_instance() -> dg.DagsterInstance:
+    """The ``DAGSTER_HOME`` instance, or one line saying why it cannot be loaded.
+
+    Raises:
+        InstanceMisconfigured: Dagster refused the folder or its configuration.
+    """
+    import yaml
+
+    try:
+        return dg.DagsterInstance.get()
+    except (dg.DagsterError, yaml.YAMLError) as error:
+        home = os.environ.get("DAGSTER_HOME", "")
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        mark = getattr(error, "problem_mark", None)
+        if isinstance(error, yaml.MarkedYAMLError) and mark is not None:
+            reason = f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {error.problem}"
+        raise InstanceMisconfigured(
+            f"the Dagster instance at DAGSTER_HOME={home} cannot be loaded: {reason}"
+        ) from None
 
 
 _ADDRESS = re.compile(r'at "([^"]+)", port (\d+)')
@@ -355,12 +386,16 @@ def run_via_dagster(
         The reported cells (recomputed from the stored tables, equal to what the assets wrote),
         the number of worlds generated (also worlds that were current on disk but unknown to
         the instance: they are regenerated, identically, so the instance records them), and
-        the run manifest (also written to ``<out>/_manifests/run.json``).
+        the run manifest (also written to ``<out>/_manifests/run.json``). When every arm asked
+        for fails the conformance check, no cell and nothing is written and no run is made.
 
     Raises:
         ScenarioError: A scenario file is invalid.
         GenerationUnsupported: A scenario's paradigm has no generator yet.
         ValueError: Two files declare the same scenario id.
+        HorizonNotDeclared: No scenario declares a horizon of ``horizons``.
+        RootUnusable: The output folder cannot be created or written in.
+        InstanceMisconfigured: The ``DAGSTER_HOME`` instance cannot be loaded.
         RootBusy: Another run holds the output folder.
         IsolationError: Sandboxed workers cannot start here; no run was made.
         InstanceUnavailable: The instance's database could not be reached (one line); a rerun
@@ -379,6 +414,8 @@ def run_via_dagster(
         source.check()
         if ids.count(source.id) > 1:
             raise ValueError(f"scenario id {source.id!r} is used by more than one file")
+    # As in the direct run: a scenario is never run at a horizon not asked for.
+    scenarios = select_horizons(scenarios, horizons).sources
     settings = loop or LoopConfig()
     target = StorageRoot.from_url(out)
     # The same guards as the direct run: one run per output folder, and a machine where
@@ -392,6 +429,11 @@ def run_via_dagster(
         unstarted = checks.start_failures(arms)
         if unstarted:  # as a Dagster run stops on a backend that cannot start
             raise unstarted[0]
+        if arms and all(arm.backend in checks.failed for arm in arms):
+            # Every arm asked for was refused: nothing is scored, so no Dagster run is made.
+            options = RunOptions(arms=[], horizons=tuple(horizons), out=out, loop=settings)
+            manifest = run_manifest(scenarios, options, [], checks=checks)
+            return RunResult([], 0, manifest, checks=checks, requested=list(arms))
         try:
             result = _run_locked(
                 scenarios,
@@ -453,7 +495,7 @@ def _run_locked(
     # The reference compressor is each world's baseline (a world-level asset), not a cell.
     cell_arms = [arm for arm in dict.fromkeys(arms) if arm != REFERENCE_ARM]
     owns_instance = instance is None
-    active = instance or dg.DagsterInstance.get()
+    active = instance or load_instance()
     cells: list[CellResult] = []
     defs = build_definitions(storage, catalog, memory_loop)
     # The runs execute in this process: the figures their assets computed are the ones returned.
@@ -551,11 +593,12 @@ def backfill(
         echo: Where the lines go.
 
     Raises:
-        ValueError: An unknown horizon, ablation or arm (one line naming it).
+        ValueError: An unknown horizon, ablation or arm (one line naming it);
+            :class:`InstanceMisconfigured` when the instance cannot be loaded.
         RuntimeError: A run failed (naming the job and partition).
     """
     storage, catalog = default_storage(), default_catalog()
-    with dg.DagsterInstance.get() as instance:
+    with load_instance() as instance:
         register_partitions(instance, *repository_partitions(catalog))
         selection = select(instance, catalog, horizon, scenarios, ablation, arms)
         worlds, arm_count = len(selection.worlds), len(selection.arms)

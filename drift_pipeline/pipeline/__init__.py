@@ -57,7 +57,13 @@ from ._stored import (
     stored_content_kept,
 )
 from ._stored_audit import AuditOutcome, audit_stored_evidence, audit_stored_world, world_audits
-from ._worlds import ensure_worlds, world_is_current
+from ._worlds import (
+    HorizonNotDeclared,
+    HorizonSelection,
+    ensure_worlds,
+    select_horizons,
+    world_is_current,
+)
 
 __all__ = [
     "ABLATIONS_FILE",
@@ -76,6 +82,8 @@ __all__ = [
     "DriftHarness",
     "DriftReport",
     "EvaluationOptions",
+    "HorizonNotDeclared",
+    "HorizonSelection",
     "RunOptions",
     "RunResult",
     "StoredCell",
@@ -103,6 +111,7 @@ __all__ = [
     "run_benchmark",
     "run_manifest",
     "run_world",
+    "select_horizons",
     "stage_cell_run",
     "stage_evaluation",
     "stored_cells",

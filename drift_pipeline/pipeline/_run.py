@@ -56,7 +56,7 @@ from ._evaluators import (
     close_evaluator,
     llm_usage,
 )
-from ._worlds import ensure_worlds
+from ._worlds import ensure_worlds, select_horizons
 
 REFERENCE_ARM = Arm.parse("reference_compressor@hard")
 """Run on every world whether asked for or not: MVOT's and TES's reference (spec §7.1, §7.7)."""
@@ -159,11 +159,22 @@ def run_benchmark(
 ) -> RunResult:
     """Run every arm on every world of ``sources``; each cell's tables land atomically.
 
+    A source is run at the horizons of ``options.horizons`` it declares (every declared one
+    when none is given); see :func:`select_horizons`.
+
+    When every arm asked for is refused by the conformance check (or cannot even be built
+    for it), the result has no cells and nothing is written: no world, cell or manifest. When
+    none of them starts during the run (``keep_going``), the worlds and the reference arm's
+    cells stay, but the manifest of the last run that scored an arm is kept.
+
     Raises:
+        HorizonNotDeclared: No source declares a horizon asked for; nothing was written.
+        RootUnusable: The output folder cannot be created or written in; nothing was written.
         RootBusy: Another run holds the output folder (a local root is locked for the run).
         IsolationError: Sandboxed workers cannot start here; nothing was run.
         BackendStartError: A backend could not start (without ``keep_going``).
     """
+    select_horizons(sources, options.horizons)  # before the root is touched
     root = StorageRoot.from_url(options.out)
     with exclusive_root(root):
         return _run_benchmark(root, sources, options, progress)
@@ -197,28 +208,36 @@ def _run_benchmark(
     if unstarted and not options.keep_going:
         raise unstarted[0]
     options = replace(options, arms=[a for a in options.arms if a.backend not in checks.failed])
+    failures = [str(error) for error in unstarted]
+    if requested and not options.arms:
+        # Every arm asked for was refused: nothing is scored, so nothing is written, not even
+        # the worlds (a run asked for no arm still runs each world's own reference arm).
+        return RunResult(
+            cells=[],
+            generated_worlds=0,
+            manifest=run_manifest(sources, options, [], checks=checks),
+            start_failures=list(dict.fromkeys(failures)),
+            checks=checks,
+            requested=requested,
+        )
     worlds, generated = ensure_worlds(root, sources, options.horizons, options.synthesizer)
     evaluator = build_evaluator(options.evaluation, root)
-    failures = [str(error) for error in unstarted]
     try:
-        # Every arm asked for was refused: nothing is scored, so no world is run (a run asked
-        # for no arm still runs each world's own reference arm).
-        refused_all = bool(requested) and not options.arms
-        cells = (
-            []
-            if refused_all
-            else _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
-        )
+        cells = _run_worlds(root, worlds, options, loop, evaluator, progress, failures)
         manifest = run_manifest(sources, options, cells, evaluator, checks)
         usage = llm_usage(evaluator)
     finally:
         close_evaluator(evaluator)
-    with staged(root) as writer:
-        writer.put_text(
-            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-        )
+    reported = [c for c in cells if c.reported]
+    if reported or not requested:
+        # A run that scored no arm asked for (each could not start) leaves the manifest of
+        # the last run that did in place.
+        with staged(root) as writer:
+            writer.put_text(
+                "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+            )
     return RunResult(
-        cells=[c for c in cells if c.reported],
+        cells=reported,
         generated_worlds=len(generated),
         manifest=manifest,
         llm_usage=usage,
@@ -257,7 +276,7 @@ def _run_worlds(
     cells: list[CellResult] = []
     # An LLM evaluator holds one client (its concurrency limit, cache and usage counters) in
     # this process, so its worlds run here, one after another.
-    jobs = 1 if options.evaluation.uses_llm else min(max(1, options.jobs), len(worlds))
+    jobs = 1 if options.evaluation.uses_llm else max(1, min(options.jobs, len(worlds)))
     if jobs == 1:
         for world in worlds:
             cells += _collect(

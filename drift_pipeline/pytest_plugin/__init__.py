@@ -73,7 +73,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The leaderboard of the worlds that ran, and where the output went."""
+    """Scenarios ``--horizon`` left out, the leaderboard of what ran, where the output went."""
     suite = terminalreporter.config.stash.get(_SUITE, None)
     if suite is None:
         return

@@ -38,22 +38,30 @@ class DriftSuite:
         options: The checked options.
 
     Raises:
-        pytest.UsageError: A scenario that cannot be opened (one line per problem).
+        pytest.UsageError: A scenario that cannot be opened, or no scenario declaring a
+            horizon of ``--horizon`` (one line per problem).
     """
 
     def __init__(self, options: GateOptions) -> None:
         from drift_pipeline.memory import Arm, Gate
+        from drift_pipeline.pipeline import HorizonNotDeclared, select_horizons
         from drift_pipeline.sources import SourceError, open_sources
 
         self.options = options
         try:
-            self.sources = open_sources(options.sources)
-            for source in self.sources:
+            opened = open_sources(options.sources)
+            for source in opened:
                 source.check()
+            selection = select_horizons(opened, options.horizons)  # type: ignore[arg-type]
+        except HorizonNotDeclared as error:
+            raise pytest.UsageError("\n".join(error.lines)) from None
         except SourceError as error:
             raise pytest.UsageError("\n".join(error.lines())) from None
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
+        self.sources = selection.sources
+        self.notes = selection.notes
+        """One line per scenario lacking a horizon asked for (left out, or run at fewer)."""
         gate = Gate.parse(options.gate)
         self.arms: list[Arm] = list(dict.fromkeys(Arm(b, gate) for b in options.backends))
         self.baseline = load_baseline(options.baseline) if options.baseline else None
@@ -66,9 +74,8 @@ class DriftSuite:
     # --- collection -----------------------------------------------------------------------------
 
     def worlds(self, source: WorldSource) -> list[SourceWorld]:
-        """The source's worlds asked for: each selected horizon it declares."""
-        wanted = self.options.horizons
-        return source.worlds(tuple(h for h in source.horizons if not wanted or h in wanted))
+        """The source's worlds asked for: each selected horizon it declares (never another)."""
+        return source.worlds(self.options.horizons)  # type: ignore[arg-type]
 
     def collect(self, session: pytest.Session) -> list[DriftItem]:
         """One item per world and arm, under a node per scenario file.
@@ -189,13 +196,13 @@ class DriftSuite:
                 shutil.rmtree(self._data, ignore_errors=True)
 
     def summary_lines(self) -> list[str]:
-        """The leaderboard of what ran, and where the output went."""
+        """The scenarios ``--horizon`` left out, the leaderboard of what ran, where it went."""
         cells = [cell for run in self.runs.values() for cell in run.cells.values()]
         if not cells:
-            return []
+            return list(self.notes)
         from drift_pipeline.report import render_leaderboard, standings
 
-        lines = render_leaderboard(standings(cells)).splitlines()
+        lines = [*self.notes, *render_leaderboard(standings(cells)).splitlines()]
         if self.options.output is not None:
             lines.append(f"figures and answers written to {self.options.output}")
         return lines

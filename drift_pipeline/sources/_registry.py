@@ -12,6 +12,7 @@ the ``drift_pipeline.sources`` entry-point group::
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -215,5 +216,20 @@ def open_sources(texts: Sequence[str | Path]) -> list[WorldSource]:
     ids = [source.id for source in sources]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise SourceError(f"scenario id {duplicates[0]!r} is used by more than one file")
+        first, *more = _duplicate_lines(sources, duplicates)
+        raise SourceError(first, more)
     return sources
+
+
+def _duplicate_lines(sources: Sequence[WorldSource], duplicates: Sequence[str]) -> list[str]:
+    """One line per id that more than one source declares, naming where each was read."""
+    lines: list[str] = []
+    for scenario_id in duplicates:
+        origins = list(dict.fromkeys(s.origin for s in sources if s.id == scenario_id))
+        if len({os.path.realpath(origin) for origin in origins}) == 1:
+            lines.append(f"{origins[0]}: given more than once (scenario id {scenario_id!r})")
+        else:
+            lines.append(
+                f"scenario id {scenario_id!r} is used by more than one file: {', '.join(origins)}"
+            )
+    return lines

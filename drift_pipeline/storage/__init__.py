@@ -5,7 +5,14 @@ The root is a local folder or an ``s3://bucket/prefix`` URL (:class:`StorageRoot
 
 from ._fingerprint import table_fingerprint
 from ._layout import PART_FILE, StagedWrite, glob, partition_dir, staged, write_table
-from ._lock import LOCK_FILE, RootBusy, exclusive_root
+from ._lock import (
+    LOCK_FILE,
+    RootBusy,
+    RootUnusable,
+    exclusive_root,
+    folder_problem,
+    prepare_root,
+)
 from ._root import (
     S3_ENDPOINT_ENV,
     Location,
@@ -55,14 +62,17 @@ __all__ = [
     "PartitionKeys",
     "RootBusy",
     "RootLike",
+    "RootUnusable",
     "StagedWrite",
     "StorageRoot",
     "TableDef",
     "exclusive_root",
+    "folder_problem",
     "glob",
     "partition_dir",
     "partition_file",
     "partition_values",
+    "prepare_root",
     "staged",
     "table_fingerprint",
     "write_table",

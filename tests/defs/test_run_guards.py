@@ -17,6 +17,7 @@ from typing import Any
 import dagster as dg
 import pytest
 from helpers import unchecked
+from memory.plugins import _support
 
 from drift_pipeline.memory import Arm, IsolationError
 from drift_pipeline.orchestration import metadata as md
@@ -257,3 +258,19 @@ def test_a_backend_that_cannot_start_is_one_line_and_exit_4_through_dagster(
     ], done.stderr
     # Found by the conformance check before any Dagster run: nothing was written.
     assert not list((tmp_path / "data").glob("memory_snapshots/*/*/arm=*"))
+
+
+def test_a_run_whose_every_arm_fails_the_check_makes_no_dagster_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(_support.PLUGINS_ROOT))
+    scenario = write_tiny(tmp_path / "scenarios")
+    home = sqlite_home(tmp_path / "home", monkeypatch)
+    out = tmp_path / "data"
+    forgetful = Arm.parse("plugins.conformance:Forgetful@hard")
+    result = run_via_dagster([scenario], [forgetful], out=out)
+    assert result.cells == [] and result.generated_worlds == 0
+    assert [line.split(": not scored: ")[0] for line in result.check_failures] == [forgetful.key]
+    # No world, no cell, no manifest, no Dagster run: only the run's lock.
+    assert sorted(p.name for p in out.iterdir()) == [".drift-run.lock"]
+    assert not (home / "history").exists() or not _runs(home)

@@ -116,3 +116,24 @@ def test_an_allowed_leak_must_name_a_backend_the_run_checks(tmp_path: Path) -> N
         "never checked; checked here: none)"
     ]
     assert not refused.out.exists()
+
+
+def test_a_run_whose_only_arm_fails_the_check_records_nothing(tmp_path: Path) -> None:
+    scenario = _support.write_scenario(tmp_path / "scenarios", "conformance-only-t")
+    refused = drift_run(
+        scenario,
+        tmp_path,
+        ["--backend", FORGETFUL],
+        {"PYTHONPATH": str(_support.PLUGINS_ROOT), CHECK_ENV: "1"},
+    )
+    assert refused.code == 5, refused.stderr
+    assert refused.stdout == ""  # no empty leaderboard
+    assert refused.stderr.strip().splitlines() == [
+        f"{FORGETFUL}@hard: not scored: failed the conformance check: it stores nothing: the "
+        "fact stored for conformance-ana was not returned to conformance-ana ('What is the "
+        "harbour pass code?') once queryable, nor 2s later",
+        "no arm was scored, so nothing was recorded (no leaderboard, record or --json summary)",
+    ]
+    # No record to become the folder's latest, no manifest, no world: only the run's lock.
+    assert [path.name for path in refused.out.iterdir()] == [".drift-run.lock"]
+    assert refused.summary == {}

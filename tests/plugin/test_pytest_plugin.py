@@ -263,6 +263,27 @@ def test_bad_options_are_one_line(pytester: pytest.Pytester, args: list[str], me
     assert message in result.stderr.str()
 
 
+def test_horizon_collects_only_the_scenarios_declaring_it_and_names_the_others(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".yaml", **{"scenarios/vendor-a": SCENARIO.format(name="a", seed=11)})
+    medium_only = SCENARIO.replace("  short: {{ sessions: 12, session_gap_hours: 10 }}\n", "")
+    pytester.makefile(".yaml", **{"scenarios/vendor-m": medium_only.format(name="m", seed=12)})
+    args = ["--drift-scenarios", "scenarios", "--drift-backend", "bm25", "--collect-only", "-q"]
+    result = pytester.runpytest_inprocess(*args, "--horizon", "short")
+    assert result.ret == pytest.ExitCode.OK
+    collected = [line for line in result.stdout.lines if "::" in line]
+    assert [line.split("::")[-1] for line in collected] == ["vendor-a[short-bm25@hard]"]
+    result.stdout.fnmatch_lines(
+        ["*vendor-m.yaml: vendor-m declares no short horizon (declared: medium); left out"]
+    )
+    # No scenario declaring it: a usage error naming each, not every horizon collected.
+    refused = pytester.runpytest_inprocess(*args, "--horizon", "long")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert "vendor-a declares no long horizon (declared: short, medium)" in refused.stderr.str()
+    assert "vendor-m declares no long horizon (declared: medium)" in refused.stderr.str()
+
+
 def test_a_baseline_of_another_kind_is_refused(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", **{"scenarios/vendor-a": SCENARIO.format(name="a", seed=11)})
     pytester.makefile(".json", summary='{"arms": []}')

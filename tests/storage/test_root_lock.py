@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from drift_pipeline.storage import LOCK_FILE, RootBusy, exclusive_root
+from drift_pipeline.storage import LOCK_FILE, RootBusy, RootUnusable, exclusive_root
 
 HOLD = """
 import sys, time
@@ -78,3 +78,24 @@ def test_a_write_killed_before_its_commit_leaves_no_parquet_file_visible(tmp_pat
     assert done.returncode == -signal.SIGKILL
     assert list(tmp_path.glob("**/*.parquet")) == []
     assert not (tmp_path / "probes").exists()
+
+
+@pytest.mark.parametrize("below", ["", "sub/folder"])
+def test_a_file_in_the_way_is_refused_before_anything_is_written(tmp_path: Path, below: str):
+    blocker = tmp_path / "afile"
+    blocker.write_text("mine\n")
+    root = blocker / below if below else blocker
+    with pytest.raises(RootUnusable) as raised, exclusive_root(root):
+        pytest.fail("the block must not run")
+    assert raised.value.folder == root
+    assert str(raised.value) == f"{root}: {blocker} is a file, not a folder"
+    assert blocker.read_text() == "mine\n"
+
+
+def test_a_folder_the_system_cannot_create_is_one_line():
+    # /proc takes no new folders, whoever asks (root included); nothing else is tried.
+    root = Path("/proc/drift-no-such-folder")
+    with pytest.raises(RootUnusable) as raised, exclusive_root(root):
+        pytest.fail("the block must not run")
+    assert str(raised.value).startswith(f"{root}: cannot create it (")
+    assert "\n" not in str(raised.value)
