@@ -708,9 +708,17 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             for r in range(n_rep)
         ]
     )
+    # What the memory itself handed over at a probe: the context less the soft gate's buffer,
+    # which the harness appends at probes only (the agent's own reads never carry it).
+    buffer = (
+        _num(retr, "soft_buffer_tokens", "retrievals")
+        if "soft_buffer_tokens" in retr.column_names
+        else np.zeros(read_tokens.shape)
+    )
     q = {
         "read_ms": read_ms,
         "read_tokens": read_tokens,
+        "own_tokens": np.maximum(read_tokens - buffer, 0.0),
         "llm_read_tokens": _num(retr, "llm_read_tokens", "retrievals"),
         "ttfrt_ms": read_ms + ttft,
         "dialectic_ms": read_ms + ttft + write_p50[q_rep],
@@ -734,6 +742,10 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
             "ttft_measured": r_measured.astype(np.float64),
         }
+    if r:
+        q["excess"] = q["llm_read_tokens"] + q["own_tokens"] - _paired_reads(
+            (q_rep, q_cp), (s_rep, s_index), read_rows, r["llm"] + r["tokens"]
+        )
     handoff = feeding("handoff_sessions") & correct_ok
     units = _Units(
         handoff=handoff_row(answers, retr, handoff, correct, cfg.n_boot, cfg.seed, cfg.level)
@@ -801,6 +813,34 @@ def _session_reads(
     values["ttft"] = ttft
     values.setdefault("llm", np.zeros(rows.size))
     return counts.astype(np.float64), rows, values
+
+
+def _paired_reads(
+    probes: tuple[IntArray, IntArray],
+    sessions: tuple[IntArray, IntArray],
+    read_rows: IntArray,
+    handed: FloatArray,
+) -> FloatArray:
+    """Per probe, what the agent's reads handed over with the memory as the probe found it.
+
+    Probes at checkpoint ``t`` follow the store of session ``t - 1``; the agent's reads before
+    session ``t`` come next, with nothing stored in between: the same memory. Those reads are
+    the probe's pair (per read: its LLM tokens plus its text's, averaged over the session's
+    reads); where session ``t`` has none, the first later session with reads, else the last
+    earlier one. A replicate without any agent read pairs its probes with 0.
+    """
+    (p_rep, p_cp), (s_rep, s_index) = probes, sessions
+    counts = np.bincount(read_rows, minlength=s_rep.size)
+    sums = np.bincount(read_rows, weights=handed, minlength=s_rep.size)
+    out = np.zeros(p_rep.size)
+    for rep in np.unique(p_rep):
+        rows = np.flatnonzero((s_rep == rep) & (counts > 0))  # sorted by session index
+        if rows.size == 0:
+            continue
+        mine = np.flatnonzero(p_rep == rep)
+        at = np.minimum(np.searchsorted(s_index[rows], p_cp[mine]), rows.size - 1)
+        out[mine] = sums[rows[at]] / counts[rows[at]]
+    return out
 
 
 def _with_computed(
@@ -892,6 +932,12 @@ def _replicate_costs(u: _Units, rs: Resample) -> dict[str, FloatArray]:
         groups = Groups.of(u.session_keys[0][u.read_rows], len(u.replicates))
         made = group_sums(wr, None, groups)
         per_read = _replicate_rate(wr, u.r["llm"] + u.r["tokens"], groups)
+        # The probes are reads too, and the only ones scored. What the memory handed a probe
+        # beyond what the agent's reads got from the same memory (see _paired_reads) is added
+        # to every read, so answering the probes more generously than the agent costs as much
+        # as giving the agent that much; a memory that grows between reads pays nothing extra.
+        excess = _replicate_rate(wq, u.q["excess"], u.retrieval_groups)
+        per_read = per_read + np.maximum(np.nan_to_num(excess), 0.0)
     else:
         # Tables without the agent's reads: the probes' retrieves stand in for them.
         made, per_read = calls, reads + context

@@ -822,8 +822,8 @@ def with_session_reads(
     return table.append_column("reported_write_tokens", write)
 
 
-def metered_retrievals(metered: bool = True) -> pa.Table:
-    table = retrievals()
+def metered_retrievals(metered: bool = True, read_tokens: int = 100) -> pa.Table:
+    table = retrievals(read_tokens=read_tokens)
     llm = table.column("llm_read_tokens")
     zeros = pa.array([0] * table.num_rows, pa.int64())
     table = table.append_column("metered_read_tokens", llm if metered else zeros)
@@ -832,15 +832,15 @@ def metered_retrievals(metered: bool = True) -> pa.Table:
 
 def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
     # rep0: 45 write + 21 storage + 1 read a session × (10 + 20 + 4 + 30 + 40) / 4 = 92;
-    # rep1: 45 + 11.75 + 3/4 × (50 + 70 + 6 + 60) / 3 = 103.25. The probes' retrieves (100
-    # context and 2 LLM tokens each) do not enter.
+    # rep1: 45 + 11.75 + 3/4 × (50 + 70 + 6 + 60) / 3 = 103.25. The probes' retrieves (10
+    # context and 2 LLM tokens each) hand over less than the agent's reads: they do not enter.
     expected = (92 + 103.25) / 2
     cells = {}
     for metered in (True, False):
         data = ArmData(
             answers(ARM),
             with_session_reads(snapshots(SESSIONS), SESSION_READS, metered),
-            metered_retrievals(metered),
+            metered_retrievals(metered, read_tokens=10),
         )
         cells[metered] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     for cell in cells.values():
@@ -848,7 +848,64 @@ def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
         assert value(cell, "token_cost_per_session") == pytest.approx(expected)
         assert value(cell, "session_read_tokens_per_read") == pytest.approx((25 + 60) / 2)
         # The probes' own figures are reported as before.
-        assert value(cell, "read_tokens_per_retrieve") == 100.0
+        assert value(cell, "read_tokens_per_retrieve") == 10.0
+
+
+def test_what_the_probes_got_beyond_the_agents_reads_is_added_to_every_read() -> None:
+    # Each probe is paired with the agent's reads on the same memory: those before the session
+    # after its checkpoint (cp2: session 2), else the last earlier ones (cp4: rep0 session 3,
+    # rep1 session 2). rep0: probes 102 (100 context + 2 LLM) against 30 (cp2, 3 probes) and 40
+    # (cp4, 4 probes): 464 / 7 more per read, on top of its reads' mean (10 + 24 + 30 + 40) / 4.
+    # rep1: probes 100 (and one 114) against 60: 294 / 7 more, on top of (50 + 76 + 60) / 3.
+    rep0 = 45 + 21 + 1 * (26 + 464 / 7)
+    rep1 = 45 + 11.75 + 0.75 * (62 + 294 / 7)
+    data = ArmData(
+        answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), metered_retrievals()
+    )
+    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert value(cell, "token_cost_per_session") == pytest.approx((rep0 + rep1) / 2)
+    # A soft gate's buffer is the harness's, appended at probes only: the memory's own share
+    # of the context (here 10 of 100) is what a probe read is charged.
+    buffered = metered_retrievals().append_column(
+        "soft_buffer_tokens", pa.array([90] * 14, pa.int64())
+    )
+    data = ArmData(
+        answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), buffered
+    )
+    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)
+    assert value(cell, "read_tokens_per_retrieve") == 100.0
+
+
+def test_handing_over_more_at_the_probes_than_at_the_agents_reads_gains_nothing() -> None:
+    """A memory that gives the agent's reads nothing and the probes its whole log pays for it.
+
+    Its twin hands every read its log as it grows (0, 50, 100, 100 tokens before sessions 0-3),
+    and the probes the same log; both answer the probes alike. The twin pays for its own reads
+    plus the LLM tokens its probes' retrieves spent beyond them (2 a probe); the exam-only
+    memory pays for every read what the probes got. Without the probes in the read cost it
+    would cost 66 a session (rep0) against the twin's 128.5 and keep its whole MVOT.
+    """
+    growing = [[(0, 0, 0)], [(50, 0, 0)], [(100, 0, 0)], [(100, 0, 0)]]
+    honest = {rep: growing for rep in SESSIONS}
+    exam_only = {rep: [[(0, 0, 0)]] * 4 for rep in SESSIONS}
+    figures = {}
+    for name, reads in (("honest", honest), ("exam_only", exam_only)):
+        data = ArmData(
+            answers(ARM), with_session_reads(snapshots(SESSIONS), reads), metered_retrievals()
+        )
+        figures[name] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    twin, cheat = figures["honest"], figures["exam_only"]
+    assert value(twin, "token_cost_per_session") == pytest.approx(
+        ((45 + 21 + 62.5 + 2) + (45 + 11.75 + 62.5 + 2)) / 2
+    )
+    assert value(cheat, "token_cost_per_session") == pytest.approx(
+        ((45 + 21 + 102) + (45 + 11.75 + 102)) / 2
+    )
+    for metric in ("mvot", "tes", "drift_c", "drift_e"):
+        honest_figure, cheat_figure = value(twin, metric), value(cheat, metric)
+        assert honest_figure is not None and cheat_figure is not None
+        assert cheat_figure <= honest_figure, metric
 
 
 def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
@@ -861,7 +918,9 @@ def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
         for rep, sessions in SESSION_READS.items()
     }
     data = ArmData(
-        answers(ARM), with_session_reads(snapshots(SESSIONS), close), metered_retrievals()
+        answers(ARM),
+        with_session_reads(snapshots(SESSIONS), close),
+        metered_retrievals(read_tokens=10),
     )
     cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)
