@@ -81,9 +81,12 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   per query). In TC, R and context are measured on the agent's reads before each session (or
   user turn): per read, the LLM tokens charged inside it (``session_metered_read_tokens``, or
   ``session_reported_read_tokens`` when the cell is self-reported) plus the tokens of the text
-  it returned (``session_read_tokens``), averaged over the replicate's reads; the R and context
-  figures reported on their own are the probes' retrieves'. Tables without the agent's reads
-  take the probes' retrieves for both. n = sessions (retrievals for reads). W and R are the
+  it returned (``session_read_tokens``), averaged over the replicate's reads, or, when larger,
+  what the probes' retrieves handed over on average (their LLM tokens and the memory's own
+  text, the soft-gate buffer left out): answering the probes more generously than the agent
+  costs as much as giving the agent that much. The R and context figures reported on their own
+  are the probes' retrieves'. Tables without the
+  agent's reads take the probes' retrieves for both. n = sessions (retrievals for reads). W and R are the
   ``write_tokens`` and ``llm_read_tokens`` columns: the tokens the harness's meter counted (or,
   for a backend that reports more than the meter counted, its own report; see
   :mod:`._token_audit`).
@@ -742,10 +745,6 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
             "ttft_measured": r_measured.astype(np.float64),
         }
-    if r:
-        q["excess"] = q["llm_read_tokens"] + q["own_tokens"] - _paired_reads(
-            (q_rep, q_cp), (s_rep, s_index), read_rows, r["llm"] + r["tokens"]
-        )
     handoff = feeding("handoff_sessions") & correct_ok
     units = _Units(
         handoff=handoff_row(answers, retr, handoff, correct, cfg.n_boot, cfg.seed, cfg.level)
@@ -813,34 +812,6 @@ def _session_reads(
     values["ttft"] = ttft
     values.setdefault("llm", np.zeros(rows.size))
     return counts.astype(np.float64), rows, values
-
-
-def _paired_reads(
-    probes: tuple[IntArray, IntArray],
-    sessions: tuple[IntArray, IntArray],
-    read_rows: IntArray,
-    handed: FloatArray,
-) -> FloatArray:
-    """Per probe, what the agent's reads handed over with the memory as the probe found it.
-
-    Probes at checkpoint ``t`` follow the store of session ``t - 1``; the agent's reads before
-    session ``t`` come next, with nothing stored in between: the same memory. Those reads are
-    the probe's pair (per read: its LLM tokens plus its text's, averaged over the session's
-    reads); where session ``t`` has none, the first later session with reads, else the last
-    earlier one. A replicate without any agent read pairs its probes with 0.
-    """
-    (p_rep, p_cp), (s_rep, s_index) = probes, sessions
-    counts = np.bincount(read_rows, minlength=s_rep.size)
-    sums = np.bincount(read_rows, weights=handed, minlength=s_rep.size)
-    out = np.zeros(p_rep.size)
-    for rep in np.unique(p_rep):
-        rows = np.flatnonzero((s_rep == rep) & (counts > 0))  # sorted by session index
-        if rows.size == 0:
-            continue
-        mine = np.flatnonzero(p_rep == rep)
-        at = np.minimum(np.searchsorted(s_index[rows], p_cp[mine]), rows.size - 1)
-        out[mine] = sums[rows[at]] / counts[rows[at]]
-    return out
 
 
 def _with_computed(
@@ -932,17 +903,18 @@ def _replicate_costs(u: _Units, rs: Resample) -> dict[str, FloatArray]:
         groups = Groups.of(u.session_keys[0][u.read_rows], len(u.replicates))
         made = group_sums(wr, None, groups)
         per_read = _replicate_rate(wr, u.r["llm"] + u.r["tokens"], groups)
-        # The probes are reads too, and the only ones scored. What the memory handed a probe
-        # beyond what the agent's reads got from the same memory (see _paired_reads) is added
-        # to every read, so answering the probes more generously than the agent costs as much
-        # as giving the agent that much; a memory that grows between reads pays nothing extra.
-        excess = _replicate_rate(wq, u.q["excess"], u.retrieval_groups)
-        per_read = per_read + np.maximum(np.nan_to_num(excess), 0.0)
+        # The probes are reads too, and the only ones scored: a read costs at least what the
+        # memory handed a probe on average (its LLM tokens and the memory's own text), so
+        # answering the probes more generously than the agent costs as much as giving the
+        # agent that much. Measured against the mean, not the reads next to the probes: a
+        # memory that can tell which read follows the probes could be generous there only.
+        handed = _replicate_rate(wq, u.q["llm_read_tokens"] + u.q["own_tokens"], u.retrieval_groups)
+        per_read = np.fmax(per_read, handed)
     else:
         # Tables without the agent's reads: the probes' retrieves stand in for them.
         made, per_read = calls, reads + context
     # A replicate without reads spends no read tokens (rather than being undefined).
-    per_read = np.where(made > 0, per_read, 0.0)
+    per_read = np.where(made > 0, np.nan_to_num(per_read), 0.0)
     return {
         "write": write,
         "delta": delta,

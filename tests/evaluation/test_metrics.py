@@ -851,19 +851,14 @@ def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
         assert value(cell, "read_tokens_per_retrieve") == 10.0
 
 
-def test_what_the_probes_got_beyond_the_agents_reads_is_added_to_every_read() -> None:
-    # Each probe is paired with the agent's reads on the same memory: those before the session
-    # after its checkpoint (cp2: session 2), else the last earlier ones (cp4: rep0 session 3,
-    # rep1 session 2). rep0: probes 102 (100 context + 2 LLM) against 30 (cp2, 3 probes) and 40
-    # (cp4, 4 probes): 464 / 7 more per read, on top of its reads' mean (10 + 24 + 30 + 40) / 4.
-    # rep1: probes 100 (and one 114) against 60: 294 / 7 more, on top of (50 + 76 + 60) / 3.
-    rep0 = 45 + 21 + 1 * (26 + 464 / 7)
-    rep1 = 45 + 11.75 + 0.75 * (62 + 294 / 7)
+def test_a_read_costs_at_least_what_the_probes_were_handed() -> None:
+    # The probes get 100 context + 2 LLM tokens per retrieve, more than the agent's reads on
+    # average: every read is charged 102. rep0: 45 + 21 + 1 × 102; rep1: 45 + 11.75 + 3/4 × 102.
     data = ArmData(
         answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), metered_retrievals()
     )
     cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
-    assert value(cell, "token_cost_per_session") == pytest.approx((rep0 + rep1) / 2)
+    assert value(cell, "token_cost_per_session") == pytest.approx((168 + 133.25) / 2)
     # A soft gate's buffer is the harness's, appended at probes only: the memory's own share
     # of the context (here 10 of 100) is what a probe read is charged.
     buffered = metered_retrievals().append_column(
@@ -880,11 +875,10 @@ def test_what_the_probes_got_beyond_the_agents_reads_is_added_to_every_read() ->
 def test_handing_over_more_at_the_probes_than_at_the_agents_reads_gains_nothing() -> None:
     """A memory that gives the agent's reads nothing and the probes its whole log pays for it.
 
-    Its twin hands every read its log as it grows (0, 50, 100, 100 tokens before sessions 0-3),
-    and the probes the same log; both answer the probes alike. The twin pays for its own reads
-    plus the LLM tokens its probes' retrieves spent beyond them (2 a probe); the exam-only
-    memory pays for every read what the probes got. Without the probes in the read cost it
-    would cost 66 a session (rep0) against the twin's 128.5 and keep its whole MVOT.
+    Its twin hands every read its log as it grows (0, 50, 100, 100 tokens before sessions 0-3)
+    and the probes the same log; both answer the probes alike, so both pay the probes' 102 a
+    read. Without the probes in the read cost the exam-only memory would cost 66 a session
+    (rep0) against the twin's 128.5 and keep its whole MVOT (the reference's TC is 84).
     """
     growing = [[(0, 0, 0)], [(50, 0, 0)], [(100, 0, 0)], [(100, 0, 0)]]
     honest = {rep: growing for rep in SESSIONS}
@@ -896,16 +890,9 @@ def test_handing_over_more_at_the_probes_than_at_the_agents_reads_gains_nothing(
         )
         figures[name] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     twin, cheat = figures["honest"], figures["exam_only"]
-    assert value(twin, "token_cost_per_session") == pytest.approx(
-        ((45 + 21 + 62.5 + 2) + (45 + 11.75 + 62.5 + 2)) / 2
-    )
-    assert value(cheat, "token_cost_per_session") == pytest.approx(
-        ((45 + 21 + 102) + (45 + 11.75 + 102)) / 2
-    )
-    for metric in ("mvot", "tes", "drift_c", "drift_e"):
-        honest_figure, cheat_figure = value(twin, metric), value(cheat, metric)
-        assert honest_figure is not None and cheat_figure is not None
-        assert cheat_figure <= honest_figure, metric
+    assert value(cheat, "token_cost_per_session") == pytest.approx(((66 + 102) + 158.75) / 2)
+    for metric in ("token_cost_per_session", "mvot", "tes", "drift_c", "drift_e"):
+        assert value(cheat, metric) == pytest.approx(value(twin, metric)), metric
 
 
 def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
