@@ -85,8 +85,8 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   what the probes' retrieves handed over on average (their LLM tokens and the memory's own
   text, the soft-gate buffer left out): answering the probes more generously than the agent
   costs as much as giving the agent that much. The R and context figures reported on their own
-  are the probes' retrieves'. Tables without the
-  agent's reads take the probes' retrieves for both. n = sessions (retrievals for reads). W and R are the
+  are the probes' retrieves'. Tables without the agent's reads take the probes' retrieves for
+  both. n = sessions (retrievals for reads). W and R are the
   ``write_tokens`` and ``llm_read_tokens`` columns: the tokens the harness's meter counted (or,
   for a backend that reports more than the meter counted, its own report; see
   :mod:`._token_audit`).

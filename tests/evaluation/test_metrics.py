@@ -864,9 +864,7 @@ def test_a_read_costs_at_least_what_the_probes_were_handed() -> None:
     buffered = metered_retrievals().append_column(
         "soft_buffer_tokens", pa.array([90] * 14, pa.int64())
     )
-    data = ArmData(
-        answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), buffered
-    )
+    data = ArmData(answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), buffered)
     cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)
     assert value(cell, "read_tokens_per_retrieve") == 100.0

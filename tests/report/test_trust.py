@@ -51,7 +51,7 @@ def test_missing_sanity_arms_faults_and_audits_are_each_a_reason():
     assert verify_rows(rows)["fact_store@hard"].line().startswith("unverified: no sanity arm")
 
 
-def test_exam_only_may_not_beat_the_sentence_log_it_holds_by_the_margin():
+def test_exam_only_may_not_beat_the_sentence_log_it_holds_by_the_margin() -> None:
     # exam_only holds sentence_log's log and hands it to the probes only: more than the margin
     # above sentence_log means the metrics reward answering the probes, not remembering.
     base = [_row("fact_store@hard", 0.90), _row("sentence_log@hard", 0.50)]
