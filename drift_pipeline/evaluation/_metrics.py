@@ -179,6 +179,7 @@ from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_te
 from ._metric_registry import computed_metric_specs
 from ._peer_metrics import Leak, handoff_row, leaked, peer_parts
 from ._probe_masks import metric_masks
+from ._read_cost import charged_per_read, probe_handout
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
 from ._token_audit import (
@@ -718,11 +719,12 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         if "soft_buffer_tokens" in retr.column_names
         else np.zeros(read_tokens.shape)
     )
+    llm_read = _num(retr, "llm_read_tokens", "retrievals")
     q = {
         "read_ms": read_ms,
         "read_tokens": read_tokens,
-        "own_tokens": np.maximum(read_tokens - buffer, 0.0),
-        "llm_read_tokens": _num(retr, "llm_read_tokens", "retrievals"),
+        "handed": probe_handout(read_tokens, llm_read, buffer),
+        "llm_read_tokens": llm_read,
         "ttfrt_ms": read_ms + ttft,
         "dialectic_ms": read_ms + ttft + write_p50[q_rep],
         "error": _errors(retr),
@@ -908,8 +910,8 @@ def _replicate_costs(u: _Units, rs: Resample) -> dict[str, FloatArray]:
         # answering the probes more generously than the agent costs as much as giving the
         # agent that much. Measured against the mean, not the reads next to the probes: a
         # memory that can tell which read follows the probes could be generous there only.
-        handed = _replicate_rate(wq, u.q["llm_read_tokens"] + u.q["own_tokens"], u.retrieval_groups)
-        per_read = np.fmax(per_read, handed)
+        handed = _replicate_rate(wq, u.q["handed"], u.retrieval_groups)
+        per_read = charged_per_read(per_read, handed)
     else:
         # Tables without the agent's reads: the probes' retrieves stand in for them.
         made, per_read = calls, reads + context
