@@ -851,14 +851,18 @@ def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
         assert value(cell, "read_tokens_per_retrieve") == 10.0
 
 
-def test_a_read_costs_at_least_what_the_probes_were_handed() -> None:
-    # The probes get 100 context + 2 LLM tokens per retrieve, more than the agent's reads on
-    # average: every read is charged 102. rep0: 45 + 21 + 1 × 102; rep1: 45 + 11.75 + 3/4 × 102.
+def test_a_read_costs_at_least_what_the_probes_it_leads_up_to_were_handed() -> None:
+    # The reads before sessions 0-1 lead up to checkpoint 2, those before 2-3 to checkpoint 4.
+    # rep0's probes get 100 context + 2 LLM tokens each, more than its reads (mean 17, then
+    # 35): each read costs 102; rep0 = 45 + 21 + 1 × 102. rep1's reads (50 and 76, then 60)
+    # cost 100 each before checkpoint 2 and 103.5 (its probes: 100, 100, 100, 114) before 4:
+    # 45 + 11.75 + 3/4 × (2 × 100 + 103.5) / 3.
+    rep1 = 45 + 11.75 + 0.75 * (2 * 100 + 103.5) / 3
     data = ArmData(
         answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), metered_retrievals()
     )
     cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
-    assert value(cell, "token_cost_per_session") == pytest.approx((168 + 133.25) / 2)
+    assert value(cell, "token_cost_per_session") == pytest.approx((168 + rep1) / 2)
     # A soft gate's buffer is the harness's, appended at probes only: the memory's own share
     # of the context (here 10 of 100) is what a probe read is charged.
     buffered = metered_retrievals().append_column(
@@ -874,9 +878,10 @@ def test_handing_over_more_at_the_probes_than_at_the_agents_reads_gains_nothing(
     """A memory that gives the agent's reads nothing and the probes its whole log pays for it.
 
     Its twin hands every read its log as it grows (0, 50, 100, 100 tokens before sessions 0-3)
-    and the probes the same log; both answer the probes alike, so both pay the probes' 102 a
-    read. Without the probes in the read cost the exam-only memory would cost 66 a session
-    (rep0) against the twin's 128.5 and keep its whole MVOT (the reference's TC is 84).
+    and the probes the same log; both answer the probes alike, so both pay on every read what
+    the probes it leads up to got (102 a read in rep0). Without the probes in the read cost the
+    exam-only memory would cost 66 a session (rep0) against the twin's 128.5 and keep its
+    whole MVOT (the reference's TC is 84).
     """
     growing = [[(0, 0, 0)], [(50, 0, 0)], [(100, 0, 0)], [(100, 0, 0)]]
     honest = {rep: growing for rep in SESSIONS}
@@ -888,7 +893,8 @@ def test_handing_over_more_at_the_probes_than_at_the_agents_reads_gains_nothing(
         )
         figures[name] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     twin, cheat = figures["honest"], figures["exam_only"]
-    assert value(cheat, "token_cost_per_session") == pytest.approx(((66 + 102) + 158.75) / 2)
+    rep1 = 56.75 + (2 * 100 + 2 * 103.5) / 4
+    assert value(cheat, "token_cost_per_session") == pytest.approx(((66 + 102) + rep1) / 2)
     for metric in ("token_cost_per_session", "mvot", "tes", "drift_c", "drift_e"):
         assert value(cheat, metric) == pytest.approx(value(twin, metric)), metric
 

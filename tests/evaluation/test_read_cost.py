@@ -10,20 +10,20 @@ from drift_pipeline.evaluation import cumulative_read_tokens
 from .test_metrics import SESSION_READS, SESSIONS, metered_retrievals, snapshots, with_session_reads
 
 
-def test_reads_so_far_cost_at_least_what_the_probes_so_far_were_handed() -> None:
+def test_reads_so_far_cost_at_least_what_the_probes_they_lead_up_to_were_handed() -> None:
     table = with_session_reads(snapshots(SESSIONS), SESSION_READS)
     got = cumulative_read_tokens(table, metered_retrievals(), [2, 4])
-    # rep0 at cp2: reads before sessions 0-1 (10, 20 + 4 LLM) against the cp2 probes' 102 each;
-    # at cp4: four reads, mean 26, against 102. rep1: one read then two (50, 70 + 6), probes
-    # 100 and one 114 (mean 102 over all seven).
+    # rep0: the reads before sessions 0-1 (10, 20 + 4 LLM) against checkpoint 2's probes (102
+    # each), those before 2-3 (30, 40) against checkpoint 4's (102). rep1: two reads before
+    # session 1 (50, 70 + 6) against 100, one before session 2 (60) against 103.5 (100, 100,
+    # 100, 114). At the last checkpoint, after the last session, the sum over the sessions is
+    # TC's read part (see the token cost tests).
     assert got == {
         (0, 2): pytest.approx(2 * 102),
         (0, 4): pytest.approx(4 * 102),
         (1, 2): pytest.approx(2 * 100),
-        (1, 4): pytest.approx(3 * 102),
+        (1, 4): pytest.approx(2 * 100 + 103.5),
     }
-    # At the last checkpoint, after the last session, the sum is TC's read part times the
-    # sessions: 1 × 102 × 4 (rep0) and 3/4 × 102 × 4 (rep1).
 
 
 def test_reads_larger_than_the_probes_cost_their_own_and_the_buffer_is_not_the_memorys() -> None:
