@@ -326,8 +326,8 @@ BUILTIN_METRICS: Final[tuple[MetricSpec, ...]] = (
         unit="tokens",
         direction="lower",
         description=(
-            "TC = W + S_delta + (R + context) × Q_rate, R and context per agent read, plus "
-            "what the probes got beyond it"
+            "TC = W + S_delta + (R + context) × Q_rate, R and context per agent read, at "
+            "least what the next checkpoint's probes got"
         ),
         section="cost",
         metadata=True,
