@@ -90,6 +90,7 @@ from ._metrics import (
     reference_figures,
 )
 from ._peer_metrics import Leak
+from ._read_cost import cumulative_read_tokens
 from ._reader_check import (
     ContextItem,
     ContextOutcome,
@@ -212,6 +213,7 @@ __all__ = [
     "compute_cell",
     "content_kept",
     "context_item",
+    "cumulative_read_tokens",
     "discover_metrics",
     "drift_c",
     "drift_e",

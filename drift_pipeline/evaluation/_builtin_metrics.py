@@ -325,7 +325,10 @@ BUILTIN_METRICS: Final[tuple[MetricSpec, ...]] = (
         label="TC",
         unit="tokens",
         direction="lower",
-        description="TC = W + S_delta + (R + context) × Q_rate, R and context per agent read",
+        description=(
+            "TC = W + S_delta + (R + context) × Q_rate, R and context per agent read, at "
+            "least what the next checkpoint's probes got"
+        ),
         section="cost",
         metadata=True,
     ),

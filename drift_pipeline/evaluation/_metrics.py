@@ -81,12 +81,16 @@ Definitions (``n`` = units the figure uses; figures marked (t) are also given pe
   per query). In TC, R and context are measured on the agent's reads before each session (or
   user turn): per read, the LLM tokens charged inside it (``session_metered_read_tokens``, or
   ``session_reported_read_tokens`` when the cell is self-reported) plus the tokens of the text
-  it returned (``session_read_tokens``), averaged over the replicate's reads; the R and context
-  figures reported on their own are the probes' retrieves'. Tables without the agent's reads
-  take the probes' retrieves for both. n = sessions (retrievals for reads). W and R are the
-  ``write_tokens`` and ``llm_read_tokens`` columns: the tokens the harness's meter counted (or,
-  for a backend that reports more than the meter counted, its own report; see
-  :mod:`._token_audit`).
+  it returned (``session_read_tokens``), averaged over the replicate's reads, each read priced
+  by the checkpoint it leads up to: the reads since the previous checkpoint cost, each, the
+  larger of their mean and the mean the checkpoint's probes were handed (their LLM tokens and
+  the memory's own text, the soft-gate buffer left out; see :mod:`._read_cost`), so answering
+  the probes more generously than the agent costs as much as giving the agent that much. The
+  R and context figures reported on their own are the probes' retrieves'. Tables without the
+  agent's reads take the probes' retrieves for both. n = sessions (retrievals for reads). W
+  and R are the ``write_tokens`` and ``llm_read_tokens`` columns: the tokens the harness's
+  meter counted (or, for a backend that reports more than the meter counted, its own report;
+  see :mod:`._token_audit`).
 - A cell whose model spend is unknown (its models run where the meter cannot see them, and it
   does not report their tokens) knows its cost only in part: TC, W and R are lower bounds;
   MVOT is its upper bound per replicate (the figure on the known cost where the memory beats
@@ -177,6 +181,7 @@ from ._metric_inputs import CellInputs, ComputedRate, computed_rates, without_te
 from ._metric_registry import computed_metric_specs
 from ._peer_metrics import Leak, handoff_row, leaked, peer_parts
 from ._probe_masks import metric_masks
+from ._read_cost import charged_per_read, probe_handout, read_checkpoints
 from ._selectivity import CONTENT_KEPT
 from ._subtypes import subtype_recall
 from ._token_audit import (
@@ -517,6 +522,10 @@ class _Units:
     r: Mapping[str, FloatArray] = field(default_factory=dict)
     read_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     reads_recorded: bool = False  # the tables hold the agent's reads (the loop records them)
+    # Stretches of the agent's reads, each priced by the probes that close it (see
+    # ._read_cost), by (replicate, checkpoint): the reads' groups and the probes'.
+    read_stretches: Groups | None = None
+    probe_stretches: Groups | None = None
     # Multi-peer: the hand-over figure (outside the bootstrap: it may be infinite) and the
     # canaries the arm leaked.
     handoff: MetricRow | None = None
@@ -718,10 +727,19 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             for r in range(n_rep)
         ]
     )
+    # What the memory itself handed over at a probe: the context less the soft gate's buffer,
+    # which the harness appends at probes only (the agent's own reads never carry it).
+    buffer = (
+        _num(retr, "soft_buffer_tokens", "retrievals")
+        if "soft_buffer_tokens" in retr.column_names
+        else np.zeros(read_tokens.shape)
+    )
+    llm_read = _num(retr, "llm_read_tokens", "retrievals")
     q = {
         "read_ms": read_ms,
         "read_tokens": read_tokens,
-        "llm_read_tokens": _num(retr, "llm_read_tokens", "retrievals"),
+        "handed": probe_handout(read_tokens, llm_read, buffer),
+        "llm_read_tokens": llm_read,
         "ttfrt_ms": read_ms + ttft,
         "dialectic_ms": read_ms + ttft + write_p50[q_rep],
         "error": _errors(retr),
@@ -744,6 +762,11 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
             "dialectic_ms": r_ttfrt + write_p50[s_rep[read_rows]],
             "ttft_measured": r_measured.astype(np.float64),
         }
+    cps = np.asarray(checkpoints, dtype=np.int64)
+    priced_by = read_checkpoints(s_rep[read_rows], s_index[read_rows], q_rep, q_cp)
+    # A replicate without probes: its reads in one stretch that no probe prices.
+    read_stretch = s_rep[read_rows] * n_cp + np.searchsorted(cps, np.maximum(priced_by, cps[0]))
+    probe_stretch = q_rep * n_cp + np.minimum(np.searchsorted(cps, q_cp), n_cp - 1)
     handoff = feeding("handoff_sessions") & correct_ok
     units = _Units(
         handoff=handoff_row(answers, retr, handoff, correct, cfg.n_boot, cfg.seed, cfg.level)
@@ -767,6 +790,8 @@ def _load(arm: ArmData, amnesiac_answers: pa.Table, cfg: MetricConfig) -> _Units
         cost_known=audit is None or audit.cost_known,
         r=r,
         read_rows=read_rows,
+        read_stretches=Groups.of(read_stretch, n_rep * n_cp),
+        probe_stretches=Groups.of(probe_stretch, n_rep * n_cp),
         reads_recorded="session_read_ms" in snaps.column_names,
     )
     identity = identity_resample(n_rep, units.layouts)
@@ -901,12 +926,21 @@ def _replicate_costs(u: _Units, rs: Resample) -> dict[str, FloatArray]:
         wr = ws[:, u.read_rows]
         groups = Groups.of(u.session_keys[0][u.read_rows], len(u.replicates))
         made = group_sums(wr, None, groups)
-        per_read = _replicate_rate(wr, u.r["llm"] + u.r["tokens"], groups)
+        # The probes are reads too, and the only ones scored: each checkpoint's probes price
+        # the agent's reads since the previous one at no less than what they were handed (see
+        # ._read_cost). Against a stretch's mean, not the read next to the probes: a memory
+        # that can tell which read follows the probes could be generous there only.
+        assert u.read_stretches is not None and u.probe_stretches is not None
+        made_in = group_sums(wr, None, u.read_stretches)
+        own = ratio(group_sums(wr, u.r["llm"] + u.r["tokens"], u.read_stretches), made_in)
+        closing = _replicate_rate(wq, u.q["handed"], u.probe_stretches)
+        spent = made_in * np.nan_to_num(charged_per_read(own, closing))
+        per_read = ratio(spent.reshape((*made.shape, -1)).sum(axis=2), made)
     else:
         # Tables without the agent's reads: the probes' retrieves stand in for them.
         made, per_read = calls, reads + context
     # A replicate without reads spends no read tokens (rather than being undefined).
-    per_read = np.where(made > 0, per_read, 0.0)
+    per_read = np.where(made > 0, np.nan_to_num(per_read), 0.0)
     return {
         "write": write,
         "delta": delta,

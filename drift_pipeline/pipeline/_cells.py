@@ -20,6 +20,7 @@ from drift_pipeline.evaluation import (
     Scoring,
     compute_cell,
     content_kept,
+    cumulative_read_tokens,
     graded_scores,
     latent_profiles,
     measured_ttft,
@@ -190,16 +191,36 @@ def _answers_table(
 
 
 def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str) -> pa.Table:
-    """Cumulative tokens (mean over replicates) and MVOT so far at each checkpoint (spec §7.7)."""
+    """Cumulative tokens (mean over replicates) and MVOT so far at each checkpoint (spec §7.7).
+
+    The read tokens are the agent's reads so far, each costing what it does in TC (at least
+    what the probes were handed: see :func:`~drift_pipeline.evaluation.cumulative_read_tokens`).
+    """
     # Only the count columns: the snapshot and context texts can be huge.
     snapshots = cell.snapshots.select(
         ["replicate", "session_index", "write_tokens", "storage_tokens"]
     ).to_pydict()
-    retrievals = cell.retrievals.select(["replicate", "checkpoint", "llm_read_tokens"]).to_pydict()
+    retrievals = cell.retrievals.select(["replicate", "checkpoint"]).to_pydict()
     checkpoints = sorted({c for c in retrievals["checkpoint"]})
     replicates = sorted(set(snapshots["replicate"]))
     # An unknown model spend: the tokens are the known part, MVOT so far its upper bound.
     source = metrics.llm_tokens.source if metrics.llm_tokens is not None else "metered"
+    reads = cumulative_read_tokens(
+        cell.snapshots.select(
+            [
+                "replicate",
+                "session_index",
+                "session_read_tokens",
+                "session_metered_read_tokens",
+                "session_reported_read_tokens",
+            ]
+        ),
+        cell.retrievals.select(
+            ["replicate", "checkpoint", "read_tokens", "llm_read_tokens", "soft_buffer_tokens"]
+        ),
+        checkpoints,
+        self_reported=source == "self-reported",
+    )
     rows: dict[str, list[Any]] = {f.name: [] for f in COST_CURVES.schema}
     mvots: list[float] = []
     for checkpoint in checkpoints:
@@ -216,13 +237,7 @@ def _cost_curve(cell: CellRun, metrics: CellMetrics, scenario: str, horizon: str
             last = snapshots["storage_tokens"][sessions[-1]] if sessions else 0
             # No snapshot(): storage not measured (NaN, never 0), and left out of the total.
             storage += math.nan if last is None else last
-            read += sum(
-                retrievals["llm_read_tokens"][i]
-                for i, (r, c) in enumerate(
-                    zip(retrievals["replicate"], retrievals["checkpoint"], strict=True)
-                )
-                if r == replicate and c <= checkpoint
-            )
+            read += reads[(replicate, checkpoint)]
         count = max(1, len(replicates))
         try:
             value = metrics.get("mvot", checkpoint).value

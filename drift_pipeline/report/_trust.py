@@ -43,8 +43,12 @@ SANITY_ARMS: Final[Mapping[str, str]] = {
     "session_dates": "temporal_graph",
     # The dated log of every first-person user sentence: the floor a slot memory must clear.
     "sentence_log": "fact_store",
+    # sentence_log's log handed to the probes only, nothing to the agent's own reads.
+    "exam_only": "fact_store",
 }
 """Each sanity backend and the reference backend it imitates."""
+SANITY_TWINS: Final[Mapping[str, str]] = {"exam_only": "sentence_log"}
+"""Sanity backends that hold the same memory as another arm and must not beat it by the margin."""
 NOT_REFERENCES: Final = frozenset({*SANITY_ARMS, "amnesiac"})
 """Backends that are not reference memories (the best of the rest sets the sanity bound)."""
 SANITY_MARGIN: Final = 0.10
@@ -107,6 +111,8 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
     if not references:
         return None, ["no reference arm with a DRIFT-C to hold the sanity arms against"]
     best_name, best = max(references.items(), key=lambda item: item[1])
+    # A twin is compared under the same gate: the same memory seeing the same sessions.
+    twins = {(r.backend, r.gate): value for r in rows if (value := _drift_c(r)) is not None}
     failures = []
     for row in sanity:
         value = _drift_c(row)
@@ -117,6 +123,13 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
             failures.append(
                 f"sanity arm {row.arm} did not stay {SANITY_MARGIN:.2f} DRIFT-C below "
                 f"{best_name} ({value:.3f} vs {best:.3f})"
+            )
+        twin = SANITY_TWINS.get(row.backend)
+        twin_value = twins.get((twin, row.gate)) if twin is not None else None
+        if twin_value is not None and value > twin_value + SANITY_MARGIN:
+            failures.append(
+                f"sanity arm {row.arm} beat {twin}, the same memory, by more than "
+                f"{SANITY_MARGIN:.2f} DRIFT-C ({value:.3f} vs {twin_value:.3f})"
             )
         imitated = references.get(SANITY_ARMS[row.backend])
         if imitated is not None and value >= imitated:

@@ -822,8 +822,8 @@ def with_session_reads(
     return table.append_column("reported_write_tokens", write)
 
 
-def metered_retrievals(metered: bool = True) -> pa.Table:
-    table = retrievals()
+def metered_retrievals(metered: bool = True, read_tokens: int = 100) -> pa.Table:
+    table = retrievals(read_tokens=read_tokens)
     llm = table.column("llm_read_tokens")
     zeros = pa.array([0] * table.num_rows, pa.int64())
     table = table.append_column("metered_read_tokens", llm if metered else zeros)
@@ -832,15 +832,15 @@ def metered_retrievals(metered: bool = True) -> pa.Table:
 
 def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
     # rep0: 45 write + 21 storage + 1 read a session × (10 + 20 + 4 + 30 + 40) / 4 = 92;
-    # rep1: 45 + 11.75 + 3/4 × (50 + 70 + 6 + 60) / 3 = 103.25. The probes' retrieves (100
-    # context and 2 LLM tokens each) do not enter.
+    # rep1: 45 + 11.75 + 3/4 × (50 + 70 + 6 + 60) / 3 = 103.25. The probes' retrieves (10
+    # context and 2 LLM tokens each) hand over less than the agent's reads: they do not enter.
     expected = (92 + 103.25) / 2
     cells = {}
     for metered in (True, False):
         data = ArmData(
             answers(ARM),
             with_session_reads(snapshots(SESSIONS), SESSION_READS, metered),
-            metered_retrievals(metered),
+            metered_retrievals(metered, read_tokens=10),
         )
         cells[metered] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     for cell in cells.values():
@@ -848,7 +848,55 @@ def test_the_read_side_of_token_cost_is_measured_on_the_agents_reads() -> None:
         assert value(cell, "token_cost_per_session") == pytest.approx(expected)
         assert value(cell, "session_read_tokens_per_read") == pytest.approx((25 + 60) / 2)
         # The probes' own figures are reported as before.
-        assert value(cell, "read_tokens_per_retrieve") == 100.0
+        assert value(cell, "read_tokens_per_retrieve") == 10.0
+
+
+def test_a_read_costs_at_least_what_the_probes_it_leads_up_to_were_handed() -> None:
+    # The reads before sessions 0-1 lead up to checkpoint 2, those before 2-3 to checkpoint 4.
+    # rep0's probes get 100 context + 2 LLM tokens each, more than its reads (mean 17, then
+    # 35): each read costs 102; rep0 = 45 + 21 + 1 × 102. rep1's reads (50 and 76, then 60)
+    # cost 100 each before checkpoint 2 and 103.5 (its probes: 100, 100, 100, 114) before 4:
+    # 45 + 11.75 + 3/4 × (2 × 100 + 103.5) / 3.
+    rep1 = 45 + 11.75 + 0.75 * (2 * 100 + 103.5) / 3
+    data = ArmData(
+        answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), metered_retrievals()
+    )
+    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert value(cell, "token_cost_per_session") == pytest.approx((168 + rep1) / 2)
+    # A soft gate's buffer is the harness's, appended at probes only: the memory's own share
+    # of the context (here 10 of 100) is what a probe read is charged.
+    buffered = metered_retrievals().append_column(
+        "soft_buffer_tokens", pa.array([90] * 14, pa.int64())
+    )
+    data = ArmData(answers(ARM), with_session_reads(snapshots(SESSIONS), SESSION_READS), buffered)
+    cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)
+    assert value(cell, "read_tokens_per_retrieve") == 100.0
+
+
+def test_handing_over_more_at_the_probes_than_at_the_agents_reads_gains_nothing() -> None:
+    """A memory that gives the agent's reads nothing and the probes its whole log pays for it.
+
+    Its twin hands every read its log as it grows (0, 50, 100, 100 tokens before sessions 0-3)
+    and the probes the same log; both answer the probes alike, so both pay on every read what
+    the probes it leads up to got (102 a read in rep0). Without the probes in the read cost the
+    exam-only memory would cost 66 a session (rep0) against the twin's 128.5 and keep its
+    whole MVOT (the reference's TC is 84).
+    """
+    growing = [[(0, 0, 0)], [(50, 0, 0)], [(100, 0, 0)], [(100, 0, 0)]]
+    honest = {rep: growing for rep in SESSIONS}
+    exam_only = {rep: [[(0, 0, 0)]] * 4 for rep in SESSIONS}
+    figures = {}
+    for name, reads in (("honest", honest), ("exam_only", exam_only)):
+        data = ArmData(
+            answers(ARM), with_session_reads(snapshots(SESSIONS), reads), metered_retrievals()
+        )
+        figures[name] = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+    twin, cheat = figures["honest"], figures["exam_only"]
+    rep1 = 56.75 + (2 * 100 + 2 * 103.5) / 4
+    assert value(cheat, "token_cost_per_session") == pytest.approx(((66 + 102) + rep1) / 2)
+    for metric in ("token_cost_per_session", "mvot", "tes", "drift_c", "drift_e"):
+        assert value(cheat, metric) == pytest.approx(value(twin, metric)), metric
 
 
 def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
@@ -861,7 +909,9 @@ def test_read_llm_tokens_in_token_cost_are_the_charged_ones() -> None:
         for rep, sessions in SESSION_READS.items()
     }
     data = ArmData(
-        answers(ARM), with_session_reads(snapshots(SESSIONS), close), metered_retrievals()
+        answers(ARM),
+        with_session_reads(snapshots(SESSIONS), close),
+        metered_retrievals(read_tokens=10),
     )
     cell = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
     assert value(cell, "token_cost_per_session") == pytest.approx((92 + 103.25) / 2)

@@ -61,8 +61,12 @@ SANITY = {
     "session_dates": "temporal_graph",
     # The dated log of every first-person user sentence: the floor a slot memory must clear.
     "sentence_log": "fact_store",
+    # That log handed to the probes' third-person questions only, nothing to the agent's reads.
+    "exam_only": "fact_store",
 }
 """Each sanity arm (or floor) and the reference backend it imitates."""
+TWINS = {"exam_only": "sentence_log"}
+"""Sanity arms holding another arm's memory: they must not beat it by the margin."""
 
 REFERENCES = tuple(name for name in BUILT_INS if name != "amnesiac")
 MARGIN = 0.10
@@ -116,6 +120,12 @@ def test_each_sanity_arm_loses(finished: RunResult, horizon: str, arm: str) -> N
         failures.append(
             f"{arm} {figures[arm]:.3f} is within {MARGIN} of the best reference "
             f"{best} {figures[best]:.3f}"
+        )
+    twin = TWINS.get(arm)
+    if twin is not None and figures[arm] > figures[twin] + MARGIN:
+        failures.append(
+            f"{arm} {figures[arm]:.3f} beats {twin} {figures[twin]:.3f}, the same memory, "
+            f"by more than {MARGIN}"
         )
     if figures[arm] >= figures[imitated]:
         failures.append(

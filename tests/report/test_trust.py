@@ -50,3 +50,16 @@ def test_missing_sanity_arms_faults_and_audits_are_each_a_reason():
     )
     assert verify_rows(rows)["fact_store@hard"].checks["audit"] is None
     assert verify_rows(rows)["fact_store@hard"].line().startswith("unverified: no sanity arm")
+
+
+def test_exam_only_may_not_beat_the_sentence_log_it_holds_by_the_margin() -> None:
+    # exam_only holds sentence_log's log and hands it to the probes only: more than the margin
+    # above sentence_log means the metrics reward answering the probes, not remembering.
+    base = [_row("fact_store@hard", 0.90), _row("sentence_log@hard", 0.50)]
+    gaining = verify_rows([*base, _row("exam_only@hard", 0.61)], 0.05, PASSED)
+    assert gaining["fact_store@hard"].reasons == (
+        "sanity arm exam_only@hard beat sentence_log, the same memory, by more than 0.10 "
+        "DRIFT-C (0.610 vs 0.500)",
+    )
+    even = verify_rows([*base, _row("exam_only@hard", 0.55)], 0.05, PASSED)
+    assert {v.status for v in even.values()} == {"verified"}

@@ -92,6 +92,7 @@ register_backend("recency_buffer", f"{_PACKAGE}.sanity:RecencyBufferBackend", sc
 register_backend("tagged_buffer", f"{_PACKAGE}.sanity:TaggedBufferBackend", scoped=True)
 register_backend("keyword_lines", f"{_PACKAGE}.sanity:KeywordLinesBackend", scoped=True)
 register_backend("session_dates", f"{_PACKAGE}.sanity:SessionDatesBackend", scoped=True)
+register_backend("exam_only", f"{_PACKAGE}.sanity:ExamOnlyBackend", scoped=True)
 # One store for every entity: shows the Privacy Score catching a leak; never ranked.
 register_backend("leaky_shared", f"{_PACKAGE}.leaky_shared:LeakySharedBackend", ranked=False)
 # Any memory server over MCP (the `mcp` extra): options name the server and map the tools.

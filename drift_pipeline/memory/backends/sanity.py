@@ -10,6 +10,10 @@ measures something other than memory.
 - ``keyword_lines``: every user line with a first-person preference or habit word (imitates
   ``fact_store``).
 - ``session_dates``: only the date of every session (imitates ``temporal_graph``'s dates).
+- ``exam_only``: ``sentence_log``'s log, handed only to reads that ask about someone (the
+  probes' third-person questions); the agent's own reads, which open with the user's
+  first-person line, get nothing. It must not beat ``sentence_log``: what the memory hands the
+  reader at the probes is what a read costs.
 
 None calls a model; none is a default arm.
 """
@@ -22,9 +26,16 @@ from typing import ClassVar, Final
 
 from drift_pipeline import tokens
 from drift_pipeline.memory._protocol import Message, TokenCounts
-from drift_pipeline.memory.backends._text import message_date, render_turn, session_speakers
+from drift_pipeline.memory.backends._text import (
+    is_first_person,
+    message_date,
+    render_turn,
+    session_speakers,
+)
+from drift_pipeline.memory.backends.sentence_log import SentenceLogBackend
 
 __all__ = [
+    "ExamOnlyBackend",
     "KeywordLinesBackend",
     "RecencyBufferBackend",
     "SessionDatesBackend",
@@ -165,3 +176,22 @@ class SessionDatesBackend(RecencyBufferBackend):
         speakers = sorted(session_speakers(messages))
         date = message_date(messages[0]["timestamp"])
         self._lines.add(f"[{date}] session with {', '.join(speakers)}", speakers)
+
+
+class ExamOnlyBackend(SentenceLogBackend):
+    """``sentence_log`` that answers only questions about someone, never the agent's own reads.
+
+    A read whose query speaks in the first person (an agent's read before a session carries the
+    user's opening line) gets nothing; any other (a probe's question about an entity) gets the
+    whole log. The cost of a read is what the memory hands over at the probes too, so this
+    costs what ``sentence_log`` costs and must score no better.
+    """
+
+    name: ClassVar[str] = "exam_only"
+    version: ClassVar[str] = "1"
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        """Nothing for a first-person query; else every kept line ``entity_id`` was present for."""
+        if is_first_person(query):
+            return ""
+        return await super().retrieve(session_id, entity_id, query)

@@ -9,6 +9,7 @@ from drift_pipeline.memory.backends import (
 )
 from drift_pipeline.memory.backends.sanity import (
     OUTDATED_TAG,
+    ExamOnlyBackend,
     KeywordLinesBackend,
     RecencyBufferBackend,
     SessionDatesBackend,
@@ -70,8 +71,21 @@ def test_session_dates_keep_nothing_but_dates() -> None:
     assert "Acme" not in context and len(context.splitlines()) == 3
 
 
+def test_exam_only_hands_its_sentence_log_to_third_person_questions_only() -> None:
+    backend = ExamOnlyBackend()
+    store_all(backend, SESSIONS)
+    log = ask(backend, "Where does the principal work?")
+    assert log.splitlines() == [
+        "[2027-03-14] principal: I work at Acme Corp.",
+        "[2027-03-14] principal: I always take the train.",
+        "[2027-05-09] principal: I prefer tea over coffee.",
+    ]
+    assert ask(backend, "I need a train to Porto tomorrow.") == ""  # the agent's own read
+    assert backend.snapshot() == log
+
+
 def test_they_are_registered_but_not_default_arms() -> None:
-    names = {"recency_buffer", "tagged_buffer", "keyword_lines", "session_dates"}
+    names = {"recency_buffer", "tagged_buffer", "keyword_lines", "session_dates", "exam_only"}
     assert names <= set(backend_names())
     assert not names & set(default_backend_names())
     assert get_backend_factory("session_dates").inner is SessionDatesBackend  # type: ignore[attr-defined]
