@@ -59,8 +59,11 @@ def command(
     Reads the cells of a finished run under --out; arms not run yet are run first, each
     checked first as drift run checks it (exit 5 when one fails the conformance check).
     """
+    from drift_pipeline.pipeline import REFERENCE_ARM
+
     from .run_inputs import backend_config as read_backend_config
 
+    run = [backend_a, backend_b, REFERENCE_ARM.backend]
     compare_exec(
         scenario,
         backend_a,
@@ -69,7 +72,7 @@ def command(
         horizons,
         out,
         call_timeout,
-        read_backend_config(backend_config),
+        read_backend_config(backend_config, run),
         allow_leaks,
     )
 

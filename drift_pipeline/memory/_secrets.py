@@ -53,3 +53,34 @@ def redact(text: str | None, secrets: Iterable[str]) -> str | None:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+# ``scheme://user:password@host``: the credentials part of a URL given as an option.
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def recorded_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A backend's constructor options as a manifest or record shows them, without secrets.
+
+    The value of an option whose name looks like a secret (``api_key``, ``token``, ``password``,
+    …, at any depth) becomes ``[redacted]``, as do the credentials of a URL and any secret the
+    run hands a worker (the LLM key) found inside another value. A value JSON cannot hold (a
+    YAML date) is shown as its text.
+    """
+    secrets = arm_secrets(options, ())
+
+    def shown(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {
+                str(name): REDACTED if _SECRET_NAME.search(str(name)) else shown(inner)
+                for name, inner in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [shown(inner) for inner in value]
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        text = _URL_CREDENTIALS.sub(f"{REDACTED}@", str(value))
+        return redact(text, secrets)
+
+    out: dict[str, Any] = shown(options)
+    return out
