@@ -4,8 +4,11 @@ A row is ``verified`` when three things hold (anything else makes it ``unverifie
 reason per failed or missing check):
 
 - **sanity**: every sanity arm that ran beside it (trivial strategies no one would call a
-  memory) scored DRIFT-C at least :data:`SANITY_MARGIN` below the best reference arm and below
-  the arm it imitates. When none ran, nothing shows that the probes reward memory alone.
+  memory) scored DRIFT-C at least :data:`SANITY_MARGIN` below the best reference arm (the
+  package's own reference memories, never an arm under test) and below the arm it imitates.
+  When none ran, nothing shows that the probes reward memory alone. An arm under test (a
+  vendor's backend, an adapter) that scores no higher than a sanity arm fails this check on its
+  own row: the trivial strategy did as well as it.
 - **fault rate**: its share of faulted or skipped calls stayed under the run's limit.
 - **audit**: the answerability audit of every world it ran on passed (each probe answerable
   from its evidence sessions), where the audit was run.
@@ -19,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
+
+from drift_pipeline.memory.backends import built_in
 
 if TYPE_CHECKING:
     from ._leaderboard import ArmStanding
@@ -44,7 +49,8 @@ SANITY_ARMS: Final[Mapping[str, str]] = {
 }
 """Each sanity backend and the reference backend it imitates."""
 NOT_REFERENCES: Final = frozenset({*SANITY_ARMS, "amnesiac"})
-"""Backends that are not reference memories (the best of the rest sets the sanity bound)."""
+"""The package's own backends that are not reference memories (the best of the rest sets the
+sanity bound)."""
 SANITY_MARGIN: Final = 0.10
 """DRIFT-C a sanity arm must stay below the best reference arm."""
 VERIFIED: Final = "verified"
@@ -87,8 +93,17 @@ def _drift_c(row: ArmStanding) -> float | None:
     return None if figure is None or not row.ranked else figure.value
 
 
+def is_reference(backend: str) -> bool:
+    """Whether ``backend`` is a reference memory: one of the package's own, not a sanity arm.
+
+    Nor the amnesiac. An arm under test (``module:Class``, an installed plugin, an adapter to a
+    service) never is, however it scores: the sanity arms are held against the references.
+    """
+    return backend not in NOT_REFERENCES and built_in(backend)
+
+
 def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]]:
-    """Whether the sanity arms among ``rows`` lost, and one line per one that did not.
+    """Whether the sanity arms among ``rows`` lost to the references; a line per one that did not.
 
     Returns:
         ``(None, [why])`` when no sanity arm ran or no reference arm has a DRIFT-C; else
@@ -98,12 +113,15 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
     references = {
         r.backend: value
         for r in rows
-        if r.backend not in NOT_REFERENCES and (value := _drift_c(r)) is not None
+        if is_reference(r.backend) and (value := _drift_c(r)) is not None
     }
     if not sanity:
         return None, ["no sanity arm ran beside it (e.g. --backend sentence_log)"]
     if not references:
-        return None, ["no reference arm with a DRIFT-C to hold the sanity arms against"]
+        return None, [
+            "no reference arm with a DRIFT-C to hold the sanity arms against "
+            "(e.g. --backend fact_store)"
+        ]
     best_name, best = max(references.items(), key=lambda item: item[1])
     failures = []
     for row in sanity:
@@ -123,6 +141,20 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
                 f"({value:.3f} vs {imitated:.3f})"
             )
     return not failures, failures
+
+
+def _matched_by_sanity(row: ArmStanding, rows: Sequence[ArmStanding]) -> list[str]:
+    """For an arm under test, one line per sanity arm that scored at least as high as it."""
+    value = _drift_c(row)
+    if value is None or row.backend in NOT_REFERENCES or is_reference(row.backend):
+        return []
+    return [
+        f"sanity arm {other.arm} scored at least as high as it ({trivial:.3f} vs {value:.3f})"
+        for other in rows
+        if other.backend in SANITY_ARMS
+        and (trivial := _drift_c(other)) is not None
+        and trivial >= value
+    ]
 
 
 def verify_rows(
@@ -149,6 +181,11 @@ def verify_rows(
     out = {}
     for row in rows:
         reasons = [] if sanity else list(sanity_reasons)
+        # The sanity arms are the references' yardstick; an arm under test that one of them
+        # matched is unverified on its own row, and no other row is.
+        matched = _matched_by_sanity(row, rows)
+        reasons += matched
+        row_sanity = False if matched else sanity
         if not row.valid:
             reasons.append(f"{row.fault_rate:.1%} of its calls faulted or were skipped{limit}")
         if not audit:
@@ -157,7 +194,7 @@ def verify_rows(
         if why:
             reasons.append(why)
         out[row.arm] = Verification(
-            {"sanity": sanity, "fault_rate": row.valid, "audit": audit, "cost": cost},
+            {"sanity": row_sanity, "fault_rate": row.valid, "audit": audit, "cost": cost},
             tuple(reasons),
         )
     return out
