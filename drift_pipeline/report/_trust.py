@@ -1,14 +1,15 @@
 """How far to trust a leaderboard row: its verification status and the reasons behind it.
 
-A row is ``verified`` when three things hold (anything else makes it ``unverified``, with one
+A row is ``verified`` when these checks hold (anything else makes it ``unverified``, with one
 reason per failed or missing check):
 
 - **sanity**: every sanity arm that ran beside it (trivial strategies no one would call a
   memory) scored DRIFT-C at least :data:`SANITY_MARGIN` below the best reference arm (the
   package's own reference memories, never an arm under test) and below the arm it imitates.
-  When none ran, nothing shows that the probes reward memory alone. An arm under test (a
-  vendor's backend, an adapter) that scores no higher than a sanity arm fails this check on its
-  own row: the trivial strategy did as well as it.
+  When none ran, nothing shows that the probes reward memory alone.
+- **above sanity** (an arm under test, a vendor's backend or an adapter, beside a sanity arm):
+  it scored DRIFT-C above every sanity arm. One that a trivial strategy matched is unverified
+  on its own row; the other rows are not.
 - **fault rate**: its share of faulted or skipped calls stayed under the run's limit.
 - **audit**: the answerability audit of every world it ran on passed (each probe answerable
   from its evidence sessions), where the audit was run.
@@ -62,8 +63,9 @@ class Verification:
     """A row's verification status with the checks behind it.
 
     Attributes:
-        checks: Check name (``sanity``, ``fault_rate``, ``audit``) → whether it passed
-            (``None``: it could not be run).
+        checks: Check name (``sanity``, ``fault_rate``, ``audit``, ``cost``; for an arm under
+            test beside a sanity arm, ``above_sanity``) → whether it passed (``None``: it could
+            not be run).
         reasons: One line per check that failed or could not be run.
     """
 
@@ -143,18 +145,28 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
     return not failures, failures
 
 
-def _matched_by_sanity(row: ArmStanding, rows: Sequence[ArmStanding]) -> list[str]:
-    """For an arm under test, one line per sanity arm that scored at least as high as it."""
+def _above_sanity(row: ArmStanding, rows: Sequence[ArmStanding]) -> tuple[bool, list[str]] | None:
+    """Whether an arm under test beat every sanity arm beside it; a line per one that did not.
+
+    ``None`` for a reference, a sanity arm or the amnesiac, and for an arm with no DRIFT-C or
+    no sanity arm with one beside it.
+    """
     value = _drift_c(row)
     if value is None or row.backend in NOT_REFERENCES or is_reference(row.backend):
-        return []
-    return [
-        f"sanity arm {other.arm} scored at least as high as it ({trivial:.3f} vs {value:.3f})"
+        return None
+    trivial = {
+        other.arm: figure
         for other in rows
-        if other.backend in SANITY_ARMS
-        and (trivial := _drift_c(other)) is not None
-        and trivial >= value
+        if other.backend in SANITY_ARMS and (figure := _drift_c(other)) is not None
+    }
+    if not trivial:
+        return None
+    lines = [
+        f"{arm}, a trivial strategy, scored at least as high as it ({figure:.3f} vs {value:.3f})"
+        for arm, figure in trivial.items()
+        if figure >= value
     ]
+    return not lines, lines
 
 
 def verify_rows(
@@ -181,11 +193,13 @@ def verify_rows(
     out = {}
     for row in rows:
         reasons = [] if sanity else list(sanity_reasons)
+        checks: dict[str, bool | None] = {"sanity": sanity}
         # The sanity arms are the references' yardstick; an arm under test that one of them
-        # matched is unverified on its own row, and no other row is.
-        matched = _matched_by_sanity(row, rows)
-        reasons += matched
-        row_sanity = False if matched else sanity
+        # matched is unverified on its own row (its own check), and no other row is.
+        above = _above_sanity(row, rows)
+        if above is not None:
+            checks["above_sanity"] = above[0]
+            reasons += above[1]
         if not row.valid:
             reasons.append(f"{row.fault_rate:.1%} of its calls faulted or were skipped{limit}")
         if not audit:
@@ -193,10 +207,8 @@ def verify_rows(
         cost, why = _cost_check(row)
         if why:
             reasons.append(why)
-        out[row.arm] = Verification(
-            {"sanity": row_sanity, "fault_rate": row.valid, "audit": audit, "cost": cost},
-            tuple(reasons),
-        )
+        checks |= {"fault_rate": row.valid, "audit": audit, "cost": cost}
+        out[row.arm] = Verification(checks, tuple(reasons))
     return out
 
 

@@ -67,10 +67,16 @@ def test_an_arm_under_test_that_a_sanity_arm_matches_is_unverified_on_its_own_ro
         VENDOR: "unverified",
     }
     assert checked[VENDOR].reasons == (
-        "sanity arm sentence_log@hard scored at least as high as it (0.310 vs 0.230)",
+        "sentence_log@hard, a trivial strategy, scored at least as high as it (0.310 vs 0.230)",
     )
-    assert checked[VENDOR].checks["sanity"] is False
-    assert checked["fact_store@hard"].checks["sanity"] is True
+    assert checked[VENDOR].checks == {
+        "sanity": True,  # the sanity arm lost to the reference: the probes reward memory
+        "above_sanity": False,
+        "fault_rate": True,
+        "audit": True,
+        "cost": True,
+    }
+    assert "above_sanity" not in checked["fact_store@hard"].checks
 
 
 def test_an_arm_under_test_is_never_the_reference_the_sanity_arms_are_held_against():
@@ -98,5 +104,5 @@ def test_without_a_reference_arm_the_sanity_check_cannot_run_and_says_which_to_a
     assert checked["sentence_log@hard"].reasons == (missing,)
     assert checked[VENDOR].reasons == (
         missing,
-        "sanity arm sentence_log@hard scored at least as high as it (0.310 vs 0.230)",
+        "sentence_log@hard, a trivial strategy, scored at least as high as it (0.310 vs 0.230)",
     )
