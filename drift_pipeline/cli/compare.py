@@ -90,7 +90,8 @@ def compare_exec(
 ) -> None:
     """Run the arms missing under ``out``, then print A − B per world and metric.
 
-    ``backend_options`` are the constructor options per backend name of the arms run here.
+    ``backend_options`` are the constructor options per backend name of the arms run here; an
+    arm whose stored cells were run with other options is run again.
 
     Raises:
         CommandError: Invalid input, the same arm twice, or cells that cannot be compared
@@ -103,6 +104,7 @@ def compare_exec(
         RunOptions,
         cell_exists,
         compare_stored,
+        options_changed,
         run_benchmark,
         world_is_current,
     )
@@ -116,14 +118,22 @@ def compare_exec(
     source = opened[0]
     worlds = [world.key for world in source.worlds(tuple(horizons))]
     wanted = [world.horizon for world in worlds]
-    missing = [arm for arm in (a, b) for w in worlds if not cell_exists(out, CellKey(w, arm.key))]
+    configured = dict(backend_options or {})
+    # Cells run with other --backend-config options are another configuration: run again.
+    stale = [arm for arm in (a, b) if options_changed(out, arm, configured.get(arm.backend, {}))]
+    missing = [
+        arm
+        for arm in (a, b)
+        for w in worlds
+        if arm in stale or not cell_exists(out, CellKey(w, arm.key))
+    ]
     if missing or not all(world_is_current(out, source, h) for h in wanted):
         options = RunOptions(
             arms=sorted(set(missing) or {a, b}, key=arms.index),
             horizons=tuple(wanted),
             out=out,
             loop=LoopConfig(call_timeout=call_timeout),
-            backend_options=dict(backend_options or {}),
+            backend_options=configured,
             allow_leaks=tuple(allow_leaks),
         )
         try:

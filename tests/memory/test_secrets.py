@@ -38,7 +38,7 @@ def test_redaction_replaces_every_occurrence_longest_first():
     assert redact("nothing here", secrets) == "nothing here"
 
 
-def test_recorded_options_mask_secret_named_values_and_url_credentials(
+def test_recorded_options_mask_secret_named_values_and_url_credentials_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("DRIFT_LLM_API_KEY", "sk-env-key-in-a-header")
@@ -50,6 +50,10 @@ def test_recorded_options_mask_secret_named_values_and_url_credentials(
         "since": date(2026, 1, 2),
         "ratio": 0.5,
         "off": None,
+        # What tells two configurations apart stays readable, and so do values like these.
+        "budget_tokens": 200,
+        "keywords": ["tokenizer", "password-free"],
+        "sort": "author",
     }
     assert recorded_options(options) == {
         "top_k": 8,
@@ -59,4 +63,7 @@ def test_recorded_options_mask_secret_named_values_and_url_credentials(
         "since": "2026-01-02",
         "ratio": 0.5,
         "off": None,
+        "budget_tokens": 200,
+        "keywords": ["tokenizer", "password-free"],
+        "sort": "author",
     }
