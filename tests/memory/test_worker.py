@@ -84,28 +84,25 @@ def parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Path]:
     return importlib.import_module("settings_parser"), path
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "Expecting property name enclosed in double quotes: line 1 column 2"),
+        # json raises "Expecting value" ``from None`` over its scanner's StopIteration: Python's
+        # traceback does not print that StopIteration as a cause, and neither does the line.
+        ("bad", "Expecting value: line 1 column 1 (char 0)"),
+    ],
+)
 def test_a_fault_raised_inside_the_standard_library_is_placed_at_the_line_that_called_it(
-    parser: tuple[Any, Path],
+    parser: tuple[Any, Path], text: str, message: str
 ) -> None:
     module, path = parser
     with pytest.raises(json.JSONDecodeError) as caught:
-        module.read_settings("{not json")
+        module.read_settings(text)
     line, where = error_line(caught.value)
     assert where == f"{path}:6"  # json/decoder.py is not where a person can fix it
-    assert line.startswith("JSONDecodeError: ") and line.endswith(f" at {path}:6")
-
-
-def test_a_context_the_library_suppressed_is_no_cause_and_the_fault_is_placed_at_the_caller(
-    parser: tuple[Any, Path],
-) -> None:
-    # json raises "Expecting value" ``from None`` over its scanner's StopIteration: Python's
-    # traceback does not print that StopIteration, and neither does the fault's line.
-    module, path = parser
-    with pytest.raises(json.JSONDecodeError) as caught:
-        module.read_settings("bad")
-    line, where = error_line(caught.value)
-    assert where == f"{path}:6"
-    assert line == f"JSONDecodeError: Expecting value: line 1 column 1 (char 0) at {path}:6"
+    assert line.startswith(f"JSONDecodeError: {message}") and line.endswith(f") at {path}:6")
+    assert "caused by" not in line
 
 
 def test_a_cause_raised_and_caught_inside_the_standard_library_is_placed_at_the_caller(
