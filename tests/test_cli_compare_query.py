@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -148,3 +150,33 @@ def test_compare_of_an_arm_with_itself_is_refused(finished: Path) -> None:
     )
     assert done.returncode == 2
     assert "same arm" in done.stderr
+
+
+def test_compare_runs_again_an_arm_stored_with_other_backend_options(
+    finished: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(finished, root)
+    manifest = root / "data" / "_manifests" / "run.json"
+
+    def compare(config: str | None) -> dict[str, Any]:
+        args = ["compare", str(root / "s.yaml"), "--backend-a", "fact_store"]
+        args += ["--backend-b", "full_context", "--out", str(root / "data")]
+        if config is not None:
+            (root / "backends.yaml").write_text(config)
+            args += ["--backend-config", str(root / "backends.yaml")]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        loaded: dict[str, Any] = json.loads(manifest.read_text())
+        return loaded
+
+    # Stored with no options; asked with budget_tokens 200: fact_store alone runs again.
+    configured = compare("fact_store: {budget_tokens: 200}\n")
+    assert configured["arm_options"]["fact_store@hard"] == {"budget_tokens": 200}
+    assert "full_context@hard" not in configured["arms"]
+    written = manifest.stat().st_mtime_ns
+    # The same options again: the stored cells are that configuration, nothing runs.
+    assert compare("fact_store: {budget_tokens: 200}\n") == configured
+    assert manifest.stat().st_mtime_ns == written
+    # Back to the defaults: the cells run with 200 are not reused for them.
+    assert compare(None)["arm_options"]["fact_store@hard"] == {}

@@ -149,6 +149,10 @@ def test_keys_echoed_in_a_backends_faults_are_redacted_everywhere(tmp_path: Path
     assert "    first exception (" in done.stdout
     assert list(out.rglob("*.parquet")) and (out / "_manifests" / "run.json").exists()
     assert _leaks(done, folder) == []
+    # The key option is recorded as given, its value masked, beside the arms given no option.
+    manifest = json.loads((out / "_manifests" / "run.json").read_text())
+    assert manifest["arm_options"]["leaky:Leaky@hard"] == {"api_key": "[redacted]"}
+    assert manifest["arm_options"]["bm25@hard"] == {}
 
 
 def test_a_key_in_a_constructors_error_is_redacted_in_the_one_line(tmp_path: Path):

@@ -103,8 +103,8 @@ def check_backend_exec(
 
     from .common import parse_arms
 
-    parse_arms([backend], [])  # the same one-line errors as drift run --backend
-    options = backend_config(config_file).get(backend, {})
+    arm = parse_arms([backend], [])[0]  # the same one-line errors as drift run --backend
+    options = backend_config(config_file, [arm.backend]).get(arm.backend, {})
     try:
         if ":" not in backend:
             needs = backend_registration(backend).needs_for(options)

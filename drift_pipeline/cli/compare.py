@@ -61,8 +61,11 @@ def command(
     Reads the cells of a finished run under --out; arms not run yet are run first, each
     checked first as drift run checks it (exit 5 when one fails the conformance check).
     """
+    from drift_pipeline.pipeline import REFERENCE_ARM
+
     from .run_inputs import backend_config as read_backend_config
 
+    run = [backend_a, backend_b, REFERENCE_ARM.backend]
     compare_exec(
         scenario,
         backend_a,
@@ -71,7 +74,7 @@ def command(
         horizons,
         out,
         call_timeout,
-        read_backend_config(backend_config),
+        read_backend_config(backend_config, run),
         allow_leaks,
     )
 
@@ -89,7 +92,8 @@ def compare_exec(
 ) -> None:
     """Run the arms missing under ``out``, then print A − B per world and metric.
 
-    ``backend_options`` are the constructor options per backend name of the arms run here.
+    ``backend_options`` are the constructor options per backend name of the arms run here; an
+    arm whose stored cells were run with other options is run again.
 
     Raises:
         CommandError: Invalid input (a horizon the scenario does not declare, an ``out``
@@ -103,6 +107,7 @@ def compare_exec(
         RunOptions,
         cell_exists,
         compare_stored,
+        options_changed,
         run_benchmark,
         world_is_current,
     )
@@ -121,14 +126,22 @@ def compare_exec(
     source = opened[0]
     worlds = [world.key for world in source.worlds(tuple(horizons))]
     wanted = [world.horizon for world in worlds]
-    missing = [arm for arm in (a, b) for w in worlds if not cell_exists(out, CellKey(w, arm.key))]
+    configured = dict(backend_options or {})
+    # Cells run with other --backend-config options are another configuration: run again.
+    stale = [arm for arm in (a, b) if options_changed(out, arm, configured.get(arm.backend, {}))]
+    missing = [
+        arm
+        for arm in (a, b)
+        for w in worlds
+        if arm in stale or not cell_exists(out, CellKey(w, arm.key))
+    ]
     if missing or not all(world_is_current(out, source, h) for h in wanted):
         options = RunOptions(
             arms=sorted(set(missing) or {a, b}, key=arms.index),
             horizons=tuple(wanted),
             out=out,
             loop=LoopConfig(call_timeout=call_timeout),
-            backend_options=dict(backend_options or {}),
+            backend_options=configured,
             allow_leaks=tuple(allow_leaks),
         )
         try:

@@ -71,8 +71,12 @@ def run_options(
     writable_out(out)
     opened = sources_for_horizons(load_sources(sources), horizons)
     arms = run_arms(opened, backends, gates, ablations)
+    from drift_pipeline.pipeline import REFERENCE_ARM
+
+    # The reference compressor runs in every run and takes options too (its summariser).
+    run = [*(arm.backend for arm in arms), REFERENCE_ARM.backend]
     backend_options = braincore_options(
-        backend_config(backend_config_file), braincore_adapter, arms
+        backend_config(backend_config_file, run), braincore_adapter, arms
     )
     check_compressor(backend_options, opened[0], via)
     check_arm_options(arms, backend_options, opened[0])
@@ -120,8 +124,12 @@ def run_arms(
     return [*arms, *(arm for arm in extra if arm not in arms)]
 
 
-def backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
-    """Per-backend constructor options from a YAML mapping ``backend: {option: value}``."""
+def backend_config(path: Path | None, backends: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per-backend constructor options from a YAML mapping ``backend: {option: value}``.
+
+    Every key must name one of ``backends``, the backends the command runs: a misspelt name
+    would otherwise leave its backend on its defaults without a word.
+    """
     import yaml
 
     if path is None:
@@ -134,6 +142,13 @@ def backend_config(path: Path | None) -> dict[str, dict[str, Any]]:
         ) from error
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise CommandError(f"{path}: expected a mapping of backend name to a mapping of options")
+    run = list(dict.fromkeys(backends))
+    for name in data:
+        if name not in run:
+            raise CommandError(
+                f"{path}: {str(name)!r} names no backend of this run "
+                f"(backends run: {', '.join(run)})"
+            )
     return {str(k): dict(v) for k, v in data.items()}
 
 

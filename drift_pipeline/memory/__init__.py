@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         call_counts,
         run_cell,
     )
+    from ._secrets import recorded_options
     from ._session_reads import READ_POLICIES
     from ._transcripts import transcript_tokens
 
@@ -85,6 +86,7 @@ _LAZY = {
     "FaultSummary": "_fault_summary",
     "FirstToken": "_first_token",
     "READ_POLICIES": "_session_reads",
+    "recorded_options": "_secrets",
     "GATE_ENTRY_POINT_GROUP": "_gates",
     "GateRegistration": "_gates",
     "GateStrategy": "_gates",
@@ -157,6 +159,7 @@ __all__ = [
     "check_isolation",
     "gate_kinds",
     "pack_backend",
+    "recorded_options",
     "register_gate",
     "run_cell",
     "token_source",

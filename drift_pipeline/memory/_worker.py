@@ -158,14 +158,23 @@ def _one_line(error: BaseException) -> str:
     return _printable(text[:500])
 
 
-def _origin(error: BaseException) -> BaseException:
-    """The first exception of a chain (the one a wrapper's ``raise ... from None`` hides)."""
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and the exceptions behind it, outermost first, as Python's traceback prints them.
+
+    An explicit cause (``raise ... from err``) is followed, else the exception being handled when
+    ``error`` was raised, unless ``raise ... from None`` suppressed it (``json`` hides the
+    ``StopIteration`` of its scanner that way: it is no part of what went wrong).
+    """
+    chain = [error]
     seen = {id(error)}
     while True:
-        inner = error.__cause__ or error.__context__
+        inner = error.__cause__
+        if inner is None and not error.__suppress_context__:
+            inner = error.__context__
         if inner is None or id(inner) in seen:
-            return error
+            return chain
         seen.add(id(inner))
+        chain.append(inner)
         error = inner
 
 
@@ -203,12 +212,15 @@ def error_line(error: BaseException) -> tuple[str, str | None]:
     text = _one_line(error)
     if isinstance(error, CallTimedOut):  # its chain ends in asyncio's cancellation machinery
         return text, None
-    origin = _origin(error)
+    chain = _chain(error)
+    origin = chain[-1]
     if origin is not error:
         cause = _one_line(origin)
         if cause not in text:
             text = f"{text} (caused by {cause})"
-    where = _location(origin)
+    # The first exception's place, else (it arose and was caught inside the standard library, as
+    # urllib's FileNotFoundError behind a URLError) the place of the next one out that has one.
+    where = next(filter(None, map(_location, reversed(chain))), None)
     if where is None:
         return text, None
     where = _printable(where)

@@ -39,6 +39,7 @@ from ._evaluators import (
     llm_cache_location,
 )
 from ._harness import DriftHarness, DriftReport
+from ._manifest import options_changed
 from ._run import (
     REFERENCE_ARM,
     RunOptions,
@@ -106,6 +107,7 @@ __all__ = [
     "load_arm",
     "load_cell_run",
     "metric_values",
+    "options_changed",
     "read_evaluation",
     "reuse_evaluations",
     "run_benchmark",

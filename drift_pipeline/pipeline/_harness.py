@@ -33,7 +33,7 @@ from drift_pipeline.world.synthesis import Synthesizer
 
 from ._cells import CellResult
 from ._evaluators import EvaluationOptions, JudgeName, ReaderName, llm_cache_location
-from ._run import ProgressFactory, RunOptions, RunResult, run_benchmark
+from ._run import REFERENCE_ARM, ProgressFactory, RunOptions, RunResult, run_benchmark
 
 BackendLike: TypeAlias = Any
 """A backend: an object implementing ``MemoryBackend``, a registered name or ``module:Class``."""
@@ -225,6 +225,14 @@ class DriftHarness:
         self.scenarios = _load_scenarios(scenario_path)
         root = _storage_root(out)
         names, instances = _backends(given, backend_options or {})
+        # A misspelt name in backend_options would leave its backend on its defaults unsaid.
+        run = {*names, REFERENCE_ARM.backend}
+        stray = [name for name in backend_options or {} if name not in run]
+        if stray:
+            raise ValueError(
+                f"DriftHarness: backend_options names {stray[0]!r}, which is not a backend of "
+                f"this run ({', '.join(names)})"
+            )
         unknown = [name for name in allow_leaks if name not in names]
         if unknown:
             raise ValueError(

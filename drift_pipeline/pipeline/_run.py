@@ -56,6 +56,7 @@ from ._evaluators import (
     close_evaluator,
     llm_usage,
 )
+from ._manifest import arm_options
 from ._worlds import ensure_worlds, select_horizons
 
 REFERENCE_ARM = Arm.parse("reference_compressor@hard")
@@ -469,6 +470,8 @@ def run_manifest(
         "scenarios": [source.manifest_entry() for source in sources],
         "arms": sorted({c.arm.key for c in cells}),
         "backends": {c.arm.backend: c.backend_version for c in cells},
+        # Each arm's --backend-config options (secrets masked): one backend, two experiments.
+        "arm_options": arm_options((c.arm for c in cells), options.backend_options),
         # What adapters to services and libraries run against (DescribesService).
         "services": {c.arm.backend: c.run.service for c in cells if c.run.service},
         "isolation": sorted({c.isolation for c in cells}),

@@ -202,7 +202,7 @@ def read_options(config: pytest.Config) -> GateOptions:
     return GateOptions(
         sources=tuple(config.getoption("drift_scenarios")),
         backends=backends,
-        backend_options=_backend_config(config.getoption("drift_backend_config")),
+        backend_options=_backend_config(config.getoption("drift_backend_config"), backends),
         horizons=tuple(dict.fromkeys(config.getoption("drift_horizons"))),
         gate=_gate(config.getoption("drift_gate")),
         thresholds=thresholds,
@@ -286,7 +286,9 @@ def _thresholds(config: pytest.Config, known: Mapping[str, Any]) -> Thresholds:
     return Thresholds(minimum, maximum)
 
 
-def _backend_config(text: str | None) -> dict[str, dict[str, Any]]:
+def _backend_config(text: str | None, backends: Sequence[str]) -> dict[str, dict[str, Any]]:
+    from drift_pipeline.pipeline import REFERENCE_ARM
+
     if not text:
         return {}
     path = _path(text, "--drift-backend-config", must_exist=True)
@@ -294,6 +296,14 @@ def _backend_config(text: str | None) -> dict[str, dict[str, Any]]:
     data = _mapping_file(path, "--drift-backend-config")
     if not all(isinstance(value, dict) for value in data.values()):
         raise pytest.UsageError(f"{path}: expected a mapping of backend name to options")
+    # As drift run: a misspelt backend name would leave its backend on its defaults unsaid.
+    run = list(dict.fromkeys([*backends, REFERENCE_ARM.backend]))
+    for name in data:
+        if name not in run:
+            raise pytest.UsageError(
+                f"{path}: {str(name)!r} names no backend of this run (backends run: "
+                f"{', '.join(run)})"
+            )
     return {str(name): dict(value) for name, value in data.items()}
 
 

@@ -172,7 +172,12 @@ def report_plots(data: ReportData, names: Collection[str] | None = None) -> list
             .resolve_scale(y="independent")
         )
         plots.append(Plot("session_reads", chart.to_dict()))
-    trend = [r for r in data.trend if r["horizon"] == "all" and r["drift_c"] is not None]
+    # One line per arm and configuration: a backend's runs with other options are another line.
+    trend = [
+        {**r, "arm": f"{r['arm']} ({r['options']})" if r.get("options") else r["arm"]}
+        for r in data.trend
+        if r["horizon"] == "all" and r["drift_c"] is not None
+    ]
     if trend and "drift_c_trend" in wanted:
         chart = (
             alt.Chart(_data(trend))

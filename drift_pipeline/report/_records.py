@@ -34,6 +34,7 @@ __all__ = [
     "latest_record",
     "list_records",
     "load_record",
+    "options_text",
     "record_problems",
     "record_time",
     "row_digest",
@@ -150,8 +151,20 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _with_digests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [{**row, "row_sha256": row_digest(row)} for row in rows]
+def _with_digests(
+    rows: Sequence[Mapping[str, Any]], options: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """``rows`` with their arm's options (where the manifest names them) and their digests.
+
+    The options are part of what a row's digest covers: two configurations of one backend
+    are two different rows.
+    """
+    out = []
+    for row in rows:
+        arm = str(row.get("arm"))
+        shown = {**row, "options": options[arm]} if arm in options else dict(row)
+        out.append({**shown, "row_sha256": row_digest(shown)})
+    return out
 
 
 def build_record(
@@ -162,8 +175,8 @@ def build_record(
     Args:
         summary: The JSON summary (:func:`~._leaderboard.summary_json`): its ``arms``, per
             horizon rows and ``scoring``.
-        manifest: The run manifest: scenarios with their hashes, backends, machine, reader,
-            judge, isolation.
+        manifest: The run manifest: scenarios with their hashes, backends and each arm's
+            options, machine, reader, judge, isolation.
         created: The record's time (default: :func:`record_time`, now unless
             ``$DRIFT_RECORD_TIME`` says otherwise).
 
@@ -171,6 +184,7 @@ def build_record(
         RecordError: ``$DRIFT_RECORD_TIME`` is not a time.
     """
     when = (created or record_time()).astimezone(UTC).replace(microsecond=0)
+    options = dict(manifest.get("arm_options", {}))
     return {
         "format": RECORD_FORMAT,
         "created": when.isoformat().replace("+00:00", "Z"),
@@ -185,9 +199,12 @@ def build_record(
         "judge": manifest.get("judge"),
         "isolation": manifest.get("isolation", []),
         "scoring": list(summary.get("scoring", [])),
-        "leaderboard": _with_digests(summary.get("arms", [])),
+        # Each arm's --backend-config options, secrets masked (also on each of its rows).
+        "arm_options": options,
+        "leaderboard": _with_digests(summary.get("arms", []), options),
         "horizons": {
-            horizon: _with_digests(rows) for horizon, rows in summary.get("horizons", {}).items()
+            horizon: _with_digests(rows, options)
+            for horizon, rows in summary.get("horizons", {}).items()
         },
     }
 
@@ -310,6 +327,7 @@ TREND_COLUMNS: Final = (
     "commit",
     "horizon",
     "arm",
+    "options",
     "rank",
     "valid",
     "status",
@@ -320,10 +338,21 @@ TREND_COLUMNS: Final = (
 """The columns of the trend view (``leaderboard_trend``): one row per record, horizon and arm."""
 
 
+def options_text(options: Mapping[str, Any] | None) -> str:
+    """An arm's recorded options as one line (``top_k=8, model="m"``); empty when none."""
+    if not options:
+        return ""
+    return ", ".join(
+        f"{name}={json.dumps(value, sort_keys=True, ensure_ascii=False)}"
+        for name, value in sorted(options.items())
+    )
+
+
 def trend_rows(folder: Path) -> list[dict[str, Any]]:
     """Every record's rows of a run folder, oldest first: the trend of each arm's DRIFT-C.
 
-    ``horizon`` is ``all`` for the composite rows, else the horizon of a per-horizon row. A
+    ``horizon`` is ``all`` for the composite rows, else the horizon of a per-horizon row;
+    ``options`` is the arm's recorded options as a line (empty when it was given none). A
     record that cannot be read is left out (``drift verify`` names what is wrong with it).
     """
     out: list[dict[str, Any]] = []
@@ -343,6 +372,7 @@ def trend_rows(folder: Path) -> list[dict[str, Any]]:
                         "commit": record.get("code", {}).get("commit"),
                         "horizon": horizon,
                         "arm": row.get("arm"),
+                        "options": options_text(row.get("options")),
                         "rank": row.get("rank"),
                         "valid": row.get("valid", True),
                         "status": (row.get("verification") or {}).get("status"),

@@ -1,11 +1,15 @@
 """How far to trust a leaderboard row: its verification status and the reasons behind it.
 
-A row is ``verified`` when three things hold (anything else makes it ``unverified``, with one
+A row is ``verified`` when these checks hold (anything else makes it ``unverified``, with one
 reason per failed or missing check):
 
 - **sanity**: every sanity arm that ran beside it (trivial strategies no one would call a
-  memory) scored DRIFT-C at least :data:`SANITY_MARGIN` below the best reference arm and below
-  the arm it imitates. When none ran, nothing shows that the probes reward memory alone.
+  memory) scored DRIFT-C at least :data:`SANITY_MARGIN` below the best reference arm (the
+  package's own reference memories, never an arm under test) and below the arm it imitates.
+  When none ran, nothing shows that the probes reward memory alone.
+- **above sanity** (an arm under test, a vendor's backend or an adapter, beside a sanity arm):
+  it scored DRIFT-C above every sanity arm. One that a trivial strategy matched is unverified
+  on its own row; the other rows are not.
 - **fault rate**: its share of faulted or skipped calls stayed under the run's limit.
 - **audit**: the answerability audit of every world it ran on passed (each probe answerable
   from its evidence sessions), where the audit was run.
@@ -21,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
+
+from drift_pipeline.memory.backends import built_in
 
 if TYPE_CHECKING:
     from ._leaderboard import ArmStanding
@@ -50,7 +56,8 @@ SANITY_ARMS: Final[Mapping[str, str]] = {
 SANITY_TWINS: Final[Mapping[str, str]] = {"exam_only": "sentence_log"}
 """Sanity backends that hold the same memory as another arm and must not beat it by the margin."""
 NOT_REFERENCES: Final = frozenset({*SANITY_ARMS, "amnesiac"})
-"""Backends that are not reference memories (the best of the rest sets the sanity bound)."""
+"""The package's own backends that are not reference memories (the best of the rest sets the
+sanity bound)."""
 SANITY_MARGIN: Final = 0.10
 """DRIFT-C a sanity arm must stay below the best reference arm."""
 VERIFIED: Final = "verified"
@@ -62,8 +69,9 @@ class Verification:
     """A row's verification status with the checks behind it.
 
     Attributes:
-        checks: Check name (``sanity``, ``fault_rate``, ``audit``) → whether it passed
-            (``None``: it could not be run).
+        checks: Check name (``sanity``, ``fault_rate``, ``audit``, ``cost``; for an arm under
+            test beside a sanity arm, ``above_sanity``) → whether it passed (``None``: it could
+            not be run).
         reasons: One line per check that failed or could not be run.
     """
 
@@ -93,8 +101,17 @@ def _drift_c(row: ArmStanding) -> float | None:
     return None if figure is None or not row.ranked else figure.value
 
 
+def is_reference(backend: str) -> bool:
+    """Whether ``backend`` is a reference memory: one of the package's own, not a sanity arm.
+
+    Nor the amnesiac. An arm under test (``module:Class``, an installed plugin, an adapter to a
+    service) never is, however it scores: the sanity arms are held against the references.
+    """
+    return backend not in NOT_REFERENCES and built_in(backend)
+
+
 def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]]:
-    """Whether the sanity arms among ``rows`` lost, and one line per one that did not.
+    """Whether the sanity arms among ``rows`` lost to the references; a line per one that did not.
 
     Returns:
         ``(None, [why])`` when no sanity arm ran or no reference arm has a DRIFT-C; else
@@ -104,12 +121,15 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
     references = {
         r.backend: value
         for r in rows
-        if r.backend not in NOT_REFERENCES and (value := _drift_c(r)) is not None
+        if is_reference(r.backend) and (value := _drift_c(r)) is not None
     }
     if not sanity:
         return None, ["no sanity arm ran beside it (e.g. --backend sentence_log)"]
     if not references:
-        return None, ["no reference arm with a DRIFT-C to hold the sanity arms against"]
+        return None, [
+            "no reference arm with a DRIFT-C to hold the sanity arms against "
+            "(e.g. --backend fact_store)"
+        ]
     best_name, best = max(references.items(), key=lambda item: item[1])
     # A twin is compared under the same gate: the same memory seeing the same sessions.
     twins = {(r.backend, r.gate): value for r in rows if (value := _drift_c(r)) is not None}
@@ -140,6 +160,30 @@ def sanity_failures(rows: Sequence[ArmStanding]) -> tuple[bool | None, list[str]
     return not failures, failures
 
 
+def _above_sanity(row: ArmStanding, rows: Sequence[ArmStanding]) -> tuple[bool, list[str]] | None:
+    """Whether an arm under test beat every sanity arm beside it; a line per one that did not.
+
+    ``None`` for a reference, a sanity arm or the amnesiac, and for an arm with no DRIFT-C or
+    no sanity arm with one beside it.
+    """
+    value = _drift_c(row)
+    if value is None or row.backend in NOT_REFERENCES or is_reference(row.backend):
+        return None
+    trivial = {
+        other.arm: figure
+        for other in rows
+        if other.backend in SANITY_ARMS and (figure := _drift_c(other)) is not None
+    }
+    if not trivial:
+        return None
+    lines = [
+        f"{arm}, a trivial strategy, scored at least as high as it ({figure:.3f} vs {value:.3f})"
+        for arm, figure in trivial.items()
+        if figure >= value
+    ]
+    return not lines, lines
+
+
 def verify_rows(
     rows: Sequence[ArmStanding],
     max_fault_rate: float | None = None,
@@ -164,6 +208,13 @@ def verify_rows(
     out = {}
     for row in rows:
         reasons = [] if sanity else list(sanity_reasons)
+        checks: dict[str, bool | None] = {"sanity": sanity}
+        # The sanity arms are the references' yardstick; an arm under test that one of them
+        # matched is unverified on its own row (its own check), and no other row is.
+        above = _above_sanity(row, rows)
+        if above is not None:
+            checks["above_sanity"] = above[0]
+            reasons += above[1]
         if not row.valid:
             reasons.append(f"{row.fault_rate:.1%} of its calls faulted or were skipped{limit}")
         if not audit:
@@ -173,7 +224,7 @@ def verify_rows(
             reasons.append(why)
         if row.judge_failures is not None:
             reasons.append(f"{row.judge_failures.line()}: not ranked")
-        checks = {"sanity": sanity, "fault_rate": row.valid, "audit": audit, "cost": cost}
+        checks |= {"fault_rate": row.valid, "audit": audit, "cost": cost}
         checks["judged"] = row.judge_failures is None
         out[row.arm] = Verification(checks, tuple(reasons))
     return out

@@ -10,6 +10,7 @@ import importlib
 import json
 import subprocess
 import sys
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,15 @@ from drift_pipeline.memory._worker import _Worker, error_line
 
 PARSER = """\
 import json
+import urllib.request
 
 
 def read_settings(text):
     return json.loads(text)
+
+
+def fetch(url):
+    return urllib.request.urlopen(url)
 """
 
 CLOSING = """\
@@ -69,17 +75,49 @@ def _module(folder: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_a_fault_raised_inside_the_standard_library_is_placed_at_the_line_that_called_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Path]:
+    """The module ``PARSER``, imported afresh from this test's folder, and its path."""
     path = _module(tmp_path, "settings_parser", PARSER)
     monkeypatch.syspath_prepend(str(tmp_path))
-    parser = importlib.import_module("settings_parser")
+    monkeypatch.delitem(sys.modules, "settings_parser", raising=False)
+    return importlib.import_module("settings_parser"), path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "Expecting property name enclosed in double quotes: line 1 column 2"),
+        # json raises "Expecting value" ``from None`` over its scanner's StopIteration: Python's
+        # traceback does not print that StopIteration as a cause, and neither does the line.
+        ("bad", "Expecting value: line 1 column 1 (char 0)"),
+    ],
+)
+def test_a_fault_raised_inside_the_standard_library_is_placed_at_the_line_that_called_it(
+    parser: tuple[Any, Path], text: str, message: str
+) -> None:
+    module, path = parser
     with pytest.raises(json.JSONDecodeError) as caught:
-        parser.read_settings("{not json")
+        module.read_settings(text)
     line, where = error_line(caught.value)
-    assert where == f"{path}:5"  # json/decoder.py is not where a person can fix it
-    assert line.startswith("JSONDecodeError: ") and line.endswith(f" at {path}:5")
+    assert where == f"{path}:6"  # json/decoder.py is not where a person can fix it
+    assert line.startswith(f"JSONDecodeError: {message}") and line.endswith(f") at {path}:6")
+    assert "caused by" not in line
+
+
+def test_a_cause_raised_and_caught_inside_the_standard_library_is_placed_at_the_caller(
+    parser: tuple[Any, Path], tmp_path: Path
+) -> None:
+    # urllib raises URLError while handling os.stat's FileNotFoundError: the cause is named, and
+    # as no frame of the cause is the backend's, the place is the backend's call of urlopen.
+    module, path = parser
+    missing = tmp_path / "missing.json"
+    with pytest.raises(urllib.error.URLError) as caught:
+        module.fetch(missing.as_uri())
+    line, where = error_line(caught.value)
+    assert where == f"{path}:10"
+    assert line.startswith("URLError: ") and line.endswith(f" at {path}:10")
+    assert "(caused by FileNotFoundError: [Errno 2] No such file or directory" in line
 
 
 def test_a_fault_raised_inside_an_installed_library_keeps_the_librarys_line() -> None:

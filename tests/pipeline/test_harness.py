@@ -364,6 +364,13 @@ def test_fault_limits_are_checked_in_one_line(tmp_path: Path):
             DriftHarness(backend=EchoMemory(), scenario_path=SCENARIO, out=tmp_path, **kwargs)
 
 
+def test_backend_options_for_no_backend_of_the_run_are_refused(tmp_path: Path):
+    with pytest.raises(ValueError, match=r"backend_options names 'bm52', which is not a backend"):
+        DriftHarness(
+            backend="bm25", scenario_path=SCENARIO, out=tmp_path, backend_options={"bm52": {}}
+        )
+
+
 @pytest.mark.slow
 def test_a_cell_past_the_fault_limit_is_reported_invalid_and_not_ranked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

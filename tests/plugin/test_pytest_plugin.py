@@ -284,6 +284,21 @@ def test_horizon_collects_only_the_scenarios_declaring_it_and_names_the_others(
     assert "vendor-m declares no long horizon (declared: medium)" in refused.stderr.str()
 
 
+def test_a_backend_config_key_that_names_no_backend_of_the_run_is_refused(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".yaml", **{"scenarios/vendor-a": SCENARIO.format(name="a", seed=11)})
+    pytester.makefile(".yaml", backends="bm52: {top_k: 3}\n")
+    result = pytester.runpytest_inprocess(
+        *("--drift-scenarios", "scenarios", "--drift-backend", "bm25"),
+        *("--drift-backend-config", "backends.yaml"),
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "backends.yaml: 'bm52' names no backend of this run (backends run: bm25, " in (
+        result.stderr.str()
+    )
+
+
 def test_a_baseline_of_another_kind_is_refused(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", **{"scenarios/vendor-a": SCENARIO.format(name="a", seed=11)})
     pytester.makefile(".json", summary='{"arms": []}')

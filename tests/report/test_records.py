@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,32 @@ def test_records_are_dated_and_a_later_one_never_replaces_an_earlier(tmp_path: P
         ("2026-03-01T09:30:00Z", "short", "fact_store@hard", 0.5),
     ]
     assert len(trend) == 6 and trend[3][0] == "2026-03-02T09:30:00Z"
+
+
+def test_two_configurations_of_one_backend_are_two_rows_of_their_records(tmp_path: Path) -> None:
+    def configured(top_k: int, created: datetime) -> dict[str, Any]:
+        options = {"fact_store@hard": {"top_k": top_k, "api_key": "[redacted]"}}
+        return sign(build_record(SUMMARY, {**MANIFEST, "arm_options": options}, created))
+
+    five, eight = configured(5, DAY_ONE), configured(8, datetime(2026, 3, 2, tzinfo=UTC))
+    assert eight["arm_options"] == {"fact_store@hard": {"top_k": 8, "api_key": "[redacted]"}}
+    rows = {row["arm"]: row for row in eight["leaderboard"]}
+    assert rows["fact_store@hard"]["options"] == {"top_k": 8, "api_key": "[redacted]"}
+    assert "options" not in rows["amnesiac@hard"]  # an arm the manifest does not configure
+    # Same figures, other options: the row's digest, which a published row is checked by, differs.
+    assert five["leaderboard"][0]["row_sha256"] != eight["leaderboard"][0]["row_sha256"]
+    assert record_problems(eight) == []
+    for record in (five, eight):
+        write_record(tmp_path, record)
+    trend = [
+        (r["created"], r["options"])
+        for r in trend_rows(tmp_path)
+        if r["arm"] == "fact_store@hard" and r["horizon"] == "all"
+    ]
+    assert trend == [
+        ("2026-03-01T09:30:00Z", 'api_key="[redacted]", top_k=5'),
+        ("2026-03-02T00:00:00Z", 'api_key="[redacted]", top_k=8'),
+    ]
 
 
 def test_a_folder_without_records_or_a_file_that_is_not_one_says_so(tmp_path: Path):

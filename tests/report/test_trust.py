@@ -63,3 +63,61 @@ def test_exam_only_may_not_beat_the_sentence_log_it_holds_by_the_margin() -> Non
     )
     even = verify_rows([*base, _row("exam_only@hard", 0.55)], 0.05, PASSED)
     assert {v.status for v in even.values()} == {"verified"}
+
+
+VENDOR = "my_pkg.memory:MyMemory@hard"
+
+
+def test_an_arm_under_test_that_a_sanity_arm_matches_is_unverified_on_its_own_row_only():
+    rows = [
+        _row("fact_store@hard", 0.70),
+        _row("sentence_log@hard", 0.31),
+        _row(VENDOR, 0.23),
+    ]
+    checked = verify_rows(rows, 0.05, PASSED)
+    assert {arm: v.status for arm, v in checked.items()} == {
+        "fact_store@hard": "verified",
+        "sentence_log@hard": "verified",
+        VENDOR: "unverified",
+    }
+    assert checked[VENDOR].reasons == (
+        "sentence_log@hard, a trivial strategy, scored at least as high as it (0.310 vs 0.230)",
+    )
+    assert checked[VENDOR].checks == {
+        "sanity": True,  # the sanity arm lost to the reference: the probes reward memory
+        "above_sanity": False,
+        "fault_rate": True,
+        "audit": True,
+        "cost": True,
+        "judged": True,
+    }
+    assert "above_sanity" not in checked["fact_store@hard"].checks
+
+
+def test_an_arm_under_test_is_never_the_reference_the_sanity_arms_are_held_against():
+    # A sanity arm within 0.10 of the best reference fails the check however far above it an
+    # arm under test scores: the vendor's own figure cannot vouch for the probes.
+    rows = [
+        _row(VENDOR, 0.90),
+        _row("fact_store@hard", 0.50),
+        _row("sentence_log@hard", 0.45),
+    ]
+    checked = verify_rows(rows, 0.05, PASSED)
+    assert {v.status for v in checked.values()} == {"unverified"}
+    assert checked[VENDOR].reasons == (
+        "sanity arm sentence_log@hard did not stay 0.10 DRIFT-C below fact_store (0.450 vs 0.500)",
+    )
+
+
+def test_without_a_reference_arm_the_sanity_check_cannot_run_and_says_which_to_add():
+    rows = [_row(VENDOR, 0.23), _row("sentence_log@hard", 0.31)]
+    checked = verify_rows(rows, 0.05, PASSED)
+    missing = (
+        "no reference arm with a DRIFT-C to hold the sanity arms against "
+        "(e.g. --backend fact_store)"
+    )
+    assert checked["sentence_log@hard"].reasons == (missing,)
+    assert checked[VENDOR].reasons == (
+        missing,
+        "sentence_log@hard, a trivial strategy, scored at least as high as it (0.310 vs 0.230)",
+    )
