@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         gate_kinds,
         register_gate,
     )
+    from ._honesty import slot_values
     from ._instance import BackendInstance, pack_backend
     from ._loop import (
         MAX_FAULT_RATE,
@@ -102,6 +103,7 @@ _LAZY = {
     "LoopTiming": "_loop",
     "call_counts": "_loop",
     "run_cell": "_loop",
+    "slot_values": "_honesty",
     "transcript_tokens": "_transcripts",
 }
 
@@ -159,6 +161,7 @@ __all__ = [
     "pack_backend",
     "register_gate",
     "run_cell",
+    "slot_values",
     "token_source",
     "transcript_tokens",
 ]
