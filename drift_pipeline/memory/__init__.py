@@ -37,7 +37,13 @@ if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._charging import REPORT_TOLERANCE, TOKEN_SOURCES, token_source
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
-    from ._conformance import ConformanceReport, check_backend, check_backend_async
+    from ._conformance import (
+        CheckScript,
+        ConformanceReport,
+        check_backend,
+        check_backend_async,
+        check_script,
+    )
     from ._deployment import DEPLOYMENTS
     from ._fault_summary import FaultedCall, FaultSummary
     from ._first_token import FirstToken
@@ -78,7 +84,9 @@ _LAZY = {
     "REPORT_TOLERANCE": "_charging",
     "TOKEN_SOURCES": "_charging",
     "token_source": "_charging",
+    "CheckScript": "_conformance",
     "ConformanceReport": "_conformance",
+    "check_script": "_conformance",
     "check_backend": "_conformance",
     "check_backend_async": "_conformance",
     "DEPLOYMENTS": "_deployment",
@@ -132,6 +140,7 @@ __all__ = [
     "BackendWorker",
     "CallResult",
     "CellRun",
+    "CheckScript",
     "ConformanceReport",
     "CountsOwnStorage",
     "DescribesService",
@@ -157,6 +166,7 @@ __all__ = [
     "check_backend",
     "check_backend_async",
     "check_isolation",
+    "check_script",
     "gate_kinds",
     "pack_backend",
     "register_gate",

@@ -67,6 +67,15 @@ class Leaky(Honest):
         return self.snapshot()
 
 
+class LeakyOutsideTheCheck(Honest):
+    """Keeps entities apart only while it believes it is being checked (by the check's names)."""
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        if entity_id.startswith("conformance-"):
+            return await super().retrieve(session_id, entity_id, query)
+        return self.snapshot()
+
+
 class NeverQueryable(Honest):
     """Accepts writes that never become readable."""
 
