@@ -9,7 +9,8 @@ starts the backend in the same sandboxed worker a run uses, with the same option
    as A;
 2. **scope**: stores a session in which the same user tells agent B another fact, which must
    reach B and never A (nor A's fact B), unless the user allowed this backend to leak: then
-   the leak is reported, and a run records it and scores the arm (Privacy measures the leak);
+   the leak is reported, and a run records it and scores the arm (its row marked as leaking,
+   its Privacy not measured);
 3. **awkward messages**: stores an empty message, a very long one and a non-ASCII one without a
    fault, and finds the non-ASCII fact unchanged;
 4. **declared capabilities**: which optional protocols it implements (entity-scoped store,
@@ -272,7 +273,9 @@ class ConformanceReport:
             else "queryable once store() returns"
         )
         leaks = (
-            f"; {self.leak}, allowed: Privacy measures the leak" if self.leak is not None else ""
+            f"; {self.leak}, allowed: its row is marked and its Privacy not measured"
+            if self.leak is not None
+            else ""
         )
         unknown = (
             "; model tokens unknown: a run will not rank it" if self.model_tokens == UNKNOWN else ""

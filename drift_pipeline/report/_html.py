@@ -199,7 +199,7 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
         if row.get("cost_note")
     )
     notes += "".join(
-        f'<p class="ci leak-note">{escape(str(row["arm"]))}: Privacy '
+        f'<p class="ci leak-note">{escape(str(row["arm"]))}: Privacy not measured: '
         f"{escape(allowed_leak_reason(str(row['leak_allowed'])))}</p>"
         for row in rows
         if row.get("leak_allowed")

@@ -496,7 +496,9 @@ def render_leaderboard(
         if s.valid and not s.reference
     )
     note += leak_lines((s.arm, s.leaks) for s in rows)
-    note += [f"{s.arm}: Privacy {allowed_leak_reason(s.leak)}" for s in rows if s.leak]
+    note += [
+        f"{s.arm}: Privacy not measured: {allowed_leak_reason(s.leak)}" for s in rows if s.leak
+    ]
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
     )

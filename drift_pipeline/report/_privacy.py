@@ -65,7 +65,7 @@ def allowed_leak_reason(leak: str) -> str:
     return (
         f"{ALLOWED_LEAK_MARK}: the conformance check saw it ({leak}); canary probes ask for "
         "secret-sounding sentences, so a memory shared by every entity that drops what sounds "
-        "secret would read as private: Privacy is not measured"
+        "secret would read as private"
     )
 
 

@@ -302,7 +302,7 @@ def test_one_memory_for_every_entity_is_refused_unless_the_leak_is_allowed() -> 
     assert allowed.passed and allowed.leak_allowed
     assert allowed.leak is not None and allowed.leak.startswith("it leaks across entities")
     assert allowed.checks["scope"] is True
-    assert "allowed: Privacy measures the leak" in allowed.line()
+    assert "allowed: its row is marked and its Privacy not measured" in allowed.line()
     assert "  scope: leaks (allowed)" in allowed.lines()
     assert allowed.capabilities["service"]["scope"] == "none: turned off in the configuration"
 

@@ -70,7 +70,7 @@ def test_a_leak_the_user_accepts_passes_and_is_reported(tmp_path: Path) -> None:
     (a, b), token = CHECK.entities, CHECK.fact_b.token
     assert first.endswith(
         f"; it leaks across entities: a fact stored for {b} ({token}) was "
-        f"returned to {a}, allowed: Privacy measures the leak)"
+        f"returned to {a}, allowed: its row is marked and its Privacy not measured)"
     )
     assert "  scope: leaks (allowed)" in result.stdout.splitlines()
     figures = json.loads(report.read_text())

@@ -118,7 +118,9 @@ def test_a_leak_the_user_accepted_is_scored_and_recorded(finished: FinishedRun) 
     )
     assert not finished.manifest()["conformance"][HONEST]["leak_allowed"]
     line = next(line for line in finished.stdout.splitlines() if line.startswith(f"{LEAKY}: "))
-    assert line.endswith(f"returned to {a}, allowed: Privacy measures the leak)")
+    assert line.endswith(
+        f"returned to {a}, allowed: its row is marked and its Privacy not measured)"
+    )
     assert finished.summary["conformance"][LEAKY]["leak_allowed"] is True
     # Its row says so in the leaderboard and the JSON summary: its Privacy is not measured.
     board = finished.stdout.splitlines()

@@ -285,7 +285,10 @@ def test_an_allowed_leak_is_marked_on_every_view_and_its_privacy_not_measured(
     board = render_leaderboard(rows)
     line = next(row for row in board.splitlines() if row.startswith("fact_store@hard"))
     assert f"[{ALLOWED_LEAK_MARK}]" in line and "not measured" in line
-    assert f"fact_store@hard: Privacy {ALLOWED_LEAK_MARK}: the conformance check saw it" in board
+    assert (
+        f"fact_store@hard: Privacy not measured: {ALLOWED_LEAK_MARK}: the conformance check "
+        f"saw it ({seen})"
+    ) in board
     assert "amnesiac@hard" in board and "Privacy 1.000" not in line
     summary = summary_json(cells, ["fixture-001"], leaks=leaks)
     row = next(r for r in summary["arms"] if r["backend"] == "fact_store")
