@@ -233,15 +233,21 @@ def test_tes_is_the_geometric_mean_across_scenarios() -> None:
     assert row.value == pytest.approx((tes.value or 0.0) * 10)
 
 
+def _canary_cells() -> list[_Cell]:
+    """The fixture's cells on its world with its canary probe (every view has Privacy)."""
+    cells = []
+    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
+        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    return cells
+
+
 def test_privacy_sits_beside_drift_c_where_a_canary_measured_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     register_canary(monkeypatch)
     # The fixture's world with its canary probe: every view gains a Privacy figure.
-    cells = []
-    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
-        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
-        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    cells = _canary_cells()
     rows = standings(cells)
     privacy = rows[0].rows["privacy"]
     assert privacy.value is not None
@@ -268,10 +274,7 @@ def test_an_allowed_leak_is_marked_on_every_view_and_its_privacy_not_measured(
     register_canary(monkeypatch)
     # A memory kept for every entity that drops what sounds secret gives no canary away: its
     # Privacy would read perfect. The run allowed it to leak, and the check saw it leak.
-    cells = []
-    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
-        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
-        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    cells = _canary_cells()
     seen = "it leaks across entities: a fact stored for B (X-1) was returned to A"
     conformance = {
         "fact_store": {"passed": True, "leak": seen, "leak_allowed": True},
