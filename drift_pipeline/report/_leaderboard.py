@@ -735,9 +735,13 @@ def summary_json(
     """
     unranked = unranked_arms(cells)
     # A cell of an unranked arm keeps who it is and its faults, and no figure at all.
+    # A cell of an arm allowed to leak that did: marked, its Privacy not measured.
     out_cells = [
-        {**_cell_json(cell), **UNRANKED_CELL} if cell.arm.key in unranked else _cell_json(cell)
-        for cell in cells
+        _leaked_cell(_cell_json(cell), (leaks or {}).get(cell.arm.backend)) for cell in cells
+    ]
+    out_cells = [
+        {**figures, **UNRANKED_CELL} if cell.arm.key in unranked else figures
+        for cell, figures in zip(cells, out_cells, strict=True)
     ]
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     return {
@@ -772,6 +776,18 @@ UNRANKED_CELL: dict[str, Any] = {
     "judge_failures": None,
 }
 """What a cell of an unranked arm shows instead of its figures."""
+
+
+def _leaked_cell(figures: dict[str, Any], leak: str | None) -> dict[str, Any]:
+    """A cell's JSON as its arm's row shows it when its backend was allowed to leak and did."""
+    if leak is None:
+        return {**figures, "leak_allowed": None}
+    privacy = [spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS]
+    metrics = dict(figures["metrics"])
+    metrics.update({name: None for name in privacy if name in metrics})
+    reason = allowed_leak_reason(leak)
+    not_measured = {**figures["not_measured"], **dict.fromkeys(privacy, reason)}
+    return {**figures, "metrics": metrics, "not_measured": not_measured, "leak_allowed": leak}
 
 
 def _cell_json(cell: _Cell) -> dict[str, Any]:

@@ -297,6 +297,9 @@ def test_an_allowed_leak_is_marked_on_every_view_and_its_privacy_not_measured(
     row = next(r for r in summary["arms"] if r["backend"] == "fact_store")
     assert row["leak_allowed"] == seen and row["privacy"] is None
     assert row["not_measured"]["privacy"].startswith(ALLOWED_LEAK_MARK)
+    cell = next(c for c in summary["cells"] if c["backend"] == "fact_store")
+    assert cell["leak_allowed"] == seen and cell["metrics"]["privacy"] is None
+    assert cell["not_measured"]["privacy"].startswith(ALLOWED_LEAK_MARK)
     kept = next(r for r in summary["arms"] if r["backend"] == "amnesiac")
     assert kept["leak_allowed"] is None and kept["privacy"]["value"] is not None
     assert all(r["leak_allowed"] == seen for r in summary["horizons"]["short"][:1])
