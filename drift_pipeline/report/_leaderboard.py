@@ -370,9 +370,14 @@ def standings(
     return result
 
 
+def _privacy_metrics() -> list[str]:
+    """The board's figures of the privacy sections (Privacy and its kin)."""
+    return [spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS]
+
+
 def _with_leak(standing: ArmStanding, leak: str) -> ArmStanding:
     """``standing`` of a backend allowed to leak that leaked: marked, its Privacy not measured."""
-    privacy = [spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS]
+    privacy = _privacy_metrics()
     reason = allowed_leak_reason(leak)
     return replace(
         standing,
@@ -782,7 +787,7 @@ def _leaked_cell(figures: dict[str, Any], leak: str | None) -> dict[str, Any]:
     """A cell's JSON as its arm's row shows it when its backend was allowed to leak and did."""
     if leak is None:
         return {**figures, "leak_allowed": None}
-    privacy = [spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS]
+    privacy = _privacy_metrics()
     metrics = dict(figures["metrics"])
     metrics.update({name: None for name in privacy if name in metrics})
     reason = allowed_leak_reason(leak)
@@ -896,7 +901,7 @@ def arm_rows(
 
 
 def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str, Any]:
-    privacy = {spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS}
+    privacy = set(_privacy_metrics())
 
     # A reference for one metric (leaky_shared, for Privacy) shows that metric only.
     def shown(metric: str, row: MetricRow) -> bool:

@@ -21,8 +21,9 @@ from memory.plugins import _support
 pytestmark = pytest.mark.slow  # a whole run through the sandbox
 
 PLUGIN = "plugins.conformance"
-FORGETFUL, UNDER, HONEST, LEAKY = (
-    f"{PLUGIN}:{name}" for name in ("Forgetful", "UnderReporting", "Honest", "Leaky")
+FORGETFUL, UNDER, HONEST, LEAKY, MASKED = (
+    f"{PLUGIN}:{name}"
+    for name in ("Forgetful", "UnderReporting", "Honest", "Leaky", "MaskedValues")
 )
 
 
@@ -39,7 +40,7 @@ def run_check(finished: FinishedRun, backend: str) -> CheckScript:
 def finished(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     folder = tmp_path_factory.mktemp("conformance-run")
     scenario = _support.write_scenario(folder / "scenarios", SCENARIO)
-    backends = ("bm25", FORGETFUL, UNDER, HONEST, LEAKY)
+    backends = ("bm25", FORGETFUL, UNDER, HONEST, LEAKY, MASKED)
     arms = [arg for backend in backends for arg in ("--backend", backend)]
     return drift_run(
         scenario,
@@ -67,10 +68,12 @@ def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(
         f"{UNDER}@hard",
         f"{HONEST}@hard",
         f"{LEAKY}@hard",
+        f"{MASKED}@hard",
     }
     manifest = json.loads((finished.out / "_manifests" / "run.json").read_text())
     conformance = manifest["conformance"]
-    assert set(conformance) == {FORGETFUL, UNDER, HONEST, LEAKY}  # built-ins are not checked
+    # Built-ins are not checked.
+    assert set(conformance) == {FORGETFUL, UNDER, HONEST, LEAKY, MASKED}
     assert not conformance[FORGETFUL]["passed"] and conformance[HONEST]["passed"]
     # The refused arm is named, not only missing from the scored arms.
     assert f"{FORGETFUL}@hard" not in manifest["arms"]
@@ -94,6 +97,8 @@ def test_a_snapshot_that_hides_what_is_retrieved_marks_the_storage_under_reporte
         "reference_compressor@hard": False,
         f"{UNDER}@hard": True,
         f"{LEAKY}@hard": False,
+        # Its snapshot shows every line it hands over, each value masked: caught by the values.
+        f"{MASKED}@hard": True,
     }
     rows = {row["arm"]: row for row in finished.summary["arms"]}
     reason = rows[f"{UNDER}@hard"]["not_measured"]["selectivity"]
