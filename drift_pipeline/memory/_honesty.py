@@ -9,14 +9,15 @@ Selectivity and storage figures are then not taken as measured (see
 ``drift_pipeline.evaluation.storage_trusted``).
 
 A retrieved line is accounted for when it is a line of the snapshot, or when it is a part of
-one (a line cut to fit a budget) or carries mostly what one line of the snapshot holds (at least
-:data:`SHARED_PAIRS` of its pairs of adjacent words occur in one snapshot line; its one word
-somewhere in the snapshot, for a one-word line) **and** every slot value of the world it names
-is in the snapshot too (:class:`WorldValues`: any spelling of the value, word-bounded). That
-leaves a memory free to render what it holds differently when it reads it back (a label, a
-date, "no longer true since"), never to return content it does not report: not a snapshot
-that shows its lines with their values masked (the values are what Selectivity counts), nor one
-that is a bag of word pairs pooled from the whole log (every pair somewhere, no line whole).
+one (a line cut to fit a budget) or carries mostly what the snapshot's lines hold (at least
+:data:`SHARED_PAIRS` of its pairs of adjacent words each occur in a snapshot line that also
+holds the pair before or after it; its one word somewhere in the snapshot, for a one-word line)
+**and** every slot value of the world it names is in the snapshot too (:class:`WorldValues`:
+any spelling of the value, word-bounded). That leaves a memory free to render what it holds
+differently when it reads it back (a label, a date, "no longer true since"), never to return
+content it does not report: not a snapshot that shows its lines with their values masked (the
+values are what Selectivity counts), nor one that is a bag of word pairs pooled from the whole
+log (every pair somewhere, no two of a line's pairs together).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from drift_pipeline.textmatch import PhraseIndex
 __all__ = ["SHARED_PAIRS", "SnapshotIndex", "WorldValues", "slot_values", "world_values"]
 
 SHARED_PAIRS: Final = 0.5
-"""Share of a retrieved line's adjacent word pairs one snapshot line must hold to account for it."""
+"""Share of a retrieved line's adjacent word pairs the snapshot must hold, each in a snapshot line
+with a neighbouring pair of the retrieved line, to account for it."""
 _SHOWN_CHARS: Final = 160
 _WORD = re.compile(r"\w+")
 
@@ -169,22 +171,33 @@ class SnapshotIndex:
         return (line in self._text or self._carried(line)) and self._names_held_values(line)
 
     def _carried(self, line: str) -> bool:
-        """Whether one snapshot line holds at least :data:`SHARED_PAIRS` of ``line``'s pairs."""
+        """Whether at least :data:`SHARED_PAIRS` of ``line``'s pairs are held in runs.
+
+        A pair counts when a snapshot line holds it together with the pair before or after it
+        in ``line``: what is rendered from a memory comes in runs of its lines' words (a fact,
+        then the date its successor began), never one pair at a time as from a bag of pairs.
+        """
         words = _words(line)
         if not words:
             return True  # punctuation only: nothing a memory could have hidden
         if len(words) == 1:
             return words[0] in self._word_set()
-        pairs = list(itertools.pairwise(words))
-        needed = math.ceil(SHARED_PAIRS * len(pairs))
         where = self._pair_lines()
-        held = sorted((where[pair] for pair in pairs if pair in where), key=len)
-        if len(held) < needed:
+        empty: set[int] = set()
+        lines = [where.get(pair, empty) for pair in itertools.pairwise(words)]
+        if len(lines) == 1:
+            return bool(lines[0])
+        needed = math.ceil(SHARED_PAIRS * len(lines))
+        if sum(1 for found in lines if found) < needed:
             return False
-        # A line holding `needed` of the pairs holds one of any len(held) - needed + 1 of the
-        # held pairs: the rarest ones name every candidate line.
-        candidates: set[int] = set().union(*held[: len(held) - needed + 1])
-        return any(sum(n in lines for lines in held) >= needed for n in candidates)
+        runs = 0
+        for i, found in enumerate(lines):
+            if found and (
+                (i > 0 and not found.isdisjoint(lines[i - 1]))
+                or (i + 1 < len(lines) and not found.isdisjoint(lines[i + 1]))
+            ):
+                runs += 1
+        return runs >= needed
 
     def _names_held_values(self, line: str) -> bool:
         """Whether every slot value ``line`` names is named by the snapshot too."""

@@ -100,3 +100,13 @@ def test_a_bag_of_word_pairs_pooled_from_every_line_is_caught() -> None:
     index = SnapshotIndex(SNAPSHOT)
     assert index.unreported("\n".join(lines)) is None
     assert index.unreported("ines: I just moved to Porto, then works at Azul") is None
+
+
+def test_a_line_rendered_from_runs_of_two_snapshot_lines_is_accounted_for() -> None:
+    # A graph memory says a fact ended on the day its successor began: the fact's words from
+    # one line, the date from the other.
+    index = SnapshotIndex(
+        "researcher: is engaged (since 2027-02-11)\nresearcher: is divorced (since 2027-05-16)",
+        _human_values(),
+    )
+    assert index.unreported("researcher: is engaged (no longer true since 2027-05-16)") is None
