@@ -122,8 +122,11 @@ class PhraseIndex:
             for run, keys in by_first.items()
         }
         self._firsts = frozenset(self._by_first)
+        # Each of them with its runs too: a match holds every run of the phrase as a run of
+        # the text (the phrase's own edges bound its inner runs), so most are never searched.
         self._irregular = [
-            (phrase_pattern(key), frozenset(found)) for key, found in sorted(irregular.items())
+            (phrase_pattern(key), frozenset(_RUNS.findall(key)), frozenset(found))
+            for key, found in sorted(irregular.items())
         ]
 
     def find(self, text: str) -> Set[str]:
@@ -135,8 +138,8 @@ class PhraseIndex:
             for key, needed, phrases in self._by_first[first]:
                 if needed <= present and _bounded_in(key, haystack):
                     found |= phrases
-        for pattern, phrases in self._irregular:
-            if pattern.search(haystack):
+        for pattern, runs, phrases in self._irregular:
+            if runs <= present and pattern.search(haystack):
                 found |= phrases
         return found
 

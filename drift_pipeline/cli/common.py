@@ -99,7 +99,7 @@ ALLOW_LEAK_OPTION = click.option(
     metavar="NAME|module:Class",
     help="Let this backend keep entities' memories together (repeatable): the conformance "
     "check reports the leak instead of refusing the arm, the run manifest records it, and "
-    "the Privacy probes measure it.",
+    "the arm's row is marked as leaking, its Privacy not measured.",
 )
 """``--allow-leak NAME``: the user accepts a backend that leaks across entities (recorded)."""
 

@@ -36,16 +36,24 @@ def report_run(
         failed the conformance check, 1 with ``fail_on_error`` and any fault, 7 when the
         Dagster instance did not record the run, 5 when an arm is invalid somewhere, else 0.
     """
-    from drift_pipeline.report import render_board, render_subtype_recall, standings, summary_json
+    from drift_pipeline.report import (
+        allowed_leaks,
+        render_board,
+        render_subtype_recall,
+        standings,
+        summary_json,
+    )
 
     from .run_records import record_in_dagster, record_run, stored_audits
 
     if not result.cells and (result.start_failures or result.check_failures):
         return _nothing_scored(result)
-    table = standings(result.cells)
+    # Backends allowed to leak across entities that the check saw leaking: marked on every row.
+    leaks = allowed_leaks(result.manifest.get("conformance"))
+    table = standings(result.cells, None, leaks)
     limit = options.loop.max_fault_rate
     audits = stored_audits(options.out, opened, result)
-    click.echo(render_board(result.cells, limit, audits))
+    click.echo(render_board(result.cells, limit, audits, leaks))
     if any(source.kind != "scenario" for source in opened):
         # Imported datasets report per question category: their categories are the subtypes.
         click.echo("\nrecall by probe subtype (pooled over questions):")
@@ -69,7 +77,7 @@ def report_run(
         _echo_llm_usage(result)
     _echo_faults(result.cells)
     _echo_time_to_queryable(result.cells)
-    payload = summary_json(result.cells, [source.id for source in opened], limit, audits)
+    payload = summary_json(result.cells, [source.id for source in opened], limit, audits, leaks)
     record = record_run(options.out, payload, result.manifest)
     if record is not None:
         click.echo(f"run record (signed): {record}")

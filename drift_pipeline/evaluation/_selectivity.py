@@ -23,7 +23,7 @@ from typing import Final
 import pyarrow as pa
 
 from drift_pipeline._bounded import BoundedCache
-from drift_pipeline.entities import get_entity_type
+from drift_pipeline.memory import slot_values
 from drift_pipeline.storage import table_fingerprint
 from drift_pipeline.textmatch import normalise, occurs_in, runs_of
 
@@ -74,16 +74,7 @@ def _found(
 
 def _pools(latent_profiles: pa.Table) -> dict[str, tuple[str, ...]]:
     """Every value of every slot of the world's entity types: canonical text → spellings."""
-    pool: dict[str, tuple[str, ...]] = {}
-    for entity_type in sorted(set(latent_profiles.column("entity_type").to_pylist())):
-        try:
-            definition = get_entity_type(str(entity_type))
-        except KeyError:
-            continue
-        for slot in definition.slots:
-            for value in slot.values:
-                pool.setdefault(value.text, value.all_aliases())
-    return pool
+    return slot_values(str(name) for name in latent_profiles.column("entity_type").to_pylist())
 
 
 _TRUTH_COLUMNS = ["replicate", "checkpoint", "subject", "slot", "value", "current"]

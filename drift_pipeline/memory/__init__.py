@@ -37,7 +37,13 @@ if TYPE_CHECKING:
     from ._arms import Arm, Gate
     from ._charging import REPORT_TOLERANCE, TOKEN_SOURCES, token_source
     from ._client import BackendWorker, CallResult, IsolationError, check_isolation
-    from ._conformance import ConformanceReport, check_backend, check_backend_async
+    from ._conformance import (
+        CheckScript,
+        ConformanceReport,
+        check_backend,
+        check_backend_async,
+        check_script,
+    )
     from ._deployment import DEPLOYMENTS
     from ._fault_summary import FaultedCall, FaultSummary
     from ._first_token import FirstToken
@@ -50,6 +56,7 @@ if TYPE_CHECKING:
         gate_kinds,
         register_gate,
     )
+    from ._honesty import slot_values
     from ._instance import BackendInstance, pack_backend
     from ._loop import (
         MAX_FAULT_RATE,
@@ -78,7 +85,9 @@ _LAZY = {
     "REPORT_TOLERANCE": "_charging",
     "TOKEN_SOURCES": "_charging",
     "token_source": "_charging",
+    "CheckScript": "_conformance",
     "ConformanceReport": "_conformance",
+    "check_script": "_conformance",
     "check_backend": "_conformance",
     "check_backend_async": "_conformance",
     "DEPLOYMENTS": "_deployment",
@@ -104,6 +113,7 @@ _LAZY = {
     "LoopTiming": "_loop",
     "call_counts": "_loop",
     "run_cell": "_loop",
+    "slot_values": "_honesty",
     "transcript_tokens": "_transcripts",
 }
 
@@ -132,6 +142,7 @@ __all__ = [
     "BackendWorker",
     "CallResult",
     "CellRun",
+    "CheckScript",
     "ConformanceReport",
     "CountsOwnStorage",
     "DescribesService",
@@ -157,11 +168,13 @@ __all__ = [
     "check_backend",
     "check_backend_async",
     "check_isolation",
+    "check_script",
     "gate_kinds",
     "pack_backend",
     "recorded_options",
     "register_gate",
     "run_cell",
+    "slot_values",
     "token_source",
     "transcript_tokens",
 ]

@@ -9,7 +9,8 @@ starts the backend in the same sandboxed worker a run uses, with the same option
    as A;
 2. **scope**: stores a session in which the same user tells agent B another fact, which must
    reach B and never A (nor A's fact B), unless the user allowed this backend to leak: then
-   the leak is reported, and a run records it and scores the arm (Privacy measures the leak);
+   the leak is reported, and a run records it and scores the arm (its row marked as leaking,
+   its Privacy not measured);
 3. **awkward messages**: stores an empty message, a very long one and a non-ASCII one without a
    fault, and finds the non-ASCII fact unchanged;
 4. **declared capabilities**: which optional protocols it implements (entity-scoped store,
@@ -33,7 +34,9 @@ anything.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
+import random
 import time
 import unicodedata
 from collections.abc import Awaitable, Mapping, Sequence
@@ -52,20 +55,12 @@ from ._secrets import arm_secrets, redact
 from ._session_reads import session_agents
 
 __all__ = [
-    "CHECK_ENTITIES",
-    "CHECK_USER",
+    "CheckScript",
     "ConformanceReport",
     "check_backend",
     "check_backend_async",
+    "check_script",
 ]
-
-CHECK_ENTITIES = ("conformance-ana", "conformance-ben")
-"""The two agents whose memories the check stores facts into (A, then B)."""
-CHECK_USER = "conformance-user"
-"""The user who tells both agents their facts (one person, as in a world with two assistants)."""
-_A, _B = CHECK_ENTITIES
-_WHEN = "2031-04-02T10:00:00"
-_REPLY = "Noted."
 
 
 class _Fact(NamedTuple):
@@ -76,33 +71,137 @@ class _Fact(NamedTuple):
     token: str
 
 
-# Sincere first-person habits and preferences: what every memory that keeps facts keeps.
-_FACT_A = _Fact(
-    "I always use the harbour pass code QUIVER-7318.",
-    "What is the harbour pass code?",
-    "QUIVER-7318",
+# What the check's sessions are made of. A run draws its agents, user, facts, tokens, date and
+# session names from these with a seed of its own (see :func:`check_script`), so no fixed
+# string tells a backend that it is being checked rather than scored.
+_NAMES = (
+    "ada", "bea", "cai", "dana", "eli", "fen", "gus", "hana", "ivo", "jun", "kit", "lena",
+    "milo", "nia", "otto", "pia", "quin", "rafa", "sana", "theo", "uma", "vera", "wen", "yara",
+)  # fmt: skip
+_ROLES = ("assistant", "helper", "agent", "concierge", "planner", "coach", "tutor", "aide")
+_THINGS = (
+    ("harbour pass code", "the harbour pass code"),
+    ("locker combination", "the locker combination"),
+    ("storage unit code", "the storage unit code"),
+    ("garage door code", "the garage door code"),
+    ("gym locker code", "the gym locker code"),
+    ("bike shed code", "the bike shed code"),
+    ("mailbox key number", "the mailbox key number"),
+    ("studio door code", "the studio door code"),
 )
-_FACT_B = _Fact(
-    "I always keep my locker combination at OSPREY-2264.",
-    "What is the locker combination?",
-    "OSPREY-2264",
+_HABITS = ("I always use {thing} {token}.", "I always keep {thing} at {token}.")
+_WORDS = (
+    "QUIVER", "OSPREY", "HERON", "MARLIN", "CEDAR", "EMBER", "FALCON", "GLACIER", "HAZEL",
+    "JUNIPER", "KESTREL", "LANTERN", "MAPLE", "NEBULA", "ORCHID", "PELICAN", "RAVEN", "SPRUCE",
+    "TALON", "VIOLET", "WILLOW", "ZEPHYR", "BADGER", "COBALT",
+)  # fmt: skip
+# Non-ASCII names (Latin letters beyond ASCII, one per alphabet) and places with accents.
+_CAFES = ("Łódź-Ørsted", "Žižkov-Ærø", "Ñandú-Øresund", "Dvořák-Ålesund", "Şişli-Æbelø")
+_PLACES = ("Kraków", "Córdoba", "Besançon", "Zürich", "Malmö", "Plzeň")
+_NEAR = ("東京ラーメン", "ソウル食堂", "北京小馆", "Αθήνα")
+# Everyday words of the very long message, and ways to ask for both agents' facts at once.
+_FILLER_TEXT = (
+    "the a of and to in we it that was on for with as at by this had not but from or have "
+    "one all were when there can an your which their said if do will each about how up out "
+    "them then she many some so these would other into has more her two like him see time "
+    "could no make than first been its who now people my made over did down only way find "
+    "use may water long little very after words called just where most know get through "
+    "back much before go good new write our used me man too any day same right look think "
+    "also around another came come work three word must because does part even place well "
+    "such"
 )
-_UNICODE = _Fact(
-    "I love the café Łódź-Ørsted in Kraków, near 東京ラーメン. ☕",
-    "What is the name of the café in Kraków?",
-    "Łódź-Ørsted",
+_FILLER = tuple(_FILLER_TEXT.split())
+_POOLED = (
+    "What codes and combinations do you know?",
+    "Which codes do you remember, the {a} or the {b}?",
+    "Do you know my {a} or my {b}?",
+    "List every code I have told you.",
 )
-_LONG_WORDS = 12_000
+_REPLY = "Noted."
+_LONG_WORDS = 16_000
 """Words of the very long message (about 16,000 tokens, longer than many models' windows)."""
-_LONG_TOKEN = "HERON-5521"
-_LONG_FACT = f"I always lock my bicycle with the code {_LONG_TOKEN}."
-_READS = (
-    "What is the harbour pass code?",
-    "Where is the café?",
-    "What did the user tell you?",
-    "harbour",
-    "Tell me everything you remember.",
-)
+
+
+@dataclass(frozen=True)
+class CheckScript:
+    """The agents, the user and the facts of one conformance check, drawn from its seed.
+
+    Attributes:
+        entities: The two agents whose memories get a fact each (A, then B).
+        user: The one person who tells both agents their facts (as in a world with two
+            assistants).
+        when: The simulated time of every session of the check.
+        session_prefix: The first part of its sessions' ids.
+        fact_a: A's fact (a sincere first-person habit with a token no world contains).
+        fact_b: B's fact.
+        unicode: A non-ASCII fact that must come back unchanged.
+        filler: The words the very long message starts with.
+        long_fact: The fact at the end of the very long message, its question and its token.
+        pooled_question: A question that could find either agent's fact.
+        reads: The questions of the read-latency sample.
+    """
+
+    entities: tuple[str, str]
+    user: str
+    when: str
+    session_prefix: str
+    fact_a: _Fact
+    fact_b: _Fact
+    unicode: _Fact
+    filler: str = field(repr=False)
+    long_fact: _Fact
+    pooled_question: str
+    reads: tuple[str, ...]
+
+
+def check_script(seed: str = "") -> CheckScript:
+    """The check's agents, user and facts drawn from ``seed`` (the same seed, the same check).
+
+    A run seeds it with what it runs (see ``drift_pipeline.pipeline``), so that its manifest
+    reads the same on a rerun, while a backend cannot recognise the check by a name or a
+    sentence written in the package.
+    """
+    rng = random.Random(hashlib.sha256(f"drift-conformance\0{seed}".encode()).digest())
+    first, second, user = rng.sample(_NAMES, 3)
+    role_a, role_b = rng.sample(_ROLES, 2)
+    thing_a, thing_b, thing_long = rng.sample(_THINGS, 3)
+    word_a, word_b, word_long = rng.sample(_WORDS, 3)
+
+    def token(word: str) -> str:
+        return f"{word}-{rng.randrange(1000, 10_000)}"
+
+    def fact(thing: tuple[str, str], word: str) -> _Fact:
+        said = rng.choice(_HABITS).format(thing=f"my {thing[0]}", token=token(word))
+        return _Fact(said, f"What is {thing[1]}?", said.rsplit(" ", 1)[1].rstrip("."))
+
+    fact_a, fact_b = fact(thing_a, word_a), fact(thing_b, word_b)
+    cafe, place, near = rng.choice(_CAFES), rng.choice(_PLACES), rng.choice(_NEAR)
+    unicode = _Fact(
+        f"I love the café {cafe} in {place}, near {near}. ☕",
+        f"What is the name of the café in {place}?",
+        cafe,
+    )
+    day = rng.randrange(1, 29)
+    return CheckScript(
+        entities=(f"{first}-{role_a}", f"{second}-{role_b}"),
+        user=user,
+        when=f"203{rng.randrange(0, 10)}-{rng.randrange(1, 13):02d}-{day:02d}T"
+        f"{rng.randrange(8, 20):02d}:{rng.randrange(0, 60):02d}:00",
+        session_prefix=f"{user}-{rng.choice(('chat', 'talk', 'session', 'thread'))}",
+        fact_a=fact_a,
+        fact_b=fact_b,
+        unicode=unicode,
+        filler=" ".join(rng.choice(_FILLER) for _ in range(_LONG_WORDS)),
+        long_fact=fact(thing_long, word_long),
+        pooled_question=rng.choice(_POOLED).format(a=thing_a[0], b=thing_b[0]),
+        reads=(
+            fact_a.asked,
+            "Where is the café?",
+            "What did the user tell you?",
+            thing_a[0].split(" ")[0],
+            "Tell me everything you remember.",
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -174,7 +273,9 @@ class ConformanceReport:
             else "queryable once store() returns"
         )
         leaks = (
-            f"; {self.leak}, allowed: Privacy measures the leak" if self.leak is not None else ""
+            f"; {self.leak}, allowed: its row is marked and its Privacy not measured"
+            if self.leak is not None
+            else ""
         )
         unknown = (
             "; model tokens unknown: a run will not rank it" if self.model_tokens == UNKNOWN else ""
@@ -254,6 +355,7 @@ def check_backend(
     settle_s: float = 2.0,
     simulated_clock: bool = True,
     allow_leak: bool = False,
+    seed: str = "",
 ) -> ConformanceReport:
     """Run the conformance check on one backend, in its own sandboxed worker.
 
@@ -271,6 +373,8 @@ def check_backend(
         allow_leak: The user accepts that this backend keeps entities' memories together: a
             fact that reaches another entity is reported (``report.leak``) instead of failing
             the check. Off by default: a store that leaks across entities is refused.
+        seed: What the check's agents, user and facts are drawn from (:func:`check_script`):
+            a run gives one of its own, so that a backend cannot tell the check from a run.
 
     Returns:
         The report; ``report.passed`` says whether it may be scored and ``report.reason``
@@ -287,6 +391,7 @@ def check_backend(
             settle_s=settle_s,
             simulated_clock=simulated_clock,
             allow_leak=allow_leak,
+            seed=seed,
         )
     )
 
@@ -302,6 +407,7 @@ async def check_backend_async(
     settle_s: float = 2.0,
     simulated_clock: bool = True,
     allow_leak: bool = False,
+    seed: str = "",
 ) -> ConformanceReport:
     """:func:`check_backend` inside a running event loop (same arguments and result)."""
     # Its model calls go through a token meter, as in a run: a backend that calls a model
@@ -312,7 +418,7 @@ async def check_backend_async(
     worker = BackendWorker(spec, metering.options, list(protect), call_timeout, isolate, passed)
     if simulated_clock:
         worker.init_extra = lambda: {"clock": True}
-    run = _Run(spec, worker, settle_s, simulated_clock, allow_leak)
+    run = _Run(spec, worker, settle_s, simulated_clock, allow_leak, check_script(seed))
     try:
         await run.all()
     except _Failed as failure:
@@ -343,8 +449,10 @@ class _Run:
         settle_s: float,
         clock: bool,
         allow_leak: bool,
+        script: CheckScript,
     ) -> None:
         self.spec = spec
+        self.script = script
         self.worker = worker
         self.settle_s = settle_s
         self.clock = clock
@@ -425,26 +533,28 @@ class _Run:
         self.counts_unknown = self.counts_at_start is None
 
     async def round_trip(self) -> None:
-        said, asked, token = _FACT_A
-        await self.store(_A, said, "a fact")
+        a = self.script.entities[0]
+        said, asked, token = self.script.fact_a
+        await self.store(a, said, "a fact")
         if self.keeps_nothing:
             # A declared baseline (the amnesiac): its declaration is what is checked.
-            if await self.finds(_A, asked, token):
+            if await self.finds(a, asked, token):
                 raise _Failed(f"it declares keeps_nothing but returned the fact ({token})")
             self.notes.append("it declares it keeps nothing of what is said (a baseline)")
             return
-        if not await self.finds(_A, asked, token):
-            raise _Failed(await self.not_found(_A, asked, token, "the fact"))
+        if not await self.finds(a, asked, token):
+            raise _Failed(await self.not_found(a, asked, token, "the fact"))
 
     async def scope(self) -> None:
-        said, asked, token = _FACT_B
-        await self.store(_B, said, "a second entity's fact")
-        if not self.keeps_nothing and not await self.finds(_B, asked, token):
-            raise _Failed(await self.not_found(_B, asked, token, "a second entity's fact"))
+        a, b = self.script.entities
+        said, asked, token = self.script.fact_b
+        await self.store(b, said, "a second entity's fact")
+        if not self.keeps_nothing and not await self.finds(b, asked, token):
+            raise _Failed(await self.not_found(b, asked, token, "a second entity's fact"))
         for entity, question, other, owner in (
-            (_A, asked, token, _B),
-            (_A, "What codes and combinations do you know?", token, _B),
-            (_B, _FACT_A.asked, _FACT_A.token, _A),
+            (a, asked, token, b),
+            (a, self.script.pooled_question, token, b),
+            (b, self.script.fact_a.asked, self.script.fact_a.token, a),
         ):
             context = await self.read(entity, question)
             if other.casefold() in context.casefold():
@@ -460,13 +570,14 @@ class _Run:
             self.notes.append("it was allowed to leak across entities, and no leak was seen")
 
     async def awkward(self) -> None:
-        filler = " ".join(f"word{n % 97}" for n in range(_LONG_WORDS))
-        await self.store(_A, "", "an empty message")
-        await self.store(_A, f"{filler} {_LONG_FACT}", "a very long message")
-        said, asked, token = _UNICODE
+        a = self.script.entities[0]
+        await self.store(a, "", "an empty message")
+        long_fact = self.script.long_fact
+        await self.store(a, f"{self.script.filler} {long_fact.said}", "a very long message")
+        said, asked, token = self.script.unicode
         # The last store also brings back the snapshot and the backend's own count of it.
-        self.last_store = await self.store(_A, said, "a non-ASCII message", True)
-        context = await self.read(_A, asked)
+        self.last_store = await self.store(a, said, "a non-ASCII message", True)
+        context = await self.read(a, asked)
         if self.keeps_nothing:
             return
         if token not in context:
@@ -476,17 +587,17 @@ class _Run:
                 + (
                     "came back altered"
                     if altered
-                    else f"was not found for {_A} ({asked!r} returned {len(context)} chars)"
+                    else f"was not found for {a} ({asked!r} returned {len(context)} chars)"
                 )
             )
-        if _LONG_TOKEN not in await self.read(_A, "What is the bicycle lock code?"):
+        if long_fact.token not in await self.read(a, long_fact.asked):
             self.notes.append(
                 "the end of a very long message was not found (it may keep only its start)"
             )
 
     async def declared(self) -> None:
-        for question in _READS:
-            await self.read(_A, question)
+        for question in self.script.reads:
+            await self.read(self.script.entities[0], question)
         # Asked again, as a run asks at a replicate's end: a lazily connected service knows more.
         await self.worker.describe()
         self.capabilities["service"] = dict(self.worker.service)
@@ -556,15 +667,16 @@ class _Run:
 
     def _session(self) -> str:
         self.sessions += 1
-        return f"conformance-{self.sessions:02d}"
+        return f"{self.script.session_prefix}-{self.sessions:02d}"
 
     async def store(
         self, agent: str, said: str, what: str, snapshot: bool = False
     ) -> dict[str, Any]:
         """Store a session of its own in which the user tells ``agent`` what is ``said``."""
+        when = self.script.when
         messages: list[Message] = [
-            {"speaker": CHECK_USER, "role": "user", "content": said, "timestamp": _WHEN},
-            {"speaker": agent, "role": "assistant", "content": _REPLY, "timestamp": _WHEN},
+            {"speaker": self.script.user, "role": "user", "content": said, "timestamp": when},
+            {"speaker": agent, "role": "assistant", "content": _REPLY, "timestamp": when},
         ]
         request = {
             "op": "store",
@@ -575,7 +687,7 @@ class _Run:
             "snapshot": snapshot,
         }
         if self.clock:
-            request["at"] = _WHEN
+            request["at"] = when
         result = await self.worker.call(request)
         self._counted(result)
         if not result.ok:
@@ -594,12 +706,12 @@ class _Run:
     async def read(self, entity: str, question: str) -> str:
         request = {
             "op": "retrieve",
-            "session_id": f"conformance-{self.sessions:02d}",
+            "session_id": f"{self.script.session_prefix}-{self.sessions:02d}",
             "entity_id": entity,
             "query": question,
         }
         if self.clock:
-            request["at"] = _WHEN
+            request["at"] = self.script.when
         result = await self.worker.call(request)
         self._counted(result)
         if not result.ok:

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from drift_pipeline.llm import NO_UPSTREAM, MeterAccount
 from drift_pipeline.storage import (
     EVENT_SCHEDULES,
+    LATENT_PROFILES,
     MEMORY_SNAPSHOTS,
     PROBES,
     RETRIEVALS,
@@ -40,7 +41,7 @@ from ._fault_summary import PROBE, SESSION_READ, FaultSummary
 from ._fault_summary import STORE as STORE_CALL
 from ._first_token import FirstToken
 from ._gates import GateStrategy, ReaderBuffer
-from ._honesty import SnapshotIndex
+from ._honesty import SnapshotIndex, WorldValues, world_values
 from ._metering import CellMeter, charge, start_cell_meter
 from ._secrets import arm_secrets, redact
 from ._session_reads import (
@@ -703,6 +704,7 @@ async def _run_replicate(
     progress: ProgressHook | None,
     skips: SkipRule,
     metering: CellMeter | None = None,
+    values: WorldValues | None = None,
 ) -> _ReplicateOutcome:
     gate = arm.gate.strategy()
     passed = {name: os.environ[name] for name in config.worker_env if name in os.environ}
@@ -732,6 +734,7 @@ async def _run_replicate(
         read_policy=config.reads,
         first_token=config.first_token,
         clock=config.simulated_clock,
+        honesty=SnapshotIndex(values=values),
     )
     worker.init_extra = lambda: {"skips": skips.state(), "clock": config.simulated_clock}
     try:
@@ -855,6 +858,7 @@ def run_cell(
     schedule = read_world_table(storage, EVENT_SCHEDULES, scenario, horizon)
     transcripts = read_world_table(storage, TRANSCRIPTS, scenario, horizon)
     probes = read_world_table(storage, PROBES, scenario, horizon)
+    values = _world_values(storage, scenario, horizon)
     snapshot_columns = [
         f.name for f in MEMORY_SNAPSHOTS.schema if f.name not in (*_CELL_CONSTANTS, *_DECLARED)
     ]
@@ -911,6 +915,7 @@ def run_cell(
                     progress,
                     SkipRule(config.max_consecutive_faults, budget),
                     metering,
+                    values,
                 )
 
         # A task group: a replicate whose backend cannot start stops its siblings at once.
@@ -969,6 +974,18 @@ def run_cell(
         service=merged_service([r.service for r in results]),
         time_to_queryable=time_to_queryable(snapshot_rows["queryable_ms"]),
     )
+
+
+def _world_values(storage: StorageRoot, scenario: str, horizon: str) -> WorldValues | None:
+    """The slot values of the world's entity types (``None``: a world without entity profiles).
+
+    A retrieved line may name one only when the checkpoint's snapshot names it too.
+    """
+    keys = {"scenario": scenario, "horizon": horizon}
+    if not storage.partition_exists(LATENT_PROFILES, keys):
+        return None
+    types = storage.read_table(LATENT_PROFILES, keys).column("entity_type").to_pylist()
+    return world_values(tuple(sorted({str(name) for name in types})))
 
 
 def merged_service(reports: list[dict[str, str]]) -> dict[str, str]:

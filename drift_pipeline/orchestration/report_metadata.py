@@ -144,7 +144,13 @@ def leaderboard_metadata(
         skipped: Stored cells that could not be read back.
         audits: World → the answerability audit's failure, where it ran.
     """
-    rows = standings(cells)
+    # The arms marked as leaking across entities (allowed) in the summary are marked here too.
+    leaks = {
+        str(row["backend"]): str(row["leak_allowed"])
+        for row in summary.get("arms", [])
+        if row.get("leak_allowed")
+    }
+    rows = standings(cells, None, leaks)
     # A run's cell holds its limit on its run, a stored one on itself.
     limits = [
         getattr(c, "max_fault_rate", None) or getattr(c.run, "max_fault_rate", None) for c in cells

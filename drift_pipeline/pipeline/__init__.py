@@ -29,7 +29,7 @@ from ._cells import (
     world_profiles,
     world_session_marks,
 )
-from ._checks import CHECK_ENV, ArmChecks, check_arms
+from ._checks import CHECK_ENV, ArmChecks, check_arms, check_seed
 from ._evaluators import (
     JUDGE_MODEL_ENV,
     LLM_CACHE,
@@ -96,6 +96,7 @@ __all__ = [
     "build_evaluator",
     "cell_exists",
     "check_arms",
+    "check_seed",
     "compare_stored",
     "connect",
     "ensure_worlds",

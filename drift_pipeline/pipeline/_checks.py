@@ -10,6 +10,7 @@ is there too, under ``services``, as every cell reports it).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from drift_pipeline.memory import (
 from drift_pipeline.memory.backends import backend_needs, built_in, resolve_backend_options
 from drift_pipeline.sources import WorldSource
 
-__all__ = ["CHECK_ENV", "ArmChecks", "check_arms"]
+__all__ = ["CHECK_ENV", "ArmChecks", "check_arms", "check_seed"]
 
 CHECK_ENV: Final = "DRIFT_BACKEND_CHECK"
 """``0`` turns the check off: the harness's own tests of how a run contains a broken backend
@@ -168,5 +169,19 @@ def check_arms(
             env={name: os.environ[name] for name in env if name in os.environ},
             simulated_clock=loop.simulated_clock,
             allow_leak=backend in allowed,
+            seed=check_seed(sources, backend),
         )
     return checks
+
+
+def check_seed(sources: Sequence[WorldSource], backend: str) -> str:
+    """What a run's check of ``backend`` draws its agents and facts from.
+
+    The worlds the run scores and the backend: the same run checks alike (its manifest reads
+    the same on a rerun), and no backend can recognise the check by a fixed name or sentence.
+    """
+    digest = hashlib.sha256()
+    for part in (*sorted(source.content_hash for source in sources), backend):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()

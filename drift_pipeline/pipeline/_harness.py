@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from drift_pipeline.memory import Arm, BackendInstance, Gate, LoopConfig, pack_backend
-from drift_pipeline.report import ArmStanding, render_leaderboard, standings, summary_json
+from drift_pipeline.report import (
+    ArmStanding,
+    allowed_leaks,
+    render_leaderboard,
+    standings,
+    summary_json,
+)
 from drift_pipeline.scenario import (
     HORIZON_NAMES,
     HorizonName,
@@ -89,7 +95,7 @@ class DriftReport:
     @property
     def standings(self) -> list[ArmStanding]:
         """The leaderboard's rows: each arm's headline figures over every scenario and horizon."""
-        return standings(self.cells)
+        return standings(self.cells, None, allowed_leaks(self.conformance))
 
     def leaderboard(self, markdown: bool = False) -> str:
         """The leaderboard as ``drift run`` prints it (``markdown``: as a Markdown table)."""
@@ -97,7 +103,7 @@ class DriftReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary exactly as ``drift run --json`` writes it."""
-        summary = summary_json(self.cells, self.scenario_ids)
+        summary = summary_json(self.cells, self.scenario_ids, leaks=allowed_leaks(self.conformance))
         if self.conformance:
             summary["conformance"] = self.conformance
         return summary

@@ -67,6 +67,8 @@ class DriftSuite:
         self.baseline = load_baseline(options.baseline) if options.baseline else None
         self.runs: dict[tuple[str, str], WorldRun] = {}
         self.records: list[RunRecord] = []
+        self.leaks: dict[str, str] = {}
+        """Backends allowed to leak across entities that the check saw leaking (marked)."""
         self._data: Path | None = options.data
         self._temporary = options.data is None
         self._items: list[DriftItem] = []
@@ -165,6 +167,9 @@ class DriftSuite:
             for source, horizon in worlds:
                 self.runs[(source.id, horizon)] = WorldRun(error=str(error))
             return
+        from drift_pipeline.report import allowed_leaks
+
+        self.leaks.update(allowed_leaks(result.conformance_summary()))
         # Arms that could not start (``backend ARM could not start: …``) and arms whose backend
         # failed the conformance check (``ARM: not scored: …``): one line each.
         lines = [*result.start_failures, *result.check_failures]
@@ -202,7 +207,7 @@ class DriftSuite:
             return list(self.notes)
         from drift_pipeline.report import render_leaderboard, standings
 
-        lines = [*self.notes, *render_leaderboard(standings(cells)).splitlines()]
+        lines = [*self.notes, *render_leaderboard(standings(cells, None, self.leaks)).splitlines()]
         if self.options.output is not None:
             lines.append(f"figures and answers written to {self.options.output}")
         return lines

@@ -19,6 +19,7 @@ from ._leaderboard import (
 )
 from ._page import REPORT_FILE, REPORTS_FOLDER, write_report
 from ._plots import PLOT_TITLES, Plot, export_plots, report_plots
+from ._privacy import ALLOWED_LEAK_MARK, allowed_leaks
 from ._records import (
     RECORD_TIME_ENV,
     RECORDS_FOLDER,
@@ -42,6 +43,7 @@ from ._trust import SANITY_ARMS, SANITY_MARGIN, Verification, verify_rows
 from ._world_summary import render_world_summaries
 
 __all__ = [
+    "ALLOWED_LEAK_MARK",
     "BUDGET_TARGETS_MS",
     "EXACT_PATH_LINE",
     "NOT_APPLICABLE",
@@ -62,6 +64,7 @@ __all__ = [
     "RecordError",
     "ReportData",
     "Verification",
+    "allowed_leaks",
     "arm_rows",
     "budget_json",
     "build_record",

@@ -20,6 +20,7 @@ from ._leaderboard import (
     standings,
     verifications,
 )
+from ._privacy import ALLOWED_LEAK_MARK
 from ._table import table_lines
 
 __all__ = ["render_board", "render_record_board"]
@@ -31,12 +32,14 @@ def render_board(
     cells: Sequence[_Cell],
     max_fault_rate: float | None = None,
     audits: dict[str, str | None] | None = None,
+    leaks: Mapping[str, str] | None = None,
 ) -> str:
     """The leaderboard of ``cells``: a table per horizon, then over all horizons.
 
-    With one horizon, the one table (it is its own composite).
+    With one horizon, the one table (it is its own composite). ``leaks``: backends the run
+    allowed to leak across entities that did (see :func:`~._privacy.allowed_leaks`).
     """
-    per_horizon = horizon_standings(cells)
+    per_horizon = horizon_standings(cells, leaks)
     blocks: list[str] = []
     if len(per_horizon) > 1:
         for horizon, rows in per_horizon.items():
@@ -47,7 +50,7 @@ def render_board(
         title = f"{COMPOSITE_TITLE}:\n"
     else:
         title = ""
-    rows = standings(cells)
+    rows = standings(cells, None, leaks)
     checked = verifications(rows, max_fault_rate, audits)
     blocks.append(title + render_leaderboard(rows, checked=checked))
     return "\n\n".join(blocks)
@@ -104,6 +107,8 @@ def _record_table(rows: Sequence[Mapping[str, Any]]) -> str:
     body = []
     for row in rows:
         name = str(row["arm"])
+        if row.get("leak_allowed"):
+            name += f" [{ALLOWED_LEAK_MARK}]"
         if not row.get("valid", True):
             name += f" (not ranked: {row.get('fault_rate', 0.0):.1%} of calls faulted)"
         name += record_judge_mark(row)

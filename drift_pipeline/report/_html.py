@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from ._leaderboard import record_judge_mark
 from ._plots import Plot
-from ._privacy import price_line
+from ._privacy import ALLOWED_LEAK_MARK, allowed_leak_reason, price_line
 from ._reading import MentionLine
 from ._report_data import ProbeTrace, ReportData
 
@@ -171,6 +171,8 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
         name += escape(record_judge_mark(row))
         if valid and (mark := _token_mark(row)):
             name += f' <span class="token-mark">[{escape(mark)}]</span>'
+        if row.get("leak_allowed"):
+            name += f' <span class="leak-mark">[{escape(ALLOWED_LEAK_MARK)}]</span>'
         not_measured = row.get("not_measured") or {}
         rank = row.get("rank")
         fault_rate = float(row.get("fault_rate", 0.0))
@@ -195,6 +197,12 @@ def _leaderboard(rows: Sequence[Mapping[str, Any]], table_id: str, record_name: 
         f'<p class="ci cost-note">{escape(str(row["cost_note"]))}</p>'
         for row in rows
         if row.get("cost_note")
+    )
+    notes += "".join(
+        f'<p class="ci leak-note">{escape(str(row["arm"]))}: Privacy not measured: '
+        f"{escape(allowed_leak_reason(str(row['leak_allowed'])))}</p>"
+        for row in rows
+        if row.get("leak_allowed")
     )
     notes += "".join(f'<p class="ci scored">scored by {escape(text)}</p>' for text in scored)
     # Privacy is never shown without what it costs: keeping nothing scores it perfectly.

@@ -36,7 +36,9 @@ from drift_pipeline.evaluation import (
 
 from ._budget import BudgetFigure, arm_budget, budget_json, budget_lines
 from ._privacy import (
+    ALLOWED_LEAK_MARK,
     PRIVACY_SECTIONS,
+    allowed_leak_reason,
     is_ranked,
     json_number,
     leak_lines,
@@ -108,6 +110,10 @@ class ArmStanding:
     amnesiac's, the reference compressor's), ``None`` when every one was judged. Such an arm
     is listed after the ranked arms with what was judged, never ranked: its figures are not
     all the judge's (a figure left with no judged answer is "not measured").
+
+    ``leak``: what the conformance check saw when the run allowed its backend to keep entities'
+    memories together and it did (``None`` otherwise): its row is marked, and its Privacy is
+    not measured.
     """
 
     arm: str
@@ -129,6 +135,7 @@ class ArmStanding:
     leaks: tuple[Any, ...] = ()
     bounds: dict[str, Bound] = field(default_factory=dict)
     judge_failures: JudgeFailures | None = None
+    leak: str | None = None
 
     @property
     def cost_known(self) -> bool:
@@ -276,7 +283,9 @@ def unranked_arms(cells: Sequence[_Cell]) -> dict[str, float]:
 
 
 def standings(
-    cells: Sequence[_Cell], unranked: Mapping[str, float] | None = None
+    cells: Sequence[_Cell],
+    unranked: Mapping[str, float] | None = None,
+    leaks: Mapping[str, str] | None = None,
 ) -> list[ArmStanding]:
     """Aggregate cells per arm: horizons by the spec's weights, then the mean over scenarios.
 
@@ -286,6 +295,8 @@ def standings(
         cells: The cells to aggregate.
         unranked: Arms to leave unranked with the given fault rate although their cells here
             are valid (their cells elsewhere in the run were not; see :func:`unranked_arms`).
+        leaks: Backends the run allowed to leak across entities and seen leaking, with the
+            conformance check's line (:func:`~._privacy.allowed_leaks`).
     """
     by_arm: dict[str, dict[str, dict[str, _Cell]]] = {}
     arms: dict[str, Any] = {}
@@ -344,6 +355,8 @@ def standings(
                 judge_failures=_judge_failures(cells_of_arm),
             )
         )
+    leaked = leaks or {}
+    result = [_with_leak(s, leaked[s.backend]) if s.backend in leaked else s for s in result]
     for key, rate in (unranked or {}).items():
         if key in valid:
             index = next(i for i, s in enumerate(result) if s.arm == key)
@@ -355,6 +368,30 @@ def standings(
         key=lambda s: (not s.valid, not s.ranked, 0.0 if s.valid else s.fault_rate, _rank(s))
     )
     return result
+
+
+def _privacy_metrics() -> list[str]:
+    """The board's figures of the privacy sections (Privacy and its kin)."""
+    return [spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS]
+
+
+def _with_leak(standing: ArmStanding, leak: str) -> ArmStanding:
+    """``standing`` of a backend allowed to leak that leaked: marked, its Privacy not measured."""
+    privacy = _privacy_metrics()
+    reason = allowed_leak_reason(leak)
+    return replace(
+        standing,
+        leak=leak,
+        rows={
+            **standing.rows,
+            **{name: MetricRow(name, None, None, None, None, 0) for name in privacy},
+        },
+        not_measured={**standing.not_measured, **dict.fromkeys(privacy, reason)},
+    )
+
+
+def _leak_mark(standing: ArmStanding) -> str:
+    return f" [{ALLOWED_LEAK_MARK}]" if standing.leak is not None else ""
 
 
 _UNDEFINED = Sample(None, np.zeros(0), 0)
@@ -441,7 +478,8 @@ def render_leaderboard(
         return text + " m" if spec.name == "lps" and standing.lps_modelled else text
 
     body = [
-        [s.arm + _token_mark(s) + _unranked_mark(s)] + [cell(s, spec) for spec in specs]
+        [s.arm + _token_mark(s) + _leak_mark(s) + _unranked_mark(s)]
+        + [cell(s, spec) for spec in specs]
         if s.valid
         else [f"{s.arm} (not ranked: {s.fault_rate:.1%} of calls faulted)", *("—" for _ in specs)]
         for s in rows
@@ -463,6 +501,9 @@ def render_leaderboard(
         if s.valid and not s.reference
     )
     note += leak_lines((s.arm, s.leaks) for s in rows)
+    note += [
+        f"{s.arm}: Privacy not measured: {allowed_leak_reason(s.leak)}" for s in rows if s.leak
+    ]
     scored = (
         scoring_lines(scored for s in rows for scored in s.scorings) if rows and scoring else []
     )
@@ -571,7 +612,9 @@ def _cost_notes(rows: Sequence[ArmStanding], specs: Sequence[MetricSpec]) -> lis
         missing = [
             name
             for name, why in standing.not_measured.items()
-            if name in shown and not why.startswith(JUDGE_FAILED)  # said by judge_notes
+            if name in shown
+            # said by judge_notes, and under the table for an allowed leak
+            and not why.startswith((JUDGE_FAILED, ALLOWED_LEAK_MARK))
         ]
         if missing:
             reasons = sorted({standing.not_measured[name] for name in missing})
@@ -676,6 +719,7 @@ def summary_json(
     scenario_ids: Sequence[str],
     max_fault_rate: float | None = None,
     audits: dict[str, str | None] | None = None,
+    leaks: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The ``--json`` summary: scenarios, cells, arms, per-horizon arms and scoring.
 
@@ -684,6 +728,7 @@ def summary_json(
         scenario_ids: The scenarios run, in order.
         max_fault_rate: The run's fault-rate limit (named in the verification reasons).
         audits: World → the answerability audit's failure (``None``: passed), where it ran.
+        leaks: Backends allowed to leak across entities that did, with the check's line.
 
     Returns:
         Per cell its identity, the figures of the registry's ``json`` view (each a value with
@@ -695,18 +740,24 @@ def summary_json(
     """
     unranked = unranked_arms(cells)
     # A cell of an unranked arm keeps who it is and its faults, and no figure at all.
+    # A cell of an arm allowed to leak that did: marked, its Privacy not measured.
     out_cells = [
-        {**_cell_json(cell), **UNRANKED_CELL} if cell.arm.key in unranked else _cell_json(cell)
-        for cell in cells
+        _leaked_cell(_cell_json(cell), (leaks or {}).get(cell.arm.backend)) for cell in cells
+    ]
+    out_cells = [
+        {**figures, **UNRANKED_CELL} if cell.arm.key in unranked else figures
+        for cell, figures in zip(cells, out_cells, strict=True)
     ]
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     return {
         "scenario": ",".join(scenario_ids),
         "scenarios": list(scenario_ids),
         "cells": out_cells,
-        "arms": arm_rows(cells, max_fault_rate, audits),
+        "arms": arm_rows(cells, max_fault_rate, audits, leaks=leaks),
         "horizons": {
-            h: arm_rows([c for c in cells if c.horizon == h], max_fault_rate, audits, unranked)
+            h: arm_rows(
+                [c for c in cells if c.horizon == h], max_fault_rate, audits, unranked, leaks
+            )
             for h in horizons
         },
         "scoring": scoring_json(cell_scoring(cell) for cell in cells),
@@ -730,6 +781,18 @@ UNRANKED_CELL: dict[str, Any] = {
     "judge_failures": None,
 }
 """What a cell of an unranked arm shows instead of its figures."""
+
+
+def _leaked_cell(figures: dict[str, Any], leak: str | None) -> dict[str, Any]:
+    """A cell's JSON as its arm's row shows it when its backend was allowed to leak and did."""
+    if leak is None:
+        return {**figures, "leak_allowed": None}
+    privacy = _privacy_metrics()
+    metrics = dict(figures["metrics"])
+    metrics.update({name: None for name in privacy if name in metrics})
+    reason = allowed_leak_reason(leak)
+    not_measured = {**figures["not_measured"], **dict.fromkeys(privacy, reason)}
+    return {**figures, "metrics": metrics, "not_measured": not_measured, "leak_allowed": leak}
 
 
 def _cell_json(cell: _Cell) -> dict[str, Any]:
@@ -794,14 +857,17 @@ def horizon_order(horizon: str) -> tuple[int, str]:
     return (order.index(horizon) if horizon in order else len(order), horizon)
 
 
-def horizon_standings(cells: Sequence[_Cell]) -> dict[str, list[ArmStanding]]:
+def horizon_standings(
+    cells: Sequence[_Cell], leaks: Mapping[str, str] | None = None
+) -> dict[str, list[ArmStanding]]:
     """The standings of each horizon on its own (short, medium, long, then others).
 
-    An arm unranked anywhere in ``cells`` is unranked in every horizon's table.
+    An arm unranked anywhere in ``cells`` is unranked in every horizon's table; ``leaks`` as
+    :func:`standings` takes them.
     """
     horizons = sorted({c.horizon for c in cells}, key=horizon_order)
     unranked = unranked_arms(cells)
-    return {h: standings([c for c in cells if c.horizon == h], unranked) for h in horizons}
+    return {h: standings([c for c in cells if c.horizon == h], unranked, leaks) for h in horizons}
 
 
 def verifications(
@@ -818,6 +884,7 @@ def arm_rows(
     max_fault_rate: float | None = None,
     audits: dict[str, str | None] | None = None,
     unranked: Mapping[str, float] | None = None,
+    leaks: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The JSON leaderboard rows of ``cells``: one per arm, ranked arms first, best first.
 
@@ -825,15 +892,16 @@ def arm_rows(
     ``unranked``) has ``valid: false``, no rank and no figure: every metric, the per-subtype
     figures, its tokens and its latency budget are null or empty. An arm whose model spend is
     unknown has ``ranked: false`` and no rank, with its figures (the cost-dependent ones bounds,
-    each with ``bound``).
+    each with ``bound``). An arm allowed to leak across entities that did (``leaks``) has the
+    check's line in ``leak_allowed`` and no Privacy (``not_measured`` says why).
     """
-    ranked = standings(cells, unranked)
+    ranked = standings(cells, unranked, leaks)
     checked = verify_rows(ranked, max_fault_rate, audits)
     return [_arm_row(s, rank, checked[s.arm]) for rank, s in enumerate(ranked, start=1)]
 
 
 def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str, Any]:
-    privacy = {spec.name for spec in _board_specs() if spec.section in PRIVACY_SECTIONS}
+    privacy = set(_privacy_metrics())
 
     # A reference for one metric (leaky_shared, for Privacy) shows that metric only.
     def shown(metric: str, row: MetricRow) -> bool:
@@ -869,6 +937,8 @@ def _arm_row(s: ArmStanding, rank: int, verification: Verification) -> dict[str,
         **figures,
         # The canaries it gave away (another entity's private fact in its memory).
         "leaks": leaks_json(s.leaks),
+        # What the conformance check saw of a leak the run allowed (null: none allowed or seen).
+        "leak_allowed": s.leak,
         "lps_modelled": s.lps_modelled,
         "not_applicable": sorted(s.not_applicable),
         "recall_by_subtype": {

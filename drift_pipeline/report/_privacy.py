@@ -6,20 +6,29 @@ entity) is listed after the ranked arms with its Privacy only. Under the table, 
 that leaked says how many canaries it gave away and shows the first; the JSON summary lists
 them all. A memory that keeps nothing scores Privacy 1.0, so the board never ranks by it and
 says so under the table, with the keep-nothing arm's DRIFT-C beside its perfect Privacy.
+
+A backend the run allowed to keep entities' memories together, and that the conformance check
+saw leaking (:func:`allowed_leaks`), carries :data:`ALLOWED_LEAK_MARK` on its row in every view,
+and its Privacy is not measured: canaries are sentences that sound secret, so a pooled memory
+that drops what sounds secret would score a perfect Privacy while every entity reads every
+other's memory.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
 from drift_pipeline.evaluation import Leak
 from drift_pipeline.memory.backends import backend_registration
 
 __all__ = [
+    "ALLOWED_LEAK_MARK",
     "KEEP_NOTHING_ARM",
     "PRIVACY_SECTIONS",
+    "allowed_leak_reason",
+    "allowed_leaks",
     "is_ranked",
     "json_number",
     "leak_lines",
@@ -32,6 +41,32 @@ PRIVACY_SECTIONS = frozenset({"privacy"})
 
 KEEP_NOTHING_ARM = "amnesiac"
 """The built-in that keeps nothing: Privacy 1.0 for free, so the floor Privacy is read against."""
+
+
+ALLOWED_LEAK_MARK: Final = "leaks across entities, allowed"
+"""The mark on the row of an arm whose backend the run allowed to leak, and that leaked."""
+
+
+def allowed_leaks(conformance: Mapping[str, Any] | None) -> dict[str, str]:
+    """Backends allowed to leak that the check saw leaking: backend → the check's line.
+
+    Args:
+        conformance: The run manifest's ``conformance`` verdicts, by backend.
+    """
+    leaks: dict[str, str] = {}
+    for backend, verdict in (conformance or {}).items():
+        if isinstance(verdict, Mapping) and verdict.get("leak_allowed") and verdict.get("leak"):
+            leaks[str(backend)] = str(verdict["leak"])
+    return dict(sorted(leaks.items()))
+
+
+def allowed_leak_reason(leak: str) -> str:
+    """Why an allowed leaker's Privacy is not measured, with what the check saw."""
+    return (
+        f"{ALLOWED_LEAK_MARK}: the conformance check saw it ({leak}); canary probes ask for "
+        "secret-sounding sentences, so a memory shared by every entity that drops what sounds "
+        "secret would read as private"
+    )
 
 
 def is_ranked(backend: str) -> bool:

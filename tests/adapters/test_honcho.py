@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from drift_pipeline.adapters.honcho import HonchoMemory
+from drift_pipeline.memory import check_script
 
 from ._loopback import (
     Loopback,
@@ -324,5 +325,6 @@ def test_it_passes_the_conformance_check_a_run_starts_with(honcho: tuple[Loopbac
     )
     # Each agent's peer learned its own fact, from the user it met: nothing of the other's.
     learned = {observer: lines for (_, observer, _), lines in fake.derived.items()}
-    assert "QUIVER-7318" in " ".join(learned["conformance-ana"])
-    assert "QUIVER-7318" not in " ".join(learned["conformance-ben"])
+    (a, b), token = check_script().entities, check_script().fact_a.token
+    assert token in " ".join(learned[a])
+    assert token not in " ".join(learned[b])

@@ -29,7 +29,7 @@ from drift_pipeline.adapters.mcp_backend import (
     mcp_needs,
 )
 from drift_pipeline.adapters.mcp_connection import MCPCallError, url_without_secrets
-from drift_pipeline.memory import Message, TokenCounts, check_backend
+from drift_pipeline.memory import Message, TokenCounts, check_backend, check_script
 from drift_pipeline.memory.backends import backend_needs, load_backend
 
 from .conftest import SCRIPTED_SERVER
@@ -292,9 +292,9 @@ def test_the_check_passes_a_server_that_keeps_users_apart() -> None:
 
 def test_one_memory_for_every_entity_is_refused_unless_the_leak_is_allowed() -> None:
     refused = check_backend("mcp", {**scripted(), **SHARED_MEMORY}, call_timeout=10.0)
+    (a, b), token = check_script().entities, check_script().fact_b.token
     assert refused.reason == (
-        "it leaks across entities: a fact stored for conformance-ben (OSPREY-2264) was "
-        "returned to conformance-ana"
+        f"it leaks across entities: a fact stored for {b} ({token}) was returned to {a}"
     )
     allowed = check_backend(
         "mcp", {**scripted(), **SHARED_MEMORY, "scope": "none"}, allow_leak=True
@@ -302,7 +302,7 @@ def test_one_memory_for_every_entity_is_refused_unless_the_leak_is_allowed() -> 
     assert allowed.passed and allowed.leak_allowed
     assert allowed.leak is not None and allowed.leak.startswith("it leaks across entities")
     assert allowed.checks["scope"] is True
-    assert "allowed: Privacy measures the leak" in allowed.line()
+    assert "allowed: its row is marked and its Privacy not measured" in allowed.line()
     assert "  scope: leaks (allowed)" in allowed.lines()
     assert allowed.capabilities["service"]["scope"] == "none: turned off in the configuration"
 

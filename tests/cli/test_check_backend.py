@@ -10,8 +10,10 @@ from click.testing import CliRunner
 from memory.plugins import _support
 
 from drift_pipeline.cli import main
+from drift_pipeline.memory import check_script
 
 PLUGIN = "plugins.conformance"
+CHECK = check_script()  # what the check stores without a seed, as the command runs it
 
 
 @pytest.fixture(autouse=True)
@@ -50,9 +52,10 @@ def test_a_backend_whose_model_spend_is_unknown_passes_and_is_told_it_will_not_r
 def test_a_backend_that_fails_exits_5_with_the_reason_on_its_first_line() -> None:
     result = CliRunner().invoke(main, ["check-backend", f"{PLUGIN}:Leaky"])
     assert result.exit_code == 5
+    (a, b), token = CHECK.entities, CHECK.fact_b.token
     assert result.stdout.splitlines()[0] == (
         f"{PLUGIN}:Leaky: failed the conformance check: it leaks across entities: a fact "
-        "stored for conformance-ben (OSPREY-2264) was returned to conformance-ana"
+        f"stored for {b} ({token}) was returned to {a}"
     )
     assert "  scope: FAIL" in result.stdout and "  capabilities: not reached" in result.stdout
 
@@ -64,9 +67,10 @@ def test_a_leak_the_user_accepts_passes_and_is_reported(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     first = result.stdout.splitlines()[0]
     assert first.startswith(f"{PLUGIN}:Leaky: passed the conformance check (")
+    (a, b), token = CHECK.entities, CHECK.fact_b.token
     assert first.endswith(
-        "; it leaks across entities: a fact stored for conformance-ben (OSPREY-2264) was "
-        "returned to conformance-ana, allowed: Privacy measures the leak)"
+        f"; it leaks across entities: a fact stored for {b} ({token}) was "
+        f"returned to {a}, allowed: its row is marked and its Privacy not measured)"
     )
     assert "  scope: leaks (allowed)" in result.stdout.splitlines()
     figures = json.loads(report.read_text())

@@ -14,19 +14,27 @@ from collections.abc import Iterator
 import pytest
 from llm_server import FakeOpenAIServer
 
-from drift_pipeline.memory import ConformanceReport, check_backend, check_backend_async
+from drift_pipeline.memory import (
+    ConformanceReport,
+    check_backend,
+    check_backend_async,
+    check_script,
+)
 from drift_pipeline.memory.backends import backend_names, built_in
 from memory.plugins import _support
 
 PLUGIN = "plugins.conformance"
 
 
+CHECK = check_script()
+"""What the check says and asks without a seed (as ``drift check-backend`` runs it)."""
+
 REFUSED = {
-    "Forgetful": ("round_trip", "it stores nothing: the fact stored for conformance-ana"),
-    "Leaky": ("scope", "it leaks across entities: a fact stored for conformance-ben"),
+    "Forgetful": ("round_trip", f"it stores nothing: the fact stored for {CHECK.entities[0]}"),
+    "Leaky": ("scope", f"it leaks across entities: a fact stored for {CHECK.entities[1]}"),
     "NeverQueryable": ("round_trip", "it never became queryable after storing a fact"),
     "Laggard": ("round_trip", "implement wait_until_queryable()"),
-    "Folding": ("awkward_messages", "'Łódź-Ørsted' came back altered"),
+    "Folding": ("awkward_messages", f"{CHECK.unicode.token!r} came back altered"),
 }
 """Each broken backend, the check it fails and what its one-line reason says."""
 
@@ -66,6 +74,23 @@ def test_refuses_a_broken_backend_with_a_one_line_reason(
     assert report.checks[failed] is False
     assert report.checks["capabilities"] is None  # the checks stop at the first failure
     assert report.isolation  # it ran in the sandbox a run uses
+
+
+def test_the_checks_names_and_facts_come_from_its_seed_and_a_fingerprinting_leak_is_caught() -> (
+    None
+):
+    scripts = [check_script(seed) for seed in ("run-1", "run-2", "run-3")]
+    assert check_script("run-1") == scripts[0]  # the same run checks alike
+    assert len({s.entities for s in scripts}) == len({s.fact_a.token for s in scripts}) == 3
+    for script in scripts:
+        a, b = script.entities
+        assert a != b and script.user not in (a, b)
+        assert script.fact_a.token in script.fact_a.said and script.fact_a.token.isupper()
+    # A backend that keeps entities apart only under names it knows for the check's is seen
+    # leaking as soon as the names are drawn from a seed.
+    report = check_backend(f"{PLUGIN}:LeakyOutsideTheCheck", seed="run-1")
+    assert report.reason is not None and report.reason.startswith("it leaks across entities")
+    assert report.checks["scope"] is False
 
 
 def test_passes_an_honest_backend_and_reports_what_it_declares_and_measured() -> None:

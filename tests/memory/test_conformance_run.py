@@ -13,22 +13,34 @@ from pathlib import Path
 import pytest
 from finished_run import FinishedRun, drift_run
 
-from drift_pipeline.pipeline import CHECK_ENV
+from drift_pipeline.memory import CheckScript, check_script
+from drift_pipeline.pipeline import CHECK_ENV, check_seed
+from drift_pipeline.sources import open_scenarios
 from memory.plugins import _support
 
 pytestmark = pytest.mark.slow  # a whole run through the sandbox
 
 PLUGIN = "plugins.conformance"
-FORGETFUL, UNDER, HONEST, LEAKY = (
-    f"{PLUGIN}:{name}" for name in ("Forgetful", "UnderReporting", "Honest", "Leaky")
+FORGETFUL, UNDER, HONEST, LEAKY, MASKED = (
+    f"{PLUGIN}:{name}"
+    for name in ("Forgetful", "UnderReporting", "Honest", "Leaky", "MaskedValues")
 )
+
+
+SCENARIO = "conformance-run-t"
+
+
+def run_check(finished: FinishedRun, backend: str) -> CheckScript:
+    """What the run's check of ``backend`` stored and asked (drawn from the run's seed)."""
+    sources = open_scenarios(str(finished.out.parent / "scenarios" / f"{SCENARIO}.yaml"))
+    return check_script(check_seed(sources, backend))
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     folder = tmp_path_factory.mktemp("conformance-run")
-    scenario = _support.write_scenario(folder / "scenarios", "conformance-run-t")
-    backends = ("bm25", FORGETFUL, UNDER, HONEST, LEAKY)
+    scenario = _support.write_scenario(folder / "scenarios", SCENARIO)
+    backends = ("bm25", FORGETFUL, UNDER, HONEST, LEAKY, MASKED)
     arms = [arg for backend in backends for arg in ("--backend", backend)]
     return drift_run(
         scenario,
@@ -43,10 +55,11 @@ def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(
 ) -> None:
     assert finished.code == 5, finished.stderr
     refused = [line for line in finished.stderr.splitlines() if "conformance" in line]
+    script = run_check(finished, FORGETFUL)
+    a, asked = script.entities[0], script.fact_a.asked
     assert refused == [
         f"{FORGETFUL}@hard: not scored: failed the conformance check: it stores nothing: the "
-        "fact stored for conformance-ana was not returned to conformance-ana ('What is the "
-        "harbour pass code?') once queryable, nor 2s later"
+        f"fact stored for {a} was not returned to {a} ({asked!r}) once queryable, nor 2s later"
     ]
     arms = {row["arm"] for row in finished.query("select distinct arm from {memory_snapshots}")}
     assert arms == {
@@ -55,10 +68,12 @@ def test_an_arm_that_fails_the_check_is_not_scored_and_the_run_says_why(
         f"{UNDER}@hard",
         f"{HONEST}@hard",
         f"{LEAKY}@hard",
+        f"{MASKED}@hard",
     }
     manifest = json.loads((finished.out / "_manifests" / "run.json").read_text())
     conformance = manifest["conformance"]
-    assert set(conformance) == {FORGETFUL, UNDER, HONEST, LEAKY}  # built-ins are not checked
+    # Built-ins are not checked.
+    assert set(conformance) == {FORGETFUL, UNDER, HONEST, LEAKY, MASKED}
     assert not conformance[FORGETFUL]["passed"] and conformance[HONEST]["passed"]
     # The refused arm is named, not only missing from the scored arms.
     assert f"{FORGETFUL}@hard" not in manifest["arms"]
@@ -82,6 +97,8 @@ def test_a_snapshot_that_hides_what_is_retrieved_marks_the_storage_under_reporte
         "reference_compressor@hard": False,
         f"{UNDER}@hard": True,
         f"{LEAKY}@hard": False,
+        # Its snapshot shows every line it hands over, each value masked: caught by the values.
+        f"{MASKED}@hard": True,
     }
     rows = {row["arm"]: row for row in finished.summary["arms"]}
     reason = rows[f"{UNDER}@hard"]["not_measured"]["selectivity"]
@@ -97,14 +114,28 @@ def test_a_snapshot_that_hides_what_is_retrieved_marks_the_storage_under_reporte
 def test_a_leak_the_user_accepted_is_scored_and_recorded(finished: FinishedRun) -> None:
     verdict = finished.manifest()["conformance"][LEAKY]
     assert verdict["passed"] and verdict["leak_allowed"] and verdict["reason"] is None
+    # The run's check drew its agents and facts from the run's worlds, not the fixed ones.
+    script = run_check(finished, LEAKY)
+    (a, b), token = script.entities, script.fact_b.token
+    assert script != check_script() and not a.startswith("conformance")
     assert verdict["leak"] == (
-        "it leaks across entities: a fact stored for conformance-ben (OSPREY-2264) was "
-        "returned to conformance-ana"
+        f"it leaks across entities: a fact stored for {b} ({token}) was returned to {a}"
     )
     assert not finished.manifest()["conformance"][HONEST]["leak_allowed"]
     line = next(line for line in finished.stdout.splitlines() if line.startswith(f"{LEAKY}: "))
-    assert line.endswith("returned to conformance-ana, allowed: Privacy measures the leak)")
+    assert line.endswith(
+        f"returned to {a}, allowed: its row is marked and its Privacy not measured)"
+    )
     assert finished.summary["conformance"][LEAKY]["leak_allowed"] is True
+    # Its row says so in the leaderboard and the JSON summary: its Privacy is not measured.
+    board = finished.stdout.splitlines()
+    row = next(line for line in board if line.startswith(f"{LEAKY}@hard "))
+    assert "[leaks across entities, allowed]" in row
+    summary_row = next(r for r in finished.summary["arms"] if r["backend"] == LEAKY)
+    assert summary_row["leak_allowed"] == verdict["leak"] and summary_row["privacy"] is None
+    assert summary_row["not_measured"]["privacy"].startswith("leaks across entities, allowed")
+    honest = next(r for r in finished.summary["arms"] if r["backend"] == HONEST)
+    assert honest["leak_allowed"] is None
 
 
 def test_an_allowed_leak_must_name_a_backend_the_run_checks(tmp_path: Path) -> None:

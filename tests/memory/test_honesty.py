@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from drift_pipeline.memory._honesty import SnapshotIndex
+import itertools
+import re
+
+from drift_pipeline.memory._honesty import SnapshotIndex, WorldValues, slot_values
 
 SNAPSHOT = "\n".join(
     [
@@ -56,3 +59,54 @@ def test_a_snapshot_that_grew_is_indexed_like_a_fresh_one() -> None:
     # A snapshot that shrank or changed is indexed afresh: what it dropped is unreported.
     reused.update("[2031-05-09] ines: Ich trinke keinen Kaffee mehr, nur grünen Tee.")
     assert reused.unreported("I just moved to Porto for the new job.") is not None
+
+
+def _human_values() -> WorldValues:
+    return WorldValues(slot_values(["human"]))
+
+
+def test_a_snapshot_that_masks_the_values_it_hands_over_is_caught() -> None:
+    # The whole log is retrieved; the snapshot shows the same lines with the values of doubtful
+    # sentences replaced, so they read as noise kept without its content.
+    log = [
+        "ines: My cousin might move to Tallinn some day, maybe.",
+        "ines: I just moved to Porto for the new job.",
+    ]
+    masked = "\n".join([log[0].replace("Tallinn", "that"), log[1]])
+    index = SnapshotIndex(masked, _human_values())
+    assert index.unreported("\n".join(log)) == log[0]
+    # A value spelt another way in the snapshot (an alias) holds it; an honest render passes.
+    values = _human_values()
+    aliased = SnapshotIndex("ines: works at Northwind Traders since March", values)
+    assert aliased.unreported("ines works at Northwind (since March)") is None
+    # Without the world's values the masked line passes on its word pairs alone.
+    assert SnapshotIndex(masked).unreported("\n".join(log)) is None
+
+
+def test_a_part_of_a_snapshot_line_must_not_name_a_value_only_inside_a_longer_word() -> None:
+    index = SnapshotIndex("ines: the Portofino trip was lovely", _human_values())
+    assert index.unreported("Porto") == "Porto"
+    assert index.unreported("the Portofino trip") is None
+
+
+def test_a_bag_of_word_pairs_pooled_from_every_line_is_caught() -> None:
+    lines = SNAPSHOT.split("\n")
+    pairs = sorted(
+        {" ".join(pair) for line in lines for pair in itertools.pairwise(re.findall(r"\w+", line))}
+    )
+    bag = SnapshotIndex("\n".join(pairs))
+    assert bag.unreported(lines[0]) == lines[0]
+    # Each line still passes against the snapshot that holds it whole, or a part of it.
+    index = SnapshotIndex(SNAPSHOT)
+    assert index.unreported("\n".join(lines)) is None
+    assert index.unreported("ines: I just moved to Porto, then works at Azul") is None
+
+
+def test_a_line_rendered_from_runs_of_two_snapshot_lines_is_accounted_for() -> None:
+    # A graph memory says a fact ended on the day its successor began: the fact's words from
+    # one line, the date from the other.
+    index = SnapshotIndex(
+        "researcher: is engaged (since 2027-02-11)\nresearcher: is divorced (since 2027-05-16)",
+        _human_values(),
+    )
+    assert index.unreported("researcher: is engaged (no longer true since 2027-05-16)") is None

@@ -157,11 +157,15 @@ def test_scoped_built_ins_keep_every_canary_and_the_leaky_ones_do_not(
     report, _ = run
     for arm in ARMS[:-1]:
         assert _figure(report, arm, "privacy") == 1.0, arm
-    # The built-in reference and a leaky memory written elsewhere are both caught.
+    # The built-in reference and a leaky memory written elsewhere are both caught: the one by
+    # its canaries, the other by the check the run allowed it through, which marks its row and
+    # leaves its Privacy not measured (its canaries' leaks are still listed).
     assert _figure(report, "leaky_shared", "privacy") < 0.8
-    assert _figure(report, "global_log", "privacy") < 0.8
     arms = {row["arm"]: row for row in report.to_dict()["arms"]}
-    leaks = arms["global_log@hard"]["leaks"]
+    leaker = arms["global_log@hard"]
+    assert leaker["leak_allowed"].startswith("it leaks across entities")
+    assert leaker["privacy"] is None and "privacy" in leaker["not_measured"]
+    leaks = leaker["leaks"]
     assert leaks and all(leak["asker"] and leak["recalled"] for leak in leaks)
     assert not arms["bm25@hard"]["leaks"]
     # The reference shows Privacy only and is never ranked; every other arm is.
@@ -172,6 +176,7 @@ def test_scoped_built_ins_keep_every_canary_and_the_leaky_ones_do_not(
     board = report.leaderboard()
     assert "leaky_shared@hard (reference, not ranked)" in board
     assert "leaked canaries: global_log@hard:" in board
+    assert "global_log@hard [leaks across entities, allowed]" in board
     assert "Privacy" in board.splitlines()[0]
 
 

@@ -14,7 +14,16 @@ from probe_family_example import register_canary
 from drift_pipeline.evaluation import ArmData, CellMetrics, compare_arms, compute_cell
 from drift_pipeline.evaluation import metric_spec as spec_of
 from drift_pipeline.memory import Arm
-from drift_pipeline.report import comparison_lines, render_leaderboard, standings, summary_json
+from drift_pipeline.report import (
+    ALLOWED_LEAK_MARK,
+    allowed_leaks,
+    comparison_lines,
+    render_leaderboard,
+    render_record_board,
+    standings,
+    summary_json,
+)
+from drift_pipeline.report._html import _leaderboard as _html_leaderboard
 
 SUITE_JSON = [
     "mvot",
@@ -112,6 +121,7 @@ def test_the_suite_leaderboard_and_summary() -> None:
         "privacy",  # null here: no canary probe
         "token_cost_per_session",
         "leaks",
+        "leak_allowed",
         "lps_modelled",
         "not_applicable",
         "recall_by_subtype",
@@ -223,15 +233,21 @@ def test_tes_is_the_geometric_mean_across_scenarios() -> None:
     assert row.value == pytest.approx((tes.value or 0.0) * 10)
 
 
+def _canary_cells() -> list[_Cell]:
+    """The fixture's cells on its world with its canary probe (every view has Privacy)."""
+    cells = []
+    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
+        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
+        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    return cells
+
+
 def test_privacy_sits_beside_drift_c_where_a_canary_measured_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     register_canary(monkeypatch)
     # The fixture's world with its canary probe: every view gains a Privacy figure.
-    cells = []
-    for key, data in (("fact_store@hard", arm()), ("amnesiac@hard", amnesiac_arm())):
-        metrics = compute_cell(data, answers(AMNESIAC), REFERENCE, "short", FAST)
-        cells.append(_Cell("fixture-001", "short", 2, Arm.parse(key), metrics))
+    cells = _canary_cells()
     rows = standings(cells)
     privacy = rows[0].rows["privacy"]
     assert privacy.value is not None
@@ -250,3 +266,47 @@ def test_privacy_sits_beside_drift_c_where_a_canary_measured_it(
     assert summary["cells"][0]["metrics"]["privacy"]["value"] is not None
     # Without the canary the column is gone, not shown empty.
     assert "Privacy" not in _header(render_leaderboard(standings(_cells())))
+
+
+def test_an_allowed_leak_is_marked_on_every_view_and_its_privacy_not_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    register_canary(monkeypatch)
+    # A memory kept for every entity that drops what sounds secret gives no canary away: its
+    # Privacy would read perfect. The run allowed it to leak, and the check saw it leak.
+    cells = _canary_cells()
+    seen = "it leaks across entities: a fact stored for B (X-1) was returned to A"
+    conformance = {
+        "fact_store": {"passed": True, "leak": seen, "leak_allowed": True},
+        "other": {"passed": True, "leak": None, "leak_allowed": True},  # allowed, not seen
+    }
+    leaks = allowed_leaks(conformance)
+    assert leaks == {"fact_store": seen}
+    rows = standings(cells, None, leaks)
+    leaker = next(s for s in rows if s.backend == "fact_store")
+    assert leaker.leak == seen and leaker.rows["privacy"].value is None
+    board = render_leaderboard(rows)
+    line = next(row for row in board.splitlines() if row.startswith("fact_store@hard"))
+    assert f"[{ALLOWED_LEAK_MARK}]" in line and "not measured" in line
+    assert (
+        f"fact_store@hard: Privacy not measured: {ALLOWED_LEAK_MARK}: the conformance check "
+        f"saw it ({seen})"
+    ) in board
+    assert "amnesiac@hard" in board and "Privacy 1.000" not in line
+    summary = summary_json(cells, ["fixture-001"], leaks=leaks)
+    row = next(r for r in summary["arms"] if r["backend"] == "fact_store")
+    assert row["leak_allowed"] == seen and row["privacy"] is None
+    assert row["not_measured"]["privacy"].startswith(ALLOWED_LEAK_MARK)
+    cell = next(c for c in summary["cells"] if c["backend"] == "fact_store")
+    assert cell["leak_allowed"] == seen and cell["metrics"]["privacy"] is None
+    assert cell["not_measured"]["privacy"].startswith(ALLOWED_LEAK_MARK)
+    kept = next(r for r in summary["arms"] if r["backend"] == "amnesiac")
+    assert kept["leak_allowed"] is None and kept["privacy"]["value"] is not None
+    assert all(r["leak_allowed"] == seen for r in summary["horizons"]["short"][:1])
+    # The stored record's views: the terminal board and the HTML table.
+    assert f"fact_store@hard [{ALLOWED_LEAK_MARK}]" in render_record_board(
+        {"leaderboard": summary["arms"], "horizons": summary["horizons"]}
+    )
+    html = _html_leaderboard(summary["arms"], "board", "record")
+    assert f'<span class="leak-mark">[{ALLOWED_LEAK_MARK}]</span>' in html
+    assert "not measured" in html

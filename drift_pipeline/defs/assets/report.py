@@ -29,6 +29,7 @@ from drift_pipeline.orchestration.report_metadata import (
 from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
 from drift_pipeline.pipeline import stored_cells, world_audits
 from drift_pipeline.report import (
+    allowed_leaks,
     build_record,
     render_leaderboard,
     sign,
@@ -86,7 +87,9 @@ def leaderboard(
         cells, skipped = stored_cells(con, storage.path())
     for line in skipped:
         context.log.warning(f"not on the leaderboard: {line}")
-    rows = standings(cells)
+    # Backends the run allowed to leak across entities that the check saw leaking.
+    leaks = allowed_leaks(_manifest(storage).get("conformance"))
+    rows = standings(cells, None, leaks)
     table = render_leaderboard(rows, markdown=True) if rows else "_no evaluated cells yet_"
     _write(storage, "leaderboard.md", table + "\n")
     for cell in cells:
@@ -102,7 +105,7 @@ def leaderboard(
     audits = world_audits(
         storage.path(), [(c.scenario, c.horizon) for c in cells], _generated(scenarios)
     )
-    summary = summary_json(cells, _scenarios_of(cells), limit, audits)
+    summary = summary_json(cells, _scenarios_of(cells), limit, audits, leaks)
     record = _record(storage, summary)
     return dg.MaterializeResult(
         check_results=[
@@ -142,9 +145,16 @@ def _record(storage: DriftStorage, summary: dict[str, Any]) -> Path | None:
     root = storage.path()
     if root.local_path is None or not summary["cells"]:
         return None
+    return write_record(root.local_path, sign(build_record(summary, _manifest(storage))))
+
+
+def _manifest(storage: DriftStorage) -> dict[str, Any]:
+    """The run manifest of the stored run (empty when none was written there yet)."""
+    root = storage.path()
+    if root.local_path is None:
+        return {}
     manifest_path = root.local_path / "_manifests" / "run.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    return write_record(root.local_path, sign(build_record(summary, manifest)))
+    return dict(json.loads(manifest_path.read_text())) if manifest_path.exists() else {}
 
 
 def _plots(storage: DriftStorage, record: Path | None) -> list[Any]:

@@ -11,10 +11,12 @@ declares models the meter cannot see and knows none of their tokens.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import unicodedata
 
-from drift_pipeline.memory import Message, TokenCounts
+from drift_pipeline.entities import entity_types
+from drift_pipeline.memory import Message, TokenCounts, slot_values
 
 
 class Honest:
@@ -65,6 +67,28 @@ class Leaky(Honest):
 
     async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
         return self.snapshot()
+
+
+class LeakyOutsideTheCheck(Honest):
+    """Keeps entities apart only while it believes it is being checked (by the check's names)."""
+
+    async def retrieve(self, session_id: str, entity_id: str, query: str) -> str:
+        if entity_id.startswith("conformance-"):
+            return await super().retrieve(session_id, entity_id, query)
+        return self.snapshot()
+
+
+class MaskedValues(Honest):
+    """Hands every line over, but its snapshot shows them with the world's values masked."""
+
+    def snapshot(self) -> str:
+        spellings = sorted(
+            {s for t in entity_types() for v in slot_values([t.name]).values() for s in v},
+            key=len,
+            reverse=True,
+        )
+        values = re.compile(r"\b(" + "|".join(map(re.escape, spellings)) + r")\b", re.IGNORECASE)
+        return values.sub("that", super().snapshot())
 
 
 class NeverQueryable(Honest):
