@@ -100,6 +100,7 @@ from ._reader_check import (
     score_reader,
 )
 from ._reader_figures import (
+    HELD_OUT,
     MEASURE_COMMAND,
     OFFLINE_SCORING,
     Scoring,
@@ -147,6 +148,7 @@ __all__ = [
     "GAP_SHOWN",
     "GEOMETRIC_FLOOR",
     "GRADED_SCORERS",
+    "HELD_OUT",
     "HORIZON_WEIGHTS",
     "JUDGE_FAILED",
     "JUDGE_ID",

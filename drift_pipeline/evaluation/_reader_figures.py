@@ -37,7 +37,13 @@ from ._answering import ContextEvaluator, LLMEvaluator
 from ._judge import JUDGE_NAME, JUDGE_VERSION
 from ._judge_check import load_check_set, run_judge_check
 from ._judge_llm import LLMJudge, RuleJudge
-from ._reader_check import OTHERS_CONTEXT_SET, SHIPPED_CONTEXT_SET, load_context_set, score_reader
+from ._reader_check import (
+    OTHERS_CONTEXT_SET,
+    SHIPPED_CONTEXT_SET,
+    ContextItem,
+    load_context_set,
+    score_reader,
+)
 from .reader import READER_NAME, READER_VERSION
 
 __all__ = [
@@ -198,9 +204,7 @@ def measure_shipped_figures(held_out: Sequence[Path] = ()) -> ShippedFigures:
         "reader",
         score_reader(others),
     )
-    prefixes = dict.fromkeys(item.id[:SET_PREFIX_LENGTH] for item in others)
-    for prefix in prefixes:
-        mine = [item for item in others if item.id[:SET_PREFIX_LENGTH] == prefix]
+    for prefix, mine in _by_set(others).items():
         add(
             f"{_stem(OTHERS_CONTEXT_SET)}/{prefix}",
             OTHERS_CONTEXT_SET,
@@ -228,8 +232,7 @@ def measure_shipped_figures(held_out: Sequence[Path] = ()) -> ShippedFigures:
         digests = ",".join(digest for _, digest, _ in files)
         add(HELD_OUT, ",".join(names), "other authors", "reader", score_reader(every), digests)
         for name, digest, items in files:
-            for prefix in dict.fromkeys(item.id[:SET_PREFIX_LENGTH] for item in items):
-                mine = [item for item in items if item.id[:SET_PREFIX_LENGTH] == prefix]
+            for prefix, mine in _by_set(items).items():
                 add(
                     f"{HELD_OUT}/{prefix}",
                     name,
@@ -239,6 +242,14 @@ def measure_shipped_figures(held_out: Sequence[Path] = ()) -> ShippedFigures:
                     digest,
                 )
     return ShippedFigures(CURRENT_READER, CONTEXT_JUDGE, MEASURE_COMMAND, tuple(sets))
+
+
+def _by_set(items: Sequence[ContextItem]) -> dict[str, list[ContextItem]]:
+    """The items of each set (by the id prefix its author's items share), in first-seen order."""
+    sets: dict[str, list[ContextItem]] = {}
+    for item in items:
+        sets.setdefault(item.id[:SET_PREFIX_LENGTH], []).append(item)
+    return sets
 
 
 def _digest(path: Path) -> str:

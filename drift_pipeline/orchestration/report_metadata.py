@@ -18,6 +18,7 @@ from typing import Any, Final
 import dagster as dg
 import duckdb
 
+from drift_pipeline.evaluation import HELD_OUT
 from drift_pipeline.report import (
     budget_json,
     gather,
@@ -164,7 +165,7 @@ def leaderboard_metadata(
     )
     scoring = scoring_json(scoring for row in rows for scoring in row.scorings)
     others = _set_figures(scoring, "reader_check_others")
-    held_out = _set_figures(scoring, "held_out")
+    held_out = _set_figures(scoring, HELD_OUT)
     budget_failures, budget = md.budget(
         render_budget(rows, markdown=True),
         {s.arm: budget_json(s.deployment, s.budget) for s in rows if s.valid},

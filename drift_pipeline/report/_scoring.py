@@ -16,6 +16,7 @@ from dataclasses import asdict
 from typing import Any, Final
 
 from drift_pipeline.evaluation import (
+    HELD_OUT,
     MEASURE_COMMAND,
     OFFLINE_SCORING,
     Scoring,
@@ -32,7 +33,6 @@ EXACT_PATH_LINE: Final = (
 )
 """The visible line under every leaderboard the offline reader scored."""
 HAND_WRITTEN: Final = "reader_check"
-HELD_OUT: Final = "held_out"
 BY_OTHERS: Final = "reader_check_others"
 ANSWERS: Final = "judge_check"
 
