@@ -375,11 +375,11 @@ def other_name_at(cased_left: str, names: frozenset[str], values: frozenset[str]
         name = match.group(1).lower()
         if not (
             name in names
-            or _ends_full_name(cased_left[: match.end(1)].lower(), names)
             or name in _WORDS["not-names"]
             or name.endswith("ly")
             or name in _WORDS["relations"]  # "Wife's name": the relation rules decide
             or name in values
+            or _ends_full_name(cased_left[: match.end(1)].lower(), names)
         ):
             at = match.start()
     return at
