@@ -192,3 +192,13 @@ def test_normalising_lines_normalises_each_line_as_a_text_of_its_own() -> None:
             wanted = "\n".join(normalise(line) for line in sample.split("\n"))
             assert normalise_lines(sample) == wanted
     assert normalise_lines("") == ""
+
+
+def test_normalising_normalised_lines_gives_them_back() -> None:
+    # The rule judges split a prepared context's lines instead of normalising them again.
+    alphabet = "aZé İß\t\r\n\u2028\u00a0’“—-ﬁＡ.;?\x0b\u200b\u0301"
+    rng = random.Random(11)
+    for _ in range(3000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randrange(40)))
+        once = normalise_lines(sample)
+        assert normalise_lines(once) == once, repr(sample)

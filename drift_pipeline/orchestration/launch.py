@@ -30,6 +30,7 @@ from drift_pipeline.evaluation import ArmData
 from drift_pipeline.memory import Arm, BackendStartError, LoopConfig, check_isolation
 from drift_pipeline.pipeline import (
     REFERENCE_ARM,
+    RUN_MANIFEST,
     ArmChecks,
     CellResult,
     RunOptions,
@@ -546,9 +547,7 @@ def _run_locked(
     )
     manifest = run_manifest(scenarios, options, cells, checks=checks)
     with staged(root) as writer:
-        writer.put_text(
-            "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-        )
+        writer.put_text(RUN_MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return RunResult(
         cells=[c for c in cells if c.reported],
         generated_worlds=len(regenerate),

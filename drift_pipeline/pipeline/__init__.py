@@ -39,7 +39,7 @@ from ._evaluators import (
     llm_cache_location,
 )
 from ._harness import DriftHarness, DriftReport
-from ._manifest import options_changed
+from ._manifest import RUN_MANIFEST, options_changed
 from ._run import (
     REFERENCE_ARM,
     RunOptions,
@@ -74,6 +74,7 @@ __all__ = [
     "LLM_CACHE",
     "READER_MODEL_ENV",
     "REFERENCE_ARM",
+    "RUN_MANIFEST",
     "TEXT_COLUMNS",
     "Ablation",
     "AblationError",

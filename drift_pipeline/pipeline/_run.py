@@ -56,7 +56,7 @@ from ._evaluators import (
     close_evaluator,
     llm_usage,
 )
-from ._manifest import arm_options
+from ._manifest import RUN_MANIFEST, arm_options
 from ._worlds import ensure_worlds, select_horizons
 
 REFERENCE_ARM = Arm.parse("reference_compressor@hard")
@@ -234,9 +234,7 @@ def _run_benchmark(
         # A run that scored no arm asked for (each could not start) leaves the manifest of
         # the last run that did in place.
         with staged(root) as writer:
-            writer.put_text(
-                "_manifests/run.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-            )
+            writer.put_text(RUN_MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return RunResult(
         cells=reported,
         generated_worlds=len(generated),

@@ -27,7 +27,7 @@ from drift_pipeline.orchestration.report_metadata import (
     trust_checks,
 )
 from drift_pipeline.orchestration.resources import DriftStorage, ScenarioCatalog
-from drift_pipeline.pipeline import stored_cells, world_audits
+from drift_pipeline.pipeline import RUN_MANIFEST, stored_cells, world_audits
 from drift_pipeline.report import (
     allowed_leaks,
     build_record,
@@ -87,8 +87,9 @@ def leaderboard(
         cells, skipped = stored_cells(con, storage.path())
     for line in skipped:
         context.log.warning(f"not on the leaderboard: {line}")
+    manifest = _manifest(storage)
     # Backends the run allowed to leak across entities that the check saw leaking.
-    leaks = allowed_leaks(_manifest(storage).get("conformance"))
+    leaks = allowed_leaks(manifest.get("conformance"))
     rows = standings(cells, None, leaks)
     table = render_leaderboard(rows, markdown=True) if rows else "_no evaluated cells yet_"
     _write(storage, "leaderboard.md", table + "\n")
@@ -106,7 +107,7 @@ def leaderboard(
         storage.path(), [(c.scenario, c.horizon) for c in cells], _generated(scenarios)
     )
     summary = summary_json(cells, _scenarios_of(cells), limit, audits, leaks)
-    record = _record(storage, summary)
+    record = _record(storage, summary, manifest)
     return dg.MaterializeResult(
         check_results=[
             dg.AssetCheckResult(
@@ -140,12 +141,14 @@ def _scenarios_of(cells: Sequence[Any]) -> list[str]:
     return list(dict.fromkeys(str(cell.scenario) for cell in cells))
 
 
-def _record(storage: DriftStorage, summary: dict[str, Any]) -> Path | None:
+def _record(
+    storage: DriftStorage, summary: dict[str, Any], manifest: dict[str, Any]
+) -> Path | None:
     """The refresh's signed leaderboard record (a local root only), never over an earlier one."""
     root = storage.path()
     if root.local_path is None or not summary["cells"]:
         return None
-    return write_record(root.local_path, sign(build_record(summary, _manifest(storage))))
+    return write_record(root.local_path, sign(build_record(summary, manifest)))
 
 
 def _manifest(storage: DriftStorage) -> dict[str, Any]:
@@ -153,7 +156,7 @@ def _manifest(storage: DriftStorage) -> dict[str, Any]:
     root = storage.path()
     if root.local_path is None:
         return {}
-    manifest_path = root.local_path / "_manifests" / "run.json"
+    manifest_path = root.local_path / RUN_MANIFEST
     return dict(json.loads(manifest_path.read_text())) if manifest_path.exists() else {}
 
 

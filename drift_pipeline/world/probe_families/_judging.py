@@ -92,14 +92,18 @@ class PreparedContext:
 
     @cached_property
     def lines(self) -> tuple[str, ...]:
-        """The lines of ``text``, each normalised as a text of its own (built on first use)."""
-        return tuple(normalise_lines(self.text).split("\n"))
+        """The lines of ``text``, each normalised as a text of its own (built on first use).
+
+        ``text`` is normalised line by line already (:func:`prepare_context`), and normalising
+        a normalised line gives it back, so its lines are split, not normalised again.
+        """
+        return tuple(self.text.split("\n"))
 
     @cached_property
     def _joined_lines(self) -> tuple[str, tuple[int, ...]]:
-        """:attr:`lines` joined by newlines, and where each starts in that text."""
+        """:attr:`lines` joined by newlines (``text`` itself), and where each starts in it."""
         starts = accumulate((len(line) + 1 for line in self.lines[:-1]), initial=0)
-        return "\n".join(self.lines), tuple(starts)
+        return self.text, tuple(starts)
 
     def lines_with(self, phrase: str) -> Iterator[int]:
         """The positions of the lines holding ``phrase``, normalised, as a substring, in order.
