@@ -76,12 +76,10 @@ def command(
     if held_out and not write_figures:
         raise CommandError("--held-out: only with --write-figures")
     if write_figures:
-        from drift_pipeline.evaluation._reader_figures import main as write_figures_exec
+        from drift_pipeline.evaluation._reader_figures import echo_written, write_shipped_figures
 
         try:
-            write_figures_exec(
-                [arg for path in held_out for arg in ("--held-out", str(path))], echo=click.echo
-            )
+            echo_written(*write_shipped_figures(None, held_out), click.echo)
         except (OSError, ValueError) as error:
             raise CommandError(str(error)) from error
         return

@@ -418,11 +418,15 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
         "rules (repeat for several)",
     )
     args = parser.parse_args(argv)
-    path, figures = write_shipped_figures(args.out, args.held_out)
+    echo_written(*write_shipped_figures(args.out, args.held_out), echo)
+    return 0
+
+
+def echo_written(path: Path, figures: ShippedFigures, echo: Callable[[str], None]) -> None:
+    """One line per set measured, then the reader, the judge and where the file was written."""
     for s in figures.sets:
         echo(
             f"{s.name:<24} {s.items:>5} items  accuracy {_pct(s.accuracy):>6}  false accepts "
             f"{_pct(s.false_accept_rate):>6}  false rejects {_pct(s.false_reject_rate):>6}"
         )
     echo(f"{figures.reader}, {figures.judge} → {path}")
-    return 0

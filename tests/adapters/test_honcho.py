@@ -325,6 +325,7 @@ def test_it_passes_the_conformance_check_a_run_starts_with(honcho: tuple[Loopbac
     )
     # Each agent's peer learned its own fact, from the user it met: nothing of the other's.
     learned = {observer: lines for (_, observer, _), lines in fake.derived.items()}
-    (a, b), token = check_script().entities, check_script().fact_a.token
+    script = check_script()
+    (a, b), token = script.entities, script.fact_a.token
     assert token in " ".join(learned[a])
     assert token not in " ".join(learned[b])

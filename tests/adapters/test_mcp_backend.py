@@ -292,7 +292,8 @@ def test_the_check_passes_a_server_that_keeps_users_apart() -> None:
 
 def test_one_memory_for_every_entity_is_refused_unless_the_leak_is_allowed() -> None:
     refused = check_backend("mcp", {**scripted(), **SHARED_MEMORY}, call_timeout=10.0)
-    (a, b), token = check_script().entities, check_script().fact_b.token
+    script = check_script()
+    (a, b), token = script.entities, script.fact_b.token
     assert refused.reason == (
         f"it leaks across entities: a fact stored for {b} ({token}) was returned to {a}"
     )
