@@ -131,22 +131,23 @@ class SnapshotIndex:
         """Index ``snapshot`` instead of the previous one (its new lines only, if it grew)."""
         if snapshot == self._text:
             return
+        held = self._held
         if self._text and snapshot.startswith(self._text):
             # Lines of the old text stay indexed: each is still a part of a line of the new
             # text (the old last line may have grown; it is indexed again as a new line).
             added = snapshot[self._text.rfind("\n") + 1 :]
+            if held is not None and self._values is not None:
+                held |= self._values.held(added)  # the values of the new part only
         else:
-            added = snapshot
-            self._lines, self._words, self._pairs, self._count = set(), None, None, 0
-        self._text, self._answers, self._held = snapshot, {}, None
+            added, held = snapshot, None
+            self._lines, self._words, self._pairs = set(), None, None
+        self._text, self._answers, self._held = snapshot, {}, held
         lines = added.split("\n")
         self._lines.update(line.strip() for line in lines)
         if self._words is not None:
             self._words.update(_words(added))
-        if self._pairs is not None:
+        if self._pairs is not None:  # else built whole, numbering from 0, on first use
             self._index_pairs(lines)
-        else:
-            self._count += len(lines)
 
     def unreported(self, context: str) -> str | None:
         """The first line of ``context`` the snapshot does not account for, shortened; or ``None``.

@@ -83,6 +83,20 @@ def test_a_snapshot_that_masks_the_values_it_hands_over_is_caught() -> None:
     assert SnapshotIndex(masked).unreported("\n".join(log)) is None
 
 
+def test_a_grown_snapshot_keeps_the_values_it_held_and_adds_the_new_parts() -> None:
+    values = _human_values()
+    first = "ines: I just moved to Porto for the new job."
+    grown = first + "\nines: My cousin moved to Tallinn, she works at Northwind Traders."
+    reused = SnapshotIndex(first, values)
+    # Builds the values held by the first snapshot: Tallinn is not among them yet.
+    assert reused.unreported("ines moved to Tallinn for the new job") is not None
+    reused.update(grown)
+    fresh = SnapshotIndex(grown, values)
+    for context in ("ines moved to Tallinn for the new job", "cousin works at Northwind Traders"):
+        assert reused.unreported(context) == fresh.unreported(context) is None, context
+    assert reused.unreported("ines moved to Lisbon for the new job") is not None
+
+
 def test_a_part_of_a_snapshot_line_must_not_name_a_value_only_inside_a_longer_word() -> None:
     index = SnapshotIndex("ines: the Portofino trip was lovely", _human_values())
     assert index.unreported("Porto") == "Porto"
