@@ -19,7 +19,7 @@ answers to them, TES and DRIFT-E also on the reference compressor's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -157,7 +157,7 @@ def judge_failures(
     reference: pa.Table | None,
     values: Mapping[str, float | None],
     probe_metrics: Sequence[str] = (),
-    min_component_units: int = 0,
+    entered: Collection[str] | None = None,
 ) -> tuple[dict[str, str], JudgeFailures | None]:
     """Which figures of a cell failed reader or judge calls leave not measured or partial.
 
@@ -167,8 +167,8 @@ def judge_failures(
         reference: The reference compressor's answers to them (``None``: fixed figures).
         values: Each figure's whole-cell value as computed over the judged answers.
         probe_metrics: Registered metrics over probes: they may read any answer.
-        min_component_units: Fewest probes a Revision or Action figure needs to enter
-            DRIFT-C (the suite's ``MetricConfig.min_component_units``).
+        entered: The judged parts of DRIFT-C that entered it (Revision and Action enter only
+            with enough probes, as the metrics counted them); ``None``: every part.
 
     Returns:
         The figures not measured, each with why, and the cell's failures (``None`` when no
@@ -192,10 +192,7 @@ def judge_failures(
     not_measured: dict[str, str] = {}
     partly: dict[str, str] = {}
 
-    probes: dict[str, int] = {}
-
     def account(metric: str, feeds: npt.NDArray[np.bool_], sides: tuple[str, ...]) -> None:
-        probes[metric] = int(feeds.sum())
         lost = np.logical_or.reduce([failed[side][0] for side in sides]) & feeds
         k, total = int(lost.sum()), int(feeds.sum())
         if not k:
@@ -215,7 +212,7 @@ def judge_failures(
             part
             for part in parts
             if part in not_measured
-            and (part in _COMPOSITES or part == "mvot" or probes[part] >= min_component_units)
+            and (part in _COMPOSITES or part == "mvot" or entered is None or part in entered)
         ]
         if lost_parts:
             # Never renormalised over the parts left: that would be a figure never judged.

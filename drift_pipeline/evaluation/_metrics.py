@@ -143,7 +143,7 @@ describes. With none registered the rows are exactly the ones above.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -1144,9 +1144,7 @@ def _figures(u: _Units, rs: Resample, ref: _Reference, cfg: MetricConfig, horizo
 
     def enough(figure: FloatArray, units: FloatArray) -> FloatArray:
         """The figure for DRIFT-C, or undefined when it rests on too few units."""
-        if float(units.sum()) >= cfg.min_component_units:
-            return figure
-        return np.full_like(figure, np.nan)
+        return figure if _enters_drift_c(units, cfg) else np.full_like(figure, np.nan)
 
     selectivity_c = (
         enough(selectivity, u.s["noise"] + u.s["signal"])
@@ -1461,8 +1459,21 @@ def compute_cell(
         # The reference compressor's own cell: its answers are the arm's, counted once.
         reference.answers if isinstance(reference, ArmData) and reference is not arm else None,
         [name for name, rate in u.computed.items() if rate.unit == "probe"],
-        cfg.min_component_units,
+        # The judged parts of DRIFT-C that entered it, by the units DRIFT-C itself counted.
+        {
+            part
+            for part, units in (
+                ("revision_accuracy", u.p["upd_units"]),
+                ("action_alignment", u.p["action_units"]),
+            )
+            if _enters_drift_c(units, cfg)
+        },
     )
+
+
+def _enters_drift_c(units: FloatArray, cfg: MetricConfig) -> bool:
+    """Whether a Revision or Action figure rests on enough units to enter DRIFT-C."""
+    return float(units.sum()) >= cfg.min_component_units
 
 
 def _mark_judge_failures(
@@ -1471,13 +1482,11 @@ def _mark_judge_failures(
     amnesiac: pa.Table,
     reference: pa.Table | None,
     probe_metrics: Sequence[str],
-    min_component_units: int,
+    entered: Collection[str],
 ) -> CellMetrics:
     """``metrics`` with what failed reader or judge calls leave of it (see :mod:`._judging`)."""
     values = {row.metric: row.value for row in metrics.rows if row.checkpoint is None}
-    lost, failures = judge_failures(
-        answers, amnesiac, reference, values, probe_metrics, min_component_units
-    )
+    lost, failures = judge_failures(answers, amnesiac, reference, values, probe_metrics, entered)
     if failures is None:
         return metrics
     # A figure the data cannot support, or the backend gave no way to measure, keeps that reason.
