@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: the canonical suite through the six built-in backends,
+# The main job on the embedded default: the canonical suite through the seven built-in arms,
 # local Parquet under data/, no API keys, no network. Prints the leaderboard and writes
 # the HTML report (data/_reports/report.html).
 set -euo pipefail
