@@ -210,6 +210,8 @@ def _subject_name(query: BrainCoreQuery, record: BrainCoreRecord) -> str | None:
         for size in range(len(words), 0, -1):
             for start in range(len(words) - size + 1):
                 name = run[words[start][0] : words[start + size - 1][1]]
+                if name.split()[0].lower() in _NOT_NAMES:  # "The oboe", "My sister": no one
+                    continue
                 opens = re.compile(rf"{re.escape(name)}(?![\w-])")
                 if any(opens.match(text) for text in texts):
                     return name
@@ -226,7 +228,9 @@ def _opening_name(text: str) -> str | None:
 
 
 def _entity_id(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or USER
+    entity = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or USER
+    # A person called Memory is not the memory whose notes the sessions are.
+    return f"{entity}-person" if entity == MEMORY else entity
 
 
 def _tables(dataset: BrainCoreDataset) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:

@@ -170,6 +170,38 @@ def test_each_item_is_a_note_of_the_memory_dated_by_its_own_timestamp(tmp_path: 
     assert tiers == ["noise", "noise", "signal", "noise"]
 
 
+def test_a_question_opening_with_a_function_word_names_no_one(tmp_path: Path) -> None:
+    records = [
+        {
+            "session_id": "s",
+            "memories": [
+                {"id": "m1", "text": "The oboe is Ilya's.", "time": "2024-03-01T10:00"},
+                {"id": "m2", "text": "Memory joined a choir.", "time": "2024-03-02T10:00"},
+            ],
+            "queries": [
+                {
+                    "query_id": "q1",
+                    "query_text": "The oboe is whose?",
+                    "expected_answer": "Ilya",
+                    "query_type": "retrieval",
+                    "required_memory_ids": ["m1"],
+                },
+                {
+                    "query_id": "q2",
+                    "query_text": "What did Memory join?",
+                    "expected_answer": "a choir",
+                    "query_type": "retrieval",
+                    "required_memory_ids": ["m2"],
+                },
+            ],
+        }
+    ]
+    tables = open_braincore(str(write_jsonl(tmp_path / "names.jsonl", records))).tables("short")
+    subjects = [probe["subject"] for probe in tables["probes"].to_pylist()]
+    # "The" is no person; a person called Memory is not the memory that holds the notes.
+    assert subjects == ["user", "memory-person"]
+
+
 def test_a_malformed_record_stops_the_import_in_one_line(tmp_path: Path) -> None:
     records = copy.deepcopy(TINY)
     records[0]["memories"][1]["timestamp"] = 20240105
